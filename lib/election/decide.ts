@@ -6,7 +6,7 @@ import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../s
 import { preferredLocationsOf } from './location.js';
 import { isBetterThanHolder, orderCandidates, pickBest, rank, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
-import { deletedTermOverAt, isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type SessionStamp, type VacancyReason } from './vacancy.js';
+import { deletedSessionTermOverAt, deletedTermOverAt, isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type DeletedTerm, type JudgingRow, type SessionStamp, type VacancyReason } from './vacancy.js';
 
 export type LeaveAloneReason =
   | 'noCandidates'
@@ -203,15 +203,28 @@ export function unmarkedHoldMs(leaseDurationSeconds: number): number {
 }
 
 /**
+ * The session rows a deleted term whose holder names a process is judged by (deletedSessionTermOverAt):
+ * judgingRow of the deleted row over rows read consistently after the delete was seen, the reads
+ * sent at or after `readAt`; `endMarked`: the named row as read shows the term's end.
+ */
+export interface DeletedTermSessions {
+  readonly judged: JudgingRow<unknown> | undefined;
+  readonly endMarked: boolean;
+  readonly readAt: number;
+}
+
+/**
  * How long the next election after a held row's delete is held, from `now`: a lease duration once
  * the mark on the holder's session is written (`marked`), unmarkedHoldMs before; but no later than
- * the deleted term is over by its own stamp, for a term no session can hold (deletedTermOverAt:
- * `session`, the row its row named, read after the delete; undefined for none there or none named).
+ * the deleted term is over, for a term no session can hold by its own stamp (deletedTermOverAt:
+ * `session`, the row its row named, read after the delete; undefined for none there or none named),
+ * for one whose holder names a process by that process's session rows (deletedSessionTermOverAt:
+ * `sessions`; undefined: not read, or not to be judged by, the whole hold).
  * Never below zero: a term long over holds nothing.
  */
-export function deleteHoldMs(deleted: Parameters<typeof deletedTermOverAt>[0], session: SessionStamp | undefined, now: number, config: Pick<ElectionConfig, 'clockSkewMs'>, marked: boolean): number {
+export function deleteHoldMs(deleted: DeletedTerm, session: SessionStamp | undefined, now: number, config: Pick<ElectionConfig, 'clockSkewMs'>, marked: boolean, sessions?: DeletedTermSessions): number {
   const hold = marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds);
-  const over = deletedTermOverAt(deleted, session, config.clockSkewMs);
+  const over = deletedTermOverAt(deleted, session, config.clockSkewMs) ?? (sessions && deletedSessionTermOverAt(deleted, sessions.judged, sessions.endMarked, sessions.readAt, config.clockSkewMs));
   return over === undefined ? hold : Math.max(0, Math.min(hold, over - now));
 }
 

@@ -27,13 +27,20 @@ export function sessionStampAt(row: { readonly name: string; readonly renewTime:
   return row ? { name: row.name, renewTime: row.renewTime + Math.max(0, now - readAt), process: row.process, ...(row.leftTerms ? { leftTerms: row.leftTerms } : {}) } : undefined;
 }
 
+/** What names a term on a lease row (namesTerm): its holder's instance and the token it was led with. */
+export interface TermNames {
+  readonly holderInstance?: string | undefined;
+  readonly fencingToken?: number | undefined;
+  readonly termToken?: number | undefined;
+}
+
 /**
  * The stamp a session row's process left `lease`'s term to run out from (IdentityLeaseItem.leftTerms):
  * its elector stopped, so the row vouches for that term no later than this, however long the
  * process's other electors renew it. Undefined: the row does not name this term (another holder or
  * token, or nothing left).
  */
-export function leftStamp(lease: Lease, row: { readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined } | undefined): number | undefined {
+export function leftStamp(lease: Pick<Lease, 'name'> & TermNames, row: { readonly leftTerms?: Readonly<Record<string, LeftTerm>> | undefined } | undefined): number | undefined {
   const left = row?.leftTerms?.[lease.name];
   return left !== undefined && namesTerm(lease, left) ? left.stamp : undefined;
 }
@@ -43,7 +50,7 @@ export function leftStamp(lease: Lease, row: { readonly leftTerms?: Readonly<Rec
  * (`termToken`, which an operator's or a peer's move of the fencing token leaves as it was; an older
  * SDK's row without one, its fencing token).
  */
-export function namesTerm(lease: Lease | undefined, left: { readonly token: number; readonly instance: string }): boolean {
+export function namesTerm(lease: TermNames | undefined, left: { readonly token: number; readonly instance: string }): boolean {
   return lease?.holderInstance === left.instance && (lease.termToken ?? lease.fencingToken) === left.token;
 }
 
@@ -96,6 +103,60 @@ export function sessionStanding(lease: Pick<Lease, 'session' | 'holderIdentity' 
 export function deletedTermOverAt(deleted: Pick<Lease, 'session' | 'holderIdentity' | 'holderInstance' | 'leaseDurationSeconds'> & { readonly renewTime?: number | undefined }, session: SessionStamp | undefined, skewMs: number): number | undefined {
   if (deleted.renewTime === undefined || processOf(deleted.holderInstance) !== undefined || sessionStanding(deleted, session) !== 'none') return undefined;
   return deleted.renewTime + deleted.leaseDurationSeconds * 1000 + skewMs + 1;
+}
+
+/** A held row's term as its delete left it (the lease stream's old image): what deletedSessionTermOverAt judges. */
+export type DeletedTerm = Pick<Lease, 'name' | 'session' | 'holderIdentity' | 'holderInstance' | 'leaseDurationSeconds'> & {
+  readonly renewTime?: number | undefined;
+  readonly fencingToken?: number | undefined;
+  readonly termToken?: number | undefined;
+};
+
+/**
+ * Whether a session row's marks (`endedTerms`, as read) end the term `term` shows for its elector,
+ * which stops at a mark of its lease no lower than the token it leads with (decideLeader
+ * 'sessionRenewed'): that is the term's `termToken` (its fencing token where there is none), which
+ * a move of the row's fencing token leaves as it was, so a mark must reach both.
+ */
+export function marksTermEnded(endedTerms: Readonly<Record<string, number>> | undefined, term: Pick<Lease, 'name'> & TermNames): boolean {
+  const ended = endedTerms?.[term.name];
+  return ended !== undefined && term.fencingToken !== undefined && ended >= Math.max(term.fencingToken, term.termToken ?? term.fencingToken);
+}
+
+/**
+ * When a held term whose row was deleted, its holder's instance naming a process (a Session's
+ * elector, whose term may live on its session), is over by that process's session rows: `judged`,
+ * judgingRow of the deleted row over rows read consistently after the lease stream saw the delete,
+ * all of them sent at or after `readAt` (the function's clock); `endMarked`, whether the named row
+ * as read shows this term's end (marksTermEnded).
+ * The first moment past the later of the row's own stamp and the session's, plus the lease duration
+ * and `skewMs` (as `vacancy` judges the standing row, effectiveLease), but only where no write its
+ * process may still make can renew the term:
+ * - the judging row names the term as left (`leftTerms`, leftStamp): its elector stopped, and no
+ *   later renewal of any row of its process vouches for it past the stamp it was left at;
+ * - the session's stamp was over already when the reads were sent (renewTime + lease duration +
+ *   `skewMs` < `readAt`): its electors stopped at their renew deadline after that stamp, and a
+ *   renewal answered later extends nothing (lib/sdk/session.ts);
+ * - its end is marked on the named row, which is its own process's (judged by it, not off it): the
+ *   elector's term is renewed only by renewals of the session its lease named (decideLeader
+ *   'sessionRenewed'), each answered with the row as it is, marks included, so one answered after
+ *   the mark stops it (a mark leaves the revision alone: no renewal in flight misses it); those
+ *   answered before landed before the mark, before the read, so the stamp read covers them.
+ * Undefined (the whole hold): no stamp, a holder on no process, no session row judged (the lease
+ * named none), or a session that may still renew the term. A lease row renewed itself since (its
+ * session down) is covered by the deleted row's own stamp: each such renewal is conditioned on the
+ * row as it left it, and fails from the delete on.
+ */
+export function deletedSessionTermOverAt(deleted: DeletedTerm, judged: JudgingRow<unknown> | undefined, endMarked: boolean, readAt: number, skewMs: number): number | undefined {
+  if (deleted.renewTime === undefined || deleted.holderIdentity === undefined || processOf(deleted.holderInstance) === undefined || judged?.row === undefined) return undefined;
+  const span = deleted.leaseDurationSeconds * 1000 + skewMs + 1;
+  const ownOver = deleted.renewTime + span;
+  const left = leftStamp(deleted, judged.row);
+  if (left !== undefined) return Math.max(ownOver, left + span);
+  const sessionOver = judged.row.renewTime + span;
+  // over as of the reads' sending, or marked on its own session's row (a row judged off the named one never carries its mark)
+  const final = sessionOver <= readAt || (endMarked && judged.own === undefined);
+  return final ? Math.max(ownOver, sessionOver) : undefined;
 }
 
 /**
@@ -164,7 +225,7 @@ export interface JudgingRow<R> {
  * left at, renewedBySession); else, with none of that process left, a stamp of 0, so the lease's
  * own stamp decides. Undefined: the lease is not held on a session.
  */
-export function judgingRow<R extends SessionRowRead>(lease: Lease | undefined, named: R | undefined, rowsOf: (process: string) => Iterable<R>): JudgingRow<R> | undefined {
+export function judgingRow<R extends SessionRowRead>(lease: Pick<Lease, 'session' | 'holderIdentity' | 'holderInstance'> | undefined, named: R | undefined, rowsOf: (process: string) => Iterable<R>): JudgingRow<R> | undefined {
   if (lease?.session === undefined || lease.holderIdentity === undefined) return undefined;
   if (!judgedOffNamed(lease, named)) return { row: named };
   const process = processOf(lease.holderInstance)!;

@@ -6,8 +6,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
-import { answeredLastPing, deleteHoldMs, heldAfterDelete, unmarkedHoldMs } from '../election/decide.js';
-import type { SessionStamp } from '../election/vacancy.js';
+import { answeredLastPing, deleteHoldMs, heldAfterDelete, unmarkedHoldMs, type DeletedTermSessions } from '../election/decide.js';
+import { judgedOffNamed, judgingRow, marksTermEnded, type SessionStamp } from '../election/vacancy.js';
 import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
@@ -20,7 +20,7 @@ import * as z from 'zod';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
-import { processOf, sessionKey } from '../schemas/identity.js';
+import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
 import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
@@ -149,8 +149,9 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   const named = await namedSessionAfterDelete(deps, deleted);
   const list = await listVouched(co, deleted.name);
   const now = co.clock.now();
-  // a term no session can hold: held only until its own stamp runs out (deleteHoldMs); unread, the whole hold
-  const holdMs = named === UNREAD ? (marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds)) : deleteHoldMs(deleted, named, now, co.config, marked);
+  // a term no session can hold: held only until its own stamp runs out; one whose holder names a
+  // process, until its process's session rows show it over (deleteHoldMs); unread, the whole hold
+  const holdMs = named === UNREAD ? (marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds)) : 'judged' in named ? deleteHoldMs(deleted, undefined, now, co.config, marked, named) : deleteHoldMs(deleted, named.stamp, now, co.config, marked);
   const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs, read.item);
   if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger, true) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
   const writes = plan(decision, undefined, now, co.config);
@@ -175,24 +176,40 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
 const UNREAD = Symbol('unread');
 
 /**
- * The session row a deleted term's row named, as deleteHoldMs judges the term by it: read
- * consistently, after the lease stream saw the delete (so after the delete), and only where it
- * decides anything: for a term with a stamp whose holder runs on no session (its instance names no
- * process; one that does may hold the term on its own session whatever row the lease named). A term
- * naming none needs no read (undefined). UNREAD: not judged by a row (a holder on a process, no
- * stamp, a row the schema refuses: no term is judged by a row that does not parse; or a read that
- * failed: the whole hold is sound without it, so a fault of the identities table neither fails the
- * record before the hold is written nor shortens it).
+ * The session rows a deleted term is judged by (deleteHoldMs): read consistently, after the lease
+ * stream saw the delete (so after the delete; for the pass after the mark, after the mark), and only
+ * where they decide anything: a term with a stamp that names a session. Its holder on no session
+ * (its instance names no process): the row named (`stamp`; undefined: none there, or none named).
+ * Its holder on a process: the row named and, where that is not the process's own (judgedOffNamed),
+ * the process's session rows (IdentityStore.processSessions' partitions), as judgingRow picks among
+ * them (DeletedTermSessions). UNREAD: not judged by a row (no stamp, a holder on a process whose
+ * lease named no session, a row the schema refuses — the named one, or any in the process's
+ * partitions: no term is judged by what does not parse — or a read that failed: the whole hold is
+ * sound without it, so a fault of the identities table neither fails the record before the hold is
+ * written nor shortens it).
  */
-async function namedSessionAfterDelete(deps: FunctionDeps, deleted: HeldTerm): Promise<SessionStamp | undefined | typeof UNREAD> {
-  if (deleted.renewTime === undefined || processOf(deleted.holderInstance) !== undefined) return UNREAD;
-  if (deleted.session === undefined) return undefined;
+async function namedSessionAfterDelete(deps: FunctionDeps, deleted: HeldTerm): Promise<{ readonly stamp: SessionStamp | undefined } | DeletedTermSessions | typeof UNREAD> {
+  if (deleted.renewTime === undefined) return UNREAD;
+  const process = processOf(deleted.holderInstance);
+  if (deleted.session === undefined) return process === undefined ? { stamp: undefined } : UNREAD;
   const key = sessionKey(deleted.session);
+  const identities = deps.coordinator.identities;
+  // the reads go out from here on: a renewal that lands later is judged by deletedSessionTermOverAt
+  const readAt = deps.coordinator.clock.now();
   try {
-    const row = (await deps.coordinator.identities.read(key.component, key.name)).item;
-    return row && { name: row.name, renewTime: row.renewTime, process: row.process };
+    const row = (await identities.read(key.component, key.name)).item;
+    if (process === undefined) return { stamp: row && { name: row.name, renewTime: row.renewTime, process: row.process } };
+    let own: IdentityLease[] = [];
+    if (judgedOffNamed(deleted, row)) {
+      const read = await Promise.all(processSessionComponents(deleted.session, process).map((c) => identities.query(c)));
+      // a row the schema refuses may be the process's own, renewed: not judged without it
+      if (read.some((r) => r.invalid.length > 0)) return UNREAD;
+      own = read.flatMap((r) => r.items).filter((i) => i.process === process);
+    }
+    const judged = judgingRow(deleted, row, () => own);
+    return { judged, endMarked: marksTermEnded(row?.endedTerms, deleted), readAt };
   } catch (e) {
-    deps.logger.warn('the session row a deleted term named could not be read: the next election held a whole lease duration', { lease: deleted.name, session: deleted.session, error: e as Error });
+    deps.logger.warn('the session rows a deleted term is judged by could not be read: the next election held a whole lease duration', { lease: deleted.name, session: deleted.session, error: e as Error });
     return UNREAD;
   }
 }
@@ -274,7 +291,7 @@ const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l
 const MAX_LEASE_DURATION_SECONDS = 86_400;
 
 /** What a held lease's delete must still act on: its name, holder, term and lease duration (and its last stamp, `renewTime`, where known: deleteHoldMs). */
-type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken' | 'renewTime'>>;
+type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken' | 'termToken' | 'renewTime'>>;
 
 /**
  * A broken row's held term, read attribute by attribute: a row an operator wrote malformed can

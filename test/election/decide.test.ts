@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decide, deleteHoldMs, heldAfterDelete, reelectionWindowMs, unmarkedHoldMs, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
-import { effectiveLease, isCandidateStale, isIdentityExpired, judgingRow, leaseExpiresAt, recheckAt, sessionStampAt, vacancy, type SessionRowRead } from '../../lib/election/vacancy.js';
+import { effectiveLease, isCandidateStale, isIdentityExpired, judgingRow, leaseExpiresAt, marksTermEnded, recheckAt, sessionStampAt, vacancy, type SessionRowRead } from '../../lib/election/vacancy.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { SESSION_COMPONENT, allLeasesSessionComponent, sessionKey, type IdentityLease } from '../../lib/schemas/identity.js';
@@ -334,6 +334,34 @@ describe('an operator deleted the row while held: the election after it waits fo
     { name: 'no stamp: a lease duration', l: stamped({ renewTime: undefined }), session: undefined, marked: true, want: H },
   ])('deleteHoldMs, $name', ({ l, session, marked, want }) => {
     expect(deleteHoldMs(l, session, NOW, config, marked)).toBe(want);
+  });
+
+  // deleteHoldMs with `sessions` (deletedSessionTermOverAt): a holder naming a process, judged by its
+  // process's session rows read from READ_AT on (judgingRow): over at the later of the row's own stamp
+  // (4 s ago) and the session's, + 15 s + 1 s + 1 ms, only where nothing its process writes can renew it
+  const onProcess = (o: Partial<Lease> = {}) => stamped({ session: 'pa-s1', holderInstance: 'a-1@pa', fencingToken: 3, termToken: 3, ...o });
+  const srow = (renewTime: number, o: Partial<IdentityLease> = {}): IdentityLease => ({ component: SESSION_COMPONENT, name: 'pa-s1', holderIdentity: 'pa-s1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 0, renewTime, revision: 1, process: 'pa', ...o });
+  const READ_AT = NOW - 100; // the reads went out 100 ms before the judgement
+  const byRows = (l: Lease, named: IdentityLease | undefined, own: IdentityLease[] = [], ended?: number) => ({ judged: judgingRow(l, named, () => own), endMarked: marksTermEnded(ended === undefined ? undefined : { [l.name]: ended }, l), readAt: READ_AT });
+  it.each([
+    { name: 'its own named row, the end marked on it, last renewed 2 s ago: by the session stamp', l: onProcess(), by: byRows(onProcess(), srow(NOW - 2 * SEC), [], 3), marked: true, want: 14 * SEC + 1 },
+    { name: 'the same, before the mark (none on the row): the whole unmarked hold', l: onProcess(), by: byRows(onProcess(), srow(NOW - 2 * SEC)), marked: false, want: unmarkedHoldMs(15) },
+    { name: "its own named row, marked, fresher than its term: never past a lease duration", l: onProcess(), by: byRows(onProcess(), srow(NOW), [], 3), marked: true, want: H },
+    { name: 'a mark of an earlier term only: the whole hold', l: onProcess(), by: byRows(onProcess(), srow(NOW - 2 * SEC), [], 2), marked: true, want: H },
+    { name: 'its fencing token moved down under the term (termToken 5 kept), the mark reaching only the moved token: the whole hold (its elector leads with 5)', l: onProcess({ termToken: 5 }), by: byRows(onProcess({ termToken: 5 }), srow(NOW - 2 * SEC), [], 3), marked: true, want: H },
+    { name: 'its own named row over already when read (its stamp + 16 s before READ_AT), its own stamp a minute old: nothing', l: onProcess({ renewTime: NOW - MIN }), by: byRows(onProcess(), srow(READ_AT - 16 * SEC - 1)), marked: false, want: 0 },
+    { name: 'one millisecond short of that: the whole hold (a renewal may land after the read)', l: onProcess(), by: byRows(onProcess(), srow(READ_AT - 16 * SEC)), marked: true, want: H },
+    { name: 'over when read by the session, its own stamp later: by its own stamp', l: onProcess(), by: byRows(onProcess(), srow(NOW - MIN)), marked: true, want: 12 * SEC + 1 },
+    { name: 'its own row naming the term as left 3 s ago, fresh itself: by the left stamp', l: onProcess(), by: byRows(onProcess(), srow(NOW, { leftTerms: { [onProcess().name]: { token: 3, instance: 'a-1@pa', stamp: NOW - 3 * SEC } } })), marked: true, want: 13 * SEC + 1 },
+    { name: 'a left term of another instance: not this term, the whole hold', l: onProcess(), by: byRows(onProcess(), srow(NOW, { leftTerms: { [onProcess().name]: { token: 3, instance: 'a-2@pa', stamp: NOW - 3 * SEC } } })), marked: true, want: H },
+    { name: "another process's named row, marked, its own row fresh: the whole hold (its mark never reaches the holder)", l: onProcess(), by: byRows(onProcess(), srow(NOW - 2 * SEC, { process: 'pz' }), [srow(NOW, { name: 'pa-s2' })], 3), marked: true, want: H },
+    { name: "another process's named row, its own row stale past its term when read, its own stamp a minute old: nothing", l: onProcess({ renewTime: NOW - MIN }), by: byRows(onProcess(), srow(NOW, { process: 'pz' }), [srow(NOW - MIN, { name: 'pa-s2' })]), marked: true, want: 0 },
+    { name: 'the named row gone, no row of its process: by its own stamp (judgingRow)', l: onProcess(), by: byRows(onProcess(), undefined), marked: true, want: 12 * SEC + 1 },
+    { name: 'not read (sessions undefined): the whole hold', l: onProcess(), by: undefined, marked: true, want: H },
+    { name: 'a holder naming a process, its row naming no session: the whole hold', l: onProcess({ session: undefined }), by: byRows(onProcess({ session: undefined }), undefined), marked: true, want: H },
+    { name: 'no stamp: the whole hold', l: onProcess({ renewTime: undefined }), by: byRows(onProcess(), srow(NOW - MIN)), marked: true, want: H },
+  ])('deleteHoldMs on a process, $name', ({ l, by, marked, want }) => {
+    expect(deleteHoldMs(l, undefined, NOW, config, marked, by)).toBe(want);
   });
 
   const held = (extra: Partial<Lease> = {}) => lease(undefined, { election: { id: 'component-A#1', startedAt: NOW, deadline: NOW + H, notBefore: NOW + H, strategy: OEV, departed: 'a' }, ...extra });

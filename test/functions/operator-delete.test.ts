@@ -414,20 +414,129 @@ describe("an operator's delete of a held row whose term only its own stamp keeps
     expect((await d.coordinator.leases.read(lease)).item?.election).toMatchObject({ notBefore: start + 4_000 + unmarkedHoldMs(DURATION_S) });
   });
 
-  it.each([
-    { named: "a row naming a session row that exists and names no process (an older SDK's, which may hold the term)", lease: 'deleted-on-older', holder: 'a-1', row: 'older' as const },
-    { named: 'a holder whose instance names a process (its term may live on its own session), the named row gone', lease: 'deleted-on-process', holder: 'a-1@pa', row: undefined },
-  ])('$named: held a lease duration from when the delete was handled, as before', async ({ lease, holder, row }) => {
+  it("a row naming a session row that exists and names no process (an older SDK's, which may hold the term): held a lease duration from when the delete was handled, as before", async () => {
     const start = Date.now();
     const { clock, d } = setup(start);
+    const lease = 'deleted-on-older';
     const session = `${lease}-session`;
-    if (row === 'older') {
-      const key = sessionKey(session);
-      await d.coordinator.identities.write(await d.coordinator.identities.read(key.component, key.name), { set: { holderIdentity: session, hostname: 'h', leaseDurationSeconds: 15, acquireTime: start, renewTime: start } });
-    }
+    const key = sessionKey(session);
+    await d.coordinator.identities.write(await d.coordinator.identities.read(key.component, key.name), { set: { holderIdentity: session, hostname: 'h', leaseDurationSeconds: 15, acquireTime: start, renewTime: start } });
     await standOff(d, lease, ['a', 'b'], start, start, session);
-    if (holder !== 'a-1') await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { holderInstance: holder } });
     const seenAt = start + 4_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    expect(e.notBefore).toBe(seenAt + DURATION_S * 1000);
+  });
+
+  it('a holder whose instance names a process, the named row gone and no session row of its process left (judgingRow: the lease\u2019s own stamp decides, as the tick judges the standing row): held until renewTime + lease duration + clockSkewMs', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-on-process';
+    await standOff(d, lease, ['a', 'b'], start, start, `${lease}-session`);
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { holderInstance: 'a-1@pgone' } });
+    const e = await handledAt(d, clock, lease, start + 4_000);
+    expect(e.notBefore).toBe(start + DURATION_S * 1000 + SKEW_MS + 1);
+  });
+});
+
+describe("an operator's delete of a held row whose holder names a process: judged by that process's session rows, read after the delete (as judgingRow judges the standing row)", () => {
+  const SKEW_MS = 1_000; // the config's clockSkewMs default
+  const SPAN = DURATION_S * 1000 + SKEW_MS + 1;
+
+  /** A session row of process `process`, named `name` (its grant's partition: `<scope>:…`), stamped `renewTime`. */
+  async function sessionRowOf(d: FunctionDeps, name: string, process: string, renewTime: number, extra: Record<string, unknown> = {}) {
+    const key = sessionKey(name);
+    await d.coordinator.identities.write(await d.coordinator.identities.read(key.component, key.name), { set: { holderIdentity: name, hostname: 'h', leaseDurationSeconds: 15, acquireTime: renewTime - 60_000, renewTime, process, ...extra } });
+  }
+
+  /** Candidates a and b; the lease held by a on `process` (instance `a-1@<process>`), its row naming `session`, its own stamp `renewTime`. */
+  async function standOn(d: FunctionDeps, lease: string, process: string, session: string, at: number, renewTime: number) {
+    const c = d.coordinator;
+    for (const name of ['a', 'b']) {
+      await c.candidates.write(await c.candidates.read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: at, createdAt: at - 60_000, identity: `${name}-1@${name === 'a' ? process : 'pb'}` } });
+    }
+    await c.leases.write(await c.leases.read(lease), {
+      set: { holderIdentity: 'a', holderInstance: `a-1@${process}`, leaseDurationSeconds: DURATION_S, acquireTime: renewTime - 6_000, renewTime, leaseTransitions: 0, fencingToken: 1, termToken: 1, electedBy: 'coordinator', session },
+    });
+  }
+
+  /** The REMOVE record handled at `seenAt`: the election the coordinator opened on the missing row. */
+  async function handledAt(d: FunctionDeps, clock: ReturnType<typeof manualClock>, lease: string, seenAt: number) {
+    await deleteRow(lease);
+    const record = await removal(lease);
+    clock.set(seenAt);
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    expect(opened.holderIdentity).toBeUndefined();
+    return opened.election!;
+  }
+
+  it('its process died (its session row, its own, last renewed 3 s before): once the mark is on that row, held until the session stamp runs out (+ lease duration + clockSkewMs), not a lease duration from the handling; the timer then elects', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-proc-dead';
+    const session = 'delproc-dead:pdead-s1';
+    await sessionRowOf(d, session, 'pdead', start - 3_000);
+    await standOn(d, lease, 'pdead', session, start, start - 20_000);
+    const seenAt = start + 7_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    const key = sessionKey(session);
+    expect((await d.coordinator.identities.read(key.component, key.name)).item?.endedTerms).toEqual({ [lease]: 1 });
+    const overAt = start - 3_000 + SPAN;
+    expect(e.notBefore).toBe(overAt);
+    expect(overAt).toBeLessThan(seenAt + DURATION_S * 1000);
+    for (const name of ['a', 'b']) {
+      const r = await d.coordinator.candidates.read(lease, name);
+      if (r.item!.pingTime !== undefined) await d.coordinator.candidates.write(r, { set: { renewTime: clock.now(), ackedPingTime: r.item!.pingTime } });
+    }
+    clock.set(overAt - 1);
+    expect((await onTimer(d, { lease, electionId: e.id, deadline: e.deadline }))?.decision.kind).toBe('awaitAcks');
+    clock.set(Math.max(overAt, e.deadline));
+    expect((await onTimer(d, { lease, electionId: e.id, deadline: e.deadline }))?.decision.kind).toBe('elect');
+  });
+
+  it("its row named another process's session row, its holder's own row stale past its term when read: held no longer (the ack window)", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-proc-off-stale';
+    await sessionRowOf(d, 'delproc-offstale:pz-s1', 'pz', start + 6_000);
+    await sessionRowOf(d, 'delproc-offstale:pown-s1', 'pown', start - 30_000);
+    await standOn(d, lease, 'pown', 'delproc-offstale:pz-s1', start, start - 20_000);
+    const seenAt = start + 7_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    expect(e.notBefore).toBe(seenAt);
+  });
+
+  it("its row named another process's session row, its holder's own row naming the term as left (leftTerms): held until the left stamp runs out, however fresh the row", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-proc-off-left';
+    await sessionRowOf(d, 'delproc-offleft:pz-s1', 'pz', start + 6_000);
+    await sessionRowOf(d, 'delproc-offleft:pleft-s1', 'pleft', start + 6_500, { leftTerms: { [lease]: { token: 1, instance: 'a-1@pleft', stamp: start - 2_000 } } });
+    await standOn(d, lease, 'pleft', 'delproc-offleft:pz-s1', start, start - 20_000);
+    const seenAt = start + 7_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    expect(e.notBefore).toBe(start - 2_000 + SPAN);
+  });
+
+  it.each([
+    { name: 'its own session row renewed just before the read (its process may renew it on): a lease duration from the handling', lease: 'deleted-proc-live', own: 6_500, left: undefined, refused: false },
+    { name: "its row named another process's session row, its holder's own row fresh (no mark reaches it there): a lease duration", lease: 'deleted-proc-off-live', own: 6_500, left: undefined, refused: false, off: true },
+    { name: "a left term naming another instance (not this term): a lease duration", lease: 'deleted-proc-left-other', own: 6_500, left: 'a-2@pother', refused: false, off: true },
+    { name: 'a row the schema refuses among its process\u2019s partition: a lease duration (never shortened on what cannot be read)', lease: 'deleted-proc-refused', own: -30_000, left: undefined, refused: true, off: true },
+  ])('$name', async ({ lease, own, left, refused, off }) => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const scope = `delproc-${lease.slice('deleted-proc-'.length)}`;
+    const process = `p${lease.length}${lease.slice(-4)}`;
+    const mine = `${scope}:${process}-s1`;
+    if (off) await sessionRowOf(d, `${scope}:pz-s1`, 'pz', start + 6_000);
+    await sessionRowOf(d, mine, process, start + own, left ? { leftTerms: { [lease]: { token: 1, instance: left, stamp: start - 2_000 } } } : {});
+    if (refused) {
+      const key = sessionKey(`${scope}:broken-s1`);
+      await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(key), UpdateExpression: 'SET renewTime = :r, process = :p', ExpressionAttributeValues: marshall({ ':r': 'soon', ':p': process }) }));
+    }
+    await standOn(d, lease, process, off ? `${scope}:pz-s1` : mine, start, start - 20_000);
+    const seenAt = start + 7_000;
     const e = await handledAt(d, clock, lease, seenAt);
     expect(e.notBefore).toBe(seenAt + DURATION_S * 1000);
   });

@@ -83,7 +83,7 @@
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { processOf, type IdentityLease, type LeftTerm } from '../../lib/schemas/identity.js';
 import { instanceOnSession } from '../../lib/schemas/instance.js';
-import { effectiveLease, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
+import { effectiveLease, judgingRow, marksTermEnded, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
 import { acquisition, takenAgain } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -998,7 +998,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
    * lib/functions/core.ts reconcileAfterDelete: with the row still gone, the election
    * heldAfterDelete decides — none elected before its clock's now plus the hold (the deleted term's
    * lease duration once its end is marked, unmarkedHoldMs before; no later than its own stamp runs
-   * out for a term no session can hold: deleteHoldMs) — written if the row is still
+   * out for a term no session can hold, nor than its process's session rows show it over for a
+   * holder naming a process: deleteHoldMs) — written if the row is still
    * absent; with the row back and an election open on it but nobody elected, that election held the
    * same (holdOpenElection: a longer hold cut to it, a shorter one kept); otherwise the lease is
    * reconciled as usual (the coordinator's transitions).
@@ -1006,9 +1007,12 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   function reconcileAfterDelete(w0: World, deleted: Lease, marked: boolean): World {
     let w = w0;
     const now = w.t * U + cfg.coordinatorOffsetMs;
-    // the session row the deleted term named, read now (namedSessionAfterDelete): a term no session can hold is held only until its own stamp runs out
+    // the session rows the deleted term is judged by, read now (namedSessionAfterDelete): a term no session can hold is held only until its own
+    // stamp runs out; one whose holder names a process, until its process's rows show it over (judgingRow: the named row, or the process's own)
     const named = deleted.session === undefined ? undefined : w.sessionRows.find((r) => r.name === deleted.session);
-    const notBefore = now + deleteHoldMs(deleted, named && { name: named.name, renewTime: named.renewTime, process: named.process }, now, election, marked);
+    const onProcess = processOf(deleted.holderInstance) !== undefined && deleted.session !== undefined;
+    const sessions = onProcess ? { judged: judgingRow(deleted, named, (p) => w.sessionRows.filter((r) => r.process === p)), endMarked: marksTermEnded(named?.endedTerms, deleted), readAt: now } : undefined;
+    const notBefore = now + deleteHoldMs(deleted, named && { name: named.name, renewTime: named.renewTime, process: named.process }, now, election, marked, sessions);
     if (w.row === undefined) {
       const d = heldAfterDelete(LEASE, deleted, w.candidates, now, election, notBefore - now);
       if (d.kind !== 'openElection') return w;

@@ -184,3 +184,42 @@ describe("an operator's delete of a row a peer pointed at a missing session, its
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 });
+
+describe("an operator's delete of a row held on a Session whose process died (its holder's instance names a process: judged by that process's session rows)", () => {
+  /**
+   * w0 leads job-0 on its Session; w1 and w2 run Sessions too, so a follower that finds the row gone
+   * keeps the session fallback and the coordinator elects the next leader. w0's process dies (its
+   * session row stops at its last renewal); an operator deletes the row 7 s later, the functions
+   * down from just before the death until 10 or 20 s after (up, the next leader comes before the
+   * delete). The coordinator held the next election a lease
+   * duration from when it handled the delete; once its mark is on w0's own session row (read after
+   * the mark), no renewal of that row can carry the term on, so it is now held only until that
+   * row's last stamp runs out (+ a lease duration + clockSkewMs).
+   */
+  const T1 = 120_000;
+  const crafted = (down: number): Schedule => written({
+    versions: ['1.29.0', '1.30.0', '1.31.0'], // w0 leads, w1 successor, w2 second successor
+    session: { renewShare: 0.6 },
+    push: { delayMs: [1, 5], loss: 0, duplicate: 0, outages: [] },
+    processFaults: [
+      { kind: 'kill', worker: 0, at: T1, forMs: 400_000 },
+      { kind: 'deleteLease', lease: 0, at: T1 + 7_000 },
+    ],
+    coordinatorDown: down > 0 ? [{ from: T1 - 1_000, to: T1 + down }] : [],
+  });
+  /** The times (s) of the lines matching `pattern`. */
+  const timesOf = (timeline: readonly string[], pattern: RegExp): number[] => timeline.filter((l) => pattern.test(l)).map((l) => Number(/^\s*([\d.]+)s/.exec(l)![1]));
+
+  it.each([{ down: 10_000 }, { down: 20_000 }])('the functions down $down ms: the next leader within a lease duration, clockSkewMs and an ack window of w0’s death, not a lease duration after the delete was handled: no overlap', { timeout: 120_000 }, async ({ down }) => {
+    const r = await runWorld(crafted(down), DEFAULT_SETTINGS, { trace: true });
+    const story = storyOf(r.timeline, / (w[0-2] leads) job-0| delete lease job-0| kill w0/);
+    expect(story.slice(0, 3)).toEqual(['w0 leads job-0', 'kill w0', 'delete lease job-0']);
+    expect(story[3]).toMatch(/^w[12] leads job-0$/);
+    const [killed] = timesOf(r.timeline, / kill w0/);
+    const [next] = timesOf(r.timeline, / w[12] leads job-0/);
+    const ackWindowMs = 5_000;
+    const bound = Math.max(down, DEFAULT_SETTINGS.leaseDurationMs + 1_000) + ackWindowMs;
+    expect((next! - killed!) * 1000, r.timeline.filter((l) => /job-0|kill|coordinator/.test(l)).join('\n')).toBeLessThan(bound);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+  });
+});
