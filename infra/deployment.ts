@@ -210,7 +210,8 @@ export interface GrantWorkerOptions {
    * scope is a hash of `leaseNames` (sessionComponent; give the Session the same `leaseNames`), or
    * with `allLeases` the 64 partitions `conclave-session:all-<k>` its sessions are spread over (by
    * process) and `conclave-session` (an SDK before 0.2.0) — and read every process's session row (GetItem), which a
-   * follower needs to judge a lease held on one. So a worker cannot touch the session of a process
+   * follower needs to judge a lease held on one, and query every session partition (Query), which
+   * `getLeader` needs to judge a term whose named session row does not vouch for it. So a worker cannot touch the session of a process
    * granted other leases: it can neither depose that process's leaders by backdating their session
    * nor keep a dead one's leases by renewing it. Workers granted the same leases share a partition
    * (one trust domain, as they share their leases' rows): a write by any of them to another's row is
@@ -262,7 +263,8 @@ export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptio
   // a role naming too many leases fails synth with the fix, not the deploy
   checkRolePolicySizes(grantee, o.leaseNames, 'grantWorker');
   // The worker's own session partition: its grant's scope (sessionComponent of its leaseNames, the
-  // Session's `leaseNames`); it may read every other process's session row, and write none. Granted
+  // Session's `leaseNames`); it may read (and query: getLeader) every other process's session
+  // partition, and write none. Granted
   // every lease: the shards its processes' sessions are spread over (`conclave-session:all-*`, by
   // process) and `conclave-session` (an SDK before 0.2.0), as IAM patterns, none of them a scope.
   const ownSessions = o.sessions ? (o.leaseNames ? [sessionComponent(o.leaseNames)] : [...ALL_LEASES_SESSION_PARTITIONS]) : undefined;
@@ -277,7 +279,7 @@ export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptio
   let grant = grantWorkerAccess(grantee, scope, targets, { identities: [...SESSION_PARTITIONS, COORDINATOR_COMPONENT] });
   // allComponents or patterns: every partition but the sessions' (above); its own session partitions apart
   if ((!o.components || like) && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: ownSessions }, { ...targets, encryptionKey: undefined }, {}, like));
-  if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets));
+  if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets, { query: true }));
   if (on.push) grant = grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: on.scope, ...on.push }));
   // an immutable imported role takes none of it, and CDK says nothing
   warnIfNothingGranted(grantee, 'grantWorker');

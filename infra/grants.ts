@@ -466,8 +466,9 @@ export function grantLeaderReads(grantee: iam.IGrantable, leaseNames: readonly s
 /**
  * Reads of every process's session row (GetItem on the identities partitions SESSION_PARTITIONS):
  * a follower judges a lease held on a session by its holder's session, whoever's grant wrote it.
- * `query`: their Query too (getLeader: a holder's own process's sessions). No write: a worker
- * writes only its own grant's session partition (grantWorkerAccess).
+ * `query`: their Query too (getLeader: a holder's own process's sessions; grantGetLeader's and
+ * grantWorker's, so a worker calling getLeader is not refused it). No write: a worker writes only
+ * its own grant's session partition (grantWorkerAccess).
  */
 export function grantSessionReads(grantee: iam.IGrantable, on: Pick<GrantTargets, 'tables'>, opts: { query?: boolean } = {}): iam.Grant {
   return iam.Grant.addToPrincipal({

@@ -51,8 +51,9 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * (the stamp a term its process left to run out was left at), or by the lease's own stamp with
  * none left. A term held on a session row the schema refuses is judged by nobody: a
  * BrokenSessionError. Where to send a request now, not a lock: only the leader's fencing token
- * guards its writes. The caller's role needs these reads: `grantGetLeader` of `@conclave/cdk`
- * (0.2.0 or later for the session partitions' Query).
+ * guards its writes. The caller's role needs these reads: `grantGetLeader` of `@conclave/cdk`, or
+ * for a worker's role calling it on its own leases `grantWorker` (0.2.0 or later for the session
+ * partitions' Query).
  * @throws ValidationError naming a bad lease name or option
  * @throws BrokenSessionError (a ValidationError) naming the identities table, the session row, what the schema refused and the repair, when the term is held on a session whose row the schema refuses
  * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs
@@ -70,7 +71,7 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   // `row`: the row not read, and its table
   const refused = async (e: unknown, what: string, row: string, action: 'GetItem' | 'Query' = 'GetItem'): Promise<unknown> =>
     faultKind(e) === 'denied'
-      ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, action === 'GetItem' ? `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials` : `${what} this role may not read (Query); grant it Conclave's grantGetLeader of @conclave/cdk 0.2.0 or later (the lease rows, and reads and queries of every session partition), and check its credentials`)
+      ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, action === 'GetItem' ? `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials` : `${what} this role may not read (Query); grant it Conclave's grantGetLeader (a worker's role: grantWorker) of @conclave/cdk 0.2.0 or later (the lease rows, and reads and queries of every session partition), and check its credentials`)
       : oneShotFault(tableNotFound(`getLeader of lease "${name}"`, o.tables, e), 'getLeader', name, row, o.client);
   const sentAt = time.monotonic();
   const leaseRow = `the lease's row on the leases table "${o.tables.leases}"`;

@@ -96,10 +96,11 @@ describe('grantWorker', () => {
       for (const x of on) expect(x.Condition, r).toMatchObject(leadingKeys(LEASES));
     }
     // …and its identity leases to its components plus its own grant's session partition (`sessions`,
-    // on by default); every session row may be read (GetItem only)
+    // on by default); every session partition may be read (GetItem; Query: getLeader judging a term
+    // by its holder's own process's sessions), never written
     const reads = (x: Statement) => x.Condition?.['ForAllValues:StringLike'] !== undefined;
     for (const x of statementOn(st, 'identities').filter((x) => !reads(x))) expect(x.Condition).toMatchObject(leadingKeys([...COMPONENTS, sessionComponent(LEASES)]));
-    expect(statementOn(st, 'identities').filter(reads).map((x) => x.Action)).toEqual([['dynamodb:GetItem']]);
+    expect(statementOn(st, 'identities').filter(reads).map((x) => x.Action)).toEqual([['dynamodb:GetItem', 'dynamodb:Query']]);
     // allComponents leaves identity leases (keyed by component) unscoped, but for the session partitions
     for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'identities')) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? [sessionComponent(LEASES)]).toEqual([sessionComponent(LEASES)]);
     for (const x of statementOn(statementsOf(t, roleIds.leasesOnly), 'leases')) expect(x.Condition).toMatchObject(leadingKeys(LEASES));
@@ -172,7 +173,7 @@ describe('grantWorker', () => {
     new Conclave(stack, 'Conclave').grantWorker(role, { leaseNames: LEASES, components: [] });
     const on = statementOn(statementsOf(Template.fromStack(stack), logicalId(stack, role)), 'identities');
     expect(on.length).toBeGreaterThan(0);
-    for (const x of on) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(x.Action.length === 1 && x.Action[0] === 'dynamodb:GetItem' && x.Condition?.['ForAllValues:StringLike'] ? [SESSION_COMPONENT, `${SESSION_COMPONENT}:*`] : [sessionComponent(LEASES)]);
+    for (const x of on) expect(x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:LeadingKeys'] ?? x.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys']).toEqual(x.Action.join() === 'dynamodb:GetItem,dynamodb:Query' && x.Condition?.['ForAllValues:StringLike'] ? [SESSION_COMPONENT, `${SESSION_COMPONENT}:*`] : [sessionComponent(LEASES)]);
   });
 
   it('rejects a session partition among components, naming the option and the fix', () => {
@@ -224,8 +225,8 @@ describe("grantWorker: a worker writes no session row outside its grant's scope 
       const mine = own[k]!.includes(p);
       for (const r of [renewal(p), backdate(p), del(p)]) expect(allows(st[k]!, r, identitiesArn), `${k}: ${r.action} ${r.attributes.join()} on ${p}`).toBe(mine);
       expect(allows(st[k]!, read(p), identitiesArn), `${k}: GetItem on ${p}`).toBe(true);
-      // the own-process query (lib/sdk/lock.ts SessionReader.freshestOf): its own partitions only
-      expect(allows(st[k]!, { ...read(p), action: 'dynamodb:Query' }, identitiesArn), `${k}: Query on ${p}`).toBe(mine);
+      // a Query too (lib/sdk/lock.ts SessionReader.freshestOf in its own; getLeader's of a holder's own process's sessions in any)
+      expect(allows(st[k]!, { ...read(p), action: 'dynamodb:Query' }, identitiesArn), `${k}: Query on ${p}`).toBe(true);
     }
     // the mark of an ended term, and its stamp, are Conclave's functions' and the CLI's to write, never a worker's
     for (const p of own[k]!) for (const a of ['endedTerms', 'endedTermStamps']) expect(allows(st[k]!, { ...backdate(p), attributes: ['component', a, 'name'] }, identitiesArn)).toBe(false);

@@ -9,12 +9,17 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { manualClock } from '../../lib/clock.js';
+import { sessionComponent, sessionScope } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { getLeader } from '../../lib/sdk/get-leader.js';
 import { IdentityLeaseHeartbeat, LeaderElector, listIdentities, withLease } from '../../lib/sdk/index.js';
 import { Session } from '../../lib/sdk/session.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { TABLES } from '../../lib/tables.js';
+import { MIN, NOW, SEC } from '../fixtures.js';
 import { waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
 import { allows, bareNames, grantedRole, recordingClient, type DynamoRequest, type GrantedRole } from './iam.js';
@@ -249,5 +254,34 @@ describe('what the worker policy refuses', () => {
     expect(allowed(lease('holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'electedBy'))).toBe(true);
     // a renewal that puts the term on its session: without the mark, so the lease stream sees it
     expect(allowed(lease('renewTime', 'leaseDurationSeconds', 'vacancyReport', 'termToken', 'session'))).toBe(true);
+  });
+});
+
+describe('getLeader with the worker policy', () => {
+  const ROUTED = 'worker-routed';
+  let w: GrantedRole;
+  beforeAll(() => {
+    w = grantedRole('RoutingWorkers', 'ecs-tasks.amazonaws.com', t.names, (c, role) => c.grantWorker(role, { leaseNames: [ROUTED], components: [COMPONENT] }));
+  });
+  afterAll(() => w?.s.cleanup());
+
+  it('lets through the Query of a holder’s process’s session partitions outside its own grant’s, which getLeader sends for a term its named session row does not vouch for', async () => {
+    // a1's process p7 was granted ROUTED with another lease: its sessions are in that grant's partition, not this worker's
+    const scope = sessionScope([ROUTED, 'nightly-report']);
+    const theirs = sessionComponent([ROUTED, 'nightly-report']);
+    await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(ROUTED, undefined), {
+      set: { holderIdentity: 'a1', holderInstance: 'a1_1@p7', session: `${scope}:s-gone`, acquireTime: NOW - 10 * MIN, renewTime: NOW - MIN, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 44 },
+    });
+    await new IdentityStore(t.client, t.names.identities).write({ key: { component: theirs, name: `${scope}:s-own` }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-own_1', process: 'p7', hostname: 'web-7', leaseDurationSeconds: 15, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2 * SEC } });
+    const { client, requests } = recording();
+    // judged by p7's own session s-own (2 s ago), as the coordinator's tick judges it
+    expect(await getLeader(ROUTED, { client, tables: t.names, clockSync: 'none', clock: manualClock(NOW) })).toMatchObject({ holder: 'a1', fencingToken: 44 });
+    client.destroy();
+    const seen = (r: DynamoRequest) => `${r.action} ${w.roleOf(r.table)} ${r.leadingKeys.join(' ')}`;
+    expect(requests.map(seen)).toEqual([`dynamodb:GetItem leases ${ROUTED}`, `dynamodb:GetItem identities ${theirs}`, `dynamodb:Query identities ${theirs}`]);
+    // before the fix: the worker's session reads were GetItem alone, and its Query of p7's partition was refused
+    expect(requests.filter((r) => !w.allowed(r)).map(seen)).toEqual([]);
+    // reads only: still no write to that partition
+    expect(w.allowed({ action: 'dynamodb:UpdateItem', table: t.names.identities, leadingKeys: [theirs], attributes: ['component', 'name', 'renewTime', 'revision'], returnValues: 'ALL_NEW' })).toBe(false);
   });
 });

@@ -118,7 +118,7 @@ describe("getLeader: a term its named session does not vouch for, judged as the 
       new RegExp(
         `^getLeader of lease "denied-query": DynamoDB refused the request \\(AccessDeniedException: .*dynamodb:Query\\): ` +
           `its session "s-denied-gone" does not vouch for a1's term, so it is judged by a1's own process's sessions, in the partitions "${SESSION_COMPONENT}", "${allLeasesSessionComponent('pd')}" on the identities table "${t.names.identities}", which this role may not read \\(Query\\); ` +
-          `grant it Conclave's grantGetLeader of @conclave/cdk 0.2.0 or later \\(the lease rows, and reads and queries of every session partition\\), and check its credentials$`,
+          `grant it Conclave's grantGetLeader \\(a worker's role: grantWorker\\) of @conclave/cdk 0.2.0 or later \\(the lease rows, and reads and queries of every session partition\\), and check its credentials$`,
       ),
     );
   });
