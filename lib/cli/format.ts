@@ -10,8 +10,29 @@ import { displayWidth, graphemes, isEmoji } from './width.js';
  * joiners, the byte order mark, the soft hyphen, tag characters) and the other default-ignorable
  * code points (variation selectors, Hangul fillers), so `w1` and `w1` + U+200B never look alike.
  */
-const CONTROL = /[\p{Cc}\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]/gu;
-const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const CONTROL = /[\p{Cc}\u2028\u2029\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\\': '\\\\' };
+
+/** Text with nothing to escape: printable ASCII but the backslash. */
+const PLAIN = /^[\x20-\x5b\x5d-\x7e]*$/;
+/** A letter, digit or mark (non-ASCII ones are judged by lookAlike). */
+const WORDLIKE = /^[\p{L}\p{N}\p{M}]$/u;
+/** Scripts whose letters pass for no ASCII one (CJK, kana, Hangul), as the tables draw them (width.ts); not the fullwidth Latin forms, which are Latin. */
+const EAST_ASIAN = /^[\p{scx=Han}\p{scx=Hiragana}\p{scx=Katakana}\p{scx=Hangul}\p{scx=Bopomofo}]$/u;
+/** A precomposed Latin letter whose accent shows (é, ñ, Å): an ASCII letter and marks once decomposed, and the normal form itself. */
+const ACCENTED = /^[A-Za-z]\p{M}+$/u;
+
+/**
+ * A non-ASCII letter, digit or mark that can pass for an ASCII one, or make a name look like another:
+ * another script's (Cyrillic `о`, Greek `ο`, Armenian, Cherokee…), Latin ones without a visible
+ * accent (`ı`, `ɑ`, the Kelvin sign), fullwidth and mathematical forms, other digits (`¹`, `١`),
+ * and a combining mark (`e` + U+0301 looks like `é`, another string). Kept: CJK, kana and Hangul,
+ * and a precomposed Latin letter whose accent shows.
+ */
+function lookAlike(c: string): boolean {
+  if (c.charCodeAt(0) < 0x80 || !WORDLIKE.test(c) || EAST_ASIAN.test(c)) return false;
+  return !(c.normalize('NFC') === c && ACCENTED.test(c.normalize('NFD')));
+}
 
 const escaped = (c: string): string => {
   const cp = c.codePointAt(0)!;
@@ -21,15 +42,17 @@ const escaped = (c: string): string => {
 /**
  * The one escaping function for text the tables hold: anything a worker (or whoever can write a
  * row or an event) wrote — identities, versions, reasons, messages — is shown with its control
- * and invisible characters escaped as `\n`, `\u001b`, `\u200b`, `\u{e0041}`, so it can neither
- * drive the terminal, forge a line, nor pass for another name. An emoji sequence (a ZWJ family,
- * a flag, a symbol with VS16) is left whole: its joiners and selectors draw one picture.
- * Idempotent: escaped text has none of these characters left.
+ * and invisible characters escaped as `\n`, `\u001b`, `\u200b`, `\u{e0041}`, its look-alike
+ * letters (lookAlike) as `\u043e`, and a backslash as `\\`, so it can neither drive the terminal,
+ * forge a line, nor pass for another name (`w1\u200b` written with a backslash is shown
+ * `w1\\u200b`). An emoji sequence (a ZWJ family, a flag, a symbol with VS16) is left whole: its
+ * joiners and selectors draw one picture. Escape once, just before the output: escaped text
+ * escaped again has its backslashes doubled.
  */
 export function clean(text: string): string {
-  if (text.search(CONTROL) === -1) return text; // most text: nothing to escape
+  if (PLAIN.test(text)) return text; // most text: nothing to escape
   return graphemes(text)
-    .map((g) => (isEmoji(g) ? g : g.replace(CONTROL, escaped)))
+    .map((g) => (isEmoji(g) ? g : Array.from(g, (c) => (Object.hasOwn(NAMED, c) || CONTROL.test(c) || lookAlike(c) ? escaped(c) : c)).join('')))
     .join('');
 }
 

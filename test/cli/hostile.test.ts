@@ -23,6 +23,10 @@ const SHOWN = 'w\\u001b[2J\\u001b]0;pwned\\u0007\\nerror: forged\\r\\u009b31m\\u
 
 /** Looks like `w1` on a terminal: a zero-width space after it. */
 const TWIN = 'w1\u200b';
+/** Written with a backslash: it must not look like TWIN escaped. */
+const SLASHED = 'w1\\u200b';
+/** Looks like `worker`: its `o` is Cyrillic (U+043E). */
+const CYRILLIC = 'w\u043erker';
 
 /** Any control character but the newlines between our own lines. */
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
@@ -51,6 +55,9 @@ beforeAll(async () => {
   await h.seedLease(lease(undefined, { name: 'gone', lastHolderIdentity: EVIL }));
   await h.seedLease(lease(TWIN, { name: 'twin' }));
   await h.seedLease(lease('w1', { name: 'real' }));
+  await h.seedLease(lease(SLASHED, { name: 'slashed' }));
+  await h.seedLease(lease(CYRILLIC, { name: 'cyrillic' }));
+  await h.seedCandidate(cand('worker', '1.30.0', '1.30.0', { leaseName: 'cyrillic' }));
 });
 afterAll(() => h.t.drop());
 
@@ -59,7 +66,8 @@ describe('the escaping function', () => {
     expect(clean(EVIL)).toBe(SHOWN);
     expect(clean('\u007f\u2028\u2066x')).toBe('\\u007f\\u2028\\u2066x');
     expect(clean('nightly-report ✓ 1.31.0 → w2 (in 3s)')).toBe('nightly-report ✓ 1.31.0 → w2 (in 3s)');
-    expect(clean(clean(EVIL))).toBe(SHOWN);
+    // escaped once, at the output: escaped again, its backslashes are doubled (never taken for the text escaped)
+    expect(clean(clean(EVIL))).toBe(SHOWN.replaceAll('\\', '\\\\'));
   });
 
   it.each([
@@ -73,7 +81,32 @@ describe('the escaping function', () => {
     { name: 'a Mongolian vowel separator and an invisible operator', text: 'w\u180e1\u2061', shown: 'w\\u180e1\\u2061' },
   ])('escapes invisible characters, so a name cannot pass for another: $name', ({ text, shown }) => {
     expect(clean(text)).toBe(shown);
-    expect(clean(clean(text))).toBe(shown);
+  });
+
+  it.each([
+    { name: 'a Cyrillic o among Latin letters', text: CYRILLIC, shown: 'w\\u043erker' },
+    { name: 'a Greek omicron', text: 'w\u03bfrker', shown: 'w\\u03bfrker' },
+    { name: 'a Cyrillic komi de and we, and no Latin letter', text: '\u0501\u051d1', shown: '\\u0501\\u051d1' },
+    { name: 'a dotless i and a Latin alpha', text: 'w\u0131\u0251', shown: 'w\\u0131\\u0251' },
+    { name: 'the Kelvin sign', text: '\u212a8s', shown: '\\u212a8s' },
+    { name: 'fullwidth Latin letters and digits', text: '\uff57\uff11', shown: '\\uff57\\uff11' },
+    { name: 'mathematical bold letters (astral)', text: '\u{1d430}1', shown: '\\u{1d430}1' },
+    { name: 'a superscript digit and an Arabic-Indic one', text: 'w\u00b9w\u0661', shown: 'w\\u00b9w\\u0661' },
+    { name: 'an accent as a combining mark (Zoé as NFD), which looks like the precomposed letter', text: 'Zoe\u0301', shown: 'Zoe\\u0301' },
+  ])('escapes look-alike letters and digits, so a name cannot pass for another: $name', ({ text, shown }) => {
+    expect(clean(text)).toBe(shown);
+  });
+
+  it('leaves CJK and Hangul names, and precomposed Latin letters with a visible accent, as they are', () => {
+    const names = '分散ロック 東京ワーカー ｶﾀｶﾅ 한국어 𠮷野家 Zoé José Ångström';
+    expect(clean(names)).toBe(names);
+  });
+
+  it('escapes a backslash, so text written with one never looks like text escaped', () => {
+    expect(clean(SLASHED)).toBe('w1\\\\u200b');
+    expect(clean(SLASHED)).not.toBe(clean(TWIN));
+    expect(clean('a\\nb')).not.toBe(clean('a\nb'));
+    expect(clean('C:\\temp')).toBe('C:\\\\temp');
   });
 
   it('leaves emoji sequences whole: their joiners, selectors and tags draw one picture', () => {
@@ -118,6 +151,21 @@ describe('hostile values in the output', () => {
     expect(w.out).toMatch(/^Leader: +w1\\u200b$/m);
     const j = await h.run(['-o', 'json', 'leader', 'twin'], { clock: at() });
     expect((JSON.parse(j.out) as { leader: { holder: string } }).leader.holder).toBe(TWIN);
+  });
+
+  it('a holder written with a backslash, or with a look-alike letter, does not pass for another in get leases and describe', async () => {
+    const l = await h.run(['get', 'leases'], { clock: at() });
+    expect(l.out).toMatch(/^twin +w1\\u200b +7 /m);
+    expect(l.out).toMatch(/^slashed +w1\\\\u200b +7 /m);
+    expect(l.out).toMatch(/^cyrillic +w\\u043erker +7 /m);
+    // a candidate's name is ASCII (the schema's), a holder's any text: the holder is not the candidate it looks like
+    const d = await h.run(['describe', 'lease', 'cyrillic'], { clock: at() });
+    expect(d.out).toMatch(/^Holder: +w\\u043erker$/m);
+    expect(d.out).toMatch(/^ {2}1 +worker +/m);
+    // before: "ask worker to yield to worker"
+    expect(d.out).toMatch(/^Next step: +ask w\\u043erker to yield to worker /m);
+    const j = await h.run(['-o', 'json', 'get', 'leases'], { clock: at() });
+    expect((JSON.parse(j.out) as Lease[]).find((x) => x.name === 'cyrillic')?.holderIdentity).toBe(CYRILLIC);
   });
 
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {

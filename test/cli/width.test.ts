@@ -21,7 +21,6 @@ const rows: { name: string; text: string; columns: number }[] = [
   { name: 'katakana', text: 'ワーカー', columns: 8 },
   { name: 'halfwidth katakana', text: 'ｶﾀｶﾅ', columns: 4 },
   { name: 'Hangul syllables', text: '한국어', columns: 6 },
-  { name: 'fullwidth Latin', text: 'ＡＢＣ', columns: 6 },
   { name: 'an astral CJK ideograph (a surrogate pair)', text: '𠮷野家', columns: 6 },
   { name: 'an emoji', text: '🚀', columns: 2 },
   { name: 'an emoji with a skin tone', text: '👍🏽', columns: 2 },
@@ -30,8 +29,7 @@ const rows: { name: string; text: string; columns: number }[] = [
   { name: 'a keycap', text: '1️⃣', columns: 2 },
   { name: 'a text symbol shown as emoji (VS16)', text: '❤️', columns: 2 },
   { name: 'a text symbol without VS16', text: '✓ → …', columns: 5 },
-  { name: 'a combining acute accent', text: 'Zoe\u0301', columns: 3 },
-  { name: 'Thai with two stacked marks', text: 'ก\u0e35\u0e48', columns: 1 },
+  { name: 'a precomposed accented letter', text: 'Zoé', columns: 3 },
   { name: 'a mix', text: 'w1-名前-🚀-é', columns: 12 },
   { name: 'a hostile escape sequence, shown escaped', text: 'a\x1b[31mb', columns: 12 },
 ];
@@ -47,14 +45,14 @@ describe('table: columns measured as the terminal draws them', () => {
   });
 
   it('wide cells of different widths in one column: every next column starts at one place', () => {
-    const cells = ['w1', '名前', '👨‍👩‍👧-w2', 'Zoe\u0301', '분산-락'];
+    const cells = ['w1', '名前', '👨‍👩‍👧-w2', 'Zoé', '분산-락'];
     // display widths 2, 4, 5, 3, 7: the column is 7 wide
     expect(table([{ header: 'HOLDER', cell: (r: string) => r }, { header: 'TOKEN', cell: () => '7' }], cells)).toEqual([
       'HOLDER    TOKEN',
       'w1        7',
       '名前      7',
       '👨‍👩‍👧-w2     7',
-      'Zoe\u0301       7',
+      'Zoé       7',
       '분산-락   7',
     ]);
   });
@@ -71,8 +69,11 @@ describe('table: columns measured as the terminal draws them', () => {
   });
 });
 
-describe('displayWidth: what no cell holds once escaped, and other edges', () => {
+describe('displayWidth: what no cell holds once escaped (format.ts clean: look-alike letters and marks), and other edges', () => {
   it.each([
+    { name: 'fullwidth Latin', text: 'ＡＢＣ', columns: 6 },
+    { name: 'a combining acute accent', text: 'Zoe\u0301', columns: 3 },
+    { name: 'Thai with two stacked marks', text: 'ก\u0e35\u0e48', columns: 1 },
     { name: 'nothing', text: '', columns: 0 },
     { name: 'a lone combining mark', text: '\u0301', columns: 0 },
     { name: 'a lone ZWJ', text: '\u200d', columns: 0 },
@@ -115,10 +116,11 @@ describe('the commands’ tables with wide names', () => {
     const r = await h.run(['get', 'candidates', 'ja'], at());
     expect(r.code, r.err).toBe(0);
     const line = (name: string) => r.out.split('\n').find((l) => l.startsWith(`${name} `))!;
-    // IDENTITY is 12 columns wide (東京ワーカー), then three spaces, then LOCATION (`-`, 8 wide) and PLATFORM (`-`)
+    // IDENTITY is 12 columns wide (東京ワーカー), then three spaces, then LOCATION (`-`, 8 wide) and PLATFORM (`-`);
+    // a decomposed accent is shown escaped (it would pass for the precomposed letter: format.ts clean)
     expect(line('c1')).toMatch(/ 東京ワーカー {3}- {10}-$/);
     expect(line('c2')).toMatch(/ w2 {13}- {10}-$/);
-    expect(line('c3')).toMatch(/ Zoe\u0301 {12}- {10}-$/);
+    expect(line('c3')).toMatch(/ Zoe\\u0301 {6}- {10}-$/);
   });
 });
 
