@@ -9,7 +9,7 @@ import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { clean, dash, fields, platformOf, relative, span, stamp, table } from './format.js';
-import { UNJUDGED_STEP, judgedLease, renewedLine, sessionLine, unvouchedState, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
+import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
 import { byName, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
@@ -45,7 +45,7 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
 }
 
 function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
-  const state = unvouchedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config);
+  const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config);
   if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
   const e = lease.election;
   const f = lease.lastElectionFailure;

@@ -13,22 +13,37 @@ import type { FieldIssue } from '../schemas/validation.js';
 import type { BrokenSessionError } from '../stores/errors.js';
 import { relative, stamp } from './format.js';
 
-/** A lease's session row as the CLI read it (`row` undefined: gone, or refused), and when (the CLI's clock) the read was sent. */
-export interface SessionSeen {
+/**
+ * A lease's session row as the CLI read it (`row` undefined: gone, or refused), and when (the CLI's
+ * clock) the read was sent: either judged, as the coordinator's tick judges it (`judging`), or
+ * refused by the schema (`refused`), judged by no one.
+ */
+export type SessionSeen = JudgedSession | RefusedSession;
+
+interface SessionRead {
   readonly name: string;
   readonly row: IdentityLease | undefined;
   readonly readAt: number;
-  /** The row is there and the schema refuses it: no one judges the term by it (the coordinator, getLeader), nor does the CLI. */
-  readonly refused?: BrokenSessionError;
-  /** Such a row: when the coordinator's tick will delete it, as it stands (read for `describe` and `watch` only). */
-  readonly deletion?: RefusedRowDeletion;
+}
+
+/** A session row the term is judged by. */
+export interface JudgedSession extends SessionRead {
+  readonly refused?: undefined;
+  readonly deletion?: undefined;
   /**
    * The row the term is judged by, as the coordinator's tick judges it (vacancy.ts judgingRow): the
    * row named, or, where it does not stand for the holder, its holder's own process's session
-   * (`own`; null: none left, the lease's own stamp decides). Absent on a refused row (judged by no
-   * one); where absent otherwise, the row named alone, a term it does not vouch for held as of now.
+   * (`own`; null: none left, the lease's own stamp decides).
    */
-  readonly judging?: JudgingRow<IdentityLease>;
+  readonly judging: JudgingRow<IdentityLease>;
+}
+
+/** A session row that is there and that the schema refuses: no one judges the term by it (the coordinator, getLeader), nor does the CLI. */
+export interface RefusedSession extends SessionRead {
+  readonly refused: BrokenSessionError;
+  /** When the coordinator's tick will delete the row, as it stands (read for `describe` and `watch` only). */
+  readonly deletion?: RefusedRowDeletion;
+  readonly judging?: undefined;
 }
 
 /** When the tick will delete a refused session row (refusedDeletion), and the longest lease held on it (`holdMs`) that the wait counts. */
@@ -55,9 +70,9 @@ export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefine
   const refused = sessions.refused.get(l.name);
   if (refused) return { name, row: sessions.rows.get(name), readAt: sessions.readAt, refused };
   const row = sessions.rows.get(name);
-  // the rows read include every partition of the holder's process where the row named does not stand for it (read.ts scanSessions)
-  const judging = judgingRow(l, row, () => sessions.rows.values());
-  return { name, row, readAt: sessions.readAt, ...(judging ? { judging } : {}) };
+  // the rows read include every partition of the holder's process where the row named does not stand for it (read.ts scanSessions);
+  // held on a session (sessionOf), so judged by some row
+  return { name, row, readAt: sessions.readAt, judging: judgingRow(l, row, () => sessions.rows.values())! };
 }
 
 /**
@@ -66,7 +81,7 @@ export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefine
  * coordinator does. Without it, `release` could take a live session's term for one that ran out.
  */
 export function stampAt(seen: SessionSeen | undefined, now: number): SessionStamp | undefined {
-  return seen && sessionStampAt(seen.judging ? seen.judging.row : seen.row, seen.readAt, now);
+  return seen && sessionStampAt(seen.refused ? seen.row : seen.judging.row, seen.readAt, now);
 }
 
 /** The lease as the coordinator judges it at `now`: what vacancy() and decide() are given. */
@@ -80,29 +95,29 @@ export function judgedLease(lease: Lease | undefined, seen: SessionSeen | undefi
 
 /**
  * Whether the session a lease names vouches for its holder (sessionStanding): false when the row is
- * gone or is another process's. The term then has no end anyone can foresee: its holder ends it when
- * its own read finds the row moved off its session, or its followers report it after their fallback.
+ * gone or is another process's. The term is then judged by its holder's own process's session
+ * (SessionSeen.judging), as the coordinator's tick judges it.
  */
 export function unvouched(l: Lease, seen: SessionSeen | undefined): boolean {
   return seen !== undefined && sessionStanding(l, seen.row && { name: seen.name, renewTime: seen.row.renewTime, process: seen.row.process }) === 'unvouched';
 }
 
-/** The term's end cannot be foreseen: on a refused row, or on one that does not vouch for it with its holder's own sessions not looked for (no `judging`). */
-const unforeseen = (l: Lease, seen: SessionSeen | undefined): boolean => seen?.refused !== undefined || (seen?.judging === undefined && unvouched(l, seen));
+/**
+ * The term's end cannot be foreseen: it is held on a session row the schema refuses, which no one
+ * judges a term by. Any other term is judged by some row (SessionSeen.judging), one its named row
+ * does not vouch for by its holder's own process's, as the coordinator's tick judges it.
+ */
+const unforeseen = (seen: SessionSeen | undefined): boolean => seen?.refused !== undefined;
 
-/** What an unvouched term's state says in place of its end. */
-const UNVOUCHED = 'its session does not vouch for its holder: it ends when the holder reads the lease, or when a follower reports it vacant';
-
-/** The EXPIRES column: when the term ends as judged, `unknown` on a session that does not vouch for it. */
+/** The EXPIRES column: when the term ends as judged, `unknown` on a session row the schema refuses. */
 export function expiresOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
   if (l.holderIdentity === undefined) return '-';
-  return unforeseen(l, seen) ? 'unknown' : relative(leaseExpiresAt(judgedLease(l, seen, now)), now);
+  return unforeseen(seen) ? 'unknown' : relative(leaseExpiresAt(judgedLease(l, seen, now)), now);
 }
 
-/** describe's State line for a lease judged held on a session that does not vouch for it; undefined otherwise. */
-export function unvouchedState(l: Lease | undefined, seen: SessionSeen | undefined): string | undefined {
-  if (l && seen?.refused) return 'unknown: held on a session row the schema refuses, which no one judges a term by (the coordinator, getLeader, followers)';
-  return l && !l.vacancyReport && unforeseen(l, seen) ? `held; ${UNVOUCHED}` : undefined;
+/** describe's State line for a lease held on a session row the schema refuses (judged by no one); undefined otherwise. */
+export function refusedState(l: Lease | undefined, seen: SessionSeen | undefined): string | undefined {
+  return l && unforeseen(seen) ? 'unknown: held on a session row the schema refuses, which no one judges a term by (the coordinator, getLeader, followers)' : undefined;
 }
 
 /** What `-o json` adds to a lease item (as `judged`): the CLI's verdict, by the coordinator's rules. */
@@ -134,7 +149,7 @@ export function judged(lease: Lease, seen: SessionSeen | undefined, now: number,
   const effective = judgedLease(lease, seen, now);
   const v = vacancy(effective, now, config.clockSkewMs);
   const vouches = !seen?.refused && !unvouched(lease, seen);
-  const expiresAt = lease.holderIdentity === undefined || unforeseen(lease, seen) ? undefined : leaseExpiresAt(effective);
+  const expiresAt = lease.holderIdentity === undefined || unforeseen(seen) ? undefined : leaseExpiresAt(effective);
   const d = seen?.deletion?.kind === 'timed' ? { unchangedSince: seen.deletion.seen.at, deleteAfter: seen.deletion.deleteAfter } : {};
   const refused = seen?.refused ? { refused: { issues: seen.refused.issues, repair: seen.refused.repair, ...d } } : {};
   return {
@@ -167,12 +182,12 @@ export function renewedOf(l: Lease, seen: SessionSeen | undefined, now: number):
 /**
  * The session renewal a term is judged by: the row named's, or its holder's own process's session's
  * (`own`: that row's name; SessionSeen.judging); for a term its process left (leftTerms), the stamp
- * it was left at (`left`). Undefined: judged by no session row (the lease's own stamp; or, not
- * looked for, held as of now).
+ * it was left at (`left`). Undefined: judged by no session row (the row named gone, or none of its
+ * holder's process left: the lease's own stamp).
  */
-function countedRenewal(l: Lease, seen: SessionSeen): { at: number; left: boolean; own?: string } | undefined {
-  const own = seen.judging?.own;
-  const row = own === undefined ? (seen.judging !== undefined || !unvouched(l, seen) ? seen.row : undefined) : own;
+function countedRenewal(l: Lease, seen: JudgedSession): { at: number; left: boolean; own?: string } | undefined {
+  const own = seen.judging.own;
+  const row = own === undefined ? seen.row : own;
   if (!row) return undefined;
   const left = leftStamp(l, row);
   return { at: left ?? row.renewTime, left: left !== undefined, ...(own ? { own: own.name } : {}) };

@@ -183,7 +183,7 @@ export async function snapshot(ctx: CliContext, name: string, opts: { deletion?:
   reportInvalid(ctx, list.invalid);
   if (!read.item && list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, name);
   const deletion = opts.deletion && seen?.refused ? await refusedRowDeletion(ctx, seen.name) : undefined;
-  const session = seen && deletion ? { ...seen, deletion } : seen;
+  const session: SessionSeen | undefined = seen?.refused && deletion ? { ...seen, deletion } : seen;
   return { read, candidates: list.candidates.sort(byName), ...(session ? { session } : {}) };
 }
 
