@@ -49,7 +49,10 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * the same lease rewrote `session`) is judged as the coordinator's tick judges it: by its holder's
  * own process's freshest session row, read consistently from that process's session partitions
  * (the stamp a term its process left to run out was left at), or by the lease's own stamp with
- * none left. A term held on a session row the schema refuses is judged by nobody: a
+ * none left. Each stamp is evidence as of the moment its read was sent: the lease's own as of the
+ * lease read, a session row's (read after it) as of its own read, as the coordinator's tick judges
+ * the rows it reads — so a term is never answered held past the moment a tick reading the same rows
+ * would judge it over. A term held on a session row the schema refuses is judged by nobody: a
  * BrokenSessionError. Where to send a request now, not a lock: only the leader's fencing token
  * guards its writes. The caller's role needs these reads: `grantGetLeader` of `@conclave/cdk`, or
  * for a worker's role calling it on its own leases `grantWorker` (0.2.0 or later for the session
@@ -85,6 +88,7 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
     const key = sessionKey(lease.session);
     const identities = new IdentityStore(requests, o.tables.identities);
     let row: IdentityLease | undefined;
+    const rowSentAt = time.monotonic();
     try {
       row = (await identities.read(key.component, key.name)).item;
     } catch (e) {
@@ -97,15 +101,24 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
     // redirected `session`) is no judge of its term: the coordinator's tick judges it by the holder's
     // own process's freshest session row (its leftTerms too), or by the lease's own stamp with none left
     let own: IdentityLease[] = [];
+    let ownSentAt = rowSentAt;
     if (judgedOffNamed(lease, row)) {
       const process = processOf(lease.holderInstance)!;
       const partitions = processSessionComponents(lease.session, process).map((c) => `"${c}"`).join(', ');
       const where = `the partition${partitions.includes(',') ? 's' : ''} ${partitions} on the identities table "${o.tables.identities}"`;
+      ownSentAt = time.monotonic();
       own = await identities.processSessions(lease.session, process).catch(async (e: unknown) => {
         throw await refused(e, `its session "${lease.session}" does not vouch for ${lease.holderIdentity}'s term, so it is judged by ${lease.holderIdentity}'s own process's sessions, in ${where}, which`, `the sessions of ${lease.holderIdentity}'s process in ${where}`, 'Query');
       });
     }
-    session = sessionStampAt(judgingRow(lease, row, () => own)?.row, at, at);
+    const judging = judgingRow(lease, row, () => own);
+    // A session row read after the lease shows the renewals that landed until its read was sent,
+    // not only those before the lease read: judged as of `at`, its stamp moved back by the reads
+    // between (the coordinator's tick judges a row as of its read, sessionStampAt), or a term over
+    // by then would be answered held for that long. A left term's stamp is final: not moved.
+    const stamp = sessionStampAt(judging?.row, at, at);
+    const between = (judging?.own !== undefined ? ownSentAt : rowSentAt) - sentAt;
+    session = stamp && { ...stamp, renewTime: stamp.renewTime - between };
   }
   return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;
 }

@@ -123,3 +123,45 @@ describe("getLeader: a term its named session does not vouch for, judged as the 
     );
   });
 });
+
+describe('getLeader: a session row read after the lease is evidence as of its own read, as the coordinator’s tick takes it', () => {
+  /**
+   * A client whose requests take `rttMs` of the injected clock: the lease read is sent at the
+   * clock's start, the session row's read (and the Query of the holder's own sessions) that much
+   * later, each after the answer before it.
+   */
+  const slow = (clock: ReturnType<typeof manualClock>, rttMs: number) => {
+    const client = localClient(inject('ddbEndpoint'));
+    client.middlewareStack.add((next) => async (args) => {
+      const out = await next(args);
+      clock.advance(rttMs);
+      return out;
+    });
+    return client;
+  };
+
+  it.each([
+    { name: 'its named row, vouching', lease: 'late-vouched', process: 'pv', session: 's-pv' },
+    { name: "redirected: its holder's own process's row, read by the Query after the named row's read", lease: 'late-redirected', process: 'pw', session: 's-late-gone' },
+  ])("$name: a term whose session's stamp + lease + skew falls between the lease read and the session read is over (null), as a tick reading the same rows judges it", async ({ lease, process, session }) => {
+    await processSession(`s-${process}`, process, NOW - 2 * SEC);
+    await heldBy(lease, process, session);
+    // the session's stamp + 15 s + the 1 s skew margin: NOW + 14 s; the lease read 10 ms before it, the session's 10 ms (or, for the Query, 30 ms) after
+    const clock = manualClock(NOW + 14 * SEC - 10);
+    const client = slow(clock, 20);
+    // before: a1, judged as of the lease read's send with the later read's stamp (a tick with these reads: over since NOW + 14 s)
+    expect(await getLeader(lease, { client, tables: t.names, clockSync: 'none', clock })).toBeNull();
+    // the same reads, none slow: the leader, to the millisecond
+    expect(await getLeader(lease, { ...at(NOW + 14 * SEC), client: t.client })).toMatchObject({ holder: 'a1', fencingToken: 42 });
+    client.destroy();
+  });
+
+  it('a term its lease’s own stamp keeps is judged by it as of the lease read, however late the session read', async () => {
+    await processSession('s-po', 'po', NOW - 30 * SEC);
+    await heldBy('late-own', 'po', 's-po', NOW - 2 * SEC);
+    const clock = manualClock(NOW + 14 * SEC - 10);
+    const client = slow(clock, 20);
+    expect(await getLeader('late-own', { client, tables: t.names, clockSync: 'none', clock })).toMatchObject({ holder: 'a1' });
+    client.destroy();
+  });
+});
