@@ -434,12 +434,14 @@ export class LeaderElector {
       // pick this departing worker (it would never confirm, and its term would have to run out).
       standing.abort(INTERNAL_STOP);
       await candidacy;
-      if (led && o.releaseOnCancel && !led.handed) await this.ended(() => x.lock.release(led.term, time.now()));
+      // A release refused lost a race: the row moved on under the term it knew (another's take, or a
+      // peer's move of the fencing token, termToken kept), so it is decided again from a new read (depart).
+      const refused = led && o.releaseOnCancel && !led.handed && (await this.endWith(() => x.lock.release(led.term, time.now()))) === 'refused';
       // A follower the lease still names (its successor, or the heir of a hand-over that landed as it
       // stopped: a whole fleet stopped at once) gives that up, after its candidacy, so no term waits for it.
       // Whatever releaseOnCancel says: that option keeps a term this worker led (its work may outlive
       // run()), and a follower's name, or a term handed to it that it never led, guards no work.
-      if (!led && this.candidate) await this.depart();
+      if ((!led && this.candidate) || refused) await this.depart();
       // a term it led and keeps (releaseOnCancel false): named as left on every session row of its process from now on, so none vouches for it past its stamp
       this.leaveTerm();
       // a write onto its session still in doubt: settled before the hold goes, or the hold stays
@@ -455,7 +457,10 @@ export class LeaderElector {
    * as it stopped, or its name as successor or second successor) is given up (step.ts departure),
    * so that no term waits for a worker that is gone. With releaseOnCancel false, a term it led
    * (stopped at its renew deadline, the row still naming it) is left to run out, as a leader's is.
-   * A lost race is decided again; a fault is reported (a term handed to it then runs out, as before).
+   * A lost race (a release or a decline refused: the row moved on since the read) is decided again
+   * from a new read; a fault is reported (a term handed to it then runs out, as before). Also run by
+   * a leader whose own release was refused (a peer moved the fencing token under its term, termToken
+   * kept): its term, still on the row, is released by the token the row shows.
    */
   private async depart(): Promise<void> {
     const { x, options: o } = this;
@@ -464,7 +469,12 @@ export class LeaderElector {
         const read = await x.lock.get(true);
         const d = departure(read.item, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
         if (!d) return;
-        if (d.kind === 'release') return void (await this.ended(() => x.lock.release(d.term, x.time.now())));
+        // refused: the row moved on between the read and the write (another's take, a move of its
+        // fencing token under the term): decided again from a new read, as a refused decline is
+        if (d.kind === 'release') {
+          if ((await this.endWith(() => x.lock.release(d.term, x.time.now()))) === 'refused') continue;
+          return;
+        }
         if (await x.lock.decline(read, d.role)) return;
       } catch (e) {
         return x.report(e);

@@ -1431,3 +1431,43 @@ describe('an elector leaving its Session', () => {
     for (const lease of LEAVING) await sim.until(`a new leader of ${lease}`, () => leadersOf(others, lease).length === 1);
   });
 });
+
+/**
+ * A same-lease peer (or an operator) moves the lease row's fencing token under a term, leaving its
+ * copy (termToken, which its holder's renewals match) as it was (3d2f615).
+ */
+async function moveFencingToken(sim: Sim, lease: string, by: number): Promise<void> {
+  const peer = sim.machine();
+  const update = new UpdateItemCommand({
+    TableName: sim.names.leases,
+    Key: marshall({ name: lease }),
+    UpdateExpression: 'ADD #token :by, #rev :one',
+    ExpressionAttributeNames: { '#token': 'fencingToken', '#rev': 'revision' },
+    ExpressionAttributeValues: marshall({ ':by': by, ':one': 1 }),
+  });
+  await sim.settle(peer.client.send(update), 'the move of the fencing token');
+}
+
+describe('a stopping elector whose release is refused, the row moved on under its term', () => {
+  it("a session-held leader stops just after a same-lease peer moved the row's fencing token under its term (termToken kept): its hand-over and release, conditioned on the token it led with, are refused; read again, its term is released, and another process leads at once, not never while its process's session lives on", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder();
+    const other = LEASES.find((n) => n !== lease)!;
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name;
+    const before = (await sim.leases.read(lease)).item!;
+    expect(before.session).toBe(onSession);
+    await moveFencingToken(sim, lease, 1_000);
+    expect((await sim.leases.read(lease)).item).toMatchObject({ fencingToken: before.fencingToken + 1_000, termToken: before.termToken ?? before.fencingToken, holderInstance: leader.elector.instance });
+    const stoppedAt = sim.clock.monotonic();
+    await leader.stop();
+    const others = procs.filter((p) => p !== holder);
+    // before: the row kept the term (its holder's instance, its termToken), on its process's session, which
+    // the process's elector of the other lease kept renewing: no leader within 6 lease durations
+    const ledAfter = await ledByAnother(sim, procs, others, lease, stoppedAt);
+    console.log(`after a stop whose release met a moved fencing token: another process leads ${lease} ${ledAfter} ms after the stop`);
+    // now: led as soon as the release lands, within the stop (the heir's take: a retry period at most)
+    expect(ledAfter).toBeLessThan(CLIENT_GO.retryPeriodMs);
+    expect(holder.session.name).toBe(onSession); // the session lived on for the process's other elector
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1) && leadersOf(procs, other).length === 1);
+  });
+});
