@@ -523,7 +523,8 @@ export class LeaderElector {
    * lease's followers wait on the session). A release refused is a lost race, not a fault: the row
    * moved on between the read and the write (another's take or end, a move of its fencing token, or
    * the AWS SDK's second send refused by the first, which landed with its answer lost), so the lease
-   * is read and the doubt decided again, up to DEPART_TRIES reads. `done`: nothing more to settle
+   * is read and the doubt decided again, up to DEPART_TRIES reads; so is a move off the session
+   * refused (keptOffSession: the term ended or was taken since the read). `done`: nothing more to settle
    * (leaveKept need not look); `read`: the row it read, where the hold was dropped for no term of its
    * own on that session.
    */
@@ -540,7 +541,11 @@ export class LeaderElector {
         return { done: true };
       }
       const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
-      if (next.kind === 'keep' && !(await this.keptOffSession(read.item, d.session))) return { done: true };
+      if (next.kind === 'keep') {
+        const out = await this.keptOffSession(read.item, d.session);
+        if (out === 'refused' && attempt < DEPART_TRIES) continue;
+        if (out !== 'off') return { done: true };
+      }
       if (next.kind === 'release') {
         const out = await this.endWith(() => x.lock.release(next.term, x.time.now()));
         if (out === 'refused' && attempt < DEPART_TRIES) continue;
@@ -555,24 +560,29 @@ export class LeaderElector {
    * Stopping with releaseOnCancel false, no hold of its own on its session: a term it led, kept, on
    * the session its process renews on for its other electors is taken off it (keptOffSession), so it
    * runs out on its stamps rather than living for ever on the session's renewals; where that cannot
-   * be done (the lease cannot be read, or the write does not land), the session's renewals are held
-   * for good (the hold ends with the session, at its deadline). `read`: a consistent read made since
-   * the step-down, if any.
+   * be done (the lease cannot be read, or the write fails), the session's renewals are held
+   * for good (the hold ends with the session, at its deadline). A write refused lost a race (the term
+   * ended or was taken between the read and the write): the lease is read again and decided again,
+   * up to DEPART_TRIES reads. `read`: a consistent read made since the step-down, if any.
    */
   private async leaveKept(read?: LeaseRead): Promise<void> {
     const { x, options: o } = this;
     const live = x.session?.name;
     if (o.releaseOnCancel || !x.session || live === undefined || this.known.ledToken < 0) return;
     let l: Lease | undefined | 'unread' = read?.item;
-    if (!read) {
-      try {
-        l = (await x.lock.get(true)).item;
-      } catch (e) {
-        x.report(e);
-        l = 'unread'; // the session its last term was on, as it last knew, tells whether to hold it
+    for (let attempt = 1; ; attempt++) {
+      if (!read || attempt > 1) {
+        try {
+          l = (await x.lock.get(true)).item;
+        } catch (e) {
+          x.report(e);
+          l = 'unread'; // the session its last term was on, as it last knew, tells whether to hold it
+        }
       }
+      const out = await this.keptOffSession(l, live);
+      if (out === 'off') return;
+      if (out !== 'refused' || attempt >= DEPART_TRIES) break;
     }
-    if (await this.keptOffSession(l, live)) return;
     sessionSeam(x.session).hold(live, `a term of lease "${o.leaseName}" that releaseOnCancel false keeps is on it, and its elector stopped without taking it off`);
   }
 
@@ -595,22 +605,24 @@ export class LeaderElector {
   /**
    * A term this start-up led and keeps, on session `name` as `l` shows it ('unread': the read
    * failed): taken off the session by a renewal conditioned on its token, stamped as leavingKept
-   * says. True: no such term, or it is off the session now.
+   * says. `off`: no such term, or it is off the session now; `refused`: the write lost a race (the
+   * row's term is no longer the one read), to decide again from a new read; `held`: the session is to
+   * stay held (the row unread, or a fault, reported).
    */
-  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<boolean> {
+  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<'off' | 'refused' | 'held'> {
     const { x, options: o } = this;
     const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
     const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken, x.ledOn);
-    if (next.kind === 'none') return true;
-    if (next.kind === 'hold') return false;
+    if (next.kind === 'none') return 'off';
+    if (next.kind === 'hold') return 'held';
     try {
       const w = await x.lock.renew(next.term, { now: next.stamp, leaseDurationSeconds: next.seconds, session: null });
       // its followers, quiet while the session vouched for the term, read the lease now and judge it by its stamp
       if (w) x.push?.wake(o.leaseName, w.revision);
-      return w !== undefined;
+      return w !== undefined ? 'off' : 'refused';
     } catch (e) {
       x.report(e);
-      return false;
+      return 'held';
     }
   }
 

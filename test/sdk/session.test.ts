@@ -1333,6 +1333,41 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
   });
 
+  it("its move off the session is refused, an operator having released the term between the elector's read and its write: read again, the lease shows no term of its own, so its process's session lives on, not held for good and ended at its deadline", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
+    const other = LEASES.find((n) => n !== lease)!;
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name;
+    const kept = (await sim.leases.read(lease)).item!;
+    expect(kept.session).toBe(onSession);
+    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+    /** The stopping elector's renewal taking its kept term off the session (keptOffSession). */
+    const offSession = (q: { input: unknown; operation: string }) => q.operation === 'UpdateItem' && isTable('-leases')(q) && keyOf(q) === lease && /REMOVE .*#session/.test((q.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+    // as that write goes out, an operator releases the term (no latency: it lands first)
+    let released: Promise<unknown> | undefined;
+    holder.machine.swallow = (q) => {
+      if (!released && offSession(q)) released = sim.leases.releaseTerm(lease, { holderIdentity: kept.holderIdentity!, fencingToken: kept.fencingToken }, sim.clock.now());
+      return false;
+    };
+    const sessionEnds = holder.session.stats.ended;
+    const stopFrom = sim.clock.monotonic();
+    await leader.stop();
+    expect(released).toBeDefined();
+    await sim.settle(released!, "the operator's release");
+    // the move off the session was refused: the term it read was gone
+    expect(holder.machine.sent.filter((r) => r.at >= stopFrom && offSession(r)).map((r) => r.ok)).toEqual([false]);
+    expect((await sim.leases.read(lease)).item?.holderInstance).not.toBe(leader.elector.instance);
+    const from = sim.clock.monotonic();
+    await sim.run(holder.session.options.renewDeadlineMs + 2 * CLIENT_GO.retryPeriodMs);
+    const ended = holder.session.stats.ended - sessionEnds;
+    console.log(`after a kept stop whose move off the session was refused: ${ended} session ends, ${leaseWrites(holder.machine, from)} lease writes of ${other} by its process since`);
+    // before: 1 (its renewals held for good: "a term of lease … that releaseOnCancel false keeps is on it")
+    expect(ended).toBe(0);
+    expect(holder.session.name).toBe(onSession);
+    expect(holder.errors.some((e) => e.message.includes(`a term of lease "${lease}" that releaseOnCancel false keeps is on it`))).toBe(false);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+
   it("the leases table refuses the stopping elector's read and write of that lease (throttled): its process stops vouching for the term, the session ending at its deadline; another process leads within a lease duration, a renew deadline and two retry periods of the stop", async () => {
     const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
     expect(leader.elector.isLeader()).toBe(true);
