@@ -523,7 +523,8 @@ export class LeaderElector {
    * lease's followers wait on the session). A release refused is a lost race, not a fault: the row
    * moved on between the read and the write (another's take or end, a move of its fencing token, or
    * the AWS SDK's second send refused by the first, which landed with its answer lost), so the lease
-   * is read and the doubt decided again, up to DEPART_TRIES reads; so is a move off the session
+   * is read and the doubt decided again, up to DEPART_TRIES reads; so is a release whose answer was
+   * lost on every try (it may have landed: mayHaveLanded), and a move off the session
    * refused (keptOffSession: the term ended or was taken since the read). `done`: nothing more to settle
    * (leaveKept need not look); `read`: the row it read, where the hold was dropped for no term of its
    * own on that session.
@@ -548,7 +549,8 @@ export class LeaderElector {
       }
       if (next.kind === 'release') {
         const out = await this.endWith(() => x.lock.release(next.term, x.time.now()));
-        if (out === 'refused' && attempt < DEPART_TRIES) continue;
+        // refused (a lost race), or its answer lost (it may have landed): a new read tells
+        if ((out === 'refused' || out === 'unknown') && attempt < DEPART_TRIES) continue;
         if (out !== 'landed') return { done: true };
       }
       this.settleDoubt();
@@ -724,15 +726,19 @@ export class LeaderElector {
     return (await this.endWith(write, heir)) === 'landed';
   }
 
-  /** ended(), telling a write refused (the row moved on: a lost race) from a fault (reported). */
-  private async endWith(write: () => Promise<Lease | undefined>, heir?: string): Promise<'landed' | 'refused' | 'failed'> {
+  /**
+   * ended(), telling a write refused (the row moved on: a lost race) from a fault (reported), and a
+   * fault after which the write may have landed (`unknown`: a timeout on every try, mayHaveLanded)
+   * from one after which it did not (`failed`).
+   */
+  private async endWith(write: () => Promise<Lease | undefined>, heir?: string): Promise<'landed' | 'refused' | 'unknown' | 'failed'> {
     try {
       const l = await write();
       if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir ?? (l.holderIdentity === undefined ? l.successorInstance : undefined));
       return l !== undefined ? 'landed' : 'refused';
     } catch (e) {
       this.x.report(e);
-      return 'failed';
+      return mayHaveLanded(e) ? 'unknown' : 'failed';
     }
   }
 

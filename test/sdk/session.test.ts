@@ -14,7 +14,7 @@ import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
-import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
+import { DynamoDBModel, faults as ddbFaults } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
 import { Sim, type Machine, type SimElector } from '../../sim/harness.js';
 
@@ -1110,6 +1110,55 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     expect(ended).toBe(0);
     expect(taker.session.name).toBe(onSession);
     expect(taker.errors.some((e) => /Session .* ended/.test(e.message))).toBe(false);
+    expect(leadersOf(procs, lease).length).toBe(1);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+
+  it("the taker's elector of that lease stops as the throttling ends, its departure's read the last refused: the release it sends after reading the lease lands with its answer lost, and the AWS SDK's next sends time out unapplied (a timeout on every attempt); read again, the lease shows no term of its, so the hold goes and its process's session lives on", async () => {
+    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+    /** A write to lease `lease` that ends its term (a release: holderIdentity removed). */
+    const releaseOf = (lease: string) => (r: { input: unknown; operation: string }) => {
+      const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
+      return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.entries(i.ExpressionAttributeNames ?? {}).some(([k, v]) => v === 'holderIdentity' && /^#u\d/.test(k));
+    };
+    let withdrawn: (() => boolean) | undefined;
+    let refusedAfterStop = 0;
+    let releases = 0;
+    let sessionEnds: number | undefined;
+    let onSession: string | undefined;
+    const { sim, procs, lease, L, taker } = await lostTake(
+      (q) => {
+        if (keyOf(q) !== LEASES[0]) return undefined;
+        if (!withdrawn?.()) return throttled();
+        if (refusedAfterStop < 3) return (refusedAfterStop++, throttled());
+        // the AWS SDK's sends after the first release's: timed out before DynamoDB applied them
+        return releases > 0 && releaseOf(LEASES[0]!)(q) ? ddbFaults.timeout() : undefined;
+      },
+      async (p, sim) => {
+        await sim.until('the take reported failed', () => p.errors.some((e) => /throttl|ProvisionedThroughput/i.test(`${e.name} ${e.message}`)) || undefined, CLIENT_GO.leaseDurationMs);
+        // the first release of the lease lands with its answer lost
+        p.machine.loseAnswer = (r) => releaseOf(LEASES[0]!)(r) && releases++ === 0;
+        sessionEnds = p.session.stats.ended;
+        onSession = p.session.name;
+        const stopFrom = sim.clock.monotonic();
+        withdrawn = () => p.machine.sent.some((r) => r.at >= stopFrom && r.operation === 'DeleteItem' && isTable('-candidates')(r));
+        await p.electors.find((e) => e.elector.options.leaseName === LEASES[0])!.stop();
+        expect(refusedAfterStop).toBe(3);
+        // the release after the doubt's read landed; every send of it answered by a timeout
+        const sent = p.machine.sent.filter((r) => r.at >= stopFrom && releaseOf(LEASES[0]!)(r));
+        expect(sent.length).toBeGreaterThan(1);
+        expect(sent[0]!.ok).toBe(true);
+        // released (and perhaps taken by another since)
+        expect((await sim.leases.read(LEASES[0]!)).item?.holderInstance).not.toBe(p.electors.find((e) => e.elector.options.leaseName === LEASES[0])!.elector.instance);
+      },
+    );
+    const from = sim.clock.monotonic();
+    await sim.run(CLIENT_GO.renewDeadlineMs + 2 * CLIENT_GO.retryPeriodMs);
+    const ended = taker.session.stats.ended - sessionEnds!;
+    const other = LEASES[1]!;
+    console.log(`the taker's session, its release timed out on every send: ${ended} ended after its elector's stop (${taker.session.name === onSession ? 'the same' : 'another'} session now); ${leaseWrites(taker.machine, from)} lease writes of ${other} by its process since`);
+    expect(ended).toBe(0);
+    expect(taker.session.name).toBe(onSession);
     expect(leadersOf(procs, lease).length).toBe(1);
     await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
   });
