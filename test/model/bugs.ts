@@ -22,7 +22,11 @@ export type ModelBug =
   /** The step ignores 'slept': a leader whose machine slept leads on by its monotonic clock (lib/sdk/step.ts decide before d3df61b). */
   | 'sleepIgnored'
   /** The step takes 'slept' but moves the term's renewedAt back by nothing (the sleep recorded, not counted against the renew deadline). */
-  | 'sleepNotCounted';
+  | 'sleepNotCounted'
+  /** The Session drops a left term's name once a read shows the row's fencing token moved off it, the term still on the row (step.ts showsLeftTerm before 3d2f615). */
+  | 'leftTermDroppedByFencingToken'
+  /** The Session drops a left term's name at its first look, whatever the lease shows. */
+  | 'leftTermDroppedUnread';
 
 export function planted(bug: ModelBug, p: Protocol): Protocol {
   switch (bug) {
@@ -109,6 +113,10 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
     case 'followerIgnoresSession':
       // the lock's session reads, and its query for the holder's own process's row, find no row
       return { ...p, sessionRows: (rows, by) => (by === 'elector' ? [] : p.sessionRows(rows, by)) };
+    case 'leftTermDroppedByFencingToken':
+      return { ...p, showsLeftTerm: (l, term) => l?.holderInstance === term.instance && l.fencingToken === term.token };
+    case 'leftTermDroppedUnread':
+      return { ...p, showsLeftTerm: () => false };
     case 'renewalWithoutTokenCondition':
       // a renewal of whatever the row holds, answered with the row as it is then
       return {

@@ -74,6 +74,13 @@
  *   are; the coordinator judges a session-held lease by the later of its stamp and the session's
  *   (reconcileOnce's effectiveLease); a peer may rewrite the lease's `session` (`sessionRedirects`,
  *   as the simulator's `sessionRedirect`: to its own session, or to one that does not exist);
+ * - kept stops (`keptStops`): a stopped leader's term left to run out, named on its process's
+ *   session rows (`leftTerms`) until the Session's consistent read of the lease, due a lease
+ *   duration past the name's stamp, shows the term no more (Session.lookAtLeft, through
+ *   step.ts showsLeftTerm); an operator may move the fencing token under it (`tokenMoves`: its
+ *   `termToken` kept). Checked besides: while the row shows a term so left, no session row of its
+ *   process vouches for it past the stamp it was left at (renewedBySession: a bound on how long
+ *   nobody leads, not a second leader);
  *
  * Not modelled: the push path's health (pushLive false), faults on the candidates table (its writes
  * and reads land at once), a deleted row in NoCoordination; of sessions, the SessionReader's sharing of an
@@ -83,7 +90,7 @@
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { processOf, type IdentityLease, type LeftTerm } from '../../lib/schemas/identity.js';
 import { instanceOnSession } from '../../lib/schemas/instance.js';
-import { effectiveLease, judgingRow, marksTermEnded, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
+import { effectiveLease, judgingRow, marksTermEnded, renewedBySession, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
 import { acquisition, takenAgain } from '../../lib/sdk/lock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
@@ -99,6 +106,7 @@ import {
   leadFromRead,
   leftTerm,
   SESSION_QUIET_LEASES,
+  showsLeftTerm,
   sleepToCount,
   sleptSince,
   sessionFallbackMs,
@@ -147,9 +155,11 @@ export interface Protocol {
   readonly sessionRows: (rows: readonly IdentityLease[], by: 'elector' | 'coordinator') => readonly IdentityLease[];
   /** What the coordinator judges a lease by, given the session row it read after it (reconcileOnce: effectiveLease). */
   readonly coordinatorView: (lease: Lease, session: SessionStamp | undefined, now: number) => Lease;
+  /** The Session's rule for a term its process left (SessionSeam.leave's `stillHeld`, as LeaderElector.leaveTerm builds it): whether a consistent read of the lease still shows it (false: the name is dropped). */
+  readonly showsLeftTerm: typeof showsLeftTerm;
 }
 
-export const realProtocol: Protocol = { decide, decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease };
+export const realProtocol: Protocol = { decide, decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease, showsLeftTerm };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -199,9 +209,11 @@ export interface ModelConfig {
    * With `sessions` and `cancels`: every elector runs with `releaseOnCancel: false` and its
    * process's Session runs on after its run() ends (its other electors, not modelled, keep it
    * renewed): a cancelled leader releases nothing, and names the term it led last as left
-   * (SessionSeam.leave: `leftTerms` on every row its process writes from then on). Its take-off of
-   * the term (leavingKept) and the hold are not modelled: the term stays where the row has it, as
-   * when a peer pointed it elsewhere first.
+   * (SessionSeam.leave: `leftTerms` on every row its process writes from then on), dropped once a
+   * consistent read of the lease shows the term no more (Session.lookAtLeft). Its take-off of the
+   * term (leavingKept) and the hold past MAX_LEFT_TERMS are not modelled: the term stays where the
+   * row has it, as when a peer pointed it elsewhere first, and a held Session renews nothing, which
+   * every timing explored includes (a renewal of a process whose elector is gone is never due).
    */
   readonly keptStops?: boolean;
   /** With `start: 'held'`: the held row names this `session` from the start (a peer's earlier redirect, as `sessionRedirects` writes it), its holder's own or not. */
@@ -316,7 +328,7 @@ interface ElectorSession {
   readonly gen: number;
   /** A renewal sent at `sentAt` (monotonic) that landed, its answer still on its way: the Session waits for it before renewing again. */
   readonly late?: number;
-  /** The term its process's stopped elector left to run out (SessionSeam.leave), named on every row it writes from then on. */
+  /** The term its process's stopped elector left to run out (SessionSeam.leave), named on every row it writes from then on, until a read of the lease shows it no more (Session.lookAtLeft). */
   readonly left?: LeftTerm;
 }
 
@@ -327,6 +339,8 @@ export interface Elector {
   readonly process: string;
   /** Its process's Session, if `sessions`. */
   readonly session?: ElectorSession;
+  /** The term it left to run out as it stopped (keptStops), and the stamp: the model's own record, kept after the Session drops the name (the invariant's). */
+  readonly leftTerm?: LeftTerm;
   readonly stampOffset: number;
   readonly wallOffset: number;
   /** Its StampClock's jumps so far (Moment.jumps), and answers still to come before it is trusted again after the last. */
@@ -899,9 +913,16 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const term = leftTerm(e.state.ledToken, e.instance, e.session !== undefined);
     if (!term || !e.session) return w;
     const stampNow = w.sessionRows.filter((r) => r.process === e.process).reduce((m, r) => Math.max(m, r.renewTime), 0);
-    return patchElector(w, i, { session: { ...e.session, left: { ...term, stamp: stampNow } } });
+    const left = { ...term, stamp: stampNow };
+    return patchElector(w, i, { session: { ...e.session, left }, leftTerm: left });
   }
-  const withLeft = (r: IdentityLease, left: LeftTerm | undefined): IdentityLease => (left ? { ...r, leftTerms: { [LEASE]: left } } : r);
+  /** A row as its process writes it: naming the term it left, or none once that name is dropped (IdentityStore.renewSession: `leftTerms` removed). */
+  const withLeft = (r: IdentityLease, left: LeftTerm | undefined): IdentityLease => {
+    if (left) return { ...r, leftTerms: { [LEASE]: left } };
+    if (r.leftTerms === undefined) return r;
+    const { leftTerms: _, ...rest } = r;
+    return rest;
+  };
 
   const departRead = (w: World, e: Elector): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'departRead' }, sentAt: monoOf(w, e) });
 
@@ -937,6 +958,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const gone = e.cancel?.phase === 'gone';
     const tell = (x: World, ev: Event) => (gone ? x : feed(x, i, ev, false));
     const kept = s.left ? { left: s.left } : {};
+    // Session.lookAtLeft, at each turn of its loop: the lease read (consistently, answered at once) once the term left is due a
+    // look — its stamp plus a lease duration (and the clock's error) past, by DynamoDB's time as the process measures it — and
+    // the name dropped if the row shows that term no more. (After a look that keeps it, the real Session looks again a lease
+    // duration on; here a drop may come at any moment past the first: every later timing, and more.)
+    if (s.left && stamp(w, e) >= s.left.stamp + cfg.leaseDurationMs + cfg.maxClockErrorMs && !proto.showsLeftTerm(w.row, s.left)) {
+      const { left: _, ...rest } = s;
+      yield { label: `${e.process}'s Session reads the lease and drops the name of term ${s.left.token} (the lease read: ${shown(w.row)})`, state: patchElector(w, i, { session: rest }) };
+    }
     if (s.name === null) {
       const name = `${e.process}-s${s.gen + 1}`;
       const row = withLeft(sessionRow(name, e.process, stamp(w, e)), s.left);
@@ -1107,6 +1136,22 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       const rowGoneUnder = r?.holderIdentity === undefined && w.deletedTokens.includes(l.term.fencingToken);
       if (!rowGoneUnder && !(r?.holderIdentity === e.name && r.holderInstance === e.instance && (r.fencingToken === l.term.fencingToken || r.termToken === l.term.fencingToken)))
         return `${e.name} leads in term ${l.term.fencingToken} while the lease row is in ${r?.holderIdentity === undefined ? 'no term' : `${r.holderIdentity}'s term ${r.fencingToken}`}`;
+    }
+    // A term a stopped elector left to run out (keptStops): while the row shows it — its holder's instance and the token it
+    // began with (`termToken`: a move of the fencing token under it begins no term) — no session row of its process vouches
+    // for it past the stamp it was left at (SessionSeam.leave's promise), whichever session the row names: judged as followers,
+    // the coordinator and its tick judge a term by a row of its holder's process (renewedBySession). Nobody leads that term,
+    // so this is a bound on leaderless time, not a second leader: past it, the process's other electors' renewals would keep
+    // it alive for ever.
+    for (const e of w.electors) {
+      const left = e.leftTerm;
+      const r = w.row;
+      if (!left || r?.holderInstance !== left.instance || (r.termToken ?? r.fencingToken) !== left.token) continue;
+      const bound = Math.max(r.renewTime ?? 0, left.stamp);
+      for (const sr of w.sessionRows) {
+        const by = sr.process === e.process ? (renewedBySession(r, sr).renewTime ?? 0) : 0;
+        if (by > bound) return `${e.process}'s session row ${sr.name} vouches for term ${left.token}, which ${e.name} left to run out, ${by - bound} ms past the stamp it was left at (row ${shown(r)})`;
+      }
     }
     return undefined;
   }
@@ -1284,6 +1329,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
     }
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
     if (e.cancel) out += `|X${enc(e.cancel)}`;
+    if (e.leftTerm) out += `|Y${K(c, e.leftTerm.token)}/${T(c, e.leftTerm.stamp)}`;
     if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}${e.session.left ? `<${K(c, e.session.left.token)}/${e.session.left.instance}/${T(c, e.session.left.stamp)}` : ''}`;
     if (e.sleep) out += `|Z${e.lag ?? 0}/${enc(e.sleep)}/${e.gain ?? ''}/${e.behind ?? ''}`;
   }

@@ -52,6 +52,9 @@ const GOALS: Record<string, (w: World) => boolean> = {
   // releaseOnCancel false (keptStops): the stopped leader's term named as left on its process's rows, which its Session renews on
   "a kept term named as left (leftTerms) on its process's session row, its elector gone": (w) => w.sessionRows.some((r) => r.leftTerms !== undefined) && w.electors.some((e) => e.cancel?.phase === 'gone'),
   "a kept term whose row a peer pointed at a session not its process's, ended once it ran out (its process's session renewed on)": (w) => w.keptRedirectEnded === true,
+  // …an operator's move of the fencing token under a kept term (its termToken kept), and the Session's drop of a name once the lease shows its term no more
+  "a fencing token moved under a term its elector left to run out (termToken kept), the name still on its process's rows": (w) => w.electors.some((e) => e.session?.left !== undefined && w.row?.holderInstance === e.session.left.instance && w.row.termToken === e.session.left.token && w.row.fencingToken !== w.row.termToken),
+  "a left term's name dropped by its process's Session once a consistent read of the lease showed the term no more": (w) => w.electors.some((e) => e.leftTerm !== undefined && e.session?.left === undefined),
   "a lease's session rewritten by a peer under its holder": (w) => w.row?.session !== undefined && w.row.holderInstance !== undefined && !w.row.session.startsWith(`${processOf(w.row.holderInstance)}-`),
 };
 

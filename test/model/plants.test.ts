@@ -15,6 +15,9 @@ const shown = (r: Exploration<World>) => (r.violation ? `${r.violation.message}\
 /** The scope of ./scopes.ts with a machine suspended. */
 const SLEEPS = SCOPES.find((s) => s.cfg.sleeps)!.cfg;
 
+/** The scope of ./scopes.ts with a kept stop and a fencing token moved under it. */
+const KEPT_MOVE = SCOPES.find((s) => s.cfg.keptStops && s.cfg.tokenMoves > 0)!.cfg;
+
 /** Each planted bug (sim/bugs.ts) that concerns the step or the lock, the scope that shows it, and what it breaks. */
 const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks: RegExp; control?: true; trace?: string[] }[] = [
   { bug: 'leaderIgnoresRenewDeadline', cfg: { stampOffsetsMs: [0], faults: 0 }, depth: 6, breaks: /leads past its renew deadline/ },
@@ -38,6 +41,11 @@ const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks:
   // (woken after 3 units, it looks at its clocks at the next tick: the sleep not counted, it leads on)
   { bug: 'sleepIgnored', cfg: SLEEPS, depth: 3, breaks: /w1 leads past its renew deadline \(renewed 6 units ago, by its clock since boot\)/, trace: ["w1's machine sleeps 1250 ms", '2 ticks', '4 ticks'] },
   { bug: 'sleepNotCounted', cfg: SLEEPS, depth: 3, breaks: /w1 leads past its renew deadline \(renewed 6 units ago, by its clock since boot\)/, trace: ["w1's machine sleeps 1250 ms", '2 ticks', '4 ticks'] },
+  // a kept stop (releaseOnCancel false): the Session drops the name of the term its stopped elector left while the row still shows it,
+  // so its next renewal vouches for that term by its own stamp (nobody leads it: a bound on leaderless time broken, not two leaders).
+  // By the fencing token (the rule before 3d2f615): an operator's move of the token under the term, then its look a lease duration on
+  { bug: 'leftTermDroppedByFencingToken', cfg: KEPT_MOVE, depth: 6, breaks: /vouches for term \d+, which w1 left to run out, 2500 ms past the stamp it was left at/, trace: ['w1 is cancelled', 'w1 withdraws its candidacy, leaves term 499999500000 to run out, and is gone', 'an operator moves the fencing token under w1', '5 ticks', "p1's Session reads the lease and drops the name of term 499999500000 (the lease read: holder w1, token 499999500001)", "p1's session p1-s1 renews"] },
+  { bug: 'leftTermDroppedUnread', cfg: KEPT_MOVE, depth: 5, breaks: /vouches for term \d+, which w1 left to run out, 2500 ms past the stamp it was left at/ },
 ];
 
 describe('the model check catches the planted bugs', () => {

@@ -29,6 +29,9 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // releaseOnCancel false: the leader cancelled leaves its term to run out, its process's Session running on (its other electors),
   // and names the term as left on its rows (leftTerms); a peer may point the row at its own session or a missing one, before or after
   { name: "a held lease on sessions, its leader stopped with releaseOnCancel false (its process's Session running on), a peer rewriting the lease's session", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, cancels: 1, keptStops: true, sessionRedirects: 1, maxTickUnits: 3 }, depth: 7 },
+  // …an operator moving the fencing token under it instead (its termToken kept): the name still matches the term (by termToken), and is
+  // dropped once a consistent read of the lease shows the term no more; no row of the process vouches for it past its stamp
+  { name: 'a held lease on sessions, its leader stopped with releaseOnCancel false, an operator moving the fencing token under its term', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, cancels: 1, keptStops: true, tokenMoves: 1, maxTickUnits: 5 }, depth: 6 },
   // client-go's mode without a coordinator: every elector takes a vacant lease itself, by a write conditioned on the revision it read
   { name: 'NoCoordination: two electors, clocks off by ±500 ms, one jump', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [-500, 500], faults: 0, clockJumps: 1 }, depth: 8 },
   { name: 'NoCoordination: two electors, one slow or lost request, one work failure, one cancel', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [0], faults: 1, workFailures: 1, cancels: 1 }, depth: 8 },
