@@ -263,6 +263,19 @@ export const runningTableNotFound =
 export const tableNotFound = (who: string, tables: TableNames, e: unknown): unknown => (isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error) : e);
 
 /**
+ * The sentence naming the prefix meant when `tables` was given a table's name
+ * (`conclave-local-leases`, copied from a stack output or a table list) or the prefix with its dash
+ * (`conclave-local-`): the names it resolved to then repeat a suffix or a dash. Empty for any other names.
+ */
+function meantPrefix(tables: TableNames): string {
+  if (!tables.leases.endsWith('-leases')) return '';
+  const given = tables.leases.slice(0, -'-leases'.length);
+  if (tables.candidates !== `${given}-candidates` || tables.identities !== `${given}-identities`) return '';
+  const meant = given.replace(/-(?:leases|candidates|identities)$|-+$/, '');
+  return meant !== given && meant !== '' ? `\`tables\` is the prefix the three names share, without the dash: '${meant}', not '${given}'. ` : '';
+}
+
+/**
  * A Conclave table an SDK object uses does not exist where its client points (a `tables` prefix or
  * name that does not match the deployment, another account or Region, or local mode not started;
  * or, told to onError by a running object, a table deleted or being created again under it).
@@ -289,6 +302,7 @@ export class TableNotFoundError extends Error {
       `${subject}: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
         (retrying ? 'It was deleted, or is being restored or created again, while this worker ran; or it was never there. ' : '') +
         `It uses ${tables.leases}, ${tables.candidates} and ${tables.identities}, as its \`tables\` option names them (a prefix such as 'conclave', or { leases, candidates, identities }). ` +
+        meantPrefix(tables) +
         `Give \`tables\` your deployment's names: the stack's LeasesTable, CandidatesTable and IdentitiesTable outputs (their common prefix), in the account and Region the client uses; ` +
         `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
         (retrying ? ' Retrying with backoff: it takes part again once the table is back (a leader stops leading by its renew deadline meanwhile).' : ''),

@@ -58,3 +58,27 @@ describe('a `tables` option that names no table', () => {
     expect(e.cause.name).toBe('ResourceNotFoundException');
   });
 });
+
+describe('a `tables` prefix written as a table name, or with its dash', () => {
+  // the two mistakes a user makes copying a name from `conclave-local`'s output or a stack's outputs
+  it.each([
+    ['a table name (conclave-local-leases)', 'conclave-local-leases', 'conclave-local'],
+    ['the candidates table name', 'conclave-local-candidates', 'conclave-local'],
+    ['a trailing dash (conclave-local-)', 'conclave-local-', 'conclave-local'],
+  ] as const)('LeaderElector and getLeader with %s: the TableNotFoundError names the prefix meant', async (_, tables, meant) => {
+    const stop = new AbortController();
+    const elector = new LeaderElector({ client: client(), tables, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', callbacks: { onStartedLeading: () => undefined } });
+    const errors = [await elector.run(stop.signal).then(() => undefined, (e: unknown) => e), await getLeader('job', { client: client(), tables }).then(() => undefined, (e: unknown) => e)];
+    stop.abort();
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(TableNotFoundError);
+      expect((error as TableNotFoundError).message).toContain(`\`tables\` is the prefix the three names share, without the dash: '${meant}', not '${tables}'`);
+    }
+  });
+
+  it('a prefix that is neither gets no such hint', async () => {
+    const error = await getLeader('job', { client: client(), tables: PREFIX }).then(() => undefined, (e: unknown) => e);
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    expect((error as TableNotFoundError).message).not.toContain('without the dash');
+  });
+});
