@@ -35,12 +35,38 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
 /** Where the events go unless --events-dir says: the folder `conclave events` looks in by default (.local/events.jsonl). */
 const EVENTS_DIR = '.local';
 
+const OPTIONS = { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+
+/** Levenshtein distance: how many letters to insert, delete or change to make `a` into `b`. */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length]!;
+}
+
+/** The option a mistyped one most likely meant: the one it begins, or one within 3 letters (as commander suggests for `conclave`). */
+function meant(typed: string): string | undefined {
+  const flags = Object.keys(OPTIONS).map((o) => `--${o}`);
+  const begun = flags.filter((f) => typed.length >= 4 && f.startsWith(typed));
+  if (begun.length === 1) return begun[0];
+  const [best] = flags.map((f) => ({ f, d: editDistance(typed, f) })).sort((x, y) => x.d - y.d);
+  return best && best.d <= 3 ? best.f : undefined;
+}
+
 function options(argv: string[]): LocalConclaveOptions {
   let v;
   try {
-    v = parseArgs({ args: argv, options: { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true }).values;
+    v = parseArgs({ args: argv, options: OPTIONS, strict: true }).values;
   } catch (e) {
-    console.error(`conclave-local: ${(e as Error).message}\n${USAGE}`);
+    const unknown = (e as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /'([^']+)'/.exec((e as Error).message)?.[1] : undefined;
+    if (unknown !== undefined) {
+      const suggestion = meant(unknown);
+      console.error(`conclave-local: unknown option '${unknown}'${suggestion ? ` (did you mean ${suggestion}?)` : ''}\n${USAGE}`);
+    } else console.error(`conclave-local: ${(e as Error).message}\n${USAGE}`);
     process.exit(2);
   }
   if (v.help) {

@@ -34,6 +34,11 @@ describe('conclave-local', () => {
     [['--table-prefix', 'bad prefix!'], /^conclave-local: --table-prefix: must be 1–200 of A-Z a-z 0-9 _ \. -/],
     [['--endpoint', 'localhost'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
     [['--tick', '0.001'], /^conclave-local: --tick must be a number of seconds, at least 0\.01, such as 10 \(got 0\.001\)/],
+    // a typo is answered with the option meant, as `conclave` (commander) answers one
+    [['--tabel-prefix', 'x'], /^conclave-local: unknown option '--tabel-prefix' \(did you mean --table-prefix\?\)/],
+    [['--events', 'x'], /^conclave-local: unknown option '--events' \(did you mean --events-dir\?\)/],
+    [['--nopush'], /^conclave-local: unknown option '--nopush' \(did you mean --no-push\?\)/],
+    [['--verbose'], /^conclave-local: unknown option '--verbose'\n/],
   ])('%j: refused naming the flag, with the usage, exit 2', (args, message) => {
     const r = run(...args);
     expect(r.status).toBe(2);
