@@ -362,6 +362,11 @@ describe('a consumer project', () => {
     expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::DynamoDB::GlobalTable')).toHaveLength(3);
     expect(text).toContain('dynamodb:LeadingKeys');
     expect(text).toContain('nightly-report');
+    // the README's count of this stack's resources (the feature flags change none of them), as the app synthesizes it
+    const said = /the same (\d+) resources/.exec(readFileSync(join(ROOT, 'packages', 'cdk', 'README.md'), 'utf8'));
+    expect(said, 'packages/cdk/README.md states "the same N resources" of its stack').not.toBeNull();
+    const count = Object.keys(template.Resources).length;
+    expect(Number(said![1]), `packages/cdk/README.md says "${said![0]}", but its stack synthesizes ${count} resources: say ${count}`).toBe(count);
   });
 
   it("synthesizes the CDK README's multi-Region app: MRSC tables with a witness in the primary's stack, the functions in the other replica Region's", async () => {
