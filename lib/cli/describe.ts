@@ -17,7 +17,7 @@ import { listVouched } from '../coordinator/vouched.js';
 
 const ELECTED_BY: Record<ElectedBy, string> = {
   coordinator: 'the coordinator',
-  successor: 'succession (the designated successor took the vacant lease)',
+  successor: 'succession (the designated successor: handed the term by the leader stepping down, or taking the lease as it fell vacant)',
   self: 'itself (direct acquisition)',
 };
 

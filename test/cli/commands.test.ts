@@ -161,6 +161,16 @@ describe('describe lease', () => {
     expect(out).toMatch(/^Next step: +ask w1 to yield to w2 \(preferredHolder\); w1 releases at its next renewal/m);
   });
 
+  it('a term its successor holds by succession reads as handed over or taken vacant, not only taken vacant', async () => {
+    // a SIGTERMed leader's hand-over writes electedBy 'successor' as a take of a vacant lease does: the row cannot tell them apart
+    const own = await cliHarness('cli-succession');
+    await own.seedLease(lease('p2', { name: 'handed', electedBy: 'successor', electedStrategy: 'OldestEmulationVersion', lastHolderIdentity: 'p1' }));
+    const r = await own.run(['describe', 'lease', 'handed'], { clock: at() });
+    await own.t.drop();
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^Elected: +by succession \(the designated successor: handed the term by the leader stepping down, or taking the lease as it fell vacant\) under OldestEmulationVersion$/m);
+  });
+
   it('shows the run-once windows withLease completed on the lease, newest first', async () => {
     const own = await cliHarness('cli-runs');
     const runs = ['2026-01-03', '2026-01-02', '2026-01-01'].map((window, i) => ({ window, fencingToken: 30 - i, holder: `inv-${3 - i}`, at: NOW - i * MIN }));
