@@ -39,7 +39,7 @@ export const LeaderElectedSchema = z
     previousHolder: Holder.optional().describe('The holder of the previous term, when there was one (may equal holder: re-elected after a gap)'),
     fencingToken: FencingToken.describe('The new term’s fencing token'),
     leaseTransitions: z.number().int().min(0),
-    electedBy: ElectedBy.optional().describe('coordinator: elected; successor: the designated successor took the vacant lease; self: acquired directly (fallback or NoCoordination)'),
+    electedBy: ElectedBy.optional().describe('coordinator: elected; successor: the designated successor, handed the term by the leader stepping down or taking the lease as it fell vacant; self: acquired directly (fallback or NoCoordination)'),
     strategy: StrategyName.optional().describe('The strategy the holder was elected under (electedStrategy, else the lease’s strategy)'),
     electionId: z.string().min(1).optional().describe('The election this term finished, when one was open'),
     address: HolderAddress,

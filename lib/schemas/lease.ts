@@ -223,8 +223,9 @@ export const LeaseItem = z.object({
    */
   fencingToken: FencingToken,
   /**
-   * How the holder got the lease: elected by the coordinator; taken as the designated successor of
-   * a vacant lease; or acquired directly (the fallback, or NoCoordination).
+   * How the holder got the lease: elected by the coordinator; as the designated successor, handed
+   * the term by the leader stepping down or taking the lease as it fell vacant (the row does not
+   * tell which); or acquired directly (the fallback, or NoCoordination).
    */
   electedBy: ElectedBy.optional(),
   /**

@@ -36,6 +36,14 @@ describe('event schemas', () => {
     }
   });
 
+  it("Leader Elected's electedBy says a successor is handed the term on a hand-off, or takes the lease vacant", () => {
+    // a SIGTERMed leader's hand-over is published with electedBy 'successor', as a take of a vacant lease is
+    const s = eventJsonSchemas()['Leader Elected'] as { properties: { electedBy: { description: string } } };
+    expect(s.properties.electedBy.description).toBe(
+      'coordinator: elected; successor: the designated successor, handed the term by the leader stepping down or taking the lease as it fell vacant; self: acquired directly (fallback or NoCoordination)',
+    );
+  });
+
   it('Leader Changed requires both holders', () => {
     const s = eventJsonSchemas()['Leader Changed'] as { required: string[] };
     expect(s.required).toEqual(expect.arrayContaining(['previousHolder', 'holder', 'fencingToken']));
