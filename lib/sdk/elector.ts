@@ -435,13 +435,17 @@ export class LeaderElector {
       standing.abort(INTERNAL_STOP);
       await candidacy;
       // A release refused lost a race: the row moved on under the term it knew (another's take, or a
-      // peer's move of the fencing token, termToken kept), so it is decided again from a new read (depart).
-      const refused = led && o.releaseOnCancel && !led.handed && (await this.endWith(() => x.lock.release(led.term, time.now()))) === 'refused';
+      // peer's move of the fencing token, termToken kept), so it is decided again from a new read
+      // (depart); so is one whose answer was lost on every try (it may have landed).
+      const released = led && o.releaseOnCancel && !led.handed ? await this.endWith(() => x.lock.release(led.term, time.now())) : undefined;
       // A follower the lease still names (its successor, or the heir of a hand-over that landed as it
       // stopped: a whole fleet stopped at once) gives that up, after its candidacy, so no term waits for it.
       // Whatever releaseOnCancel says: that option keeps a term this worker led (its work may outlive
       // run()), and a follower's name, or a term handed to it that it never led, guards no work.
-      if ((!led && this.candidate) || refused) await this.depart();
+      const settled = released === 'refused' || released === 'unknown' ? await this.depart() : released !== 'failed';
+      if (!led && this.candidate) await this.depart();
+      // a term it led and meant to release, the release not landed (a fault): left to run out on its stamp, as a kept term is
+      if (led && !settled) this.leaveUnreleased(led.term);
       // a term it led and keeps (releaseOnCancel false): named as left on every session row of its process from now on, so none vouches for it past its stamp
       this.leaveTerm();
       // a write onto its session still in doubt: settled before the hold goes, or the hold stays
@@ -462,24 +466,28 @@ export class LeaderElector {
    * a leader whose own release was refused (a peer moved the fencing token under its term, termToken
    * kept): its term, still on the row, is released by the token the row shows.
    */
-  private async depart(): Promise<void> {
+  private async depart(): Promise<boolean> {
     const { x, options: o } = this;
     for (let attempt = 1; attempt <= DEPART_TRIES; attempt++) {
       try {
         const read = await x.lock.get(true);
         const d = departure(read.item, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
-        if (!d) return;
+        if (!d) return true;
         // refused: the row moved on between the read and the write (another's take, a move of its
-        // fencing token under the term): decided again from a new read, as a refused decline is
+        // fencing token under the term): decided again from a new read, as a refused decline is;
+        // so is a release whose answer was lost on every try (it may have landed)
         if (d.kind === 'release') {
-          if ((await this.endWith(() => x.lock.release(d.term, x.time.now()))) === 'refused') continue;
-          return;
+          const out = await this.endWith(() => x.lock.release(d.term, x.time.now()));
+          if (out === 'refused' || out === 'unknown') continue;
+          return out === 'landed';
         }
-        if (await x.lock.decline(read, d.role)) return;
+        if (await x.lock.decline(read, d.role)) return true;
       } catch (e) {
-        return x.report(e);
+        x.report(e);
+        return false;
       }
     }
+    return false;
   }
 
   /**
@@ -599,6 +607,22 @@ export class LeaderElector {
   private leaveTerm(): void {
     const { x, options: o } = this;
     const term = leftTerm(o.releaseOnCancel ? -1 : this.known.ledToken, this.instance, x.session !== undefined);
+    if (!term || !x.session) return;
+    const lock = x.lock;
+    sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
+  }
+
+  /**
+   * Stopping with releaseOnCancel true, the release of the term it led not landed (a fault, or its
+   * answer lost on every try and no read since telling): the term is left to run out on its stamp on
+   * its process's session rows (SessionSeam.leave, as a kept term is: leaveTerm), dropped there once
+   * a consistent read of the lease shows it no more. Without it, a term on the session its process
+   * renews on for its other electors would be kept alive by those renewals for ever, nobody leading
+   * it. Its elector no longer acts (it stepped down), so the session may stop vouching for it.
+   */
+  private leaveUnreleased(led: Term): void {
+    const { x, options: o } = this;
+    const term = leftTerm(led.fencingToken, this.instance, x.session !== undefined);
     if (!term || !x.session) return;
     const lock = x.lock;
     sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));

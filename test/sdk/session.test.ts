@@ -1555,3 +1555,45 @@ describe('a stopping elector whose release is refused, the row moved on under it
     await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1) && leadersOf(procs, other).length === 1);
   });
 });
+
+describe('a stopping session-held leader whose hand-over and release fail on every try (releaseOnCancel true)', () => {
+  const throttled = () => Object.assign(new Error('injected: the leases table throttles this process'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+  const denied = () => Object.assign(new Error('injected: User is not authorized to perform: dynamodb:UpdateItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+
+  it.each([
+    ['throttled', throttled],
+    ['denied', denied],
+  ] as const)("the leases table refuses the stopping elector's requests of that lease (%s): its term is left to run out on its stamp (leftTerms), not kept alive by its process's session; another process leads within a lease duration and two retry periods of the stop, and the session lives on", async (_, fault) => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder();
+    const other = LEASES.find((n) => n !== lease)!;
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name!;
+    const token = (await sim.leases.read(lease)).item!.fencingToken;
+    expect((await sim.leases.read(lease)).item?.session).toBe(onSession);
+    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+    // every request of the holder's process to that lease's row fails: the hand-over, its re-read, the release
+    holder.machine.fault = (q) => (isTable('-leases')(q) && keyOf(q) === lease ? fault() : undefined);
+    const sessionEnds = holder.session.stats.ended;
+    await leader.stop();
+    const stoppedAt = sim.clock.monotonic();
+    expect(leader.elector.isLeader()).toBe(false);
+    // the term still on the row, on its process's live session
+    expect((await sim.leases.read(lease)).item).toMatchObject({ holderInstance: leader.elector.instance, fencingToken: token, session: onSession });
+    const others = procs.filter((p) => p !== holder);
+    const ledAfter = await ledByAnother(sim, procs, others, lease, stoppedAt);
+    const ended = holder.session.stats.ended - sessionEnds;
+    console.log(`a session-held leader stopped, its hand-over and release ${_} on every try: another process leads ${lease} ${ledAfter} ms after the stop; ${ended} session ends`);
+    // before: no leader within 6 lease durations (the session's renewals for the process's other elector kept the term alive, nothing held or read)
+    expect(ledAfter).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs);
+    expect((await sim.leases.read(lease)).item!.fencingToken).toBeGreaterThan(token);
+    // the session lived on throughout, for the process's elector of the other lease
+    expect(ended).toBe(0);
+    expect(holder.session.name).toBe(onSession);
+    holder.machine.fault = undefined;
+    // the name is dropped from the session row once a read of the lease shows the term no more
+    const key = sessionKey(onSession);
+    const row = async () => (await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item;
+    await sim.until('the left term dropped from the session row', async () => (await row())?.leftTerms === undefined || undefined, 3 * L);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1) && leadersOf(procs, other).length === 1);
+  });
+});
