@@ -533,7 +533,7 @@ export class LeaderElector {
    * the AWS SDK's second send refused by the first, which landed with its answer lost), so the lease
    * is read and the doubt decided again, up to DEPART_TRIES reads; so is a release whose answer was
    * lost on every try (it may have landed: mayHaveLanded), and a move off the session
-   * refused (keptOffSession: the term ended or was taken since the read). `done`: nothing more to settle
+   * refused (keptOffSession: the term ended or was taken since the read) or timed out on every try. `done`: nothing more to settle
    * (leaveKept need not look); `read`: the row it read, where the hold was dropped for no term of its
    * own on that session.
    */
@@ -552,7 +552,8 @@ export class LeaderElector {
       const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
       if (next.kind === 'keep') {
         const out = await this.keptOffSession(read.item, d.session);
-        if (out === 'refused' && attempt < DEPART_TRIES) continue;
+        // refused (a lost race), or its answer lost on every try (it may have landed): a new read tells
+        if ((out === 'refused' || out === 'unknown') && attempt < DEPART_TRIES) continue;
         if (out !== 'off') return { done: true };
       }
       if (next.kind === 'release') {
@@ -572,8 +573,8 @@ export class LeaderElector {
    * runs out on its stamps rather than living for ever on the session's renewals; where that cannot
    * be done (the lease cannot be read, or the write fails), the session's renewals are held
    * for good (the hold ends with the session, at its deadline). A write refused lost a race (the term
-   * ended or was taken between the read and the write): the lease is read again and decided again,
-   * up to DEPART_TRIES reads. `read`: a consistent read made since the step-down, if any.
+   * ended or was taken between the read and the write), and one whose answer was lost on every try
+   * may have landed: either way the lease is read again and decided again, up to DEPART_TRIES reads. `read`: a consistent read made since the step-down, if any.
    */
   private async leaveKept(read?: LeaseRead): Promise<void> {
     const { x, options: o } = this;
@@ -591,7 +592,8 @@ export class LeaderElector {
       }
       const out = await this.keptOffSession(l, live);
       if (out === 'off') return;
-      if (out !== 'refused' || attempt >= DEPART_TRIES) break;
+      // refused (a lost race), or its answer lost on every try (it may have landed): a new read tells
+      if ((out !== 'refused' && out !== 'unknown') || attempt >= DEPART_TRIES) break;
     }
     sessionSeam(x.session).hold(live, `a term of lease "${o.leaseName}" that releaseOnCancel false keeps is on it, and its elector stopped without taking it off`);
   }
@@ -632,10 +634,12 @@ export class LeaderElector {
    * A term this start-up led and keeps, on session `name` as `l` shows it ('unread': the read
    * failed): taken off the session by a renewal conditioned on its token, stamped as leavingKept
    * says. `off`: no such term, or it is off the session now; `refused`: the write lost a race (the
-   * row's term is no longer the one read), to decide again from a new read; `held`: the session is to
-   * stay held (the row unread, or a fault, reported).
+   * row's term is no longer the one read), to decide again from a new read; `unknown`: a fault after
+   * which the write may have landed (a timeout on every try: mayHaveLanded, reported), to decide again
+   * from a new read too; `held`: the session is to stay held (the row unread, or a fault after which
+   * the write cannot have landed, reported).
    */
-  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<'off' | 'refused' | 'held'> {
+  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<'off' | 'refused' | 'unknown' | 'held'> {
     const { x, options: o } = this;
     const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
     const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken, x.ledOn);
@@ -648,7 +652,7 @@ export class LeaderElector {
       return w !== undefined ? 'off' : 'refused';
     } catch (e) {
       x.report(e);
-      return 'held';
+      return mayHaveLanded(e) ? 'unknown' : 'held';
     }
   }
 

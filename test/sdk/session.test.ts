@@ -1417,6 +1417,46 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
   });
 
+  it("its move off the session lands with its answer lost, and the AWS SDK's next sends time out unapplied (a timeout on every try): read again, the lease shows the term off the session, so its process's session lives on, not held for good and ended at its deadline", async () => {
+    const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
+    const other = LEASES.find((n) => n !== lease)!;
+    expect(leader.elector.isLeader()).toBe(true);
+    const onSession = holder.session.name;
+    const kept = (await sim.leases.read(lease)).item!;
+    expect(kept.session).toBe(onSession);
+    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+    /** The stopping elector's renewal taking its kept term off the session (keptOffSession). */
+    const offSession = (q: { input: unknown; operation: string }) => q.operation === 'UpdateItem' && isTable('-leases')(q) && keyOf(q) === lease && /REMOVE .*#session/.test((q.input as { UpdateExpression?: string }).UpdateExpression ?? '');
+    // the first send lands, its answer lost; every later send of it times out before DynamoDB applies it
+    let moves = 0;
+    holder.machine.loseAnswer = (q) => offSession(q) && moves++ === 0;
+    holder.machine.fault = (q) => (moves > 0 && offSession(q) ? ddbFaults.timeout() : undefined);
+    const sessionEnds = holder.session.stats.ended;
+    const stopFrom = sim.clock.monotonic();
+    await leader.stop();
+    const sent = holder.machine.sent.filter((r) => r.at >= stopFrom && offSession(r));
+    expect(sent.length).toBeGreaterThan(1);
+    expect(sent.map((r) => r.ok)).toEqual([true, ...sent.slice(1).map(() => false)]);
+    // the move landed: the term off the session, still its
+    expect((await sim.leases.read(lease)).item).toMatchObject({ holderInstance: leader.elector.instance, fencingToken: kept.fencingToken });
+    expect((await sim.leases.read(lease)).item?.session).toBeUndefined();
+    const from = sim.clock.monotonic();
+    await sim.run(holder.session.options.renewDeadlineMs + 2 * CLIENT_GO.retryPeriodMs);
+    const ended = holder.session.stats.ended - sessionEnds;
+    console.log(`after a kept stop whose move off the session timed out on every try: ${ended} session ends, ${leaseWrites(holder.machine, from)} lease writes of ${other} by its process since`);
+    // before: 1 (its renewals held for good: "a term of lease … that releaseOnCancel false keeps is on it")
+    expect(ended).toBe(0);
+    expect(holder.session.name).toBe(onSession);
+    expect(holder.errors.some((e) => e.message.includes(`a term of lease "${lease}" that releaseOnCancel false keeps is on it`))).toBe(false);
+    holder.machine.loseAnswer = undefined;
+    holder.machine.fault = undefined;
+    // the kept term runs out on its stamp (the session's renewal before the stop); then another process leads it
+    const ledAfter = await ledByAnother(sim, procs, procs.filter((p) => p !== holder), lease, stopFrom);
+    expect(ledAfter).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs);
+    expect(holder.session.name).toBe(onSession);
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+
   it("the leases table refuses the stopping elector's read and write of that lease (throttled): its process stops vouching for the term, the session ending at its deadline; another process leads within a lease duration, a renew deadline and two retry periods of the stop", async () => {
     const { sim, procs, holder, leader, lease, L } = await settledHolder({ releaseOnCancel: false });
     expect(leader.elector.isLeader()).toBe(true);
