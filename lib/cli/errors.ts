@@ -1,5 +1,5 @@
 import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ValidationError } from '../schemas/validation.js';
+import { editDistance, ValidationError } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
@@ -29,17 +29,6 @@ export function listNames(names: readonly string[], max = 20): string {
 function closestFirst(names: readonly string[], asked: string): string[] {
   const distance = new Map(names.map((n) => [n, editDistance(n.toLowerCase(), asked.toLowerCase())]));
   return [...names].sort((x, y) => distance.get(x)! - distance.get(y)! || x.localeCompare(y));
-}
-
-/** Levenshtein distance: insertions, deletions and substitutions, one row at a time. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length]!;
 }
 
 /** Every table name at the target, or undefined when they cannot be listed. Best effort. */

@@ -59,8 +59,11 @@ function shown(v: unknown): string {
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
-/** Edit distance, for a misspelt key (Levenshtein). */
-function distance(a: string, b: string): number {
+/**
+ * Levenshtein distance: how many single letters to insert, delete or change to make `a` into `b`,
+ * one row of the table at a time. For "did you mean …?" hints (a misspelt option, flag or prefix).
+ */
+export function editDistance(a: string, b: string): number {
   let row = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const next = [i];
@@ -73,7 +76,7 @@ function distance(a: string, b: string): number {
 /** What to say of an unknown key: the known key it was likely meant as, else the known keys (none known: nothing). */
 export function unknownKeyHint(key: string, known: readonly string[]): string {
   const close = known
-    .map((k) => ({ k, d: k.toLowerCase() === key.toLowerCase() ? 0 : distance(key, k) }))
+    .map((k) => ({ k, d: k.toLowerCase() === key.toLowerCase() ? 0 : editDistance(key, k) }))
     .filter(({ k, d }) => d <= Math.max(2, Math.floor(k.length / 4)))
     .sort((a, b) => a.d - b.d)[0];
   return close ? ` (did you mean "${close.k}"?)` : known.length ? ` (the options: ${known.join(', ')})` : '';

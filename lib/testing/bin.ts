@@ -10,7 +10,7 @@
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
-import { ValidationError } from '../schemas/validation.js';
+import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions } from './index.js';
 
@@ -36,17 +36,6 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
 const EVENTS_DIR = '.local';
 
 const OPTIONS = { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
-
-/** Levenshtein distance: how many letters to insert, delete or change to make `a` into `b`. */
-function editDistance(a: string, b: string): number {
-  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const next = [i];
-    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    row = next;
-  }
-  return row[b.length]!;
-}
 
 /** The option a mistyped one most likely meant: the one it begins, or one within 3 letters (as commander suggests for `conclave`). */
 function meant(typed: string): string | undefined {
