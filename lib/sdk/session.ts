@@ -339,6 +339,24 @@ export class Session {
     return stamp;
   }
 
+  /**
+   * Whether `l`'s row as last answered is stamped later than a term left to run out that it does
+   * not name (as left): a renewal sent before the leave, without the name, landed after it. Until a
+   * renewal names the term, observers judge it by that later stamp, up to a renew interval past the
+   * stamp it was left at. Never true of a row this process wrote after the leave: each names every
+   * term left, and the stamp a term is left at is the latest landed.
+   */
+  private vouchesPastLeft(l: Live): boolean {
+    const row = l.read.item;
+    if (row === undefined) return false;
+    for (const [lease, x] of this.left) {
+      const named = row.leftTerms?.[lease];
+      const asLeft = named !== undefined && named.token === x.term.token && named.instance === x.term.instance && named.stamp === x.term.stamp;
+      if (!asLeft && row.renewTime > x.term.stamp) return true;
+    }
+    return false;
+  }
+
   /** The terms left, as a row names them (undefined: none). */
   private leftTerms(): Record<string, LeftTerm> | undefined {
     return this.left.size === 0 ? undefined : canonicalLeft(Object.fromEntries([...this.left].map(([k, v]) => [k, v.term])));
@@ -450,8 +468,9 @@ export class Session {
       const l = this.current;
       // no session: try again soon (while DynamoDB's time is in doubt, at another point of its second)
       const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failures > 0 ? retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
-      // after a failed renewal, the next a retry period after it went out (at once after one abandoned unanswered: it waited its bound)
-      await this.sleep(l && this.retrying ? Math.max(0, this.triedAt + this.options.retryPeriodMs - this.time.monotonic()) : wait, signal, leaving);
+      // after a failed renewal, the next a retry period after it went out (at once after one abandoned unanswered: it waited its bound);
+      // after one answered that vouches for a term left past its stamp (sent before the leave), the next at once, naming it
+      await this.sleep(l && this.retrying ? Math.max(0, this.triedAt + this.options.retryPeriodMs - this.time.monotonic()) : l && this.vouchesPastLeft(l) ? 0 : wait, signal, leaving);
       if (leaving()) break;
       if (this.current) await this.renew(this.current);
       if (this.left.size > 0) this.lookAtLeft();

@@ -1637,3 +1637,32 @@ describe('a stopping session-held leader whose hand-over and release fail on eve
     await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1) && leadersOf(procs, other).length === 1);
   });
 });
+
+describe("a Session's term left to run out while a renewal of its row is in flight", () => {
+  const renewal = (r: { input: unknown; operation: string }) => isTable('-identities')(r) && r.operation === 'UpdateItem';
+
+  it('the renewal, sent before the leave, lands stamped later than the term is left at and without its name: the session renews again at once, naming it, not a renew interval later', async () => {
+    const { sim, machine, session, row } = await lone();
+    const seam = sessionSeam(session);
+    let stamp: number | undefined;
+    let leftAt = 0;
+    // the term is left as a renewal of the row has landed, its answer on its way back
+    machine.loseAnswer = (r) => {
+      if (stamp === undefined && renewal(r)) {
+        leftAt = sim.clock.monotonic();
+        stamp = seam.leave('job-x', { token: 7, instance: 'x_1@lone' }, 15_000, async () => true);
+      }
+      return false;
+    };
+    await sim.until('a renewal in flight as the term is left', () => stamp !== undefined || undefined, 10_000);
+    const landed = await row();
+    // the row's stamp, from the renewal sent before the leave, is later than the stamp the term is left at, and the row does not name it
+    expect(landed.renewTime).toBeGreaterThan(stamp!);
+    expect(landed.leftTerms).toBeUndefined();
+    const namedAfter = await sim.until('the left term named on the row', async () => ((await row()).leftTerms?.['job-x'] !== undefined ? sim.clock.monotonic() - leftAt : undefined), 10_000);
+    // before: 4,863 ms (the next renewal on its cadence), observers reading the row meanwhile judging the term by the later stamp (4,863 ms past the left one); now 4 ms
+    expect(namedAfter).toBeLessThan(session.options.retryPeriodMs);
+    expect((await row()).leftTerms!['job-x']!.stamp).toBe(stamp);
+    expect(session.stats).toMatchObject({ ended: 0, failedRenewals: 0 });
+  });
+});
