@@ -231,7 +231,7 @@ export class Workers {
    * it and a session, `kept:stopsOffSession` otherwise; `kept:electorStopsOnSession` for an
    * elector stopped alone, its process's Session running on), and, for a term on a session, where
    * its term is once its run() has ended: taken off the session (`kept:takenOffSession`), still on
-   * it (`kept:leftOnSession`: the session must then be held), or moved on (`kept:movedOn`).
+   * it (`kept:leftOnSession`: named as left on its process's session rows, leftTerms), or moved on (`kept:movedOn`).
    */
   private keptStop(proc: Proc, elector: LeaderElector, leaseName: string, run: Promise<void>): void {
     const { feed } = this.c;

@@ -450,7 +450,7 @@ export class LeaderElector {
       this.leaveTerm();
       // a write onto its session still in doubt: settled before the hold goes, or the hold stays
       const doubt = await this.leaveDoubt();
-      // a term it led and keeps (releaseOnCancel false), on the session its process runs on: taken off it, or the session held
+      // a term it led and keeps (releaseOnCancel false), on the session its process runs on: taken off it, or left there named as left
       if (!doubt.done) await this.leaveKept(doubt.read);
       detach?.(); // after the release: the session outlives every term held on it
     }
@@ -569,12 +569,19 @@ export class LeaderElector {
 
   /**
    * Stopping with releaseOnCancel false, no hold of its own on its session: a term it led, kept, on
-   * the session its process renews on for its other electors is taken off it (keptOffSession), so it
-   * runs out on its stamps rather than living for ever on the session's renewals; where that cannot
-   * be done (the lease cannot be read, or the write fails), the session's renewals are held
-   * for good (the hold ends with the session, at its deadline). A write refused lost a race (the term
-   * ended or was taken between the read and the write), and one whose answer was lost on every try
-   * may have landed: either way the lease is read again and decided again, up to DEPART_TRIES reads. `read`: a consistent read made since the step-down, if any.
+   * the session its process renews on for its other electors is taken off it (keptOffSession), so
+   * its followers, quiet while the session vouched for it, are woken to judge it by its stamp. A
+   * write refused lost a race (the term ended or was taken between the read and the write), and one
+   * whose answer was lost on every try may have landed: either way the lease is read again and
+   * decided again, up to DEPART_TRIES reads. `read`: a consistent read made since the step-down, if any.
+   * Where it cannot be done (the lease cannot be read, or the write fails), the term stays on the
+   * session and the session is not held: leaveTerm named it as left on every row of the process
+   * before this runs, so no row vouches for it past the stamp it was left at, and every observer
+   * that reads session rows judges it by that stamp (renewedBySession); the elector stepped down, so
+   * a longer vouching could only delay a takeover. Holding the session would end it at its deadline,
+   * costing the process's other electors their session, for a term that runs out on its stamp anyway
+   * (as leaveUnreleased leaves an unreleased one). No released SDK reads session rows without
+   * `leftTerms`: both are new in 0.2.0, and `session` is refused with NoCoordination.
    */
   private async leaveKept(read?: LeaseRead): Promise<void> {
     const { x, options: o } = this;
@@ -593,9 +600,9 @@ export class LeaderElector {
       const out = await this.keptOffSession(l, live);
       if (out === 'off') return;
       // refused (a lost race), or its answer lost on every try (it may have landed): a new read tells
-      if ((out !== 'refused' && out !== 'unknown') || attempt >= DEPART_TRIES) break;
+      // not taken off (its faults reported): left on the session to run out on the stamp leaveTerm named it with
+      if ((out !== 'refused' && out !== 'unknown') || attempt >= DEPART_TRIES) return;
     }
-    sessionSeam(x.session).hold(live, `a term of lease "${o.leaseName}" that releaseOnCancel false keeps is on it, and its elector stopped without taking it off`);
   }
 
   /**
@@ -636,15 +643,15 @@ export class LeaderElector {
    * says. `off`: no such term, or it is off the session now; `refused`: the write lost a race (the
    * row's term is no longer the one read), to decide again from a new read; `unknown`: a fault after
    * which the write may have landed (a timeout on every try: mayHaveLanded, reported), to decide again
-   * from a new read too; `held`: the session is to stay held (the row unread, or a fault after which
-   * the write cannot have landed, reported).
+   * from a new read too; `stays`: the term stays where it is (the row unread and its last term on that
+   * session as it knew, or a fault after which the write cannot have landed, reported).
    */
-  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<'off' | 'refused' | 'unknown' | 'held'> {
+  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<'off' | 'refused' | 'unknown' | 'stays'> {
     const { x, options: o } = this;
     const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
     const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken, x.ledOn);
     if (next.kind === 'none') return 'off';
-    if (next.kind === 'hold') return 'held';
+    if (next.kind === 'hold') return 'stays';
     try {
       const w = await x.lock.renew(next.term, { now: next.stamp, leaseDurationSeconds: next.seconds, session: null });
       // its followers, quiet while the session vouched for the term, read the lease now and judge it by its stamp
@@ -652,7 +659,7 @@ export class LeaderElector {
       return w !== undefined ? 'off' : 'refused';
     } catch (e) {
       x.report(e);
-      return mayHaveLanded(e) ? 'unknown' : 'held';
+      return mayHaveLanded(e) ? 'unknown' : 'stays';
     }
   }
 

@@ -864,9 +864,9 @@ export function leavingDoubt(l: Lease | undefined, held: string, identity: strin
  * it then runs out on that stamp, as a kept term off a session does. Never later than observers
  * already judge it by (the later of the two stamps), never earlier than the last renewal its leader
  * counted (the session's stamp only grows). `hold`: the row could not be read (`l` is 'unread')
- * and the last term it led was on that session as it last knew (`ledOn`), so the session's
- * renewals are held and it ends at its deadline; the elector holds them too where the write does
- * not land. `none`: no such term on a session its process renews.
+ * and the last term it led was on that session as it last knew (`ledOn`): nothing is written, and
+ * the term stays on the session, as where the write does not land, named as left on the process's
+ * session rows (leftTerm), so it runs out on its stamp. `none`: no such term on a session its process renews.
  */
 export type LeavingKept = { readonly kind: 'none' } | { readonly kind: 'offSession'; readonly term: Term; readonly stamp: number; readonly seconds: number } | { readonly kind: 'hold'; readonly session: string };
 
