@@ -87,3 +87,33 @@ describe('an unknown key is reported under its own name', () => {
     expect(await messageOf(() => new LeaderElector({ ...options, leaseNme: 1, identty: 2 } as never))).toMatch(/leaseNme: unknown option of LeaderElector: "leaseNme" \(did you mean "leaseName"\?\); identty: unknown option of LeaderElector: "identty" \(did you mean "identity"\?\)/);
   });
 });
+
+describe('every problem of the options in one error', () => {
+  // before: zod skips an object's cross-field checks while any field fails its own schema, so a
+  // missing identity hid renewDeadlineMs ≥ leaseDurationMs until identity was fixed
+  it('a bad field and a bad combination are reported together', async () => {
+    const both = await messageOf(() => new LeaderElector({ ...options, identity: undefined as never, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }));
+    expect(both).toContain('identity: is required: give a string');
+    expect(both).toContain('renewDeadlineMs: must be < leaseDurationMs (10000)');
+    // coordinated without a candidacy, with neither client nor callbacks
+    const { client: _c, callbacks: _cb, mode: _m, ...bare } = options;
+    const three = await messageOf(() => new LeaderElector(bare as never));
+    expect(three).toContain('client: ');
+    expect(three).toContain('callbacks: ');
+    expect(three).toContain("candidacy: is required in mode 'coordinated'");
+  });
+
+  it('a combination is judged only from fields that passed their own schema', async () => {
+    // a bad value is reported as itself, not again through a comparison it cannot take part in
+    const bad = await messageOf(() => new LeaderElector({ ...options, renewDeadlineMs: 'soon' as never, identity: '' }));
+    expect(bad).toContain('renewDeadlineMs: must be a number');
+    expect(bad).not.toContain('retryPeriodMs:');
+    expect(bad).toContain('identity: ');
+    // a value that is no session is reported, not read
+    const session = await messageOf(() => new LeaderElector({ ...options, mode: 'coordinated', candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, session: {} as never }));
+    expect(session).toContain('session: ');
+    expect(session).not.toContain('TypeError');
+    // not an object at all: only that
+    expect(await messageOf(() => new LeaderElector(7 as never))).toMatch(/^invalid LeaderElector options: \(root\): must be the LeaderElector options: an object with [^;]*$/);
+  });
+});

@@ -10,7 +10,7 @@ import { AdvertisedAddress } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import type { FencedItemInput } from './fencing.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
 import { SessionSchema } from './session.js';
 
@@ -59,7 +59,7 @@ const Callbacks = z.custom<LeaderCallbacks>((v) => {
   if (typeof v !== 'object' || v === null) return false;
   const c = v as Record<string, unknown>;
   return typeof c['onStartedLeading'] === 'function' && ['onStoppedLeading', 'onNewLeader'].every((k) => c[k] === undefined || typeof c[k] === 'function');
-}, `must be ${CALLBACKS}, each a function`);
+}, { error: `must be ${CALLBACKS}, each a function`, abort: false });
 
 /** The candidacy of a coordinated LeaderElector: a LeaseCandidate's options less its names, tables and client (the elector's). */
 export const CandidacySchema = z.strictObject(CandidacyShape, {
@@ -196,7 +196,7 @@ export const LeaderElectorOptionsSchema = z
        * followers poll as before. Coordinated mode only.
        */
       push: z
-        .custom<Push>((v) => typeof v === 'object' && v !== null && ['watch', 'wake', 'healthy'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'), 'must be a PushChannel (or another Push: watch(), wake(), healthy())')
+        .custom<Push>((v) => typeof v === 'object' && v !== null && ['watch', 'wake', 'healthy'].every((m) => typeof (v as Record<string, unknown>)[m] === 'function'), { error: 'must be a PushChannel (or another Push: watch(), wake(), healthy())', abort: false })
         .optional(),
       /**
        * The process's Session (shared by its electors, like `push`): a lease this worker holds is kept
@@ -224,33 +224,34 @@ export const LeaderElectorOptionsSchema = z
     },
   )
   .superRefine((o, ctx) => {
-    if (o.renewDeadlineMs >= o.leaseDurationMs)
+    const ok = everyProblem.parsed(ctx);
+    if (ok('renewDeadlineMs', 'leaseDurationMs') && o.renewDeadlineMs >= o.leaseDurationMs)
       ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
-    if (o.retryPeriodMs >= o.renewDeadlineMs)
+    if (ok('retryPeriodMs', 'renewDeadlineMs') && o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
-    if (o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    if (ok('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['renewIntervalMs'],
         message: `must be < renewDeadlineMs − retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the renew deadline`,
       });
-    if (o.mode === 'coordinated' && !o.candidacy)
+    if (ok('mode', 'candidacy') && o.mode === 'coordinated' && !o.candidacy)
       ctx.addIssue({
         code: 'custom',
         path: ['candidacy'],
         message: "is required in mode 'coordinated' (the default): give { emulationVersion, binaryVersion } so the coordinator can elect this worker, or set mode: 'NoCoordination' for a plain race without a coordinator",
       });
-    if (o.mode === 'NoCoordination' && o.push)
+    if (ok('mode', 'push') && o.mode === 'NoCoordination' && o.push)
       ctx.addIssue({ code: 'custom', path: ['push'], message: "must not be given with mode 'NoCoordination': it polls as client-go does. Drop push, or use mode 'coordinated'" });
-    if (o.mode === 'NoCoordination' && o.session)
+    if (ok('mode', 'session') && o.mode === 'NoCoordination' && o.session)
       ctx.addIssue({ code: 'custom', path: ['session'], message: "must not be given with mode 'NoCoordination': it renews as client-go does. Drop session, or use mode 'coordinated'" });
-    if (o.session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
+    if (ok('session', 'leaseDurationMs') && o.session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
         message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
       });
-    if (o.session && !o.session.covers(o.leaseName))
+    if (ok('session', 'leaseName') && o.session && !o.session.covers(o.leaseName))
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
@@ -258,16 +259,17 @@ export const LeaderElectorOptionsSchema = z
       });
     // The session's own check makes its renewals and a retry fit in its deadline, so this one also
     // makes them fit in the elector's.
-    if (o.session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    if (ok('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
         message: `ends at its renewDeadlineMs (${o.session.options.renewDeadlineMs} ms), too late for a leader on it to fall back: it then renews its leases itself, and needs a try and a retry (retryPeriodMs ${o.retryPeriodMs} ms) before its own renewDeadlineMs (${o.renewDeadlineMs} ms) stops the term. Give the session a renewDeadlineMs below ${o.renewDeadlineMs - o.retryPeriodMs}`,
       });
-    if (o.mode === 'NoCoordination' && o.candidacy)
+    if (ok('mode', 'candidacy') && o.mode === 'NoCoordination' && o.candidacy)
       ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
+    // checkCandidacy skips the candidacy, identity and leaseName where they failed their own schemas
     if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
-  });
+  }, { when: everyProblem.when });
 
 /**
  * The options of a LeaderElector as written (LeaderElectorOptionsSchema's input), by mode: in

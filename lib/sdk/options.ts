@@ -75,14 +75,14 @@ export const TablesSchema = z
 /** The DynamoDB client an SDK object reads and writes with. */
 export const ClientSchema = z.custom<DynamoDBClient>(
   (v) => typeof v === 'object' && v !== null && typeof (v as { send?: unknown }).send === 'function',
-  'must be a DynamoDBClient (new DynamoDBClient({}) from @aws-sdk/client-dynamodb)',
+  { error: 'must be a DynamoDBClient (new DynamoDBClient({}) from @aws-sdk/client-dynamodb)', abort: false },
 );
 
 /** A Clock (lib/clock.ts): test code injects a manual one. */
 const CLOCK_METHODS = ['now', 'monotonic', 'setTimer', 'sleep', 'random'] as const;
 export const ClockSchema = z.custom<Clock>(
   (v) => typeof v === 'object' && v !== null && CLOCK_METHODS.every((m) => typeof (v as Record<string, unknown>)[m] === 'function'),
-  `must be a Clock: an object with ${CLOCK_METHODS.map((m) => `${m}()`).join(', ')} (systemClock, or skewedClock/manualClock/simulatedClock around one)`,
+  { error: `must be a Clock: an object with ${CLOCK_METHODS.map((m) => `${m}()`).join(', ')} (systemClock, or skewedClock/manualClock/simulatedClock around one)`, abort: false },
 );
 
 /**
@@ -99,7 +99,7 @@ export type ClockSync = z.output<typeof ClockSyncSchema>;
 export const stampClockFor = (sync: ClockSync, client: DynamoDBClient, base: Clock): StampClock => (sync === 'server' ? serverClockOf(client, base) : trustedClock(base));
 
 /** A function option (a callback, or a hook tests inject). */
-export const fn = <F>(what = 'a function') => z.custom<F>((v) => typeof v === 'function', `must be ${what}`);
+export const fn = <F>(what = 'a function') => z.custom<F>((v) => typeof v === 'function', { error: `must be ${what}`, abort: false });
 
 /**
  * The messages of an options object's own issues: not an object at all (`required` names what it
@@ -114,6 +114,24 @@ export function optionErrors(owner: string, required: string, moved: Readonly<Re
     return issue.keys.map((k) => `unknown option of ${owner}: "${k}"${moved[k] ? `: ${moved[k]}` : unknownKeyHint(k, known)}`).join(KEY_PARTS);
   };
 }
+
+/**
+ * For an options object's cross-field checks, which zod skips while any field is not even of its
+ * type (a missing identity hid renewDeadlineMs ≥ leaseDurationMs until it was fixed): `when` runs
+ * them on any object, and each one asks `parsed` whether the fields it compares are of their type,
+ * so one error lists every problem and no check reads a value that is not what its schema says.
+ * (A value of its type that fails a bound is compared as before: "≥ 1000" and "< leaseDurationMs"
+ * together. An option of a kind, such as the client, refuses with `abort: false` so that it does
+ * not stop these checks; one they read into, the session, stops them.)
+ */
+export const everyProblem = {
+  when: (payload: { value: unknown }): boolean => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+  /** Whether each of `keys` is of its type: no issue there stopped its checks (zod's own test). Taken before the checks add theirs. */
+  parsed(ctx: { readonly issues: readonly { readonly path?: readonly PropertyKey[] | undefined; readonly continue?: boolean | undefined }[] }): (...keys: string[]) => boolean {
+    const notOfType = new Set(ctx.issues.filter((i) => i.continue !== true).map((i) => i.path?.[0]));
+    return (...keys) => keys.every((k) => !notOfType.has(k));
+  },
+};
 
 /** Read-only all the way down; functions are left as they are. */
 export type DeepReadonly<T> = T extends (...args: never[]) => unknown
