@@ -123,7 +123,7 @@ export class DynamoDBUnreachableError extends Error {
     advice?: string,
   ) {
     super(
-      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up; ${advice ?? 'retrying with backoff'}`,
+      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up"}; ${advice ?? 'retrying with backoff'}`,
     );
   }
 }
@@ -153,6 +153,18 @@ export class DynamoDBRefusedError extends Error {
     );
   }
 }
+
+/**
+ * Where a client with local mode's region and no endpoint sends its requests: no AWS Region has it
+ * (the AWS SDK asks dynamodb.local.amazonaws.com), so the fix is the endpoint local mode prints.
+ */
+// lib/stores/client.ts' LOCAL_REGION, not imported: that module loads the AWS SDK's client, which the
+// decisions (step.ts) and the push entry must not (test/packaging/import-graph.test.ts)
+const LOCAL_REGION = 'local';
+const LOCAL_REGION_ENDPOINT = `the DynamoDB endpoint of region ${LOCAL_REGION}`;
+const LOCAL_REGION_FIX =
+  `region '${LOCAL_REGION}' is local mode's, and the client has no endpoint: give it the endpoint \`npx conclave-local\` prints (CONCLAVE_ENDPOINT) or startLocalConclave()'s \`endpoint\` ` +
+  `(new DynamoDBClient({ endpoint, region: '${LOCAL_REGION}', credentials }))`;
 
 /** Where `client` sends its requests: its endpoint option, or the Region's DynamoDB endpoint. */
 export async function endpointOf(client: DynamoDBClient): Promise<string> {

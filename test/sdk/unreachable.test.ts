@@ -4,7 +4,9 @@
  * when its signal aborts — a LeaderElector's, a Session's and an IdentityLeaseHeartbeat's alike. Waits on conditions (errors reported), never on a time budget.
  */
 import { describe, expect, it } from 'vitest';
-import { localClient } from '../../lib/stores/client.js';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { faultReporter } from '../../lib/sdk/faults.js';
+import { LOCAL_CREDENTIALS, localClient } from '../../lib/stores/client.js';
 import { DynamoDBUnreachableError, IdentityLeaseHeartbeat, LeaderElector, Session, getLeader, tryWithLease, withLease } from '../../lib/sdk/index.js';
 import { waitFor } from './harness.js';
 
@@ -91,5 +93,30 @@ describe('an unreachable DynamoDB', () => {
     expect(u.message).toContain('the leases table "conclave-leases"');
     expect(u.message).toContain(`${call} does not retry: call it again once DynamoDB answers`);
     expect(u.message).not.toMatch(/retrying/);
+  });
+});
+
+describe("region 'local' with no endpoint", () => {
+  // before: "cannot reach DynamoDB at the DynamoDB endpoint of region local (ECONNREFUSED): check the
+  // client's endpoint and region, …": a new user's client with local mode's region and no endpoint
+  // (the AWS SDK then asks dynamodb.local.amazonaws.com) was not told what it lacks
+  it('the fault says the region is local mode\'s and which endpoint to give', async () => {
+    // the real connection error, on loopback; the client it is reported for has region 'local' and no endpoint (never sent: no network)
+    const refused = await localClient('http://127.0.0.1:1', 'local', { maxAttempts: 1 }).send(new ListTablesCommand({})).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const told: Error[] = [];
+    const report = faultReporter((e) => told.push(e), 'LeaderElector "w1" of lease "job"', new DynamoDBClient({ region: 'local', credentials: LOCAL_CREDENTIALS }));
+    report(refused);
+    await waitFor('the fault reported', () => told.length === 1);
+    const [e] = told;
+    expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    expect((e as DynamoDBUnreachableError).endpoint).toBe('the DynamoDB endpoint of region local');
+    expect(e!.message).toMatch(/^cannot reach DynamoDB at the DynamoDB endpoint of region local \(ECONNREFUSED\): region 'local' is local mode's, and the client has no endpoint/);
+    expect(e!.message).toContain('the endpoint `npx conclave-local` prints (CONCLAVE_ENDPOINT) or startLocalConclave()\'s `endpoint`');
+    expect(e!.message).toMatch(/retrying with backoff$/);
+    // an AWS Region: as before
+    expect(new DynamoDBUnreachableError('the DynamoDB endpoint of region eu-west-1', 'ENOTFOUND', e!).message).toContain("check the client's endpoint and region");
   });
 });
