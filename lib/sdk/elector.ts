@@ -21,6 +21,7 @@ import {
   decide,
   decideFollower,
   decideLeader,
+  afterLeaving,
   departure,
   gainedSince,
   leavingDoubt,
@@ -43,6 +44,7 @@ import {
   type Settings,
   type SleepGauge,
   type State,
+  type WriteOutcome,
 } from './step.js';
 import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
@@ -434,20 +436,8 @@ export class LeaderElector {
       // pick this departing worker (it would never confirm, and its term would have to run out).
       standing.abort(INTERNAL_STOP);
       await candidacy;
-      // A release refused lost a race: the row moved on under the term it knew (another's take, or a
-      // peer's move of the fencing token, termToken kept), so it is decided again from a new read
-      // (depart); so is one whose answer was lost on every try (it may have landed).
-      const released = led && o.releaseOnCancel && !led.handed ? await this.endWith(() => x.lock.release(led.term, time.now())) : undefined;
-      // A follower the lease still names (its successor, or the heir of a hand-over that landed as it
-      // stopped: a whole fleet stopped at once) gives that up, after its candidacy, so no term waits for it.
-      // Whatever releaseOnCancel says: that option keeps a term this worker led (its work may outlive
-      // run()), and a follower's name, or a term handed to it that it never led, guards no work.
-      const settled = released === 'refused' || released === 'unknown' ? await this.depart() : released !== 'failed';
-      if (!led && this.candidate) await this.depart();
-      // a term it led and meant to release, the release not landed (a fault): left to run out on its stamp, as a kept term is
-      if (led && !settled) this.leaveUnreleased(led.term);
-      // a term it led and keeps (releaseOnCancel false): named as left on every session row of its process from now on, so none vouches for it past its stamp
-      this.leaveTerm();
+      // the lease left so that no term waits for this worker: released, given up, or left to run out
+      await this.leaveLease(led);
       // a write onto its session still in doubt: settled before the hold goes, or the hold stays
       const doubt = await this.leaveDoubt();
       // a term it led and keeps (releaseOnCancel false), on the session its process runs on: taken off it, or left there named as left
@@ -457,37 +447,94 @@ export class LeaderElector {
   }
 
   /**
-   * A follower stopping, its candidacy withdrawn: a lease that still names it (a term handed to it
-   * as it stopped, or its name as successor or second successor) is given up (step.ts departure),
-   * so that no term waits for a worker that is gone. With releaseOnCancel false, a term it led
-   * (stopped at its renew deadline, the row still naming it) is left to run out, as a leader's is.
-   * A lost race (a release or a decline refused: the row moved on since the read) is decided again
-   * from a new read; a fault is reported (a term handed to it then runs out, as before). Also run by
-   * a leader whose own release was refused (a peer moved the fencing token under its term, termToken
-   * kept): its term, still on the row, is released by the token the row shows.
+   * Stepped down (`led`: the term it led as it did, handed over or not), its candidacy withdrawn: the
+   * lease left so that no term waits for a worker that is gone. With releaseOnCancel, a term it led
+   * and did not hand over is released: the term as it led it first, then as a consistent read shows
+   * it (departing). A follower in coordinated mode gives up what the lease still names it for
+   * (departing: a term handed to it as it stopped, a whole fleet stopped at once, or its name as
+   * successor or second successor), whatever releaseOnCancel says: that option keeps a term this
+   * worker led (its work may outlive run()), and a follower's name, or a term handed to it that it
+   * never led, guards no work. A term it led and could not release is left to run out on its stamp
+   * (leaveUnreleased), as one releaseOnCancel false keeps is (leaveTerm).
    */
-  private async depart(): Promise<boolean> {
-    const { x, options: o } = this;
-    for (let attempt = 1; attempt <= DEPART_TRIES; attempt++) {
-      try {
-        const read = await x.lock.get(true);
-        const d = departure(read.item, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
-        if (!d) return true;
-        // refused: the row moved on between the read and the write (another's take, a move of its
-        // fencing token under the term): decided again from a new read, as a refused decline is;
-        // so is a release whose answer was lost on every try (it may have landed)
-        if (d.kind === 'release') {
-          const out = await this.endWith(() => x.lock.release(d.term, x.time.now()));
-          if (out === 'refused' || out === 'unknown') continue;
-          return out === 'landed';
-        }
-        if (await x.lock.decline(read, d.role)) return true;
-      } catch (e) {
-        x.report(e);
-        return false;
+  private async leaveLease(led: SteppedDown): Promise<void> {
+    const { options: o } = this;
+    const departing = (read: LeaseRead | 'unread') => this.departing(read);
+    if (led && o.releaseOnCancel && !led.handed) {
+      if (!(await this.leaving(departing, { first: { kind: 'release', term: led.term } }))) this.leaveUnreleased(led.term);
+    } else if (!led && this.candidate) await this.leaving(departing);
+    this.leaveTerm();
+  }
+
+  /**
+   * What a stopping worker gives up of the lease as read (step.ts departure): a term of this
+   * start-up's it does not keep is released, by the token the row shows (a peer may have moved it
+   * under the term, termToken kept); its name as successor or second successor is declined.
+   */
+  private departing(read: LeaseRead | 'unread'): Leaving {
+    const o = this.options;
+    if (read === 'unread') return STAY;
+    const d = departure(read.item, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
+    return !d ? SETTLED : d.kind === 'decline' ? { ...d, read } : d;
+  }
+
+  /**
+   * A stopping elector's leaving, carried out until it settles: what `decide` makes of a consistent
+   * read of the lease ('unread': the read failed, reported) is written, and a write refused (a lost
+   * race: the row moved on since the read) or unanswered on every try (it may have landed) is decided
+   * again from a new read, up to LEAVING_READS reads (step.ts afterLeaving). `first`: the first move,
+   * decided without a read (the term its step-down led); `read`: the first read, made already.
+   * Resolves true once settled (nothing more to write, or the write landed), false where the row is
+   * left as it is (a fault, nothing it can write, or races lost on every read).
+   */
+  private async leaving(decide: (read: LeaseRead | 'unread') => Leaving, from: { readonly first?: Leaving; readonly read?: LeaseRead } = {}): Promise<boolean> {
+    let move = from.first;
+    let read = from.read;
+    for (let reads = 0; ; ) {
+      if (!move) {
+        reads++;
+        move = decide(read ?? (await this.readToLeave()));
+        read = undefined;
       }
+      if (move.kind === 'settled') return true;
+      if (move.kind === 'stay') return false;
+      const next = afterLeaving(await this.leavingWrite(move), reads);
+      if (next !== 'again') return next === 'settled';
+      move = undefined;
     }
-    return false;
+  }
+
+  /** A consistent read of the lease a stopping elector decides its leaving from: 'unread' where it fails (reported). */
+  private async readToLeave(): Promise<LeaseRead | 'unread'> {
+    try {
+      return await this.x.lock.get(true);
+    } catch (e) {
+      this.x.report(e);
+      return 'unread';
+    }
+  }
+
+  /**
+   * One write a stopping elector leaves the lease with: a release of its term, a decline of its
+   * name as successor (the row at the revision read), or a kept term's move off its session (a
+   * renewal conditioned on its token, stamped as leavingKept says). One that lands is announced to
+   * the lease's followers (endWith): quiet while a session vouched for the term, they read it now.
+   */
+  private async leavingWrite(m: LeavingWrite): Promise<WriteOutcome> {
+    const x = this.x;
+    switch (m.kind) {
+      case 'release':
+        return this.endWith(() => x.lock.release(m.term, x.time.now()));
+      case 'offSession':
+        return this.endWith(() => x.lock.renew(m.term, { now: m.stamp, leaseDurationSeconds: m.seconds, session: null }));
+      case 'decline':
+        try {
+          return (await x.lock.decline(m.read, m.role)) ? 'landed' : 'refused';
+        } catch (e) {
+          x.report(e);
+          return 'failed';
+        }
+    }
   }
 
   /**
@@ -521,50 +568,32 @@ export class LeaderElector {
   }
 
   /**
-   * Stopping with a write onto its session in doubt (takeInDoubt): the lease read (consistently)
-   * and the doubt settled as leavingDoubt says, a term of its own on that session released first.
-   * A term it led that releaseOnCancel false keeps is taken off the session (keptOffSession), the
-   * hold dropped once that lands. Where the read fails, or the release or the move off the session
-   * does not land (a fault, or the row moved on meanwhile), the hold outlives run(): the session
-   * ends at its deadline and the term runs out on its stamps. Released unsettled, the session's
-   * renewals for the process's other electors would keep alive for ever a term nobody leads (the
-   * lease's followers wait on the session). A release refused is a lost race, not a fault: the row
-   * moved on between the read and the write (another's take or end, a move of its fencing token, or
-   * the AWS SDK's second send refused by the first, which landed with its answer lost), so the lease
-   * is read and the doubt decided again, up to DEPART_TRIES reads; so is a release whose answer was
-   * lost on every try (it may have landed: mayHaveLanded), and a move off the session
-   * refused (keptOffSession: the term ended or was taken since the read) or timed out on every try. `done`: nothing more to settle
-   * (leaveKept need not look); `read`: the row it read, where the hold was dropped for no term of its
-   * own on that session.
+   * Stopping with a write onto its session in doubt (takeInDoubt): the doubt settled as leavingDoubt
+   * says from a consistent read of the lease, before the hold goes. No term of this start-up on that
+   * session: the hold is dropped. A term of its own there is released, or, one it led that
+   * releaseOnCancel false keeps, taken off the session (keptOffSession); the hold is dropped once that
+   * lands. Where it does not (the read fails, a fault, or races lost on every read: leaving), the
+   * hold outlives run(): the session ends at its deadline and the term runs out on its stamps.
+   * Dropped unsettled, the session's renewals for the process's other electors would keep alive for
+   * ever a term nobody leads (the lease's followers wait on the session). `done`: nothing more to
+   * settle (leaveKept need not look); `read`: the row it read, where the hold was dropped for no
+   * term of its own on that session.
    */
   private async leaveDoubt(): Promise<{ readonly done: boolean; readonly read?: LeaseRead }> {
     const { x, options: o } = this;
     const d = x.takeInDoubt;
     if (!d) return { done: false };
-    for (let attempt = 1; ; attempt++) {
-      let read: LeaseRead;
-      try {
-        read = await x.lock.get(true);
-      } catch (e) {
-        x.report(e);
-        return { done: true };
-      }
+    let dropped: LeaseRead | undefined;
+    const settled = await this.leaving((read) => {
+      if (read === 'unread') return STAY;
       const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
-      if (next.kind === 'keep') {
-        const out = await this.keptOffSession(read.item, d.session);
-        // refused (a lost race), or its answer lost on every try (it may have landed): a new read tells
-        if ((out === 'refused' || out === 'unknown') && attempt < DEPART_TRIES) continue;
-        if (out !== 'off') return { done: true };
-      }
-      if (next.kind === 'release') {
-        const out = await this.endWith(() => x.lock.release(next.term, x.time.now()));
-        // refused (a lost race), or its answer lost (it may have landed): a new read tells
-        if ((out === 'refused' || out === 'unknown') && attempt < DEPART_TRIES) continue;
-        if (out !== 'landed') return { done: true };
-      }
-      this.settleDoubt();
-      return next.kind === 'drop' ? { done: false, read } : { done: true };
-    }
+      if (next.kind === 'release') return next;
+      if (next.kind === 'keep') return this.keptOffSession(read.item, d.session);
+      dropped = read;
+      return SETTLED;
+    });
+    if (settled) this.settleDoubt();
+    return dropped ? { done: false, read: dropped } : { done: true };
   }
 
   /**
@@ -573,36 +602,22 @@ export class LeaderElector {
    * its followers, quiet while the session vouched for it, are woken to judge it by its stamp. A
    * write refused lost a race (the term ended or was taken between the read and the write), and one
    * whose answer was lost on every try may have landed: either way the lease is read again and
-   * decided again, up to DEPART_TRIES reads. `read`: a consistent read made since the step-down, if any.
+   * decided again, up to LEAVING_READS reads (leaving). `read`: a consistent read made since the step-down, if any.
    * Where it cannot be done (the lease cannot be read, or the write fails), the term stays on the
    * session and the session is not held: leaveTerm named it as left on every row of the process
    * before this runs, so no row vouches for it past the stamp it was left at, and every observer
    * that reads session rows judges it by that stamp (renewedBySession); the elector stepped down, so
    * a longer vouching could only delay a takeover. Holding the session would end it at its deadline,
    * costing the process's other electors their session, for a term that runs out on its stamp anyway
-   * (as leaveUnreleased leaves an unreleased one). No released SDK reads session rows without
+   * (as leaveTerm leaves one whose release did not land). No released SDK reads session rows without
    * `leftTerms`: both are new in 0.2.0, and `session` is refused with NoCoordination.
    */
   private async leaveKept(read?: LeaseRead): Promise<void> {
     const { x, options: o } = this;
     const live = x.session?.name;
     if (o.releaseOnCancel || !x.session || live === undefined || this.known.ledToken < 0) return;
-    let l: Lease | undefined | 'unread' = read?.item;
-    for (let attempt = 1; ; attempt++) {
-      if (!read || attempt > 1) {
-        try {
-          l = (await x.lock.get(true)).item;
-        } catch (e) {
-          x.report(e);
-          l = 'unread'; // the session its last term was on, as it last knew, tells whether to hold it
-        }
-      }
-      const out = await this.keptOffSession(l, live);
-      if (out === 'off') return;
-      // refused (a lost race), or its answer lost on every try (it may have landed): a new read tells
-      // not taken off (its faults reported): left on the session to run out on the stamp leaveTerm named it with
-      if ((out !== 'refused' && out !== 'unknown') || attempt >= DEPART_TRIES) return;
-    }
+    // not taken off (a fault, nothing it can write, or races lost on every read): left on the session to run out on the stamp leaveTerm named it with
+    await this.leaving((r) => this.keptOffSession(r === 'unread' ? r : r.item, live), read ? { read } : {});
   }
 
   /**
@@ -639,28 +654,15 @@ export class LeaderElector {
 
   /**
    * A term this start-up led and keeps, on session `name` as `l` shows it ('unread': the read
-   * failed): taken off the session by a renewal conditioned on its token, stamped as leavingKept
-   * says. `off`: no such term, or it is off the session now; `refused`: the write lost a race (the
-   * row's term is no longer the one read), to decide again from a new read; `unknown`: a fault after
-   * which the write may have landed (a timeout on every try: mayHaveLanded, reported), to decide again
-   * from a new read too; `stays`: the term stays where it is (the row unread and its last term on that
-   * session as it knew, or a fault after which the write cannot have landed, reported).
+   * failed): taken off the session as leavingKept says, stamped from the session's stamp as its
+   * process last knew it landed (SessionSeam.stamp); `settled`: no such term; `stay`: the term stays
+   * where it is (the row unread, its last term on that session as it last knew).
    */
-  private async keptOffSession(l: Lease | undefined | 'unread', name: string): Promise<'off' | 'refused' | 'unknown' | 'stays'> {
+  private keptOffSession(l: Lease | undefined | 'unread', name: string): Leaving {
     const { x, options: o } = this;
     const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
     const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken, x.ledOn);
-    if (next.kind === 'none') return 'off';
-    if (next.kind === 'hold') return 'stays';
-    try {
-      const w = await x.lock.renew(next.term, { now: next.stamp, leaseDurationSeconds: next.seconds, session: null });
-      // its followers, quiet while the session vouched for the term, read the lease now and judge it by its stamp
-      if (w) x.push?.wake(o.leaseName, w.revision);
-      return w !== undefined ? 'off' : 'refused';
-    } catch (e) {
-      x.report(e);
-      return mayHaveLanded(e) ? 'unknown' : 'stays';
-    }
+    return next.kind === 'none' ? SETTLED : next.kind === 'hold' ? STAY : next;
   }
 
   /** The take in doubt settled: its session renewed again. */
@@ -688,9 +690,9 @@ export class LeaderElector {
   }
 
   /** Feeds `e` to the step and carries out its effects, each answer fed back, until it asks for nothing more; returns what a step-down led. */
-  private async feed(e: Event): Promise<{ readonly term: Term; readonly handed: boolean } | undefined> {
+  private async feed(e: Event): Promise<SteppedDown> {
     let next: Event | undefined = e;
-    let led: { readonly term: Term; readonly handed: boolean } | undefined;
+    let led: SteppedDown;
     while (next) {
       const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
       this.known = state;
@@ -766,7 +768,7 @@ export class LeaderElector {
    * fault after which the write may have landed (`unknown`: a timeout on every try, mayHaveLanded)
    * from one after which it did not (`failed`).
    */
-  private async endWith(write: () => Promise<Lease | undefined>, heir?: string): Promise<'landed' | 'refused' | 'unknown' | 'failed'> {
+  private async endWith(write: () => Promise<Lease | undefined>, heir?: string): Promise<WriteOutcome> {
     try {
       const l = await write();
       if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir ?? (l.holderIdentity === undefined ? l.successorInstance : undefined));
@@ -896,8 +898,19 @@ const STARTED = Promise.resolve();
 /** The writes that put a term on a session, as a hold's reason names them. */
 type PutOnSession = 'take' | 'confirmation' | 'renewal';
 
-/** How many times a stopping follower reads the lease and tries to give up what names it (depart) before it leaves it to the coordinator: each lost race is a write that moved the row on. */
-const DEPART_TRIES = 5;
+/** What a step-down led: the term it led as it stepped down, and whether it was handed over; undefined: it led none. */
+type SteppedDown = { readonly term: Term; readonly handed: boolean } | undefined;
+
+/** A write a stopping elector leaves the lease with (leavingWrite). */
+type LeavingWrite =
+  | { readonly kind: 'release'; readonly term: Term }
+  | { readonly kind: 'decline'; readonly read: LeaseRead; readonly role: 'successor' | 'second' }
+  | { readonly kind: 'offSession'; readonly term: Term; readonly stamp: number; readonly seconds: number };
+
+/** What a stopping elector decides from the lease as read (departure, leavingDoubt, leavingKept): a write, `settled` (nothing more to write) or `stay` (nothing it can write: the row left as it is). */
+type Leaving = LeavingWrite | { readonly kind: 'settled' } | { readonly kind: 'stay' };
+const SETTLED: Leaving = { kind: 'settled' };
+const STAY: Leaving = { kind: 'stay' };
 
 /** The machine's clock since boot (else its wall clock) less its monotonic one, now: steady, but for a sleep the monotonic clock did not count (or a step of the wall clock standing in) and the two clocks' drift. */
 const sleepGauge = (c: Clock): SleepGauge => {

@@ -895,6 +895,31 @@ export function showsLeftTerm(l: Lease | undefined, term: { readonly token: numb
   return namesTerm(l, term);
 }
 
+/**
+ * How a stopping elector's write leaving the lease (a release, a decline, a kept term's move off its
+ * session) came out: `landed`; `refused`, the row moved on since the read it was decided from (a
+ * lost race: another's take or end, a move of its fencing token, or the AWS SDK's second send
+ * refused by its first, which landed unanswered); `unknown`, unanswered on every try (it may have
+ * landed: mayHaveLanded); `failed`, a fault after which it did not land.
+ */
+export type WriteOutcome = 'landed' | 'refused' | 'unknown' | 'failed';
+
+/** How many consistent reads of the lease a stopping elector decides its leaving from before it leaves the row as it is: each lost race is a write that moved the row on. */
+export const LEAVING_READS = 5;
+
+/**
+ * What a stopping elector does after a write leaving the lease (`out`), decided from its `reads`-th
+ * consistent read since it stepped down (0: from what it knew, the term its step-down led, unread):
+ * `again`, decide again from a new read, where the write was refused or may have landed and reads
+ * remain (the row as it is now tells what is left to do); `settled`, it landed; `unsettled`, it did
+ * not (a fault, or races lost on every read): the row is left as it is, and the caller leaves the
+ * term to run out on its stamp or keeps its session held.
+ */
+export function afterLeaving(out: WriteOutcome, reads: number): 'again' | 'settled' | 'unsettled' {
+  if (out === 'landed') return 'settled';
+  return (out === 'refused' || out === 'unknown') && reads < LEAVING_READS ? 'again' : 'unsettled';
+}
+
 /** What a leader's next-step timing depends on. */
 export interface LeaderTiming {
   /** Held on the process's live session (it renews nothing itself). */

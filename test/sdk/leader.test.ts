@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { declinePatch } from '../../lib/stores/lease-store.js';
-import { afterRenewal, decideLeader, departure, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterLeaving, afterRenewal, decideLeader, departure, LEAVING_READS, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
@@ -88,6 +88,23 @@ describe('departure: what a stopping follower gives up', () => {
     { name: 'the successor declines, no second: nobody named until the coordinator names again', l: lease({ successor: 'b', successorInstance: 'b_1' }), role: 'successor' as const, want: { set: {}, remove: ['successor', 'successorInstance'] } },
     { name: 'the second successor declines: the successor stays', l: lease({ successor: 'c', successorInstance: 'c_1', secondSuccessor: 'b', secondSuccessorInstance: 'b_1' }), role: 'second' as const, want: { remove: ['secondSuccessor', 'secondSuccessorInstance'] } },
   ])('declinePatch: $name', ({ l, role, want }) => expect(declinePatch(l, role)).toEqual(want));
+});
+
+describe("afterLeaving: a stopping elector's write leaving the lease (a release, a decline, a kept term's move off its session), and what it does next", () => {
+  it.each([
+    { name: 'landed: settled', out: 'landed' as const, reads: 1, want: 'settled' },
+    { name: 'landed on the last read: settled', out: 'landed' as const, reads: LEAVING_READS, want: 'settled' },
+    { name: 'a release decided from the term its step-down led (no read yet), landed: settled', out: 'landed' as const, reads: 0, want: 'settled' },
+    { name: 'refused (a lost race: the row moved on since the read): decided again from a new read', out: 'refused' as const, reads: 1, want: 'again' },
+    { name: 'a release decided from the term its step-down led, refused: decided from a read', out: 'refused' as const, reads: 0, want: 'again' },
+    { name: 'unanswered on every try (it may have landed): decided again from a new read', out: 'unknown' as const, reads: 1, want: 'again' },
+    { name: 'unanswered, from the term its step-down led: decided from a read', out: 'unknown' as const, reads: 0, want: 'again' },
+    { name: 'refused with one read left: decided again', out: 'refused' as const, reads: LEAVING_READS - 1, want: 'again' },
+    { name: 'refused on the last read: left as it is', out: 'refused' as const, reads: LEAVING_READS, want: 'unsettled' },
+    { name: 'unanswered on the last read: left as it is', out: 'unknown' as const, reads: LEAVING_READS, want: 'unsettled' },
+    { name: 'a fault after which it did not land: left as it is, however many reads remain', out: 'failed' as const, reads: 1, want: 'unsettled' },
+    { name: 'a fault, from the term its step-down led: left as it is', out: 'failed' as const, reads: 0, want: 'unsettled' },
+  ])('$name', ({ out, reads, want }) => expect(afterLeaving(out, reads)).toBe(want));
 });
 
 describe("leavingDoubt: a stopping elector's hold on its session (a write of its term onto it may have landed unanswered)", () => {
