@@ -454,16 +454,18 @@ export class LeaderElector {
    * (departing: a term handed to it as it stopped, a whole fleet stopped at once, or its name as
    * successor or second successor), whatever releaseOnCancel says: that option keeps a term this
    * worker led (its work may outlive run()), and a follower's name, or a term handed to it that it
-   * never led, guards no work. A term it led and could not release is left to run out on its stamp
-   * (leaveUnreleased), as one releaseOnCancel false keeps is (leaveTerm).
+   * never led, guards no work. Then the term left on the row is left to run out on its stamp
+   * (leaveTerm): with releaseOnCancel false, the last it led; else one it led and could not release.
    */
   private async leaveLease(led: SteppedDown): Promise<void> {
     const { options: o } = this;
     const departing = (read: LeaseRead | 'unread') => this.departing(read);
+    // -1, or the token of a term it led whose release did not land
+    let unreleased = -1;
     if (led && o.releaseOnCancel && !led.handed) {
-      if (!(await this.leaving(departing, { first: { kind: 'release', term: led.term } }))) this.leaveUnreleased(led.term);
+      if (!(await this.leaving(departing, { first: { kind: 'release', term: led.term } }))) unreleased = led.term.fencingToken;
     } else if (!led && this.candidate) await this.leaving(departing);
-    this.leaveTerm();
+    this.leaveTerm(o.releaseOnCancel ? unreleased : this.known.ledToken);
   }
 
   /**
@@ -517,8 +519,9 @@ export class LeaderElector {
   /**
    * One write a stopping elector leaves the lease with: a release of its term, a decline of its
    * name as successor (the row at the revision read), or a kept term's move off its session (a
-   * renewal conditioned on its token, stamped as leavingKept says). One that lands is announced to
-   * the lease's followers (endWith): quiet while a session vouched for the term, they read it now.
+   * renewal conditioned on its token, stamped as leavingKept says). A release or a move off the
+   * session that lands is announced to the lease's followers (endWith): quiet while a session
+   * vouched for the term, they read it now. A decline is not announced.
    */
   private async leavingWrite(m: LeavingWrite): Promise<WriteOutcome> {
     const x = this.x;
@@ -621,32 +624,18 @@ export class LeaderElector {
   }
 
   /**
-   * Stopping with releaseOnCancel false on a process that runs a Session: the term it led last is
-   * left to run out on its process's session rows (step.ts leftTerm, SessionSeam.leave), dropped
-   * there once a consistent read of the lease shows it no more. Without it, a term whose lease a
-   * same-lease peer pointed at another session (missing, or another process's) is judged by its
-   * holder's own process's session, which the process's other electors keep renewing: it would
-   * never run out.
+   * Stopping on a process that runs a Session: the term with fencing token `token` it leaves on the
+   * lease (the last it led, kept with releaseOnCancel false; or one it led whose release did not
+   * land: a fault, or its answer lost on every try and no read since telling) is left to run out on
+   * its process's session rows (step.ts leftTerm, SessionSeam.leave), dropped there once a
+   * consistent read of the lease shows it no more. Without it, a term on the session its process
+   * renews on for its other electors, or one a same-lease peer pointed at another session (missing,
+   * or another process's) and so judged by its holder's own process's session, would be kept alive
+   * by those renewals for ever, nobody leading it. -1: nothing to leave.
    */
-  private leaveTerm(): void {
+  private leaveTerm(token: number): void {
     const { x, options: o } = this;
-    const term = leftTerm(o.releaseOnCancel ? -1 : this.known.ledToken, this.instance, x.session !== undefined);
-    if (!term || !x.session) return;
-    const lock = x.lock;
-    sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
-  }
-
-  /**
-   * Stopping with releaseOnCancel true, the release of the term it led not landed (a fault, or its
-   * answer lost on every try and no read since telling): the term is left to run out on its stamp on
-   * its process's session rows (SessionSeam.leave, as a kept term is: leaveTerm), dropped there once
-   * a consistent read of the lease shows it no more. Without it, a term on the session its process
-   * renews on for its other electors would be kept alive by those renewals for ever, nobody leading
-   * it. Its elector no longer acts (it stepped down), so the session may stop vouching for it.
-   */
-  private leaveUnreleased(led: Term): void {
-    const { x, options: o } = this;
-    const term = leftTerm(led.fencingToken, this.instance, x.session !== undefined);
+    const term = leftTerm(token, this.instance, x.session !== undefined);
     if (!term || !x.session) return;
     const lock = x.lock;
     sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
