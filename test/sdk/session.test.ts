@@ -129,6 +129,14 @@ function ledByAnother(sim: Sim, procs: Process[], others: Process[], lease: stri
   );
 }
 
+
+/** The lease a request names (its key), if any. */
+const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
+/** A write to lease `lease` that ends its term (a release: holderIdentity removed). */
+const releaseOf = (lease: string) => (r: { input: unknown; operation: string }) => {
+  const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
+  return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.entries(i.ExpressionAttributeNames ?? {}).some(([k, v]) => v === 'holderIdentity' && /^#u\d/.test(k));
+};
 describe('Session', () => {
   it('refuses bad options, naming the field and the fix', () => {
     const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
@@ -1037,7 +1045,6 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
   it("the taker's elector of that lease stops while its take is in doubt, its process's other elector and session running on: the hold outlives it, and another process leads within a lease duration, a renew deadline and two retry periods of the lost take, one leader per lease throughout", async () => {
     // the leases table refuses the taker's requests for this lease alone (a hot key, or a policy on
     // it): its other lease's requests and its session's renewals answer
-    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
     let stoppedAt: number | undefined;
     const { sim, procs, lease, L, taker, leaderless } = await lostTake(
       (q) => (keyOf(q) === LEASES[0] ? throttled() : undefined),
@@ -1066,12 +1073,6 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
   });
 
   it("the taker's elector of that lease stops as the throttling ends, its departure's read the last refused: the release it sends after reading the lease lands with its answer lost, the AWS SDK's second send refused by the first; read again, the lease shows no term of its, so the hold goes and its process's session lives on", async () => {
-    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
-    /** A write to lease `lease` that ends its term (a release: holderIdentity removed). */
-    const releaseOf = (lease: string) => (r: { input: unknown; operation: string }) => {
-      const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
-      return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.entries(i.ExpressionAttributeNames ?? {}).some(([k, v]) => v === 'holderIdentity' && /^#u\d/.test(k));
-    };
     // the leases table throttles the taker's requests for this lease until its stopping elector,
     // its candidacy withdrawn, has had its departure's read refused (the AWS SDK's three tries)
     let withdrawn: (() => boolean) | undefined;
@@ -1115,12 +1116,6 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
   });
 
   it("the taker's elector of that lease stops as the throttling ends, its departure's read the last refused: the release it sends after reading the lease lands with its answer lost, and the AWS SDK's next sends time out unapplied (a timeout on every attempt); read again, the lease shows no term of its, so the hold goes and its process's session lives on", async () => {
-    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
-    /** A write to lease `lease` that ends its term (a release: holderIdentity removed). */
-    const releaseOf = (lease: string) => (r: { input: unknown; operation: string }) => {
-      const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
-      return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.entries(i.ExpressionAttributeNames ?? {}).some(([k, v]) => v === 'holderIdentity' && /^#u\d/.test(k));
-    };
     let withdrawn: (() => boolean) | undefined;
     let refusedAfterStop = 0;
     let releases = 0;
@@ -1389,7 +1384,6 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     const onSession = holder.session.name;
     const kept = (await sim.leases.read(lease)).item!;
     expect(kept.session).toBe(onSession);
-    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
     /** The stopping elector's renewal taking its kept term off the session (keptOffSession). */
     const offSession = (q: { input: unknown; operation: string }) => q.operation === 'UpdateItem' && isTable('-leases')(q) && keyOf(q) === lease && /REMOVE .*#session/.test((q.input as { UpdateExpression?: string }).UpdateExpression ?? '');
     // as that write goes out, an operator releases the term (no latency: it lands first)
@@ -1424,7 +1418,6 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     const onSession = holder.session.name;
     const kept = (await sim.leases.read(lease)).item!;
     expect(kept.session).toBe(onSession);
-    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
     /** The stopping elector's renewal taking its kept term off the session (keptOffSession). */
     const offSession = (q: { input: unknown; operation: string }) => q.operation === 'UpdateItem' && isTable('-leases')(q) && keyOf(q) === lease && /REMOVE .*#session/.test((q.input as { UpdateExpression?: string }).UpdateExpression ?? '');
     // the first send lands, its answer lost; every later send of it times out before DynamoDB applies it
@@ -1463,7 +1456,6 @@ describe('a leader with releaseOnCancel false stops, its term on the Session its
     const onSession = holder.session.name!;
     const token = (await sim.leases.read(lease)).item!.fencingToken;
     const throttled = () => Object.assign(new Error('injected: the leases table throttles this process'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
-    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
     holder.machine.fault = (q) => (isTable('-leases')(q) && keyOf(q) === lease ? throttled() : undefined);
     const ended = holder.session.stats.ended;
     await leader.stop();
@@ -1618,7 +1610,6 @@ describe('a stopping session-held leader whose hand-over and release fail on eve
     const onSession = holder.session.name!;
     const token = (await sim.leases.read(lease)).item!.fencingToken;
     expect((await sim.leases.read(lease)).item?.session).toBe(onSession);
-    const keyOf = (q: { input: unknown }) => (q.input as { Key?: { name?: { S?: string } } }).Key?.name?.S;
     // every request of the holder's process to that lease's row fails: the hand-over, its re-read, the release
     holder.machine.fault = (q) => (isTable('-leases')(q) && keyOf(q) === lease ? fault() : undefined);
     const sessionEnds = holder.session.stats.ended;
