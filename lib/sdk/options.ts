@@ -216,10 +216,13 @@ export class StartUp<T> {
   /**
    * run() cannot start: `ready` rejects with the error, which the caller throws. A table that does
    * not exist (DynamoDB's ResourceNotFoundException, which names no table) becomes a
-   * TableNotFoundError naming the tables this object uses and how to fix the option.
+   * TableNotFoundError naming the tables this object uses and how to fix the option; so does one a
+   * part of it met (a LeaderElector's candidacy), named as this object.
    */
   fail(error: unknown): unknown {
-    const e = this.tables && isTableNotFound(error) ? new TableNotFoundError(this.who, this.tables, error as Error) : error;
+    // a part's (a LeaderElector's candidacy) is told as this object's, the one its caller made
+    const part = error instanceof TableNotFoundError && error.subject !== this.who ? error.cause : undefined;
+    const e = this.tables && (isTableNotFound(error) || part) ? new TableNotFoundError(this.who, this.tables, part ?? (error as Error)) : error;
     this.reject(e);
     return e;
   }
