@@ -314,7 +314,9 @@ function standIn<C extends object>(Client: { prototype: C }, sender: Sender, reg
   c['send'] = (command: { input: unknown; constructor: unknown }) => sender.send(command);
   c['destroy'] = () => undefined;
   c['middlewareStack'] = sender.middlewareStack;
-  c['config'] = { region: () => Promise.resolve(region), maxAttempts: () => Promise.resolve(sender.maxAttempts) };
+  // an endpoint of its own, so a fault names the model, not the Region's endpoint (whose advice, for region 'local', is local mode's)
+  const endpoint = { protocol: 'model:', hostname: 'dynamodb-model', path: '/' };
+  c['config'] = { region: () => Promise.resolve(region), endpoint: () => Promise.resolve(endpoint), maxAttempts: () => Promise.resolve(sender.maxAttempts) };
   return c as C;
 }
 
