@@ -575,8 +575,11 @@ export class LeaderElector {
    * says from a consistent read of the lease, before the hold goes. No term of this start-up on that
    * session: the hold is dropped. A term of its own there is released, or, one it led that
    * releaseOnCancel false keeps, taken off the session (keptOffSession); the hold is dropped once that
-   * lands. Where it does not (the read fails, a fault, or races lost on every read: leaving), the
-   * hold outlives run(): the session ends at its deadline and the term runs out on its stamps.
+   * lands, or, where it does not, once a read has shown that term named as left (leavingDoubt's
+   * `left`: leaveTerm named it on every row of the process, so it runs out on that stamp, as
+   * leaveKept leaves one). Otherwise, where it does not (the read fails, a fault, or races lost on
+   * every read: leaving), the hold outlives run(): the session ends at its deadline and the term
+   * runs out on its stamps.
    * Dropped unsettled, the session's renewals for the process's other electors would keep alive for
    * ever a term nobody leads (the lease's followers wait on the session). `done`: nothing more to
    * settle (leaveKept need not look); `read`: the row it read, where the hold was dropped for no
@@ -587,15 +590,18 @@ export class LeaderElector {
     const d = x.takeInDoubt;
     if (!d) return { done: false };
     let dropped: LeaseRead | undefined;
+    // the last read answered showed its kept term there, named as left (leaveTerm): the doubt settled, the hold not needed
+    let left = false;
     const settled = await this.leaving((read) => {
       if (read === 'unread') return STAY;
       const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
+      left = next.kind === 'keep' && next.left;
       if (next.kind === 'release') return next;
       if (next.kind === 'keep') return this.keptOffSession(read.item, d.session);
       dropped = read;
       return SETTLED;
     });
-    if (settled) this.settleDoubt();
+    if (settled || left) this.settleDoubt();
     return dropped ? { done: false, read: dropped } : { done: true };
   }
 

@@ -841,16 +841,22 @@ export function departure(l: Lease | undefined, identity: string, instance: stri
  * start-up on that session (the write never landed, or the term has ended or moved since);
  * `release` the term on it, the hold dropped once the release lands; `keep` a term it led that
  * releaseOnCancel false keeps (`keptToken`, as departure's): taken off the session as leavingKept
- * says, the hold dropped once that lands, else kept, so that the session ends at its deadline and
- * the term runs out on its stamps, as a kept term does off a session. A hold not dropped stays
- * after run() returns: released, the session's renewals for the process's other electors would
- * keep the term alive for ever with nobody leading it.
+ * says, the hold dropped once that lands. `left`: the term is the one the elector left to run out
+ * on its process's session rows (leftTerm, showsLeftTerm: its instance and the token it led it
+ * with), so where the move off does not land the hold is dropped all the same, as leaveKept leaves
+ * such a term: the read settled the doubt (the term the write may have put there is this one, and
+ * known), no row vouches for it past the stamp it was left at, and the elector stepped down; held,
+ * the session would end at its deadline, costing the process's other electors their session. A
+ * kept term not so named (its term token not the one it led last) keeps the hold where the move
+ * does not land: the session ends at its deadline and the term runs out on its stamps. A hold not
+ * dropped stays after run() returns: released, the session's renewals for the process's other
+ * electors would keep the term alive for ever with nobody leading it.
  */
-export type LeavingDoubt = { readonly kind: 'drop' } | { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'keep' };
+export type LeavingDoubt = { readonly kind: 'drop' } | { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'keep'; readonly left: boolean };
 
 export function leavingDoubt(l: Lease | undefined, held: string, identity: string, instance: string, keptToken = -1): LeavingDoubt {
   if (l?.holderIdentity !== identity || l.holderInstance !== instance || l.session !== held) return { kind: 'drop' };
-  return l.fencingToken <= keptToken ? { kind: 'keep' } : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
+  return l.fencingToken <= keptToken ? { kind: 'keep', left: showsLeftTerm(l, { token: keptToken, instance }) } : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
 }
 
 /**

@@ -112,7 +112,9 @@ describe("leavingDoubt: a stopping elector's hold on its session (a write of its
   const mine = (over: Partial<Lease> = {}) => lease({ holderIdentity: 'b', holderInstance: 'b_1', session: 's-1', ...over });
   it.each([
     { name: 'its term on the held session (the write landed): released, the hold dropped once that lands', l: mine(), kept: -1, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: 7 } } },
-    { name: 'its term on the held session, led and kept (releaseOnCancel false): kept, taken off the session as leavingKept says (else the hold stays and the term runs out with the session)', l: mine(), kept: 7, want: { kind: 'keep' } },
+    { name: 'its term on the held session, led and kept (releaseOnCancel false): kept, taken off the session as leavingKept says; named as left (leftTerm), so the hold goes even where that does not land', l: mine(), kept: 7, want: { kind: 'keep', left: true } },
+    { name: 'its kept term on the held session, its fencing token moved back under it (termToken kept): kept, named as left', l: mine({ fencingToken: 5, termToken: 7 }), kept: 7, want: { kind: 'keep', left: true } },
+    { name: 'a term of its on the held session with an earlier token than it led last (not the term it left): kept, not named as left, so the hold stays where the move off does not land', l: mine({ fencingToken: 5 }), kept: 7, want: { kind: 'keep', left: false } },
     { name: 'its term on the held session, a later token than it led (never led): released', l: mine({ fencingToken: 9 }), kept: 7, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: 9 } } },
     { name: 'its term on no session (the write never landed): the hold dropped', l: mine({ session: undefined }), kept: -1, want: { kind: 'drop' } },
     { name: 'its term on another session: the hold dropped', l: mine({ session: 's-2' }), kept: -1, want: { kind: 'drop' } },

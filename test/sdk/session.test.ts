@@ -1235,6 +1235,60 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
     expect(errors.some((e) => e.message.includes(`its renewals held: a renewal of lease "${lease}" naming it may have landed unanswered`))).toBe(true);
     await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(all, n).length <= 1));
   });
+
+  it("a leader with releaseOnCancel false stops just after its renewal moving its term onto its session lands with its answer lost, its lease writes denied: read, the lease shows its kept term there, named as left (leftTerms); its move off the session denied, the hold goes all the same and its session lives on, not ended at its deadline", async () => {
+    const { sim, procs, lease, L } = await settledHolder();
+    const machine = sim.machine();
+    const errors: Error[] = [];
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: 'd', onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const onSession = (r: { input: unknown; operation: string }) => {
+      const i = r.input as { Key?: { name?: { S?: string } }; ExpressionAttributeNames?: Record<string, string> };
+      return r.operation === 'UpdateItem' && isTable('-leases')(r) && i.Key?.name?.S === lease && Object.values(i.ExpressionAttributeNames ?? {}).includes('session');
+    };
+    const deniedWrite = () => Object.assign(new Error('injected: User is not authorized to perform: dynamodb:UpdateItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+    // the renewal onto its session lands, its answer lost; the AWS SDK's next try, and every lease
+    // write of the joiner's from then on, denied (its reads answer)
+    let lostAt: number | undefined;
+    machine.loseAnswer = (r) => {
+      if (lostAt !== undefined || session.name === undefined || !onSession(r)) return false;
+      lostAt = sim.clock.monotonic();
+      machine.fault = (q) => (isTable('-leases')(q) && q.operation === 'UpdateItem' && sim.clock.monotonic() < lostAt! + 6 * L ? deniedWrite() : undefined);
+      return true;
+    };
+    const elector = sim.elector('d', { leaseName: lease, fallbackAfterMs: 60_000, session, releaseOnCancel: false, ...CLIENT_GO }, { machine, errors, priority: 10 });
+    await sim.until('the joiner leads, on no session', () => elector.elector.isLeader() || undefined, 4 * L);
+    const running = session.run(stop.signal);
+    await sim.until("the joiner's renewal onto its session, its answer lost, reported", () => (lostAt !== undefined && errors.some((e) => e.name === 'AccessDeniedException' || /not authorized/.test(e.message))) || undefined, 4 * L);
+    const onIt = session.name!;
+    const kept = (await sim.leases.read(lease)).item!;
+    expect(kept).toMatchObject({ holderIdentity: 'd', holderInstance: elector.elector.instance, session: onIt }); // the term is on the joiner's session
+    const ends = session.stats.ended;
+    await elector.stop();
+    const stoppedAt = sim.clock.monotonic();
+    // its kept term still on the session (its move off it denied), named as left on the session row
+    expect((await sim.leases.read(lease)).item).toMatchObject({ holderInstance: elector.elector.instance, fencingToken: kept.fencingToken, session: onIt });
+    await sim.run(session.options.renewDeadlineMs + 2 * CLIENT_GO.retryPeriodMs);
+    const key = sessionKey(onIt);
+    const row = (await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item;
+    const ended = session.stats.ended - ends;
+    console.log(`a kept stop with its renewal onto the session in doubt, the move off it denied: ${ended} session ends over the session's renew deadline and two retry periods`);
+    // before: 1 (its renewals held: "a renewal of lease … naming it may have landed unanswered")
+    expect(ended).toBe(0);
+    expect(session.name).toBe(onIt);
+    expect(row?.leftTerms?.[lease]).toMatchObject({ token: kept.termToken ?? kept.fencingToken, instance: elector.elector.instance });
+    // the term runs out on the stamp it was left at; another process leads it, one leader per lease throughout
+    machine.fault = undefined;
+    const joiner: Process = { machine, session, stop, running, electors: [elector], errors };
+    const all = [...procs, joiner];
+    const ledAfter = await sim.until(`a leader of ${lease}`, () => {
+      for (const n of LEASES) if (leadersOf(all, n).length > 1) throw new Error(`two leaders of ${n}`);
+      return leadersOf(procs, lease).length === 1 && sim.clock.monotonic() - stoppedAt;
+    }, 2 * L);
+    console.log(`another process leads ${(ledAfter / 1000).toFixed(1)} s after the stop`);
+    expect(ledAfter).toBeLessThan(L + 2 * CLIENT_GO.retryPeriodMs);
+    await sim.during(2 * L, 'one leader per lease', () => LEASES.every((n) => leadersOf(all, n).length <= 1));
+  });
 });
 
 describe("a Session's terms left to run out (leftTerms)", () => {
