@@ -535,7 +535,8 @@ export class LeaderElector {
           return (await x.lock.decline(m.read, m.role)) ? 'landed' : 'refused';
         } catch (e) {
           x.report(e);
-          return 'failed';
+          // unanswered on every try, it may have landed: decided again from a new read, as a release is
+          return mayHaveLanded(e) ? 'unknown' : 'failed';
         }
     }
   }

@@ -1650,6 +1650,38 @@ describe('a stopping elector whose release is refused, the row moved on under it
   });
 });
 
+describe('a stopping successor whose decline of its name times out on every try', () => {
+  it("the AWS SDK's every send of the decline times out before DynamoDB applies it (it may have landed), the coordinator's functions down: read again, the row still names it, so it declines again and the row names it no more as its run() ends, not left named until the functions come back", async () => {
+    const { sim, coord, procs, lease, L } = await settledHolder();
+    const named = (await sim.leases.read(lease)).item!;
+    const proc = procs.find((p) => p.electors.some((e) => e.elector.instance === named.successorInstance))!;
+    const follower = proc.electors.find((e) => e.elector.options.leaseName === lease)!;
+    expect(follower.elector.isLeader()).toBe(false);
+    /** A write of the lease by the stopping follower (its decline: it leads nothing). */
+    const write = (q: { input: unknown; operation: string }) => q.operation === 'UpdateItem' && isTable('-leases')(q) && keyOf(q) === lease;
+    // the first call's sends (the AWS SDK's three tries) time out unapplied; DynamoDB answers after
+    let timedOut = 0;
+    proc.machine.fault = (q) => (write(q) && timedOut < 3 ? (timedOut++, ddbFaults.timeout()) : undefined);
+    // nothing else takes the name off: no tick, no candidate stream
+    coord.stop();
+    const stopFrom = sim.clock.monotonic();
+    await follower.stop();
+    expect(timedOut).toBe(3);
+    const namesIt = (l: typeof named | undefined) => l?.successorInstance === follower.elector.instance || l?.secondSuccessorInstance === follower.elector.instance;
+    const sent = proc.machine.sent.filter((r) => r.at >= stopFrom && write(r)).map((r) => r.ok);
+    const after = (await sim.leases.read(lease)).item;
+    await sim.run(L);
+    const later = (await sim.leases.read(lease)).item;
+    console.log(`a stopped successor whose decline timed out on every send, the functions down: its lease writes ${JSON.stringify(sent)}; the row names it ${namesIt(after) ? 'still' : 'no more'} as run() ends, ${namesIt(later) ? 'still' : 'no more'} a lease duration on`);
+    // before: [false, false, false], the name left on the row while the functions were down
+    expect(sent).toEqual([false, false, false, true]);
+    expect(namesIt(after)).toBe(false);
+    expect(namesIt(later)).toBe(false);
+    sim.coordinator();
+    await sim.during(2 * L, 'one leader per lease, each lease led', () => LEASES.every((n) => leadersOf(procs, n).length === 1));
+  });
+});
+
 describe('a stopping session-held leader whose hand-over and release fail on every try (releaseOnCancel true)', () => {
   const throttled = () => Object.assign(new Error('injected: the leases table throttles this process'), { name: 'ProvisionedThroughputExceededException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
   const denied = () => Object.assign(new Error('injected: User is not authorized to perform: dynamodb:UpdateItem'), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
