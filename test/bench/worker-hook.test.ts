@@ -77,7 +77,7 @@ describe('request counting in the worker processes', () => {
     expect(l.leader!.wru).toBeGreaterThan(0);
     // the designated successor's polls apart from the polls before it was named, and on its way out
     // (stopped first) its name taken off the lease: one write, more only if a renewal moved the row
-    // between its read and that write (LeaderElector.depart)
+    // between its read and that write (LeaderElector.leaveLease)
     expect(Object.keys(f.successor!.commands).sort()).toEqual(['GetItem', 'UpdateItem']);
     expect(f.successor!.commands['UpdateItem']).toBeGreaterThanOrEqual(1);
     expect(f.successor!.rru).toBeGreaterThan(0);

@@ -86,7 +86,7 @@ describe('a departing heir named by a write decided before it withdrew', () => {
   it('the write lands before the candidate stream handles b’s REMOVE record: that reconcile takes the name off', async () => {
     const { rt, b, read, release, handled, calls } = await heirNamed();
     const instance = b.elector.instance;
-    await b.stop(); // its row deleted, its name taken off (LeaderElector.depart)
+    await b.stop(); // its row deleted, its name taken off (LeaderElector.leaveLease)
     const cur = await read();
     expect(cur.item?.successor).not.toBe('b');
     // the coordinator's write, decided on a read from before b's withdrawal
@@ -115,7 +115,7 @@ describe('a departing heir named by a write decided before it withdrew', () => {
     const { rt, b, read, release, handled, calls } = await heirNamed(['c']);
     const instance = b.elector.instance;
     release();
-    await b.stop(); // c moved up (LeaderElector.depart)
+    await b.stop(); // c moved up (LeaderElector.leaveLease)
     await waitFor('the REMOVE record handled', () => handled.remove);
     const cur = await read();
     expect(cur.item?.successor).toBe('c');

@@ -285,7 +285,7 @@ type Then =
   | { readonly kind: 'leaseRead' | 'confirmed' | 'acquired' | 'reported' | 'released' | 'endChanged' }
   /** The release a cancelled elector's run() makes after its step-down (LeaderElector.ended: a fault is reported): then it is gone. */
   | { readonly kind: 'lastRelease' }
-  /** A cancelled follower's read of the lease, and its decline, as LeaderElector.depart (a fault is reported: then it is gone). */
+  /** A cancelled follower's read of the lease, and its decline, as LeaderElector.leaveLease (a fault is reported: then it is gone). */
   | { readonly kind: 'departRead' | 'declined' }
   | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly as: 'lease' | 'ok' | 'none'; readonly onFault: 'throw' | 'failed' | 'quiet' };
 
@@ -312,7 +312,7 @@ interface Orphan {
  * running (`steppingDown`: the loop's wakes and clock jumps no longer reach it), stepped down (`down`:
  * the step's 'steppedDown' said what it led), its candidacy withdrawn and the term it led released
  * unless handed over (`releasing`), or, having led nothing, what the lease still names it for given up
- * (`departing`: LeaderElector.depart), then `gone`.
+ * (`departing`: LeaderElector.leaveLease), then `gone`.
  */
 type Cancel =
   | { readonly phase: 'steppingDown' }
@@ -927,7 +927,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const departRead = (w: World, e: Elector): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'departRead' }, sentAt: monoOf(w, e) });
 
   /**
-   * LeaderElector.depart, a cancelled follower's after its candidacy: the lease read (`then`
+   * LeaderElector.leaveLease, a cancelled follower's after its candidacy: the lease read (`then`
    * departRead) and what it names this start-up for given up (step.ts departure): a term handed to
    * it released, its name as successor declined (conditioned on the revision read: refused, it reads
    * again). `got` undefined: a fault, reported, and it is gone.

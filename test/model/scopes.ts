@@ -17,7 +17,7 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // run() cancelled: the leader leads on, hands over (or releases after stepping down), withdraws its candidacy, is gone
   { name: "a cancelled leader's step-down from a held lease, one older copy, one slow or lost request", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 1, cancels: 1, staleReads: 1 }, depth: 7 },
   // the whole fleet cancelled (a deploy's SIGTERM to every worker): the leader hands over (or releases), and the heir, stopping
-  // too, gives up what the lease names it for — a term handed to it released, its name as successor declined (LeaderElector.depart)
+  // too, gives up what the lease names it for — a term handed to it released, its name as successor declined (LeaderElector.leaveLease)
   { name: 'a held lease, both electors cancelled', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, cancels: 2 }, depth: 8 },
   // every process on a Session: the leader moves its term onto its session and renews the session instead; followers and the
   // coordinator judge the term by the session's row; a session ends (its leader takes the term off it, or onto the next one)

@@ -402,7 +402,7 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     const L = 'handoff-heir-gone';
     const { log, a, b } = await handingGroup(L, loopback());
     await waitFor('a’s view of the lease to name b', () => namesHeir(a.seen, 'b'));
-    await b.stop(); // its candidacy withdrawn, its name taken off (LeaderElector.depart); the coordinator is stopped
+    await b.stop(); // its candidacy withdrawn, its name taken off (LeaderElector.leaveLease); the coordinator is stopped
     // …and b named again, as an older SDK's heir (which takes nothing off) or a designation decided on a
     // read of b's row from before its withdrawal would leave it: the giver's read of the heir's row is what guards here
     const named = await leases().read(L);
