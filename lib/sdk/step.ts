@@ -812,6 +812,9 @@ export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string;
   return { name: l.successor, instance: l.successorInstance };
 }
 
+/** The token a row's term was led with: its `termToken`, which a move of the fencing token leaves as it was (an older SDK's row without one: its fencing token). */
+const ledWith = (l: Lease): number => l.termToken ?? l.fencingToken;
+
 /**
  * What a stopping worker that leads nothing does about the lease as read (after its candidacy is
  * withdrawn), so that no term waits for it once it is gone: a term handed to it as it stopped is
@@ -828,7 +831,8 @@ export type Departure = { readonly kind: 'release'; readonly term: Term } | { re
 export function departure(l: Lease | undefined, identity: string, instance: string, keptToken = -1): Departure | undefined {
   if (!l) return undefined;
   // by instance: another start-up of this identity (the next deploy's) may be named or hold it
-  if (l.holderIdentity === identity && l.holderInstance === instance) return l.fencingToken <= keptToken ? undefined : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
+  // a term it led is known by the token it was led with (termToken): a peer's or an operator's move of the fencing token leaves that
+  if (l.holderIdentity === identity && l.holderInstance === instance) return ledWith(l) <= keptToken ? undefined : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
   if (l.successor === identity && l.successorInstance === instance) return { kind: 'decline', role: 'successor' };
   if (l.secondSuccessor === identity && l.secondSuccessorInstance === instance) return { kind: 'decline', role: 'second' };
   return undefined;
@@ -856,7 +860,7 @@ export type LeavingDoubt = { readonly kind: 'drop' } | { readonly kind: 'release
 
 export function leavingDoubt(l: Lease | undefined, held: string, identity: string, instance: string, keptToken = -1): LeavingDoubt {
   if (l?.holderIdentity !== identity || l.holderInstance !== instance || l.session !== held) return { kind: 'drop' };
-  return l.fencingToken <= keptToken ? { kind: 'keep', left: showsLeftTerm(l, { token: keptToken, instance }) } : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
+  return ledWith(l) <= keptToken ? { kind: 'keep', left: showsLeftTerm(l, { token: keptToken, instance }) } : { kind: 'release', term: { holderIdentity: identity, fencingToken: l.fencingToken } };
 }
 
 /**

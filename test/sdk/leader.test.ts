@@ -81,6 +81,7 @@ describe('departure: what a stopping follower gives up', () => {
     { name: 'a term it led (stopped at its renew deadline, the row still naming it): kept, to run out', l: lease({ holderIdentity: 'b', holderInstance: 'b_1' }), kept: lease().fencingToken, want: undefined },
     { name: 'a term handed to it that it never led (a later token): released', l: lease({ holderIdentity: 'b', holderInstance: 'b_1' }), kept: lease().fencingToken - 1, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: lease().fencingToken } } },
     { name: 'named successor: declined, whatever it led', l: lease({ successor: 'b', successorInstance: 'b_1' }), kept: lease().fencingToken, want: { kind: 'decline', role: 'successor' } },
+    { name: "a term it led whose fencing token a peer or an operator moved up under it (termToken kept): kept, to run out, not released", l: lease({ holderIdentity: 'b', holderInstance: 'b_1', fencingToken: 9, termToken: 7 }), kept: 7, want: undefined },
   ])('releaseOnCancel false, $name', ({ l, kept, want }) => expect(departure(l, 'b', 'b_1', kept)).toEqual(want));
 
   it.each([
@@ -116,6 +117,7 @@ describe("leavingDoubt: a stopping elector's hold on its session (a write of its
     { name: 'its kept term on the held session, its fencing token moved back under it (termToken kept): kept, named as left', l: mine({ fencingToken: 5, termToken: 7 }), kept: 7, want: { kind: 'keep', left: true } },
     { name: 'a term of its on the held session with an earlier token than it led last (not the term it left): kept, not named as left, so the hold stays where the move off does not land', l: mine({ fencingToken: 5 }), kept: 7, want: { kind: 'keep', left: false } },
     { name: 'its term on the held session, a later token than it led (never led): released', l: mine({ fencingToken: 9 }), kept: 7, want: { kind: 'release', term: { holderIdentity: 'b', fencingToken: 9 } } },
+    { name: 'its kept term on the held session, its fencing token moved up under it (termToken kept): kept, named as left, not released', l: mine({ fencingToken: 9, termToken: 7 }), kept: 7, want: { kind: 'keep', left: true } },
     { name: 'its term on no session (the write never landed): the hold dropped', l: mine({ session: undefined }), kept: -1, want: { kind: 'drop' } },
     { name: 'its term on another session: the hold dropped', l: mine({ session: 's-2' }), kept: -1, want: { kind: 'drop' } },
     { name: "another's term (a take since, whatever session it names): the hold dropped", l: lease({ session: 's-1' }), kept: -1, want: { kind: 'drop' } },
