@@ -9,7 +9,9 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { GrantWorkerSettingsSchema } from '../infra/settings.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
+import { LeaderElectorOptionsSchema } from '../lib/sdk/elector-options.js';
 import { serveHealth } from '../lib/sdk/health.js';
+import { LeaseCandidateOptionsSchema } from '../lib/sdk/candidate.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
@@ -115,5 +117,35 @@ describe('every problem of the options in one error', () => {
     expect(session).not.toContain('TypeError');
     // not an object at all: only that
     expect(await messageOf(() => new LeaderElector(7 as never))).toMatch(/^invalid LeaderElector options: \(root\): must be the LeaderElector options: an object with [^;]*$/);
+  });
+});
+
+describe("every problem of the other objects' options in one error", () => {
+  // before: each object's cross-field checks sat behind its fields' types (zod skips an object's
+  // superRefine while a field is not of its type), so the bad field alone was reported and the
+  // bad combination only after it was fixed
+  const rows: { name: string; schema: z.ZodType; input: Record<string, unknown>; want: string[] }[] = [
+    {
+      name: 'LeaseCandidate: emulationVersion above binaryVersion, and no name',
+      schema: LeaseCandidateOptionsSchema,
+      input: { leaseName: 'nightly-report', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client },
+      want: ['name: is required', 'emulationVersion: must be ≤ binaryVersion 1.0.0'],
+    },
+    {
+      name: 'LeaseCandidate: emulationVersion above binaryVersion, and a renewal interval out of bounds',
+      schema: LeaseCandidateOptionsSchema,
+      input: { leaseName: 'nightly-report', name: 'w-1', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client, renewIntervalMs: 5 },
+      want: ['renewIntervalMs: must be ≥ 1000 ms', 'emulationVersion: must be ≤ binaryVersion 1.0.0'],
+    },
+    {
+      name: "LeaderElector: a candidacy emulating above its binary, and no identity",
+      schema: LeaderElectorOptionsSchema,
+      input: { ...options, identity: undefined, mode: 'coordinated', candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0' } },
+      want: ['identity: is required', 'candidacy.emulationVersion: must be ≤ binaryVersion 1.0.0'],
+    },
+  ];
+  it.each(rows)('$name', async ({ schema, input, want }) => {
+    const message = await messageOf(() => parse(schema, input, 'options'));
+    for (const w of want) expect(message).toContain(w);
   });
 });

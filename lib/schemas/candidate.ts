@@ -115,12 +115,13 @@ export const CandidateSpec = z
     labels: Labels.optional(),
   })
   .strict()
+  // judged on any object, each rule over fields of their type, so a bad name does not hide them
   .superRefine((c, ctx) => {
     if (isStrictVersion(c.binaryVersion) && isStrictVersion(c.emulationVersion) && !emulationWithinBinary(c.emulationVersion, c.binaryVersion)) {
       ctx.addIssue({ code: 'custom', path: ['emulationVersion'], message: `must be ≤ binaryVersion ${c.binaryVersion} (a binary can only emulate its own or an older version)` });
     }
-    if (new Set(c.preferredStrategies).size !== c.preferredStrategies.length) {
+    if (Array.isArray(c.preferredStrategies) && new Set(c.preferredStrategies).size !== c.preferredStrategies.length) {
       ctx.addIssue({ code: 'custom', path: ['preferredStrategies'], message: 'must not list a strategy twice' });
     }
-  });
+  }, { when: (p) => typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value) });
 export type CandidateSpec = z.infer<typeof CandidateSpec>;

@@ -14,7 +14,7 @@ import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { STAMP_ERROR_MS } from './step.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { SessionSchema, sessionSeam, type Session } from './session.js';
@@ -64,18 +64,21 @@ type SpecFields = Omit<CandidateSpec, 'identity' | 'platform'>;
 
 /**
  * Adds CandidateSpec's cross-field issues (emulation ≤ binary, no strategy twice) under `path`: the one place those rules are written is the spec. Judged only
- * once the fields under `path` are valid each on its own, so no field is reported twice. `from`: spec fields the caller took from options of its
- * own (the elector's identity is its candidate name): an issue there names that option, unless one already does.
+ * once the fields under `path` are valid each on its own (at the root, where the options are the spec's fields: leaving out each field reported
+ * already), so no field is reported twice. `from`: spec fields the caller took from options of its own (the elector's identity is its candidate
+ * name): an issue there names that option, unless one already does.
  */
 export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = [], from: Readonly<Partial<Record<keyof SpecFields, readonly PropertyKey[]>>> = {}): void {
   const reported = (at: readonly PropertyKey[]) => ctx.issues.some((i) => at.every((p, n) => i.path?.[n] === p));
-  if (reported(path)) return;
+  if (path.length > 0 && reported(path)) return;
   const spec = specOf(candidacy);
   const r = CandidateSpec.safeParse(spec);
   for (const issue of r.error?.issues ?? []) {
     const own = from[issue.path[0] as keyof SpecFields];
     if (own && reported(own)) continue;
-    ctx.addIssue({ code: 'custom', path: own ? [...own, ...issue.path.slice(1)] : [...path, ...issue.path], message: issue.message });
+    const at = own ? [...own, ...issue.path.slice(1)] : [...path, ...issue.path];
+    if (path.length === 0 && reported(at.slice(0, 1))) continue;
+    ctx.addIssue({ code: 'custom', path: at, message: issue.message });
   }
 }
 
@@ -134,11 +137,13 @@ export const LeaseCandidateOptionsSchema = z
     { error: optionErrors('LeaseCandidate', 'leaseName, name, emulationVersion, binaryVersion and client', { table: 'name the tables with `tables` (a prefix, or { candidates })' }) },
   )
   .superRefine((o, ctx) => {
+    const ok = everyProblem.parsed(ctx);
+    // checkCandidacy leaves out the fields that failed their own schemas
     checkCandidacy(o, ctx);
-    if (o.session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
+    if (ok('session', 'instance') && o.session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
       ctx.addIssue({ code: 'custom', path: ['instance'], message: `must end with "@${o.session.process}" (the session's process) on a session, or be left out` });
     }
-  });
+  }, { when: everyProblem.when });
 
 /** The options of a LeaseCandidate as written. */
 export type LeaseCandidateOptions = z.input<typeof LeaseCandidateOptionsSchema>;
@@ -187,8 +192,9 @@ function specOf(o: SpecSource): SpecFields {
     name: o.name,
     binaryVersion: o.binaryVersion,
     emulationVersion: o.emulationVersion,
-    preferredStrategies: [...o.preferredStrategies],
-    ...(o.labels ? { labels: { ...o.labels } } : {}),
+    // a field not of its type (reported by the options' own schema, and not again) is not spread
+    preferredStrategies: Array.isArray(o.preferredStrategies) ? [...o.preferredStrategies] : [],
+    ...(o.labels && typeof o.labels === 'object' ? { labels: { ...o.labels } } : {}),
   };
 }
 
