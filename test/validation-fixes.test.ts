@@ -12,6 +12,7 @@ import { LeaderElector } from '../lib/sdk/elector.js';
 import { LeaderElectorOptionsSchema } from '../lib/sdk/elector-options.js';
 import { serveHealth } from '../lib/sdk/health.js';
 import { LeaseCandidateOptionsSchema } from '../lib/sdk/candidate.js';
+import { IdentityLeaseHeartbeatOptionsSchema } from '../lib/sdk/identity.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
@@ -142,6 +143,12 @@ describe("every problem of the other objects' options in one error", () => {
       schema: LeaderElectorOptionsSchema,
       input: { ...options, identity: undefined, mode: 'coordinated', candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0' } },
       want: ['identity: is required', 'candidacy.emulationVersion: must be ≤ binaryVersion 1.0.0'],
+    },
+    {
+      name: "IdentityLeaseHeartbeat: a lease too short for its renewals, and no component",
+      schema: IdentityLeaseHeartbeatOptionsSchema,
+      input: { client, renewIntervalMs: 10_000, leaseDurationSeconds: 1 },
+      want: ['component: is required', 'leaseDurationSeconds: must be at least'],
     },
   ];
   it.each(rows)('$name', async ({ schema, input, want }) => {

@@ -13,7 +13,7 @@ import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
@@ -128,6 +128,7 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
     { error: optionErrors('IdentityLeaseHeartbeat', 'client and component', { table: 'name the tables with `tables` (a prefix, or { identities })' }) },
   )
   .superRefine((o, ctx) => {
+    if (!everyProblem.parsed(ctx)('renewIntervalMs', 'leaseDurationSeconds')) return;
     const least = leastIdentityLeaseSeconds(o.renewIntervalMs);
     if (o.leaseDurationSeconds < least) {
       ctx.addIssue({
@@ -136,7 +137,7 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
         message: `must be at least ${least} s with renewIntervalMs ${o.renewIntervalMs}, so a renewal that fails (given up after ${requestBoundFor(o.renewIntervalMs)} ms) is tried again at a later interval and answered before the row expires: raise leaseDurationSeconds or shorten renewIntervalMs`,
       });
     }
-  });
+  }, { when: everyProblem.when });
 /** The options of an IdentityLeaseHeartbeat as written. */
 export type IdentityLeaseHeartbeatOptions = z.input<typeof IdentityLeaseHeartbeatOptionsSchema>;
 /** An IdentityLeaseHeartbeat's options as resolved (defaults applied, tables named), read-only; the client and callbacks are not among them. */
