@@ -13,6 +13,7 @@ import { LeaderElectorOptionsSchema } from '../lib/sdk/elector-options.js';
 import { serveHealth } from '../lib/sdk/health.js';
 import { LeaseCandidateOptionsSchema } from '../lib/sdk/candidate.js';
 import { IdentityLeaseHeartbeatOptionsSchema } from '../lib/sdk/identity.js';
+import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
@@ -149,6 +150,12 @@ describe("every problem of the other objects' options in one error", () => {
       schema: IdentityLeaseHeartbeatOptionsSchema,
       input: { client, renewIntervalMs: 10_000, leaseDurationSeconds: 1 },
       want: ['component: is required', 'leaseDurationSeconds: must be at least'],
+    },
+    {
+      name: 'Session: renewals that do not fit the deadline, and a prefix of the wrong type',
+      schema: SessionOptionsSchema,
+      input: { client, prefix: 5, renewIntervalMs: 5_000, retryPeriodMs: 1_500, renewDeadlineMs: 6_000 },
+      want: ['prefix: must be a string', 'renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs (4500)'],
     },
   ];
   it.each(rows)('$name', async ({ schema, input, want }) => {

@@ -24,7 +24,7 @@ import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import type { StampClock } from './server-clock.js';
 
@@ -84,11 +84,12 @@ export const SessionOptionsSchema = z
     { error: optionErrors('Session', 'client', { table: 'name the tables with `tables` (a prefix, or { identities })' }) },
   )
   .superRefine((o, ctx) => {
-    if (o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    const ok = everyProblem.parsed(ctx);
+    if (ok('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({ code: 'custom', path: ['renewIntervalMs'], message: `must be < renewDeadlineMs − retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the deadline` });
-    if (o.renewDeadlineMs >= o.maxLeaseDurationMs)
+    if (ok('renewDeadlineMs', 'maxLeaseDurationMs') && o.renewDeadlineMs >= o.maxLeaseDurationMs)
       ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < maxLeaseDurationMs (${o.maxLeaseDurationMs}) so the session ends before anyone can see it expire` });
-  });
+  }, { when: everyProblem.when });
 
 /** The options of a Session as written. */
 export type SessionOptions = z.input<typeof SessionOptionsSchema>;
