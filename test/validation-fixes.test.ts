@@ -14,6 +14,7 @@ import { serveHealth } from '../lib/sdk/health.js';
 import { LeaseCandidateOptionsSchema } from '../lib/sdk/candidate.js';
 import { IdentityLeaseHeartbeatOptionsSchema } from '../lib/sdk/identity.js';
 import { SessionOptionsSchema } from '../lib/sdk/session.js';
+import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
@@ -156,6 +157,18 @@ describe("every problem of the other objects' options in one error", () => {
       schema: SessionOptionsSchema,
       input: { client, prefix: 5, renewIntervalMs: 5_000, retryPeriodMs: 1_500, renewDeadlineMs: 6_000 },
       want: ['prefix: must be a string', 'renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs (4500)'],
+    },
+    {
+      name: "withLease: push with mode 'NoCoordination', and a waitMs of the wrong type",
+      schema: WithLeaseOptionsSchema,
+      input: { client, mode: 'NoCoordination', push: { watch: () => () => undefined, wake: () => undefined, healthy: () => true }, waitMs: 'soon' },
+      want: ['waitMs: must be a number', "push: must not be given with mode 'NoCoordination'"],
+    },
+    {
+      name: "withLease: push with mode 'NoCoordination', and a signal that is none",
+      schema: WithLeaseOptionsSchema,
+      input: { client, mode: 'NoCoordination', push: { watch: () => () => undefined, wake: () => undefined, healthy: () => true }, signal: 'stop' },
+      want: ['signal: must be an AbortSignal', "push: must not be given with mode 'NoCoordination'"],
     },
   ];
   it.each(rows)('$name', async ({ schema, input, want }) => {

@@ -9,7 +9,7 @@ import { Millis, Name } from '../schemas/common.js';
 import type { CompletedRun } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, fn, optionErrors } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors } from './options.js';
 
 const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
 
@@ -135,7 +135,7 @@ export const WithLeaseOptionsSchema = z.strictObject(
      * returned: its window is then marked and the call resolves with its value. For a Lambda
      * function, abort it when the invocation's remaining time runs short.
      */
-    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, 'must be an AbortSignal').optional(),
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: 'must be an AbortSignal', abort: false }).optional(),
     /** Faults that were retried (a failed poll or renewal). @default a process warning */
     onError: fn<(error: Error) => void>().optional(),
     /**
@@ -158,10 +158,11 @@ export const WithLeaseOptionsSchema = z.strictObject(
   },
   { error: optionErrors('withLease', 'client (and, for a coordinated lease, candidacy)') },
 ).superRefine((o, ctx) => {
+  const ok = everyProblem.parsed(ctx);
   for (const key of ['push', 'session'] as const)
-    if (o.mode === 'NoCoordination' && o[key] !== undefined)
+    if (ok('mode', key) && o.mode === 'NoCoordination' && o[key] !== undefined)
       ctx.addIssue({ code: 'custom', path: [key], message: `must not be given with mode 'NoCoordination': the run ${key === 'push' ? 'polls' : 'renews'} as client-go does. Drop ${key}, or use mode 'coordinated' (or 'auto')` });
-});
+}, { when: everyProblem.when });
 
 /** The options of `withLease` and `tryWithLease` as written. */
 export type WithLeaseOptions = z.input<typeof WithLeaseOptionsSchema>;
