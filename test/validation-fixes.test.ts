@@ -13,6 +13,7 @@ import { LeaderElectorOptionsSchema } from '../lib/sdk/elector-options.js';
 import { serveHealth } from '../lib/sdk/health.js';
 import { LeaseCandidateOptionsSchema } from '../lib/sdk/candidate.js';
 import { IdentityLeaseHeartbeatOptionsSchema } from '../lib/sdk/identity.js';
+import { PushChannelOptionsSchema } from '../lib/sdk/push-channel.js';
 import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
@@ -169,6 +170,18 @@ describe("every problem of the other objects' options in one error", () => {
       schema: WithLeaseOptionsSchema,
       input: { client, mode: 'NoCoordination', push: { watch: () => () => undefined, wake: () => undefined, healthy: () => true }, signal: 'stop' },
       want: ['signal: must be an AbortSignal', "push: must not be given with mode 'NoCoordination'"],
+    },
+    {
+      name: 'PushChannel: an IoT Core endpoint without a client, and a keepalive of the wrong type',
+      schema: PushChannelOptionsSchema,
+      input: { endpoint: 'wss://abc-ats.iot.us-east-1.amazonaws.com/mqtt', keepaliveSeconds: '240' },
+      want: ['keepaliveSeconds: must be a number', 'client: is required for an IoT Core endpoint'],
+    },
+    {
+      name: 'PushChannel: a client id of another deployment, and a session that is none',
+      schema: PushChannelOptionsSchema,
+      input: { endpoint: 'ws://127.0.0.1:1883/mqtt', clientId: 'other', session: 7 },
+      want: ['session: must be the process', 'clientId: must start with "conclave-'],
     },
   ];
   it.each(rows)('$name', async ({ schema, input, want }) => {

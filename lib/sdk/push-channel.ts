@@ -18,7 +18,7 @@ import { processOf } from '../schemas/instance.js';
 import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { callBack, errorSink } from './faults.js';
-import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, fn, optionErrors, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
 
 /** The options of a PushChannel; a bad one is a ValidationError naming the field and what to do. */
@@ -52,7 +52,7 @@ export const PushChannelOptionsSchema = z.strictObject(
      * the cheaper for a few processes
      */
     session: z
-      .custom<{ readonly process: string }>((v) => typeof (v as { process?: unknown } | null)?.process === 'string' && (v as { process: string }).process.length > 0, 'must be the process\'s Session (new Session({ client })), the one its electors are given')
+      .custom<{ readonly process: string }>((v) => typeof (v as { process?: unknown } | null)?.process === 'string' && (v as { process: string }).process.length > 0, { error: 'must be the process\'s Session (new Session({ client })), the one its electors are given', abort: false })
       .optional(),
     /**
      * The MQTT client id: unique per connection (IoT Core drops the older of two with one id), and
@@ -74,10 +74,11 @@ export const PushChannelOptionsSchema = z.strictObject(
   },
   { error: optionErrors('PushChannel', 'endpoint (and, for IoT Core, client)') },
 ).superRefine((o, ctx) => {
-  // `tables` refused already (zod goes on to this refinement without its transform): nothing to judge clientId by
-  if (typeof o.tables?.leases !== 'string') return;
-  if ((o.iotCore ?? (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint))) && !o.client)
+  const ok = everyProblem.parsed(ctx);
+  if (ok('iotCore', 'endpoint') && (o.iotCore ?? (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint))) && !o.client)
     ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
+  // `tables` refused already (zod goes on to this refinement without its transform): nothing to judge clientId by
+  if (!ok('tables', 'clientId') || typeof o.tables?.leases !== 'string') return;
   const prefix = pushClientIdPrefix(o.tables.leases);
   if (o.clientId !== undefined && !(o.clientId.startsWith(prefix) && o.clientId.length > prefix.length))
     ctx.addIssue({
@@ -85,7 +86,7 @@ export const PushChannelOptionsSchema = z.strictObject(
       path: ['clientId'],
       message: `must start with "${prefix}" and go on after it (pushClientIdPrefix of the leases table ${o.tables.leases}): grantWorker allows iot:Connect with this deployment's ids only. Leave it out to get "${prefix}<random uuid>"`,
     });
-});
+}, { when: everyProblem.when });
 
 /** The options of a PushChannel as written. */
 export type PushChannelOptions = z.input<typeof PushChannelOptionsSchema>;
