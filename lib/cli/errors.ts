@@ -1,5 +1,6 @@
 import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { editDistance, ValidationError } from '../schemas/validation.js';
+import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
@@ -66,7 +67,14 @@ export function isPassingFault(e: unknown): boolean {
   return (x.errors ?? []).some(isPassingFault);
 }
 
-const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${t.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
+const regionOf = (t: Target) => t.region ?? process.env['AWS_REGION'];
+const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${regionOf(t) ?? '(default)'}`);
+/**
+ * Region `local` without an endpoint: no AWS Region has it (the SDK asks dynamodb.local.amazonaws.com),
+ * so the fix is local mode's endpoint, not the network (as the SDK's DynamoDBUnreachableError says).
+ */
+const localWithoutEndpoint = (t: Target) => !t.endpoint && regionOf(t) === LOCAL_REGION;
+const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpoint was given: pass the endpoint \`npx conclave-local\` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)`;
 
 /**
  * Turns the errors a user can do something about into a CliError saying what to do; anything
@@ -80,7 +88,8 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   // the SDK's own request timeout (it carries ETIMEDOUT too): the endpoint took the request and gave no answer
   if (e.name === 'TimeoutError') {
     return new CliError(
-      `DynamoDB ${where(target)} gave no answer within --request-timeout (${target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) — check the network path to it${target.endpoint ? ' and --endpoint' : ' and --region'}, or raise --request-timeout on a slow link`,
+      `DynamoDB ${where(target)} gave no answer within --request-timeout (${target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) — ` +
+        (localWithoutEndpoint(target) ? LOCAL_REGION_FIX : `check the network path to it${target.endpoint ? ' and --endpoint' : ' and --region'}, or raise --request-timeout on a slow link`),
     );
   }
   const code = (e as { code?: unknown }).code;
@@ -88,7 +97,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     return new CliError(
       target.endpoint
         ? `cannot reach DynamoDB at ${target.endpoint} (${code}) — is the local system (\`npx conclave-local\`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)`
-        : `cannot reach DynamoDB ${where(target)} (${code}) — check the network and --region; for DynamoDB Local pass --endpoint URL`,
+        : `cannot reach DynamoDB ${where(target)} (${code}) — ${localWithoutEndpoint(target) ? LOCAL_REGION_FIX : 'check the network and --region; for DynamoDB Local pass --endpoint URL'}`,
     );
   }
   if (e.name === 'ResourceNotFoundException') {

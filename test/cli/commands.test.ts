@@ -3,6 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/cli/args.js';
 import { assumeYes } from '../../lib/cli/confirm.js';
 import { cliContext } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
@@ -594,6 +595,22 @@ describe('release', () => {
 });
 
 describe('where DynamoDB is', () => {
+  it("region local without --endpoint is told that region is local mode's and which endpoint to give", async () => {
+    // before: "cannot reach DynamoDB in region local (ENOTFOUND) — check the network and --region", as
+    // if an AWS Region were unreachable. Called on explain() itself: the CLI would ask dynamodb.local.amazonaws.com
+    const target = { region: 'local', tablePrefix: 'conclave', tables: { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' } };
+    const fix = "region 'local' is local mode's, and no endpoint was given: pass the endpoint `npx conclave-local` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)";
+    const unreachable = await explain(Object.assign(new Error('getaddrinfo ENOTFOUND dynamodb.local.amazonaws.com'), { code: 'ENOTFOUND' }), target);
+    expect(unreachable).toBeInstanceOf(CliError);
+    expect((unreachable as CliError).message).toBe(`cannot reach DynamoDB in region local (ENOTFOUND) — ${fix}`);
+    const timedOut = await explain(Object.assign(new Error('timed out'), { name: 'TimeoutError' }), target);
+    expect((timedOut as CliError).message).toBe(`DynamoDB in region local gave no answer within --request-timeout (${DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) — ${fix}`);
+    // an AWS Region: as before
+    expect(((await explain(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), { ...target, region: 'us-east-1' })) as CliError).message).toBe(
+      'cannot reach DynamoDB in region us-east-1 (ENOTFOUND) — check the network and --region; for DynamoDB Local pass --endpoint URL',
+    );
+  });
+
   it('an unreachable endpoint says how to start local mode', async () => {
     const r = await runMain(['--endpoint', 'http://127.0.0.1:1', 'get', 'leases']);
     expect(r.code).toBe(1);
