@@ -6,6 +6,7 @@ import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
+import { everyProblem } from '../lib/schemas/validation.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
 import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, qualifiedRecordName, recordNameOf } from '../lib/discovery/wiring.js';
 import { COORDINATOR_COMPONENT, isSessionComponent } from '../lib/schemas/session-partition.js';
@@ -32,13 +33,14 @@ export const ConclaveTableNamesSchema = z
   })
   .strict()
   .superRefine((o, ctx) => {
+    const ok = everyProblem.parsed(ctx);
     const roles = ['leases', 'candidates', 'identities'] as const;
     roles.forEach((role, i) => {
       const name = o[role];
-      const first = roles.slice(0, i).find((r) => name !== undefined && !Token.isUnresolved(name) && o[r] === name);
+      const first = roles.slice(0, i).find((r) => ok(role, r) && name !== undefined && !Token.isUnresolved(name) && o[r] === name);
       if (first) ctx.addIssue({ code: 'custom', path: [role], message: `is the ${first} table's name too: each table needs a name of its own` });
     });
-  });
+  }, { when: everyProblem.when });
 
 const ScopeList = (what: string, all: string) => z.array(Name).min(1, `give at least one ${what}, or \`${all}: true\` for all`);
 
@@ -56,20 +58,22 @@ export const RegionsSchema = z
   })
   .strict()
   .superRefine((r, ctx) => {
+    const ok = everyProblem.parsed(ctx);
+    if (!ok('replicas')) return; // every check counts or compares the replicas
     r.replicas.forEach((region, i) => {
       if (r.replicas.indexOf(region) !== i) ctx.addIssue({ code: 'custom', path: ['replicas', i], message: `lists ${region} twice: each replica is in a Region of its own` });
     });
     const regions = `MRSC runs in exactly three Regions: three replicas, or two replicas and a witness`;
-    if (r.witness !== undefined && r.replicas.includes(r.witness)) {
+    if (ok('witness') && r.witness !== undefined && r.replicas.includes(r.witness)) {
       ctx.addIssue({ code: 'custom', path: ['witness'], message: `is ${r.witness}, also a replica: the witness must be a third Region, apart from the two replicas (${regions})` });
     }
-    if (r.witness !== undefined && r.replicas.length !== 2) {
+    if (ok('witness') && r.witness !== undefined && r.replicas.length !== 2) {
       ctx.addIssue({ code: 'custom', path: ['replicas'], message: `must name 2 Regions with a witness, not ${r.replicas.length} (${regions}); or drop \`witness\` and name 3` });
     }
     if (r.witness === undefined && r.replicas.length !== 3) {
       ctx.addIssue({ code: 'custom', path: ['replicas'], message: `must name 3 Regions, not ${r.replicas.length} (${regions}); or name 2 and a \`witness\`` });
     }
-  });
+  }, { when: everyProblem.when });
 
 /** A Cloud Map service name: DNS labels (the namespace may be a DNS one), at most 127 characters. */
 const CloudMapServiceName = z
@@ -108,10 +112,11 @@ export const LeaderDiscoverySettingsSchema = z
   })
   .strict()
   .superRefine((o, ctx) => {
+    // given or not is judged of any value; the record's name only from fields of their type
     if (o.cloudMap && o.route53) ctx.addIssue({ code: 'custom', path: ['route53'], message: 'give cloudMap or route53, not both: one naming service per Conclave' });
     if (!o.cloudMap && !o.route53) ctx.addIssue({ code: 'custom', path: ['cloudMap'], message: 'is required: cloudMap ({ namespace }) or route53 ({ hostedZone, recordName })' });
     const r = o.route53;
-    if (!r) return;
+    if (!r || !everyProblem.parsed(ctx)('route53', 'leaseNames')) return;
     const name = qualifiedRecordName(r.recordName, r.hostedZone);
     const perLease = name.includes(LEASE_PLACEHOLDER);
     const one = o.leaseNames?.length === 1 ? o.leaseNames[0] : undefined;
@@ -127,7 +132,7 @@ export const LeaderDiscoverySettingsSchema = z
       const issue = dnsNameIssue(n.name);
       if (issue) ctx.addIssue({ code: 'custom', path: n.path, message: `gives the record name ${n.name}, which ${issue}` });
     }
-  });
+  }, { when: everyProblem.when });
 
 /** ConclaveProps' data: `tick` in seconds (null: no Duration); any other key is a prop misspelt. */
 export const ConclaveSettingsSchema = z
@@ -148,8 +153,9 @@ export const ConclaveSettingsSchema = z
     leaderDiscovery: LeaderDiscoverySettingsSchema.optional(),
   })
   // (z.never would report them all at the root: this names each)
-  .catchall(z.custom<never>(() => false, 'is not a prop of Conclave: check its spelling against ConclaveProps'))
+  .catchall(z.custom<never>(() => false, { error: 'is not a prop of Conclave: check its spelling against ConclaveProps', abort: false }))
   .superRefine((o, ctx) => {
+    const ok = everyProblem.parsed(ctx);
     if (o.regions && o.leaderDiscovery) {
       ctx.addIssue({
         code: 'custom',
@@ -157,6 +163,8 @@ export const ConclaveSettingsSchema = z
         message: 'is not supported with `regions` yet: each Region publishes the leader changes it sees, and one name would be written from three Regions; leave it out, or deploy in one Region',
       });
     }
+    // the table names are judged only when of their type (a name's own check, a duplicate, goes on)
+    if (!ok('tablePrefix', 'tableNames')) return;
     // the replicas in the other Regions are found by name: a name CloudFormation picks is known to the primary's stack only
     const named = o.tablePrefix !== undefined || (['leases', 'candidates', 'identities'] as const).every((t) => o.tableNames?.[t] !== undefined);
     if (o.regions) {
@@ -172,7 +180,7 @@ export const ConclaveSettingsSchema = z
         message: 'is required with `regions` (or tableNames for all three tables): the stacks in the other Regions find their replicas of the tables by name, so the names must be known at synth',
       });
     }
-  });
+  }, { when: everyProblem.when });
 
 const AllOptIn = (what: string, scoped: string) => z.literal(true, `must be true (a worker may use every ${what}), or leave it out and list ${scoped}`).optional();
 
@@ -187,7 +195,7 @@ export const GrantGetLeaderSettingsSchema = z
     if (o.leaseNames !== undefined && o.allLeases !== undefined) ctx.addIssue({ code: 'custom', path: ['allLeases'], message: 'give leaseNames or allLeases, not both' });
     if (o.leaseNames === undefined && o.allLeases === undefined)
       ctx.addIssue({ code: 'custom', path: ['leaseNames'], message: "is required: the leases this reader looks up, e.g. { leaseNames: ['nightly-report'] }; or `allLeases: true` to let it read every lease" });
-  });
+  }, { when: everyProblem.when }); // given or not: judged of any value
 
 /**
  * GrantWorkerOptions. Each table's scope is required and explicit: a grant without one used to
@@ -220,4 +228,4 @@ export const GrantWorkerSettingsSchema = z
     };
     pick('leaseNames', 'allLeases', "leases this worker stands for, e.g. { leaseNames: ['nightly-report'] }");
     pick('components', 'allComponents', "identity-lease components this worker heartbeats, e.g. { components: ['scheduler'] }", ', or `components: []` for none');
-  });
+  }, { when: everyProblem.when }); // given or not: judged of any value

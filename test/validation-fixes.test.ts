@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
-import { GrantWorkerSettingsSchema } from '../infra/settings.js';
+import { ConclaveSettingsSchema, ConclaveTableNamesSchema, GrantGetLeaderSettingsSchema, GrantWorkerSettingsSchema, LeaderDiscoverySettingsSchema, RegionsSchema } from '../infra/settings.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import { LeaderElectorOptionsSchema } from '../lib/sdk/elector-options.js';
 import { serveHealth } from '../lib/sdk/health.js';
@@ -184,6 +184,47 @@ describe("every problem of the other objects' options in one error", () => {
       want: ['session: must be the process', 'clientId: must start with "conclave-'],
     },
   ];
+  // the CDK construct's settings (infra/settings.ts), as its props and grants give them
+  const route53 = { hostedZone: 'example.com', recordName: '{lease}.leader', ttl: 10 };
+  const replicas = ['us-east-1', 'us-east-2', 'us-west-2'];
+  rows.push(
+    {
+      name: 'grantWorker: leaseNames and allLeases both, and components not a list',
+      schema: GrantWorkerSettingsSchema,
+      input: { leaseNames: ['nightly-report'], allLeases: true, components: 'scheduler' },
+      want: ['components: must be a list', 'allLeases: give leaseNames or allLeases, not both'],
+    },
+    {
+      name: 'grantGetLeader: leaseNames and allLeases both, and leaseNames not a list',
+      schema: GrantGetLeaderSettingsSchema,
+      input: { leaseNames: 'nightly-report', allLeases: true },
+      want: ['leaseNames: must be a list', 'allLeases: give leaseNames or allLeases, not both'],
+    },
+    {
+      name: 'Conclave tableNames: two tables of one name, and a third of the wrong type',
+      schema: ConclaveTableNamesSchema,
+      input: { leases: 'jobs', candidates: 'jobs', identities: 5 },
+      want: ['identities: must be a string', "candidates: is the leases table's name too"],
+    },
+    {
+      name: 'Conclave regions: a Region twice, and a witness of the wrong type',
+      schema: RegionsSchema,
+      input: { replicas: ['us-east-1', 'us-east-1', 'us-west-2'], witness: 5 },
+      want: ['witness: must be an AWS Region name', 'replicas[1]: lists us-east-1 twice'],
+    },
+    {
+      name: 'Conclave leaderDiscovery: cloudMap and route53 both, and leaseNames not a list',
+      schema: LeaderDiscoverySettingsSchema,
+      input: { cloudMap: { namespace: true }, route53, leaseNames: 'nightly-report' },
+      want: ['leaseNames: must be a list', 'route53: give cloudMap or route53, not both'],
+    },
+    {
+      name: 'Conclave props: leaderDiscovery and regions without a table prefix, a tick of the wrong type and a prop misspelt',
+      schema: ConclaveSettingsSchema,
+      input: { tick: 'PT1M', election: {}, regions: { replicas }, leaderDiscovery: { route53 }, tablPrefix: 'jobs' },
+      want: ['tick: must be a Duration', 'tablPrefix: is not a prop of Conclave', 'leaderDiscovery: is not supported with `regions`', 'tablePrefix: is required with `regions`'],
+    },
+  );
   it.each(rows)('$name', async ({ schema, input, want }) => {
     const message = await messageOf(() => parse(schema, input, 'options'));
     for (const w of want) expect(message).toContain(w);

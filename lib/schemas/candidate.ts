@@ -4,6 +4,7 @@ import { Address } from './lease.js';
 import { Location } from './location.js';
 import { Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
+import { everyProblem } from './validation.js';
 import { StrictVersion, emulationWithinBinary, isStrictVersion } from './version.js';
 
 /** The highest priority a row may carry (int32, as Kubernetes' priorities). */
@@ -123,5 +124,5 @@ export const CandidateSpec = z
     if (Array.isArray(c.preferredStrategies) && new Set(c.preferredStrategies).size !== c.preferredStrategies.length) {
       ctx.addIssue({ code: 'custom', path: ['preferredStrategies'], message: 'must not list a strategy twice' });
     }
-  }, { when: (p) => typeof p.value === 'object' && p.value !== null && !Array.isArray(p.value) });
+  }, { when: everyProblem.when });
 export type CandidateSpec = z.infer<typeof CandidateSpec>;

@@ -124,3 +124,21 @@ export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: str
   if (r.success) return r.data;
   throw new ValidationError(typeof subject === 'string' ? subject : subject(), issuesOf(r.error));
 }
+
+/**
+ * For an options object's cross-field checks, which zod skips while any field is not even of its
+ * type (a missing identity hid renewDeadlineMs ≥ leaseDurationMs until it was fixed): `when` runs
+ * them on any object, and each one asks `parsed` whether the fields it compares are of their type,
+ * so one error lists every problem and no check reads a value that is not what its schema says.
+ * (A value of its type that fails a bound is compared as before: "≥ 1000" and "< leaseDurationMs"
+ * together. An option of a kind (the SDK's client, a CDK prop misspelt) refuses with `abort: false`
+ * so that it does not stop these checks; one they read into, the SDK's session, stops them.)
+ */
+export const everyProblem = {
+  when: (payload: { value: unknown }): boolean => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+  /** Whether each of `keys` is of its type: no issue there stopped its checks (zod's own test). Taken before the checks add theirs. */
+  parsed(ctx: { readonly issues: readonly { readonly path?: readonly PropertyKey[] | undefined; readonly continue?: boolean | undefined }[] }): (...keys: string[]) => boolean {
+    const notOfType = new Set(ctx.issues.filter((i) => i.continue !== true).map((i) => i.path?.[0]));
+    return (...keys) => keys.every((k) => !notOfType.has(k));
+  },
+};
