@@ -33,7 +33,7 @@ import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
-import { CHECKPOINTS_FILE, loadCheckpoints, pruneCheckpoints, streamNow } from './stream-checkpoints.js';
+import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow } from './stream-checkpoints.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 import { createTables } from './tables.js';
 
@@ -372,9 +372,17 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     await pruneCheckpoints(checkpoints, new Set(arns.values()), (arn, shards) => streamNow(streams, arn, shards), (message, extra) => plain.logger.warn(message, extra));
   }
   for (const { name, trigger } of streamed) {
+    const latest = arns.get(trigger.table)!;
+    // the table made again while local mode was down: its older streams' changes after their
+    // checkpoints (the entries pruning kept: still listed, not read to their end) come first
+    const older = checkpoints ? olderStreamsToRead(checkpoints.streams().map((s) => s.streamArn), latest) : [];
+    if (older.length) {
+      plain.logger.warn(`table ${tables[trigger.table]} was made again since the last run: the ${name} function reads the rest of its older stream${older.length > 1 ? 's' : ''} (from the checkpoints) before its newest`, { function: name, table: tables[trigger.table], olderStreams: older, stream: latest });
+    }
     const poller = new StreamPoller({
       client: streams,
-      streamArn: arns.get(trigger.table)!,
+      streamArn: older[0] ?? latest,
+      ...(older.length ? { then: [...older.slice(1), latest] } : {}),
       // a table deleted and created again while local mode runs: its new stream is followed (told once)
       table: { name: tables[trigger.table], describe: () => describeTable(client, tables[trigger.table]) },
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },

@@ -80,6 +80,15 @@ const labelOf = (streamArn: string) => streamArn.slice(streamArn.lastIndexOf('/s
 const olderStreamOf = (other: string, streamArn: string) => other !== streamArn && tableOf(other) === tableOf(streamArn) && labelOf(other) < labelOf(streamArn);
 
 /**
+ * The streams of `latest`'s table among `kept` (the checkpoints' streams, after pruning: each still
+ * listed and not read to its end) that are older than `latest`, oldest first: the table was made
+ * again while local mode was down, and each holds changes after its checkpoints that no function
+ * has had. Read before `latest`, each to its end, as Lambda's mapping would have read them had it run.
+ */
+export const olderStreamsToRead = (kept: readonly string[], latest: string): string[] =>
+  kept.filter((arn) => olderStreamOf(arn, latest)).sort((a, b) => (labelOf(a) < labelOf(b) ? -1 : labelOf(a) > labelOf(b) ? 1 : 0));
+
+/**
  * `f` with each entry under its endpoint's key (endpointKey), one entry per endpoint and stream: a
  * file written before the keys were (`http://localhost:8000` beside `http://127.0.0.1:8000`, the
  * same DynamoDB Local) keeps, for each shard, the later of the two positions.

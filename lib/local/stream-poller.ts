@@ -60,6 +60,13 @@ export interface StreamPollerOptions {
     describe: () => Promise<{ status: string | undefined; latestStreamArn: string | undefined } | undefined>;
   };
   /**
+   * Streams of the same table to read after `streamArn`, oldest first, each to its end before the
+   * next (then, with `table`, the table's newest): the table's older streams that still hold
+   * records after their checkpoints, when it was made again while local mode was down
+   * (olderStreamsToRead). A shard without a checkpoint in one is read from TRIM_HORIZON.
+   */
+  then?: readonly string[];
+  /**
    * Where each shard was left, kept across runs (lib/local/stream-checkpoints.ts): a shard with a
    * checkpoint is read AFTER_SEQUENCE_NUMBER it, one without from the starting position, and each
    * batch finished (handled, filtered out or dead-lettered) moves it on. A checkpoint whose records
@@ -165,11 +172,14 @@ export class StreamPoller {
   private readonly tableLooks = new Backoff(TABLE_LOOK_FIRST_MS, TABLE_LOOK_MAX_MS);
   /** The table's absence (or its stream's) has been told since the stream read now ended. */
   private told = false;
+  /** The streams still to read after the one read now, before the table's newest (`then`). */
+  private readonly pending: string[];
 
   constructor(private readonly o: StreamPollerOptions) {
     this.clock = o.clock ?? systemClock;
     this.streamArn = o.streamArn;
     this.startingPosition = o.trigger.startingPosition;
+    this.pending = [...(o.then ?? [])];
   }
 
   start(): void {
@@ -203,8 +213,13 @@ export class StreamPoller {
         describes.succeeded();
       } catch (e) {
         // tried again at the next round; a stream gone is an end
-        if ((e as Error).name === 'ResourceNotFoundException' && this.o.table) ended = true;
+        if ((e as Error).name === 'ResourceNotFoundException' && (this.o.table || this.pending.length)) ended = true;
         else if (describes.failed().tell) this.o.onError?.(e as Error);
+      }
+      if (ended && this.pending.length) {
+        // an older stream read to its end: the next one, whatever the table's newest is now
+        await this.readNext(this.pending.shift()!);
+        continue;
       }
       if (ended && this.o.table) {
         const waitMs = await this.followTable(this.o.table);
@@ -236,12 +251,8 @@ export class StreamPoller {
     }
     const about = { function: this.o.functionName, table: table.name, stream: this.streamArn };
     if (t && t.status !== 'DELETING' && t.latestStreamArn !== undefined && t.latestStreamArn !== this.streamArn) {
-      await Promise.all(this.shards.values()); // the ended stream's readers end at its shards' ends
-      if (!this.running) return 0;
+      if (!(await this.readNext(t.latestStreamArn))) return 0;
       this.o.log?.warn(`table ${table.name} has a new stream (deleted and created again?): the ${this.o.functionName} function now reads it from TRIM_HORIZON`, { ...about, newStream: t.latestStreamArn });
-      this.streamArn = t.latestStreamArn;
-      this.startingPosition = 'TRIM_HORIZON';
-      this.shards.clear();
       this.tableLooks.succeeded();
       this.told = false;
       return 0;
@@ -255,6 +266,20 @@ export class StreamPoller {
       this.o.log?.error(`${why}; looked for again at a backoff (at most every ${TABLE_LOOK_MAX_MS / 1000} s), and its new stream followed once it is back`, about);
     }
     return waitMs;
+  }
+
+  /**
+   * Reads `streamArn` next, once the stream read now is read to its end (its shards' readers end at
+   * their shards' ends), so no record of an older stream comes after one of a newer; a shard of it
+   * without a checkpoint from TRIM_HORIZON. False when stopped meanwhile.
+   */
+  private async readNext(streamArn: string): Promise<boolean> {
+    await Promise.all(this.shards.values());
+    if (!this.running) return false;
+    this.streamArn = streamArn;
+    this.startingPosition = 'TRIM_HORIZON';
+    this.shards.clear();
+    return true;
   }
 
   /**

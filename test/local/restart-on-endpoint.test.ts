@@ -9,14 +9,15 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, PutItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { startLocalRuntime, type LocalEvent, type LocalRuntime } from '../../lib/local/runtime.js';
-import { CHECKPOINTS_FILE } from '../../lib/local/stream-checkpoints.js';
+import { CHECKPOINTS_FILE, CheckpointsFile } from '../../lib/local/stream-checkpoints.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { createTable, TableShapeError } from '../../lib/stores/table-admin.js';
+import { createTable, deleteTable, TableShapeError } from '../../lib/stores/table-admin.js';
 import { defaultTableNames, TABLES } from '../../lib/tables.js';
 import { leaderNow, Log, STEADY, startElector, waitFor, type RunningElector } from '../sdk/harness.js';
 import type { TestTables } from '../support.js';
@@ -270,5 +271,64 @@ describe('createTable on a table that exists', () => {
       'indexes: byHolderPlatform (holderPlatformId HASH, KEYS_ONLY) declared, none found',
       'stream: NEW_AND_OLD_IMAGES declared, KEYS_ONLY found',
     ]);
+  });
+});
+
+describe('local mode started again after a table was made again while it was down', () => {
+  it('reads the older stream’s remainder, from its checkpoint, before the newest stream: every change written while down reaches the function, in order', async () => {
+    const prefix = newPrefix('older');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-older-'));
+    const seen: { name: string; stream: string | undefined }[] = [];
+    const startSeeing = () =>
+      startLocalRuntime({
+        endpoint: inject('ddbEndpoint'),
+        prefix,
+        dir,
+        tickEveryMs: 600_000,
+        logLevel: 'SILENT',
+        push: false,
+        intercept: async (name, event, invoke) => {
+          if (name === 'leaseStream') seen.push(...(event as DynamoDBStreamEvent).Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, stream: r.eventSourceARN })));
+          return invoke(event);
+        },
+      });
+    const leases = defaultTableNames(prefix).leases;
+    const put = (name: string) => admin.send(new PutItemCommand({ TableName: leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+
+    const rt1 = await startSeeing();
+    const older = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
+    try {
+      await put('before');
+      await waitFor('the record before the stop', () => seen.some((s) => s.name === 'before'));
+    } finally {
+      await rt1.stop();
+    }
+    // while local mode is down: two changes to the table, which is then deleted and made again, and a change to the new one
+    await put('down-1');
+    await put('down-2');
+    await deleteTable(admin, leases);
+    await createTable(admin, leases, TABLES.leases);
+    const newer = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
+    expect(newer).not.toBe(older);
+    await put('new-1');
+
+    seen.length = 0;
+    const rt2 = await startSeeing();
+    try {
+      await waitFor('the record written to the table made again', () => seen.some((s) => s.name === 'new-1'));
+    } finally {
+      await rt2.stop();
+    }
+    // before the fix: [new-1] alone, down-1 and down-2 (after the older stream's checkpoint) never delivered
+    expect(seen).toEqual([
+      { name: 'down-1', stream: older },
+      { name: 'down-2', stream: older },
+      { name: 'new-1', stream: newer },
+    ]);
+    expect(rt2.deadLetters).toEqual([]);
+    // the older stream read to its end: its entry gives way to the newer's
+    const kept = CheckpointsFile.parse(JSON.parse(readFileSync(join(dir, CHECKPOINTS_FILE), 'utf8'))).streams.map((s) => s.streamArn);
+    expect(kept).toContain(newer);
+    expect(kept).not.toContain(older);
   });
 });

@@ -15,7 +15,7 @@ import { DynamoDBStreamsClient, TrimmedDataAccessException } from '@aws-sdk/clie
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
-import { CHECKPOINTS_FILE, CheckpointsFile, endpointKey, loadCheckpoints, LOCK_RETRY_FIRST_MS } from '../../lib/local/stream-checkpoints.js';
+import { CHECKPOINTS_FILE, CheckpointsFile, endpointKey, loadCheckpoints, LOCK_RETRY_FIRST_MS, olderStreamsToRead } from '../../lib/local/stream-checkpoints.js';
 import { StreamPoller } from '../../lib/local/stream-poller.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
@@ -63,6 +63,14 @@ describe('the stream checkpoints file', () => {
     ]);
     expect(readdirSync(join(file, '..'))).toEqual([CHECKPOINTS_FILE]); // no temp file left behind
     expect(w.told).toEqual([]);
+  });
+
+  it('olderStreamsToRead: the kept streams of the newest stream’s table older than it, oldest first; another table’s and newer ones are not', () => {
+    const OLDEST = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-leases/stream/2026-11-30T00:00:00.000';
+    const NEWEST = 'arn:aws:dynamodb:ddblocal:000000000000:table/p-leases/stream/2026-12-01T02:00:00.000';
+    expect(olderStreamsToRead([NEWER, OTHER_TABLE, OLDEST, NEWEST, ARN], NEWEST)).toEqual([OLDEST, ARN, NEWER]);
+    expect(olderStreamsToRead([NEWER, OTHER_TABLE, OLDEST, NEWEST, ARN], ARN)).toEqual([OLDEST]);
+    expect(olderStreamsToRead([OTHER_TABLE, NEWEST], NEWEST)).toEqual([]);
   });
 
   it.each([
