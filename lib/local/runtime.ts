@@ -35,6 +35,7 @@ import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
 import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow } from './stream-checkpoints.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
+import { lockRuntime } from './runtime-lock.js';
 import { createTables } from './tables.js';
 
 /** `fn` with at most `limit` calls running at once; the others wait their turn (Lambda's reserved concurrency). */
@@ -227,6 +228,13 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 /** The start, each part added to `parts` as it starts (stopped by `stop()`, or by the caller if a later one fails). */
 async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRuntime> {
   const clock = opts.clock ?? systemClock;
+  const prefix = opts.prefix ?? 'conclave-local';
+  if (opts.endpoint !== undefined) {
+    // before anything is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
+    // the first's pid (one of its own DynamoDB Local has an endpoint no other runtime has)
+    const lock = lockRuntime(opts.endpoint, prefix);
+    parts.push({ name: 'the runtime lock', stop: () => lock.release() });
+  }
   const dir = resolve(opts.dir ?? '.local');
   mkdirSync(dir, { recursive: true });
   const eventsFile = join(dir, 'events.jsonl');
@@ -240,7 +248,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   }
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
-  const tables = defaultTableNames(opts.prefix ?? 'conclave-local');
+  const tables = defaultTableNames(prefix);
   // a DynamoDB Local the caller named may have these tables from an earlier run (-sharedDb -dbPath,
   // a restart, a crash): reused as they are, rows and streams; one of another shape is refused
   await createTables(client, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }).catch((e: unknown) => {

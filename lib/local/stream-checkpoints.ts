@@ -4,12 +4,13 @@
  * restart reads each kept stream from TRIM_HORIZON again, and every earlier run's change still in
  * it (24 h) is handled and its events published again.
  */
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type DynamoDBStreamsClient, type Shard } from '@aws-sdk/client-dynamodb-streams';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
 import { Backoff } from './backoff.js';
+import { breakStale, tryLock, unlock } from './lock-file.js';
 
 /** The checkpoints file, beside events.jsonl. */
 export const CHECKPOINTS_FILE = 'stream-checkpoints.json';
@@ -110,7 +111,7 @@ function keyedByEndpoint(f: CheckpointsFile): CheckpointsFile {
   return { ...f, streams };
 }
 
-/** A unique temp name per write and per lock try in this process: two processes on one folder never share one either. */
+/** A unique temp name per write in this process: two processes on one folder never share one either. */
 let writes = 0;
 
 /** The first wait before looking again at a lock another live process holds; each later one twice as long, up to LOCK_RETRY_MAX_MS. It holds it for one read and one write of a small file. */
@@ -119,77 +120,6 @@ export const LOCK_RETRY_FIRST_MS = 5;
 export const LOCK_RETRY_MAX_MS = 200;
 /** Looks at a lock held by the same live process before that is told (once a write): a process stopped while it holds it (SIGSTOP, a debugger). */
 export const LOCK_TELL_AFTER = 25;
-
-/** Whether process `pid` runs on this machine (signal 0: no signal sent, only the check). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'; // there, someone else's
-  }
-}
-
-/** The lock file's content (`<pid>.<n>`), undefined once it is gone. */
-function lockContent(lock: string): string | undefined {
-  try {
-    return readFileSync(lock, 'utf8').trim();
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw e;
-  }
-}
-
-/**
- * One try at `lock`, the checkpoints file's lock: made whole or not at all (its content written to
- * a file of our own, then hard-linked to the lock's name, which fails if one is there). Held: its
- * token. Else the holder's content, and whether that holder is gone: a process no longer running,
- * or this one's own pid (a write here never yields while it holds the lock, so a lock naming this
- * process is an earlier process's that had its pid).
- */
-function tryLock(lock: string): { held: true; token: string } | { held: false; holder: string | undefined; stale: boolean } {
-  const token = `${process.pid}.${++writes}`;
-  const mine = `${lock}.${token}.tmp`;
-  writeFileSync(mine, `${token}\n`);
-  try {
-    linkSync(mine, lock);
-    return { held: true, token };
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-  } finally {
-    rmSync(mine, { force: true });
-  }
-  const holder = lockContent(lock);
-  if (holder === undefined) return { held: false, holder, stale: false }; // let go since: tried again at once
-  const pid = Number(holder.split('.')[0]);
-  return { held: false, holder, stale: !Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || !alive(pid) };
-}
-
-/**
- * Takes away a lock left by a process that is gone (`holder`, its content as seen): moved aside
- * first, then looked at, so a lock another process took meanwhile (having taken the stale one away
- * itself) is put back, not deleted.
- */
-function breakStale(lock: string, holder: string): void {
-  const aside = `${lock}.${process.pid}.${++writes}.stale`;
-  try {
-    renameSync(lock, aside);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return; // taken away by another process already
-    throw e;
-  }
-  try {
-    if (lockContent(aside) === holder) return;
-    // a live holder's: back under the lock's name (unless a third process has locked it since)
-    try {
-      linkSync(aside, lock);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-    }
-  } finally {
-    rmSync(aside, { force: true });
-  }
-}
 
 /** The file's checkpoints, keyed; undefined for a file that is missing. Throws for one that cannot be read or does not parse. */
 function readCheckpoints(file: string): CheckpointsFile | undefined {
@@ -257,13 +187,14 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
   const locked = async (change: (f: CheckpointsFile) => boolean): Promise<void> => {
     const waits = new Backoff(LOCK_RETRY_FIRST_MS, LOCK_RETRY_MAX_MS);
     for (let looks = 1; ; looks++) {
-      const got = tryLock(lock);
+      // a lock naming this process is an earlier process's that had its pid: a write here never yields while it holds it
+      const got = tryLock(lock, () => false);
       if (got.held) {
         // nothing awaited while held: another writer in this process waits its turn in `queue`
         try {
           merged(change);
         } finally {
-          if (lockContent(lock) === got.token) rmSync(lock, { force: true });
+          unlock(lock, got.token);
         }
         return;
       }

@@ -26,7 +26,8 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
   --endpoint URL          a DynamoDB Local already running, left running at the end (default: one of its own, in memory);
                           the prefix's tables already there (an earlier run's) are reused with their rows,
                           one of another shape is refused: choose another --table-prefix, or delete it;
-                          the streams are resumed where the last run left them (stream-checkpoints.json in --events-dir)
+                          the streams are resumed where the last run left them (stream-checkpoints.json in --events-dir);
+                          one conclave-local per endpoint and prefix: a second is refused, naming the first's pid
   --tick SECONDS          how often the coordinator's scheduled reconcile runs (default 10; 60 in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
