@@ -33,7 +33,7 @@ import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
-import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow } from './stream-checkpoints.js';
+import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow, tableOfStream } from './stream-checkpoints.js';
 import { StreamPoller, type DeadLetter } from './stream-poller.js';
 import { lockRuntime } from './runtime-lock.js';
 import { createTables } from './tables.js';
@@ -375,6 +375,9 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const arns = new Map<string, string>();
   for (const { trigger } of streamed) arns.set(trigger.table, await streamArn(client, tables[trigger.table]));
   if (checkpoints) {
+    // a file of before each function's positions were kept apart: the one position of a stream of this
+    // prefix's tables becomes each of its functions', so each resumes where it was
+    await checkpoints.adopt((arn) => streamed.filter(({ trigger }) => tables[trigger.table] === tableOfStream(arn)).map(({ name }) => name));
     // before any poller writes: the entries no one will read again (streams gone, or done and not
     // read by this run: a table made again, a prefix used once), so the file does not grow for ever
     await pruneCheckpoints(checkpoints, new Set(arns.values()), (arn, shards) => streamNow(streams, arn, shards), (message, extra) => plain.logger.warn(message, extra));
@@ -383,7 +386,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     const latest = arns.get(trigger.table)!;
     // the table made again while local mode was down: its older streams' changes after their
     // checkpoints (the entries pruning kept: still listed, not read to their end) come first
-    const older = checkpoints ? olderStreamsToRead(checkpoints.streams().map((s) => s.streamArn), latest) : [];
+    const older = checkpoints ? olderStreamsToRead(checkpoints.streams().filter((s) => s.function === name).map((s) => s.streamArn), latest) : [];
     if (older.length) {
       plain.logger.warn(`table ${tables[trigger.table]} was made again since the last run: the ${name} function reads the rest of its older stream${older.length > 1 ? 's' : ''} (from the checkpoints) before its newest`, { function: name, table: tables[trigger.table], olderStreams: older, stream: latest });
     }
@@ -394,7 +397,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       // a table deleted and created again while local mode runs: its new stream is followed (told once)
       table: { name: tables[trigger.table], describe: () => describeTable(client, tables[trigger.table]) },
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },
-      ...(checkpoints ? { checkpoints } : {}),
+      // its own positions, as each event source mapping has: another function on the stream moves on at its own pace
+      ...(checkpoints ? { checkpoints: checkpoints.of(name) } : {}),
       trigger,
       functionName: name,
       invoke: (e) => invokers[name](e) as Promise<void>,

@@ -18,13 +18,26 @@ export const CHECKPOINTS_FILE = 'stream-checkpoints.json';
 /** A DynamoDB Streams sequence number: 21 to 40 decimal digits (GetShardIterator refuses others). */
 const SequenceNumber = z.string().regex(/^\d{21,40}$/, 'must be a stream sequence number (21 to 40 decimal digits)');
 
-/** The file: for each endpoint and stream, the last sequence number per shard whose batch was finished (handled or dead-lettered). */
+/** The version written: 2 keeps each function's positions apart (`function`); a file of version 1 (none) is read and adopted. */
+export const CHECKPOINTS_VERSION = 2;
+
+/**
+ * The file: for each endpoint, function and stream, the last sequence number per shard whose batch
+ * that function finished (handled or dead-lettered), as Lambda keeps a position per event source
+ * mapping: two functions reading one stream each move on at their own pace.
+ */
 export const CheckpointsFile = z.strictObject({
-  version: z.literal(1),
+  version: z.union([z.literal(1), z.literal(CHECKPOINTS_VERSION)]),
   streams: z.array(
     z.strictObject({
       /** The DynamoDB Local the stream is in (`--endpoint`), by its endpointKey: a stream ARN is only known within it. */
       endpoint: z.string().min(1),
+      /**
+       * The function whose positions these are (its name in the wiring). None: an entry written before
+       * functions were kept apart (version 1), one position for every function reading the stream,
+       * until a start reading it copies it to each of them (adopt).
+       */
+      function: z.string().min(1).optional(),
       streamArn: z.string().min(1),
       /** Shard id → the last sequence number finished in it. */
       shards: z.record(z.string().min(1), SequenceNumber),
@@ -33,7 +46,7 @@ export const CheckpointsFile = z.strictObject({
 });
 export type CheckpointsFile = z.infer<typeof CheckpointsFile>;
 
-/** One poller's view: its endpoint's checkpoints, by stream ARN and shard. */
+/** One poller's view: its function's checkpoints on its endpoint, by stream ARN and shard. */
 export interface ShardCheckpoints {
   /** The last sequence number finished in `shardId` of `streamArn`; undefined for a shard or stream not seen. */
   get(streamArn: string, shardId: string): string | undefined;
@@ -43,12 +56,29 @@ export interface ShardCheckpoints {
   drop(streamArn: string, shardId: string): Promise<void> | void;
 }
 
-/** The checkpoints file's view for one endpoint, as loadCheckpoints gives it: the pollers' ShardCheckpoints, and what pruning needs. */
-export interface KeptCheckpoints extends ShardCheckpoints {
-  /** This endpoint's streams in the file, each with its shards' checkpoints (as of the last load or write). */
-  streams(): { streamArn: string; shards: Readonly<Record<string, string>> }[];
-  /** Forgets `streamArn`'s shards `shardIds` (the entry too once it has none left), or its whole entry without them; resolves once written. */
-  forget(streamArn: string, shardIds?: readonly string[]): Promise<void>;
+/** One entry of an endpoint's checkpoints: a function's (none: a version 1 entry not yet adopted) in one stream. */
+export interface StreamEntry {
+  streamArn: string;
+  function: string | undefined;
+  shards: Readonly<Record<string, string>>;
+}
+
+/** The checkpoints file's view for one endpoint, as loadCheckpoints gives it: each function's ShardCheckpoints, and what a start needs. */
+export interface KeptCheckpoints {
+  /** Function `functionName`'s checkpoints: its poller's. */
+  of(functionName: string): ShardCheckpoints;
+  /** This endpoint's entries in the file, each with its shards' checkpoints (as of the last load or write). */
+  streams(): StreamEntry[];
+  /** Forgets the entry of `functionName` (undefined: the version 1 entry) in `streamArn`: its shards `shardIds` (the entry too once it has none left), or all of it without them; resolves once written. */
+  forget(streamArn: string, functionName: string | undefined, shardIds?: readonly string[]): Promise<void>;
+  /**
+   * Copies each version 1 entry (one position per stream) of a stream `readers` names functions for
+   * to an entry of each of them, in its place, the one entry gone: every function resumes where the
+   * stream's one position was, nothing read again or skipped. A function with an entry of its own
+   * there keeps it. Entries of streams no reader is named for (another prefix's) are left as they
+   * are, for their own start. Resolves once written, with the number of entries adopted.
+   */
+  adopt(readers: (streamArn: string) => readonly string[]): Promise<number>;
 }
 
 /** The loopback host names a DynamoDB Local on this machine is reached by: one server (it listens on every interface), one key. */
@@ -73,6 +103,11 @@ export function endpointKey(endpoint: string): string {
   return `${u.protocol}//${host}${u.pathname.replace(/\/+$/, '')}`;
 }
 
+/** The table a stream ARN is of (`arn:…:table/NAME/stream/LABEL`): NAME. */
+export const tableOfStream = (streamArn: string): string => {
+  const from = streamArn.indexOf(':table/') + ':table/'.length;
+  return streamArn.slice(from, streamArn.lastIndexOf('/stream/'));
+};
 /** The part of a stream ARN that names its table (`arn:…:table/NAME/`): a newer stream of the same table replaces the older's checkpoints. */
 const tableOf = (streamArn: string) => streamArn.slice(0, streamArn.lastIndexOf('/stream/') + 1);
 /** A stream ARN's label, the time its stream was made (`…/stream/2026-12-01T00:00:00.000`, fixed width): a later label, a newer stream of the table. */
@@ -90,15 +125,15 @@ export const olderStreamsToRead = (kept: readonly string[], latest: string): str
   kept.filter((arn) => olderStreamOf(arn, latest)).sort((a, b) => (labelOf(a) < labelOf(b) ? -1 : labelOf(a) > labelOf(b) ? 1 : 0));
 
 /**
- * `f` with each entry under its endpoint's key (endpointKey), one entry per endpoint and stream: a
- * file written before the keys were (`http://localhost:8000` beside `http://127.0.0.1:8000`, the
- * same DynamoDB Local) keeps, for each shard, the later of the two positions.
+ * `f` with each entry under its endpoint's key (endpointKey), one entry per endpoint, function and
+ * stream: a file written before the keys were (`http://localhost:8000` beside
+ * `http://127.0.0.1:8000`, the same DynamoDB Local) keeps, for each shard, the later of the two positions.
  */
 function keyedByEndpoint(f: CheckpointsFile): CheckpointsFile {
   const streams: CheckpointsFile['streams'] = [];
   for (const s of f.streams) {
     const endpoint = endpointKey(s.endpoint);
-    const same = streams.find((x) => x.endpoint === endpoint && x.streamArn === s.streamArn);
+    const same = streams.find((x) => x.endpoint === endpoint && x.function === s.function && x.streamArn === s.streamArn);
     if (!same) {
       streams.push({ ...s, endpoint, shards: { ...s.shards } });
       continue;
@@ -156,7 +191,7 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
     warn(`stream checkpoints file ${file} ${why}: ignored, the streams are read from TRIM_HORIZON (earlier changes handled again); it is written anew as batches finish, or delete it`, { file });
   /** A file that does not parse is told once, at the load or the first write that finds it so, not at each write. */
   let toldCorrupt = false;
-  let state: CheckpointsFile = { version: 1, streams: [] };
+  let state: CheckpointsFile = { version: CHECKPOINTS_VERSION, streams: [] };
   try {
     state = readCheckpoints(file) ?? state;
   } catch (e) {
@@ -164,12 +199,12 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
     toldCorrupt = true;
   }
   const key = endpointKey(endpoint);
-  const entryIn = (f: CheckpointsFile, streamArn: string) => f.streams.find((s) => s.endpoint === key && s.streamArn === streamArn);
+  const entryIn = (f: CheckpointsFile, fn: string | undefined, streamArn: string) => f.streams.find((s) => s.endpoint === key && s.function === fn && s.streamArn === streamArn);
   const lock = `${file}.lock`;
 
   /** `change` made to the file as it is now, under the lock, and written whole if it changed anything; what this process sees from then on. */
   const merged = (change: (f: CheckpointsFile) => boolean) => {
-    let now: CheckpointsFile = { version: 1, streams: [] };
+    let now: CheckpointsFile = { version: CHECKPOINTS_VERSION, streams: [] };
     try {
       now = readCheckpoints(file) ?? now;
     } catch (e) {
@@ -177,6 +212,7 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
       toldCorrupt = true;
     }
     if (change(now)) {
+      now.version = CHECKPOINTS_VERSION; // a version 1 file's entries are read as they are: no function, until adopted
       // whole or not at all: a crash mid-write leaves the old file, never half of the new one
       const tmp = `${file}.${process.pid}.${++writes}.tmp`;
       writeFileSync(tmp, `${JSON.stringify(now, null, 2)}\n`);
@@ -212,17 +248,18 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
     return queue;
   };
 
-  return {
-    get: (streamArn, shardId) => entryIn(state, streamArn)?.shards[shardId],
+  const of = (fn: string): ShardCheckpoints => ({
+    get: (streamArn, shardId) => entryIn(state, fn, streamArn)?.shards[shardId],
     set: (streamArn, shardId, sequenceNumber) =>
       write((f) => {
-        // the table's older streams (deleted and created again) will not be read again: a start reads its
-        // newest. Never a newer one: a process still reading an older stream (draining it before it follows
-        // the newer, as another process sharing the folder reads the newer) would drop the newer's checkpoints
-        f.streams = f.streams.filter((s) => !(s.endpoint === key && olderStreamOf(s.streamArn, streamArn)));
-        let e = entryIn(f, streamArn);
+        // the function's entries of the table's older streams (deleted and created again) will not be read
+        // again: it reads them to their end before the newer. Never a newer one: a process still reading an
+        // older stream (draining it before it follows the newer, as another process sharing the folder reads
+        // the newer) would drop the newer's checkpoints. Nor another function's: it moves on at its own pace
+        f.streams = f.streams.filter((s) => !(s.endpoint === key && (s.function === fn || s.function === undefined) && olderStreamOf(s.streamArn, streamArn)));
+        let e = entryIn(f, fn, streamArn);
         if (!e) {
-          e = { endpoint: key, streamArn, shards: {} };
+          e = { endpoint: key, function: fn, streamArn, shards: {} };
           f.streams.push(e);
         }
         e.shards[shardId] = sequenceNumber;
@@ -230,15 +267,19 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
       }),
     drop: (streamArn, shardId) =>
       write((f) => {
-        const e = entryIn(f, streamArn);
+        const e = entryIn(f, fn, streamArn);
         if (!e || e.shards[shardId] === undefined) return false;
         delete e.shards[shardId];
         return true;
       }),
-    streams: () => state.streams.filter((s) => s.endpoint === key).map((s) => ({ streamArn: s.streamArn, shards: { ...s.shards } })),
-    forget: (streamArn, shardIds) =>
+  });
+
+  return {
+    of,
+    streams: () => state.streams.filter((s) => s.endpoint === key).map((s) => ({ streamArn: s.streamArn, function: s.function, shards: { ...s.shards } })),
+    forget: (streamArn, fn, shardIds) =>
       write((f) => {
-        const e = entryIn(f, streamArn);
+        const e = entryIn(f, fn, streamArn);
         if (!e) return false;
         if (shardIds === undefined) {
           f.streams = f.streams.filter((x) => x !== e);
@@ -250,6 +291,21 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
         if (Object.keys(e.shards).length === 0) f.streams = f.streams.filter((x) => x !== e);
         return gone.length > 0;
       }),
+    adopt: async (readers) => {
+      let adopted = 0;
+      await write((f) => {
+        adopted = 0;
+        f.streams = f.streams.flatMap((e) => {
+          const fns = e.endpoint === key && e.function === undefined ? readers(e.streamArn) : [];
+          if (!fns.length) return [e];
+          adopted++;
+          // the stream's one position stood for each of them: each resumes there
+          return fns.filter((fn) => !entryIn(f, fn, e.streamArn)).map((fn) => ({ endpoint: key, function: fn, streamArn: e.streamArn, shards: { ...e.shards } }));
+        });
+        return adopted > 0;
+      });
+      return adopted;
+    },
   };
 }
 
@@ -330,7 +386,8 @@ export async function pruneCheckpoints(
   warn: (message: string, extra: Record<string, unknown>) => void,
 ): Promise<{ streams: string[]; shards: number }> {
   const forgotten = { streams: [] as string[], shards: 0 };
-  for (const { streamArn, shards } of checkpoints.streams()) {
+  // each function's entry on its own: one function's may be read to its end while another's is not
+  for (const { streamArn, function: fn, shards } of checkpoints.streams()) {
     let now: StreamNow;
     try {
       now = await look(streamArn, shards);
@@ -340,10 +397,10 @@ export async function pruneCheckpoints(
     }
     const stale = stalePart(shards, now, polled.has(streamArn));
     if (stale.stream) {
-      await checkpoints.forget(streamArn);
-      forgotten.streams.push(streamArn);
+      await checkpoints.forget(streamArn, fn);
+      if (!forgotten.streams.includes(streamArn)) forgotten.streams.push(streamArn);
     } else if (stale.shards.length) {
-      await checkpoints.forget(streamArn, stale.shards);
+      await checkpoints.forget(streamArn, fn, stale.shards);
       forgotten.shards += stale.shards.length;
     }
   }

@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { loadCheckpoints } from '../../lib/local/stream-checkpoints.js';
 
 const [file, endpoint, streamArn, count] = process.argv.slice(2);
-const checkpoints = loadCheckpoints(file!, endpoint!, (message) => void process.stderr.write(`${message}\n`));
+const checkpoints = loadCheckpoints(file!, endpoint!, (message) => void process.stderr.write(`${message}\n`)).of('candidateStream');
 process.stdout.write('ready\n');
 await once(process.stdin, 'data');
 for (let i = 0; i < Number(count); i++) await checkpoints.set(streamArn!, `shard-${i}`, (10n ** 20n + BigInt(i)).toString());

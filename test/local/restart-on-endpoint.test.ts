@@ -332,3 +332,52 @@ describe('local mode started again after a table was made again while it was dow
     expect(kept).not.toContain(older);
   });
 });
+
+describe('local mode started again on a stream-checkpoints.json of version 1 (one position per stream)', () => {
+  it('adopts it: each stream function resumes where the stream’s one position was, nothing read again, the change made while down handled; the file is written as version 2, per function', async () => {
+    const prefix = newPrefix('adopt');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-adopt-'));
+    const seen: string[] = [];
+    const startSeeing = () =>
+      startLocalRuntime({
+        endpoint: inject('ddbEndpoint'),
+        prefix,
+        dir,
+        tickEveryMs: 600_000,
+        logLevel: 'SILENT',
+        push: false,
+        intercept: async (name, event, invoke) => {
+          if (name === 'leaseStream') seen.push(...(event as DynamoDBStreamEvent).Records.map((r) => r.dynamodb!.Keys!['name']!.S!));
+          return invoke(event);
+        },
+      });
+    const leases = defaultTableNames(prefix).leases;
+    const put = (name: string) => admin.send(new PutItemCommand({ TableName: leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+
+    const rt1 = await startSeeing();
+    try {
+      await put('before');
+      await waitFor('the record before the stop', () => seen.includes('before'));
+    } finally {
+      await rt1.stop();
+    }
+    // the file as a release before this one wrote it: one entry per stream, no function
+    const file = join(dir, CHECKPOINTS_FILE);
+    const v2 = CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+    writeFileSync(file, JSON.stringify({ version: 1, streams: v2.streams.map(({ function: _fn, ...e }) => e) }));
+    await put('down');
+
+    seen.length = 0;
+    const rt2 = await startSeeing();
+    try {
+      await waitFor('the record written while down', () => seen.includes('down'));
+    } finally {
+      await rt2.stop();
+    }
+    expect(seen).toEqual(['down']); // 'before' not handled again
+    const now = CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+    expect(now.version).toBe(2);
+    expect(now.streams.filter((e) => e.streamArn.includes(`/${leases}/`)).map((e) => e.function)).toEqual(['leaseStream']);
+    expect(now.streams.every((e) => e.function !== undefined)).toBe(true);
+  });
+});

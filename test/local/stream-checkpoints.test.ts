@@ -10,12 +10,12 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient, TrimmedDataAccessException } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
-import { CHECKPOINTS_FILE, CheckpointsFile, endpointKey, loadCheckpoints, LOCK_RETRY_FIRST_MS, olderStreamsToRead } from '../../lib/local/stream-checkpoints.js';
+import { CHECKPOINTS_FILE, CheckpointsFile, endpointKey, loadCheckpoints, LOCK_RETRY_FIRST_MS, olderStreamsToRead, tableOfStream } from '../../lib/local/stream-checkpoints.js';
 import { StreamPoller } from '../../lib/local/stream-poller.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
@@ -31,6 +31,11 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 /** A local-mode process's checkpoint writes, alone. */
 const WRITER = join(import.meta.dirname, 'checkpoint-writer.ts');
 
+/** The function whose checkpoints the file tests keep (one of the file's: each function's are its own). */
+const FN = 'candidateStream';
+/** Function FN's checkpoints in `file` on `endpoint`. */
+const load = (...args: Parameters<typeof loadCheckpoints>) => loadCheckpoints(...args).of(FN);
+
 const folder = () => mkdtempSync(join(tmpdir(), 'conclave-checkpoints-'));
 const warnings = () => {
   const told: { message: string; extra: Record<string, unknown> }[] = [];
@@ -41,15 +46,15 @@ describe('the stream checkpoints file', () => {
   it('keeps the last sequence number per endpoint, stream and shard, written whole; another endpoint’s entries are neither read nor lost', async () => {
     const file = join(folder(), CHECKPOINTS_FILE);
     const w = warnings();
-    const a = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const a = load(file, 'http://127.0.0.1:8000', w.warn);
     expect(a.get(ARN, 'shard-1')).toBeUndefined(); // no file yet: nothing, and no warning
     await a.set(ARN, 'shard-1', '000000000000000000005');
     await a.set(OTHER_TABLE, 'shard-1', '000000000000000000007');
-    const b = loadCheckpoints(file, 'http://127.0.0.1:9000', w.warn);
+    const b = load(file, 'http://127.0.0.1:9000', w.warn);
     expect(b.get(ARN, 'shard-1')).toBeUndefined(); // another DynamoDB Local: its stream ARNs are its own
     await b.set(ARN, 'shard-1', '000000000000000000002');
 
-    const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const again = load(file, 'http://127.0.0.1:8000', w.warn);
     expect(again.get(ARN, 'shard-1')).toBe('000000000000000000005');
     expect(again.get(ARN, 'shard-2')).toBeUndefined();
     expect(again.get(NEWER, 'shard-1')).toBeUndefined(); // the table's newer stream: from TRIM_HORIZON
@@ -57,9 +62,9 @@ describe('the stream checkpoints file', () => {
     await again.set(NEWER, 'shard-9', '000000000000000000003');
     const parsed = CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
     expect(parsed.streams).toEqual([
-      { endpoint: 'http://127.0.0.1:8000', streamArn: OTHER_TABLE, shards: { 'shard-1': '000000000000000000007' } },
-      { endpoint: 'http://127.0.0.1:9000', streamArn: ARN, shards: { 'shard-1': '000000000000000000002' } },
-      { endpoint: 'http://127.0.0.1:8000', streamArn: NEWER, shards: { 'shard-9': '000000000000000000003' } },
+      { endpoint: 'http://127.0.0.1:8000', function: FN, streamArn: OTHER_TABLE, shards: { 'shard-1': '000000000000000000007' } },
+      { endpoint: 'http://127.0.0.1:9000', function: FN, streamArn: ARN, shards: { 'shard-1': '000000000000000000002' } },
+      { endpoint: 'http://127.0.0.1:8000', function: FN, streamArn: NEWER, shards: { 'shard-9': '000000000000000000003' } },
     ]);
     expect(readdirSync(join(file, '..'))).toEqual([CHECKPOINTS_FILE]); // no temp file left behind
     expect(w.told).toEqual([]);
@@ -91,12 +96,12 @@ describe('the stream checkpoints file', () => {
   it('one DynamoDB Local is one key however its loopback address is spelled: localhost, 127.0.0.1, a trailing slash; a file with both spellings keeps the later position of each shard, as one entry', async () => {
     const file = join(folder(), CHECKPOINTS_FILE);
     const w = warnings();
-    await loadCheckpoints(file, 'http://localhost:8000/', w.warn).set(ARN, 'shard-1', '000000000000000000005');
+    await load(file, 'http://localhost:8000/', w.warn).set(ARN, 'shard-1', '000000000000000000005');
     // before the fix: undefined (another endpoint), the shard read from TRIM_HORIZON again
-    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
-    expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([{ endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000005' } }]);
+    expect(load(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
+    expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([{ endpoint: 'http://127.0.0.1:8000', function: FN, streamArn: ARN, shards: { 'shard-1': '000000000000000000005' } }]);
 
-    // written before the keys were: one entry per spelling
+    // written before the keys were (and before each function's were kept apart): one entry per spelling
     writeFileSync(
       file,
       JSON.stringify({
@@ -107,12 +112,48 @@ describe('the stream checkpoints file', () => {
         ],
       }),
     );
-    const c = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const kept = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect(await kept.adopt(() => [FN])).toBe(1);
+    const c = kept.of(FN);
     expect([c.get(ARN, 'shard-1'), c.get(ARN, 'shard-2'), c.get(ARN, 'shard-3')]).toEqual(['000000000000000000009', '000000000000000000002', '000000000000000000003']);
     await c.set(ARN, 'shard-2', '000000000000000000004');
     expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([
-      { endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000009', 'shard-2': '000000000000000000004', 'shard-3': '000000000000000000003' } },
+      { endpoint: 'http://127.0.0.1:8000', function: FN, streamArn: ARN, shards: { 'shard-1': '000000000000000000009', 'shard-2': '000000000000000000004', 'shard-3': '000000000000000000003' } },
     ]);
+    expect(w.told).toEqual([]);
+  });
+
+  it('a file of version 1 (one position per stream): adopt copies each entry of a stream it names readers for to each of them, in its place; another prefix’s entries are left for its own start; the file is written as version 2', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    const w = warnings();
+    writeFileSync(
+      file,
+      JSON.stringify({
+        version: 1,
+        streams: [
+          { endpoint: 'http://127.0.0.1:8000', streamArn: ARN, shards: { 'shard-1': '000000000000000000005' } },
+          { endpoint: 'http://127.0.0.1:8000', streamArn: 'arn:aws:dynamodb:ddblocal:000000000000:table/q-leases/stream/2026-12-01T00:00:00.000', shards: { 'shard-1': '000000000000000000001' } },
+          { endpoint: 'http://127.0.0.1:9000', streamArn: ARN, shards: { 'shard-1': '000000000000000000002' } },
+        ],
+      }),
+    );
+    const kept = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect(kept.of('ack').get(ARN, 'shard-1')).toBeUndefined(); // not adopted yet: no function's
+    // this prefix's (p-) leases stream is read by two functions
+    expect(await kept.adopt((arn) => (tableOfStream(arn) === 'p-leases' ? ['ack', 'events'] : []))).toBe(1);
+    expect([kept.of('ack').get(ARN, 'shard-1'), kept.of('events').get(ARN, 'shard-1')]).toEqual(['000000000000000000005', '000000000000000000005']);
+    const written = CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8')));
+    expect(written.version).toBe(2);
+    expect(written.streams.map((e) => [e.endpoint, e.function, tableOfStream(e.streamArn)])).toEqual([
+      ['http://127.0.0.1:8000', 'ack', 'p-leases'],
+      ['http://127.0.0.1:8000', 'events', 'p-leases'],
+      ['http://127.0.0.1:8000', undefined, 'q-leases'],
+      ['http://127.0.0.1:9000', undefined, 'p-leases'],
+    ]);
+    // each moves on alone; adopted again, nothing changes
+    await kept.of('ack').set(ARN, 'shard-1', '000000000000000000009');
+    expect(await kept.adopt((arn) => (tableOfStream(arn) === 'p-leases' ? ['ack', 'events'] : []))).toBe(0);
+    expect([kept.of('ack').get(ARN, 'shard-1'), kept.of('events').get(ARN, 'shard-1')]).toEqual(['000000000000000000009', '000000000000000000005']);
     expect(w.told).toEqual([]);
   });
 
@@ -121,14 +162,14 @@ describe('the stream checkpoints file', () => {
     const file = join(dir, CHECKPOINTS_FILE);
     const w = warnings();
     // both loaded before either wrote, as two local-mode processes started together
-    const a = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
-    const b = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const a = load(file, 'http://127.0.0.1:8000', w.warn);
+    const b = load(file, 'http://127.0.0.1:8000', w.warn);
     await a.set(ARN, 'shard-1', '000000000000000000005');
     await b.set(OTHER_TABLE, 'shard-1', '000000000000000000007');
     await a.set(ARN, 'shard-2', '000000000000000000006');
     await b.drop(OTHER_TABLE, 'shard-9'); // nothing to drop: the file is left as it is
     // before the fix: each write was the writer's own view, the other's entries lost (last writer wins)
-    const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const again = load(file, 'http://127.0.0.1:8000', w.warn);
     expect([again.get(ARN, 'shard-1'), again.get(ARN, 'shard-2'), again.get(OTHER_TABLE, 'shard-1')]).toEqual(['000000000000000000005', '000000000000000000006', '000000000000000000007']);
     expect(b.get(ARN, 'shard-1')).toBe('000000000000000000005'); // what a writer sees after its write: the merged file
     expect(readdirSync(dir)).toEqual([CHECKPOINTS_FILE]); // no lock or temp file left behind
@@ -139,16 +180,16 @@ describe('the stream checkpoints file', () => {
     const file = join(folder(), CHECKPOINTS_FILE);
     const w = warnings();
     // A still reads ARN, the table's older stream (its readers drain it before following); B, started since, reads NEWER
-    const a = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
-    const b = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const a = load(file, 'http://127.0.0.1:8000', w.warn);
+    const b = load(file, 'http://127.0.0.1:8000', w.warn);
     await a.set(ARN, 'shard-1', '000000000000000000005');
     await b.set(NEWER, 'shard-9', '000000000000000000003'); // the newer stream replaces the older's entry
     await a.set(ARN, 'shard-1', '000000000000000000006');
     // before the fix: A's write dropped NEWER's entry (undefined), so NEWER's shard was read from TRIM_HORIZON at B's next start
-    const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const again = load(file, 'http://127.0.0.1:8000', w.warn);
     expect(again.get(NEWER, 'shard-9')).toBe('000000000000000000003');
     await b.set(NEWER, 'shard-9', '000000000000000000004');
-    expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([{ endpoint: 'http://127.0.0.1:8000', streamArn: NEWER, shards: { 'shard-9': '000000000000000000004' } }]);
+    expect(CheckpointsFile.parse(JSON.parse(readFileSync(file, 'utf8'))).streams).toEqual([{ endpoint: 'http://127.0.0.1:8000', function: FN, streamArn: NEWER, shards: { 'shard-9': '000000000000000000004' } }]);
     expect(w.told).toEqual([]);
   });
 
@@ -184,8 +225,8 @@ describe('the stream checkpoints file', () => {
     const gone = spawnSync(process.execPath, ['-e', '']).pid!; // ended: no such process now
     writeFileSync(`${file}.lock`, `${gone}.1\n`);
     const w = warnings();
-    await loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).set(ARN, 'shard-1', '000000000000000000005');
-    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
+    await load(file, 'http://127.0.0.1:8000', w.warn).set(ARN, 'shard-1', '000000000000000000005');
+    expect(load(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
     expect(readdirSync(dir)).toEqual([CHECKPOINTS_FILE]);
     expect(w.told).toEqual([]);
   });
@@ -196,7 +237,7 @@ describe('the stream checkpoints file', () => {
     writeFileSync(`${file}.lock`, `${process.ppid}.1\n`); // another process, alive (the test runner's)
     const held = heldClock();
     const w = warnings();
-    const c = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn, held.clock);
+    const c = load(file, 'http://127.0.0.1:8000', w.warn, held.clock);
     let written = false;
     const writing = Promise.resolve(c.set(ARN, 'shard-1', '000000000000000000005')).then(() => void (written = true));
     await waitFor('the write waiting for the lock', () => held.holding(LOCK_RETRY_FIRST_MS));
@@ -207,7 +248,7 @@ describe('the stream checkpoints file', () => {
     rmSync(`${file}.lock`); // let go
     held.unhold();
     await writing;
-    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
+    expect(load(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000005');
     expect(w.told).toEqual([]);
   });
 
@@ -219,13 +260,13 @@ describe('the stream checkpoints file', () => {
     const file = join(folder(), CHECKPOINTS_FILE);
     writeFileSync(file, text);
     const w = warnings();
-    const c = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    const c = load(file, 'http://127.0.0.1:8000', w.warn);
     expect(c.get(ARN, 'shard-1')).toBeUndefined();
     expect(w.told).toHaveLength(1);
     expect(w.told[0]!.message).toContain(`stream checkpoints file ${file} is corrupt`);
     expect(w.told[0]!.message).toContain('read from TRIM_HORIZON');
     await c.set(ARN, 'shard-1', '000000000000000000004');
-    expect(loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000004');
+    expect(load(file, 'http://127.0.0.1:8000', w.warn).get(ARN, 'shard-1')).toBe('000000000000000000004');
     expect(w.told).toHaveLength(1);
   });
 });
@@ -262,7 +303,7 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
       streamArn: arn,
       trigger: wiring.candidateStream.trigger,
       functionName: 'candidateStream',
-      checkpoints: loadCheckpoints(file, o.endpoint ?? endpoint(), w.warn),
+      checkpoints: load(file, o.endpoint ?? endpoint(), w.warn),
       log: { warn: w.warn, error: w.warn },
       invoke: async (e) => {
         seen.push(...names(e));
@@ -330,7 +371,7 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
     expect(again.told[0]!.message).toContain(`the candidateStream function's checkpoint in shard ${shard} (sequence number ${bad}) is refused by the stream (ValidationException: Invalid SequenceNumber for the shard): reading the shard from TRIM_HORIZON; records before the checkpoint may be handled again`);
     expect(again.told[0]!.extra).toMatchObject({ function: 'candidateStream', stream: arn, shard, sequenceNumber: bad });
     // dropped, and moved on from there
-    const now = loadCheckpoints(file, endpoint(), () => undefined).get(arn, shard!);
+    const now = load(file, endpoint(), () => undefined).get(arn, shard!);
     expect(now).toBeDefined();
     expect(now).not.toBe(bad);
   });
@@ -361,9 +402,71 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
       expect(again.told).toHaveLength(1);
       expect(again.told[0]!.message).toMatch(new RegExp(`candidateStream function's checkpoint in shard ${shard} \\(sequence number ${seq}\\) is older than the stream keeps: reading the shard from TRIM_HORIZON`));
       // and the checkpoint moves on from there
-      expect(loadCheckpoints(file, endpoint(), () => undefined).get(arn, shard)).not.toBe(seq);
+      expect(load(file, endpoint(), () => undefined).get(arn, shard)).not.toBe(seq);
     } finally {
       trimming.destroy();
     }
+  });
+});
+
+describe('two functions reading one stream, on DynamoDB Local', () => {
+  let t: TestTables;
+  let streams: DynamoDBStreamsClient;
+  let arn: string;
+  beforeAll(async () => {
+    t = await testTables('fn-checkpoints');
+    streams = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    arn = (await t.client.send(new DescribeTableCommand({ TableName: t.names.candidates }))).Table!.LatestStreamArn!;
+  });
+  afterAll(async () => {
+    streams.destroy();
+    await t.drop();
+  });
+  const put = (name: string) => t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: { leaseName: { S: 'job' }, name: { S: name } } }));
+
+  /** A poller of the candidates stream for function `fn` on `file`'s checkpoints, recording what it is given; failing every batch while `fail` says so. */
+  const poller = (file: string, fn: string, seen: string[], fail: () => boolean) =>
+    new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: { ...wiring.candidateStream.trigger, filters: undefined, retryAttempts: -1 },
+      functionName: fn,
+      checkpoints: loadCheckpoints(file, inject('ddbEndpoint'), () => undefined).of(fn),
+      invoke: async (e) => {
+        seen.push(...e.Records.map((r) => r.dynamodb!.Keys!['name']!.S!));
+        if (fail()) throw new Error('not now');
+      },
+      deadLetter: () => undefined,
+    });
+
+  it('each function resumes from its own checkpoints: one whose batch failed (stopped mid-retry) gets it at the next start though the other finished it; the other gets nothing again', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    await put('f1');
+    const handled: string[] = [];
+    const failing: string[] = [];
+    const a = poller(file, 'handles', handled, () => false);
+    const b = poller(file, 'fails', failing, () => true);
+    a.start();
+    b.start();
+    try {
+      await waitFor('f1 handled by one and failed by the other', () => handled.includes('f1') && failing.includes('f1'));
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+    await put('f2');
+    const again = { handled: [] as string[], failing: [] as string[] };
+    const a2 = poller(file, 'handles', again.handled, () => false);
+    const b2 = poller(file, 'fails', again.failing, () => false); // its fault cleared
+    a2.start();
+    b2.start();
+    try {
+      await waitFor('f2 given to both', () => again.handled.includes('f2') && again.failing.includes('f2'));
+    } finally {
+      await a2.stop();
+      await b2.stop();
+    }
+    // before the fix: one position per stream and shard, the handling function's, so the failing one resumed after f1: [f2]
+    expect(again).toEqual({ handled: ['f2'], failing: ['f1', 'f2'] });
   });
 });
