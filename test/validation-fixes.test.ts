@@ -10,6 +10,7 @@ import * as z from 'zod';
 import { ConclaveSettingsSchema, ConclaveTableNamesSchema, GrantGetLeaderSettingsSchema, GrantWorkerSettingsSchema, LeaderDiscoverySettingsSchema, RegionsSchema } from '../infra/settings.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import { LeaderElectorOptionsSchema } from '../lib/sdk/elector-options.js';
+import { GetLeaderOptionsSchema } from '../lib/sdk/get-leader.js';
 import { serveHealth } from '../lib/sdk/health.js';
 import { LeaseCandidateOptionsSchema } from '../lib/sdk/candidate.js';
 import { IdentityLeaseHeartbeatOptionsSchema } from '../lib/sdk/identity.js';
@@ -228,5 +229,87 @@ describe("every problem of the other objects' options in one error", () => {
   it.each(rows)('$name', async ({ schema, input, want }) => {
     const message = await messageOf(() => parse(schema, input, 'options'));
     for (const w of want) expect(message).toContain(w);
+  });
+});
+
+describe('every problem of the options in one error, with tables of the wrong type', () => {
+  // before: TablesSchema's z.custom aborted (zod's default for custom), and an aborted issue stops
+  // even the checks that run on any object (superRefine when), so `tables: 5` was the only problem
+  // reported and each object's cross-field checks waited for it to be fixed
+  const TABLES = 'tables: must be a table name prefix such as "conclave", or { prefix?, leases?, candidates?, identities? }';
+  const push = { watch: () => () => undefined, wake: () => undefined, healthy: () => true };
+  const rows: { name: string; schema: z.ZodType; input: Record<string, unknown>; want: string[] }[] = [
+    {
+      name: 'LeaderElector: a renew deadline not below the lease duration, and tables a number',
+      schema: LeaderElectorOptionsSchema,
+      input: { ...options, tables: 5, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 },
+      want: ['renewDeadlineMs: must be < leaseDurationMs (10000)'],
+    },
+    {
+      name: 'LeaderElector: a candidacy emulating above its binary, and tables a list',
+      schema: LeaderElectorOptionsSchema,
+      input: { ...options, tables: ['conclave'], mode: 'coordinated', candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0' } },
+      want: ['candidacy.emulationVersion: must be ≤ binaryVersion 1.0.0'],
+    },
+    {
+      name: 'LeaseCandidate: emulationVersion above binaryVersion, and tables null',
+      schema: LeaseCandidateOptionsSchema,
+      input: { leaseName: 'nightly-report', name: 'w-1', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client, tables: null },
+      want: ['emulationVersion: must be ≤ binaryVersion 1.0.0'],
+    },
+    {
+      name: 'Session: renewals that do not fit the deadline, and tables true',
+      schema: SessionOptionsSchema,
+      input: { client, tables: true, renewIntervalMs: 5_000, retryPeriodMs: 1_500, renewDeadlineMs: 6_000 },
+      want: ['renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs (4500)'],
+    },
+    {
+      name: 'IdentityLeaseHeartbeat: a lease too short for its renewals, and tables a number',
+      schema: IdentityLeaseHeartbeatOptionsSchema,
+      input: { client, component: 'scheduler', tables: 5, renewIntervalMs: 10_000, leaseDurationSeconds: 1 },
+      want: ['leaseDurationSeconds: must be at least'],
+    },
+    {
+      name: "withLease: push with mode 'NoCoordination', and tables a number",
+      schema: WithLeaseOptionsSchema,
+      input: { client, mode: 'NoCoordination', push, tables: 5 },
+      want: ["push: must not be given with mode 'NoCoordination'"],
+    },
+    {
+      name: 'PushChannel: an IoT Core endpoint without a client, and tables a number (a client id is not judged against tables it has not got)',
+      schema: PushChannelOptionsSchema,
+      input: { endpoint: 'wss://abc-ats.iot.us-east-1.amazonaws.com/mqtt', tables: 5, clientId: 'other' },
+      want: ['client: is required for an IoT Core endpoint'],
+    },
+    {
+      name: 'getLeader (no cross-field checks): a clock skew out of bounds and a misspelt option, and tables a number',
+      schema: GetLeaderOptionsSchema,
+      input: { client, tables: 5, clockSkewMs: -1, tabels: 'conclave' },
+      want: ['clockSkewMs: ', 'tabels: unknown option of getLeader: "tabels" (did you mean "tables"?)'],
+    },
+  ];
+  it.each(rows)('$name', async ({ schema, input, want }) => {
+    const message = await messageOf(() => parse(schema, input, 'options'));
+    // the message as before, once (not again as the object or prefix it is not)
+    expect(message.split(TABLES)).toHaveLength(2);
+    expect(message).not.toContain('tables.');
+    expect(message).not.toContain('clientId:');
+    for (const w of want) expect(message).toContain(w);
+  });
+
+  it('a LeaderElector made with them says both', async () => {
+    const both = await messageOf(() => new LeaderElector({ ...options, tables: 5 as never, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }));
+    expect(both).toContain(TABLES);
+    expect(both).toContain('renewDeadlineMs: must be < leaseDurationMs (10000)');
+  });
+
+  it('tables of their type but a bad prefix or key: reported as before, with the rest', async () => {
+    const input = { ...options, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 };
+    const prefix = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...input, tables: 'bad prefix!' }, 'options'));
+    expect(prefix).toContain('tables: must be a table name prefix such as "conclave": 1–244 of A-Z a-z 0-9 _ . -');
+    expect(prefix).toContain('renewDeadlineMs: must be < leaseDurationMs (10000)');
+    const key = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...input, tables: { lease: 'jobs' } }, 'options'));
+    expect(key).toContain('tables: unknown key "lease": name tables with prefix, leases, candidates, identities');
+    expect(key).toContain('renewDeadlineMs: must be < leaseDurationMs (10000)');
   });
 });

@@ -58,13 +58,20 @@ const TABLES_SHAPE = `a table name prefix such as "${DEFAULT_TABLE_PREFIX}", or 
  * an object may name single tables, the others following its `prefix`. Resolved to all three
  * names, so each object takes the one it needs. Nothing given: prefix `conclave`.
  */
+const isTablesShape = (v: unknown): boolean => typeof v === 'string' || (typeof v === 'object' && v !== null && !Array.isArray(v));
 export const TablesSchema = z
-  .custom<TablesOption>((v) => typeof v === 'string' || (typeof v === 'object' && v !== null && !Array.isArray(v)), `must be ${TABLES_SHAPE}`)
-  .superRefine((v, ctx) => {
-    const schema = typeof v === 'string' ? TablePrefix : TablesObject;
-    const r = schema.safeParse(v);
-    for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
-  })
+  // abort: false (z.custom aborts by default), so that a `tables` of the wrong type does not stop
+  // the options object's cross-field checks (everyProblem); none of them reads `tables` untransformed
+  .custom<TablesOption>(isTablesShape, { error: `must be ${TABLES_SHAPE}`, abort: false })
+  .superRefine(
+    (v, ctx) => {
+      const schema = typeof v === 'string' ? TablePrefix : TablesObject;
+      const r = schema.safeParse(v);
+      for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    },
+    // a value of neither shape is reported once, above, not again as the object it is not
+    { when: (payload) => isTablesShape(payload.value) },
+  )
   .optional()
   .transform((v): TableNames => {
     const given = typeof v === 'string' ? { prefix: v } : (v ?? {});
