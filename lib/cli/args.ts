@@ -161,7 +161,7 @@ export const SetLocationsArgs = z
   .superRefine((a, ctx) => {
     const given = [a.locations.length > 0 && 'zones or regions', a.none && '--none', a.clear && '--clear'].filter(Boolean);
     if (given.length > 1) ctx.addIssue({ code: 'custom', path: ['locations'], message: `give one of zones or regions, --none or --clear, not ${given.join(' and ')}` });
-    if (given.length === 0) ctx.addIssue({ code: 'custom', path: ['locations'], message: 'is required: zones or regions, best first (e.g. us-east-1a us-east-1), or --none (prefer none on this lease), or --clear (the coordinator’s preference again)' });
+    if (given.length === 0) ctx.addIssue({ code: 'custom', path: ['locations'], message: 'is required: zones or regions, best first (e.g. us-east-1a us-east-1), or --none (prefer none on this lease), or --clear (the coordinator\'s preference again)' });
     if (a.clear && a.create) ctx.addIssue({ code: 'custom', path: ['create'], message: 'only goes with locations or --none, not with --clear' });
   });
 

@@ -121,7 +121,7 @@ function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | 
     case 'unknownStrategy':
       return `nothing: ${d.detail ?? `strategy "${d.strategy}" is elected by a third party`}`;
     case 'contradictoryStrategies':
-      return `nothing: ${d.detail ?? 'the candidates’ strategies contradict each other'}`;
+      return `nothing: ${d.detail ?? "the candidates' strategies contradict each other"}`;
     case 'leaderHealthy':
       return `nothing: ${lease?.holderIdentity ?? 'the holder'} is the best candidate and its term is current`;
     case 'preemptionPending':

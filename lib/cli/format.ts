@@ -26,12 +26,150 @@ const ACCENTED = /^[A-Za-z]\p{M}+$/u;
  * A non-ASCII letter, digit or mark that can pass for an ASCII one, or make a name look like another:
  * another script's (Cyrillic `о`, Greek `ο`, Armenian, Cherokee…), Latin ones without a visible
  * accent (`ı`, `ɑ`, the Kelvin sign), fullwidth and mathematical forms, other digits (`¹`, `١`),
- * and a combining mark (`e` + U+0301 looks like `é`, another string). Kept: CJK, kana and Hangul,
- * and a precomposed Latin letter whose accent shows.
+ * and a combining mark (`e` + U+0301 looks like `é`, another string). Kept: CJK, kana and Hangul
+ * (judged by CJK_TWINS and mixedScripts), and a precomposed Latin letter whose accent shows.
  */
 function lookAlike(c: string): boolean {
   if (c.charCodeAt(0) < 0x80 || !WORDLIKE.test(c) || EAST_ASIAN.test(c)) return false;
   return !(c.normalize('NFC') === c && ACCENTED.test(c.normalize('NFD')));
+}
+
+/**
+ * Punctuation, symbols and spaces that pass for one ASCII character, as Unicode's confusables
+ * (UTS #39 confusables.txt) map them, beyond those NFKC makes ASCII itself (fullwidth and small
+ * forms, `․`, `;`): our own short list, not the whole file (its letters and digits are lookAlike's).
+ */
+const ASCII_TWIN = new RegExp(
+  '[' +
+    [
+      '\\u2010-\\u2015\\u2043\\u2212\\u2796\\u2e3a\\u2e3b\\ufe58\\u06d4\\u2500\\u2501\\u23af', // - (hyphens, dashes, minus, box-drawing lines)
+      '\\u2018\\u2019\\u201b\\u2032\\u2035\\u00b4\\u055a\\u055d\\u05f3\\u1fbd\\u1fbf\\u1ffd\\u1ffe\\u0384', // ' (quotes, primes, accents)
+      '\\u201a\\u060d\\u066b', // ,
+      '\\u201c\\u201d\\u201e\\u201f\\u2033\\u2036\\u02dd\\u05f4\\u3003', // "
+      '\\u2044\\u2215\\u2571\\u27cb\\u29f8\\u1735\\u2041', // /
+      '\\u2216\\u2572\\u27cd\\u29f5\\u29f9', // \
+      '\\u2223\\u2502\\u2503\\u2758\\u23fd\\u05c0\\uffe8', // | and l
+      '\\u0589\\u05c3\\u0703\\u0704\\u16ec\\u1803\\u1809\\u205a\\u2236\\ufe30', // :
+      '\\u0701\\u0702\\ua60e', // .
+      '\\u2039\\u276e\\u02c2\\u203a\\u276f\\u02c3', // < >
+      '\\u2768\\u2769\\u2772\\u2773\\u3014\\u3015\\ufd3e\\ufd3f\\u2774\\u2775', // ( ) { }
+      '\\u204e\\u066d\\u2217', // *
+      '\\u16ed\\u2795', // +
+      '\\u1400\\u2e40\\ua4ff', // =
+      '\\u2053\\u02dc\\u1fc0\\u223c', // ~
+      '\\u02c4\\u2038', // ^
+      '\\u00d7\\u2715\\u2573\\u2a2f\\u2228\\u22c1\\u2229\\u22c2\\u222a\\u22c3\\u212e\\u2373\\u2374\\u237a\\u22a4', // x v n u e i p a T
+    ].join('') +
+    ']',
+  'u',
+);
+/** What our own sentences use between spaces (`found — configure them`, `a − b`, `ms × 1000`): a look-alike standing alone is left as written. */
+const PROSE = /^[\u2014\u2212\u00d7]$/u;
+const SPACE = /^\p{Zs}$/u;
+
+/** Passes for one ASCII character: a space other than U+0020, one NFKC makes ASCII (fullwidth and small forms), or one of ASCII_TWIN. */
+function asciiTwin(c: string, before: string | undefined, after: string | undefined): boolean {
+  if (c.charCodeAt(0) < 0x80) return false;
+  const n = c.normalize('NFKC');
+  const twin = SPACE.test(c) || (n.length === 1 && n.charCodeAt(0) >= 0x20 && n.charCodeAt(0) < 0x7f) || ASCII_TWIN.test(c);
+  return twin && !(PROSE.test(c) && before === ' ' && after === ' ');
+}
+
+/** The CJK scripts, as their letters' Script_Extensions name them. */
+const CJK_SCRIPTS = { Han: /\p{scx=Han}/u, Hiragana: /\p{scx=Hiragana}/u, Katakana: /\p{scx=Katakana}/u, Hangul: /\p{scx=Hangul}/u, Bopomofo: /\p{scx=Bopomofo}/u } as const;
+type CjkScript = keyof typeof CJK_SCRIPTS;
+const scriptsOf = (c: string): Set<CjkScript> => new Set((Object.keys(CJK_SCRIPTS) as CjkScript[]).filter((k) => CJK_SCRIPTS[k].test(c)));
+
+/**
+ * Letters of the CJK scripts that pass for one another across them (confusables.txt; Chromium's
+ * IDN spoof checks for ー, 一, ノ and 丿): each group's members, and whether the group passes for
+ * an ASCII character too (ー and 一 for `-`, ノ for `/`). A member is shown as written only among
+ * letters of its own script (lookAlikeOut); members of one script (丶 乀 乁, 丨 〡) never are.
+ */
+const CJK_GROUPS: readonly { members: string; ascii: boolean; back?: true }[] = [
+  { members: 'ー一ㄧㅡ', ascii: true, back: true }, // long vowel mark, ideograph one, Bopomofo i, Hangul eu: a dash
+  { members: 'ニ二', ascii: true }, // =
+  { members: 'ノ丿', ascii: true }, // /
+  { members: 'ヽ丶乀乁', ascii: true }, // \
+  { members: '丨ㅣ〡', ascii: true }, // | and l
+  { members: '〇', ascii: true }, // O
+  { members: '゠', ascii: true }, // =
+  { members: 'ロ口', ascii: false },
+  { members: 'エ工', ascii: false },
+  { members: 'カ力', ascii: false },
+  { members: 'タ夕', ascii: false },
+  { members: 'ハ八', ascii: false },
+  { members: 'ト卜', ascii: false },
+  { members: 'ヘへ', ascii: false },
+  { members: 'ベべ', ascii: false },
+  { members: 'ペぺ', ascii: false },
+];
+const CJK_TWINS = new Map(
+  CJK_GROUPS.flatMap((g) => {
+    const members = Array.from(g.members);
+    return members.map((m) => {
+      const others = new Set(members.filter((o) => o !== m).flatMap((o) => [...scriptsOf(o)]));
+      return [m, { own: scriptsOf(m), others, ascii: g.ascii, back: g.back === true }] as const;
+    });
+  }),
+);
+/** Kangxi radicals, CJK radicals and strokes: drawn like the ideographs (NFKC makes many of them one), never a name's letters. */
+const RADICAL = /^[\u2e80-\u2eff\u2f00-\u2fdf\u31c0-\u31ef]$/u;
+const LETTER = /^[\p{L}\p{N}]$/u;
+
+/**
+ * Whether the CJK look-alike at `i` is out of its script, so shown escaped: its script is judged by
+ * the nearest letter that is no look-alike (ー by the one before it, which it lengthens; the others
+ * by the one after them, the word they begin, then by the one before), and it is shown as written
+ * only where that letter is of its own script and of none of its twins' (ワーカー, not ワ一カ一;
+ * 第一, not 第ー; 分散ロック, not 分散口ック). A run of look-alikes alone is read as katakana when it has
+ * one that passes for no ASCII character (ハート); else escaped. So of two names that differ by
+ * twins, at most one shows each as written.
+ */
+function lookAlikeOut(chars: readonly string[], i: number): boolean {
+  const c = chars[i]!;
+  if (RADICAL.test(c)) return true;
+  const twin = CJK_TWINS.get(c);
+  if (!twin) return false;
+  const near = (step: 1 | -1): Set<CjkScript | 'other'> | undefined => {
+    for (let j = i + step; j >= 0 && j < chars.length; j += step) {
+      const n = chars[j]!;
+      if (CJK_TWINS.has(n)) continue;
+      if (!LETTER.test(n)) return undefined; // a space or punctuation: the word ends
+      const s: Set<CjkScript | 'other'> = scriptsOf(n);
+      return s.size ? s : new Set(['other']);
+    }
+    return undefined;
+  };
+  const [first, second] = twin.back ? ([-1, 1] as const) : ([1, -1] as const);
+  const context = near(first) ?? near(second);
+  if (!context) return !(twin.own.has('Katakana') && runHasLetter(chars, i));
+  return ![...context].some((s) => twin.own.has(s as CjkScript)) || [...context].some((s) => twin.others.has(s as CjkScript));
+}
+
+/** Whether the run of look-alikes around `i` has one that passes for no ASCII character (ハ, ト), and more than one character. */
+function runHasLetter(chars: readonly string[], i: number): boolean {
+  let start = i;
+  while (start > 0 && CJK_TWINS.has(chars[start - 1]!)) start--;
+  let end = i;
+  while (end < chars.length - 1 && CJK_TWINS.has(chars[end + 1]!)) end++;
+  return end > start && chars.slice(start, end + 1).some((m) => !CJK_TWINS.get(m)!.ascii);
+}
+
+/** UTS #39's scripts written together (Highly Restrictive): Japanese, Korean, Chinese with Bopomofo; Latin goes with each. */
+const WRITTEN_WITH: Record<CjkScript, readonly string[]> = { Han: ['Jpan', 'Kore', 'Hanb'], Hiragana: ['Jpan'], Katakana: ['Jpan'], Hangul: ['Kore'], Bopomofo: ['Hanb'] };
+
+/** Whether a word (between spaces) mixes CJK scripts never written together: kana with Hangul, Bopomofo with either. */
+function mixedScripts(word: readonly string[]): boolean {
+  let together: Set<string> | undefined;
+  for (const c of word) {
+    const s = scriptsOf(c);
+    if (!s.size || !LETTER.test(c)) continue;
+    const writing = new Set([...s].flatMap((k) => WRITTEN_WITH[k]));
+    together = together ? new Set([...together].filter((w) => writing.has(w))) : writing;
+    if (!together.size) return true;
+  }
+  return false;
 }
 
 const escaped = (c: string): string => {
@@ -43,16 +181,46 @@ const escaped = (c: string): string => {
  * The one escaping function for text the tables hold: anything a worker (or whoever can write a
  * row or an event) wrote — identities, versions, reasons, messages — is shown with its control
  * and invisible characters escaped as `\n`, `\u001b`, `\u200b`, `\u{e0041}`, its look-alike
- * letters (lookAlike) as `\u043e`, and a backslash as `\\`, so it can neither drive the terminal,
- * forge a line, nor pass for another name (`w1\u200b` written with a backslash is shown
- * `w1\\u200b`). An emoji sequence (a ZWJ family, a flag, a symbol with VS16) is left whole: its
- * joiners and selectors draw one picture. Escape once, just before the output: escaped text
- * escaped again has its backslashes doubled.
+ * letters (lookAlike) as `\u043e`, what passes for an ASCII character (asciiTwin: `‐` for `-`)
+ * as `\u2010`, a CJK letter out of its script (lookAlikeOut: `一` for `ー` among kana), the CJK
+ * letters of a word that mixes scripts never written together, and a backslash as `\\`, so it
+ * can neither drive the terminal, forge a line, nor pass for another name (`w1\u200b` written with
+ * a backslash is shown `w1\\u200b`). An emoji sequence (a ZWJ family, a flag, a symbol with VS16)
+ * is left whole: its joiners and selectors draw one picture. Escape once, just before the output:
+ * escaped text escaped again has its backslashes doubled.
  */
 export function clean(text: string): string {
   if (PLAIN.test(text)) return text; // most text: nothing to escape
-  return graphemes(text)
-    .map((g) => (isEmoji(g) ? g : Array.from(g, (c) => (Object.hasOwn(NAMED, c) || CONTROL.test(c) || lookAlike(c) ? escaped(c) : c)).join('')))
+  const chars: string[] = [];
+  const whole: boolean[] = []; // in an emoji sequence: kept whole
+  for (const g of graphemes(text)) {
+    const emoji = isEmoji(g);
+    for (const c of g) {
+      chars.push(c);
+      whole.push(emoji);
+    }
+  }
+  // the words (between spaces) that mix scripts never written together
+  const mixed: boolean[] = [];
+  for (let start = 0; start < chars.length; ) {
+    let end = start;
+    while (end < chars.length && !SPACE.test(chars[end]!)) end++;
+    const m = mixedScripts(chars.slice(start, end));
+    for (let k = start; k <= end && k < chars.length; k++) mixed[k] = m;
+    start = end + 1;
+  }
+  return chars
+    .map((c, i) => {
+      if (whole[i]) return c;
+      const out =
+        Object.hasOwn(NAMED, c) ||
+        CONTROL.test(c) ||
+        lookAlike(c) ||
+        asciiTwin(c, chars[i - 1], chars[i + 1]) ||
+        lookAlikeOut(chars, i) ||
+        (mixed[i] === true && scriptsOf(c).size > 0 && LETTER.test(c));
+      return out ? escaped(c) : c;
+    })
     .join('');
 }
 

@@ -16,7 +16,7 @@ import { byName, placeOf, preferenceOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 function strategyEffect(strategy: string | undefined): string {
-  if (strategy === undefined) return 'the candidates’ preferredStrategies decide again (KEP-4355 consensus)';
+  if (strategy === undefined) return "the candidates' preferredStrategies decide again (KEP-4355 consensus)";
   if (strategy === OLDEST_EMULATION_VERSION) return 'the coordinator elects by priority, then the oldest emulation and binary versions, whatever the candidates prefer';
   if (strategy === NO_COORDINATION) return 'the coordinator leaves the lease alone; workers acquire it directly (a plain client-go race)';
   return `the coordinator leaves the lease alone; a third party elects under "${strategy}"`;
@@ -66,7 +66,7 @@ export async function setStrategy(ctx: CliContext, args: { lease: string; strate
   say(ctx, `from now on ${strategyEffect(written.strategy)}`);
 }
 
-const listed = (l: readonly string[] | undefined): string => (l === undefined ? 'the coordinator’s' : l.length ? l.join(', ') : 'none');
+const listed = (l: readonly string[] | undefined): string => (l === undefined ? "the coordinator's" : l.length ? l.join(', ') : 'none');
 
 /**
  * `conclave set-locations LEASE ZONE|REGION…` / `--none` / `--clear`: the lease's own preferred

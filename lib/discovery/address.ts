@@ -46,7 +46,7 @@ export function parseAddress(raw: string): LeaderAddress | { readonly issue: str
     else if (hostPort) [host, port] = [hostPort[1]!, hostPort[2]];
     else host = raw; // a bare host: a name, an IPv4 address, or an IPv6 address with its colons
   }
-  if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535)) return { issue: `"${raw}" has the port ${port}, not 1–65535` };
+  if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65_535)) return { issue: `"${raw}" has the port ${port}, not 1 to 65535` };
   const portOf = port !== undefined ? Number(port) : schemePort;
   const kind = isIPv4(host) ? 'ipv4' : isIPv6(host) ? 'ipv6' : 'hostname';
   // advertise refuses both now; a worker of 0.1.0 took them

@@ -3,7 +3,7 @@ import { PreferredLocations } from './location.js';
 import { KEY_PARTS, parse } from './validation.js';
 
 const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
-const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3–255 of A-Z a-z 0-9 _ . -');
+const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3 to 255 of A-Z a-z 0-9 _ . -');
 
 /** The three tables' names (zod schema of {@link TableNames}). */
 export const TableNamesSchema = z

@@ -366,7 +366,7 @@ describe('set-strategy', () => {
     expect((await h.run(['set-strategy', 'strat', 'OldestEmulationVersion', '--yes'], { clock: at() })).code).toBe(0);
     expect((await h.leases.read('strat')).item).toMatchObject({ strategy: 'OldestEmulationVersion', holderIdentity: 's1', fencingToken: 7, revision: 2 });
     const r = await h.run(['set-strategy', 'strat', '--clear', '--yes'], { clock: at() });
-    expect(r.out).toMatch(/^cleared the strategy of lease strat \(was OldestEmulationVersion\)\nfrom now on the candidates’ preferredStrategies decide again/);
+    expect(r.out).toMatch(/^cleared the strategy of lease strat \(was OldestEmulationVersion\)\nfrom now on the candidates' preferredStrategies decide again/);
     const after = (await h.leases.read('strat')).item!;
     expect(after.strategy).toBeUndefined();
     expect(after).toMatchObject({ holderIdentity: 's1', revision: 3 });
@@ -406,7 +406,7 @@ describe('set-locations, and where candidates run in describe lease (issue 18)',
     expect(r.err).toMatch(/^change lease placed:$/m);
     expect(r.err).toMatch(/preferredLocations +- +\["us-east-1a","us-east-1"\]/);
     expect(r.out.split('\n')).toEqual([
-      'set the preferred locations of lease placed to us-east-1a, us-east-1 (was the coordinator’s)',
+      "set the preferred locations of lease placed to us-east-1a, us-east-1 (was the coordinator's)",
       'in force now: us-east-1a, us-east-1 (set on the lease by an operator; `conclave set-locations placed --clear` returns to the coordinator\'s)',
       '  p1: us-east-1b (preferred #2)',
       '  p2: us-east-1a (preferred #1)',
@@ -437,7 +437,7 @@ describe('set-locations, and where candidates run in describe lease (issue 18)',
   it('written, then its candidates cannot be read: the change is told as written and the command succeeds (it exited 1, as if nothing was written)', async () => {
     const r = await h.run(['set-locations', 'placed', 'us-east-1a', '--candidates-table', 'no-such-candidates', '--yes'], { clock: at() });
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/^set the preferred locations of lease placed to us-east-1a \(was the coordinator’s\)$/m);
+    expect(r.out).toMatch(/^set the preferred locations of lease placed to us-east-1a \(was the coordinator's\)$/m);
     expect(r.err).toMatch(/^the change is written; where the candidates stand could not be read: table no-such-candidates does not exist /m);
     expect((await h.leases.read('placed')).item?.preferredLocations).toEqual(['us-east-1a']);
     await h.run(['set-locations', 'placed', '--clear', '--yes'], { clock: at() });

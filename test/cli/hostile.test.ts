@@ -27,6 +27,10 @@ const TWIN = 'w1\u200b';
 const SLASHED = 'w1\\u200b';
 /** Looks like `worker`: its `o` is Cyrillic (U+043E). */
 const CYRILLIC = 'w\u043erker';
+/** Looks like `worker-1`: its dash is U+2010 HYPHEN. */
+const DASHED = 'worker\u20101';
+/** Looks like `ワーカー`: its long vowel marks are the ideograph one (U+4E00). */
+const IDEOGRAPH_ONE = 'ワ\u4e00カ\u4e00';
 
 /** Any control character but the newlines between our own lines. */
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
@@ -58,6 +62,9 @@ beforeAll(async () => {
   await h.seedLease(lease(SLASHED, { name: 'slashed' }));
   await h.seedLease(lease(CYRILLIC, { name: 'cyrillic' }));
   await h.seedCandidate(cand('worker', '1.30.0', '1.30.0', { leaseName: 'cyrillic' }));
+  await h.seedLease(lease(DASHED, { name: 'dashed', preferredHolder: 'worker-1' }));
+  await h.seedCandidate(cand('worker-1', '1.30.0', '1.30.0', { leaseName: 'dashed' }));
+  await h.seedLease(lease(IDEOGRAPH_ONE, { name: 'kana' }));
 });
 afterAll(() => h.t.drop());
 
@@ -100,6 +107,58 @@ describe('the escaping function', () => {
   it('leaves CJK and Hangul names, and precomposed Latin letters with a visible accent, as they are', () => {
     const names = '分散ロック 東京ワーカー ｶﾀｶﾅ 한국어 𠮷野家 Zoé José Ångström';
     expect(clean(names)).toBe(names);
+    // look-alikes among their own script: ー after kana, 一 among ideographs, ロ before kana, 口 before an ideograph
+    const words = '第一ワーカー ユーザー名 カレー 一番 ノード-1 口紅 人口 東京-서울 ハート w1-名前';
+    expect(clean(words)).toBe(words);
+  });
+
+  it.each([
+    { name: 'a hyphen (U+2010)', text: DASHED, shown: 'worker\\u20101' },
+    { name: 'the other dashes (U+2011..U+2015)', text: 'w\u2011\u2012\u2013\u2014\u20151', shown: 'w\\u2011\\u2012\\u2013\\u2014\\u20151' },
+    { name: 'a minus sign, a small and a fullwidth hyphen-minus', text: 'w\u2212\ufe63\uff0d1', shown: 'w\\u2212\\ufe63\\uff0d1' },
+    { name: 'curly quotes and a prime', text: 'o\u2019b \u201cw\u201d 1\u2032', shown: 'o\\u2019b \\u201cw\\u201d 1\\u2032' },
+    { name: 'a fraction slash, a division slash and a set minus', text: 'a\u2044b\u2215c\u2216d', shown: 'a\\u2044b\\u2215c\\u2216d' },
+    { name: 'a no-break space and an ideographic space', text: 'w\u00a01\u30002', shown: 'w\\u00a01\\u30002' },
+    { name: 'fullwidth punctuation', text: 'w\uff0e1\uff3f2\uff08x\uff09', shown: 'w\\uff0e1\\uff3f2\\uff08x\\uff09' },
+    { name: 'a one dot leader and a Greek question mark', text: 'w\u20241\u037e', shown: 'w\\u20241\\u037e' },
+    { name: 'a ratio and an Armenian full stop, as colons', text: 'w\u22361\u0589', shown: 'w\\u22361\\u0589' },
+    { name: 'angle quotation marks and a multiplication sign', text: '\u2039w\u203a0\u00d71', shown: '\\u2039w\\u203a0\\u00d71' },
+  ])('escapes characters that pass for an ASCII one: $name', ({ text, shown }) => {
+    expect(clean(text)).toBe(shown);
+  });
+
+  it.each([
+    { name: 'the ideograph one among katakana, for the long vowel mark', text: IDEOGRAPH_ONE, shown: 'ワ\\u4e00カ\\u4e00' },
+    { name: 'the ideograph one after katakana (カレ一 for カレー)', text: 'カレ\u4e00', shown: 'カレ\\u4e00' },
+    { name: 'the long vowel mark after an ideograph, for one', text: '第\u30fc', shown: '第\\u30fc' },
+    { name: 'the long vowel mark or the ideograph one among Latin letters, for a dash', text: 'worker\u30fc1 ip\u4e00address', shown: 'worker\\u30fc1 ip\\u4e00address' },
+    { name: 'the ideograph mouth before katakana, for ロ', text: '分散\u53e3ック', shown: '分散\\u53e3ック' },
+    { name: 'Hangul eu and Bopomofo i after an ideograph, for one', text: '第\u3161 第\u3127', shown: '第\\u3161 第\\u3127' },
+    { name: 'a hiragana he among katakana', text: '\u3078ルパー', shown: '\\u3078ルパー' },
+    { name: 'katakana no between Latin letters, for a slash', text: 'a\u30ceb', shown: 'a\\u30ceb' },
+    { name: 'a Kangxi radical, for the ideograph it draws', text: '第\u2f00', shown: '第\\u2f00' },
+  ])('escapes CJK look-alikes out of their script: $name', ({ text, shown }) => {
+    expect(clean(text)).toBe(shown);
+  });
+
+  it('escapes the CJK letters of a word that mixes scripts never written together (UTS #39: kana with Hangul, Bopomofo with either)', () => {
+    expect(clean('ワーカー\uc11c\uc6b8')).toBe('\\u30ef\\u30fc\\u30ab\\u30fc\\uc11c\\uc6b8');
+    expect(clean('\u3105ワ')).toBe('\\u3105\\u30ef');
+    // Hangul eu among katakana: the word mixes them
+    expect(clean('ワ\u3161カ')).toBe('\\u30ef\\u3161\\u30ab');
+    // each word on its own: a line may name a Japanese and a Korean holder
+    expect(clean('ワーカー → 서울')).toBe('ワーカー → 서울');
+  });
+
+  it("leaves our own prose's dashes, minus and times sign, which stand alone between spaces", () => {
+    const prose = 'no AWS credentials found — configure them; renewDeadlineMs − retryPeriodMs; epoch ms × 1000';
+    expect(clean(prose)).toBe(prose);
+  });
+
+  it('our own message for a bad table name comes out as written (its range no longer an en dash)', async () => {
+    const bad = await h.run(['--leases-table', 'x', 'get', 'leases'], { clock: at() });
+    expect(bad.err).toMatch(/must be a DynamoDB table name: 3 to 255 of A-Z/);
+    expect(bad.err).not.toContain('\\u');
   });
 
   it('escapes a backslash, so text written with one never looks like text escaped', () => {
@@ -166,6 +225,20 @@ describe('hostile values in the output', () => {
     expect(d.out).toMatch(/^Next step: +ask w\\u043erker to yield to worker /m);
     const j = await h.run(['-o', 'json', 'get', 'leases'], { clock: at() });
     expect((JSON.parse(j.out) as Lease[]).find((x) => x.name === 'cyrillic')?.holderIdentity).toBe(CYRILLIC);
+  });
+
+  it('a holder with a look-alike dash or a CJK look-alike does not pass for another in get leases and describe; -o json unchanged', async () => {
+    const l = await h.run(['get', 'leases'], { clock: at() });
+    // before: "worker‐1" and "ワ一カ一", read as worker-1 and ワーカー
+    expect(l.out).toMatch(/^dashed +worker\\u20101 +7 +\S+ +\S+ +worker-1 /m);
+    expect(l.out).toMatch(/^kana +ワ\\u4e00カ\\u4e00 +7 /m);
+    const d = await h.run(['describe', 'lease', 'dashed'], { clock: at() });
+    expect(d.out).toMatch(/^Holder: +worker\\u20101$/m);
+    expect(d.out).toMatch(/^ {2}1 +worker-1 +/m);
+    const j = await h.run(['-o', 'json', 'get', 'leases'], { clock: at() });
+    const rows = JSON.parse(j.out) as Lease[];
+    expect(rows.find((x) => x.name === 'dashed')?.holderIdentity).toBe(DASHED);
+    expect(rows.find((x) => x.name === 'kana')?.holderIdentity).toBe(IDEOGRAPH_ONE);
   });
 
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
