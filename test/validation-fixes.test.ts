@@ -313,3 +313,22 @@ describe('every problem of the options in one error, with tables of the wrong ty
     expect(key).toContain('renewDeadlineMs: must be < leaseDurationMs (10000)');
   });
 });
+
+describe('every problem of the options in one error, with a session that is not a Session', () => {
+  // before: SessionSchema's z.custom aborted, so `session: {}` was the only problem reported; the
+  // checks that read the session's options are judged only when it parsed (everyProblem.parsed)
+  const SESSION = 'session: must be a Session (new Session({ client }))';
+  it('LeaderElector: a renew deadline not below the lease duration, and a plain object as session', async () => {
+    const message = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...options, session: {}, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 }, 'options'));
+    expect(message.split(SESSION)).toHaveLength(2);
+    expect(message).toContain('renewDeadlineMs: must be < leaseDurationMs (10000)');
+  });
+  it('LeaseCandidate: emulationVersion above binaryVersion, and a session that is a string', async () => {
+    const message = await messageOf(() =>
+      parse(LeaseCandidateOptionsSchema, { leaseName: 'nightly-report', name: 'w-1', instance: 'w-1@p', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client, session: 'p' }, 'options'),
+    );
+    expect(message.split(SESSION)).toHaveLength(2);
+    expect(message).toContain('emulationVersion: must be ≤ binaryVersion 1.0.0');
+    expect(message).not.toContain('instance:');
+  });
+});

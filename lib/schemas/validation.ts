@@ -132,7 +132,8 @@ export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: str
  * so one error lists every problem and no check reads a value that is not what its schema says.
  * (A value of its type that fails a bound is compared as before: "≥ 1000" and "< leaseDurationMs"
  * together. An option of a kind (the SDK's client, a CDK prop misspelt) refuses with `abort: false`
- * so that it does not stop these checks; one they read into, the SDK's session, stops them.)
+ * so that it does not stop these checks, and a check that reads into one (the SDK's session)
+ * asks `instanceof` first.)
  */
 export const everyProblem = {
   when: (payload: { value: unknown }): boolean => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),

@@ -17,7 +17,7 @@ import { STAMP_ERROR_MS } from './step.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
-import { SessionSchema, sessionSeam, type Session } from './session.js';
+import { Session, SessionSchema, sessionSeam } from './session.js';
 
 /** The longest renewIntervalMs: half the age at which the coordinator collects a row as stale by default (candidateStaleAfterMs, 30 minutes). */
 const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
@@ -140,7 +140,7 @@ export const LeaseCandidateOptionsSchema = z
     const ok = everyProblem.parsed(ctx);
     // checkCandidacy leaves out the fields that failed their own schemas
     checkCandidacy(o, ctx);
-    if (ok('session', 'instance') && o.session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
+    if (ok('session', 'instance') && o.session instanceof Session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
       ctx.addIssue({ code: 'custom', path: ['instance'], message: `must end with "@${o.session.process}" (the session's process) on a session, or be left out` });
     }
   }, { when: everyProblem.when });

@@ -12,7 +12,7 @@ import type { FencedItemInput } from './fencing.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
-import { SessionSchema } from './session.js';
+import { Session, SessionSchema } from './session.js';
 
 /**
  * The term a leader's work runs in (onStartedLeading's second argument): its fencing token, and
@@ -245,13 +245,13 @@ export const LeaderElectorOptionsSchema = z
       ctx.addIssue({ code: 'custom', path: ['push'], message: "must not be given with mode 'NoCoordination': it polls as client-go does. Drop push, or use mode 'coordinated'" });
     if (ok('mode', 'session') && o.mode === 'NoCoordination' && o.session)
       ctx.addIssue({ code: 'custom', path: ['session'], message: "must not be given with mode 'NoCoordination': it renews as client-go does. Drop session, or use mode 'coordinated'" });
-    if (ok('session', 'leaseDurationMs') && o.session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
+    if (ok('session', 'leaseDurationMs') && o.session instanceof Session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
         message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
       });
-    if (ok('session', 'leaseName') && o.session && !o.session.covers(o.leaseName))
+    if (ok('session', 'leaseName') && o.session instanceof Session && !o.session.covers(o.leaseName))
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
@@ -259,7 +259,7 @@ export const LeaderElectorOptionsSchema = z
       });
     // The session's own check makes its renewals and a retry fit in its deadline, so this one also
     // makes them fit in the elector's.
-    if (ok('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    if (ok('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session instanceof Session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],

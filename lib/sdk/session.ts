@@ -674,4 +674,6 @@ export class Session {
 }
 
 /** A Session option of a LeaderElector. @internal */
-export const SessionSchema = z.custom<Session>((v) => v instanceof Session, 'must be a Session (new Session({ client }))');
+// abort: false (z.custom aborts by default), so that a session that is not one does not hide the
+// options' other problems; the checks that read a session's options run only once it parsed
+export const SessionSchema = z.custom<Session>((v) => v instanceof Session, { error: 'must be a Session (new Session({ client }))', abort: false });
