@@ -332,3 +332,22 @@ describe('every problem of the options in one error, with a session that is not 
     expect(message).not.toContain('instance:');
   });
 });
+
+describe('a number out of bounds and a bad table name inside tables say what to give', () => {
+  // before: zod's defaults, "renewDeadlineMs: Too small: expected number to be >0" and
+  // "tables.prefix: Invalid input: expected string, received number" (TablesSchema's own parse
+  // did not use the messages that name a fix)
+  it('a bound names itself and the value given', async () => {
+    const message = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...options, renewDeadlineMs: -1 }, 'options'));
+    expect(message).toContain('renewDeadlineMs: must be > 0, not the number -1');
+    const skew = await messageOf(() => parse(GetLeaderOptionsSchema, { client, clockSkewMs: -1 }, 'options'));
+    expect(skew).toContain('clockSkewMs: must be ≥ 0, not the number -1');
+    expect(skew).not.toContain('Too small');
+  });
+  it("a table name of the wrong type inside tables is told what to give", async () => {
+    const message = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...options, tables: { prefix: 5, leases: null } }, 'options'));
+    expect(message).toContain('tables.prefix: must be a string, not the number 5: give "5"');
+    expect(message).toContain('tables.leases: must be a string, not null');
+    expect(message).not.toContain('Invalid input');
+  });
+});

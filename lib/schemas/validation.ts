@@ -90,10 +90,11 @@ export function knownKeys(inst: unknown): string[] {
 
 /**
  * Messages for the issues whose zod message names no fix: a wrong type ("expected number,
- * received string") and an unknown key. A schema's own message comes first (zod asks this map
+ * received string"), a number out of its bounds ("Too small: expected number to be >0") and an
+ * unknown key. Given to `parse`, and to a parse inside a schema (the `tables` option's). A schema's own message comes first (zod asks this map
  * only for issues the schema left to the default).
  */
-const FIXES: z.core.$ZodErrorMap = (issue) => {
+export const FIXES: z.core.$ZodErrorMap = (issue) => {
   if (issue.code === 'invalid_type') {
     const want = WANTED[issue.expected] ?? issue.expected;
     const v = issue.input;
@@ -110,6 +111,12 @@ const FIXES: z.core.$ZodErrorMap = (issue) => {
               ? `: give "${v}"`
               : '';
     return `must be ${want}, not ${shown(v)}${fix}`;
+  }
+  if ((issue.code === 'too_small' || issue.code === 'too_big') && (issue.origin === 'number' || issue.origin === 'bigint')) {
+    const small = issue.code === 'too_small';
+    const bound = small ? issue.minimum : issue.maximum;
+    const op = small ? (issue.inclusive ? '≥' : '>') : issue.inclusive ? '≤' : '<';
+    return `must be ${op} ${String(bound)}, not ${shown(issue.input)}`;
   }
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(issue.inst);

@@ -7,7 +7,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
-import { KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
+import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { defaultTableNames as tableNamesUnder } from '../tables.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 
@@ -66,7 +66,7 @@ export const TablesSchema = z
   .superRefine(
     (v, ctx) => {
       const schema = typeof v === 'string' ? TablePrefix : TablesObject;
-      const r = schema.safeParse(v);
+      const r = schema.safeParse(v, { error: FIXES });
       for (const issue of r.error?.issues ?? []) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     },
     // a value of neither shape is reported once, above, not again as the object it is not
