@@ -3,7 +3,7 @@
  * (a client routing requests to the leader): etcd's election `leader()`, client-go's GetLeader().
  */
 import * as z from 'zod';
-import { systemClock } from '../clock.js';
+import { Nap, systemClock } from '../clock.js';
 import { leaderOf, type LeaderInfo } from '../election/leader.js';
 import { effectiveLease, judgedOffNamed, judgingRow, sessionStampAt, type SessionStamp } from '../election/vacancy.js';
 import { electionConfig } from '../schemas/config.js';
@@ -13,9 +13,11 @@ import { ValidationError, parse } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
-import { boundedClient, requestBoundMs } from './bounded-client.js';
-import { DynamoDBRefusedError, faultKind, oneShotFault } from './faults.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, optionErrors, stampClockFor, tableNotFound } from './options.js';
+import { boundedClient, raced, requestBoundMs } from './bounded-client.js';
+import { DynamoDBRefusedError, faultKind, oneShotFault, retryDelayMs, START_RETRY_MS } from './faults.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TableWait, TablesSchema, optionErrors, stampClockFor, tableNotFound } from './options.js';
+import type { StampClock } from './server-clock.js';
+import { tableState } from './table-state.js';
 
 /** The options of getLeader; a bad one is a ValidationError naming the field. */
 export const GetLeaderOptionsSchema = z.strictObject(
@@ -32,6 +34,12 @@ export const GetLeaderOptionsSchema = z.strictObject(
     clockSync: ClockSyncSchema,
     /** How long past its end a term still counts (the coordinator's clockSkewMs: late rather than early). @default 1000 */
     clockSkewMs: z.number().int().min(0).max(60_000).default(electionConfig().clockSkewMs),
+    /**
+     * Cancels the call: getLeader rejects with the signal's reason, at once or as it aborts. What
+     * bounds its wait for a table still being created (`AbortSignal.timeout(ms)`), which is
+     * otherwise waited for as long as DynamoDB says it is being made.
+     */
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: 'must be an AbortSignal (an AbortController\'s signal, or AbortSignal.timeout(ms))', abort: false }).optional(),
     /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
     clock: ClockSchema.optional(),
   },
@@ -39,6 +47,7 @@ export const GetLeaderOptionsSchema = z.strictObject(
 );
 /** The options of getLeader as written. */
 export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
+type ResolvedOptions = z.output<typeof GetLeaderOptionsSchema>;
 
 /**
  * The leader of `leaseName`: its holder, address (its `advertise`), fencing token and since when,
@@ -62,20 +71,44 @@ export type GetLeaderOptions = z.input<typeof GetLeaderOptionsSchema>;
  * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs
  * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
- * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
+ * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries); a table still being created (CREATING) is waited for, tried again with backoff as a worker's start-up is, until it answers or `signal` aborts
+ * @throws the `signal` option's reason, when it aborts first
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
   if (typeof leaseName !== 'string') throw notALeaseName(leaseName, options);
   const name = parse(LeaseName, leaseName, 'getLeader lease name');
   const o = parse(GetLeaderOptionsSchema, options, 'getLeader options');
-  const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
+  const { signal } = o;
+  signal?.throwIfAborted();
+  const clock = o.clock ?? systemClock;
+  const time = stampClockFor(o.clockSync, o.client, clock);
   // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)
-  const requests = boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0));
+  const requests = boundedClient(o.client, clock, requestBoundMs(0));
+  // the caller's signal ends the call at once, a request in flight abandoned (it gives up at its bound)
+  const until = <T>(p: Promise<T>): Promise<T> => (signal ? raced(p, signal) : p);
+  // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
+  // and waited for while it is made, as a worker's start-up waits (StartUp.cannotStart)
+  const tables = new TableWait([o.tables.leases, o.tables.identities], { state: tableState(requests), clock });
+  for (let failures = 1; ; failures++) {
+    try {
+      return await until(readLeader(name, o, time, requests));
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason;
+      if (!(await until(tables.waitsFor(e)))) throw tableNotFound(`getLeader of lease "${name}"`, o.tables, e);
+      // each try is a new read, judged as of its own moment
+      await new Nap(clock, retryDelayMs(failures, START_RETRY_MS, clock.random()), signal).done;
+      signal?.throwIfAborted();
+    }
+  }
+}
+
+/** One answer of getLeader: the lease's row and, for a term held on a session, the rows that judge it, read now; DynamoDB's missing table as it is (getLeader waits for a table being made). */
+async function readLeader(name: string, o: ResolvedOptions, time: StampClock, requests: ResolvedOptions['client']): Promise<LeaderInfo | null> {
   // `row`: the row not read, and its table
   const refused = async (e: unknown, what: string, row: string, action: 'GetItem' | 'Query' = 'GetItem'): Promise<unknown> =>
     faultKind(e) === 'denied'
       ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, action === 'GetItem' ? `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials` : `${what} this role may not read (Query); grant it Conclave's grantGetLeader (a worker's role: grantWorker) of @conclave/cdk 0.2.0 or later (the lease rows, and reads and queries of every session partition), and check its credentials`)
-      : oneShotFault(tableNotFound(`getLeader of lease "${name}"`, o.tables, e), 'getLeader', name, row, o.client);
+      : oneShotFault(e, 'getLeader', name, row, o.client);
   const sentAt = time.monotonic();
   const leaseRow = `the lease's row on the leases table "${o.tables.leases}"`;
   const lease = (await new LeaseStore(requests, o.tables.leases).read(name).catch(async (e: unknown) => {

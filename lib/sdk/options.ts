@@ -174,8 +174,8 @@ export class StartUp<T> {
   private resolve!: (value: T) => void;
   private reject!: (error: unknown) => void;
   private claimed = false;
-  /** Monotonic time of the first missing table met while starting, none being created since: where TABLE_WAIT_MS runs from. */
-  private missingSince: number | undefined;
+  /** How a missing table is waited for (its tables looked at); none: a missing table ends the start-up at once. */
+  private readonly wait: TableWait | undefined;
 
   constructor(
     private readonly who: string,
@@ -184,6 +184,7 @@ export class StartUp<T> {
     /** How a missing table is looked at (tableState: DescribeTable, through the object's bounded client) and the wait timed; without it, a missing table ends the start-up at once. */
     private readonly look?: { state: (table: string) => Promise<TableState>; clock: Pick<Clock, 'monotonic'> },
   ) {
+    this.wait = look && tables && new TableWait([tables.leases, tables.candidates, tables.identities], look);
     this.ready = new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -223,30 +224,49 @@ export class StartUp<T> {
    * Whether `error`, met while starting, can never go away by trying again: a table the options
    * name does not exist (a `tables` option that names another deployment). run() rejects with it
    * (fail()); every other fault (an unreachable endpoint, a denied or throttled request, a
-   * malformed row) is reported to onError and tried again with backoff.
-   *
-   * DynamoDB answers a table still being created (CREATING: `cdk deploy` or local mode making it as
-   * the worker starts) as it answers one that is not there, so a missing table is first looked at
-   * (DescribeTable on each of the object's tables): one CREATING is waited for (tried again with
-   * backoff, for as long as DynamoDB says so); with none CREATING, one that DescribeTable does not
-   * find either ends the start-up at once (a `tables` option naming no table: one DescribeTable
-   * round trip later); where DescribeTable tells nothing (not granted: grantWorker grants it only
-   * with multiRegion; or it failed), the start-up tries again for TABLE_WAIT_MS from the first
-   * missing table, then ends.
+   * malformed row) is reported to onError and tried again with backoff. A missing table is first
+   * looked at (TableWait, over each of the object's tables): one still being created is waited for.
    */
   async cannotStart(error: unknown): Promise<boolean> {
     if (this.tables === undefined || !isTableNotFound(error)) return false;
-    if (!this.look) return true;
+    return !(await this.wait?.waitsFor(error));
+  }
+}
+
+/**
+ * Whether a start-up (StartUp.cannotStart) or a call (getLeader) that met a missing table tries
+ * again. DynamoDB answers a table still being created (CREATING: `cdk deploy` or local mode making
+ * it as the worker starts) as it answers one that is not there, so a missing table is first looked
+ * at (DescribeTable on each of `tables`): one CREATING is waited for (tried again with backoff, for
+ * as long as DynamoDB says so); with none CREATING, one that DescribeTable does not find either is
+ * given up on at once (a `tables` option naming no table: one DescribeTable round trip later);
+ * where DescribeTable tells nothing (not granted: grantWorker grants it only with multiRegion,
+ * grantGetLeader not at all; or it failed), it is tried again for TABLE_WAIT_MS from the first
+ * missing table, then given up on. One per start-up or call: the wait runs from its first missing table.
+ */
+export class TableWait {
+  /** Monotonic time of the first missing table met, none being created since: where TABLE_WAIT_MS runs from. */
+  private missingSince: number | undefined;
+
+  constructor(
+    /** The tables looked at: those the caller uses. */
+    private readonly tables: readonly string[],
+    /** How a table is looked at (tableState: DescribeTable, through the caller's bounded client), and the clock the wait is timed on. */
+    private readonly look: { state: (table: string) => Promise<TableState>; clock: Pick<Clock, 'monotonic'> },
+  ) {}
+
+  /** Whether `error` is DynamoDB's missing table and the caller is to try again after its backoff; false for any other error, and for a missing table given up on. */
+  async waitsFor(error: unknown): Promise<boolean> {
+    if (!isTableNotFound(error)) return false;
     const { state, clock } = this.look;
     const now = clock.monotonic();
     this.missingSince ??= now;
-    const names = [...new Set([this.tables.leases, this.tables.candidates, this.tables.identities])];
-    const states = await Promise.all(names.map(state));
+    const states = await Promise.all([...new Set(this.tables)].map(state));
     if (states.includes('creating')) {
       this.missingSince = undefined; // being made: waited for, the wait counted again from the next missing table not being made
-      return false;
+      return true;
     }
-    return states.includes('missing') || now - this.missingSince >= TABLE_WAIT_MS;
+    return !states.includes('missing') && now - this.missingSince < TABLE_WAIT_MS;
   }
 }
 

@@ -5,13 +5,18 @@
  * CREATING is waited for, a `tables` option naming no table still rejects at once, and where
  * DescribeTable is not granted the start-up goes on trying for TABLE_WAIT_MS, then rejects. DynamoDB
  * Local never shows CREATING, so a loopback proxy in front of it answers as AWS does
- * (test/proxy.ts, creatingTableProxy). Time is the test's: each wait asked for moves it at once.
+ * (test/proxy.ts, creatingTableProxy). getLeader, a single call, waits the same way, until its
+ * `signal` aborts. Time is the test's: each wait asked for moves it at once.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sleepOn, type Clock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError } from '../../lib/sdk/index.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader } from '../../lib/sdk/index.js';
 import { TABLE_WAIT_MS } from '../../lib/sdk/options.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { creatingTableProxy } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -152,5 +157,117 @@ describe('a start-up whose table is still being created (CREATING)', () => {
       client.destroy();
       await proxy.close();
     }
+  });
+});
+
+describe('getLeader on a table still being created (CREATING)', () => {
+  const T0 = 1_800_000_000_000; // the driven clock's start: the seeded term is judged by it
+  const HELD = 'held-on-session';
+  beforeAll(async () => {
+    // a term held on a session, so that getLeader reads the identities table too
+    await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-1_1', process: 'p1', hostname: 'web-1', leaseDurationSeconds: 3_600, acquireTime: T0, renewTime: T0 } });
+    await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(HELD, undefined), {
+      set: { holderIdentity: 'a1', holderInstance: 'a1_1@p1', session: 's-1', acquireTime: T0, renewTime: T0, leaseDurationSeconds: 3_600, leaseTransitions: 1, fencingToken: 42 },
+    });
+  });
+
+  /** getLeader of `lease` until it settles, the clock driven meanwhile: how it settled, and the time it took on the clock. */
+  async function call(lease: string, tables: string | TestTables['names'], c: ReturnType<typeof drivenClock>, client: ReturnType<typeof localClient>, signal?: AbortSignal) {
+    let settled: { ok: boolean; value: unknown } | undefined;
+    void getLeader(lease, { client, tables, clock: c.clock, clockSync, ...(signal ? { signal } : {}) }).then(
+      (value) => void (settled = { ok: true, value }),
+      (value: unknown) => void (settled = { ok: false, value }),
+    );
+    await c.drive(() => settled !== undefined);
+    return { ...settled!, tookMs: c.waited() };
+  }
+
+  it.each([
+    ['leases', 'job', null],
+    ['identities', HELD, { holder: 'a1', fencingToken: 42 }],
+  ] as const)('the %s table: waits while DescribeTable says CREATING, then answers', async (role, lease, want) => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(6);
+      const r = await call(lease, t.names, c, client);
+      // before: rejected at the first ResourceNotFoundException with a TableNotFoundError
+      expect(r.ok, String(r.value)).toBe(true);
+      if (want === null) expect(r.value).toBeNull();
+      else expect(r.value).toMatchObject(want);
+      expect(proxy.notFound()).toBe(6);
+      expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
+      expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects with a TableNotFoundError', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'denied' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000);
+      const r = await call('job', t.names, c, client);
+      expect(r.ok).toBe(false);
+      expect(r.value).toBeInstanceOf(TableNotFoundError);
+      expect((r.value as TableNotFoundError).message).toMatch(/^getLeader of lease "job": a table it uses does not exist/);
+      expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
+      expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
+      expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      const r = await call('job', 'no-such-deployment', c, client);
+      expect(r.ok).toBe(false);
+      expect(r.value).toBeInstanceOf(TableNotFoundError);
+      expect(r.tookMs).toBe(0);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('its `signal` ends the wait: getLeader rejects with the signal\'s reason', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000_000); // never made
+      const stop = new AbortController();
+      const reason = new Error('gave up waiting');
+      // the caller's bound on the clock getLeader runs on (AbortSignal.timeout(ms) on the machine's)
+      c.clock.setTimer(30_000, () => stop.abort(reason));
+      const r = await call('job', t.names, c, client, stop.signal);
+      expect(r.ok).toBe(false);
+      expect(r.value).toBe(reason);
+      expect(r.tookMs).toBe(30_000);
+      expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+      // already aborted: rejects at once, nothing sent
+      const sent = proxy.notFound();
+      const again = await call('job', t.names, c, client, stop.signal);
+      expect(again).toMatchObject({ ok: false, value: reason });
+      expect(proxy.notFound()).toBe(sent);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('a `signal` that is no AbortSignal is a ValidationError naming it', async () => {
+    const e = await getLeader('job', { client: t.client, tables: t.names, signal: 'soon' as never }).then(() => undefined, (x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).issues).toEqual([expect.objectContaining({ field: 'signal', message: expect.stringMatching(/AbortSignal/) })]);
   });
 });
