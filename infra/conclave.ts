@@ -376,7 +376,8 @@ export class Conclave extends Construct {
    * them by `dynamodb:LeadingKeys`, or `allLeases: true`), and GetItem of every process's session row on the
    * identities table, which judges a term held on a session (a LeaderElector's `session`), with the
    * Query of those session partitions (a term its named row does not vouch for is judged by its
-   * holder's own process's sessions). No
+   * holder's own process's sessions), and DescribeTable of those two tables (their metadata, no row:
+   * getLeader waits for a table still being created, which DynamoDB answers as one not there). No
    * write, no candidate row, no identity lease. With `encryptionKey`, kms:Decrypt and
    * kms:DescribeKey on that key. With `regions`: on the tables of this construct's Region.
    * @throws ValidationError naming the option, when the scope is missing or both forms are given
@@ -389,7 +390,9 @@ export class Conclave extends Construct {
    * Grants a worker process (its role: an ECS task role, an EC2 instance role, a Lambda's role)
    * exactly the item-level access the worker SDK uses: LeaderElector (with fenced writes) on the
    * leases table, LeaseCandidate on the candidates table, IdentityLeaseHeartbeat and
-   * listIdentities on the identities table. `leaseNames` (or `allLeases: true`) and `components`
+   * listIdentities on the identities table; and DescribeTable of each table granted (their
+   * metadata, no row: a start-up that meets a table not found waits for one still being created,
+   * which DynamoDB answers as one not there). `leaseNames` (or `allLeases: true`) and `components`
    * (or `allComponents: true`) are required: the worker is kept to its own partitions by
    * `dynamodb:LeadingKeys`. The tables a fenced write changes are the worker's own: grant those
    * separately. With `push` (the default), also the worker's PushChannel on IoT Core: iot:Connect

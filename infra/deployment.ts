@@ -20,7 +20,7 @@ import { ALL_LEASES_SESSION_PARTITIONS, COORDINATOR_COMPONENT, sessionComponent 
 import { ENV, wiring, type FunctionName, type FunctionWiring } from '../lib/wiring.js';
 import { FUNCTION_ACCESS, type TableRole } from './access.js';
 import { conclaveFunction } from './functions.js';
-import { checkRolePolicySizes, grantFunctionAccess, grantLeaderReads, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS, warnIfNothingGranted } from './grants.js';
+import { checkRolePolicySizes, grantDescribeTables, grantFunctionAccess, grantLeaderReads, grantSessionReads, grantWorkerAccess, grantWorkerPush, SESSION_PARTITIONS, warnIfNothingGranted } from './grants.js';
 import { ConclaveMonitoring } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
@@ -186,7 +186,7 @@ export interface GrantWorkerOptions {
    * the names are split over statements that CDK spreads over the role's inline policy and up to
    * IAM's default 10 managed policies (`npx tsx bench/scale-iam.ts`); past that, synth fails naming
    * this option: give each cell of processes a role naming its own leases, or use `allLeases`. A
-   * role imported with `Role.fromRoleArn` has one inline policy, never split: about 19 names.
+   * role imported with `Role.fromRoleArn` has one inline policy, never split: about 18 names.
    */
   readonly leaseNames?: readonly string[];
   /**
@@ -280,6 +280,9 @@ export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptio
   // allComponents or patterns: every partition but the sessions' (above); its own session partitions apart
   if ((!o.components || like) && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: ownSessions }, { ...targets, encryptionKey: undefined }, {}, like));
   if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets, { query: true }));
+  // DescribeTable of each table it may use: a start-up tells a table being created from one missing (and, multiRegion, checks MRSC)
+  const used = (Object.keys(scope) as TableRole[]).filter((r) => scope[r]?.length !== 0 || (r === 'identities' && o.sessions));
+  if (used.length) grant = grant.combine(grantDescribeTables(grantee, used, targets));
   if (on.push) grant = grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: on.scope, ...on.push }));
   // an immutable imported role takes none of it, and CDK says nothing
   warnIfNothingGranted(grantee, 'grantWorker');

@@ -125,8 +125,8 @@ function acknowledgeWildcards(scope: Construct, arns: readonly string[], reason:
  * `StringLike` patterns; empty: no access to that table; `like`: the given keys are `StringLike`
  * patterns too, as the shards of a worker's sessions granted every lease); UpdateItem only with the attributes and
  * return values of WORKER_WRITES; with a key, the KMS actions a key-encrypted table needs. On
- * tables with multi-Region strong consistency (`multiRegion`), not WORKER_TRANSACTION_ONLY, and
- * DescribeTable on the tables granted (the SDK's start-up check that they are MRSC).
+ * tables with multi-Region strong consistency (`multiRegion`), not WORKER_TRANSACTION_ONLY.
+ * DescribeTable is apart: grantDescribeTables.
  */
 export function grantWorkerAccess(
   grantee: iam.IGrantable,
@@ -171,11 +171,6 @@ export function grantWorkerAccess(
       ];
     });
   });
-  // multi-Region workers check once per start-up that the tables they rely on are MRSC, not MREC
-  // (lib/sdk/multi-region.ts); without this the check is skipped and onError told every start-up.
-  // No DescribeGlobalTable: the SDK sends it only for a table DescribeTable lists no replicas of,
-  // and these tables are MRSC, their replicas listed
-  if (on.multiRegion && roles.length) grants.push(iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:DescribeTable'], resourceArns: roles.map((role) => on.tables[role].tableArn) }));
   if (on.encryptionKey) {
     grants.push(on.encryptionKey.grant(grantee, ...KEY_READ, ...KEY_WRITE));
     // as for the push path's wildcards: this grant's findings, acknowledged on the role it adds them to
@@ -183,6 +178,21 @@ export function grantWorkerAccess(
     if (Construct.isConstruct(principal)) acknowledgeKeyWildcards(principal, 'the KMS actions a key-encrypted table needs, granted by grantWorker.');
   }
   return grants.reduce((a, b) => a.combine(b));
+}
+
+/**
+ * DescribeTable of `roles`' tables, one statement: the tables' metadata (status, key schema,
+ * stream, replicas, approximate size), no row, so no `dynamodb:LeadingKeys` (DescribeTable has no
+ * item-level keys); aws-cdk-lib's own table grants (grantReadData, grantWriteData) include it too.
+ * The SDK sends it where a table is not found (DynamoDB answers a table still being created as one
+ * missing: lib/sdk/options.ts TableWait), so a worker's start-up and getLeader wait for a table
+ * being made and reject at once for one that is not there, instead of trying for 60 s; and, with
+ * `multiRegion`, once per start-up, to check that the tables are MRSC, not MREC
+ * (lib/sdk/multi-region.ts; no DescribeGlobalTable: the SDK sends it only for a table DescribeTable
+ * lists no replicas of, and these tables are MRSC, their replicas listed).
+ */
+export function grantDescribeTables(grantee: iam.IGrantable, roles: readonly TableRole[], on: Pick<GrantTargets, 'tables'>): iam.Grant {
+  return iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:DescribeTable'], resourceArns: roles.map((role) => on.tables[role].tableArn) });
 }
 
 /**
@@ -447,7 +457,8 @@ export function warnIfNothingGranted(grantee: iam.IGrantable, by: LeaseGrant): v
  * undefined: every lease), and of every process's session row (grantSessionReads), which judges a
  * term held on a session, with the Query of those partitions: a term whose named row does not vouch
  * for its holder is judged by its holder's own process's sessions (IdentityStore.processSessions);
- * with a key, the KMS actions a read of a key-encrypted table needs.
+ * DescribeTable of those two tables (grantDescribeTables: a table still being created is waited
+ * for); with a key, the KMS actions a read of a key-encrypted table needs.
  */
 export function grantLeaderReads(grantee: iam.IGrantable, leaseNames: readonly string[] | undefined, on: Pick<GrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
   const leases = (leaseNames ? chunked(leaseNames) : [undefined]).map((part) =>
@@ -458,7 +469,7 @@ export function grantLeaderReads(grantee: iam.IGrantable, leaseNames: readonly s
       ...(part ? { conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [...part] }, Null: { 'dynamodb:LeadingKeys': 'false' } } } : {}),
     }),
   );
-  const grants = [...leases, grantSessionReads(grantee, on, { query: true })];
+  const grants = [...leases, grantSessionReads(grantee, on, { query: true }), grantDescribeTables(grantee, ['leases', 'identities'], on)];
   if (on.encryptionKey) grants.push(on.encryptionKey.grant(grantee, ...KEY_READ));
   return grants.reduce((a, b) => a.combine(b));
 }

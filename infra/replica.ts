@@ -133,7 +133,8 @@ export class ConclaveReplica extends Construct {
    * `dynamodb:LeadingKeys`, or `allLeases: true`), and GetItem of every process's session row on
    * the identities table, which judges a term held on a session, with the Query of those session
    * partitions (a term its named row does not vouch for is judged by its holder's own process's
-   * sessions). No write.
+   * sessions), and DescribeTable of those two tables (getLeader waits for a table still being
+   * created). No write.
    * @throws ValidationError naming the option, when the scope is missing or both forms are given
    */
   grantGetLeader(grantee: iam.IGrantable, options: GrantGetLeaderOptions): iam.Grant {

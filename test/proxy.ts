@@ -6,6 +6,7 @@
  */
 import { createServer as createHttpServer, request, type ServerResponse } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { sleepOn, type Clock } from '../lib/clock.js';
 
 export interface Listening {
   server: Server;
@@ -115,7 +116,7 @@ export async function rewritingProxy(target: string, rewrite: (chunk: string) =>
  * `creating(n)`: the next `n` requests on the table other than DescribeTable are answered
  * ResourceNotFoundException, as DynamoDB answers data-plane requests on a CREATING table; meanwhile
  * DescribeTable on it says TableStatus CREATING (`describe: 'creating'`), or is refused with
- * AccessDeniedException (`'denied'`: a worker granted no DescribeTable, as grantWorker's default).
+ * AccessDeniedException (`'denied'`: a role granted no DescribeTable, as by grantWorker before 0.2.0 or a policy of the user's own).
  * Every other request, and every one after those `n`, is passed on as it is. `notFound()` counts
  * the requests answered so, `described()` the DescribeTable requests on the table, `inFlight()`
  * the requests not answered yet.
@@ -181,4 +182,45 @@ export async function creatingTableProxy(
     inFlight: () => inFlight,
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
+}
+
+/**
+ * A clock the test moves: its timers fire in the order they are due, the next one only once no
+ * request is in flight at the proxy and the process has turned its event loop IDLE_TURNS times
+ * since (the SDK is waiting on a timer, not on DynamoDB). `waited()` is the time gone by on it.
+ */
+const IDLE_TURNS = 20;
+export function drivenClock(busy: () => boolean) {
+  const start = 1_800_000_000_000;
+  let at = start;
+  let seq = 0;
+  const timers: { at: number; seq: number; fn: () => void; live: boolean }[] = [];
+  const clock: Clock = {
+    now: () => Math.floor(at),
+    monotonic: () => at,
+    setTimer(ms, fn) {
+      const x = { at: at + Math.max(0, ms), seq: seq++, fn, live: true };
+      timers.push(x);
+      return { cancel: () => void (x.live = false) };
+    },
+    sleep: (ms, signal) => sleepOn(clock, ms, signal),
+    random: () => 0.5,
+  };
+  /** Moves the clock, a timer at a time, until `done()`. */
+  const drive = async (done: () => boolean) => {
+    for (let idle = 0, turns = 0; !done(); turns++) {
+      if (turns > 1_000_000) throw new Error('the clock was driven a million turns without the start-up settling');
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (busy()) idle = 0;
+      else if (++idle >= IDLE_TURNS) {
+        idle = 0;
+        const next = timers.filter((x) => x.live).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
+        if (!next) continue;
+        next.live = false;
+        at = Math.max(at, next.at);
+        next.fn();
+      }
+    }
+  };
+  return { clock, drive, waited: () => at - start };
 }

@@ -65,8 +65,8 @@ const failure = (error: unknown): string => (error instanceof Error ? `${error.n
  * ValidationError naming the option, the table and the fix, which run() rejects with (no start-up can succeed on that table).
  * A leases table that does not exist is DynamoDB's ResourceNotFoundException, thrown as it is
  * (run() names the tables); another table that does not exist holds nothing to check (its own use
- * fails where it is needed). Any other failure of DescribeTable (not granted: grantWorker grants it
- * only on a construct with `regions`; a fault) leaves that table unchecked, and onError is told so;
+ * fails where it is needed). Any other failure of DescribeTable (not granted: a policy of the user's
+ * own, or grantWorker before 0.2.0 on a construct without `regions`; a fault) leaves that table unchecked, and onError is told so;
  * the worker starts. So does a failure of DescribeGlobalTable, but for GlobalTableNotFoundException
  * (no such global table: single-Region) and UnknownOperationException (DynamoDB Local).
  */

@@ -240,8 +240,8 @@ export class StartUp<T> {
  * at (DescribeTable on each of `tables`): one CREATING is waited for (tried again with backoff, for
  * as long as DynamoDB says so); with none CREATING, one that DescribeTable does not find either is
  * given up on at once (a `tables` option naming no table: one DescribeTable round trip later);
- * where DescribeTable tells nothing (not granted: grantWorker grants it only with multiRegion,
- * grantGetLeader not at all; or it failed), it is tried again for TABLE_WAIT_MS from the first
+ * where DescribeTable tells nothing (not granted: a role of grantWorker or grantGetLeader from
+ * @conclave/cdk before 0.2.0, or a policy of the user's own; or it failed), it is tried again for TABLE_WAIT_MS from the first
  * missing table, then given up on. One per start-up or call: the wait runs from its first missing table.
  */
 export class TableWait {

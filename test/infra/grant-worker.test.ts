@@ -56,7 +56,8 @@ describe('grantWorker', () => {
   afterAll(() => s?.cleanup());
 
   const tableArn = (r: TableRole) => getAtt(logicalId(s.stack, c.tables[r]));
-  const statementOn = (st: Statement[], r: TableRole) => st.filter((x) => x.Resource.some((res) => JSON.stringify(res) === JSON.stringify(tableArn(r))));
+  // the statements on the table's rows: DescribeTable (the table's metadata) names no partition, and is judged apart
+  const statementOn = (st: Statement[], r: TableRole) => st.filter((x) => x.Action.join() !== 'dynamodb:DescribeTable' && x.Resource.some((res) => JSON.stringify(res) === JSON.stringify(tableArn(r))));
 
   it('keeps the worker roles free of cdk-nag findings', () => {
     expect(grantsOk).toEqual([true, true, true]);
@@ -66,14 +67,31 @@ describe('grantWorker', () => {
   it("grants exactly the SDK's item-level actions on each table, and nothing else", () => {
     for (const id of Object.values(roleIds)) {
       const st = statementsOf(t, id);
-      for (const r of roles) expect(actionsOn(st, tableArn(r)), `${id} on ${r}`).toEqual([...WORKER_ACCESS[r]].sort());
+      // and DescribeTable: a start-up that meets a missing table tells one being created from one not there (TableWait)
+      for (const r of roles) expect(actionsOn(st, tableArn(r)), `${id} on ${r}`).toEqual([...WORKER_ACCESS[r], 'dynamodb:DescribeTable'].sort());
       // DynamoDB on the three tables only; the rest is the push path's, on IoT Core (test/infra/push.test.ts)
       const dynamo = st.filter((x) => x.Action.every((a) => a.startsWith('dynamodb:')));
       expect(dynamo.flatMap((x) => x.Resource).every((res) => roles.some((r) => JSON.stringify(res) === JSON.stringify(tableArn(r)))), 'only the three tables').toBe(true);
       expect(st.filter((x) => !dynamo.includes(x)).flatMap((x) => x.Action).sort(), 'the push path').toEqual(Object.values(WORKER_PUSH_ACCESS).flat().sort());
       const actions = st.flatMap((x) => x.Action);
-      for (const never of ['dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:DescribeTable', 'dynamodb:*']) expect(actions).not.toContain(never);
+      for (const never of ['dynamodb:Scan', 'dynamodb:PutItem', 'dynamodb:BatchWriteItem', 'dynamodb:*']) expect(actions).not.toContain(never);
     }
+  });
+
+  it('DescribeTable of each table it grants, in one statement of its own: table metadata, no row, so no condition', () => {
+    for (const id of Object.values(roleIds)) {
+      const described = statementsOf(t, id).filter((x) => x.Action.includes('dynamodb:DescribeTable'));
+      expect(described.map((x) => x.Action), id).toEqual([['dynamodb:DescribeTable']]);
+      expect(described[0]!.Condition, id).toBeUndefined();
+      expect(described[0]!.Resource.map((r) => JSON.stringify(r)).sort(), id).toEqual(roles.map((r) => JSON.stringify(tableArn(r))).sort());
+    }
+    // a table it may not use is not described either
+    const stack = new Stack(new App(), 'NoIdentitiesDescribed');
+    const role = taskRole(stack, 'Task');
+    const other = new Conclave(stack, 'Conclave');
+    other.grantWorker(role, { leaseNames: LEASES, components: [], sessions: false });
+    const described = statementsOf(Template.fromStack(stack), logicalId(stack, role)).filter((x) => x.Action.includes('dynamodb:DescribeTable'));
+    expect(described.flatMap((x) => x.Resource).map((r) => JSON.stringify(r)).sort()).toEqual((['leases', 'candidates'] as const).map((r) => JSON.stringify(getAtt(logicalId(stack, other.tables[r])))).sort());
   });
 
   it('allLeases and allComponents: no dynamodb:LeadingKeys condition, every lease and component but the session partitions', () => {

@@ -19,6 +19,7 @@ import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { TABLES } from '../../lib/tables.js';
 import { MIN, NOW, SEC } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
+import { creatingTableProxy, drivenClock } from '../proxy.js';
 import { grantedRole, recordingClient, type DynamoRequest, type GrantedRole } from './iam.js';
 import { buildAssets, logicalId, statementsOf, synth, unacknowledged } from './support.js';
 
@@ -74,6 +75,30 @@ describe('the reader policy (grantGetLeader) and getLeader', () => {
     expect(requests.filter((r) => !allowed(r)).map(show)).toEqual([]);
   });
 
+  it('lets through the DescribeTable of the tables it reads, which getLeader sends on a table still being created (and on no other table)', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
+    const { client, requests } = recordingClient(proxy.endpoint, t.names);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(2);
+      let answer: { ok: boolean; value: unknown } | undefined;
+      void getLeader(LEASE, { client, tables: t.names, clockSync: 'none', clock: c.clock }).then(
+        (value) => void (answer = { ok: true, value }),
+        (value: unknown) => void (answer = { ok: false, value }),
+      );
+      await c.drive(() => answer !== undefined);
+      expect(answer).toMatchObject({ ok: true });
+      const described = requests.filter((r) => r.action === 'dynamodb:DescribeTable').map(show);
+      expect(new Set(described)).toEqual(new Set(['dynamodb:DescribeTable leases ', 'dynamodb:DescribeTable identities ']));
+      // before: DescribeTable was not granted, so getLeader could not tell a table being made from one missing (60 s of tries, then TableNotFoundError)
+      expect(requests.filter((r) => !allowed(r)).map(show)).toEqual([]);
+      expect(allowed({ action: 'dynamodb:DescribeTable', table: t.names.candidates, leadingKeys: [], attributes: [] })).toBe(false);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
   const refused: [string, () => DynamoRequest][] = [
     ['another lease’s row', () => get('leases', 'someone-elses')],
     ['a candidate row', () => get('candidates', LEASE)],
@@ -105,7 +130,7 @@ describe('the reader policy (grantGetLeader) and getLeader', () => {
     });
     try {
       const granted = statementsOf(k.template, roleId);
-      expect(granted.flatMap((x) => x.Action).sort()).toEqual(['dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'kms:Decrypt', 'kms:DescribeKey']);
+      expect(granted.flatMap((x) => x.Action).sort()).toEqual(['dynamodb:DescribeTable', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:Query', 'kms:Decrypt', 'kms:DescribeKey']);
       expect(granted.filter((x) => x.Action.includes('dynamodb:GetItem')).map((x) => JSON.stringify(x.Condition ?? {}))).toEqual(['{}', expect.stringContaining('conclave-session:*')]);
       // the Query only in the session partitions' statement
       expect(granted.filter((x) => x.Action.includes('dynamodb:Query')).map((x) => JSON.stringify(x.Condition ?? {}))).toEqual([expect.stringContaining('conclave-session:*')]);

@@ -22,6 +22,7 @@ import { TABLES } from '../../lib/tables.js';
 import { MIN, NOW, SEC } from '../fixtures.js';
 import { waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
+import { creatingTableProxy, drivenClock } from '../proxy.js';
 import { allows, bareNames, grantedRole, recordingClient, type DynamoRequest, type GrantedRole } from './iam.js';
 import { buildAssets, unacknowledged } from './support.js';
 
@@ -283,5 +284,38 @@ describe('getLeader with the worker policy', () => {
     expect(requests.filter((r) => !w.allowed(r)).map(seen)).toEqual([]);
     // reads only: still no write to that partition
     expect(w.allowed({ action: 'dynamodb:UpdateItem', table: t.names.identities, leadingKeys: [theirs], attributes: ['component', 'name', 'renewTime', 'revision'], returnValues: 'ALL_NEW' })).toBe(false);
+  });
+});
+
+describe('a start-up on a table still being created, with the worker policy', () => {
+  it('lets through the DescribeTable of each table, which a LeaderElector\'s start-up sends where its table is not found', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.candidates, { describe: 'creating' });
+    const { client, requests } = recordingClient(proxy.endpoint, t.names);
+    const stop = new AbortController();
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(2);
+      const elector = new LeaderElector({
+        leaseName: LEASE, identity: 'w-creating', tables: t.names, platform: 'none', client, clock: c.clock, clockSync: 'none',
+        candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, callbacks: { onStartedLeading: () => undefined }, onError: () => undefined,
+      });
+      let started: boolean | undefined;
+      let ran = false;
+      const running = elector.run(stop.signal).catch(() => undefined).finally(() => void (ran = true));
+      void elector.ready.then(() => void (started = true), () => void (started = false));
+      await c.drive(() => started !== undefined);
+      stop.abort();
+      await c.drive(() => ran);
+      await running;
+      expect(started).toBe(true);
+      const show = (r: DynamoRequest) => `${r.action} ${g.roleOf(r.table)}`;
+      expect(new Set(requests.filter((r) => r.action === 'dynamodb:DescribeTable').map(show))).toEqual(new Set(['dynamodb:DescribeTable leases', 'dynamodb:DescribeTable candidates', 'dynamodb:DescribeTable identities']));
+      // before: DescribeTable was granted only with multiRegion, so the start-up could not tell a table being made from one missing (60 s of tries, then TableNotFoundError)
+      expect(requests.filter((r) => !allowed(r)).map(show)).toEqual([]);
+    } finally {
+      stop.abort();
+      client.destroy();
+      await proxy.close();
+    }
   });
 });

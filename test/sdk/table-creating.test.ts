@@ -9,7 +9,7 @@
  * `signal` aborts. Time is the test's: each wait asked for moves it at once.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { sleepOn, type Clock } from '../../lib/clock.js';
+import type { Clock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader } from '../../lib/sdk/index.js';
@@ -17,53 +17,12 @@ import { TABLE_WAIT_MS } from '../../lib/sdk/options.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { creatingTableProxy } from '../proxy.js';
+import { creatingTableProxy, drivenClock } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
 beforeAll(async () => void (t = await testTables('creating')));
 afterAll(async () => t.drop());
-
-/**
- * A clock the test moves: its timers fire in the order they are due, the next one only once no
- * request is in flight at the proxy and the process has turned its event loop IDLE_TURNS times
- * since (the SDK is waiting on a timer, not on DynamoDB). `waited()` is the time gone by on it.
- */
-const IDLE_TURNS = 20;
-function drivenClock(busy: () => boolean) {
-  const start = 1_800_000_000_000;
-  let at = start;
-  let seq = 0;
-  const timers: { at: number; seq: number; fn: () => void; live: boolean }[] = [];
-  const clock: Clock = {
-    now: () => Math.floor(at),
-    monotonic: () => at,
-    setTimer(ms, fn) {
-      const x = { at: at + Math.max(0, ms), seq: seq++, fn, live: true };
-      timers.push(x);
-      return { cancel: () => void (x.live = false) };
-    },
-    sleep: (ms, signal) => sleepOn(clock, ms, signal),
-    random: () => 0.5,
-  };
-  /** Moves the clock, a timer at a time, until `done()`. */
-  const drive = async (done: () => boolean) => {
-    for (let idle = 0, turns = 0; !done(); turns++) {
-      if (turns > 1_000_000) throw new Error('the clock was driven a million turns without the start-up settling');
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      if (busy()) idle = 0;
-      else if (++idle >= IDLE_TURNS) {
-        idle = 0;
-        const next = timers.filter((x) => x.live).sort((a, b) => a.at - b.at || a.seq - b.seq)[0];
-        if (!next) continue;
-        next.live = false;
-        at = Math.max(at, next.at);
-        next.fn();
-      }
-    }
-  };
-  return { clock, drive, waited: () => at - start };
-}
 
 const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
 /** Stamped with the test's clock, not DynamoDB's (its Date headers are the machine's, which the test's clock is not). */
