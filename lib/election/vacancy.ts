@@ -96,12 +96,17 @@ export function sessionStanding(lease: Pick<Lease, 'session' | 'holderIdentity' 
  * that cannot hold it (none there, or another process's, its holder on none). Such a holder renews
  * the lease row itself, each renewal conditioned on the row as it left it, so the delete only makes
  * its renewals fail, and the old image carries the last that landed: it stops as it would with the
- * row standing unrenewed. Undefined: no stamp, a holder whose instance names a process (its term
- * may live on its own session, whatever row the lease named), or a term that may live on the named
- * session (its holder hears of the delete only from the mark or its own read: a lease duration from then).
+ * row standing unrenewed. So too a holder whose instance names a process (a Session's elector) on a
+ * row that named no session: its elector counts a session's renewals only for a term whose row it
+ * wrote naming that session (decideLeader 'sessionRenewed'), a write the old image would show, and
+ * every later write of the row fails from the delete on; the tick judges the standing row by its
+ * own stamp too (sessionStanding 'none'). Undefined: no stamp, a holder whose instance names a
+ * process on a row that named a session (its term may live on its own session, whatever row the
+ * lease named: deletedSessionTermOverAt), or a term that may live on the named session (its holder
+ * hears of the delete only from the mark or its own read: a lease duration from then).
  */
 export function deletedTermOverAt(deleted: Pick<Lease, 'session' | 'holderIdentity' | 'holderInstance' | 'leaseDurationSeconds'> & { readonly renewTime?: number | undefined }, session: SessionStamp | undefined, skewMs: number): number | undefined {
-  if (deleted.renewTime === undefined || processOf(deleted.holderInstance) !== undefined || sessionStanding(deleted, session) !== 'none') return undefined;
+  if (deleted.renewTime === undefined || (deleted.session !== undefined && processOf(deleted.holderInstance) !== undefined) || sessionStanding(deleted, session) !== 'none') return undefined;
   return deleted.renewTime + deleted.leaseDurationSeconds * 1000 + skewMs + 1;
 }
 

@@ -182,16 +182,17 @@ const UNREAD = Symbol('unread');
  * (its instance names no process): the row named (`stamp`; undefined: none there, or none named).
  * Its holder on a process: the row named and, where that is not the process's own (judgedOffNamed),
  * the process's session rows (IdentityStore.processSessions' partitions), as judgingRow picks among
- * them (DeletedTermSessions). UNREAD: not judged by a row (no stamp, a holder on a process whose
- * lease named no session, a row the schema refuses — the named one, or any in the process's
- * partitions: no term is judged by what does not parse — or a read that failed: the whole hold is
- * sound without it, so a fault of the identities table neither fails the record before the hold is
- * written nor shortens it).
+ * them (DeletedTermSessions). A lease that named no session: no row (`stamp` undefined), its own
+ * stamp decides, whoever holds it. UNREAD: not judged by a row (no stamp, a row the schema refuses
+ * — the named one, or any in the process's partitions: no term is judged by what does not parse —
+ * or a read that failed: the whole hold is sound without it, so a fault of the identities table
+ * neither fails the record before the hold is written nor shortens it).
  */
 async function namedSessionAfterDelete(deps: FunctionDeps, deleted: HeldTerm): Promise<{ readonly stamp: SessionStamp | undefined } | DeletedTermSessions | typeof UNREAD> {
   if (deleted.renewTime === undefined) return UNREAD;
   const process = processOf(deleted.holderInstance);
-  if (deleted.session === undefined) return process === undefined ? { stamp: undefined } : UNREAD;
+  // no session named, whoever holds it: by its own stamp, as the tick judges the standing row (deletedTermOverAt)
+  if (deleted.session === undefined) return { stamp: undefined };
   const key = sessionKey(deleted.session);
   const identities = deps.coordinator.identities;
   // the reads go out from here on: a renewal that lands later is judged by deletedSessionTermOverAt

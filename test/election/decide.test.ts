@@ -330,7 +330,8 @@ describe('an operator deleted the row while held: the election after it waits fo
     { name: "an older SDK's named row (no process): a lease duration", l: stamped({ session: 's1' }), session: row('s1'), marked: true, want: H },
     { name: "an older SDK's named row, before the mark: unmarkedHoldMs", l: stamped({ session: 's1' }), session: row('s1'), marked: false, want: unmarkedHoldMs(15) },
     { name: 'a holder naming a process, the named row missing: a lease duration', l: stamped({ session: 's1', holderInstance: 'a-1@pa' }), session: undefined, marked: true, want: H },
-    { name: 'a holder naming a process on no session: a lease duration (it may put the term on its session)', l: stamped({ holderInstance: 'a-1@pa' }), session: undefined, marked: true, want: H },
+    { name: 'a holder naming a process on no session: by its stamp, as the tick judges the standing row (its session renews only a term its row names)', l: stamped({ holderInstance: 'a-1@pa' }), session: undefined, marked: true, want: 12 * SEC + 1 },
+    { name: 'a holder naming a process on no session, before the mark: by its stamp too', l: stamped({ holderInstance: 'a-1@pa' }), session: undefined, marked: false, want: 12 * SEC + 1 },
     { name: 'no stamp: a lease duration', l: stamped({ renewTime: undefined }), session: undefined, marked: true, want: H },
   ])('deleteHoldMs, $name', ({ l, session, marked, want }) => {
     expect(deleteHoldMs(l, session, NOW, config, marked)).toBe(want);
@@ -358,7 +359,7 @@ describe('an operator deleted the row while held: the election after it waits fo
     { name: "another process's named row, its own row stale past its term when read, its own stamp a minute old: nothing", l: onProcess({ renewTime: NOW - MIN }), by: byRows(onProcess(), srow(NOW, { process: 'pz' }), [srow(NOW - MIN, { name: 'pa-s2' })]), marked: true, want: 0 },
     { name: 'the named row gone, no row of its process: by its own stamp (judgingRow)', l: onProcess(), by: byRows(onProcess(), undefined), marked: true, want: 12 * SEC + 1 },
     { name: 'not read (sessions undefined): the whole hold', l: onProcess(), by: undefined, marked: true, want: H },
-    { name: 'a holder naming a process, its row naming no session: the whole hold', l: onProcess({ session: undefined }), by: byRows(onProcess({ session: undefined }), undefined), marked: true, want: H },
+    { name: 'a holder naming a process, its row naming no session: by its own stamp (deletedTermOverAt), as the tick judges the standing row', l: onProcess({ session: undefined }), by: byRows(onProcess({ session: undefined }), undefined), marked: true, want: 12 * SEC + 1 },
     { name: 'no stamp: the whole hold', l: onProcess({ renewTime: undefined }), by: byRows(onProcess(), srow(NOW - MIN)), marked: true, want: H },
   ])('deleteHoldMs on a process, $name', ({ l, by, marked, want }) => {
     expect(deleteHoldMs(l, undefined, NOW, config, marked, by)).toBe(want);

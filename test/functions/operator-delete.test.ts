@@ -11,6 +11,7 @@ import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { unmarkedHoldMs } from '../../lib/election/decide.js';
+import { effectiveLease } from '../../lib/election/vacancy.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { manualClock } from '../../lib/clock.js';
@@ -492,6 +493,23 @@ describe("an operator's delete of a held row whose holder names a process: judge
     expect((await onTimer(d, { lease, electionId: e.id, deadline: e.deadline }))?.decision.kind).toBe('awaitAcks');
     clock.set(Math.max(overAt, e.deadline));
     expect((await onTimer(d, { lease, electionId: e.id, deadline: e.deadline }))?.decision.kind).toBe('elect');
+  });
+
+  it('its row named no session (its holder renewing the lease itself, its Session down): held until its own stamp runs out (renewTime + lease duration + clockSkewMs), as the tick judges the standing row, not a lease duration from the handling', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-proc-nosession';
+    await standOn(d, lease, 'pnone', 'delproc-nosession:pnone-s1', start, start - 5_000);
+    const c = d.coordinator;
+    await c.leases.write(await c.leases.read(lease), { remove: ['session'] });
+    // the standing row, as the tick judges it: by its own stamp (sessionStanding 'none')
+    const standing = (await c.leases.read(lease)).item!;
+    expect(effectiveLease(standing, undefined, start)).toBe(standing);
+    const seenAt = start + 4_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    const overAt = start - 5_000 + SPAN;
+    expect(e.notBefore).toBe(overAt);
+    expect(e.notBefore).toBeLessThan(seenAt + DURATION_S * 1000);
   });
 
   it("its row named another process's session row, its holder's own row stale past its term when read: held no longer (the ack window)", async () => {
