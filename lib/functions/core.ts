@@ -516,6 +516,8 @@ async function markOrDefer(deps: FunctionDeps, c: { old: HeldTerm | undefined; n
       fencingToken: ended.fencingToken,
       leaseDurationSeconds: o.leaseDurationSeconds,
       deleted,
+      // a deleted term's stamp and names: the hold re-applied with the mark ends where this record's would (deleteHoldMs)
+      ...(deleted ? deletedTermStamp(o) : {}),
     };
     // a deleted row's hold is in place already (reconcileAfterDelete, before the mark)
     if (!deleted) await holdUnmarked(deps, termOf(ended.lease, markEnded));
@@ -532,6 +534,13 @@ async function markOrDefer(deps: FunctionDeps, c: { old: HeldTerm | undefined; n
 
 /** A mark the session row refuses for now: full, or too many lost races. */
 const refused = (e: unknown): boolean => e instanceof EndedTermsFullError || e instanceof ConflictError;
+
+/** What a deleted term's hold is judged by besides what the mark names (deleteHoldMs): carried on the timer queue with a deferred mark. */
+const deletedTermStamp = (o: HeldTerm): Pick<MarkEndedMessage['markEnded'], 'renewTime' | 'holderInstance' | 'termToken'> => ({
+  ...(o.renewTime !== undefined ? { renewTime: o.renewTime } : {}),
+  ...(o.holderInstance !== undefined ? { holderInstance: o.holderInstance } : {}),
+  ...(o.termToken !== undefined ? { termToken: o.termToken } : {}),
+});
 
 const termOf = (lease: string, m: MarkEndedMessage['markEnded']): HeldTerm => {
   const { deleted: _, ...term } = m;
@@ -555,9 +564,10 @@ async function holdUnmarked(deps: FunctionDeps, term: HeldTerm): Promise<void> {
 /**
  * A mark deferred by markOrDefer: written now, then the lease reconciled as its record would have
  * been, the held election cut to a lease duration from the mark (reconcileAfterDelete,
- * holdOpenElection). Refused again, it goes back on the queue: the map clears once the owner's
- * stamps show its marks read, or its session over, so it lands within about a lease duration and the
- * skew margin. A session row the schema refuses leaves the hold as it is (long enough without it).
+ * holdOpenElection), a deleted row's no later than its term is over by the stamp and names the
+ * message carries from the old image (deleteHoldMs, as the record's own marked pass). Refused
+ * again, it goes back on the queue: the map clears once the owner's stamps show its marks read, or
+ * its session over, so it lands within about a lease duration and the skew margin. A session row the schema refuses leaves the hold as it is (long enough without it).
  */
 export async function onMarkEnded(deps: FunctionDeps, m: MarkEndedMessage): Promise<ReconcileOutcome | undefined> {
   const term = termOf(m.lease, m.markEnded);

@@ -2,6 +2,7 @@ import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import * as z from 'zod';
 import { Millis, Name } from '../schemas/common.js';
 import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
+import { LeaseItem } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { sqsJson } from './dead-letter.js';
 
@@ -29,6 +30,15 @@ export const MarkEndedMessage = z
         leaseDurationSeconds: z.number().int().min(1),
         /** The row was deleted (the held election is the delete's, reconcileAfterDelete), else released or taken. */
         deleted: z.boolean(),
+        /**
+         * A deleted row's term as its old image showed it, which reconcileAfterDelete judges the
+         * re-applied hold by (deleteHoldMs): its last stamp, its holder's instance and the token it
+         * was led with. Absent (a message queued before they were carried, or a release): the
+         * whole hold, a lease duration from the mark.
+         */
+        renewTime: LeaseItem.shape.renewTime,
+        holderInstance: LeaseItem.shape.holderInstance,
+        termToken: LeaseItem.shape.termToken,
       })
       .strict(),
     /** When the mark was first refused. */

@@ -17,9 +17,10 @@ import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { onCandidateChange, onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js';
+import { onCandidateChange, onMarkEnded, onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
-import type { TimerMessage } from '../../lib/functions/timer.js';
+import { parseTimerQueueMessage, timerQueueBody, type MarkEndedMessage, type TimerMessage, type TimerQueueMessage } from '../../lib/functions/timer.js';
+import { EndedTermsFullError } from '../../lib/stores/errors.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
@@ -510,6 +511,39 @@ describe("an operator's delete of a held row whose holder names a process: judge
     const overAt = start - 5_000 + SPAN;
     expect(e.notBefore).toBe(overAt);
     expect(e.notBefore).toBeLessThan(seenAt + DURATION_S * 1000);
+  });
+
+  it('its mark refused for now (the row\u2019s map full) and deferred to the timer queue: the hold the deferred mark re-applies ends where the record\u2019s marked pass would (the old image\u2019s stamp and its process\u2019s session rows), not a lease duration from the mark', async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const queued: TimerQueueMessage[] = [];
+    d.timer = { schedule: async (m) => void queued.push(m) };
+    const lease = 'deleted-proc-deferred';
+    const session = 'delproc-deferred:pdefer-s1';
+    await sessionRowOf(d, session, 'pdefer', start - 3_000);
+    await standOn(d, lease, 'pdefer', session, start, start - 20_000);
+    const identities = d.coordinator.identities;
+    const mark = identities.markTermEnded.bind(identities);
+    identities.markTermEnded = async () => {
+      throw new EndedTermsFullError(session, lease);
+    };
+    const seenAt = start + 7_000;
+    const unmarked = await handledAt(d, clock, lease, seenAt);
+    identities.markTermEnded = mark;
+    expect(unmarked.notBefore).toBe(seenAt + unmarkedHoldMs(DURATION_S));
+    const deferred = queued.filter((m) => 'markEnded' in m);
+    expect(deferred).toHaveLength(1);
+    // through the queue as SQS carries it
+    const m = parseTimerQueueMessage(timerQueueBody(deferred[0]!), 'timer message');
+    expect(m.kind).toBe('markEnded');
+    clock.set(seenAt + 1_000);
+    await onMarkEnded(d, m.message as MarkEndedMessage);
+    const key = sessionKey(session);
+    expect((await identities.read(key.component, key.name)).item?.endedTerms).toEqual({ [lease]: 1 });
+    // as the record's own marked pass judges it (its process dead, the end marked on its own row): the session stamp + 16 s
+    const e = (await d.coordinator.leases.read(lease)).item!.election!;
+    expect(e.notBefore).toBe(start - 3_000 + SPAN);
+    expect(e.notBefore).toBeLessThan(seenAt + 1_000 + DURATION_S * 1000);
   });
 
   it("its row named another process's session row, its holder's own row stale past its term when read: held no longer (the ack window)", async () => {
