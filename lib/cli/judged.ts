@@ -38,7 +38,11 @@ export interface JudgedSession extends SessionRead {
   readonly judging: JudgingRow<IdentityLease>;
 }
 
-/** A session row that is there and that the schema refuses: no one judges the term by it (the coordinator, getLeader), nor does the CLI. */
+/**
+ * A session row that is there and that the schema refuses: no one judges the term by it (the
+ * coordinator, getLeader), nor does the CLI. `name`: that row's, the one the lease names or, for a
+ * term judged off it, one of its holder's process's that may be its own session (mayBeProcessSession).
+ */
 export interface RefusedSession extends SessionRead {
   readonly refused: BrokenSessionError;
   /** When the coordinator's tick will delete the row, as it stands (read for `describe` and `watch` only). */
@@ -68,7 +72,8 @@ export function seenIn(sessions: SessionsSeen, l: Lease): SessionSeen | undefine
   const name = sessionOf(l);
   if (name === undefined) return undefined;
   const refused = sessions.refused.get(l.name);
-  if (refused) return { name, row: sessions.rows.get(name), readAt: sessions.readAt, refused };
+  // (the row refused: the one named, or one of its holder's process's that may be its own session)
+  if (refused) return { name: refused.term.session, row: sessions.rows.get(refused.term.session), readAt: sessions.readAt, refused };
   const row = sessions.rows.get(name);
   // the rows read include every partition of the holder's process where the row named does not stand for it (read.ts scanSessions);
   // held on a session (sessionOf), so judged by some row

@@ -1,10 +1,11 @@
 /** Reads for the commands: consistent, parsed by the stores, unknown names answered with the known ones. */
 import type { Candidate } from '../schemas/candidate.js';
 import { judgedOffNamed, judgingRow } from '../election/vacancy.js';
-import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { mayBeProcessSession, processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { ValidationError } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
+import type { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem, Scanned } from '../stores/item-store.js';
 import type { HeldSession, LeaseRead } from '../stores/lease-store.js';
 import { note, type CliContext } from './context.js';
@@ -114,18 +115,25 @@ export async function readSession(ctx: CliContext, lease: Lease | undefined): Pr
     if (!(e instanceof ValidationError)) throw e;
     return { name, row: undefined, readAt, refused: refusedSession(ctx, lease!, e) };
   }
-  const own = judgedOffNamed(lease!, row) ? await ownSessions(ctx, lease!) : [];
-  return { name, row, readAt, judging: judgingRow(lease, row, () => own)! };
+  const own = judgedOffNamed(lease!, row) ? await ownSessions(ctx, lease!) : { rows: [], refused: [] };
+  // a row there the schema refuses may be the session the holder renews on: judged by nobody, as a refused named row
+  const mine = own.refused[0];
+  if (mine) {
+    const refusedName = String(mine.row['name']);
+    return { name: refusedName, row: undefined, readAt, refused: refusedSession(ctx, { ...lease!, session: refusedName }, mine.invalid.error) };
+  }
+  return { name, row, readAt, judging: judgingRow(lease, row, () => own.rows)! };
 }
 
 /**
  * The session rows of the holder's process (IdentityStore.processSessions: the partitions it keeps
  * its sessions in), for a term whose named row does not stand for it: judgingRow picks its own
- * process's freshest, as the coordinator's tick does.
+ * process's freshest, as the coordinator's tick does; `refused`, those the schema refuses that may
+ * be its own (mayBeProcessSession).
  */
-async function ownSessions(ctx: CliContext, lease: Lease): Promise<IdentityLease[]> {
+async function ownSessions(ctx: CliContext, lease: Lease): Promise<Awaited<ReturnType<IdentityStore['processSessions']>>> {
   const process = processOf(lease.holderInstance);
-  return process === undefined || lease.session === undefined ? [] : ctx.identities.processSessions(lease.session, process);
+  return process === undefined || lease.session === undefined ? { rows: [], refused: [] } : ctx.identities.processSessions(lease.session, process);
 }
 
 /** A held lease's session row the schema refuses, as the CLI tells it: the row, its fields, the delete that repairs it. */
@@ -143,10 +151,13 @@ export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): P
   const components = new Set(leases.flatMap((l) => { const s = sessionOf(l); return s === undefined ? [] : [sessionKey(s).component]; }));
   const rows = new Map<string, IdentityLease>();
   const invalid = new Map<string, InvalidItem>();
+  // the refused rows as stored (mayBeProcessSession reads their partition and process)
+  const refusedRows: { invalid: InvalidItem; row: Record<string, unknown> }[] = [];
   const query = async (parts: Iterable<string>) => {
     for (const r of await Promise.all([...parts].sort().map((component) => ctx.identities.query(component)))) {
       for (const i of r.items) rows.set(i.name, i);
       for (const i of r.invalid) invalid.set(String(i.key['name']), i);
+      refusedRows.push(...r.refused);
     }
   };
   await query(components);
@@ -159,6 +170,11 @@ export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): P
     const s = sessionOf(l);
     const i = s === undefined ? undefined : invalid.get(s);
     if (i && sessionKey(s!).component === i.key['component']) refused.set(l.name, refusedSession(ctx, l, i.error));
+    else if (s !== undefined && judgedOffNamed(l, rows.get(s))) {
+      // judged by its holder's own process's sessions: a refused row there that may be its own is judged by nobody, as a refused named row
+      const mine = refusedRows.find((r) => mayBeProcessSession(r.row, s, processOf(l.holderInstance)!));
+      if (mine) refused.set(l.name, refusedSession(ctx, { ...l, session: String(mine.row['name']) }, mine.invalid.error));
+    }
   }
   const named = new Set([...refused.values()].map((b) => b.term.session));
   reportInvalid(ctx, [...invalid.values()].filter((i) => !named.has(String(i.key['name']))));

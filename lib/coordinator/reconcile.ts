@@ -4,7 +4,7 @@ import { isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../e
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { effectiveLease, isCandidateStale, isIdentityExpired, judgedOffNamed, judgingRow, recheckAt, sessionStampAt, vacancy, type SessionRowStamp, type SessionStamp } from '../election/vacancy.js';
-import { IdentityStamp, isSessionComponent, sessionKey } from '../schemas/identity.js';
+import { IdentityStamp, isSessionComponent, mayBeProcessSession, processOf, sessionKey } from '../schemas/identity.js';
 import { CandidateStamp, type Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
@@ -368,13 +368,18 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const refusedSessionRows: RefusedRow[] = [];
   // identity rows the schema refuses whose stamp still reads: collected once expired by it
   const refusedIdentities: RefusedIdentity[] = [];
+  // session rows the schema refuses, with what was refused: one may be the session a term judged off its named row lives by (sessionJudge)
+  const refusedReads: RefusedRead[] = [];
   for await (const page of deps.identities.scan()) {
     for (const s of page) {
       if (s.ok) identities.push(s.item);
       else {
         result.invalid.push(s.invalid);
         const session = isSessionComponent(String(s.invalid.key['component']));
-        if (session) badSessions.add(String(s.invalid.key['name']));
+        if (session) {
+          badSessions.add(String(s.invalid.key['name']));
+          refusedReads.push({ invalid: s.invalid, row: s.row });
+        }
         const r = refusedIdentity(s);
         if (r) refusedIdentities.push(r);
         // timed (refused-session.ts): a session row, which terms may be held on; any row whose stamp does not parse, never collected by it
@@ -392,8 +397,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     refusedGone = await timeRefusedSessions(deps, refusedSessionRows, terms, result, past);
     for (const name of refusedGone) badSessions.delete(name);
   }
-  // each term judged by every session row scanned, its holder's other sessions too (sessionJudge)
-  const { sessions, sessionOf, unvouched } = sessionJudge(identities, identitiesReadAt);
+  // each term judged by every session row scanned, its holder's other sessions too (sessionJudge); a refused row deleted above is gone
+  const { sessions, sessionOf, unvouched, refusedOwn } = sessionJudge(identities, identitiesReadAt, refusedReads.filter((r) => !refusedGone.has(String(r.invalid.key['name']))));
   // a refused row on a session may live by it, whichever process's it is (late rather than early); on a session row that does not parse, by nobody: kept
   const refusedRenewed = refused.flatMap((c) => {
     const session = c.stamp.session;
@@ -425,6 +430,12 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       // (a term on a session row that does not parse is not: it is told as unjudged, below)
       if (segment && l !== undefined && unvouched(l) && !badSessions.has(l.session!)) {
         offNamed.push(name);
+        return undefined;
+      }
+      // judged off its named row, while a row the schema refuses may be its holder's own session: judged by nobody, as on a refused named row
+      const mine = l !== undefined && !(l.session !== undefined && badSessions.has(l.session)) ? refusedOwn(l) : undefined;
+      if (mine) {
+        result.unjudged.push(unjudgedOn(deps, l!, mine));
         return undefined;
       }
       // From its own reads: in a segment, no lease row scanned (it may be in another part), or an
@@ -496,7 +507,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
  * own stamp: a dead holder's lease is elected again by the tick, not only after its followers'
  * fallback. (One lease's reconcile reads only the session named, and leaves such a term alone.)
  */
-function sessionJudge(identities: readonly IdentityLease[], readAt: number): { sessions: Map<string, IdentityLease>; sessionOf: (l: Lease | undefined) => SessionSeen | undefined; unvouched: (l: Lease) => boolean } {
+function sessionJudge(identities: readonly IdentityLease[], readAt: number, refused: readonly RefusedRead[] = []): { sessions: Map<string, IdentityLease>; sessionOf: (l: Lease | undefined) => SessionSeen | undefined; unvouched: (l: Lease) => boolean; refusedOwn: (l: Lease) => RefusedRead | undefined } {
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
   const byProcess = new Map<string, IdentityLease[]>();
   for (const r of sessions.values()) if (r.process !== undefined) (byProcess.get(r.process) ?? byProcess.set(r.process, []).get(r.process)!).push(r);
@@ -507,8 +518,21 @@ function sessionJudge(identities: readonly IdentityLease[], readAt: number): { s
     const judging = judgingRow(l, l?.session === undefined ? undefined : sessions.get(l.session), (process) => byProcess.get(process) ?? []);
     return judging && { row: judging.row, readAt };
   };
-  return { sessions, sessionOf, unvouched };
+  // a term judged off its named row, and a row the schema refuses that may be its holder's own session
+  // (mayBeProcessSession): it may live by that row, so nobody judges it (as the CLI, getLeader and the lease stream's hold after a delete)
+  const refusedOwn = (l: Lease): RefusedRead | undefined => (l.holderIdentity !== undefined && unvouched(l) ? refused.find((r) => mayBeProcessSession(r.row, l.session!, processOf(l.holderInstance)!)) : undefined);
+  return { sessions, sessionOf, unvouched, refusedOwn };
 }
+
+/** A session row the schema refuses, as scanned: what was refused, and the row as stored. */
+interface RefusedRead {
+  invalid: InvalidItem;
+  row: Record<string, unknown>;
+}
+
+/** A term the tick leaves alone: judged off its named row, a row the schema refuses (`refused`) may be its holder's own session. */
+const unjudgedOn = (deps: CoordinatorDeps, l: Lease, refused: RefusedRead): BrokenSessionError =>
+  new BrokenSessionError(`the coordinator's reconcile of lease "${l.name}"`, { lease: l.name, holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken, session: String(refused.row['name']) }, deps.identities.table, refused.invalid.error);
 
 /** Leaderless after a pass: a lease Conclave elects for, with live candidates, and no live holder as `o` left it. */
 function leaderlessAfter(deps: CoordinatorDeps, o: ReconcileOutcome, candidates: readonly Candidate[], sessionOf: (l: Lease | undefined) => SessionSeen | undefined, now: number): boolean {
@@ -691,13 +715,17 @@ async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[
   const readAt = deps.clock.now();
   const identities: IdentityLease[] = [];
   const badSessions = new Set<string>();
+  const refusedReads: RefusedRead[] = [];
   for await (const page of deps.identities.scan()) {
     for (const s of page) {
       if (s.ok) identities.push(s.item);
-      else if (isSessionComponent(String(s.invalid.key['component']))) badSessions.add(String(s.invalid.key['name']));
+      else if (isSessionComponent(String(s.invalid.key['component']))) {
+        badSessions.add(String(s.invalid.key['name']));
+        refusedReads.push({ invalid: s.invalid, row: s.row });
+      }
     }
   }
-  const { sessions, sessionOf } = sessionJudge(identities, readAt);
+  const { sessions, sessionOf, refusedOwn } = sessionJudge(identities, readAt, refusedReads);
   await mapLimit(reads, deps.config.concurrency, async (r) => {
     if (!r) return;
     const l = r.read.item;
@@ -705,7 +733,11 @@ async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[
     let o: ReconcileOutcome;
     try {
       if (l?.holderIdentity !== undefined && l.session !== undefined && badSessions.has(l.session)) o = await reconcileLease(deps, r.name, undefined, TICK); // refused: told as unjudged
-      else {
+      else if (l !== undefined && refusedOwn(l)) {
+        // a refused row that may be its holder's own session: told as unjudged too
+        result.unjudged.push(unjudgedOn(deps, l, refusedOwn(l)!));
+        return;
+      } else {
         const session = sessionOf(l);
         o = await reconcileLease(deps, r.name, { read: r.read, candidates, invalid: r.list.invalid, ...(session ? { session } : {}) }, TICK);
       }

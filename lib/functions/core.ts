@@ -20,7 +20,7 @@ import * as z from 'zod';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
 import { WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
-import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { processOf, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
 import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
@@ -184,8 +184,8 @@ const UNREAD = Symbol('unread');
  * the process's session rows (IdentityStore.processSessions' partitions), as judgingRow picks among
  * them (DeletedTermSessions). A lease that named no session: no row (`stamp` undefined), its own
  * stamp decides, whoever holds it. UNREAD: not judged by a row (no stamp, a row the schema refuses
- * — the named one, or any in the process's partitions: no term is judged by what does not parse —
- * or a read that failed: the whole hold is sound without it, so a fault of the identities table
+ * — the named one, or one in the process's partitions that may be its own (mayBeProcessSession):
+ * no term is judged by what does not parse — or a read that failed: the whole hold is sound without it, so a fault of the identities table
  * neither fails the record before the hold is written nor shortens it).
  */
 async function namedSessionAfterDelete(deps: FunctionDeps, deleted: HeldTerm): Promise<{ readonly stamp: SessionStamp | undefined } | DeletedTermSessions | typeof UNREAD> {
@@ -202,10 +202,10 @@ async function namedSessionAfterDelete(deps: FunctionDeps, deleted: HeldTerm): P
     if (process === undefined) return { stamp: row && { name: row.name, renewTime: row.renewTime, process: row.process } };
     let own: IdentityLease[] = [];
     if (judgedOffNamed(deleted, row)) {
-      const read = await Promise.all(processSessionComponents(deleted.session, process).map((c) => identities.query(c)));
-      // a row the schema refuses may be the process's own, renewed: not judged without it
-      if (read.some((r) => r.invalid.length > 0)) return UNREAD;
-      own = read.flatMap((r) => r.items).filter((i) => i.process === process);
+      const read = await identities.processSessions(deleted.session, process);
+      // a row the schema refuses that may be the process's own, renewed: not judged without it (the tick, the CLI and getLeader judge it by nobody)
+      if (read.refused.length > 0) return UNREAD;
+      own = read.rows;
     }
     const judged = judgingRow(deleted, row, () => own);
     return { judged, endMarked: marksTermEnded(row?.endedTerms, deleted), readAt };

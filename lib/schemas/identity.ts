@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { Instance, Labels, Millis, Name, Revision, StampMillis, TtlSeconds } from './common.js';
 import { FencingToken } from './fencing-token.js';
 import { processOf } from './instance.js';
+import { processSessionComponents, sessionKey } from './session-partition.js';
 
 /** The identities table's partitions that hold process sessions, and a session row's key (session-partition.ts). */
 export { SESSION_COMPONENT, SESSION_SHARDS, allLeasesSessionComponent, isSessionComponent, isSessionShard, processSessionComponents, sessionComponent, sessionKey, sessionScope, sessionShard } from './session-partition.js';
@@ -103,6 +104,21 @@ export { instanceOnSession, processOf } from './instance.js';
 
 /** Whether a session row of process `process` vouches for a term held by `holderInstance`: that instance is an elector of its process. */
 export const vouchesFor = (process: string | undefined, holderInstance: string | undefined): boolean => process !== undefined && processOf(holderInstance) === process;
+
+/**
+ * Whether a session row the schema refuses (`row`, as stored) may be process `process`'s own session,
+ * the one a term of its elector on a lease naming session row `named` would be judged by were it
+ * readable (judgingRow, lib/election/vacancy.ts): in a partition that process keeps its sessions in
+ * (processSessionComponents), under that partition's name, and naming `process`, or naming a process
+ * in a form that does not read (whose it is cannot be told). A row naming no process, or another by
+ * a string, is no more that process's than a readable row so is. Such a row is judged by nobody: a
+ * term it may vouch for is not judged without it (docs/safety.md, "A session row the schema refuses").
+ */
+export function mayBeProcessSession(row: Readonly<Record<string, unknown>>, named: string, process: string): boolean {
+  const { component, name } = row;
+  if (typeof component !== 'string' || typeof name !== 'string' || !processSessionComponents(named, process).includes(component) || sessionKey(name).component !== component) return false;
+  return row['process'] !== undefined && (typeof row['process'] !== 'string' || row['process'] === process);
+}
 
 /** A row of the identities table as read: one process's heartbeat (KEP-1965). */
 export type IdentityLease = z.infer<typeof IdentityLeaseItem>;

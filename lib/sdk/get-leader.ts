@@ -62,12 +62,14 @@ type ResolvedOptions = z.output<typeof GetLeaderOptionsSchema>;
  * lease read, a session row's (read after it) as of its own read, as the coordinator's tick judges
  * the rows it reads — so a term is never answered held past the moment a tick reading the same rows
  * would judge it over. A term held on a session row the schema refuses is judged by nobody: a
- * BrokenSessionError. Where to send a request now, not a lock: only the leader's fencing token
+ * BrokenSessionError; so is one judged by its holder's own process's sessions while a row in their
+ * partitions that the schema refuses may be that process's own (it names that process, or a process
+ * that does not read). Where to send a request now, not a lock: only the leader's fencing token
  * guards its writes. The caller's role needs these reads: `grantGetLeader` of `@conclave/cdk`, or
  * for a worker's role calling it on its own leases `grantWorker` (0.2.0 or later for the session
  * partitions' Query).
  * @throws ValidationError naming a bad lease name or option
- * @throws BrokenSessionError (a ValidationError) naming the identities table, the session row, what the schema refused and the repair, when the term is held on a session whose row the schema refuses
+ * @throws BrokenSessionError (a ValidationError) naming the identities table, the session row, what the schema refused and the repair, when the term is held on a session whose row the schema refuses, or is judged off its named row while a row of its holder's process's partitions that the schema refuses may be that process's own session
  * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs
  * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
@@ -140,9 +142,13 @@ async function readLeader(name: string, o: ResolvedOptions, time: StampClock, re
       const partitions = processSessionComponents(lease.session, process).map((c) => `"${c}"`).join(', ');
       const where = `the partition${partitions.includes(',') ? 's' : ''} ${partitions} on the identities table "${o.tables.identities}"`;
       ownSentAt = time.monotonic();
-      own = await identities.processSessions(lease.session, process).catch(async (e: unknown) => {
+      const read = await identities.processSessions(lease.session, process).catch(async (e: unknown) => {
         throw await refused(e, `its session "${lease.session}" does not vouch for ${lease.holderIdentity}'s term, so it is judged by ${lease.holderIdentity}'s own process's sessions, in ${where}, which`, `the sessions of ${lease.holderIdentity}'s process in ${where}`, 'Query');
       });
+      // a row there the schema refuses may be the session the holder renews on: judged by nobody, as a refused named row (never null by the others)
+      const mine = read.refused[0];
+      if (mine) throw new BrokenSessionError(`getLeader of lease "${name}"`, { lease: name, holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken, session: String(mine.row['name']) }, o.tables.identities, mine.invalid.error);
+      own = read.rows;
     }
     const judging = judgingRow(lease, row, () => own);
     // A session row read after the lease shows the renewals that landed until its read was sent,

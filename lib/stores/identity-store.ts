@@ -1,9 +1,9 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import { IdentityLeaseItem, MAX_ENDED_TERMS, processSessionComponents, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
+import { IdentityLeaseItem, MAX_ENDED_TERMS, mayBeProcessSession, processSessionComponents, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import { ConflictError, EndedTermsFullError, isConditionFailed } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
-import { ItemStore, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
+import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
 export type IdentityRead = Read<IdentityLease>;
 export type IdentityPatch = Patch<IdentityLease>;
@@ -115,13 +115,14 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   /**
    * Process `process`'s session rows, for a term it holds on a lease that names session row `named`
    * which does not stand for it (gone, or another process's): one consistent Query of each partition
-   * the process keeps its sessions in (processSessionComponents), side by side. Rows the schema
-   * refuses vouch for nothing and are left out. judgingRow (lib/election/vacancy.ts) picks the
-   * freshest, as the coordinator's tick does (the CLI, getLeader).
+   * the process keeps its sessions in (processSessionComponents), side by side. judgingRow
+   * (lib/election/vacancy.ts) picks the freshest of `rows`, as the coordinator's tick does (the CLI,
+   * getLeader). `refused`: rows the schema refuses that may be the process's own session
+   * (mayBeProcessSession): while there is one, nobody judges the term (it may live by that row).
    */
-  async processSessions(named: string, process: string): Promise<IdentityLease[]> {
+  async processSessions(named: string, process: string): Promise<{ rows: IdentityLease[]; refused: { invalid: InvalidItem; row: Record<string, unknown> }[] }> {
     const read = await Promise.all(processSessionComponents(named, process).map((c) => this.query(c)));
-    return read.flatMap((r) => r.items).filter((i) => i.process === process);
+    return { rows: read.flatMap((r) => r.items).filter((i) => i.process === process), refused: read.flatMap((r) => r.refused).filter((r) => mayBeProcessSession(r.row, named, process)) };
   }
 
   /**

@@ -387,12 +387,14 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   }
 
   /**
-   * Every item under one partition key, strongly consistent; malformed rows come back apart. With
-   * `below`, only the items whose sort key is less than it (the rest are not even read).
+   * Every item under one partition key, strongly consistent; malformed rows come back apart
+   * (`invalid`, and `refused`: each with the row as stored). With `below`, only the items whose sort
+   * key is less than it (the rest are not even read).
    */
-  async query(partition: string, opts: { below?: string } = {}): Promise<{ items: z.output<S>[]; invalid: InvalidItem[] }> {
+  async query(partition: string, opts: { below?: string } = {}): Promise<{ items: z.output<S>[]; invalid: InvalidItem[]; refused: { invalid: InvalidItem; row: Record<string, unknown> }[] }> {
     const items: z.output<S>[] = [];
     const invalid: InvalidItem[] = [];
+    const refused: { invalid: InvalidItem; row: Record<string, unknown> }[] = [];
     const below = opts.below;
     if (below !== undefined && this.keys[1] === undefined) throw new RangeError(`query: table ${this.table} has no sort key to keep below ${JSON.stringify(below)}`);
     const pages = paginateQuery(
@@ -409,10 +411,13 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
       for (const raw of r.Items ?? []) {
         const p = this.tryParse(unmarshall(raw));
         if (p.ok) items.push(p.item);
-        else invalid.push(p.invalid);
+        else {
+          invalid.push(p.invalid);
+          refused.push({ invalid: p.invalid, row: p.row });
+        }
       }
     }
-    return { items, invalid };
+    return { items, invalid, refused };
   }
 
   /**

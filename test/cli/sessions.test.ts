@@ -4,7 +4,7 @@
  * the coordinator does: a fresh session keeps the lease held in every view (get, describe, its next
  * step, watch, release), a stale or missing one leaves it expired.
  */
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliContext } from '../../lib/cli/context.js';
@@ -51,11 +51,15 @@ beforeAll(async () => {
 });
 afterAll(() => h.t.drop());
 
-/** A lease held on session s-NAME, whose row another writer broke (an empty host name): nobody judges its term. */
-async function refusedHeld(name: string, holderInstance = 'a1_1@p1') {
+/**
+ * A lease held on session s-NAME, whose row another writer broke (an empty host name): nobody judges
+ * its term. Of process p-refused, not p1: a refused row of p1 may be p1's own session, and would leave
+ * p1's terms judged off their named rows (gone's) judged by nobody too (mayBeProcessSession).
+ */
+async function refusedHeld(name: string, holderInstance = 'a1_1@p-refused') {
   await sessionHeld(name, NOW - 2 * SEC);
-  if (holderInstance !== 'a1_1@p1') await h.leases.write(await h.leases.read(name), { set: { holderInstance } });
-  await h.t.client.send(new UpdateItemCommand({ TableName: h.t.names.identities, Key: marshall(sessionKey(`s-${name}`)), UpdateExpression: 'SET hostname = :h', ExpressionAttributeValues: marshall({ ':h': '' }) }));
+  await h.leases.write(await h.leases.read(name), { set: { holderInstance } });
+  await h.t.client.send(new UpdateItemCommand({ TableName: h.t.names.identities, Key: marshall(sessionKey(`s-${name}`)), UpdateExpression: 'SET hostname = :h, #p = :p', ExpressionAttributeNames: { '#p': 'process' }, ExpressionAttributeValues: marshall({ ':h': '', ':p': 'p-refused' }) }));
 }
 
 describe('a term held on a session row the schema refuses: judged by nobody, as the coordinator and getLeader judge it', () => {
@@ -473,5 +477,15 @@ describe("a term the lease's session does not vouch for, or one its process left
     expect(seen.state).toBe('vacant: expired (the term ended 45s ago; the coordinator allows 1s of clock skew)');
     expect(seen.session).toMatch(/^held on session s-redirected-none-gone, whose row is gone: .*; no session of its holder's process p-none is left, so the coordinator judges it by the lease's own stamp$/);
     expect(seen.next).toMatch(/^elect a1 with a fencing token above 7 /);
+  });
+  it("(c) a row of its holder's process's partitions that the schema refuses (it may be its own session): judged by nobody, as a refused named row: leader fails naming that row, get leases shows its end unknown; before: no leader, ended by the lease's own stamp", async () => {
+    // pr's session row another writer broke (its host name a number): pr may renew it on
+    await h.t.client.send(new PutItemCommand({ TableName: h.t.names.identities, Item: marshall({ component: SESSION_COMPONENT, name: 's-pr-broken', holderIdentity: 's-pr-broken_1', process: 'pr', hostname: 5, leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2 * SEC, revision: 3 }) }));
+    await heldBy('redirected-refused', 'pr', 's-redirected-refused-gone');
+    const leader = await h.run(['leader', 'redirected-refused'], { clock: at() });
+    expect(leader.code, leader.out).toBe(1);
+    expect(leader.err).toMatch(/^error: lease "redirected-refused": the term of a1 \(fencing token 7\) is held on session "s-pr-broken", whose row on the identities table "[^"]+" does not match the schema \(hostname: /);
+    const list = await h.run(['get', 'leases'], { clock: at() });
+    expect(list.out.split('\n').find((l) => l.startsWith('redirected-refused '))!.split(/\s{3,}/).slice(-1)).toEqual(['unknown']);
   });
 });

@@ -668,6 +668,34 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("the tick does not judge a term its named session does not vouch for while a row of its holder's process's partitions that the schema refuses may be its own session: told as unjudged, nothing written (before: judged by the lease's own stamp, the refused row dropped); a refused row naming another process is no bar", async () => {
+    const tables = await testTables('sessions-own-refused');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    // a session row another writer broke (its host name a number), its stamp fresh: the process may renew it on
+    const brokenSession = (name: string, process: string) =>
+      tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall({ component: SESSION_COMPONENT, name, holderIdentity: name, process, hostname: 5, leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: T0 - 2_000, revision: 3 }) }));
+    const heldOff = async (lease: string, process: string) => {
+      await d.candidates.write({ key: { leaseName: lease, name: 'a' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() } });
+      // its row names a session row that does not exist (rewritten under its holder); its own stamp a minute old
+      await d.leases.write(await d.leases.read(lease), { set: { holderIdentity: 'a', holderInstance: `a_1@${process}`, session: `s-${lease}-gone`, acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 } });
+    };
+    try {
+      await heldOff('mine-refused', 'pr');
+      await brokenSession('pr-broken', 'pr');
+      await heldOff('other-refused', 'pq');
+      await brokenSession('p9-broken', 'p9');
+      const before = await d.leases.read('mine-refused');
+      const r = await reconcileAll(d);
+      expect(r.outcomes.find((o) => o.lease === 'mine-refused')).toBeUndefined();
+      expect(r.unjudged.map((b) => [b.term.lease, b.key])).toEqual([['mine-refused', sessionKey('pr-broken')]]);
+      expect((await d.leases.read('mine-refused')).revision).toBe(before.revision);
+      // p9's broken row is not pq's: pq's term is judged by the lease's own stamp, as before
+      expect(r.outcomes.find((o) => o.lease === 'other-refused')?.decision.kind).toMatch(/^(elect|openElection)$/);
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it("a term its holder's process names as left (leftTerms: its elector stopped, releaseOnCancel false) runs out on the stamp it was left at, though the process's session is fresh: by the lease's reconcile (its named session) and by the tick (its own process's, the named row gone); a row without leftTerms (an older SDK's), or naming another term, vouches as before", async () => {
     const tables = await testTables('sessions-left');
     const d = coordinatorDeps(tables.client, tables.names, { clock });

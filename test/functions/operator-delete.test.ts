@@ -558,6 +558,21 @@ describe("an operator's delete of a held row whose holder names a process: judge
     expect(e.notBefore).toBe(seenAt);
   });
 
+  it("a row the schema refuses in its process's partition that names another process (not its own session, as a readable one so would not be): no bar, judged as without it: its own row stale past its term, held no longer", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'deleted-proc-off-refused-other';
+    await sessionRowOf(d, 'delproc-offrefother:pz-s1', 'pz', start + 6_000);
+    await sessionRowOf(d, 'delproc-offrefother:pro-s1', 'pro', start - 30_000);
+    const key = sessionKey('delproc-offrefother:broken-s1');
+    await t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall(key), UpdateExpression: 'SET renewTime = :r, #p = :p', ExpressionAttributeNames: { '#p': 'process' }, ExpressionAttributeValues: marshall({ ':r': 'soon', ':p': 'pz9' }) }));
+    await standOn(d, lease, 'pro', 'delproc-offrefother:pz-s1', start, start - 20_000);
+    const seenAt = start + 7_000;
+    const e = await handledAt(d, clock, lease, seenAt);
+    // before: seenAt + a lease duration (any refused row in the partition kept the whole hold)
+    expect(e.notBefore).toBe(seenAt);
+  });
+
   it("its row named another process's session row, its holder's own row naming the term as left (leftTerms): held until the left stamp runs out, however fresh the row", async () => {
     const start = Date.now();
     const { clock, d } = setup(start);

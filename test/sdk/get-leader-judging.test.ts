@@ -5,6 +5,8 @@
  * process's freshest session row, or by the lease's own stamp with none left. On DynamoDB Local,
  * with an injected clock.
  */
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
@@ -13,6 +15,7 @@ import type { Lease } from '../../lib/schemas/lease.js';
 import { DynamoDBRefusedError } from '../../lib/sdk/faults.js';
 import { getLeader } from '../../lib/sdk/get-leader.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { BrokenSessionError } from '../../lib/stores/errors.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
@@ -62,6 +65,22 @@ describe("getLeader: a term its named session does not vouch for, judged as the 
     await heldBy('redirected-shard', 'ps', 's-shard-gone'); // a name without a partition: conclave-session and ps's shard are both looked in
     expect(await getLeader('redirected-shard', at(NOW + 14 * SEC))).toMatchObject({ holder: 'a1' });
     expect(await getLeader('redirected-shard', at(NOW + 14 * SEC + 1))).toBeNull();
+  });
+
+  it("redirected, a row of its holder's process's partitions that the schema refuses: judged by nobody (a BrokenSessionError naming that row), as a refused named row; one naming another process is no bar", async () => {
+    // a session row of pr another writer broke (its host name a number): pr may renew it on
+    const broken = (name: string, process: string) =>
+      t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ component: SESSION_COMPONENT, name, holderIdentity: `${name}_1`, process, hostname: 5, leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2 * SEC, revision: 3 }) }));
+    await broken('s-pr-broken', 'pr');
+    await heldBy('redirected-refused', 'pr', 's-redirected-refused-gone'); // its own stamp a minute old
+    // before: null (the refused row dropped, the lease's own stamp over 45 s ago)
+    const e = await getLeader('redirected-refused', at(NOW)).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(BrokenSessionError);
+    expect((e as BrokenSessionError).key).toEqual(sessionKey('s-pr-broken'));
+    expect((e as BrokenSessionError).message).toMatch(/^getLeader of lease "redirected-refused": the term of a1 \(fencing token 42\) is held on session "s-pr-broken", whose row .* does not match the schema \(hostname: /);
+    await broken('s-p8-broken', 'p8');
+    await heldBy('redirected-refused-other', 'pq', 's-redirected-refused-other-gone');
+    expect(await getLeader('redirected-refused-other', at(NOW))).toBeNull();
   });
 
   it("redirected, no session of its holder's process left: by the lease's own stamp, null once that ran out", async () => {

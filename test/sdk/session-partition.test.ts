@@ -12,6 +12,7 @@ import {
   allLeasesSessionComponent,
   isSessionComponent,
   isSessionShard,
+  mayBeProcessSession,
   processSessionComponents,
   sessionComponent,
   sessionKey,
@@ -66,6 +67,22 @@ describe('the partition of a session, from its name', () => {
     // an older SDK's name: its process's sessions are all in conclave-session; or a peer wrote it over a
     // newer process's term, whose sessions are in its shard (seed 17052 --regions)
     expect(processSessionComponents('session-old', a)).toEqual([SESSION_COMPONENT, allLeasesSessionComponent(a)]);
+  });
+});
+
+describe('a session row the schema refuses, as a term judged off its named row sees it (mayBeProcessSession)', () => {
+  const shard = allLeasesSessionComponent('p7');
+  const inShard = `${shard.slice(SESSION_COMPONENT.length + 1)}:s-1`;
+  it.each([
+    { name: "p7's, in its shard: may be its own", row: { component: shard, name: inShard, process: 'p7' }, want: true },
+    { name: 'a process that does not read (a number): may be its own', row: { component: shard, name: inShard, process: 7 }, want: true },
+    { name: 'another process by a string: not its own, as a readable row', row: { component: shard, name: inShard, process: 'p8' }, want: false },
+    { name: 'no process (an older SDK\'s): not its own, as a readable row', row: { component: shard, name: inShard }, want: false },
+    { name: 'in a partition p7 keeps no sessions in', row: { component: `${SESSION_COMPONENT}:jobs`, name: 'jobs:s-1', process: 'p7' }, want: false },
+    { name: "under another partition's name", row: { component: shard, name: 'jobs:s-1', process: 'p7' }, want: false },
+    { name: 'in conclave-session, the named row there (a name without a partition)', row: { component: SESSION_COMPONENT, name: 's-2', process: 'p7' }, want: true },
+  ])('$name', ({ row, want }) => {
+    expect(mayBeProcessSession(row, 's-named', 'p7')).toBe(want);
   });
 });
 
