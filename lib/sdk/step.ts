@@ -276,8 +276,8 @@ export function decideFollower(v: FollowerView): FollowerDecision {
     return { confirm: false, answer, vacantSince: undefined, wakeAt, reportVacancy: false, take: undefined };
   }
   const vacantSince = v.vacantSince ?? (expired ? v.observedAt + termMs : now);
-  const base = { confirm: false, answer, vacantSince, wakeAt: undefined };
-  if (v.mode === 'NoCoordination') return { ...base, reportVacancy: false, take: 'self' };
+  const base = { confirm: false, answer, vacantSince, wakeAt: undefined, reportVacancy: false };
+  if (v.mode === 'NoCoordination') return { ...base, take: 'self' };
   // an election held (notBefore: a term ended by someone else, its holder on a session perhaps not
   // told yet) is taken by no fallback before its hold ends: the hold's length on the coordinator's
   // clock, from when this worker first saw the election, written before (the three-term fallback,
@@ -292,13 +292,13 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   // duration watched from then outlasts the holder's renew deadline, as for the successor's take
   if (lease === undefined && v.vanished !== undefined) {
     const due = v.observedAt + v.vanished.termMs + (v.vanished.role === 'second' ? SECOND_SUCCESSOR_GRACE_MS : 0);
-    return now > due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: fallback };
+    return now > due ? { ...base, take: 'successor' } : { ...base, wakeAt: due + 1, take: fallback };
   }
   // the successor's turn first: the second successor takes the lease once the successor had its
   // grace; neither before a hold ends (a coordinator that left them named on a held row)
   if (successor || second) {
     const due = Math.max(second ? vacantSince + SECOND_SUCCESSOR_GRACE_MS : now, heldUntil ?? now);
-    return now >= due ? { ...base, reportVacancy: false, take: 'successor' } : { ...base, wakeAt: due + 1, reportVacancy: false, take: undefined };
+    return now >= due ? { ...base, take: 'successor' } : { ...base, wakeAt: due + 1, take: undefined };
   }
   // give the successors one poll beyond their turn before asking for an election
   const successorsTurnEnds = lease?.successor !== undefined ? vacantSince + v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0) : vacantSince;
@@ -362,12 +362,12 @@ export class RenewalPhase {
     let lo: readonly number[] = from.lo.filter((l) => l < bound);
     let loAge = from.loAge + 1;
     if (loAge >= PROBE_EVERY) lo = []; // renewals may land earlier now: probe
-    let hi = bound >= least(from.hi) ? from.hi : keep(from.hi, bound); // only a tighter upper bound
+    let hi = bound >= Math.min(...from.hi) ? from.hi : keep(from.hi, bound); // only a tighter upper bound
     if (before !== undefined && before - stamp < bound) {
       const lower = before - stamp;
       hi = hi.filter((h) => h > lower);
       // only a read sent within half an interval of this bound (a chase, a probe) brackets the renewal
-      if ((interval === undefined || lower > bound - interval / 2) && lower > greatest(lo)) {
+      if ((interval === undefined || lower > bound - interval / 2) && lower > Math.max(...lo)) {
         lo = keep(lo, lower);
         loAge = 0;
       }
@@ -387,7 +387,7 @@ export class RenewalPhase {
     if (interval === undefined || last === undefined) return this;
     const bound = sentAt - (last + interval);
     // no tighter than one standing: nothing new (the same read, told again by electors sharing one phase and one read, say)
-    if (bound <= greatest(this.lo)) return this;
+    if (bound <= Math.max(...this.lo)) return this;
     // the upper bounds below it are out of date: the renewals land later now
     return new RenewalPhase(this.term, this.stamps, this.hi.filter((h) => h > bound), keep(this.lo, bound), 0);
   }
@@ -412,17 +412,6 @@ export class RenewalPhase {
 
 /** `xs` with `x` appended, keeping the last PHASE_SAMPLES. */
 const keep = (xs: readonly number[], x: number): readonly number[] => [...xs, x].slice(-PHASE_SAMPLES);
-/** The least of `xs` (Infinity when empty), and the greatest (-Infinity). */
-function least(xs: readonly number[]): number {
-  let m = Infinity;
-  for (const x of xs) if (x < m) m = x;
-  return m;
-}
-function greatest(xs: readonly number[]): number {
-  let m = -Infinity;
-  for (const x of xs) if (x > m) m = x;
-  return m;
-}
 
 /** How many times a woken read older than the revision its wake announced is read again at once (FollowerState.awaited). */
 export const AWAIT_REREADS = 2;
@@ -758,15 +747,9 @@ export const gainedSince = (low: SleepGauge, now: SleepGauge): number => now.gau
 /** The sleep a leader counts against its renew deadline for a gain of `gainedMs`: all it may have been, the clock's rounding included. */
 export const sleepToCount = (gainedMs: number): number => Math.max(0, gainedMs) + SINCE_BOOT_RESOLUTION_MS;
 
-/** A holder's term: its identity and the fencing token of its acquisition. */
-export interface HeldTerm {
-  readonly holderIdentity: string;
-  readonly fencingToken: number;
-}
-
 /** The term this worker leads: one record, replaced by each step. */
 export interface Lead {
-  readonly term: HeldTerm;
+  readonly term: Term;
   /** Monotonic time the last successful renewal was *sent*: the term is safe until then + renewDeadline. */
   readonly renewedAt: number;
   /** Renewals since the term was won. */
@@ -804,8 +787,11 @@ export function afterRenewal(s: LeaderSettings, lease: Lease, k: { readonly cand
   return { kind: 'none' };
 }
 
+/** The heir a leader hands its term to: its identity and the instance the lease names (its candidate row's identity). */
+export type HeirOf = { readonly name: string; readonly instance: string };
+
 /** Whom a leader stepping down hands its term to: the lease's successor, unless somebody else is preferred. */
-export function heirOf(s: LeaderSettings, l: Lease | undefined): { name: string; instance: string } | undefined {
+export function heirOf(s: LeaderSettings, l: Lease | undefined): HeirOf | undefined {
   if (s.mode !== 'coordinated' || !l?.successor || !l.successorInstance) return undefined;
   if (l.preferredHolder !== undefined && l.preferredHolder !== l.successor) return undefined;
   if (l.successor === s.identity) return undefined;
@@ -1494,6 +1480,8 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
 /** How stale a session read may be and its judgement still sound: any renewal landing after it was sent comes after the holder's own deadline. */
 const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
 
+/** A session row read again, strongly consistent or not, shared with no other elector's read. */
+const readSessionAgain = (name: string, consistent: boolean): FollowerEffect => ({ kind: 'readSession', name, shareMs: 0, pendingMs: 0, consistent });
 const done = (state: FollowerState, fx: FollowerEffect[]): Out => ({ state: { ...state, pending: undefined }, effects: fx });
 const waiting = (state: FollowerState, pending: Pending, fx: FollowerEffect[], effect: FollowerEffect): Out => ({ state: { ...state, pending }, effects: [...fx, effect] });
 
@@ -1535,11 +1523,11 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       if (p.named) {
         // the holder's own process's row, read by name: gone, it is looked for again
         if (!e.read.row) return waiting(state, p, fx, { kind: 'readProcessSession', named: l.session!, process: processOf(l.holderInstance)! });
-        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0, consistent: sessionReadConsistent(s, state, p, l, at.now) });
+        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, readSessionAgain(e.read.row.name, sessionReadConsistent(s, state, p, l, at.now)));
         return judgedView(s, state, p, p.named, e.read, at, fx);
       }
       // a read sent longer ago than the margin (the process frozen or starved meanwhile) is read again
-      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0, consistent: sessionReadConsistent(s, state, p, l, at.now) });
+      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, readSessionAgain(l.session!, sessionReadConsistent(s, state, p, l, at.now)));
       // a row that does not vouch for the holder: its own process's session is looked for
       const own = ownSessionRead(l, p.raw.revision, e.read.row, state.ownFound, at.now, s.leaseDurationMs);
       if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process });
@@ -1550,7 +1538,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       if (p?.kind !== 'read' || !p.raw || !p.named) return done(state, fx);
       const l = p.raw.item!;
       const st = { ...state, ownFound: { holderInstance: l.holderInstance!, revision: p.raw.revision, name: e.read.row?.name, at: e.read.sentAt } };
-      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, { kind: 'readSession', name: e.read.row.name, shareMs: 0, pendingMs: 0, consistent: sessionReadConsistent(s, st, p, l, at.now) });
+      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, readSessionAgain(e.read.row.name, sessionReadConsistent(s, st, p, l, at.now)));
       return judgedView(s, st, p, p.named, e.read.row ? e.read : undefined, at, fx);
     }
     case 'candidatesRead': {
@@ -1647,7 +1635,7 @@ function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pendin
   const o = state.observed;
   const copy = named.consistent === false || own?.consistent === false;
   if (copy && o !== undefined && sameTerm(o.key, lease) && at.now - o.at > lease.leaseDurationSeconds * 1000) {
-    return waiting(state, { ...p, named: undefined, sessionReread: false, ownReread: false, sessionConsistent: true }, fx, { kind: 'readSession', name: l.session!, shareMs: 0, pendingMs: 0, consistent: true });
+    return waiting(state, { ...p, named: undefined, sessionReread: false, ownReread: false, sessionConsistent: true }, fx, readSessionAgain(l.session!, true));
   }
   const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! } };
   // the row judged by, whose renewals the cadence times
@@ -1660,7 +1648,7 @@ function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pendi
   const st = { ...state, viewedSession: undefined };
   // the row gone under a term that named a session: that session row first, read now (vanishedUnder)
   const gone = l === undefined && p.then === 'poll' && (p.consistent || p.reread) ? offSessionRead(s, st, at) : undefined;
-  if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, { kind: 'readSession', name: gone, shareMs: 0, pendingMs: 0, consistent: true });
+  if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, readSessionAgain(gone, true));
   if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
   const margin = sessionMargin(s);
   const aim = sessionCadence(l.session, at, fx).expectedAt();
@@ -1743,7 +1731,6 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     // holder of a deleted row leads on until its backstop read when the lease stream is down)
     fallbackAfterMs: st.lastHeldOnSession || view.item === undefined ? Math.max(s.fallbackAfterMs, sessionFallbackFor(s, st.lastHeldSeconds?.seconds)) : s.fallbackAfterMs,
   });
-  if (!(d.confirm || (d.answer !== undefined && s.candidate) || d.take !== undefined || d.reportVacancy)) return done({ ...st, vacantSince: d.vacantSince, wakeAt: d.wakeAt }, fx);
   if (d.confirm) {
     // elected: confirm by renewing before acting (a term rewritten under it is ended instead)
     st = { ...st, wakeAt: undefined };
@@ -1947,7 +1934,10 @@ export type Effect =
   /** Tell onError the leader's work failed, and what became of the term. */
   | { readonly kind: 'workFailure'; readonly token: number; readonly outcome: 'givenUp' | 'kept' | 'ended'; readonly cause: unknown }
   /** Stepped down: the term led (handed over or not: the shell releases it after withdrawing the candidacy), or none. */
-  | { readonly kind: 'steppedDown'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
+  | { readonly kind: 'steppedDown'; readonly led: SteppedDown };
+
+/** What a step-down led: the term it led as it stepped down, and whether it was handed over; undefined: it led none. */
+export type SteppedDown = { readonly term: Term; readonly handed: boolean } | undefined;
 
 /** What a leader does once a read or write answers (the head of `rest`), then the rest. */
 export type Next =
@@ -1966,7 +1956,7 @@ export type Next =
   /** The follower learns whether it leads the term won. */
   | { readonly k: 'led'; readonly ok: boolean }
   /** The heir's candidate row answered: hand over if it is that process's and the clock permits. */
-  | { readonly k: 'heirRow'; readonly term: Term; readonly heir: { readonly name: string; readonly instance: string }; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number }
+  | { readonly k: 'heirRow'; readonly term: Term; readonly heir: HeirOf; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number }
   /** Released unless handed over. */
   | { readonly k: 'releaseUnlessHanded'; readonly term: Term }
   | { readonly k: 'stepNow' }
@@ -1980,10 +1970,10 @@ export type Next =
    */
   | { readonly k: 'leadOn'; readonly again: boolean; readonly checkMs?: number; readonly gone?: string; readonly until?: number }
   /** A cancelled leader leading on for `heir`: its candidate row read (heirStands). */
-  | { readonly k: 'checkHeir'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number; readonly until: number }
+  | { readonly k: 'checkHeir'; readonly no: number; readonly heir: HeirOf; readonly again: boolean; readonly checkMs: number; readonly until: number }
   /** That row answered: still the heir's, it leads on; gone, it reads the lease for the heir named now, or releases. */
-  | { readonly k: 'heirStands'; readonly no: number; readonly heir: { readonly name: string; readonly instance: string }; readonly again: boolean; readonly checkMs: number; readonly until: number }
-  | { readonly k: 'handOffNow'; readonly heir: { readonly name: string; readonly instance: string } | undefined; readonly again: boolean }
+  | { readonly k: 'heirStands'; readonly no: number; readonly heir: HeirOf; readonly again: boolean; readonly checkMs: number; readonly until: number }
+  | { readonly k: 'handOffNow'; readonly heir: HeirOf | undefined; readonly again: boolean }
   /** Stepped down, handed or not; `again`: a hand-over sent without the refresh and not given reads the lease and tries once more. */
   | { readonly k: 'down'; readonly term: Term; readonly again: boolean }
   /** The lease read after such a refusal: handed to the heir it names now, if still in `term`. */
@@ -2006,13 +1996,12 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
     case 'answer':
       return go(s, state, e.rest, e, at, fx);
     case 'deadline':
-      return { state: lead?.no === e.no ? apply(s, state, lead, { kind: 'deadline', now: at.now }, at, fx) : state, effects: fx };
     case 'asked':
-      return { state: lead ? apply(s, state, lead, { kind: 'asked', now: at.now }, at, fx) : state, effects: fx };
     case 'sessionRenewed':
-      return { state: lead ? apply(s, state, lead, { kind: 'sessionRenewed', name: e.name, sentAt: e.sentAt, now: at.now, ended: e.ended }, at, fx) : state, effects: fx };
     case 'sessionEnded':
-      return { state: lead ? apply(s, state, lead, { kind: 'sessionEnded', name: e.name }, at, fx) : state, effects: fx };
+      // (the deadline's timer of an earlier term changes nothing)
+      if (!lead || (e.kind === 'deadline' && lead.no !== e.no)) return { state, effects: fx };
+      return { state: apply(s, state, lead, e.kind === 'sessionEnded' ? e : { ...e, now: at.now }, at, fx), effects: fx };
     case 'endpointRecovered':
       // DynamoDB answers again: a follower napping out an error backoff reads now (nothing else moves)
       return { state, effects: !lead && e.failures > 0 ? [STEP_NOW] : fx };
@@ -2120,7 +2109,7 @@ const look = (state: State, consistent: boolean, reportFault: boolean, rest: rea
 
 /** How long a leader in its term waits for the answer to a request its loop waits on: half the time left before its renew deadline, so a renewal still fits after it is abandoned. */
 const inTermMs = (s: Settings, lead: Lead, now: number): number => renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - now);
-const steppedDown = (state: State, led: { readonly term: Term; readonly handed: boolean } | undefined, fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'steppedDown', led }] });
+const steppedDown = (state: State, led: SteppedDown, fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'steppedDown', led }] });
 
 /** The leader's step: renews its term, or reads the lease (woken, on its live session, or the clock in doubt). */
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
@@ -2156,7 +2145,7 @@ function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'wo
 }
 
 /** Hands the term to `heir`: its candidate row read now (never earlier), then the write; `rest` is told whether it was handed. */
-function handOff(st: State, lead: Pick<Lead, 'term' | 'lease'>, heir: { readonly name: string; readonly instance: string }, rest: readonly Next[], fx: Effect[]): Step {
+function handOff(st: State, lead: Pick<Lead, 'term' | 'lease'>, heir: HeirOf, rest: readonly Next[], fx: Effect[]): Step {
   const l = lead.lease!;
   const row: Next = { k: 'heirRow', term: lead.term, heir, leaseTransitions: l.leaseTransitions, second: { name: l.secondSuccessor, instance: l.secondSuccessorInstance }, revision: l.revision + 1 };
   return { state: st, effects: [...fx, { kind: 'readHeir', name: heir.name, rest: [row, ...rest] }] };
