@@ -44,6 +44,7 @@ import {
   type Settings,
   type SleepGauge,
   type State,
+  type SteppedDown,
   type WriteOutcome,
 } from './step.js';
 import { sessionSeam, type Session } from './session.js';
@@ -114,19 +115,20 @@ export class LeaderElector {
     building = {};
     const o = parse(LeaderElectorOptionsSchema, options, `LeaderElector options${typeof options?.identity === 'string' ? ` for "${options.identity}"` : ''}`);
     const { client, callbacks, onError, clock, detectPlatform: detect, push, session, ...data } = o;
-    const time = stampClockFor(data.clockSync, client, clock ?? systemClock);
+    const machine = clock ?? systemClock;
+    const time = stampClockFor(data.clockSync, client, machine);
     // session rows are read by the session's reader, shared by the process's electors, or this elector's own
     // its reads and writes give up after a retry period (at least 5 s): one that never answers must not stop the elector (bounded-client.ts); a leader's, sooner (withinMs)
-    const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.retryPeriodMs));
+    const requests = boundedClient(client, machine, requestBoundMs(data.retryPeriodMs));
     const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
     const subject = `LeaderElector "${data.identity}" of lease "${data.leaseName}"`;
-    const told = errorSink(onError, subject, clock ?? systemClock);
+    const told = errorSink(onError, subject, machine);
     const report = faultReporter(told, subject, client, runningTableNotFound(subject, data.tables));
     const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);
     const lock = internals.lock ? internals.lock(built) : built;
     const decisions = { ...DECISIONS, ...internals.decisions };
     // on a session, the instance names the session's process: only its rows vouch for this elector's terms
-    const unique = uniqueId(clock ?? systemClock);
+    const unique = uniqueId(machine);
     this.instance = session ? instanceOnSession(data.identity, unique, session.process) : `${data.identity}_${unique}`;
     const c = data.candidacy;
     this.candidate = c
@@ -150,8 +152,8 @@ export class LeaderElector {
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
-    const startUp = new StartUp<void>(`LeaderElector "${opts.identity}" of lease "${opts.leaseName}"`, opts.tables);
-    this.x = { settings, lock, sessions, time, machine: clock ?? systemClock, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, ledOn: undefined };
+    const startUp = new StartUp<void>(subject, opts.tables);
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, ledOn: undefined };
     this.ready = startUp.ready;
   }
 
@@ -459,13 +461,12 @@ export class LeaderElector {
    */
   private async leaveLease(led: SteppedDown): Promise<void> {
     const { options: o } = this;
-    const departing = (read: LeaseRead | 'unread') => this.departing(read);
     // -1, or the token of a term it led whose release did not land
     let unreleased = -1;
     if (led && o.releaseOnCancel && !led.handed) {
-      if (!(await this.leaving(departing, { first: { kind: 'release', term: led.term } }))) unreleased = led.term.fencingToken;
-    } else if (!led && this.candidate) await this.leaving(departing);
-    this.leaveTerm(o.releaseOnCancel ? unreleased : this.known.ledToken);
+      if (!(await this.leaving((r) => this.departing(r), { first: { kind: 'release', term: led.term } }))) unreleased = led.term.fencingToken;
+    } else if (!led && this.candidate) await this.leaving((r) => this.departing(r));
+    this.leaveTerm(o.releaseOnCancel ? unreleased : this.keptToken);
   }
 
   /**
@@ -476,7 +477,7 @@ export class LeaderElector {
   private departing(read: LeaseRead | 'unread'): Leaving {
     const o = this.options;
     if (read === 'unread') return STAY;
-    const d = departure(read.item, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
+    const d = departure(read.item, o.identity, this.instance, this.keptToken);
     return !d ? SETTLED : d.kind === 'decline' ? { ...d, read } : d;
   }
 
@@ -595,7 +596,7 @@ export class LeaderElector {
     let left = false;
     const settled = await this.leaving((read) => {
       if (read === 'unread') return STAY;
-      const next = leavingDoubt(read.item, d.session, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken);
+      const next = leavingDoubt(read.item, d.session, o.identity, this.instance, this.keptToken);
       left = next.kind === 'keep' && next.left;
       if (next.kind === 'release') return next;
       if (next.kind === 'keep') return this.keptOffSession(read.item, d.session);
@@ -625,7 +626,7 @@ export class LeaderElector {
   private async leaveKept(read?: LeaseRead): Promise<void> {
     const { x, options: o } = this;
     const live = x.session?.name;
-    if (o.releaseOnCancel || !x.session || live === undefined || this.known.ledToken < 0) return;
+    if (live === undefined || this.keptToken < 0) return;
     // not taken off (a fault, nothing it can write, or races lost on every read): left on the session to run out on the stamp leaveTerm named it with
     await this.leaving((r) => this.keptOffSession(r === 'unread' ? r : r.item, live), read ? { read } : {});
   }
@@ -657,8 +658,13 @@ export class LeaderElector {
   private keptOffSession(l: Lease | undefined | 'unread', name: string): Leaving {
     const { x, options: o } = this;
     const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
-    const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, o.releaseOnCancel ? -1 : this.known.ledToken, x.ledOn);
+    const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, this.keptToken, x.ledOn);
     return next.kind === 'none' ? SETTLED : next.kind === 'hold' ? STAY : next;
+  }
+
+  /** The token of the last term it led, kept with releaseOnCancel false (step.ts departure's `keptToken`); -1: none kept. */
+  private get keptToken(): number {
+    return this.options.releaseOnCancel ? -1 : this.known.ledToken;
   }
 
   /** The take in doubt settled: its session renewed again. */
@@ -805,13 +811,12 @@ export class LeaderElector {
       }
       case 'endChanged':
         return { sent: this.ended(() => x.lock.endChanged(f.term, x.time.now())), answer: () => undefined };
-      case 'acquire': {
-        const session = this.sessionToWrite();
-        return { sent: this.putOnSession(x.lock.acquire(f.read, acquisition(f.read.item, { identity: o.identity, instance: this.instance, now: x.time.now(), leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session })), session, 'take'), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
-      }
+      case 'acquire':
       case 'takeAgain': {
         const session = this.sessionToWrite();
-        return { sent: this.putOnSession(x.lock.acquire(f.read, takenAgain(f.read.item!, { now: x.time.now(), leaseDurationSeconds: this.seconds, session })), session, 'take'), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+        const now = x.time.now();
+        const record = f.kind === 'acquire' ? acquisition(f.read.item, { identity: o.identity, instance: this.instance, now, leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session }) : takenAgain(f.read.item!, { now, leaseDurationSeconds: this.seconds, session });
+        return { sent: this.putOnSession(x.lock.acquire(f.read, record), session, 'take'), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
       }
       case 'release':
         return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
@@ -893,9 +898,6 @@ const STARTED = Promise.resolve();
 
 /** The writes that put a term on a session, as a hold's reason names them. */
 type PutOnSession = 'take' | 'confirmation' | 'renewal';
-
-/** What a step-down led: the term it led as it stepped down, and whether it was handed over; undefined: it led none. */
-type SteppedDown = { readonly term: Term; readonly handed: boolean } | undefined;
 
 /** A write a stopping elector leaves the lease with (leavingWrite). */
 type LeavingWrite =
