@@ -413,8 +413,7 @@ export class LeaderElector {
         } catch (e) {
           // a fault: told once per try, and tried again after the backoff (a follower) or at the
           // leader's retry period (its renew deadline guards its term). A row the schema refuses is
-          // no load to shed: read again every retry period, so its repair is seen at once (seed
-          // 18091 --regions: a doubled backoff kept the watchers napping 5.8 s past an operator's repair)
+          // no load to shed: read again every retry period, so its repair is seen at once
           x.failures = faultKind(e) === 'invalidRow' ? 1 : x.failures + 1;
           x.report(e);
         }
@@ -451,13 +450,10 @@ export class LeaderElector {
   /**
    * Stepped down (`led`: the term it led as it did, handed over or not), its candidacy withdrawn: the
    * lease left so that no term waits for a worker that is gone. With releaseOnCancel, a term it led
-   * and did not hand over is released: the term as it led it first, then as a consistent read shows
-   * it (departing). A follower in coordinated mode gives up what the lease still names it for
-   * (departing: a term handed to it as it stopped, a whole fleet stopped at once, or its name as
-   * successor or second successor), whatever releaseOnCancel says: that option keeps a term this
-   * worker led (its work may outlive run()), and a follower's name, or a term handed to it that it
-   * never led, guards no work. Then the term left on the row is left to run out on its stamp
-   * (leaveTerm): with releaseOnCancel false, the last it led; else one it led and could not release.
+   * and did not hand over is released (as led, then as a consistent read shows it). A follower in
+   * coordinated mode gives up what the lease still names it for (departure) whatever releaseOnCancel
+   * says: that option keeps a term its work may outlive run() in, and a follower's name guards no
+   * work. Then the term left on the row is left to run out on its stamp (leaveTerm).
    */
   private async leaveLease(led: SteppedDown): Promise<void> {
     const { options: o } = this;
@@ -573,19 +569,10 @@ export class LeaderElector {
   }
 
   /**
-   * Stopping with a write onto its session in doubt (takeInDoubt): the doubt settled as leavingDoubt
-   * says from a consistent read of the lease, before the hold goes. No term of this start-up on that
-   * session: the hold is dropped. A term of its own there is released, or, one it led that
-   * releaseOnCancel false keeps, taken off the session (keptOffSession); the hold is dropped once that
-   * lands, or, where it does not, once a read has shown that term named as left (leavingDoubt's
-   * `left`: leaveTerm named it on every row of the process, so it runs out on that stamp, as
-   * leaveKept leaves one). Otherwise, where it does not (the read fails, a fault, or races lost on
-   * every read: leaving), the hold outlives run(): the session ends at its deadline and the term
-   * runs out on its stamps.
-   * Dropped unsettled, the session's renewals for the process's other electors would keep alive for
-   * ever a term nobody leads (the lease's followers wait on the session). `done`: nothing more to
-   * settle (leaveKept need not look); `read`: the row it read, where the hold was dropped for no
-   * term of its own on that session.
+   * Stopping with a write onto its session in doubt (takeInDoubt): the doubt settled as step.ts
+   * leavingDoubt says, by `leaving`, before the hold goes; unsettled (the read fails, a fault, or
+   * races lost on every read), the hold outlives run(). `done`: nothing more to settle (leaveKept need
+   * not look); `read`: the row it read, where the hold was dropped for no term of its own there.
    */
   private async leaveDoubt(): Promise<{ readonly done: boolean; readonly read?: LeaseRead }> {
     const { x, options: o } = this;
@@ -608,20 +595,13 @@ export class LeaderElector {
   }
 
   /**
-   * Stopping with releaseOnCancel false, no hold of its own on its session: a term it led, kept, on
-   * the session its process renews on for its other electors is taken off it (keptOffSession), so
-   * its followers, quiet while the session vouched for it, are woken to judge it by its stamp. A
-   * write refused lost a race (the term ended or was taken between the read and the write), and one
-   * whose answer was lost on every try may have landed: either way the lease is read again and
-   * decided again, up to LEAVING_READS reads (leaving). `read`: a consistent read made since the step-down, if any.
-   * Where it cannot be done (the lease cannot be read, or the write fails), the term stays on the
-   * session and the session is not held: leaveTerm named it as left on every row of the process
-   * before this runs, so no row vouches for it past the stamp it was left at, and every observer
-   * that reads session rows judges it by that stamp (renewedBySession); the elector stepped down, so
-   * a longer vouching could only delay a takeover. Holding the session would end it at its deadline,
-   * costing the process's other electors their session, for a term that runs out on its stamp anyway
-   * (as leaveTerm leaves one whose release did not land). No released SDK reads session rows without
-   * `leftTerms`: both are new in 0.2.0, and `session` is refused with NoCoordination.
+   * Stopping with releaseOnCancel false, no hold of its own on its session: a term it led and keeps,
+   * on the session its process renews for its other electors, is taken off it (step.ts leavingKept),
+   * so its followers, quiet while the session vouched for it, judge it by its stamp. `read`: a
+   * consistent read made since the step-down, if any. Where that cannot be done, the term stays on
+   * the session, which is not held: leaveTerm named it as left on every row of the process before
+   * this runs, so it runs out on that stamp, and a held session would end at its renew deadline,
+   * costing the process's other electors theirs.
    */
   private async leaveKept(read?: LeaseRead): Promise<void> {
     const { x, options: o } = this;
@@ -633,13 +613,9 @@ export class LeaderElector {
 
   /**
    * Stopping on a process that runs a Session: the term with fencing token `token` it leaves on the
-   * lease (the last it led, kept with releaseOnCancel false; or one it led whose release did not
-   * land: a fault, or its answer lost on every try and no read since telling) is left to run out on
-   * its process's session rows (step.ts leftTerm, SessionSeam.leave), dropped there once a
-   * consistent read of the lease shows it no more. Without it, a term on the session its process
-   * renews on for its other electors, or one a same-lease peer pointed at another session (missing,
-   * or another process's) and so judged by its holder's own process's session, would be kept alive
-   * by those renewals for ever, nobody leading it. -1: nothing to leave.
+   * lease is left to run out on its process's session rows (step.ts leftTerm, SessionSeam.leave),
+   * dropped there once a consistent read of the lease shows it no more; else the process's renewals
+   * for its other electors would keep it alive for ever, nobody leading it. -1: nothing to leave.
    */
   private leaveTerm(token: number): void {
     const { x, options: o } = this;
@@ -755,20 +731,16 @@ export class LeaderElector {
     return this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session, signal });
   }
 
-  /**
-   * A hand-over, a release or an end of a term: announced to the other followers (a wake) when it
-   * landed, on the lease's topic and on the process topic of the one who leads next (a hand-over's
-   * heir, or the successor a vacated row names: it takes the vacancy); a fault is reported, and the
-   * term runs out.
-   */
+  /** endWith, as whether the write landed. */
   private async ended(write: () => Promise<Lease | undefined>, heir?: string): Promise<boolean> {
     return (await this.endWith(write, heir)) === 'landed';
   }
 
   /**
-   * ended(), telling a write refused (the row moved on: a lost race) from a fault (reported), and a
-   * fault after which the write may have landed (`unknown`: a timeout on every try, mayHaveLanded)
-   * from one after which it did not (`failed`).
+   * A hand-over, a release or an end of a term: announced to the other followers (a wake) once it
+   * landed, on the lease's topic and on the process topic of whoever leads next (a hand-over's heir,
+   * or the successor a vacated row names: it takes the vacancy). `refused`: the row moved on (a lost
+   * race); a fault is reported, `unknown` where the write may have landed (mayHaveLanded), else `failed`.
    */
   private async endWith(write: () => Promise<Lease | undefined>, heir?: string): Promise<WriteOutcome> {
     try {
@@ -969,11 +941,10 @@ interface Shell {
   readonly aside: Set<Promise<unknown>>;
   /**
    * A take naming session `session` (or a confirmation or a leader's renewal putting the term on it)
-   * failed in a way that may have landed (its answer lost): the session's renewals are held
-   * (`release`) until a consistent read of the lease shows no term of this start-up on it, or this
-   * elector leads a term it knows is on it. Else
-   * that session alone would keep alive a term nobody leads for as long as the lease cannot be read
-   * (its requests throttled, or denied).
+   * failed in a way that may have landed: the session's renewals are held (`release`) until a
+   * consistent read of the lease shows no term of this start-up on it, or this elector leads a term
+   * it knows is on it; else that session alone would keep alive a term nobody leads for as long as
+   * the lease cannot be read (its requests throttled, or denied).
    */
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
   /** The session the term it led last was on, as it last knew (leavingKept, where the lease cannot be read as it stops). */

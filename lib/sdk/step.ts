@@ -279,9 +279,7 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   const base = { confirm: false, answer, vacantSince, wakeAt: undefined, reportVacancy: false };
   if (v.mode === 'NoCoordination') return { ...base, take: 'self' };
   // an election held (notBefore: a term ended by someone else, its holder on a session perhaps not
-  // told yet) is taken by no fallback before its hold ends: the hold's length on the coordinator's
-  // clock, from when this worker first saw the election, written before (the three-term fallback,
-  // 45 s at 15 s leases, came before the 96 s unmarkedHoldMs: two leaders)
+  // told yet) is taken by no fallback before its hold ends, timed from when this worker first saw it
   const e = lease?.election;
   const heldUntil = e?.notBefore !== undefined ? (v.askSeenAt ?? now) + Math.max(0, e.notBefore - e.startedAt) : undefined;
   const pastFallback = now - vacantSince >= v.fallbackAfterMs;
@@ -305,9 +303,9 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   // a report, or an election, no running coordinator answered: the fallback need not wait out its
   // three terms, which only leave a running coordinator its choice. A report proves the term over
   // (its writer watched it unchanged for a lease duration, and any renewal removes it); an election
-  // left open past its ack window (a coordinator gone mid-election, seed 49950) blocks every report,
-  // and this worker has watched the lease vacant itself. Not one waiting for the lease stream: a
-  // deleted term's holder may lead on until the stream has handled the delete (Election awaitsStream)
+  // left open past its ack window (its coordinator gone) blocks every report, and this worker has
+  // watched the lease vacant itself. Not one waiting for the lease stream: a deleted term's holder
+  // may lead on until the stream has handled the delete (Election awaitsStream)
   const answerDue = v.askSeenAt === undefined || lease === undefined || lease.election?.awaitsStream ? undefined : Math.max(successorsTurnEnds, v.askSeenAt + REPORT_ANSWER_MS + (lease.election ? Math.max(0, lease.election.deadline - lease.election.startedAt) : 0));
   const take = fallback ?? (answerDue !== undefined && now >= answerDue ? ('self' as const) : undefined);
   const wakes = take === undefined ? [answerDue === undefined ? undefined : answerDue + 1, holdEnds].filter((x) => x !== undefined) : [];
@@ -349,9 +347,8 @@ export class RenewalPhase {
     let from: RenewalPhase = fresh ? new RenewalPhase(term) : this;
     const before = fresh ? undefined : previousSentAt;
     // stamped earlier than its cadence allows (a renewal is never early on the holder's own clock): the holder's
-    // estimate of DynamoDB's time moved back (a later sample narrowed it, up to its error: a second at first), and the
-    // landing offsets learnt against its older stamps are that much too small: moved with it, not kept as the
-    // tightest (the successor aimed that much early and found the renewals again only by missing them)
+    // estimate of DynamoDB's time moved back (a later sample narrowed it), so the landing offsets learnt against
+    // its older stamps are that much too small: moved with it, not kept as the tightest
     const interval = from.intervalMs();
     if (!fresh && last !== undefined && interval !== undefined) {
       const early = last + Math.max(1, Math.round((stamp - last) / interval)) * interval - stamp;
@@ -522,7 +519,7 @@ export function nextReadDelay(v: CadenceView): number {
     return atTermEnd(v, v.cadenceKnown ? chaseDelay(v) : unsureDelay(v, settling), graceMs);
   }
   // a holder already silent when last read, and no wake will say its term is over: read once the
-  // successors' turn is over (seeds 21049 and 22064: both out of reach), to report the vacancy
+  // successors' turn is over (they may be out of reach too), to report the vacancy
   if (v.pushLive && v.holderSilent && v.termEndsAt !== undefined && v.now < v.termEndsAt + SETTLING_TERMS * v.leaseDurationMs) {
     const turnOver = v.termEndsAt + v.retryPeriodMs + (lease?.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0) + READ_AFTER_MS;
     return turnOver > v.now ? turnOver - v.now : jittered(v, Math.min(SETTLING_READ_MS, v.retryPeriodMs), 0.2);
@@ -560,11 +557,10 @@ function unsureDelay(v: CadenceView, settling: boolean): number {
 function atTermEnd(v: CadenceView, ms: number, graceMs = 0): number {
   const untilEnd = v.termEndsAt === undefined ? Infinity : v.termEndsAt - v.now;
   if (untilEnd > 0) return Math.min(ms, untilEnd + READ_AFTER_MS);
-  // the second successor, in its grace: the successor takes the term as it runs out (it watched the same renewals,
-  // a few ms apart), so that write is chased as a renewal is: read at the end, then 50 ms later, then as long again
-  // as it has been overdue, until the grace is over. Seen only after the grace, the successor's new term ran out
-  // that much later as this worker watched it, and this worker, named its successor, took it that much late (200
-  // ms: the crash test of test/sdk/elector.test.ts). Three reads at most a term's end; none while the holder renews.
+  // the second successor, in its grace: the successor takes the term as it runs out, so that write is chased as a
+  // renewal is (at the end, 50 ms later, then as long again as it has been overdue, until the grace is over): seen
+  // late, the successor's new term would run out that much late as this worker, named its successor, watches it.
+  // Three reads at most a term's end; none while the holder renews.
   const untilGrace = untilEnd + graceMs;
   if (untilGrace > 0) return Math.min(ms, Math.max(CHASE_FIRST_MS, -untilEnd), untilGrace + READ_AFTER_MS);
   // run out: read often while the next term should come, for at most SETTLING_TERMS lease durations;
@@ -739,8 +735,7 @@ export interface SleepGauge {
  * clock, the monotonic clock its own oscillator). Not above 0: `now` is the lower, the one to keep.
  * A leader keeps the lowest of its gauges so (the top of the clock's rounding, let rise as fast as
  * drift may): a sleep, a step, shows against it whole but for the allowance over the low's age,
- * while drift, however long it goes on, never adds up to one (a low kept as it was did: a
- * monotonic clock 100 ppm slow crossed the second within 12 minutes).
+ * while drift, however long it goes on, never adds up to one.
  */
 export const gainedSince = (low: SleepGauge, now: SleepGauge): number => now.gauge - low.gauge - SINCE_BOOT_DRIFT * Math.max(0, now.at - low.at);
 
@@ -802,15 +797,13 @@ export function heirOf(s: LeaderSettings, l: Lease | undefined): HeirOf | undefi
 const ledWith = (l: Lease): number => l.termToken ?? l.fencingToken;
 
 /**
- * What a stopping worker that leads nothing does about the lease as read (after its candidacy is
- * withdrawn), so that no term waits for it once it is gone: a term handed to it as it stopped is
- * released (it never leads it), and its name as successor or second successor is taken off
- * (declinePatch). Undefined: the lease does not name this start-up. A giver's hand-over is
- * conditioned on the heir it names, so the two writes are ordered on the row: the hand-over lands
- * first and the heir finds it and releases it, or the heir's name is off first and the hand-over
- * is refused (the giver releases, or hands to the heir named then). `keptToken`: a term this
- * start-up led with a token up to it is left to run out (releaseOnCancel false: its work may outlive
- * run(); the elector passes the highest token it led), -1 none.
+ * What a stopping worker does about the lease as read, its candidacy withdrawn, so that no term
+ * waits for it once it is gone: a term of this start-up's (one handed to it as it stopped: it never
+ * leads it) is released, and its name as successor or second successor declined (declinePatch);
+ * undefined: the lease does not name it. A hand-over is conditioned on the heir it names, so it and
+ * the decline are ordered on the row: the heir finds the term and releases it, or the hand-over is
+ * refused. `keptToken`: a term it led with a token up to it is left to run out (releaseOnCancel
+ * false: its work may outlive run()), -1 none.
  */
 export type Departure = { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'decline'; readonly role: 'successor' | 'second' };
 
@@ -825,22 +818,16 @@ export function departure(l: Lease | undefined, identity: string, instance: stri
 }
 
 /**
- * What a stopping elector does with its hold on session `held` (a write putting its term on that
- * session may have landed unanswered: LeaderElector.putOnSession), from a consistent read of the
- * lease made after its step-down and departure: `drop` the hold when the row shows no term of this
- * start-up on that session (the write never landed, or the term has ended or moved since);
- * `release` the term on it, the hold dropped once the release lands; `keep` a term it led that
- * releaseOnCancel false keeps (`keptToken`, as departure's): taken off the session as leavingKept
- * says, the hold dropped once that lands. `left`: the term is the one the elector left to run out
- * on its process's session rows (leftTerm, showsLeftTerm: its instance and the token it led it
- * with), so where the move off does not land the hold is dropped all the same, as leaveKept leaves
- * such a term: the read settled the doubt (the term the write may have put there is this one, and
- * known), no row vouches for it past the stamp it was left at, and the elector stepped down; held,
- * the session would end at its deadline, costing the process's other electors their session. A
- * kept term not so named (its term token not the one it led last) keeps the hold where the move
- * does not land: the session ends at its deadline and the term runs out on its stamps. A hold not
- * dropped stays after run() returns: released, the session's renewals for the process's other
- * electors would keep the term alive for ever with nobody leading it.
+ * What a stopping elector does with its hold on session `held` (a write putting its term there may
+ * have landed unanswered: LeaderElector.putOnSession), from a consistent read made after it stepped
+ * down. `drop`: the row shows no term of this start-up on that session. `release`: the term there,
+ * the hold dropped once the release lands. `keep`: a term it led and keeps (`keptToken`, as
+ * departure's), taken off the session as leavingKept says, the hold dropped once that lands; where
+ * it does not land, dropped all the same when `left` (the term is the one named as left on its
+ * process's session rows, leftTerm: no row vouches for it past that stamp, and a held session would
+ * end at its renew deadline, costing the process's other electors theirs), else kept, so the
+ * session ends and the term runs out on its stamps. A hold never goes unsettled: the session's
+ * renewals for the process's other electors would keep alive a term nobody leads.
  */
 export type LeavingDoubt = { readonly kind: 'drop' } | { readonly kind: 'release'; readonly term: Term } | { readonly kind: 'keep'; readonly left: boolean };
 
@@ -850,19 +837,15 @@ export function leavingDoubt(l: Lease | undefined, held: string, identity: strin
 }
 
 /**
- * What a stopping elector does about a term it led that releaseOnCancel false keeps (`keptToken`,
- * as departure's), where the row has it on `live`, the session its process renews on for its other
- * electors (`stamp`: that row's stamp as the process last knew it landed: SessionSeam.stamp). Left
- * there, the session's renewals would keep the term alive for ever, its followers and the
- * coordinator judging it by them. So `offSession`: the term taken off the session by a renewal
- * conditioned on its token, stamped with the later of the session's stamp and the lease row's own
- * (a millisecond past it: a renewal never leaves the stamp where it was), its duration the row's;
- * it then runs out on that stamp, as a kept term off a session does. Never later than observers
- * already judge it by (the later of the two stamps), never earlier than the last renewal its leader
- * counted (the session's stamp only grows). `hold`: the row could not be read (`l` is 'unread')
- * and the last term it led was on that session as it last knew (`ledOn`): nothing is written, and
- * the term stays on the session, as where the write does not land, named as left on the process's
- * session rows (leftTerm), so it runs out on its stamp. `none`: no such term on a session its process renews.
+ * What a stopping elector does about a term it led and keeps (`keptToken`, as departure's) where
+ * the row has it on `live`, the session its process renews for its other electors (`stamp`: that
+ * row's stamp as the process last knew it landed, SessionSeam.stamp); left there, those renewals
+ * would keep the term alive for ever. `offSession`: taken off by a renewal conditioned on its token,
+ * stamped with the later of the session's stamp and the row's own plus 1 ms (never earlier than
+ * observers judge it by, nor than its leader's last counted renewal), its duration the row's: it
+ * then runs out on that stamp. `hold`: the row unread and the term last led on that session
+ * (`ledOn`): nothing written, the term left there, named as left on the process's session rows
+ * (leftTerm). `none`: no such term.
  */
 export type LeavingKept = { readonly kind: 'none' } | { readonly kind: 'offSession'; readonly term: Term; readonly stamp: number; readonly seconds: number } | { readonly kind: 'hold'; readonly session: string };
 
@@ -875,12 +858,11 @@ export function leavingKept(l: Lease | undefined | 'unread', live: { readonly na
 }
 
 /**
- * The term a stopping elector leaves to run out on its process's session rows (SessionSeam.leave:
- * IdentityLeaseItem.leftTerms): the last it led (`keptToken`, as departure's), with releaseOnCancel
- * false, on a process that runs a Session. Whatever the lease row shows as it stops (on the live
- * session, on a session a peer pointed it at, off any session, or moved on): named on every row of
- * its process from now on, no such row vouches for it past the stamp it was left at, so it runs out
- * though the process's other electors keep renewing. Undefined: nothing to leave.
+ * The term a stopping elector on a process that runs a Session leaves to run out on its process's
+ * session rows (SessionSeam.leave, IdentityLeaseItem.leftTerms), whatever the lease row shows: the
+ * one with token `keptToken` (the last it led and keeps, or one whose release did not land). Named
+ * there, no row vouches for it past the stamp it was left at, though the process's other electors
+ * renew on. Undefined: nothing to leave.
  */
 export function leftTerm(keptToken: number, instance: string, onSession: boolean): { readonly token: number; readonly instance: string } | undefined {
   return onSession && keptToken >= 0 ? { token: keptToken, instance } : undefined;
@@ -1379,13 +1361,12 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
   const changed = !st.observed || !sameTerm(st.observed.key, read.item);
   const l = read.item;
   // a holder whose instance names a session's process can move its term onto its session at any renewal:
-  // a copy read a moment before (or a move just before a delete) may not show it yet (seed 61866678)
+  // a copy read a moment before (or a move just before a delete) may not show it yet
   // the duration as the row says it, not as a view judged on an unvouched session stretched it (judgedOnSession)
   const row = st.lastRaw?.item !== undefined && st.lastRaw.revision === read.revision ? st.lastRaw.item : l;
   // no row at all: its last term may have been on a session, whoever held it (a row created again
-  // without a holder, an election held for the deleted term, tells nothing more: seed 6306473); nor
-  // does a row created again whose election waits for the lease stream, which may not have handled
-  // a delete yet (a worker started since took it at its three-term fallback)
+  // without a holder, an election held for the deleted term, tells nothing more); nor does a row
+  // created again whose election waits for the lease stream, which may not have handled a delete yet
   const unseenDelete = l === undefined || (l.holderIdentity === undefined && l.election?.awaitsStream === true);
   let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : unseenDelete ? { ...st, lastHeldOnSession: true } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
@@ -1562,12 +1543,10 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       return done(state, fx);
     case 'reported': {
       if (p?.kind !== 'report') return done(state, fx);
-      // Landed or refused, the row moved. Judging the row read before again (a session-only poll),
-      // it would report once more, refused every time, and never see its own report standing
-      // (seed 51881 --regions: a report a poll for 20 s, then no poll, the lease taken by another
-      // 21 s after the report). Landed: the lease as last judged carries the report, seen now
-      // (REPORT_ANSWER_MS counts from this write), so the next polls read the row while it stands.
-      // Refused: whoever moved first is read at once.
+      // Landed or refused, the row moved: judged again from the row read before (a session-only
+      // poll), it would be reported again, refused every time. Landed: the lease as last judged
+      // carries the report, seen now (REPORT_ANSWER_MS counts from this write), so the next polls
+      // read the row while it stands. Refused: whoever moved first is read at once.
       const st: FollowerState =
         e.lease === undefined
           ? { ...state, leaseReadAt: undefined, wakeAt: at.now }
