@@ -731,11 +731,6 @@ export class LeaderElector {
     return this.x.lock.renew(term, { now: this.x.time.now(), leaseDurationSeconds: this.seconds, session, signal });
   }
 
-  /** endWith, as whether the write landed. */
-  private async ended(write: () => Promise<Lease | undefined>, heir?: string): Promise<boolean> {
-    return (await this.endWith(write, heir)) === 'landed';
-  }
-
   /**
    * A hand-over, a release or an end of a term: announced to the other followers (a wake) once it
    * landed, on the lease's topic and on the process topic of whoever leads next (a hand-over's heir,
@@ -782,7 +777,7 @@ export class LeaderElector {
         return { sent: this.putOnSession(this.renew(f.term, session), session, 'confirmation'), answer: (lease) => ({ kind: 'confirmed', lease: lease as Lease | undefined }) };
       }
       case 'endChanged':
-        return { sent: this.ended(() => x.lock.endChanged(f.term, x.time.now())), answer: () => undefined };
+        return { sent: this.endWith(() => x.lock.endChanged(f.term, x.time.now())), answer: () => undefined };
       case 'acquire':
       case 'takeAgain': {
         const session = this.sessionToWrite();
@@ -791,7 +786,7 @@ export class LeaderElector {
         return { sent: this.putOnSession(x.lock.acquire(f.read, record), session, 'take'), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
       }
       case 'release':
-        return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
+        return { sent: this.endWith(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
       case 'newLeader':
         // the user's callback: what it throws (or rejects with) is reported, and the term it tells of is led all the same
         callBack(() => x.callbacks.onNewLeader?.(f.holder), x.report);
@@ -835,7 +830,7 @@ export class LeaderElector {
         callBack(() => x.callbacks.onStoppedLeading?.({ reason: f.reason, fencingToken: f.token }), x.report);
         return undefined;
       case 'endTerm':
-        this.aside(this.ended(() => x.lock.endChanged(f.term, x.time.now())));
+        this.aside(this.endWith(() => x.lock.endChanged(f.term, x.time.now())));
         return undefined;
       case 'renew':
         // a leader renews its term itself only off its live session: a renewal naming one moves the term onto it
@@ -845,13 +840,13 @@ export class LeaderElector {
       case 'readHeir':
         return { sent: x.lock.candidate(f.name), answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'handOver': {
-        const sent = this.ended(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, second: f.second }), f.heir.instance);
-        // beside the write, not after its answer: only a hint to read (ended wakes again after it landed)
+        const sent = this.endWith(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, second: f.second }), f.heir.instance);
+        // beside the write, not after its answer: only a hint to read (endWith wakes again once it landed)
         x.push?.wake(o.leaseName, f.revision, f.heir.instance);
-        return { sent, answer: (ok) => ({ kind: 'answer', rest: f.rest, ok: ok as boolean }) };
+        return { sent, answer: (out) => ({ kind: 'answer', rest: f.rest, ok: out === 'landed' }) };
       }
       case 'releaseTerm':
-        return { sent: this.ended(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'answer', rest: f.rest }) };
+        return { sent: this.endWith(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'renewCandidacy':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'sleep':

@@ -266,9 +266,8 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   const asked = lease?.election ? lease.election.id : askedInVainKey(lease);
   const answer = !v.candidate ? undefined : asked !== undefined && v.ackedElection !== asked ? { election: asked } : v.unanswered ? ('unanswered' as const) : standsAgainNow(lease, v) ? ('standAgain' as const) : undefined;
 
-  const held = lease?.holderIdentity !== undefined;
   const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
-  const expired = held && now - v.observedAt > termMs;
+  const expired = lease?.holderIdentity !== undefined && now - v.observedAt > termMs;
   const successor = v.mode === 'coordinated' && isSuccessor(lease, v.identity, v.instance);
   const second = v.mode === 'coordinated' && isSecondSuccessor(lease, v.identity, v.instance);
   if (!isVacant(lease, v.observedAt, now)) {
@@ -664,7 +663,7 @@ export type LeaderStep =
   | { readonly kind: 'look' };
 
 const NONE: LeaderStep = { kind: 'none' };
-const stop = (reason: StopReason, look = false): LeaderStep => ({ kind: 'stop', reason, look });
+const stop = (reason: StopReason): LeaderStep => ({ kind: 'stop', reason, look: false });
 /** Its term was rewritten under it: stop, end the term on the row too, and read the lease at once. */
 const REWRITTEN: LeaderStep = { kind: 'stop', reason: 'deposed', look: true, endTerm: true };
 
@@ -869,9 +868,7 @@ export function leftTerm(keptToken: number, instance: string, onSession: boolean
 }
 
 /** Whether lease row `l` still shows a term left to run out (leftTerm): until it does not, its process's session rows name it. */
-export function showsLeftTerm(l: Lease | undefined, term: { readonly token: number; readonly instance: string }): boolean {
-  return namesTerm(l, term);
-}
+export const showsLeftTerm: (l: Lease | undefined, term: { readonly token: number; readonly instance: string }) => boolean = namesTerm;
 
 /**
  * How a stopping elector's write leaving the lease (a release, a decline, a kept term's move off its
