@@ -77,9 +77,18 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
   ]);
 }
 
-/** When the coordinator's tick deletes the refused session row a term is held on (lib/coordinator/refused-session.ts). */
+/**
+ * When the coordinator's tick deletes the refused session row a term is held on, or that may be its
+ * holder's process's own session (lib/coordinator/refused-session.ts, reconcile.ts).
+ */
 function deletionLine(d: RefusedRowDeletion, now: number, config: ElectionConfig): string {
-  const wait = `the longest lease on it (${span(d.holdMs)}) and clockSkewMs (${span(config.clockSkewMs)})`;
+  if (d.kind === 'expires') {
+    const after = new Date(d.deleteAfter).toISOString();
+    if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end), if no held lease or live candidate names it and its stamp is unchanged`;
+    return `by the coordinator's tick after ${after} (${relative(d.deleteAfter, now)}), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (${relative(d.renewTime, now)}, ${new Date(d.renewTime).toISOString()}) + its leaseDurationSeconds (${span(d.leaseDurationSeconds * 1000)}) + identityGcGraceMs (${span(config.identityGcGraceMs)}) + clockSkewMs (${span(config.clockSkewMs)}); no held lease names the row, so the tick does not time it by a sighting`;
+  }
+  const longest = d.named ? `the longest lease on it (${span(d.holdMs)})` : `the longest lease a row may state (${span(d.holdMs)}: no held lease names the row, and its stamp does not read)`;
+  const wait = `${longest} and clockSkewMs (${span(config.clockSkewMs)})`;
   switch (d.kind) {
     case 'tooLarge':
       return `never by the coordinator's tick: the row has more than ${MAX_REFUSED_ATTRIBUTES} attributes, too many to condition a delete on (DynamoDB's 4 KB): delete it yourself once its holder is known to be gone`;

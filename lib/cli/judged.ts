@@ -50,8 +50,16 @@ export interface RefusedSession extends SessionRead {
   readonly judging?: undefined;
 }
 
-/** When the tick will delete a refused session row (refusedDeletion), and the longest lease held on it (`holdMs`) that the wait counts. */
-export type RefusedRowDeletion = RefusedDeletion & { readonly holdMs: number };
+/**
+ * When the tick will delete a refused session row: timed by its sighting (refusedDeletion) for
+ * `holdMs`, the longest lease held on it, or, no held lease naming it (`named` false), the longest a
+ * lease may state; or, no held lease naming it and its stamp readable, never timed but collected
+ * once expired by that stamp (`expires`: renewTime + leaseDurationSeconds + identityGcGraceMs +
+ * clockSkewMs, `deleteAfter`), if no held lease or live candidate names it then.
+ */
+export type RefusedRowDeletion =
+  | (RefusedDeletion & { readonly holdMs: number; readonly named: boolean })
+  | { readonly kind: 'expires'; readonly renewTime: number; readonly leaseDurationSeconds: number; readonly deleteAfter: number };
 
 /** The session rows a list command read (once, however many leases), and when the read was sent. */
 export interface SessionsSeen {
@@ -145,7 +153,8 @@ export interface Judged {
    * whether it vouches for the holder (unvouched); `refused`: what the schema refused of the row,
    * and the command that deletes it (the term is then judged by nobody: not vacant, no end); from
    * `describe`, once the coordinator's tick has timed the row as it is, since when it has seen it
-   * unchanged and after when it deletes it (its clock, epoch ms).
+   * unchanged and after when it deletes it (its clock, epoch ms); for a row no held lease names
+   * whose stamp reads, after when it deletes it as expired by that stamp (no `unchangedSince`).
    */
   session?: { name: string; row: IdentityLease | null; vouches: boolean; refused?: { issues: readonly FieldIssue[]; repair: string; unchangedSince?: number; deleteAfter?: number } };
 }
@@ -155,7 +164,7 @@ export function judged(lease: Lease, seen: SessionSeen | undefined, now: number,
   const v = vacancy(effective, now, config.clockSkewMs);
   const vouches = !seen?.refused && !unvouched(lease, seen);
   const expiresAt = lease.holderIdentity === undefined || unforeseen(seen) ? undefined : leaseExpiresAt(effective);
-  const d = seen?.deletion?.kind === 'timed' ? { unchangedSince: seen.deletion.seen.at, deleteAfter: seen.deletion.deleteAfter } : {};
+  const d = seen?.deletion?.kind === 'timed' ? { unchangedSince: seen.deletion.seen.at, deleteAfter: seen.deletion.deleteAfter } : seen?.deletion?.kind === 'expires' ? { deleteAfter: seen.deletion.deleteAfter } : {};
   const refused = seen?.refused ? { refused: { issues: seen.refused.issues, repair: seen.refused.repair, ...d } } : {};
   return {
     at: now,

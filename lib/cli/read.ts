@@ -1,7 +1,7 @@
 /** Reads for the commands: consistent, parsed by the stores, unknown names answered with the known ones. */
 import type { Candidate } from '../schemas/candidate.js';
 import { judgedOffNamed, judgingRow } from '../election/vacancy.js';
-import { mayBeProcessSession, processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { IdentityStamp, mayBeProcessSession, processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { ValidationError } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
@@ -14,7 +14,7 @@ import { CliError, listNames } from './errors.js';
 import { sessionOf, type RefusedRowDeletion, type SessionSeen, type SessionsSeen } from './judged.js';
 import { byName } from './views.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from '../coordinator/vouched.js';
-import { heldOnRefusedMs, refusedDeletion } from '../coordinator/refused-session.js';
+import { ANY_TERM, heldOnRefusedMs, refusedDeletion } from '../coordinator/refused-session.js';
 
 async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
   const items: T[] = [];
@@ -204,9 +204,13 @@ export async function snapshot(ctx: CliContext, name: string, opts: { deletion?:
 }
 
 /**
- * When the coordinator's tick will delete session row `name`, which the schema refuses: by the
- * sighting it left on the row as stored and the longest lease held on it (every lease's, as the tick
- * times it: a scan of the leases' session fields); undefined once the row is gone.
+ * When the coordinator's tick will delete session row `name`, which the schema refuses, as the tick
+ * decides it (lib/coordinator/reconcile.ts): held leases naming it (every lease's, a scan of the
+ * leases' session fields), by the sighting it left on the row as stored and the longest of them
+ * (timeRefusedSessions); none naming it (a row of the holder's process's a term judged off its
+ * named row may be on), once expired by the stamp it still carries where that reads (collectGarbage:
+ * never timed), else by the sighting and the longest lease a row may state (ANY_TERM). Undefined
+ * once the row is gone.
  */
 async function refusedRowDeletion(ctx: CliContext, name: string): Promise<RefusedRowDeletion | undefined> {
   const key = sessionKey(name);
@@ -214,6 +218,12 @@ async function refusedRowDeletion(ctx: CliContext, name: string): Promise<Refuse
   if (!row) return undefined;
   const held: HeldSession[] = [];
   for await (const page of ctx.leases.scanSessions()) held.push(...page.filter((l) => l.holderIdentity !== undefined && l.session === name));
-  const holdMs = heldOnRefusedMs(held, row);
-  return { ...refusedDeletion(row, holdMs, ctx.config.clockSkewMs), holdMs };
+  const named = held.length > 0;
+  const stamp = named ? undefined : IdentityStamp.safeParse(row);
+  if (stamp?.success) {
+    const { renewTime, leaseDurationSeconds } = stamp.data;
+    return { kind: 'expires', renewTime, leaseDurationSeconds, deleteAfter: renewTime + leaseDurationSeconds * 1000 + ctx.config.identityGcGraceMs + ctx.config.clockSkewMs };
+  }
+  const holdMs = heldOnRefusedMs(named ? held : ANY_TERM, row);
+  return { ...refusedDeletion(row, holdMs, ctx.config.clockSkewMs), holdMs, named };
 }

@@ -18,7 +18,7 @@ import { LeaseStore, type HeldSession, type LeaseRead } from '../stores/lease-st
 import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
 import { candidateSessions, readSessions, vouchAll } from './vouched.js';
-import { REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep } from './refused-session.js';
+import { ANY_TERM, REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep } from './refused-session.js';
 
 export interface CoordinatorDeps {
   leases: LeaseStore;
@@ -558,9 +558,6 @@ interface RefusedRow {
 }
 
 const refusedRow = (s: { invalid: InvalidItem; row: Record<string, unknown> }, unstamped: boolean): RefusedRow => ({ key: { component: String(s.invalid.key['component']), name: String(s.invalid.key['name']) }, row: s.row, unstamped });
-
-/** What a row no held term names may yet carry: a term taken on it since the scans, as long as any lease may be (MAX_LEASE_DURATION_SECONDS). */
-const ANY_TERM = [{ leaseDurationSeconds: undefined }] as const;
 
 /**
  * Times each refused session row that held terms (`terms`: the held leases, whatever session they

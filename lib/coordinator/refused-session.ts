@@ -101,6 +101,14 @@ export function refusedSessionStep(row: Readonly<Record<string, unknown>>, holdM
 }
 
 /**
+ * What a row no held term names may yet carry: a term taken on it since the scans, as long as any
+ * lease may be (MAX_LEASE_DURATION_SECONDS). The tick times such a row by it where the row's own
+ * stamp does not read (reconcile.ts timeRefusedSessions); where it reads, the row is collected once
+ * expired by it instead, never timed.
+ */
+export const ANY_TERM = [{ leaseDurationSeconds: undefined }] as const;
+
+/**
  * How long the terms on a refused row may outlive the last change to it: the longest lease duration
  * among them (a term whose duration cannot be read: the longest a row may state), and the row's own
  * `leaseDurationSeconds` where it reads (a Session's longest lease; only ever lengthens the wait).

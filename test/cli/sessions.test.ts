@@ -21,6 +21,7 @@ import { REFUSED_SEEN, rowDigest } from '../../lib/coordinator/refused-session.j
 import { localClient } from '../../lib/stores/client.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, scripted, type CliHarness } from './harness.js';
+import { collectIdentities, coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 
 let h: CliHarness;
 let identities: IdentityStore;
@@ -487,5 +488,63 @@ describe("a term the lease's session does not vouch for, or one its process left
     expect(leader.err).toMatch(/^error: lease "redirected-refused": the term of a1 \(fencing token 7\) is held on session "s-pr-broken", whose row on the identities table "[^"]+" does not match the schema \(hostname: /);
     const list = await h.run(['get', 'leases'], { clock: at() });
     expect(list.out.split('\n').find((l) => l.startsWith('redirected-refused '))!.split(/\s{3,}/).slice(-1)).toEqual(['unknown']);
+  });
+});
+
+describe("describe lease, a term judged off its named row while a refused row of its holder's process may be its own session: Row deleted says what the coordinator's tick does with that row, which no held lease names", () => {
+  /** A lease held by a1 of process `process` on session `<name>-gone` (no row), and a row of `process`'s sessions the schema refuses (`set` over a readable one). */
+  async function world(label: string, process: string, set: Record<string, unknown>) {
+    const g = await cliHarness(label);
+    const name = `held-${process}`;
+    await g.seedLease(lease('a1', { name, holderInstance: `a1_1@${process}`, session: `${name}-gone`, leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion' }));
+    await g.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: name }));
+    const key = sessionKey(`s-${process}-broken`);
+    await g.t.client.send(new PutItemCommand({ TableName: g.t.names.identities, Item: marshall({ ...key, holderIdentity: `s-${process}-broken_1`, process, hostname: 'web-9', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2 * SEC, revision: 3, ...set }) }));
+    const rowDeleted = async (now: number) => {
+      const r = await g.run(['describe', 'lease', name], { clock: manualClock(now) });
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(new RegExp(`^Session: +held on session s-${process}-broken, whose row does not match the schema: `, 'm'));
+      return r.out.split('\n').find((l) => l.startsWith('Row deleted:'))?.replace(/^Row deleted: +/, '');
+    };
+    const json = async (now: number) => (JSON.parse((await g.run(['-o', 'json', 'describe', 'lease', name], { clock: manualClock(now) })).out) as { lease: { judged: Judged } }).lease.judged.session?.refused;
+    // the coordinator's round's end over the same tables, at `now`; then the row as stored (undefined: deleted)
+    const tick = async (now: number) => {
+      await collectIdentities(coordinatorDeps(g.t.client, g.t.names, { clock: manualClock(now) }));
+      return new IdentityStore(g.t.client, g.t.names.identities).readRow(key.component, key.name);
+    };
+    return { g, rowDeleted, json, tick };
+  }
+
+  it('its stamp reads: deleted once expired by it (renewTime + leaseDurationSeconds + identityGcGraceMs + clockSkewMs), not timed by a sighting (before: "not timed yet … 1m1s after it first does")', async () => {
+    const { g, rowDeleted, json, tick } = await world('cli-refused-own-stamped', 'pq', { hostname: 5 });
+    try {
+      const due = NOW - 2 * SEC + 60 * SEC + SEC; // its renewTime + 1m + 0s + 1s
+      expect(await rowDeleted(NOW)).toBe(`by the coordinator's tick after ${new Date(due).toISOString()} (in 59s), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (2s ago, ${new Date(NOW - 2 * SEC).toISOString()}) + its leaseDurationSeconds (1m) + identityGcGraceMs (0s) + clockSkewMs (1s); no held lease names the row, so the tick does not time it by a sighting`);
+      expect(await json(NOW)).toMatchObject({ deleteAfter: due });
+      expect(await json(NOW)).not.toHaveProperty('unchangedSince');
+      // the tick leaves no sighting on it, keeps it until then, and deletes it after
+      expect(await tick(NOW)).not.toHaveProperty(REFUSED_SEEN);
+      expect(await tick(due)).toBeDefined();
+      expect(await rowDeleted(due + SEC)).toBe(`due since ${new Date(due).toISOString()} (1s ago), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end), if no held lease or live candidate names it and its stamp is unchanged`);
+      expect(await tick(due + 1)).toBeUndefined();
+    } finally {
+      await g.t.drop();
+    }
+  });
+
+  it('its stamp does not read: timed from the tick\'s first sighting for the longest lease a row may state (a day) and clockSkewMs (before: "1m1s after it first does", the row\'s own duration)', async () => {
+    const { g, rowDeleted, json, tick } = await world('cli-refused-own-unstamped', 'pu', { renewTime: 'yesterday' });
+    try {
+      const day = 86_400 * SEC;
+      expect(await rowDeleted(NOW)).toBe(`not timed yet: the coordinator's tick has not seen the row as it is now; it deletes it 1d after it first does, if it stays unchanged: the longest lease a row may state (1d: no held lease names the row, and its stamp does not read) and clockSkewMs (1s)`);
+      expect(await tick(NOW)).toMatchObject({ [REFUSED_SEEN]: { at: NOW } });
+      const due = NOW + day + SEC;
+      expect(await rowDeleted(NOW + SEC)).toBe(`by the coordinator's tick after ${new Date(due).toISOString()} (in 1d), if the row stays unchanged: first seen so 1s ago (${new Date(NOW).toISOString()}), then the longest lease a row may state (1d: no held lease names the row, and its stamp does not read) and clockSkewMs (1s)`);
+      expect(await json(NOW + SEC)).toMatchObject({ unchangedSince: NOW, deleteAfter: due });
+      expect(await tick(due)).toBeDefined();
+      expect(await tick(due + 1)).toBeUndefined();
+    } finally {
+      await g.t.drop();
+    }
   });
 });
