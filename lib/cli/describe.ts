@@ -133,7 +133,7 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   const { read: { item: lease }, candidates, session } = snap;
   const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config);
   const lines = leaseLines(name, lease, session, candidates, now, config);
-  lines.push('', `Candidates, in the coordinator’s order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
+  lines.push('', `Candidates, in the coordinator's order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');
   else lines.push(...candidateLines(ordered, now, config, preferred).map((l) => `  ${l}`));
   if (reasons.length) lines.push('', 'Why in this order:', ...reasons.map((r) => `  ${clean(r)}`));

@@ -118,14 +118,14 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .description('Operate Conclave: coordinated leader election (KEP-4355) on DynamoDB')
     .version(cliVersion(), '-V, --version', 'the version of @conclave/cli')
     .option('--endpoint <url>', 'DynamoDB endpoint, e.g. DynamoDB Local; dummy credentials (env CONCLAVE_ENDPOINT)')
-    .option('--region <region>', 'AWS region (default: the AWS SDK’s, e.g. AWS_REGION)')
+    .option('--region <region>', "AWS region (default: the AWS SDK's, e.g. AWS_REGION)")
     .option('--table-prefix <prefix>', 'tables PREFIX-leases, PREFIX-candidates, PREFIX-identities (env CONCLAVE_TABLE_PREFIX; default "conclave")')
-    .option('--leases-table <name>', 'the leases table’s name, overriding the prefix')
-    .option('--candidates-table <name>', 'the candidates table’s name, overriding the prefix')
-    .option('--identities-table <name>', 'the identities table’s name, overriding the prefix')
+    .option('--leases-table <name>', "the leases table's name, overriding the prefix")
+    .option('--candidates-table <name>', "the candidates table's name, overriding the prefix")
+    .option('--identities-table <name>', "the identities table's name, overriding the prefix")
     .option('-o, --output <format>', 'table or json (json: the items as parsed, one document; leases with what the CLI judged, `judged`)')
     .option('--request-timeout <ms>', 'give up on a try of a DynamoDB request unanswered after MS milliseconds; 3 tries (env CONCLAVE_REQUEST_TIMEOUT; default 5000)')
-    .option('--election-config <json|file>', 'the coordinator’s election config as deployed (JSON or a file): judge expiry, acks and staleness with it (env CONCLAVE_ELECTION_CONFIG; default: the defaults)')
+    .option('--election-config <json|file>', "the coordinator's election config as deployed (JSON or a file): judge expiry, acks and staleness with it (env CONCLAVE_ELECTION_CONFIG; default: the defaults)")
     .addHelpText('after', EXAMPLES)
     // a command's --help lists --endpoint, --table-prefix, -o too: the options it runs with
     .configureHelp({ showGlobalOptions: true })
@@ -157,7 +157,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .action((_opts, cmd: Command) => withDb(cmd, getLeases));
   get
     .command('candidates')
-    .argument('[lease]', 'only this lease’s candidates (default: all)')
+    .argument('[lease]', "only this lease's candidates (default: all)")
     .description('candidates: versions, priority, strategies, renewal, ping/ack, identity')
     .action((lease: string | undefined, _opts, cmd: Command) => withDb(cmd, (ctx) => getCandidates(ctx, parse(CandidatesArgs, { lease }, 'arguments'))));
 
@@ -166,7 +166,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .description('everything about one lease')
     .command('lease')
     .argument('<name>', 'the lease')
-    .description('a lease in full, its candidates in the coordinator’s order, and what the coordinator does next')
+    .description("a lease in full, its candidates in the coordinator's order, and what the coordinator does next")
     .action((lease: string, _opts, cmd: Command) => withDb(cmd, (ctx) => describeLease(ctx, parse(LeaseArg, { lease }, 'arguments'))));
 
   root
@@ -181,9 +181,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .argument('<candidate>')
     .argument('[priority]', 'a whole number ≥ 1; higher wins')
     .option('--for <duration>', 'the pin expires after this long, e.g. 30m, 2h')
-    .option('--clear', 'remove the candidate’s priority')
+    .option('--clear', "remove the candidate's priority")
     .option(...YES)
-    .description('pin a candidate’s priority (an operator’s override of the version order), or clear it')
+    .description("pin a candidate's priority (an operator's override of the version order), or clear it")
     .action((lease: string, candidate: string, priority: string | undefined, opts: { for?: string; clear?: boolean }, cmd: Command) =>
       withDb(cmd, (ctx) => setPriority(ctx, parse(SetPriorityArgs, { lease, candidate, priority, for: opts.for, clear: opts.clear }, 'set-priority arguments'))),
     );
@@ -192,11 +192,11 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .command('set-strategy')
     .argument('<lease>')
     .argument('[strategy]', KNOWN_STRATEGIES.join(' or '))
-    .option('--clear', 'remove the operator’s strategy: the candidates’ consensus decides again')
+    .option('--clear', "remove the operator's strategy: the candidates' consensus decides again")
     .option('--third-party', 'allow a strategy Conclave does not run (a third party elects)')
-    .option('--create', 'create the lease’s row when it has none and no candidates yet (otherwise refused: a typo must not make a lease)')
+    .option('--create', "create the lease's row when it has none and no candidates yet (otherwise refused: a typo must not make a lease)")
     .option(...YES)
-    .description('set the lease’s strategy (sticky; the coordinator never overwrites it), or clear it')
+    .description("set the lease's strategy (sticky; the coordinator never overwrites it), or clear it")
     .action((lease: string, strategy: string | undefined, opts: { clear?: boolean; thirdParty?: boolean; create?: boolean }, cmd: Command) =>
       withDb(cmd, (ctx) => setStrategy(ctx, parse(SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty, create: opts.create }, 'set-strategy arguments'))),
     );
@@ -205,11 +205,11 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .command('set-locations')
     .argument('<lease>')
     .argument('[locations...]', 'zones or regions, best first, e.g. us-east-1a us-east-1')
-    .option('--none', 'prefer no location on this lease, whatever the coordinator’s preferredLocations')
-    .option('--clear', 'remove the lease’s own preference: the coordinator’s preferredLocations apply again')
-    .option('--create', 'create the lease’s row when it has none and no candidates yet (otherwise refused: a typo must not make a lease)')
+    .option('--none', "prefer no location on this lease, whatever the coordinator's preferredLocations")
+    .option('--clear', "remove the lease's own preference: the coordinator's preferredLocations apply again")
+    .option('--create', "create the lease's row when it has none and no candidates yet (otherwise refused: a typo must not make a lease)")
     .option(...YES)
-    .description('set the zones and regions the lease’s leader should run in, best first (a better-placed candidate preempts the holder), or clear them')
+    .description("set the zones and regions the lease's leader should run in, best first (a better-placed candidate preempts the holder), or clear them")
     .action((lease: string, locations: string[], opts: { none?: boolean; clear?: boolean; create?: boolean }, cmd: Command) =>
       withDb(cmd, (ctx) => setLocations(ctx, parse(SetLocationsArgs, { lease, locations, none: opts.none, clear: opts.clear, create: opts.create }, 'set-locations arguments'))),
     );
@@ -229,7 +229,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--force', 'end the term now without asking the holder (it may act until its next renewal, at most its lease duration from now)')
     .option('--timeout <duration>', 'how long to wait for the holder to yield (default: as long as it can take to see the request: twice the lease duration, or 5.4 lease durations for a lease held on a session; at least 10s)')
     .option(...YES)
-    .description('end the holder’s term: ask it to yield (preferredHolder) and wait until it has stopped and released')
+    .description("end the holder's term: ask it to yield (preferredHolder) and wait until it has stopped and released")
     .action((lease: string, opts: { force?: boolean; timeout?: string }, cmd: Command) =>
       withDb(cmd, (ctx) => release(ctx, parse(ReleaseArgs, { lease, force: opts.force, timeout: opts.timeout }, 'release arguments'), pace())),
     );
@@ -246,11 +246,11 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
 
   root
     .command('events')
-    .option('--events-file <path>', 'the local system’s events file (env CONCLAVE_EVENTS_FILE; default .local/events.jsonl, where `npx conclave-local` run in this folder writes them)')
+    .option('--events-file <path>', "the local system's events file (env CONCLAVE_EVENTS_FILE; default .local/events.jsonl, where `npx conclave-local` run in this folder writes them)")
     .option('-f, --follow', 'keep reading lines appended to the file')
     .option('--lease <name>', 'only events of this lease')
     .option('--type <detail-type>', `only events of this detail-type: ${DETAIL_TYPES.map((t) => `"${t}"`).join(', ')}`)
-    .description('tail the local system’s events (the JSON lines `npx conclave-local` writes), validated; bad lines are reported and skipped')
+    .description("tail the local system's events (the JSON lines `npx conclave-local` writes), validated; bad lines are reported and skipped")
     .action(async (opts: { eventsFile?: string; follow?: boolean; lease?: string; type?: string }, cmd: Command) => {
       const args = parse(EventsArgs, { ...opts, eventsFile: opts.eventsFile ?? (io.env['CONCLAVE_EVENTS_FILE'] || undefined) }, 'events options');
       await events({ sink: io, output: output(cmd) }, args, pace());

@@ -50,8 +50,8 @@ describe('bin/conclave.mjs', () => {
     const root = bin(['--help']);
     expect(root.stdout).toContain('Examples (local mode: `npx conclave-local`, from @conclave/testing, prints the endpoint and prefix):');
     const events = bin(['events', '--help']);
-    expect(events.stdout).toContain('tail the local system’s events (the JSON lines `npx conclave-local` writes)');
-    expect(events.stdout).toMatch(/--events-file <path> +the local system’s events file \(env\s+CONCLAVE_EVENTS_FILE; default\s+\.local\/events\.jsonl/);
+    expect(events.stdout).toContain("tail the local system's events (the JSON lines `npx conclave-local` writes)");
+    expect(events.stdout).toMatch(/--events-file <path> +the local system's events file \(env\s+CONCLAVE_EVENTS_FILE; default\s+\.local\/events\.jsonl/);
     for (const r of [root, events]) expect(r.stdout).not.toMatch(/npm start/);
   });
 

@@ -395,7 +395,7 @@ describe('set-locations, and where candidates run in describe lease (issue 18)',
   it('without a preference: each candidate’s zone is shown, and the version order decides', async () => {
     const r = await h.run(['describe', 'lease', 'placed'], { clock: at() });
     expect(r.out).toMatch(/^Preferred locations: +none$/m);
-    expect(r.out).toMatch(/^Candidates, in the coordinator’s order \(priority, oldest emulation, oldest binary, earliest registration, name\):$/m);
+    expect(r.out).toMatch(/^Candidates, in the coordinator's order \(priority, oldest emulation, oldest binary, earliest registration, name\):$/m);
     expect(ranking(r.out).map((c) => [c[1], c[4]])).toEqual([['p1', 'us-east-1b'], ['p3', '-'], ['p2', 'us-east-1a']]);
     expect(r.out).toMatch(/^ {2}p1 before p3: same versions as p3, registered earlier/m);
   });
@@ -416,7 +416,7 @@ describe('set-locations, and where candidates run in describe lease (issue 18)',
     expect((await h.leases.read('placed')).item).toMatchObject({ holderIdentity: 'p1', preferredLocations: ['us-east-1a', 'us-east-1'], revision: 2 });
 
     const d = await h.run(['describe', 'lease', 'placed'], { clock: at() });
-    expect(d.out).toMatch(/^Candidates, in the coordinator’s order \(priority, oldest emulation, preferred location, oldest binary, earliest registration, name\):$/m);
+    expect(d.out).toMatch(/^Candidates, in the coordinator's order \(priority, oldest emulation, preferred location, oldest binary, earliest registration, name\):$/m);
     expect(ranking(d.out).map((c) => [c[1], c[4]])).toEqual([['p2', 'us-east-1a (preferred #1)'], ['p1', 'us-east-1b (preferred #2)'], ['p3', '- (unknown: not preferred)']]);
     expect(d.out).toMatch(/^Why in this order:\n {2}p2 before p1: same emulation version as p1, better placed \(in us-east-1a, preferred #1; p1 in us-east-1b, preferred #2\)\n {2}p1 before p3: same emulation version as p3, better placed \(in us-east-1b, preferred #2; p3 of unknown location, in no preferred location\)$/m);
     expect(d.out).toMatch(/^Best candidate: +p2: same emulation version as p1, better placed/m);

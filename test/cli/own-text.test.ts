@@ -1,0 +1,268 @@
+/**
+ * Our own text reaches the terminal through clean (lib/cli/format.ts), which escapes what passes for
+ * another character: a look-alike dash, a curly quote, a no-break space (commit 0710a24). A
+ * typographic character written into one of our messages would print as `\u2013`. So no string
+ * literal or template text in a module the CLI loads holds a character clean would escape where it
+ * stands: every module of lib/cli/ (what it prints through clean: fields, tables, say, note, its
+ * errors; and its help, which commander prints, held to the same rule), and the modules whose text
+ * it prints through clean, taken as the rest of its import graph (scripts/import-graph.ts): the
+ * schemas' and validation.ts' messages in a ValidationError (a row, an argument, an events line), the
+ * stores' errors (BrokenSessionError, ConflictError), the election's consensus messages and reasons.
+ * Not judged: a schema's description (`.describe(…)`, `.meta(…)`: its JSON Schema, which the CLI
+ * never prints), characters in ASCII (a newline or backslash in a literal is code: a split, a
+ * regular expression's source; clean escapes them in a message on purpose), and the data below.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { clean } from '../../lib/cli/format.js';
+import { importGraph, REPO_ROOT } from '../../scripts/import-graph.js';
+
+/** One literal's text as it runs (escapes cooked), each UTF-16 unit with its offset in the source. */
+interface Piece {
+  text: string;
+  at: number[];
+}
+
+/** A string literal, or a template's texts (its pieces between its substitutions); `doc`: an argument of a `.describe(` or `.meta(` call. */
+interface Literal {
+  pieces: Piece[];
+  doc: boolean;
+}
+
+/**
+ * The string literals and template texts of TypeScript `src` (a substitution's own literals apart),
+ * comments and regular expression literals skipped. A lexer of our own: TypeScript 7 has no
+ * compiler API (TOOLCHAIN.md); checked once against oxc's parser on the 135 modules of lib/cli's
+ * graph, lib/sdk, lib/coordinator, lib/functions, lib/local and infra (the same 6,642 literals). A
+ * `/` is a regular expression where an operand may start (after an operator, a keyword, or nothing),
+ * else division.
+ */
+export function literals(src: string): Literal[] {
+  const found: Literal[] = [];
+  let i = 0;
+  let last = ''; // the last token: a word, a punctuator, or 'literal'
+  let beforeLast = '';
+  const calls: boolean[] = []; // the open parentheses, each whether it is a `.describe(` or `.meta(` call's
+  const word = /[\p{ID_Continue}$]/u;
+  const OPERAND_KEYWORDS = new Set(['return', 'typeof', 'case', 'do', 'else', 'in', 'of', 'new', 'delete', 'void', 'throw', 'instanceof', 'yield', 'await']);
+  const cook = (): string => {
+    const n = src[i + 1]!;
+    i += 2;
+    const hex = (len: number) => {
+      const h = src.slice(i, i + len);
+      i += len;
+      return String.fromCodePoint(parseInt(h, 16));
+    };
+    switch (n) {
+      case 'n': return '\n';
+      case 't': return '\t';
+      case 'r': return '\r';
+      case 'b': return '\b';
+      case 'f': return '\f';
+      case 'v': return '\v';
+      case '0': return '\0';
+      case 'x': return hex(2);
+      case 'u': {
+        if (src[i] !== '{') return hex(4);
+        const end = src.indexOf('}', i);
+        const cp = String.fromCodePoint(parseInt(src.slice(i + 1, end), 16));
+        i = end + 1;
+        return cp;
+      }
+      case '\r': if (src[i] === '\n') i++; return '';
+      case '\n': return '';
+      default: return n;
+    }
+  };
+  const add = (p: Piece, s: string, at: number) => {
+    p.text += s;
+    for (let k = 0; k < s.length; k++) p.at.push(at);
+  };
+  const quoted = (q: string): Piece => {
+    const p: Piece = { text: '', at: [] };
+    i++;
+    while (i < src.length && src[i] !== q) {
+      const at = i;
+      if (src[i] === '\\') add(p, cook(), at);
+      else add(p, src[i++]!, at);
+    }
+    i++;
+    return p;
+  };
+  const template = (): Piece[] => {
+    const pieces: Piece[] = [];
+    let p: Piece = { text: '', at: [] };
+    i++;
+    while (i < src.length) {
+      const at = i;
+      if (src[i] === '`') {
+        i++;
+        break;
+      }
+      if (src[i] === '\\') add(p, cook(), at);
+      else if (src[i] === '$' && src[i + 1] === '{') {
+        pieces.push(p);
+        p = { text: '', at: [] };
+        i += 2;
+        code(true);
+      } else add(p, src[i++]!, at);
+    }
+    pieces.push(p);
+    return pieces;
+  };
+  const regex = () => {
+    let inClass = false;
+    for (i++; i < src.length; i++) {
+      const c = src[i];
+      if (c === '\\') i++;
+      else if (c === '[') inClass = true;
+      else if (c === ']') inClass = false;
+      else if (c === '/' && !inClass) break;
+    }
+    for (i++; i < src.length && word.test(src[i]!); i++);
+  };
+  const token = (t: string) => {
+    beforeLast = last;
+    last = t;
+  };
+  const operandMayStart = () => last === '' || OPERAND_KEYWORDS.has(last) || (!word.test(last[0]!) && last !== ')' && last !== ']' && last !== 'literal');
+  function code(nested: boolean): void {
+    let depth = 0;
+    while (i < src.length) {
+      const c = src[i]!;
+      if (c === '/' && src[i + 1] === '/') {
+        const end = src.indexOf('\n', i);
+        i = end < 0 ? src.length : end;
+      } else if (c === '/' && src[i + 1] === '*') {
+        const end = src.indexOf('*/', i + 2);
+        i = end < 0 ? src.length : end + 2;
+      } else if (c === "'" || c === '"') {
+        const doc = calls.includes(true);
+        found.push({ pieces: [quoted(c)], doc });
+        token('literal');
+      } else if (c === '`') {
+        const doc = calls.includes(true);
+        const at = found.push({ pieces: [], doc }) - 1;
+        found[at]!.pieces = template();
+        token('literal');
+      } else if (c === '/' && operandMayStart()) {
+        regex();
+        token('literal');
+      } else if (/\s/.test(c)) i++;
+      else if (word.test(c)) {
+        const start = i;
+        while (i < src.length && word.test(src[i]!)) i++;
+        token(src.slice(start, i));
+      } else {
+        if (c === '{') depth++;
+        if (c === '}') {
+          if (nested && depth === 0) {
+            i++;
+            return;
+          }
+          depth--;
+        }
+        if (c === '(') calls.push(beforeLast === '.' && (last === 'describe' || last === 'meta'));
+        if (c === ')') calls.pop();
+        token(c);
+        i++;
+      }
+    }
+  }
+  code(false);
+  return found;
+}
+
+/** The UTF-16 offsets in `text` of the characters clean escapes there (clean keeps the others as they are, in order). */
+export function escapedAt(text: string): number[] {
+  const out = clean(text);
+  const at: number[] = [];
+  let p = 0;
+  let offset = 0;
+  for (const c of text) {
+    if (c !== '\\' && out.startsWith(c, p)) p += c.length;
+    else {
+      // escaped: `\\`, `\n`, `\u2013`, `\u{e0041}`
+      const form = out.slice(p).match(/^\\(?:u\{[0-9a-f]+\}|u[0-9a-f]{4}|.)/s)?.[0];
+      if (!form) throw new Error(`clean(${JSON.stringify(text)}) is not the text with some characters escaped`);
+      at.push(offset);
+      p += form.length;
+    }
+    offset += c.length;
+  }
+  return at;
+}
+
+/** What stands for a substitution's value when a template's text is judged: a name's letter (a value beside a `—` is text, not a space). */
+const VALUE = 'x';
+
+/** A character outside ASCII that clean escapes in a literal: where, and the literal's index in its file. */
+interface Finding {
+  literal: number;
+  text: string;
+}
+
+/** Each character outside ASCII that clean escapes in a literal of `src` (a schema's description left out), as `file:line: U+2019 '’' in "…"`. */
+export function escapedInLiterals(file: string, src: string): Finding[] {
+  const lineOf = (offset: number) => src.slice(0, offset).split('\n').length;
+  return literals(src).flatMap(({ pieces, doc }, literal) => {
+    if (doc) return [];
+    const text = pieces.map((p) => p.text).join(VALUE);
+    const at = pieces.flatMap((p, k) => (k === 0 ? p.at : [-1, ...p.at]));
+    return escapedAt(text)
+      .filter((o) => text.codePointAt(o)! >= 0x80)
+      .map((o) => {
+        const c = String.fromCodePoint(text.codePointAt(o)!);
+        const code = c.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+        return { literal, text: `${file}:${lineOf(at[o]!)}: U+${code} '${c}' in ${JSON.stringify(text.slice(Math.max(0, o - 25), o + 25))}` };
+      });
+  });
+}
+
+/** Literals that hold such characters as data, never printed: how many in the file, and why. */
+const ALLOWED: Record<string, { literals: number; why: string }> = {
+  'lib/cli/format.ts': { literals: 16, why: 'CJK_GROUPS: the CJK look-alikes clean judges a name by (its members, one literal a group)' },
+};
+
+const WHAT_TO_WRITE = "clean (lib/cli/format.ts) would print these escaped: write an ASCII character (-, ', \"), or one clean keeps (…, ≥, ' — ' between spaces)";
+
+describe('our own text in the CLI prints as written: no character that clean escapes', () => {
+  it('finds one in a string, a template (beside a substitution too), a nested template and an escape; not in a comment, a regular expression or a schema description (the check can fail)', () => {
+    const src = [
+      "const a = 'the lease’s holder';", // 1
+      'const b = `a ${x} – b`;', // 2
+      'const c = `${y}—${z}`;', // 3: beside a value, not between spaces
+      'const d = `${`nested “quote”`}`;', // 4
+      "const e = 'escaped \\u2013 dash';", // 5
+      '// a comment’s quote', // 6
+      'const f = /[‐‑]/u.test(s) ? 1 / 2 : 3;', // 7
+      "const g = z.string().describe('The term’s token');", // 8
+      "const h = z.object({}).meta({ description: 'the holder’s' });", // 9
+      "const i = 'found — configure them; 3 to 255, ≥ 1, … and ワーカー';", // 10: kept by clean
+      "const j = z.string().min(1, 'must’ve').describe('ok');", // 11: a message beside a description
+      'const k = a / b; const l = `a ‐ b`;', // 12: division, then a template
+    ].join('\n');
+    expect(escapedInLiterals('x.ts', src).map((f) => f.text)).toEqual([
+      'x.ts:1: U+2019 \'’\' in "the lease’s holder"',
+      'x.ts:2: U+2013 \'–\' in "a x – b"',
+      'x.ts:3: U+2014 \'—\' in "x—x"',
+      'x.ts:4: U+201C \'“\' in "nested “quote”"',
+      'x.ts:4: U+201D \'”\' in "nested “quote”"',
+      'x.ts:5: U+2013 \'–\' in "escaped – dash"',
+      'x.ts:11: U+2019 \'’\' in "must’ve"',
+      'x.ts:12: U+2010 \'‐\' in "a ‐ b"',
+    ]);
+  });
+
+  it("no literal of lib/cli, or of a module it loads, holds one, but the allowed data", async () => {
+    const files = (await importGraph('lib/cli/main.ts')).internal.filter((f) => f.endsWith('.ts'));
+    expect(files).toEqual(expect.arrayContaining(['lib/cli/main.ts', 'lib/cli/describe.ts', 'lib/schemas/validation.ts', 'lib/stores/errors.ts', 'lib/election/strategy.ts', 'lib/events/schemas.ts']));
+    const found = files.map((f) => ({ f, findings: escapedInLiterals(f, readFileSync(`${REPO_ROOT}/${f}`, 'utf8')) }));
+    expect(found.filter(({ f }) => !(f in ALLOWED)).flatMap(({ findings }) => findings.map((x) => x.text)), WHAT_TO_WRITE).toEqual([]);
+    // an allowance is exact: a literal more (a message in that file) fails, one fewer is taken back
+    for (const [f, { literals: n, why }] of Object.entries(ALLOWED)) {
+      const inFile = found.find((x) => x.f === f)?.findings ?? [];
+      expect(new Set(inFile.map((x) => x.literal)).size, `${f}: ${why}; ${WHAT_TO_WRITE}:\n${inFile.map((x) => x.text).join('\n')}`).toBe(n);
+    }
+  });
+});
