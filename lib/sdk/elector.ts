@@ -153,7 +153,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, ledOn: undefined };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, ledOn: undefined, leftAt: undefined };
     this.ready = startUp.ready;
   }
 
@@ -622,19 +622,20 @@ export class LeaderElector {
     const term = leftTerm(token, this.instance, x.session !== undefined);
     if (!term || !x.session) return;
     const lock = x.lock;
-    sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
+    x.leftAt = sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
   }
 
   /**
    * A term this start-up led and keeps, on session `name` as `l` shows it ('unread': the read
    * failed): taken off the session as leavingKept says, stamped from the session's stamp as its
-   * process last knew it landed (SessionSeam.stamp); `settled`: no such term; `stay`: the term stays
+   * process last knew it landed (SessionSeam.stamp), no later than the stamp leaveTerm left it at
+   * (the session's renewals since name it as left); `settled`: no such term; `stay`: the term stays
    * where it is (the row unread, its last term on that session as it last knew).
    */
   private keptOffSession(l: Lease | undefined | 'unread', name: string): Leaving {
     const { x, options: o } = this;
     const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
-    const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp }, o.identity, this.instance, this.keptToken, x.ledOn);
+    const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp, leftAt: x.leftAt }, o.identity, this.instance, this.keptToken, x.ledOn);
     return next.kind === 'none' ? SETTLED : next.kind === 'hold' ? STAY : next;
   }
 
@@ -944,6 +945,8 @@ interface Shell {
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
   /** The session the term it led last was on, as it last knew (leavingKept, where the lease cannot be read as it stops). */
   ledOn: string | undefined;
+  /** The stamp the term it left to run out was left at (SessionSeam.leave: leaveTerm), which its take-off is stamped no later than (leavingKept). */
+  leftAt: number | undefined;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

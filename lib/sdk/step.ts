@@ -838,21 +838,25 @@ export function leavingDoubt(l: Lease | undefined, held: string, identity: strin
 /**
  * What a stopping elector does about a term it led and keeps (`keptToken`, as departure's) where
  * the row has it on `live`, the session its process renews for its other electors (`stamp`: that
- * row's stamp as the process last knew it landed, SessionSeam.stamp); left there, those renewals
- * would keep the term alive for ever. `offSession`: taken off by a renewal conditioned on its token,
- * stamped with the later of the session's stamp and the row's own plus 1 ms (never earlier than
- * observers judge it by, nor than its leader's last counted renewal), its duration the row's: it
- * then runs out on that stamp. `hold`: the row unread and the term last led on that session
- * (`ledOn`): nothing written, the term left there, named as left on the process's session rows
- * (leftTerm). `none`: no such term.
+ * row's stamp as the process last knew it landed, SessionSeam.stamp; `leftAt`: the stamp the term
+ * was left at, SessionSeam.leave's, if it was named as left); left there, those renewals would keep
+ * the term alive for ever. `offSession`: taken off by a renewal conditioned on its token, stamped
+ * with the later of the session's stamp and the row's own plus 1 ms, its duration the row's: it
+ * then runs out on that stamp. The session's stamp is taken no later than `leftAt`: a renewal since
+ * names the term as left, and observers judge it by the stamp it was left at (renewedBySession).
+ * So never later than observers judge it by, nor earlier than its leader's last counted renewal.
+ * `hold`: the row unread and the term last led on that session (`ledOn`): nothing written, the
+ * term left there, named as left on the process's session rows (leftTerm). `none`: no such term.
  */
 export type LeavingKept = { readonly kind: 'none' } | { readonly kind: 'offSession'; readonly term: Term; readonly stamp: number; readonly seconds: number } | { readonly kind: 'hold'; readonly session: string };
 
-export function leavingKept(l: Lease | undefined | 'unread', live: { readonly name: string; readonly stamp: number } | undefined, identity: string, instance: string, keptToken: number, ledOn?: string): LeavingKept {
+export function leavingKept(l: Lease | undefined | 'unread', live: { readonly name: string; readonly stamp: number; readonly leftAt?: number | undefined } | undefined, identity: string, instance: string, keptToken: number, ledOn?: string): LeavingKept {
   if (!live || keptToken < 0) return { kind: 'none' };
   if (l === 'unread') return ledOn === live.name ? { kind: 'hold', session: live.name } : { kind: 'none' };
   if (l?.holderIdentity !== identity || l.holderInstance !== instance || l.session !== live.name || l.fencingToken > keptToken) return { kind: 'none' };
-  const stamp = l.renewTime === undefined ? live.stamp : Math.max(live.stamp, l.renewTime + 1);
+  // (the session renewed since the term was left names it as left: observers judge it by the stamp it was left at)
+  const session = live.leftAt === undefined ? live.stamp : Math.min(live.stamp, live.leftAt);
+  const stamp = l.renewTime === undefined ? session : Math.max(session, l.renewTime + 1);
   return { kind: 'offSession', term: { holderIdentity: identity, fencingToken: l.fencingToken }, stamp, seconds: l.leaseDurationSeconds };
 }
 

@@ -167,6 +167,15 @@ describe("leavingKept: a stopping elector's term that releaseOnCancel false keep
     { name: 'no row: nothing', l: undefined, kept: 7, want: { kind: 'none' } },
   ])('$name', (row: { l: Lease | undefined | 'unread'; kept: number; ledOn?: string; want: unknown }) => expect(leavingKept(row.l, live, 'b', 'b_1', row.kept, row.ledOn)).toEqual(row.want));
   it('no live session (ended, or its deadline passed): nothing, the term runs out on the stamps its session last had', () => expect(leavingKept(mine(), undefined, 'b', 'b_1', 7)).toEqual({ kind: 'none' }));
+  // the term named as left at 108_000 (SessionSeam.leave), the session renewed since (110_000): its row names the term, so observers
+  // judge it by 108_000, not by the later renewal (renewedBySession); stamped later, the take-off would lengthen the time nobody leads it
+  // (test/model: "a held lease on sessions, its leader stopped with releaseOnCancel false taking its term off its session")
+  it('the session renewed since the term was left: stamped from the stamp it was left at, as observers judge it, never later', () => {
+    expect(leavingKept(mine(), { ...live, leftAt: 108_000 }, 'b', 'b_1', 7)).toEqual(off(108_000));
+    expect(leavingKept(mine({ renewTime: 108_500 }), { ...live, leftAt: 108_000 }, 'b', 'b_1', 7)).toEqual(off(108_501));
+    // (a term is left at the latest stamp landed, so never later than the live session's; were it, the session's would still bound it)
+    expect(leavingKept(mine(), { ...live, leftAt: 111_000 }, 'b', 'b_1', 7)).toEqual(off(110_000));
+  });
 });
 
 describe('leaderDelay and sessionFallbackMs', () => {
