@@ -21,7 +21,7 @@ import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { errorSink, faultReporter, recovered, retryDelayMs } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
-import { renewalBoundMs } from './step.js';
+import { holdsForLeft, renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
@@ -320,7 +320,7 @@ export class Session {
   private heldFor(name: string): string | undefined {
     const held = this.holds.get(name);
     const why = held && held.size > 0 ? [...new Set([...held].map((h) => h.why))] : [];
-    if (this.left.size > MAX_LEFT_TERMS) why.push(this.tooManyLeft());
+    if (holdsForLeft(this.left.size)) why.push(this.tooManyLeft());
     return why.length > 0 ? why.join('; ') : undefined;
   }
 
@@ -516,7 +516,7 @@ export class Session {
   /** Writes a new session row; false when DynamoDB's time is not known well enough to stamp it yet (a read was made instead). */
   private async start(): Promise<boolean> {
     // too many terms left to name on a row: no row vouches for any of this process's terms meanwhile (its electors renew their own)
-    if (this.left.size > MAX_LEFT_TERMS) {
+    if (holdsForLeft(this.left.size)) {
       this.onError(new Error(`Session: no session row is started: ${this.tooManyLeft()}; its electors renew their leases themselves`));
       return false;
     }

@@ -4,7 +4,7 @@
  * "Inside the elector".
  */
 import { namesTerm, renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
-import { processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
+import { MAX_LEFT_TERMS, processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
@@ -869,6 +869,17 @@ export function leavingKept(l: Lease | undefined | 'unread', live: { readonly na
  */
 export function leftTerm(keptToken: number, instance: string, onSession: boolean): { readonly token: number; readonly instance: string } | undefined {
   return onSession && keptToken >= 0 ? { token: keptToken, instance } : undefined;
+}
+
+/**
+ * Whether a process whose stopped electors left `count` terms to run out (leftTerm) holds its
+ * session rows: more than a row names (MAX_LEFT_TERMS, IdentityLeaseItem.leftTerms), so none is
+ * renewed and none started until the leases show some of them no more. A row naming only some
+ * would vouch for the others by its own stamp, past the stamps they were left at; held, the session
+ * ends at its deadline and the process's electors renew their leases themselves.
+ */
+export function holdsForLeft(count: number): boolean {
+  return count > MAX_LEFT_TERMS;
 }
 
 /** Whether lease row `l` still shows a term left to run out (leftTerm): until it does not, its process's session rows name it. */

@@ -26,7 +26,11 @@ export type ModelBug =
   /** The Session drops a left term's name once a read shows the row's fencing token moved off it, the term still on the row (step.ts showsLeftTerm before 3d2f615). */
   | 'leftTermDroppedByFencingToken'
   /** The Session drops a left term's name at its first look, whatever the lease shows. */
-  | 'leftTermDroppedUnread';
+  | 'leftTermDroppedUnread'
+  /** A stopping elector's take-off of its kept term (step.ts leavingKept) stamped as a renewal is, with DynamoDB's time now, not from the session's stamp. */
+  | 'takeOffStampedNow'
+  /** The Session renews past MAX_LEFT_TERMS (step.ts holdsForLeft never holds), its rows naming the first MAX_LEFT_TERMS terms left: the newest unnamed. */
+  | 'leftPastMaxRenewed';
 
 export function planted(bug: ModelBug, p: Protocol): Protocol {
   switch (bug) {
@@ -117,6 +121,16 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
       return { ...p, showsLeftTerm: (l, term) => l?.holderInstance === term.instance && l.fencingToken === term.token };
     case 'leftTermDroppedUnread':
       return { ...p, showsLeftTerm: () => false };
+    case 'takeOffStampedNow':
+      return {
+        ...p,
+        leavingKept: (l, live, identity, instance, keptToken, ledOn, env) => {
+          const k = p.leavingKept(l, live, identity, instance, keptToken, ledOn, env);
+          return k.kind === 'offSession' ? { ...k, stamp: env.stampNow } : k;
+        },
+      };
+    case 'leftPastMaxRenewed':
+      return { ...p, holdsForLeft: () => false };
     case 'renewalWithoutTokenCondition':
       // a renewal of whatever the row holds, answered with the row as it is then
       return {

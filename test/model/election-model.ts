@@ -80,7 +80,12 @@
  *   step.ts showsLeftTerm); an operator may move the fencing token under it (`tokenMoves`: its
  *   `termToken` kept). Checked besides: while the row shows a term so left, no session row of its
  *   process vouches for it past the stamp it was left at (renewedBySession: a bound on how long
- *   nobody leads, not a second leader);
+ *   nobody leads, not a second leader); with `takeOffs`, the stopped elector takes the term off the
+ *   session its process runs on (LeaderElector.leaveKept: a consistent read, step.ts leavingKept, a
+ *   renewal naming no session, decided again from a new read where refused or unanswered:
+ *   afterLeaving), checked never to stamp it later than observers judged it by as it lands; with
+ *   `leftElsewhere`, the process's other electors left terms of other leases, and past
+ *   MAX_LEFT_TERMS its session rows are held (step.ts holdsForLeft);
  *
  * Not modelled: the push path's health (pushLive false), faults on the candidates table (its writes
  * and reads land at once), a deleted row in NoCoordination; of sessions, the SessionReader's sharing of an
@@ -88,7 +93,7 @@
  * terms ended by anything but a delete; more than one elector per process.
  */
 import type { Candidate } from '../../lib/schemas/candidate.js';
-import { processOf, type IdentityLease, type LeftTerm } from '../../lib/schemas/identity.js';
+import { MAX_LEFT_TERMS, processOf, type IdentityLease, type LeftTerm } from '../../lib/schemas/identity.js';
 import { instanceOnSession } from '../../lib/schemas/instance.js';
 import { effectiveLease, judgingRow, marksTermEnded, renewedBySession, sessionStampAt, type SessionStamp } from '../../lib/election/vacancy.js';
 import { ElectionConfigSchema, type ElectionConfig, type ElectionConfigInput } from '../../lib/schemas/config.js';
@@ -97,13 +102,16 @@ import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
 import { declinePatch, type Heir, type LeaseRead, type SecondSuccessor, type Term } from '../../lib/stores/lease-store.js';
 import {
+  afterLeaving,
   decide,
   decideFollower,
   decideLeader,
   departure,
   FOLLOWING,
+  holdsForLeft,
   inTerm,
   leadFromRead,
+  leavingKept,
   leftTerm,
   SESSION_QUIET_LEASES,
   showsLeftTerm,
@@ -135,6 +143,8 @@ import type { Spec, Transition } from './explorer.js';
 export interface Environment {
   /** The deciding machine's wall clock (epoch ms): off by anything; the SDK stamps with DynamoDB's time instead. */
   readonly wallNow: number;
+  /** DynamoDB's time as the deciding process measures it now (its StampClock's now: what a renewal is stamped with). */
+  readonly stampNow: number;
 }
 
 /** The decisions the model runs, as the elector's Settings take them (sim/bugs.ts plants there too): the real ones by default (`realProtocol`), or a test's wrapped ones. */
@@ -157,9 +167,13 @@ export interface Protocol {
   readonly coordinatorView: (lease: Lease, session: SessionStamp | undefined, now: number) => Lease;
   /** The Session's rule for a term its process left (SessionSeam.leave's `stillHeld`, as LeaderElector.leaveTerm builds it): whether a consistent read of the lease still shows it (false: the name is dropped). */
   readonly showsLeftTerm: typeof showsLeftTerm;
+  /** What a stopping elector does about a kept term on the session its process runs on (LeaderElector.keptOffSession: step.ts leavingKept), as the shell calls it. */
+  readonly leavingKept: (...a: [...Parameters<typeof leavingKept>, Environment]) => ReturnType<typeof leavingKept>;
+  /** Whether a process that left `count` terms to run out holds its session rows (Session.heldFor and start: step.ts holdsForLeft). */
+  readonly holdsForLeft: typeof holdsForLeft;
 }
 
-export const realProtocol: Protocol = { decide, decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease, showsLeftTerm };
+export const realProtocol: Protocol = { decide, decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease, showsLeftTerm, leavingKept: (l, live, identity, instance, keptToken, ledOn) => leavingKept(l, live, identity, instance, keptToken, ledOn), holdsForLeft };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -210,12 +224,30 @@ export interface ModelConfig {
    * process's Session runs on after its run() ends (its other electors, not modelled, keep it
    * renewed): a cancelled leader releases nothing, and names the term it led last as left
    * (SessionSeam.leave: `leftTerms` on every row its process writes from then on), dropped once a
-   * consistent read of the lease shows the term no more (Session.lookAtLeft). Its take-off of the
-   * term (leavingKept) and the hold past MAX_LEFT_TERMS are not modelled: the term stays where the
-   * row has it, as when a peer pointed it elsewhere first, and a held Session renews nothing, which
-   * every timing explored includes (a renewal of a process whose elector is gone is never due).
+   * consistent read of the lease shows the term no more (Session.lookAtLeft). Without `takeOffs`,
+   * the term stays where the row has it, as where the take-off's read or write fails on every try.
    */
   readonly keptStops?: boolean;
+  /**
+   * With `keptStops`: the stopped elector then takes its kept term off the session its process
+   * runs on (LeaderElector.leaveKept): a consistent read of the lease, step.ts leavingKept's
+   * decision from it, a renewal conditioned on the term's token naming no session (`session: null`),
+   * stamped from the session's stamp as its process last knew it landed, announced to the others
+   * once it lands; refused or unanswered, decided again from a new read (afterLeaving, up to
+   * LEAVING_READS reads). Checked besides: a take-off that lands never stamps the term later than
+   * observers judged it by as it landed (the later of the row's stamp, a millisecond past it, and
+   * the session row's, as renewedBySession reads it: the stamp a term named as left was left at).
+   */
+  readonly takeOffs?: boolean;
+  /**
+   * With `keptStops`: terms the first elector's process's other electors (not modelled) left to
+   * run out before the model starts, of other leases (their rows are not modelled: each name is
+   * dropped at any moment, as its lease's read may show it no more). Past MAX_LEFT_TERMS in all,
+   * the process holds its session rows (step.ts holdsForLeft: none renewed, none started); a
+   * Session that wrote on would name the first MAX_LEFT_TERMS it left (IdentityLeaseItem.leftTerms
+   * names no more), so not the newest: the modelled term.
+   */
+  readonly leftElsewhere?: number;
   /** With `start: 'held'`: the held row names this `session` from the start (a peer's earlier redirect, as `sessionRedirects` writes it), its holder's own or not. */
   readonly heldSession?: string;
   /** How far back such a copy may be: a version replaced less than this many units ago (DynamoDB's copies lag by up to about a second; the simulator's by up to 1,000 ms). */
@@ -267,7 +299,7 @@ const T0 = 1_000_000;
 type Request =
   | { readonly kind: 'read'; readonly consistent: boolean }
   | { readonly kind: 'write'; readonly read: RowRead; readonly patch: RowPatch<Lease> }
-  | { readonly kind: 'renew'; readonly term: Term; readonly renewTime: number; readonly seconds: number; readonly session?: string | null }
+  | { readonly kind: 'renew'; readonly term: Term; readonly renewTime: number; readonly seconds: number; readonly session?: string | null; readonly takeOff?: true }
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly now: number; readonly firstTermSeconds: number; readonly leaseTransitions: number; readonly second: SecondSuccessor }
   | { readonly kind: 'release'; readonly term: Term; readonly now: number }
   | { readonly kind: 'endChanged'; readonly termToken: number; readonly lastHolder: string; readonly now: number }
@@ -287,6 +319,8 @@ type Then =
   | { readonly kind: 'lastRelease' }
   /** A cancelled follower's read of the lease, and its decline, as LeaderElector.leaveLease (a fault is reported: then it is gone). */
   | { readonly kind: 'departRead' | 'declined' }
+  /** A stopped elector's read of the lease to take its kept term off its session, and that take-off (LeaderElector.leaveKept), the `reads`-th read since it stepped down. */
+  | { readonly kind: 'takeOffRead' | 'takeOff'; readonly reads: number }
   | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly as: 'lease' | 'ok' | 'none'; readonly onFault: 'throw' | 'failed' | 'quiet' };
 
 interface Op {
@@ -316,7 +350,9 @@ interface Orphan {
  */
 type Cancel =
   | { readonly phase: 'steppingDown' }
-  | { readonly phase: 'down' | 'releasing' | 'departing' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
+  | { readonly phase: 'down' | 'releasing' | 'departing' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined }
+  /** Taking the term it kept off `live`, the session its process ran on as it began (LeaderElector.leaveKept: takeOffs). */
+  | { readonly phase: 'takingOff'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined; readonly live: string };
 
 /**
  * The process's Session (lib/sdk/session.ts), as its electors see it: the live session's name, or
@@ -330,6 +366,10 @@ interface ElectorSession {
   readonly late?: number;
   /** The term its process's stopped elector left to run out (SessionSeam.leave), named on every row it writes from then on, until a read of the lease shows it no more (Session.lookAtLeft). */
   readonly left?: LeftTerm;
+  /** While a renewal's answer is late (`late`): the stamp its process last knew landed (SessionSeam.stamp), the row's before that renewal (kept with `takeOffs` only). */
+  readonly known?: number;
+  /** Terms its process's other electors left to run out, of other leases (`leftElsewhere`): counted toward MAX_LEFT_TERMS. */
+  readonly others?: number;
 }
 
 export interface Elector {
@@ -341,6 +381,8 @@ export interface Elector {
   readonly session?: ElectorSession;
   /** The term it left to run out as it stopped (keptStops), and the stamp: the model's own record, kept after the Session drops the name (the invariant's). */
   readonly leftTerm?: LeftTerm;
+  /** The session the last term it led was on, as it last knew (LeaderElector's ledOn: leavingKept's where the lease cannot be read; kept with `takeOffs` only). */
+  readonly ledOn?: string;
   readonly stampOffset: number;
   readonly wallOffset: number;
   /** Its StampClock's jumps so far (Moment.jumps), and answers still to come before it is trusted again after the last. */
@@ -407,6 +449,8 @@ export interface World {
   readonly takenFromSession?: true;
   /** A kept term (its elector gone, releaseOnCancel false) whose row a peer pointed at a session not its process's, ended (a goal: it ran out). */
   readonly keptRedirectEnded?: true;
+  /** A kept term taken off its session by its stopped elector (a goal: takeOffs). */
+  readonly keptTakenOff?: true;
   readonly budget: { readonly faults: number; readonly jumps: number; readonly workFailures: number; readonly tokenMoves: number; readonly staleReads: number; readonly cancels: number; readonly sessionEnds: number; readonly sessionRedirects: number; readonly deletes: number; readonly sleeps: number };
   /** Reads answered with an older copy so far (a goal's count: the budget's spending, so not in the key twice). */
   readonly copies: number;
@@ -443,7 +487,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     fallbackAfterMs: cfg.fallbackAfterMs,
     sessionFallbackMs: session,
     candidate: cfg.mode !== 'NoCoordination',
-    decideFollower: (v) => proto.decideFollower(v, { wallNow: mono(w) + e.wallOffset }),
+    decideFollower: (v) => proto.decideFollower(v, { wallNow: mono(w) + e.wallOffset, stampNow: stamp(w, e) }),
     leadFromRead: proto.leadFromRead,
     decideLeader: proto.decideLeader,
     onWorkFailure: 'giveUp',
@@ -469,7 +513,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   const patchElector = (w: World, i: number, p: Partial<Elector>): World => withElector(w, i, { ...w.electors[i]!, ...p });
   const broke = (w: World, message: string): World => (w.violation ? w : { ...w, violation: message });
   const lag = cfg.staleLagUnits ?? 2;
-  function setRow(w: World, row: Row): World {
+  function setRow(w: World, row: Row, req?: Request): World {
     // along one row, its token never goes back; across a delete (the delete itself is no step back), a term on the row
     // written again carries a token above the deleted term's: a row created without a term (an election's) carries 0, no token of a term
     const before = w.row?.fencingToken ?? (row?.holderIdentity !== undefined ? (w.deletedTokens.at(-1) ?? -1) : -1);
@@ -482,7 +526,16 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const keptRedirectEnded =
       old?.holderInstance !== undefined && old.session !== undefined && !old.session.startsWith(`${processOf(old.holderInstance)}-`) && w.electors.some((e) => e.instance === old.holderInstance && e.cancel?.phase === 'gone') && (row?.holderInstance !== old.holderInstance || row.fencingToken !== old.fencingToken);
     const next: World = { ...w, row, history, ...(taken ? { takenFromSession: true as const } : {}), ...(keptRedirectEnded ? { keptRedirectEnded: true as const } : {}), ...(newTerm ? { lastTermAt: w.t } : {}) };
-    return after < before ? broke(next, `the lease's fencing token went back from ${before} to ${after}`) : next;
+    if (after < before) return broke(next, `the lease's fencing token went back from ${before} to ${after}`);
+    // a kept term's take-off (takeOffs) that lands: never stamped later than observers judged the term by as it landed — the
+    // row's own stamp (a millisecond past it: a renewal never leaves the stamp where it was) or its session row's, as
+    // renewedBySession reads it (for a term named as left, the stamp it was left at): a later stamp lengthens the time nobody leads it
+    if (req?.kind === 'renew' && req.takeOff && row !== old && old?.session !== undefined && row?.renewTime !== undefined) {
+      const named = w.sessionRows.find((r) => r.name === old.session && r.process === processOf(old.holderInstance));
+      const judged = Math.max((old.renewTime ?? 0) + 1, named ? (renewedBySession(old, named).renewTime ?? 0) : 0);
+      if (row.renewTime > judged) return broke(next, `a take-off stamped term ${old.termToken ?? old.fencingToken} ${row.renewTime - judged} ms past the stamp observers judged it by (session ${old.session}'s row${named?.leftTerms ? ', naming it as left' : ''})`);
+    }
+    return next;
   }
   /** LeaseCandidate.renew: an acknowledgement (the candidate row's renewTime, and the ping copied). Immediate: the candidates table is not faulted. */
   function renewCandidate(w: World, i: number): World {
@@ -529,7 +582,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     for (let next: Event | undefined = ev; next; ) {
       const e = w.electors[i]!;
       const { state, effects } = proto.decide(settings(w, e), e.state, next, moment(w, e));
-      w = patchElector(w, i, { state });
+      // (LeaderElector.feed: the session its term is on, as it knows it)
+      w = patchElector(w, i, cfg.takeOffs && state.lead ? { state, ledOn: state.lead.session } : { state });
       next = undefined;
       for (const f of effects) {
         const c = carry(w, i, f);
@@ -655,6 +709,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'released':
         // LeaderElector.ended reports a fault: the term runs out
         return feed(w, i, { kind: 'released' }, main);
+      case 'takeOffRead':
+        return takeOffFrom(w, i, timedOut ? 'unread' : answer, t.reads);
+      case 'takeOff': {
+        // LeaderElector.leavingWrite's offSession: landed (announced: endWith), refused (a lost race), or unanswered (it may have landed)
+        const out = timedOut ? 'unknown' : answer ? 'landed' : 'refused';
+        if (out === 'landed') return announce(takenOff(w, i), i, answer!.revision);
+        return afterLeaving(out, t.reads) === 'again' ? patchElector(w, i, { busy: takeOffRead(w, w.electors[i]!, t.reads + 1) }) : takenOff(w, i, false);
+      }
       case 'endChanged':
         return w; // the poll ends with it
     }
@@ -745,14 +807,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       if (op.landed || op.req.kind === 'sleep') continue;
       const l = land(w.row, op.req);
       const marked = main ? patchElector(w, i, { busy: { ...op, landed: l } }) : patchElector(w, i, { background: e.background.map((o) => (o === op ? { ...op, landed: l } : o)) });
-      yield { label: `${e.name}'s ${what(op)} lands${l.answer ? '' : ' (refused)'} while its machine sleeps`, state: setRow(marked, l.row) };
+      yield { label: `${e.name}'s ${what(op)} lands${l.answer ? '' : ' (refused)'} while its machine sleeps`, state: setRow(marked, l.row, op.req) };
     }
   }
 
   /** `op` lands now and its answer comes back at once. */
   function complete(w: World, i: number, op: Op, main: boolean): World {
     const l = land(w.row, op.req);
-    return answer(setRow(w, l.row), i, op, l.answer, false, main);
+    return answer(setRow(w, l.row, op.req), i, op, l.answer, false, main);
   }
 
   /** The transitions of a request in flight (`main`: the loop's; else a chain's of its own). */
@@ -771,10 +833,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     }
     const l = land(w.row, op.req);
     const said = `${e.name}'s ${what(op)}${op.slow ? ' (slow)' : ''} lands${l.answer ? '' : ' (refused)'}`;
-    yield { label: `${said} and is answered`, state: answer(setRow(w, l.row), i, op, l.answer, false, main) };
+    yield { label: `${said} and is answered`, state: answer(setRow(w, l.row, op.req), i, op, l.answer, false, main) };
     for (const old of copies(w, op)) yield { label: `${e.name}'s ${what(op)}${op.slow ? ' (slow)' : ''} is answered with an older copy (${shown(old)}, revision ${old?.revision ?? 0})`, state: answer(spendCopy(w), i, op, old, false, main) };
     if (op.slow) {
-      yield { label: `${said}, its answer late`, state: setRow(mark({ landed: l }), l.row) };
+      yield { label: `${said}, its answer late`, state: setRow(mark({ landed: l }), l.row, op.req) };
       // the sender gives up; the request may still land later (an orphan), or never: a lost write
       const gaveUp = answer(w, i, op, undefined, true, main);
       yield { label: `${e.name}'s ${what(op)} times out before landing`, state: op.req.kind === 'read' ? gaveUp : { ...gaveUp, orphans: [...gaveUp.orphans, { req: op.req }] } };
@@ -816,7 +878,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     for (let k = 0; k < w.orphans.length; k++) {
       const o = w.orphans[k]!;
       const l = land(w.row, o.req);
-      const after = setRow({ ...w, orphans: w.orphans.filter((_, j) => j !== k) }, l.row);
+      const after = setRow({ ...w, orphans: w.orphans.filter((_, j) => j !== k) }, l.row, o.req);
       yield { label: `a late ${o.req.kind} lands${l.answer ? '' : ' (refused)'}`, state: l.answer && o.by !== undefined ? announce(after, o.by, l.answer.revision) : after };
     }
     for (let k = 0; k < w.wakes.length; k++) {
@@ -890,7 +952,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       // releaseOnCancel false (keptStops): nothing released; the term it led last named as left on its process's rows (SessionSeam.leave)
       const withdrawn = cfg.keptStops ? leave(withdrawn0, i) : withdrawn0;
       if (cfg.keptStops && led) {
-        yield { label: `${e.name} withdraws its candidacy, leaves term ${led.term.fencingToken} to run out, and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
+        const after = leaveKept(withdrawn, i, led);
+        yield { label: `${e.name} withdraws its candidacy, leaves term ${led.term.fencingToken} to run out, and ${after.electors[i]!.busy ? 'reads the lease to take it off its session' : 'is gone'}`, state: after };
         return;
       }
       if (!led && cfg.mode !== 'NoCoordination') yield { label: `${e.name} withdraws its candidacy and reads the lease (depart)`, state: patchElector(withdrawn, i, { cancel: { phase: 'departing', led }, busy: departRead(w, e) }) };
@@ -924,6 +987,43 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     return rest;
   };
 
+  /** The take-off's read, the `reads`-th since the step-down: consistent, as LeaderElector.readToLeave's. */
+  const takeOffRead = (w: World, e: Elector, reads: number): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'takeOffRead', reads }, sentAt: monoOf(w, e) });
+  /** The take-off over: the elector gone (`landed`: its term is off the session, a goal). */
+  function takenOff(w: World, i: number, landed = true): World {
+    const c = w.electors[i]!.cancel;
+    const gone = patchElector(w, i, { cancel: { phase: 'gone', led: c && 'led' in c ? c.led : undefined } });
+    return landed ? { ...gone, keptTakenOff: true } : gone;
+  }
+  /**
+   * LeaderElector.keptOffSession, from a read of the lease (`l`; 'unread': it timed out): step.ts
+   * leavingKept, given the session's stamp as its process last knew it landed (SessionSeam.stamp:
+   * none once that session is not the live one); a take-off sent, or nothing more to do (`none`:
+   * settled; `hold`: the term stays).
+   */
+  function takeOffFrom(w: World, i: number, l: Lease | undefined | 'unread', reads: number): World {
+    const e = w.electors[i]!;
+    const c = e.cancel;
+    if (c?.phase !== 'takingOff') throw new Error(`${e.name} takes a term off its session while ${c?.phase ?? 'running'}`);
+    const s = e.session;
+    const known = s?.name === c.live ? (s.late !== undefined ? s.known : w.sessionRows.find((r) => r.name === c.live)?.renewTime) : undefined;
+    const k = proto.leavingKept(l, known === undefined ? undefined : { name: c.live, stamp: known, leftAt: e.leftTerm?.stamp }, e.name, e.instance, e.state.ledToken, e.ledOn, { wallNow: mono(w) + e.wallOffset, stampNow: stamp(w, e) });
+    if (k.kind !== 'offSession') return takenOff(w, i, false);
+    const req: Request = { kind: 'renew', term: k.term, renewTime: k.stamp, seconds: k.seconds, session: null, takeOff: true };
+    return patchElector(w, i, { busy: { req, then: { kind: 'takeOff', reads }, sentAt: monoOf(w, e) } });
+  }
+  /**
+   * The end of a stopped elector's leaving (LeaderElector.takePart's `finally`): with `takeOffs`, one
+   * that led a term (its ledToken) on a process whose session lives reads the lease to take that term
+   * off it (LeaderElector.leaveKept); otherwise it is gone.
+   */
+  function leaveKept(w: World, i: number, led: { readonly term: Term; readonly handed: boolean } | undefined): World {
+    const e = w.electors[i]!;
+    const live = e.session?.name;
+    if (!cfg.keptStops || !cfg.takeOffs || !live || e.state.ledToken < 0) return patchElector(w, i, { cancel: { phase: 'gone', led } });
+    return patchElector(w, i, { cancel: { phase: 'takingOff', led, live }, busy: takeOffRead(w, e, 1) });
+  }
+
   const departRead = (w: World, e: Elector): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'departRead' }, sentAt: monoOf(w, e) });
 
   /**
@@ -934,7 +1034,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
    */
   function departed(w: World, i: number, then: 'departRead' | 'declined', got: { answer: Lease | undefined } | undefined): World {
     const e = w.electors[i]!;
-    const gone = patchElector(w, i, { cancel: { phase: 'gone', led: undefined } });
+    const gone = leaveKept(w, i, undefined);
     if (!got) return gone;
     if (then === 'declined') return got.answer ? gone : patchElector(w, i, { busy: departRead(w, e) });
     const d = departure(got.answer, e.name, e.instance);
@@ -955,9 +1055,16 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const e = w.electors[i]!;
     const s = e.session!;
     // (its elector gone, a kept stop's: the Session runs on for the process's other electors, and tells it nothing)
-    const gone = e.cancel?.phase === 'gone';
+    const gone = e.cancel?.phase === 'gone' || e.cancel?.phase === 'takingOff';
     const tell = (x: World, ev: Event) => (gone ? x : feed(x, i, ev, false));
-    const kept = s.left ? { left: s.left } : {};
+    const kept = { ...(s.left ? { left: s.left } : {}), ...(s.others ? { others: s.others } : {}) };
+    // more terms left than a row names: the rows held (Session.heldFor and start), none renewed or started
+    const held = proto.holdsForLeft((s.others ?? 0) + (s.left ? 1 : 0));
+    // what a row it writes names: each term left, the first MAX_LEFT_TERMS left if more (IdentityLeaseItem.leftTerms: only under a
+    // plant, the real Session holds): the other electors' (left before) first, so the modelled term, the newest, unnamed past it
+    const named = s.left && (s.others ?? 0) < MAX_LEFT_TERMS ? s.left : undefined;
+    // a term another of its electors left (leftElsewhere), its lease not modelled: its name dropped at any moment (its lease read)
+    if ((s.others ?? 0) > 0) yield { label: `${e.process}'s Session drops the name of a term another of its electors left (${s.others! - 1} left besides)`, state: patchElector(w, i, { session: { ...s, others: s.others! - 1 } }) };
     // Session.lookAtLeft, at each turn of its loop: the lease read (consistently, answered at once) once the term left is due a
     // look — its stamp plus a lease duration (and the clock's error) past, by DynamoDB's time as the process measures it — and
     // the name dropped if the row shows that term no more. (After a look that keeps it, the real Session looks again a lease
@@ -967,8 +1074,9 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       yield { label: `${e.process}'s Session reads the lease and drops the name of term ${s.left.token} (the lease read: ${shown(w.row)})`, state: patchElector(w, i, { session: rest }) };
     }
     if (s.name === null) {
+      if (held) return;
       const name = `${e.process}-s${s.gen + 1}`;
-      const row = withLeft(sessionRow(name, e.process, stamp(w, e)), s.left);
+      const row = withLeft(sessionRow(name, e.process, stamp(w, e)), named);
       yield { label: `${e.process} starts session ${name}`, state: patchElector({ ...w, sessionRows: [...w.sessionRows, row] }, i, { session: { name, gen: s.gen + 1, ...kept } }) };
       return;
     }
@@ -978,14 +1086,15 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     if (s.late !== undefined) {
       const sentAt = s.late;
       yield { label: `${e.process}'s session ${name}: the late answer to its renewal arrives`, state: tell(patchElector(w, i, { session: { name, gen: s.gen, ...kept } }), { kind: 'sessionRenewed', name, sentAt, ended: endedOn(w) }) };
-    } else {
+    } else if (!held) {
       // (each renewal names the terms its process left: leftTerms)
-      const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? withLeft({ ...r, renewTime: stamp(w, e), revision: r.revision + 1 }, s.left) : r)) };
+      const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? withLeft({ ...r, renewTime: stamp(w, e), revision: r.revision + 1 }, named) : r)) };
       yield { label: `${e.process}'s session ${name} renews`, state: tell(renewed, { kind: 'sessionRenewed', name, sentAt: monoOf(w, e), ended: endedOn(renewed) }) };
       if (w.budget.faults > 0) {
         yield { label: `${e.process}'s session ${name} renews, its answer lost`, state: spend(renewed) };
         // the answer comes later, after time passed: what it extends is judged then (decideLeader: not past the renew deadline)
-        yield { label: `${e.process}'s session ${name} renews, its answer late`, state: patchElector(spend(renewed), i, { session: { name, gen: s.gen, late: monoOf(w, e), ...kept } }) };
+        const known = cfg.takeOffs ? { known: w.sessionRows.find((r) => r.name === name)!.renewTime } : {};
+        yield { label: `${e.process}'s session ${name} renews, its answer late`, state: patchElector(spend(renewed), i, { session: { name, gen: s.gen, late: monoOf(w, e), ...known, ...kept } }) };
       }
     }
     if (w.budget.sessionEnds > 0) yield { label: `${e.process}'s session ${name} ends`, state: tell(patchElector({ ...w, budget: { ...w.budget, sessionEnds: w.budget.sessionEnds - 1 } }, i, { session: { ...s, name: null } }), { kind: 'sessionEnded', name }) };
@@ -1165,7 +1274,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         name,
         process: `p${i + 1}`,
         instance: cfg.sessions ? instanceOnSession(name, '1', `p${i + 1}`) : `${name}#1`,
-        ...(cfg.sessions ? { session: { name: `p${i + 1}-s1`, gen: 1 } } : {}),
+        ...(cfg.sessions ? { session: { name: `p${i + 1}-s1`, gen: 1, ...(i === 0 && cfg.leftElsewhere ? { others: cfg.leftElsewhere } : {}) } } : {}),
         stampOffset: stamps[i]!,
         wallOffset: walls[i]!,
         jumps: 0,
@@ -1228,7 +1337,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
 function what(op: Op): string {
   const t = op.then;
   if (t.kind !== 'answer')
-    return t.kind === 'leaseRead' ? 'read' : t.kind === 'confirmed' ? 'confirmation' : t.kind === 'acquired' ? 'acquisition' : t.kind === 'reported' ? 'vacancy report' : t.kind === 'released' ? 'release (given back)' : 'end of a rewritten term';
+    return t.kind === 'takeOffRead' ? 'read (to take its kept term off its session)' : t.kind === 'takeOff' ? 'take-off (its kept term off its session)' : t.kind === 'leaseRead' ? 'read' : t.kind === 'confirmed' ? 'confirmation' : t.kind === 'acquired' ? 'acquisition' : t.kind === 'reported' ? 'vacancy report' : t.kind === 'released' ? 'release (given back)' : 'end of a rewritten term';
   const head = t.rest[0]?.k;
   switch (op.req.kind) {
     case 'renew':
@@ -1330,7 +1439,8 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
     if (e.cancel) out += `|X${enc(e.cancel)}`;
     if (e.leftTerm) out += `|Y${K(c, e.leftTerm.token)}/${T(c, e.leftTerm.stamp)}`;
-    if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}${e.session.left ? `<${K(c, e.session.left.token)}/${e.session.left.instance}/${T(c, e.session.left.stamp)}` : ''}`;
+    if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}${e.session.known !== undefined ? `k${T(c, e.session.known)}` : ''}${e.session.others ? `o${e.session.others}` : ''}${e.session.left ? `<${K(c, e.session.left.token)}/${e.session.left.instance}/${T(c, e.session.left.stamp)}` : ''}`;
+    if (e.ledOn !== undefined) out += `|O${e.ledOn}`;
     if (e.sleep) out += `|Z${e.lag ?? 0}/${enc(e.sleep)}/${e.gain ?? ''}/${e.behind ?? ''}`;
   }
   const co = w.coordinator;
@@ -1341,6 +1451,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
   for (const r of w.sessionRows) out += `\nS${r.name}/${T(c, r.renewTime)}${r.endedTerms ? enc(r.endedTerms) : ''}${r.leftTerms ? Object.entries(r.leftTerms).map(([k, v]) => `<${k}:${K(c, v.token)}/${v.instance}/${T(c, v.stamp)}`).join('') : ''}`;
   if (w.takenFromSession) out += '\nT';
   if (w.keptRedirectEnded) out += '\nK';
+  if (w.keptTakenOff) out += '\nO';
   for (const d of w.pendingDeletes) out += `\nP${enc(d)}`;
   for (const k of w.deletedTokens) out += `\nX${K(c, k)}`;
   // (only whether a delete may come now, or in how many units, tells states apart)

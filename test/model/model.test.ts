@@ -14,6 +14,8 @@ import { electionSpec, realProtocol, SMALL, type ModelConfig, type World } from 
 import { SCOPES } from './scopes.js';
 import { memoryTableRows } from './lease-rows.js';
 import { processOf } from '../../lib/schemas/instance.js';
+import { MAX_LEFT_TERMS } from '../../lib/schemas/identity.js';
+import { holdsForLeft } from '../../lib/sdk/step.js';
 
 /** What the scopes must reach, each in some scope: else the invariants held over too little. */
 const GOALS: Record<string, (w: World) => boolean> = {
@@ -55,6 +57,12 @@ const GOALS: Record<string, (w: World) => boolean> = {
   // …an operator's move of the fencing token under a kept term (its termToken kept), and the Session's drop of a name once the lease shows its term no more
   "a fencing token moved under a term its elector left to run out (termToken kept), the name still on its process's rows": (w) => w.electors.some((e) => e.session?.left !== undefined && w.row?.holderInstance === e.session.left.instance && w.row.termToken === e.session.left.token && w.row.fencingToken !== w.row.termToken),
   "a left term's name dropped by its process's Session once a consistent read of the lease showed the term no more": (w) => w.electors.some((e) => e.leftTerm !== undefined && e.session?.left === undefined),
+  // …the take-off (takeOffs): the kept term off its session, and decided again from a new read once the take-off went unanswered
+  "a kept term taken off its session by its stopped elector (leavingKept)": (w) => w.keptTakenOff === true,
+  "a kept term's take-off decided again from a new read after it went unanswered (afterLeaving)": (w) => w.electors.some((e) => e.busy?.then.kind === 'takeOffRead' && e.busy.then.reads > 1),
+  // …the hold past MAX_LEFT_TERMS (leftElsewhere): held, then lifted once a name was dropped and a row renewed naming the kept term
+  "a process's session rows held, more terms left than a row names (MAX_LEFT_TERMS), its elector gone": (w) => w.electors.some((e) => e.cancel?.phase === 'gone' && e.session !== undefined && holdsForLeft((e.session.others ?? 0) + (e.session.left ? 1 : 0))),
+  "a hold past MAX_LEFT_TERMS lifted once a name was dropped, a row of its process renewed naming the kept term": (w) => w.electors.some((e) => e.session?.left !== undefined && e.session.others === MAX_LEFT_TERMS - 1 && w.sessionRows.some((r) => r.process === e.process && r.leftTerms !== undefined && r.renewTime > e.session!.left!.stamp)),
   "a lease's session rewritten by a peer under its holder": (w) => w.row?.session !== undefined && w.row.holderInstance !== undefined && !w.row.session.startsWith(`${processOf(w.row.holderInstance)}-`),
 };
 

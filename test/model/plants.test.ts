@@ -18,6 +18,12 @@ const SLEEPS = SCOPES.find((s) => s.cfg.sleeps)!.cfg;
 /** The scope of ./scopes.ts with a kept stop and a fencing token moved under it. */
 const KEPT_MOVE = SCOPES.find((s) => s.cfg.keptStops && s.cfg.tokenMoves > 0)!.cfg;
 
+/** The scope of ./scopes.ts with a kept stop's take-off off its session (no fault budget). */
+const TAKE_OFF = SCOPES.find((s) => s.cfg.takeOffs && s.cfg.faults === 0)!.cfg;
+
+/** The scope of ./scopes.ts with a kept stop past MAX_LEFT_TERMS. */
+const PAST_MAX = SCOPES.find((s) => s.cfg.leftElsewhere !== undefined)!.cfg;
+
 /** Each planted bug (sim/bugs.ts) that concerns the step or the lock, the scope that shows it, and what it breaks. */
 const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks: RegExp; control?: true; trace?: string[] }[] = [
   { bug: 'leaderIgnoresRenewDeadline', cfg: { stampOffsetsMs: [0], faults: 0 }, depth: 6, breaks: /leads past its renew deadline/ },
@@ -46,6 +52,12 @@ const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks:
   // By the fencing token (the rule before 3d2f615): an operator's move of the token under the term, then its look a lease duration on
   { bug: 'leftTermDroppedByFencingToken', cfg: KEPT_MOVE, depth: 6, breaks: /vouches for term \d+, which w1 left to run out, 2500 ms past the stamp it was left at/, trace: ['w1 is cancelled', 'w1 withdraws its candidacy, leaves term 499999500000 to run out, and is gone', 'an operator moves the fencing token under w1', '5 ticks', "p1's Session reads the lease and drops the name of term 499999500000 (the lease read: holder w1, token 499999500001)", "p1's session p1-s1 renews"] },
   { bug: 'leftTermDroppedUnread', cfg: KEPT_MOVE, depth: 5, breaks: /vouches for term \d+, which w1 left to run out, 2500 ms past the stamp it was left at/ },
+  // the take-off stamped with DynamoDB's time now, as a renewal is: a tick after the session's last renewal, it lengthens the kept term
+  // past what its observers judged it by (the new bound on a take-off; nobody leads the term)
+  { bug: 'takeOffStampedNow', cfg: TAKE_OFF, depth: 6, breaks: /a take-off stamped term \d+ 498 ms past the stamp observers judged it by/, trace: ['w1 steps in term 499999500000', 'w1 is cancelled', 'tick', 'w1 withdraws its candidacy, leaves term 499999500000 to run out, and reads the lease to take it off its session', "w1's read (to take its kept term off its session) lands and is answered", "w1's take-off (its kept term off its session) lands and is answered"] },
+  // past MAX_LEFT_TERMS the Session renews on instead of holding its rows, naming the first MAX_LEFT_TERMS terms left: the kept stop's,
+  // the newest, unnamed, so the next renewal vouches for it by its own stamp
+  { bug: 'leftPastMaxRenewed', cfg: PAST_MAX, depth: 4, breaks: /p1's session row p1-s1 vouches for term \d+, which w1 left to run out, 500 ms past the stamp it was left at/, trace: ['w1 is cancelled', 'w1 withdraws its candidacy, leaves term 499999500000 to run out, and is gone', 'tick', "p1's session p1-s1 renews"] },
 ];
 
 describe('the model check catches the planted bugs', () => {

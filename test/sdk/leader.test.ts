@@ -169,7 +169,7 @@ describe("leavingKept: a stopping elector's term that releaseOnCancel false keep
   it('no live session (ended, or its deadline passed): nothing, the term runs out on the stamps its session last had', () => expect(leavingKept(mine(), undefined, 'b', 'b_1', 7)).toEqual({ kind: 'none' }));
   // the term named as left at 108_000 (SessionSeam.leave), the session renewed since (110_000): its row names the term, so observers
   // judge it by 108_000, not by the later renewal (renewedBySession); stamped later, the take-off would lengthen the time nobody leads it
-  // (test/model: "a held lease on sessions, its leader stopped with releaseOnCancel false taking its term off its session")
+  // (test/model: the scope "take-off: a held lease on sessions, …")
   it('the session renewed since the term was left: stamped from the stamp it was left at, as observers judge it, never later', () => {
     expect(leavingKept(mine(), { ...live, leftAt: 108_000 }, 'b', 'b_1', 7)).toEqual(off(108_000));
     expect(leavingKept(mine({ renewTime: 108_500 }), { ...live, leftAt: 108_000 }, 'b', 'b_1', 7)).toEqual(off(108_501));
