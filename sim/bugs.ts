@@ -107,7 +107,7 @@ function plantedLock(bug: PlantedBug, inner: LeaseLock, c: ElectorPlantContext):
     case 'followerIgnoresSession':
       // read, then the row dropped: effectiveLease leaves the lease as its own row has it, unchanged while the session renews
       // (and no row of the holder's own process found either: lib/sdk/step.ts ownSessionRead)
-      return { ...inner, session: (s, shareMs) => inner.session(s, shareMs, shareMs).then((r) => ({ ...r, row: undefined })), processSession: (s, p) => inner.processSession(s, p).then((r) => ({ ...r, row: undefined })) };
+      return { ...inner, session: (s, shareMs) => inner.session(s, shareMs, shareMs).then((r) => ({ ...r, row: undefined })), processSession: (s, p, t) => inner.processSession(s, p, t).then((r) => ({ ...r, row: undefined })) };
     default:
       return inner;
   }

@@ -14,7 +14,7 @@ import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
-import { ConflictError } from '../stores/errors.js';
+import { BrokenSessionError, ConflictError } from '../stores/errors.js';
 import { declinePatch, handOverPatch, keepTermToken, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
 import { SHARED_READ_MS, type Acquired, type RenewalPhase, type SessionRead } from './step.js';
 
@@ -71,8 +71,16 @@ export interface LeaseLock {
    * consistent unless `consistent` is false; a consistent request never takes a copy's answer.
    */
   session(name: string, shareMs: number, pendingMs: number, consistent?: boolean): Promise<SessionRead>;
-  /** The freshest session row of process `process` in its sessions' partition (processSessionComponents: `named`'s scope, or the process's own shard; for a name without a partition, conclave-session and its shard), by a consistent Query of each, never shared. */
-  processSession(named: string, process: string): Promise<SessionRead>;
+  /**
+   * The freshest session row of process `process` in its sessions' partition (processSessionComponents:
+   * `named`'s scope, or the process's own shard; for a name without a partition, conclave-session and
+   * its shard), by a consistent Query of each, never shared: for `term`, held on this lease, whose
+   * row names session `named`, which does not vouch for it.
+   * @throws BrokenSessionError naming a row there the schema refuses that may be that process's own
+   * session (mayBeProcessSession): the term is judged by nobody, as on a refused named row (the
+   * coordinator's tick, the CLI and getLeader judge it so too)
+   */
+  processSession(named: string, process: string, term: Term): Promise<SessionRead>;
 }
 
 /** What a direct acquisition writes: a new term for `holder`, the token raised (the record client-go's elector builds before Lock.Update). */
@@ -177,7 +185,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
     candidate: (c) => candidates.read(name, c),
     candidates: async () => (await candidates.list(name)).candidates,
     session: (s, shareMs, pendingMs, consistent) => sessions.read(s, shareMs, pendingMs, consistent),
-    processSession: (named, process) => sessions.freshestOf(named, process),
+    processSession: (named, process, term) => sessions.freshestOf(named, process, { lease: name, ...term }),
   };
 }
 
@@ -344,12 +352,21 @@ export class SessionReader {
     this.phases.set(name, phase);
   }
 
-  /** LeaseLock.processSession: never shared, since a follower judges by it only if it was sent after its lease read was answered. */
-  async freshestOf(named: string, process: string): Promise<SessionRead> {
+  /**
+   * LeaseLock.processSession, for `term` (held on lease `term.lease`): never shared, since a
+   * follower judges by it only if it was sent after its lease read was answered. A row there the
+   * schema refuses that may be the process's own session (IdentityStore.processSessions' `refused`,
+   * mayBeProcessSession) may be the one the holder renews on: the term is judged by nobody, and the
+   * follower's poll fails on it (reported, read again every retry period), as on a refused named
+   * row. Judged without it, by a stale row of that process, a term its holder still led was taken a
+   * lease duration on (test/sdk/follower-refused.test.ts).
+   */
+  async freshestOf(named: string, process: string, term: Term & { readonly lease: string }): Promise<SessionRead> {
     const sentAt = this.clock.monotonic();
-    const components = processSessionComponents(named, process);
-    const items = (await Promise.all(components.map((c) => this.store.query(c)))).flatMap((r) => r.items);
-    return { row: freshestOf(items, components, process), sentAt };
+    const read = await this.store.processSessions(named, process);
+    const mine = read.refused[0];
+    if (mine) throw new BrokenSessionError(`a follower of lease "${term.lease}"`, { lease: term.lease, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken, session: String(mine.row['name']) }, this.store.table, mine.invalid.error);
+    return { row: freshestOf(read.rows, processSessionComponents(named, process), process), sentAt };
   }
 
   /** LeaseLock.session: both bounds stay well inside the margin a follower's judgement allows (step.ts sessionMargin). */

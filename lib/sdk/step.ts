@@ -1240,8 +1240,8 @@ export type FollowerEffect =
   | { readonly kind: 'readLease'; readonly consistent: boolean }
   /** Read session row `name` (LeaseLock.session), strongly consistent or not (sessionReadConsistent). */
   | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number; readonly consistent: boolean }
-  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponents). */
-  | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string }
+  /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponents), for its holder's `term`. */
+  | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string; readonly term: Term }
   /** Read the lease's candidate rows (LeaseLock.candidates). */
   | { readonly kind: 'readCandidates' }
   /** Renew the candidacy; `conflictIsNothing`: a ConflictError (the row re-registered meanwhile) is no fault. */
@@ -1515,7 +1515,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       const margin = sessionMargin(s);
       if (p.named) {
         // the holder's own process's row, read by name: gone, it is looked for again
-        if (!e.read.row) return waiting(state, p, fx, { kind: 'readProcessSession', named: l.session!, process: processOf(l.holderInstance)! });
+        if (!e.read.row) return waiting(state, p, fx, { kind: 'readProcessSession', named: l.session!, process: processOf(l.holderInstance)!, term: termOf(l) });
         if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, readSessionAgain(e.read.row.name, sessionReadConsistent(s, state, p, l, at.now)));
         return judgedView(s, state, p, p.named, e.read, at, fx);
       }
@@ -1523,7 +1523,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, readSessionAgain(l.session!, sessionReadConsistent(s, state, p, l, at.now)));
       // a row that does not vouch for the holder: its own process's session is looked for
       const own = ownSessionRead(l, p.raw.revision, e.read.row, state.ownFound, at.now, s.leaseDurationMs);
-      if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process });
+      if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process, term: termOf(l) });
       if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now) });
       return judgedView(s, state, p, e.read, undefined, at, fx);
     }
@@ -1616,6 +1616,9 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
     }
   }
 }
+
+/** The term a held lease row shows (its holder and fencing token). */
+const termOf = (l: Lease): Term => ({ holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken });
 
 /** The lease as this follower judges it by the session rows read (judgedOnSession). */
 function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, named: SessionRead, own: SessionRead | undefined, at: Moment, fx: FollowerEffect[]): Out {

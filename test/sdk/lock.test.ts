@@ -58,6 +58,8 @@ const rigs: Record<string, () => Rig> = {
   },
 };
 
+/** The term a lease row names a session for that does not vouch for it (processSession's third argument: what a refused row's error names). */
+const TERM = { holderIdentity: 'a', fencingToken: 7 };
 const claim = (identity: string, now: number): Claim => ({ identity, instance: `${identity}-1`, now, leaseDurationSeconds: 15, electedBy: 'self' });
 /** A row without what differs by implementation only in its key attributes. */
 const row = (l: Lease | undefined) => l && { ...l, name: 'x' };
@@ -235,15 +237,15 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     const at = (name: string) => sessionKey(`${scope}:${name}`);
     const put = (name: string, process: string, renewTime: number) => rig.session({ ...at(name), holderIdentity: at(name).name, hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime, process });
     const named = at('gone').name; // what a peer wrote on the lease: no such row
-    expect((await rig.lock.processSession(named, 'pa')).row).toBeUndefined();
+    expect((await rig.lock.processSession(named, 'pa', TERM)).row).toBeUndefined();
     await put('a-1', 'pa', NOW + 10); // an ended session of the process
     await put('a-2', 'pa', NOW + 30); // its live one
     await put('b-1', 'pb', NOW + 50); // another process's, fresher
     // the same process's row in another partition (another grant's scope) is not this partition's
     await rig.session({ ...sessionKey(`r${n}:a-3`), holderIdentity: 'x', hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW + 90, process: 'pa' });
-    expect((await rig.lock.processSession(named, 'pa')).row).toMatchObject({ name: at('a-2').name, renewTime: NOW + 30, process: 'pa' });
-    expect((await rig.lock.processSession(named, 'pb')).row).toMatchObject({ name: at('b-1').name, process: 'pb' });
-    expect((await rig.lock.processSession(named, 'pc')).row).toBeUndefined();
+    expect((await rig.lock.processSession(named, 'pa', TERM)).row).toMatchObject({ name: at('a-2').name, renewTime: NOW + 30, process: 'pa' });
+    expect((await rig.lock.processSession(named, 'pb', TERM)).row).toMatchObject({ name: at('b-1').name, process: 'pb' });
+    expect((await rig.lock.processSession(named, 'pc', TERM)).row).toBeUndefined();
   });
 
   it("finds a process granted every lease in its own shard, whichever shard's session the lease names (a peer's: rewritten under it)", async () => {
@@ -258,12 +260,12 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     await own('a-1', pa, NOW + 10);
     await own('b-1', pb, NOW + 20);
     const peers = `${sessionShard(pb)}:b-1`; // what the lease names: b's live session, which does not vouch for a's term
-    expect((await rig.lock.processSession(peers, pa)).row).toMatchObject({ component: allLeasesSessionComponent(pa), name: `${sessionShard(pa)}:a-1`, process: pa });
-    expect((await rig.lock.processSession(peers, pb)).row).toMatchObject({ name: peers, process: pb });
+    expect((await rig.lock.processSession(peers, pa, TERM)).row).toMatchObject({ component: allLeasesSessionComponent(pa), name: `${sessionShard(pa)}:a-1`, process: pa });
+    expect((await rig.lock.processSession(peers, pb, TERM)).row).toMatchObject({ name: peers, process: pb });
     // a name without a partition (an older SDK's, or one a peer wrote: seed 17052 --regions): conclave-session
     // is searched, and a's own shard too, where a's rows are; never another process's row
-    expect((await rig.lock.processSession(`gone-${n}`, pa)).row).toMatchObject({ component: allLeasesSessionComponent(pa), name: `${sessionShard(pa)}:a-1`, process: pa });
-    expect((await rig.lock.processSession(`gone-${n}`, `sc${n}`)).row).toBeUndefined();
+    expect((await rig.lock.processSession(`gone-${n}`, pa, TERM)).row).toMatchObject({ component: allLeasesSessionComponent(pa), name: `${sessionShard(pa)}:a-1`, process: pa });
+    expect((await rig.lock.processSession(`gone-${n}`, `sc${n}`, TERM)).row).toBeUndefined();
   });
 });
 

@@ -30,6 +30,9 @@ let t: TestTables;
 beforeAll(async () => void (t = await testTables('spart')));
 afterAll(() => t.drop());
 
+/** The term a follower looks for its holder's own process's session for (SessionReader.freshestOf: what a refused row's error names). */
+const TERM = { lease: 'job', holderIdentity: 'a', fencingToken: 7 };
+
 /** Two process ids whose shards differ, the first in shard `all-<k>` for some k. */
 function twoShards(tag: string): [string, string] {
   const a = `${tag}-a`;
@@ -109,7 +112,7 @@ describe('Sessions on DynamoDB Local', () => {
         expect((await store.read(SESSION_COMPONENT, name)).item).toBeUndefined();
         // a follower's read by name, and the own-process query (the lease naming any session of its partition's kind)
         expect((await reader.read(name, 0, 0)).row?.process).toBe(s.process);
-        expect((await reader.freshestOf(`${sessionShard(`${s.process}-peer`)}:gone`, s.process)).row?.name).toBe(name);
+        expect((await reader.freshestOf(`${sessionShard(`${s.process}-peer`)}:gone`, s.process, TERM)).row?.name).toBe(name);
         components.add(component);
       }
       expect((await store.query(SESSION_COMPONENT)).items).toEqual([]);
@@ -129,7 +132,7 @@ describe('Sessions on DynamoDB Local', () => {
     await put('old-2', 'p-old', NOW + 30);
     const reader = new SessionReader(t.client, t.names.identities, systemClock);
     expect((await reader.read('old-1', 0, 0)).row).toMatchObject({ component: SESSION_COMPONENT, renewTime: NOW + 10, process: 'p-old' });
-    const own: IdentityLease | undefined = (await reader.freshestOf('old-gone', 'p-old')).row;
+    const own: IdentityLease | undefined = (await reader.freshestOf('old-gone', 'p-old', TERM)).row;
     expect(own).toMatchObject({ name: 'old-2', renewTime: NOW + 30 });
   });
 });

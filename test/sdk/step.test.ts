@@ -114,7 +114,7 @@ describe("the follower's step", () => {
     expect(old.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0, consistent: false }]);
     // the row named is gone: the holder's own process's session is looked for (ownSessionRead)
     const query = followerStep(settings(), old.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30));
-    expect(query.effects).toEqual([{ kind: 'readProcessSession', named: 'p1', process: 'pa' }]);
+    expect(query.effects).toEqual([{ kind: 'readProcessSession', named: 'p1', process: 'pa', term: { holderIdentity: 'a', fencingToken: 7 } }]);
     const judged = followerStep(settings(), query.state, { kind: 'processSessionRead', read: { row: undefined, sentAt: T + 30 } }, at(40));
     expect(judged.state.pending).toBeUndefined();
     expect(judged.state.lastRead?.leaseDurationSeconds).toBe(40); // no session vouches: the term lasts the holder's backstop read (sessionFallbackMs)

@@ -1,0 +1,184 @@
+/**
+ * A follower judging a term off the session row its lease names (the row gone, or another
+ * process's: judgedOffNamed) judges it by its holder's own process's sessions (ownSessionRead,
+ * LeaseLock.processSession). A row there the schema refuses that may be that process's own session
+ * (mayBeProcessSession) makes the term judged by nobody, as the coordinator's tick, the CLI and
+ * getLeader judge it (docs/safety.md, "A refused row among the holder's own process's sessions"):
+ * the follower keeps following, takes nothing and reports nothing, as on a refused named row.
+ *
+ * On DynamoDB Local with simulated time: the follower's real step (lib/sdk/step.ts followerStep),
+ * its effects carried through the real lock (dynamoLeaseLock, SessionReader) the way the elector's
+ * shell carries them (lib/sdk/elector.ts carry), each poll at a monotonic time the test sets.
+ */
+import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionKey } from '../../lib/schemas/identity.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { acquisition, dynamoLeaseLock, SessionReader, type LeaseLock } from '../../lib/sdk/lock.js';
+import { FOLLOWING, followerStep, type FollowerEffect, type FollowerEvent, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { BrokenSessionError } from '../../lib/stores/errors.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { MIN, NOW, SEC } from '../fixtures.js';
+import { testTables, type TestTables } from '../support.js';
+import { stepSettings } from './step-fixtures.js';
+
+let t: TestTables;
+let leases: LeaseStore;
+let identities: IdentityStore;
+beforeAll(async () => {
+  t = await testTables('follower-refused');
+  leases = new LeaseStore(t.client, t.names.leases);
+  identities = new IdentityStore(t.client, t.names.identities);
+});
+afterAll(() => t?.drop());
+
+/** Monotonic time of the follower's first poll; DynamoDB's time is NOW then. */
+const M0 = 1_000_000;
+
+/** Lease `name` held by a1 of process `process` (15 s long, token 7), on session `session`, its own stamp a minute old (a holder on a session does not move it). */
+const heldBy = (name: string, process: string, session: string, extra: Partial<Lease> = {}) =>
+  leases.write(LeaseStore.readOf(name, undefined), {
+    set: { holderIdentity: 'a1', holderInstance: `a1_1@${process}`, session, acquireTime: NOW - 10 * MIN, renewTime: NOW - MIN, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7, ...extra },
+  });
+/** A readable session row of process `process`, renewed at `renewTime`. */
+const readableSession = (name: string, process: string, renewTime: number) =>
+  identities.write({ key: sessionKey(name), item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, process, hostname: 'web-9', leaseDurationSeconds: 15, acquireTime: NOW - 10 * MIN, renewTime } });
+/** Session row `name` of process `process` as a writer of another shape keeps it (its host name a number: the schema refuses it), renewed at `renewTime`. */
+const refusedSession = (name: string, process: string, renewTime: number, revision: number) =>
+  t.client.send(new PutItemCommand({ TableName: t.names.identities, Item: marshall({ ...sessionKey(name), holderIdentity: `${name}_1`, process, hostname: 5, leaseDurationSeconds: 15, acquireTime: NOW - 10 * MIN, renewTime, revision }) }));
+
+/**
+ * A follower of lease `leaseName` (identity b, instance b-1, on no session; client-go's timings),
+ * its step fed by the lock on DynamoDB Local as the elector's shell feeds it. `poll(ms)`: one poll
+ * `ms` after the first, carried out to its end; what it wrote, and the fault it ended on (the shell
+ * reports it and polls again), are returned.
+ */
+function follower(leaseName: string) {
+  const s = stepSettings('b', { leaseName, candidate: false, sessionFallbackMs: 78_000 });
+  let mono = M0;
+  const lock: LeaseLock = dynamoLeaseLock(leaseName, leases, new CandidateStore(t.client, t.names.candidates), new SessionReader(t.client, t.names.identities, { monotonic: () => mono }));
+  let state: FollowerState = FOLLOWING;
+  const moment = (): Moment => ({ now: mono, clock: { ok: true, errorMs: 5 }, offset: NOW - M0, jumps: 0 });
+  /** What the shell sends for `f`, and the event its answer is (undefined: nothing to wait on). */
+  const carry = async (f: FollowerEffect): Promise<FollowerEvent | undefined> => {
+    switch (f.kind) {
+      case 'readLease':
+        return { kind: 'leaseRead', raw: await lock.get(f.consistent) };
+      case 'readSession':
+        return { kind: 'sessionRead', read: await lock.session(f.name, f.shareMs, f.pendingMs, f.consistent) };
+      case 'readProcessSession':
+        return { kind: 'processSessionRead', read: await lock.processSession(f.named, f.process, f.term) };
+      case 'reportVacancy':
+        return { kind: 'reported', lease: await lock.reportVacancy(f.read, s.identity, NOW + mono - M0) };
+      case 'acquire':
+        return { kind: 'acquired', got: await lock.acquire(f.read, acquisition(f.read.item, { identity: s.identity, instance: s.instance, now: NOW + mono - M0, leaseDurationSeconds: 15, electedBy: f.electedBy })) };
+      case 'lead':
+        return { kind: 'led', ok: true, leading: true };
+      case 'newLeader':
+      case 'sessionCadence':
+      case 'stepNow':
+        return undefined;
+      default:
+        throw new Error(`the test's shell does not carry ${f.kind}`);
+    }
+  };
+  return {
+    async poll(ms: number): Promise<{ readonly took: boolean; readonly reported: boolean; readonly fault: unknown }> {
+      mono = M0 + ms;
+      let took = false;
+      let reported = false;
+      let next: FollowerEvent | undefined = { kind: 'poll', pushLive: false };
+      try {
+        while (next) {
+          const out = followerStep(s, state, next, moment());
+          state = out.state;
+          next = undefined;
+          for (const f of out.effects) {
+            if (f.kind === 'lead') took = true;
+            if (f.kind === 'reportVacancy') reported = true;
+            next = (await carry(f)) ?? next;
+          }
+        }
+      } catch (fault) {
+        return { took, reported, fault };
+      }
+      return { took, reported, fault: undefined };
+    },
+  };
+}
+
+/** What a follower's polls came to, each 2 s from `fromMs` to `toMs` (stopping once it took the lease), the holder renewing its refused row (if any) before each. */
+async function polls(f: ReturnType<typeof follower>, fromMs: number, toMs: number, renew: (ms: number) => Promise<unknown>) {
+  const out: { ms: number; took: boolean; reported: boolean; fault: unknown }[] = [];
+  for (let ms = fromMs; ms <= toMs; ms += 2 * SEC) {
+    await renew(ms);
+    const p = await f.poll(ms);
+    out.push({ ms, ...p });
+    if (p.took) break;
+  }
+  return { moves: out.filter((p) => p.took || p.reported).map(({ ms, took, reported }) => ({ ms, ...(took ? { took } : {}), ...(reported ? { reported } : {}) })), faults: out.map((p) => p.fault) };
+}
+
+describe("a follower judging a term off its named row, a row of its holder's process's partitions that the schema refuses (it may be its own session): judged by nobody, as the coordinator's tick, the CLI and getLeader judge it", () => {
+  const SUCCESSOR = { successor: 'b', successorInstance: 'b-1' };
+
+  /**
+   * Lease `lease` held by a1 of process `process` off its named row (gone), that process's session
+   * kept renewed by a writer of another shape (the schema refuses it), and, if `stale`, an ended
+   * session of that process beside it, readable and not yet collected: for 100 s, polled every
+   * 2 s, the follower neither takes nor reports, each poll failing on a BrokenSessionError naming
+   * that row, the lease row as it was.
+   */
+  async function judgedByNobody(lease: string, process: string, extra: Partial<Lease>, stale: boolean): Promise<void> {
+    const live = `s-${process}-live`;
+    if (stale) await readableSession(`s-${process}-old`, process, NOW - 5 * MIN);
+    await heldBy(lease, process, `s-${lease}-gone`, extra); // the row it names is gone (collected, or a peer's redirect)
+    const before = (await leases.read(lease)).item!;
+    const f = follower(lease);
+    let revision = 3;
+    const seen = await polls(f, 0, 100 * SEC, (ms) => refusedSession(live, process, NOW + ms - SEC, revision++));
+    expect(seen.moves).toEqual([]);
+    for (const fault of seen.faults) {
+      expect(fault).toBeInstanceOf(BrokenSessionError);
+      expect((fault as BrokenSessionError).key).toEqual(sessionKey(live));
+      expect((fault as BrokenSessionError).message).toMatch(new RegExp(`^a follower of lease "${lease}": the term of a1 \\(fencing token 7\\) is held on session "${live}", whose row on the identities table "${t.names.identities}" does not match the schema \\(hostname: .*followers wait`));
+    }
+    expect((await leases.read(lease)).item).toEqual(before);
+  }
+
+  it("the successor, a stale readable row of that process beside it, neither takes nor reports for 100 s while the holder renews that row; each poll fails on a BrokenSessionError naming it (before: taken at 16,000 ms, judged by the stale row)", () =>
+    judgedByNobody('own-refused-successor', 'pr1', SUCCESSOR, true));
+
+  it("a follower that is no successor, a stale readable row of that process beside it, neither reports nor takes for 100 s (before: reported vacant at 16,000 ms and taken at 26,000 ms, the report unanswered: the coordinator judges the term by nobody)", () =>
+    judgedByNobody('own-refused-follower', 'pr2', {}, true));
+
+  it("the successor, no readable row of that process, neither takes nor reports for 100 s (before: taken at 80,000 ms, by the fallback: sessionFallbackMs)", () =>
+    judgedByNobody('own-refused-only', 'pr3', SUCCESSOR, false));
+
+  it("once that row is gone (the tick collects it once expired by its stamp, or an operator's delete), the term is judged again: by the stale row, taken a lease duration on", async () => {
+    const [lease, process] = ['own-refused-repaired', 'pr4'];
+    const live = `s-${process}-live`;
+    await readableSession(`s-${process}-old`, process, NOW - 5 * MIN);
+    await heldBy(lease, process, `s-${lease}-gone`, SUCCESSOR);
+    await refusedSession(live, process, NOW - 2 * SEC, 3);
+    const f = follower(lease);
+    expect((await polls(f, 0, 20 * SEC, async () => undefined)).moves).toEqual([]);
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.identities, Key: marshall(sessionKey(live)) }));
+    const after = await polls(f, 22 * SEC, 60 * SEC, async () => undefined);
+    expect(after.moves).toEqual([{ ms: 38 * SEC, took: true }]);
+    expect(after.faults.every((e) => e === undefined)).toBe(true);
+  });
+
+  it('a row the schema refuses there that names another process by a string is no bar (a readable row so written is not its own either): judged by the stale row, taken at 16,000 ms, as before', async () => {
+    const [lease, process] = ['other-refused', 'pr5'];
+    await readableSession(`s-${process}-old`, process, NOW - 5 * MIN);
+    await refusedSession('s-p9-live', 'p9', NOW - 2 * SEC, 3);
+    await heldBy(lease, process, `s-${lease}-gone`, SUCCESSOR);
+    const seen = await polls(follower(lease), 0, 30 * SEC, async () => undefined);
+    expect(seen.moves).toEqual([{ ms: 16 * SEC, took: true }]);
+    expect(seen.faults.every((e) => e === undefined)).toBe(true);
+  });
+});
