@@ -3,7 +3,7 @@
  * (a client routing requests to the leader): etcd's election `leader()`, client-go's GetLeader().
  */
 import * as z from 'zod';
-import { Nap, systemClock } from '../clock.js';
+import { systemClock } from '../clock.js';
 import { leaderOf, type LeaderInfo } from '../election/leader.js';
 import { effectiveLease, judgedOffNamed, judgingRow, sessionStampAt, type SessionStamp } from '../election/vacancy.js';
 import { electionConfig } from '../schemas/config.js';
@@ -13,11 +13,11 @@ import { ValidationError, parse } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
-import { boundedClient, raced, requestBoundMs } from './bounded-client.js';
-import { DynamoDBRefusedError, faultKind, oneShotFault, retryDelayMs, START_RETRY_MS } from './faults.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
+import { DynamoDBRefusedError, faultKind, oneShotFault } from './faults.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TableWait, TablesSchema, optionErrors, stampClockFor, tableNotFound } from './options.js';
 import type { StampClock } from './server-clock.js';
-import { tableState } from './table-state.js';
+import { readWhileCreating, tableState } from './table-state.js';
 
 /** The options of getLeader; a bad one is a ValidationError naming the field. */
 export const GetLeaderOptionsSchema = z.strictObject(
@@ -80,28 +80,15 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   if (typeof leaseName !== 'string') throw notALeaseName(leaseName, options);
   const name = parse(LeaseName, leaseName, 'getLeader lease name');
   const o = parse(GetLeaderOptionsSchema, options, 'getLeader options');
-  const { signal } = o;
-  signal?.throwIfAborted();
   const clock = o.clock ?? systemClock;
   const time = stampClockFor(o.clockSync, o.client, clock);
   // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)
   const requests = boundedClient(o.client, clock, requestBoundMs(0));
-  // the caller's signal ends the call at once, a request in flight abandoned (it gives up at its bound)
-  const until = <T>(p: Promise<T>): Promise<T> => (signal ? raced(p, signal) : p);
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
-  // and waited for while it is made, as a worker's start-up waits (StartUp.cannotStart)
+  // and waited for while it is made, as a worker's start-up waits (StartUp.cannotStart); the
+  // caller's signal ends the call at once, a read in flight abandoned (it gives up at its bound)
   const tables = new TableWait([o.tables.leases, o.tables.identities], { state: tableState(requests), clock });
-  for (let failures = 1; ; failures++) {
-    try {
-      return await until(readLeader(name, o, time, requests));
-    } catch (e) {
-      if (signal?.aborted) throw signal.reason;
-      if (!(await until(tables.waitsFor(e)))) throw tableNotFound(`getLeader of lease "${name}"`, o.tables, e);
-      // each try is a new read, judged as of its own moment
-      await new Nap(clock, retryDelayMs(failures, START_RETRY_MS, clock.random()), signal).done;
-      signal?.throwIfAborted();
-    }
-  }
+  return readWhileCreating(() => readLeader(name, o, time, requests), { tables, clock, signal: o.signal, fail: (e) => tableNotFound(`getLeader of lease "${name}"`, o.tables, e) });
 }
 
 /** One answer of getLeader: the lease's row and, for a term held on a session, the rows that judge it, read now; DynamoDB's missing table as it is (getLeader waits for a table being made). */

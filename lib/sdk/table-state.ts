@@ -1,11 +1,14 @@
 /**
- * How DescribeTable shows a table, for a start-up that met a missing one (StartUp.cannotStart,
- * lib/sdk/options.ts): DynamoDB answers data-plane requests on a table still CREATING as on one
+ * How DescribeTable shows a table, for a start-up (StartUp.cannotStart, lib/sdk/options.ts) or a
+ * call (getLeader, withLease: readWhileCreating) that met a missing one: DynamoDB answers data-plane requests on a table still CREATING as on one
  * that is not there. Apart from options.ts, which the push entry point imports, so that it keeps
  * no DynamoDB client at run time.
  */
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { TableState } from './options.js';
+import { Nap, type Clock } from '../clock.js';
+import { raced } from './bounded-client.js';
+import { retryDelayMs, START_RETRY_MS } from './faults.js';
+import type { TableState, TableWait } from './options.js';
 
 /**
  * How DescribeTable shows table `name`: `missing` (ResourceNotFoundException), `creating`, `there`
@@ -22,3 +25,27 @@ export const tableState =
       return (e as Error).name === 'ResourceNotFoundException' ? 'missing' : 'unknown';
     }
   };
+
+/**
+ * `read()` until it answers, for a call that is no long-lived object (getLeader, withLease): DynamoDB's
+ * missing table is looked at (`tables`, the call's TableWait) and, while one is being created, read
+ * again after the start-ups' backoff (retryDelayMs from START_RETRY_MS) on `clock`, each try a new
+ * read judged as of its own moment; any other error, and a missing table given up on, is thrown as
+ * `fail` makes it. `signal` ends the call, at once or as it aborts, with its reason: a read or look
+ * in flight abandoned (it gives up at its bound).
+ */
+export async function readWhileCreating<T>(read: () => Promise<T>, o: { tables: TableWait; clock: Pick<Clock, 'setTimer' | 'random'>; signal?: AbortSignal | undefined; fail: (e: unknown) => unknown }): Promise<T> {
+  const { signal } = o;
+  signal?.throwIfAborted();
+  const until = <R>(p: Promise<R>): Promise<R> => (signal ? raced(p, signal) : p);
+  for (let failures = 1; ; failures++) {
+    try {
+      return await until(read());
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason;
+      if (!(await until(o.tables.waitsFor(e)))) throw o.fail(e);
+      await new Nap(o.clock, retryDelayMs(failures, START_RETRY_MS, o.clock.random()), signal).done;
+      signal?.throwIfAborted();
+    }
+  }
+}

@@ -26,10 +26,11 @@ import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
 import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
-import { INTERNAL_STOP, stampClockFor, tableNotFound, type ClockSync } from './options.js';
+import { INTERNAL_STOP, TableWait, stampClockFor, tableNotFound, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { errorSink, oneShotFault } from './faults.js';
+import { readWhileCreating, tableState } from './table-state.js';
 import { checkMultiRegion } from './multi-region.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
 
@@ -59,7 +60,7 @@ import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRun
  *   (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
  *   a function that returns after a cancel has its window marked all the same.
  * @throws ValidationError naming each bad option
- * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist
+ * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries); a table still being created (CREATING) is waited for, read again with backoff as a worker's start-up is, until it answers or the `signal` option aborts (the call then rejects with its reason)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried)
  * @throws DynamoDBRefusedError naming the table, when the first read is denied (the role's grant) or throttled (not retried)
  */
@@ -104,17 +105,27 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const time = stampClockFor(o.clockSync, client, clock);
   const identity = o.identity ?? defaultIdentity();
 
+  const call = tryOnly ? 'tryWithLease' : 'withLease';
+  const cancel = o.signal;
   // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
-  // not retried: a fault here rejects the call (`row`: what was not read, by `action`)
+  // not retried: a fault here rejects the call (`row`: what was not read, by `action`); DynamoDB's
+  // missing table as it is, looked at below
   const missing = async (e: unknown, row: string, action: string): Promise<never> => {
-    const call = tryOnly ? 'tryWithLease' : 'withLease';
     const denied = `${row} this role may not read (${action}); grant it Conclave's grantWorker with the lease among its leaseNames (or allLeases), and check its credentials`;
-    throw await oneShotFault(tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e), call, leaseName, row, client, denied);
+    throw await oneShotFault(e, call, leaseName, row, client, denied);
   };
-  const lease = (await leases.read(leaseName).catch((e: unknown) => missing(e, `the lease's row on the leases table "${o.tables.leases}"`, 'GetItem'))).item;
-  // judged on the read's answer (DynamoDB's Date header): refused before anything is written
-  checkScheduledAt(o.runOnce, time, o.clockSync, what);
-  const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch((e: unknown) => missing(e, `the lease's candidates on the candidates table "${o.tables.candidates}"`, 'Query'));
+  const firstLook = async (): Promise<{ lease: Lease | undefined; mode: 'coordinated' | 'NoCoordination' }> => {
+    const lease = (await leases.read(leaseName).catch((e: unknown) => missing(e, `the lease's row on the leases table "${o.tables.leases}"`, 'GetItem'))).item;
+    // judged on the read's answer (DynamoDB's Date header): refused before anything is written
+    checkScheduledAt(o.runOnce, time, o.clockSync, what);
+    const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch((e: unknown) => missing(e, `the lease's candidates on the candidates table "${o.tables.candidates}"`, 'Query'));
+    return { lease, mode };
+  };
+  // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
+  // and waited for while it is made, as getLeader and a worker's start-up wait (TableWait)
+  const tables = new TableWait([o.tables.leases, ...(o.mode === 'auto' ? [o.tables.candidates] : [])], { state: tableState(requests), clock });
+  const looked = await readWhileCreating(firstLook, { tables, clock, signal: cancel, fail: (e) => tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e) });
+  const { lease, mode } = looked;
   if (mode === 'coordinated' && !o.candidacy)
     throw new ValidationError(what, [
       {
@@ -180,7 +191,6 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
 
   // the function's signal's two sources, while they are listened to
   let relay: { readonly signal: AbortSignal; lost(): void; cancelled(): void } | undefined;
-  const cancel = o.signal;
   cancel?.throwIfAborted();
   const stop = new AbortController();
   const running = elector.run(stop.signal);

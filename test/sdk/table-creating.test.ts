@@ -5,14 +5,14 @@
  * CREATING is waited for, a `tables` option naming no table still rejects at once, and where
  * DescribeTable is not granted the start-up goes on trying for TABLE_WAIT_MS, then rejects. DynamoDB
  * Local never shows CREATING, so a loopback proxy in front of it answers as AWS does
- * (test/proxy.ts, creatingTableProxy). getLeader, a single call, waits the same way, until its
- * `signal` aborts. Time is the test's: each wait asked for moves it at once.
+ * (test/proxy.ts, creatingTableProxy). getLeader, withLease and tryWithLease, single calls, wait
+ * the same way, until their `signal` aborts. Time is the test's: each wait asked for moves it at once.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Clock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
-import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, tryWithLease, withLease } from '../../lib/sdk/index.js';
 import { TABLE_WAIT_MS } from '../../lib/sdk/options.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -228,5 +228,107 @@ describe('getLeader on a table still being created (CREATING)', () => {
     const e = await getLeader('job', { client: t.client, tables: t.names, signal: 'soon' as never }).then(() => undefined, (x: unknown) => x);
     expect(e).toBeInstanceOf(ValidationError);
     expect((e as ValidationError).issues).toEqual([expect.objectContaining({ field: 'signal', message: expect.stringMatching(/AbortSignal/) })]);
+  });
+});
+
+describe('withLease and tryWithLease on a table still being created (CREATING)', () => {
+  type Call = typeof withLease;
+  const calls = { withLease, tryWithLease } as const;
+  let n = 0;
+
+  /** `call` of a new lease until it settles, the clock driven meanwhile: how it settled, whether its function ran, and the time it took on the clock. */
+  async function run(call: Call, tables: string | TestTables['names'], c: ReturnType<typeof drivenClock>, client: ReturnType<typeof localClient>, extra: { mode?: 'auto' | 'NoCoordination'; signal?: AbortSignal } = {}) {
+    let settled: { ok: boolean; value: unknown } | undefined;
+    let ran = false;
+    const lease = `wl-${++n}`;
+    void call(lease, async () => void (ran = true), { client, tables, clock: c.clock, clockSync, mode: extra.mode ?? 'NoCoordination', ...(extra.signal ? { signal: extra.signal } : {}) }).then(
+      (value) => void (settled = { ok: true, value }),
+      (value: unknown) => void (settled = { ok: false, value }),
+    );
+    await c.drive(() => settled !== undefined);
+    return { ...settled!, ran, lease, tookMs: c.waited() };
+  }
+
+  it.each([
+    ['withLease', 'leases', 'NoCoordination'],
+    ['tryWithLease', 'leases', 'NoCoordination'],
+    // mode auto reads the lease's candidates too (first come, first served when it has none)
+    ['withLease', 'candidates', 'auto'],
+    ['tryWithLease', 'candidates', 'auto'],
+  ] as const)('%s, the %s table: waits while DescribeTable says CREATING, then takes the lease and runs the function', async (name, role, mode) => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(6);
+      const r = await run(calls[name], t.names, c, client, { mode });
+      // before: rejected at the first ResourceNotFoundException with a TableNotFoundError
+      expect(r.ok, String(r.value)).toBe(true);
+      expect(r.value).toMatchObject({ status: 'ran' });
+      expect(r.ran).toBe(true);
+      expect(proxy.notFound()).toBe(6);
+      expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
+      expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects with a TableNotFoundError', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'denied' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000);
+      const r = await run(withLease, t.names, c, client);
+      expect(r.ok).toBe(false);
+      expect(r.value).toBeInstanceOf(TableNotFoundError);
+      expect((r.value as TableNotFoundError).message).toMatch(new RegExp(`^withLease of lease "${r.lease}": a table it uses does not exist`));
+      expect(r.ran).toBe(false);
+      expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
+      expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
+      expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it.each(['withLease', 'tryWithLease'] as const)('%s: a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async (name) => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      const r = await run(calls[name], 'no-such-deployment', c, client, { mode: 'auto' });
+      expect(r.ok).toBe(false);
+      expect(r.value).toBeInstanceOf(TableNotFoundError);
+      expect((r.value as TableNotFoundError).message).toMatch(new RegExp(`^${name} of lease "${r.lease}": a table it uses does not exist`));
+      expect(r.tookMs).toBe(0);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('its `signal` ends the wait: withLease rejects with the signal\'s reason, the function never run', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000_000); // never made
+      const stop = new AbortController();
+      const reason = new Error('gave up waiting');
+      c.clock.setTimer(30_000, () => stop.abort(reason));
+      const r = await run(withLease, t.names, c, client, { signal: stop.signal });
+      expect(r.ok).toBe(false);
+      expect(r.value).toBe(reason);
+      expect(r.ran).toBe(false);
+      expect(r.tookMs).toBe(30_000);
+      expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
   });
 });
