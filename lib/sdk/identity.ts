@@ -13,8 +13,8 @@ import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
-import { tableState } from './table-state.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { readWhileCreating, tableState } from './table-state.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
 const HASH_BYTES = 16;
@@ -500,6 +500,12 @@ export const ListIdentitiesOptionsSchema = z.strictObject(
      * to DynamoDB's). @default 'server'
      */
     clockSync: ClockSyncSchema,
+    /**
+     * Cancels the call: listIdentities rejects with the signal's reason, at once or as it aborts. What
+     * bounds its wait for the identities table while it is still being created
+     * (`AbortSignal.timeout(ms)`), which is otherwise waited for as long as DynamoDB says it is being made.
+     */
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: 'must be an AbortSignal (an AbortController\'s signal, or AbortSignal.timeout(ms))', abort: false }).optional(),
     /** Test hook: this machine's clock (wall and monotonic). @default systemClock */
     clock: ClockSchema.optional(),
   },
@@ -512,16 +518,29 @@ export type ListIdentitiesOptions = z.input<typeof ListIdentitiesOptionsSchema>;
  * One consistent Query of the component's partition, sorted into live, expired and unreadable rows.
  * Expiry is judged at the moment the query was sent (on DynamoDB's clock by default): a row that
  * expires while the query is under way still counts as live, late rather than early (KEP-1965).
+ * The identities table still being created (CREATING: `cdk deploy` or local mode making it) is
+ * waited for, queried again with backoff as a worker's start-up is, until it answers or `signal` aborts.
  * @throws ValidationError naming each bad option
+ * @throws DynamoDB's ResourceNotFoundException, when the identities table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries)
+ * @throws the `signal` option's reason, when it aborts first
  */
 export async function listIdentities(options: ListIdentitiesOptions): Promise<IdentityListing> {
   const o = parse(ListIdentitiesOptionsSchema, options, 'listIdentities options');
-  const time = stampClockFor(o.clockSync, o.client, o.clock ?? systemClock);
-  const sentAt = time.monotonic();
+  const clock = o.clock ?? systemClock;
+  const time = stampClockFor(o.clockSync, o.client, clock);
   // each page's request gives up as the SDK's own do: one that never answers must not hang the call (bounded-client.ts)
-  const { items, invalid } = await new IdentityStore(boundedClient(o.client, o.clock ?? systemClock, requestBoundMs(0)), o.tables.identities).query(o.component);
-  // the send time, on the estimate the answer improved (DynamoDB's Date header)
-  const now = time.now() - (time.monotonic() - sentAt);
+  const requests = boundedClient(o.client, clock, requestBoundMs(0));
+  const store = new IdentityStore(requests, o.tables.identities);
+  const query = async () => {
+    const sentAt = time.monotonic();
+    const { items, invalid } = await store.query(o.component);
+    // the send time, on the estimate the answer improved (DynamoDB's Date header)
+    return { items, invalid, now: time.now() - (time.monotonic() - sentAt) };
+  };
+  // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
+  // and waited for while it is made, as getLeader waits; one not there rejects as DynamoDB answered
+  const tables = new TableWait([o.tables.identities], { state: tableState(requests), clock });
+  const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => e });
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   return {
     live: items.filter((i) => isIdentityLive(i, now)).sort(byName),

@@ -5,14 +5,14 @@
  * CREATING is waited for, a `tables` option naming no table still rejects at once, and where
  * DescribeTable is not granted the start-up goes on trying for TABLE_WAIT_MS, then rejects. DynamoDB
  * Local never shows CREATING, so a loopback proxy in front of it answers as AWS does
- * (test/proxy.ts, creatingTableProxy). getLeader, withLease and tryWithLease, single calls, wait
+ * (test/proxy.ts, creatingTableProxy). getLeader, withLease, tryWithLease and listIdentities, single calls, wait
  * the same way, until their `signal` aborts. Time is the test's: each wait asked for moves it at once.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Clock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
-import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, tryWithLease, withLease } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, listIdentities, tryWithLease, withLease, type IdentityListing } from '../../lib/sdk/index.js';
 import { TABLE_WAIT_MS } from '../../lib/sdk/options.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -330,5 +330,98 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
       client.destroy();
       await proxy.close();
     }
+  });
+});
+
+describe('listIdentities on a table still being created (CREATING)', () => {
+  const T0 = 1_800_000_000_000; // the driven clock's start: the seeded heartbeat is judged by it
+  beforeAll(async () => {
+    await new IdentityStore(t.client, t.names.identities).write({ key: { component: 'reporter', name: 'r-1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 'r-1', hostname: 'web-1', leaseDurationSeconds: 3_600, acquireTime: T0, renewTime: T0 } });
+  });
+
+  /** listIdentities of `reporter` until it settles, the clock driven meanwhile: how it settled, and the time it took on the clock. */
+  async function list(tables: string | TestTables['names'], c: ReturnType<typeof drivenClock>, client: ReturnType<typeof localClient>, signal?: AbortSignal) {
+    let settled: { ok: boolean; value: unknown } | undefined;
+    void listIdentities({ client, tables, component: 'reporter', clock: c.clock, clockSync, ...(signal ? { signal } : {}) }).then(
+      (value) => void (settled = { ok: true, value }),
+      (value: unknown) => void (settled = { ok: false, value }),
+    );
+    await c.drive(() => settled !== undefined);
+    return { ...settled!, tookMs: c.waited() };
+  }
+
+  it('waits while DescribeTable says CREATING, then lists the component', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(6);
+      const r = await list(t.names, c, client);
+      // before: rejected at the first ResourceNotFoundException
+      expect(r.ok, String(r.value)).toBe(true);
+      expect((r.value as IdentityListing).live.map((i) => i.name)).toEqual(['r-1']);
+      expect(proxy.notFound()).toBe(6);
+      expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
+      expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects as DynamoDB answered', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'denied' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000);
+      const r = await list(t.names, c, client);
+      expect(r.ok).toBe(false);
+      expect((r.value as Error).name).toBe('ResourceNotFoundException');
+      expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
+      expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
+      expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('a `tables` option naming no table (DescribeTable finds none either) still rejects at once, as before, with no wait', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      const r = await list('no-such-deployment', c, client);
+      expect(r.ok).toBe(false);
+      expect((r.value as Error).name).toBe('ResourceNotFoundException');
+      expect(r.tookMs).toBe(0);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('its `signal` ends the wait: listIdentities rejects with the signal\'s reason; one that is no AbortSignal is a ValidationError naming it', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
+    const client = localClient(proxy.endpoint);
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000_000); // never made
+      const stop = new AbortController();
+      const reason = new Error('gave up waiting');
+      c.clock.setTimer(30_000, () => stop.abort(reason));
+      const r = await list(t.names, c, client, stop.signal);
+      expect(r.ok).toBe(false);
+      expect(r.value).toBe(reason);
+      expect(r.tookMs).toBe(30_000);
+      expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+    } finally {
+      client.destroy();
+      await proxy.close();
+    }
+    const e = await listIdentities({ client: t.client, tables: t.names, component: 'reporter', signal: 'soon' as never }).then(() => undefined, (x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).issues).toEqual([expect.objectContaining({ field: 'signal', message: expect.stringMatching(/AbortSignal/) })]);
   });
 });
