@@ -106,6 +106,10 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     const missing = there ? ours.filter((t) => !there.includes(t)) : ours;
     const prefixes = there && closestFirst(there.filter((n) => n.endsWith('-leases')).map((n) => n.slice(0, -'-leases'.length)), target.tablePrefix);
     const hint = prefixes === undefined ? '' : prefixes.length ? `; the Conclave table prefixes there: ${listNames(prefixes)}` : '; there are no Conclave tables there';
+    // every table listed, yet one answered "not found": being created (the command waited as long as
+    // it could tell, TableWait) or deleted, not a wrong name
+    if (there && missing.length === 0)
+      return new CliError(`DynamoDB ${where(target)} answered "not found" on a table it lists (${listNames(ours)}): one is still being created, or being deleted — run the command again once DescribeTable shows it ACTIVE (the CLI waits for a table being created by itself where the credentials may call dynamodb:DescribeTable)`);
     return new CliError(
       `${missing.length === 1 ? `table ${missing[0]} does not exist` : `tables ${listNames(missing)} do not exist`} ${where(target)} (prefix "${target.tablePrefix}") — ` +
         `pass --table-prefix PREFIX (or CONCLAVE_TABLE_PREFIX), or name a table with --leases-table / --candidates-table / --identities-table${hint}`,

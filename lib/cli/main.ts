@@ -9,6 +9,8 @@ import { Command, CommanderError } from 'commander';
 import { systemClock, type Clock } from '../clock.js';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { ValidationError, parse } from '../schemas/validation.js';
+import { tableState } from '../stores/table-state.js';
+import { TABLE_WAIT_MS, TableWait } from '../table-wait.js';
 import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
 import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
@@ -113,7 +115,16 @@ function cliVersion(): string {
 
 const YES = ['-y, --yes', 'make the change without asking (needed when stdin is not a terminal)'] as const;
 
-function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace): Command {
+/** The first wait, and the next ones while the tables are still not found, doubling up to four times it. */
+const CREATING_RETRY_MS = 1_000;
+
+/** The one line (stderr) a command waiting for its tables prints: a table being created, or, where DescribeTable is refused, a table not found for up to TABLE_WAIT_MS. */
+const waitingLine = (creating: readonly string[]): string =>
+  creating.length > 0
+    ? `waiting for table ${creating.join(', ')}, still being created (CREATING): trying again until it answers (Ctrl-C to stop)`
+    : `a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for ${TABLE_WAIT_MS / 1000} s (Ctrl-C to stop)`;
+
+function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<boolean>): Command {
   const root = new Command('conclave')
     .description('Operate Conclave: coordinated leader election (KEP-4355) on DynamoDB')
     .version(cliVersion(), '-V, --version', 'the version of @conclave/cli')
@@ -140,8 +151,22 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     const client = clientFor(opts);
     const target = { endpoint: opts.endpoint, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
+    // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
+    // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run
+    // again, as a whole, while it is made (its rows read and judged anew; nothing was read or
+    // written, the request answered "not found"); a table not there is explained at once
+    const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock: io.clock });
     try {
-      await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, ...judging }));
+      for (let tries = 1; ; tries++) {
+        try {
+          return await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, ...judging }));
+        } catch (e) {
+          if (!(await tables.waitsFor(e))) throw e;
+          if (tries === 1) io.err(clean(waitingLine(tables.creating)));
+          if (await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS)))
+            throw new CliError(`interrupted while waiting for ${tables.creating.length ? `table ${tables.creating.join(', ')} to be created` : 'a table not found'}; nothing was read`, 130);
+        }
+      }
     } catch (e) {
       throw await explain(e, target, client);
     } finally {
@@ -274,8 +299,26 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
     process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
     return realPace(stop.signal);
   };
+  // a wait of any command (a table being created): Ctrl-C ends it, listened for only while it
+  // lasts (between waits, Ctrl-C ends the process, as in any command that does not wait);
+  // whether it was interrupted
+  const nap = async (ms: number): Promise<boolean> => {
+    if (io.pace) {
+      await io.pace.sleep(ms);
+      return io.pace.signal.aborted;
+    }
+    const interrupted = new AbortController();
+    const onInterrupt = () => interrupted.abort();
+    process.once('SIGINT', onInterrupt).once('SIGTERM', onInterrupt);
+    try {
+      await io.clock.sleep(ms, interrupted.signal);
+    } finally {
+      process.off('SIGINT', onInterrupt).off('SIGTERM', onInterrupt);
+    }
+    return interrupted.signal.aborted;
+  };
   try {
-    await program({ ...io, ask }, pace).parseAsync([...argv], { from: 'user' });
+    await program({ ...io, ask }, pace, nap).parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2; // commander printed the message

@@ -1,33 +1,18 @@
 /**
- * How DescribeTable shows a table, for a start-up (StartUp.cannotStart, lib/sdk/options.ts) or a
- * call (getLeader, withLease: readWhileCreating) that met a missing one: DynamoDB answers data-plane requests on a table still CREATING as on one
- * that is not there. Apart from options.ts, which the push entry point imports, so that it keeps
- * no DynamoDB client at run time.
+ * A call that met a missing table (getLeader, withLease, listIdentities) reads again while the
+ * table is being created (readWhileCreating); how a table is looked at is lib/stores/table-state.ts
+ * (the CLI's too). Apart from options.ts, which the push entry point imports, so that it keeps no
+ * DynamoDB client at run time.
  */
-import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Nap, type Clock } from '../clock.js';
+import type { TableWait } from '../table-wait.js';
 import { raced } from './bounded-client.js';
 import { retryDelayMs, START_RETRY_MS } from './faults.js';
-import type { TableState, TableWait } from './options.js';
+
+export { tableState } from '../stores/table-state.js';
 
 /**
- * How DescribeTable shows table `name`: `missing` (ResourceNotFoundException), `creating`, `there`
- * (any other status), or `unknown` when it tells nothing (refused, as for a worker not granted
- * DescribeTable, or any other failure: the start-up's bounded wait decides then).
- */
-export const tableState =
-  (client: DynamoDBClient) =>
-  async (name: string): Promise<TableState> => {
-    try {
-      const t = (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
-      return t?.TableStatus === 'CREATING' ? 'creating' : 'there';
-    } catch (e) {
-      return (e as Error).name === 'ResourceNotFoundException' ? 'missing' : 'unknown';
-    }
-  };
-
-/**
- * `read()` until it answers, for a call that is no long-lived object (getLeader, withLease): DynamoDB's
+ * `read()` until it answers, for a call that is no long-lived object (getLeader, withLease, listIdentities): DynamoDB's
  * missing table is looked at (`tables`, the call's TableWait) and, while one is being created, read
  * again after the start-ups' backoff (retryDelayMs from START_RETRY_MS) on `clock`, each try a new
  * read judged as of its own moment; any other error, and a missing table given up on, is thrown as

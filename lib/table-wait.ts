@@ -1,0 +1,63 @@
+/**
+ * The wait for a table still being created, shared by the SDK (a start-up, getLeader, withLease,
+ * listIdentities) and the CLI: DynamoDB answers data-plane requests on a CREATING table with
+ * ResourceNotFoundException, as on one that is not there. Pure: how a table is looked at
+ * (DescribeTable, lib/stores/table-state.ts) is given, so that the SDK's push entry point, which
+ * loads this through lib/sdk/options.ts, keeps no DynamoDB client at run time.
+ */
+import type { Clock } from './clock.js';
+
+/**
+ * Whether a start-up (StartUp.cannotStart), a call (getLeader, withLease, listIdentities) or a
+ * CLI command that met a missing table tries again. DynamoDB answers a table still being created
+ * (CREATING: `cdk deploy` or local mode making it as the worker starts) as it answers one that is
+ * not there, so a missing table is first looked at (DescribeTable on each of `tables`): one
+ * CREATING is waited for (tried again with backoff, for as long as DynamoDB says so); with none
+ * CREATING, one that DescribeTable does not find either is given up on at once (a `tables` option
+ * naming no table: one DescribeTable round trip later); where DescribeTable tells nothing (not
+ * granted: a role of grantWorker or grantGetLeader from @conclave/cdk before 0.2.0, or a policy of
+ * the user's own; or it failed), it is tried again for TABLE_WAIT_MS from the first missing table,
+ * then given up on. One per start-up or call: the wait runs from its first missing table.
+ */
+export class TableWait {
+  /** Monotonic time of the first missing table met, none being created since: where TABLE_WAIT_MS runs from. */
+  private missingSince: number | undefined;
+  /** The tables DescribeTable showed CREATING at the last look: none where it told nothing (the bounded wait). */
+  creating: readonly string[] = [];
+
+  constructor(
+    /** The tables looked at: those the caller uses. */
+    private readonly tables: readonly string[],
+    /** How a table is looked at (tableState: DescribeTable, through the caller's bounded client), and the clock the wait is timed on. */
+    private readonly look: { state: (table: string) => Promise<TableState>; clock: Pick<Clock, 'monotonic'> },
+  ) {}
+
+  /** Whether `error` is DynamoDB's missing table and the caller is to try again after its backoff; false for any other error, and for a missing table given up on. */
+  async waitsFor(error: unknown): Promise<boolean> {
+    if (!isMissingTable(error)) return false;
+    const { state, clock } = this.look;
+    const now = clock.monotonic();
+    this.missingSince ??= now;
+    const names = [...new Set(this.tables)];
+    const states = await Promise.all(names.map(state));
+    this.creating = names.filter((_, i) => states[i] === 'creating');
+    if (this.creating.length > 0) {
+      this.missingSince = undefined; // being made: waited for, the wait counted again from the next missing table not being made
+      return true;
+    }
+    return !states.includes('missing') && now - this.missingSince < TABLE_WAIT_MS;
+  }
+}
+
+/**
+ * How long a start-up goes on trying while its table is missing and DescribeTable cannot say
+ * whether it is being created (not granted, or failing): DynamoDB makes a new on-demand table
+ * ACTIVE within seconds to a minute. A table DescribeTable shows CREATING is waited for without it.
+ */
+export const TABLE_WAIT_MS = 60_000;
+
+/** How DescribeTable shows a table (lib/stores/table-state.ts): not there, being created, there, or not known (DescribeTable refused or failed). */
+export type TableState = 'missing' | 'creating' | 'there' | 'unknown';
+
+/** DynamoDB's own missing table (ResourceNotFoundException), not yet told as anyone's (the SDK's TableNotFoundError has a name of its own). */
+const isMissingTable = (e: unknown): boolean => e instanceof Error && e.name === 'ResourceNotFoundException';

@@ -1,0 +1,123 @@
+/**
+ * The CLI run while a table is still being made (`cdk deploy` or local mode creating it): DynamoDB
+ * answers data-plane requests on a CREATING table with ResourceNotFoundException, as for one that
+ * is not there. A command looks at the tables (DescribeTable) as the SDK does (TableWait): one
+ * CREATING is waited for, told in one line on stderr, until it answers or Ctrl-C; a prefix naming
+ * no table is still refused at once with the same message. DynamoDB Local never shows CREATING, so
+ * a loopback proxy in front of it answers as AWS does (test/proxy.ts, creatingTableProxy). Time is
+ * the test's: each wait asked for moves it at once.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { TABLE_WAIT_MS } from '../../lib/table-wait.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { creatingTableProxy, drivenClock } from '../proxy.js';
+import { testTables, type TestTables } from '../support.js';
+import { runMain } from './harness.js';
+
+let t: TestTables;
+const T0 = 1_800_000_000_000; // the driven clock's start: the seeded term is judged by it
+beforeAll(async () => {
+  t = await testTables('cli-creating');
+  await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf('held', undefined), {
+    set: { holderIdentity: 'a1', holderInstance: 'a1_1@p1', acquireTime: T0, renewTime: T0, leaseDurationSeconds: 3_600, leaseTransitions: 1, fencingToken: 42 },
+  });
+  await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-1_1', process: 'p2', hostname: 'web-1', leaseDurationSeconds: 3_600, acquireTime: T0, renewTime: T0 } });
+  await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf('on-session', undefined), {
+    set: { holderIdentity: 'b1', holderInstance: 'b1_1@p2', session: 's-1', acquireTime: T0, renewTime: T0, leaseDurationSeconds: 3_600, leaseTransitions: 1, fencingToken: 7 },
+  });
+});
+afterAll(async () => t.drop());
+
+const prefix = () => t.names.leases.replace(/-leases$/, '');
+const WAITING = /^waiting for table (\S+), still being created \(CREATING\): trying again until it answers \(Ctrl-C to stop\)$/;
+
+/** `conclave --endpoint <proxy> --table-prefix <prefix> …argv` until it ends, the clock driven meanwhile; Ctrl-C is `stop`. */
+async function run(endpoint: string, argv: string[], c: ReturnType<typeof drivenClock>, stop = new AbortController()) {
+  const pace = { signal: stop.signal, sleep: (ms: number) => c.clock.sleep(ms, stop.signal) };
+  let done: Awaited<ReturnType<typeof runMain>> | undefined;
+  void runMain(['--endpoint', endpoint, ...argv], { clock: c.clock, pace }).then((r) => void (done = r));
+  await c.drive(() => done !== undefined);
+  return { ...done!, tookMs: c.waited() };
+}
+
+describe('a CLI command on a table still being created (CREATING)', () => {
+  it.each([
+    ['leases', 'get leases', /^held\s+a1\s+42\b/m],
+    ['leases', 'leader held', /^Leader:\s+a1$/m],
+    ['leases', 'describe lease held', /^Holder:\s+a1\b/m],
+    ['candidates', 'describe lease held', /^Holder:\s+a1\b/m],
+    // a term held on a session: judged by the session's row
+    ['identities', 'leader on-session', /^Leader:\s+b1$/m],
+  ] as const)('the %s table, `conclave %s`: waits while DescribeTable says CREATING, told in one line on stderr, then answers', async (role, argv, want) => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'creating' });
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(6);
+      const r = await run(proxy.endpoint, ['--table-prefix', prefix(), ...argv.split(' ')], c);
+      // before: exit 1 at the first answer, "table … does not exist"
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(want);
+      const lines = r.err.split('\n').filter((l) => l !== '');
+      expect(lines).toEqual([expect.stringMatching(WAITING)]);
+      expect(lines[0]).toContain(t.names[role]);
+      expect(proxy.notFound()).toBe(6);
+      expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
+      expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the CLI's clock
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a prefix naming no table (DescribeTable finds none either) is still refused at once, with the same message', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      const r = await run(proxy.endpoint, ['--table-prefix', 'no-such', 'get', 'leases'], c);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) — pass --table-prefix PREFIX/);
+      expect(r.err).not.toMatch(/waiting/);
+      expect(r.tookMs).toBe(0);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('DescribeTable not granted: tries again for TABLE_WAIT_MS, told in one line, then says a table it lists answered "not found"', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'denied' });
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000);
+      const r = await run(proxy.endpoint, ['--table-prefix', prefix(), 'get', 'leases'], c);
+      expect(r.code).toBe(1);
+      const lines = r.err.split('\n');
+      expect(lines).toHaveLength(2);
+      expect(lines[0]).toMatch(/^a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for 60 s \(Ctrl-C to stop\)$/);
+      // the table is listed (ListTables), so not named as missing: before, "tables (none) do not exist"
+      expect(lines[1]).toMatch(/^error: DynamoDB at http:\/\/127\.0\.0\.1:\d+ answered "not found" on a table it lists \(\S+-leases, \S+-candidates, \S+-identities\): one is still being created, or being deleted — run the command again once DescribeTable shows it ACTIVE/);
+      expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
+      expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('Ctrl-C ends the wait: exit 130, saying which table it waited for', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000_000); // never made
+      const stop = new AbortController();
+      c.clock.setTimer(30_000, () => stop.abort());
+      const r = await run(proxy.endpoint, ['--table-prefix', prefix(), 'leader', 'held'], c, stop);
+      expect(r.code).toBe(130);
+      const lines = r.err.split('\n');
+      expect(lines).toEqual([expect.stringMatching(WAITING), `error: interrupted while waiting for table ${t.names.leases} to be created; nothing was read`]);
+      expect(r.out).toBe('');
+      expect(r.tookMs).toBe(30_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
