@@ -189,13 +189,20 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
   };
 }
 
+/** What a take's own landed copy shows as that take set it (ownTake). */
+const TAKE_FIELDS = ['holderIdentity', 'holderInstance', 'fencingToken', 'acquireTime', 'renewTime', 'session', 'leaseDurationSeconds', 'leaseTransitions', 'electedBy'] as const;
+
 /**
  * Whether `row` is the one take `record`, written against `read`, made: the next revision, and its
- * term as that write set it (the instance, unique per start-up; the token and stamps, of its `now`).
+ * term as that write set it (the instance, unique per start-up; the token and stamps, of its `now`;
+ * its duration and who elected it). The coordinator's election of this very start-up on the same
+ * read, in the same millisecond, shows the same holder, token and stamps: its short first term and
+ * `electedBy` tell it apart, a term to confirm, never one led from the take's send for a renew
+ * deadline past the row's own duration (seed 14600170).
  */
 function ownTake(row: Record<string, unknown>, read: LeaseRead, record: LeasePatch): boolean {
-  const wrote = (k: 'holderIdentity' | 'holderInstance' | 'fencingToken' | 'acquireTime' | 'renewTime' | 'session') => (record.remove?.includes(k) ? undefined : (record.set?.[k] ?? read.item?.[k]));
-  return row['revision'] === read.revision + 1 && (['holderIdentity', 'holderInstance', 'fencingToken', 'acquireTime', 'renewTime', 'session'] as const).every((k) => row[k] === wrote(k));
+  const wrote = (k: (typeof TAKE_FIELDS)[number]) => (record.remove?.includes(k) ? undefined : (record.set?.[k] ?? read.item?.[k]));
+  return row['revision'] === read.revision + 1 && TAKE_FIELDS.every((k) => row[k] === wrote(k));
 }
 
 /** Whether `cur` is the row `read` read, as LeaseStore.write's condition has it: its revision, and its fencing token (a row deleted and written again starts its revisions anew). */

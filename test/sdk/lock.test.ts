@@ -12,6 +12,8 @@ import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore, type LeasePatch, type LeaseRead } from '../../lib/stores/lease-store.js';
 import { acquisition, dynamoLeaseLock, MemoryLeaseTable, type Claim, type LeaseLock } from '../../lib/sdk/lock.js';
 import { SessionReader } from '../../lib/sdk/lock.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import { plan } from '../../lib/election/plan.js';
 import { NOW, cand } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -196,6 +198,26 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     const byC = (await lock.acquire(r2, acquisition(r2.item, { ...claim('c', NOW + 40_000), electedBy: 'successor' }))) as { written: Lease };
     expect(row(byC.written)).toMatchObject({ holderIdentity: 'c', lastHolderIdentity: 'b' });
     expect([byC.written.successor, byC.written.successorInstance, byC.written.secondSuccessor, byC.written.secondSuccessorInstance]).toEqual([undefined, undefined, undefined, undefined]);
+  });
+
+  it("the coordinator's election of the taker, landed first in the take's own millisecond, refuses the take: its short first term is never led as the take's own (seed 14600170)", async () => {
+    const rig = rigs[kind]!();
+    const { lock } = rig;
+    await lock.acquire(await lock.get(), acquisition(undefined, claim('a', NOW)));
+    await rig.coordinatorWrites(await lock.get(), { set: { successor: 'b', successorInstance: 'b-1' } });
+    const read = await lock.get();
+    // a's term ends; the coordinator elects b, and b, its successor, takes the lease on the same read, in the same millisecond
+    const at = NOW + 20_000;
+    const config = electionConfig();
+    const elected = plan({ kind: 'elect', strategy: 'OldestEmulationVersion', winner: 'b', winnerInstance: 'b-1', acked: ['b'], skewPrevented: false }, read.item, at, config).lease!;
+    await rig.coordinatorWrites(read, elected);
+    const take = acquisition(read.item, { ...claim('b', at), electedBy: 'successor' });
+    // the same holder, instance, token, stamps and revision as the take would have written: only its term (5 s, the coordinator's) differs
+    const now = (await lock.get()).item!;
+    expect(now).toMatchObject({ holderIdentity: 'b', holderInstance: 'b-1', acquireTime: at, renewTime: at, fencingToken: take.set!.fencingToken, revision: read.revision + 1 });
+    // before the fix (DynamoDB's lock): { written: <the coordinator's row> }, led from the take's send for a renew deadline (10 s) past the row's 5 s
+    expect(await lock.acquire(read, take)).toEqual({ refusedBy: 'b' });
+    expect((await lock.get()).item).toMatchObject({ leaseDurationSeconds: config.electedLeaseDurationSeconds, electedBy: 'coordinator' });
   });
 
   it('ends a term rewritten under its holder on the token copy alone', async () => {

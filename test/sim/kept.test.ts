@@ -75,6 +75,16 @@ describe('sim --kept', () => {
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 
+  // Found by --kept all from 14600000 (2026-12-02), present since the take's own-copy rule (0295459):
+  // the coordinator's election of the successor landed 4 ms before the successor's own take, on the
+  // same read and in the same millisecond, so the refused take found a row naming its holder,
+  // instance, token and stamps, and led it as its own (renew deadline 10 s from its send) though the
+  // row's term was the coordinator's short first term (5 s).
+  it("--kept all seed 14600170: the coordinator elected w2 for job-1 in the very millisecond of w2's own take as successor; w2 confirms that short first term (5 s) and renews it, never leading it as its own take: no violation (before: w2 led on past the term, which w0 took as successor, both leading for 399.2 ms)", { timeout: 60_000 }, async () => {
+    const r = await runWorld(generateSchedule(14600170, { ...opts, kept: 'all' }), DEFAULT_SETTINGS);
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+  });
+
   it('a default world runs no kept term and no elector stop', async () => {
     const r = await runWorld(generateSchedule(1, opts), DEFAULT_SETTINGS);
     expect(Object.keys(r.counts).filter((k) => k.startsWith('kept:') || k.includes('electorStop'))).toEqual([]);
