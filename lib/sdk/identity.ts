@@ -13,7 +13,7 @@ import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, tableNotFound, type DeepReadonly } from './options.js';
 import { readWhileCreating, tableState } from './table-state.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
@@ -521,10 +521,15 @@ export type ListIdentitiesOptions = z.input<typeof ListIdentitiesOptionsSchema>;
  * The identities table still being created (CREATING: `cdk deploy` or local mode making it) is
  * waited for, queried again with backoff as a worker's start-up is, until it answers or `signal` aborts.
  * @throws ValidationError naming each bad option
- * @throws DynamoDB's ResourceNotFoundException, when the identities table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries)
+ * @throws TableNotFoundError naming the tables and the `tables` option, when the identities table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries)
  * @throws the `signal` option's reason, when it aborts first
  */
-export async function listIdentities(options: ListIdentitiesOptions): Promise<IdentityListing> {
+export function listIdentities(options: ListIdentitiesOptions): Promise<IdentityListing> {
+  return listing(options, 'listIdentities');
+}
+
+/** listIdentities, its missing table told as `call`'s (the function the caller called). */
+async function listing(options: ListIdentitiesOptions, call: 'listIdentities' | 'listLiveIdentities'): Promise<IdentityListing> {
   const o = parse(ListIdentitiesOptionsSchema, options, 'listIdentities options');
   const clock = o.clock ?? systemClock;
   const time = stampClockFor(o.clockSync, o.client, clock);
@@ -538,9 +543,9 @@ export async function listIdentities(options: ListIdentitiesOptions): Promise<Id
     return { items, invalid, now: time.now() - (time.monotonic() - sentAt) };
   };
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
-  // and waited for while it is made, as getLeader waits; one not there rejects as DynamoDB answered
+  // and waited for while it is made, as getLeader waits; one not there is told as getLeader tells it
   const tables = new TableWait([o.tables.identities], { state: tableState(requests), clock });
-  const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => e });
+  const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => tableNotFound(`${call} of component "${o.component}"`, o.tables, e) });
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   return {
     live: items.filter((i) => isIdentityLive(i, now)).sort(byName),
@@ -551,5 +556,5 @@ export async function listIdentities(options: ListIdentitiesOptions): Promise<Id
 
 /** The component's live identity leases (renewTime + leaseDurationSeconds ≥ now), by name; malformed rows skipped. See listIdentities. */
 export async function listLiveIdentities(options: ListIdentitiesOptions): Promise<IdentityLease[]> {
-  return (await listIdentities(options)).live;
+  return (await listing(options, 'listLiveIdentities')).live;
 }

@@ -369,7 +369,7 @@ describe('listIdentities on a table still being created (CREATING)', () => {
     }
   });
 
-  it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects as DynamoDB answered', async () => {
+  it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects with a TableNotFoundError', async () => {
     const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'denied' });
     const client = localClient(proxy.endpoint);
     try {
@@ -377,7 +377,10 @@ describe('listIdentities on a table still being created (CREATING)', () => {
       proxy.creating(1_000);
       const r = await list(t.names, c, client);
       expect(r.ok).toBe(false);
-      expect((r.value as Error).name).toBe('ResourceNotFoundException');
+      // before: DynamoDB's bare ResourceNotFoundException, naming no table
+      expect(r.value).toBeInstanceOf(TableNotFoundError);
+      expect((r.value as TableNotFoundError).message).toMatch(/^listIdentities of component "reporter": a table it uses does not exist/);
+      expect((r.value as TableNotFoundError).cause.name).toBe('ResourceNotFoundException');
       expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
       expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
       expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
@@ -387,14 +390,17 @@ describe('listIdentities on a table still being created (CREATING)', () => {
     }
   });
 
-  it('a `tables` option naming no table (DescribeTable finds none either) still rejects at once, as before, with no wait', async () => {
+  it('a `tables` option naming no table (DescribeTable finds none either) rejects at once, with no wait, with a TableNotFoundError naming the tables', async () => {
     const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
     const client = localClient(proxy.endpoint);
     try {
       const c = drivenClock(() => proxy.inFlight() > 0);
       const r = await list('no-such-deployment', c, client);
       expect(r.ok).toBe(false);
-      expect((r.value as Error).name).toBe('ResourceNotFoundException');
+      // before: DynamoDB's bare ResourceNotFoundException, naming no table
+      expect(r.value).toBeInstanceOf(TableNotFoundError);
+      expect((r.value as TableNotFoundError).message).toMatch(/^listIdentities of component "reporter": a table it uses does not exist .*no-such-deployment-identities/);
+      expect((r.value as TableNotFoundError).cause.name).toBe('ResourceNotFoundException');
       expect(r.tookMs).toBe(0);
     } finally {
       client.destroy();

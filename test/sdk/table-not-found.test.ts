@@ -5,7 +5,7 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, tryWithLease, withLease } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, listIdentities, listLiveIdentities, tryWithLease, withLease } from '../../lib/sdk/index.js';
 
 const client = () => localClient(inject('ddbEndpoint'));
 const PREFIX = 'no-such-deployment';
@@ -57,6 +57,26 @@ describe('a `tables` option that names no table', () => {
     expect(e.message).toMatch(/`tables` option/);
     // a call does not "start": it names itself and what it could not do
     expect(e.message).toMatch(new RegExp(`^${_} of lease "job": a table it uses does not exist`));
+    expect(e.cause.name).toBe('ResourceNotFoundException');
+  });
+
+  it.each([
+    ['listIdentities', () => listIdentities({ client: client(), tables: PREFIX, component: 'scheduler' })],
+    ['listLiveIdentities', () => listLiveIdentities({ client: client(), tables: PREFIX, component: 'scheduler' })],
+  ] as const)('%s rejects with a TableNotFoundError naming the tables, the option and the fix, as getLeader does', async (_, call) => {
+    const error = await call().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // before: DynamoDB's bare ResourceNotFoundException ("Cannot do operations on a non-existent table")
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    const e = error as TableNotFoundError;
+    expect(e.tables).toEqual({ leases: `${PREFIX}-leases`, candidates: `${PREFIX}-candidates`, identities: `${PREFIX}-identities` });
+    expect(e.message).toMatch(new RegExp(`${PREFIX}-leases, ${PREFIX}-candidates and ${PREFIX}-identities`));
+    expect(e.message).toMatch(/`tables` option/);
+    expect(e.message).toMatch(/LeasesTable, CandidatesTable and IdentitiesTable outputs/);
+    expect(e.message).toMatch(new RegExp(`^${_} of component "scheduler": a table it uses does not exist`));
+    expect(e.retrying).toBe(false);
     expect(e.cause.name).toBe('ResourceNotFoundException');
   });
 });
