@@ -764,7 +764,7 @@ export class LeaderElector {
       }
       case 'readSession':
         // on multi-Region tables every read is strongly consistent, as the lease store's are
-        return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs, f.consistent || o.multiRegion), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
+        return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs, f.consistent || o.multiRegion, f.term), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
       case 'readProcessSession':
         return { sent: x.lock.processSession(f.named, f.process, f.term), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
       case 'readCandidates':

@@ -15,6 +15,7 @@ import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import type { CandidateStore } from '../stores/candidate-store.js';
 import { BrokenSessionError, ConflictError } from '../stores/errors.js';
+import { ValidationError } from '../schemas/validation.js';
 import { declinePatch, handOverPatch, keepTermToken, successionAfterTake, type Heir, type LeasePatch, type LeaseRead, type LeaseStore, type SecondSuccessor, type Term } from '../stores/lease-store.js';
 import { SHARED_READ_MS, type Acquired, type RenewalPhase, type SessionRead } from './step.js';
 
@@ -69,8 +70,11 @@ export interface LeaseLock {
    * The session row `name`: from a read the process sent at most `shareMs` ago, or one still
    * unanswered sent at most `pendingMs` ago, or a new read. `sentAt` is when it was sent. Strongly
    * consistent unless `consistent` is false; a consistent request never takes a copy's answer.
+   * `term`: the term held on this lease that the row judges, if any.
+   * @throws BrokenSessionError naming the row, for `term`, when the schema refuses it: the term is
+   * judged by nobody (the poll fails on it, as on such a row processSession finds)
    */
-  session(name: string, shareMs: number, pendingMs: number, consistent?: boolean): Promise<SessionRead>;
+  session(name: string, shareMs: number, pendingMs: number, consistent?: boolean, term?: Term): Promise<SessionRead>;
   /**
    * The freshest session row of process `process` in its sessions' partition (processSessionComponents:
    * `named`'s scope, or the process's own shard; for a name without a partition, conclave-session and
@@ -184,7 +188,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
     },
     candidate: (c) => candidates.read(name, c),
     candidates: async () => (await candidates.list(name)).candidates,
-    session: (s, shareMs, pendingMs, consistent) => sessions.read(s, shareMs, pendingMs, consistent),
+    session: (s, shareMs, pendingMs, consistent, term) => sessions.read(s, shareMs, pendingMs, consistent, term && { lease: name, ...term }),
     processSession: (named, process, term) => sessions.freshestOf(named, process, { lease: name, ...term }),
   };
 }
@@ -372,12 +376,31 @@ export class SessionReader {
     const sentAt = this.clock.monotonic();
     const read = await this.store.processSessions(named, process);
     const mine = read.refused[0];
-    if (mine) throw new BrokenSessionError(`a follower of lease "${term.lease}"`, { lease: term.lease, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken, session: String(mine.row['name']) }, this.store.table, mine.invalid.error);
+    if (mine) throw this.broken(term, String(mine.row['name']), mine.invalid.error);
     return { row: freshestOf(read.rows, processSessionComponents(named, process), process), sentAt };
   }
 
-  /** LeaseLock.session: both bounds stay well inside the margin a follower's judgement allows (step.ts sessionMargin). */
-  read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs, consistent = true): Promise<SessionRead> {
+  /**
+   * LeaseLock.session: both bounds stay well inside the margin a follower's judgement allows (step.ts
+   * sessionMargin). A row the schema refuses is, for `term` (held on lease `term.lease`), a
+   * BrokenSessionError naming it, as freshestOf's; the read itself is shared as it is, each caller
+   * told of its own term.
+   */
+  read(name: string, shareMs = SHARED_READ_MS, pendingMs = shareMs, consistent = true, term?: Term & { readonly lease: string }): Promise<SessionRead> {
+    const read = this.shared(name, shareMs, pendingMs, consistent);
+    if (term === undefined) return read;
+    return read.catch((e: unknown) => {
+      throw e instanceof ValidationError ? this.broken(term, name, e) : e;
+    });
+  }
+
+  /** `term`'s session row `session` refused by the schema (`refused`): judged by nobody, a follower's poll fails on it. */
+  private broken(term: Term & { readonly lease: string }, session: string, refused: ValidationError): BrokenSessionError {
+    return new BrokenSessionError(`a follower of lease "${term.lease}"`, { lease: term.lease, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken, session }, this.store.table, refused);
+  }
+
+  /** Session row `name`, read now or from a read sent recently enough (read). */
+  private shared(name: string, shareMs: number, pendingMs: number, consistent: boolean): Promise<SessionRead> {
     const now = this.clock.monotonic();
     const usable = (r: SharedRead | undefined) => r !== undefined && (now - r.sentAt <= shareMs || (r.pending && now - r.sentAt <= pendingMs));
     const c = this.recent.consistent.get(name);

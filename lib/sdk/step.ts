@@ -1238,8 +1238,12 @@ export type FollowerEvent =
 /** What the shell carries out, in this order. At most one read or write, last: its answer is the next event. */
 export type FollowerEffect =
   | { readonly kind: 'readLease'; readonly consistent: boolean }
-  /** Read session row `name` (LeaseLock.session), strongly consistent or not (sessionReadConsistent). */
-  | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number; readonly consistent: boolean }
+  /**
+   * Read session row `name` (LeaseLock.session), strongly consistent or not (sessionReadConsistent),
+   * for the held `term` the row judges (what a row the schema refuses is reported for); none for the
+   * last term's row read with the lease row gone (offSessionRead).
+   */
+  | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number; readonly consistent: boolean; readonly term: Term | undefined }
   /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponents), for its holder's `term`. */
   | { readonly kind: 'readProcessSession'; readonly named: string; readonly process: string; readonly term: Term }
   /** Read the lease's candidate rows (LeaseLock.candidates). */
@@ -1473,8 +1477,8 @@ function isStale(st: FollowerState, read: LeaseRead): boolean {
 /** How stale a session read may be and its judgement still sound: any renewal landing after it was sent comes after the holder's own deadline. */
 const sessionMargin = (s: FollowerSettings): number => Math.max(SHARED_READ_MS, Math.min(s.retryPeriodMs, (s.leaseDurationMs - s.renewDeadlineMs) / 4));
 
-/** A session row read again, strongly consistent or not, shared with no other elector's read. */
-const readSessionAgain = (name: string, consistent: boolean): FollowerEffect => ({ kind: 'readSession', name, shareMs: 0, pendingMs: 0, consistent });
+/** A session row read again, strongly consistent or not, shared with no other elector's read, for `term` (readSession's). */
+const readSessionAgain = (name: string, consistent: boolean, term: Term | undefined): FollowerEffect => ({ kind: 'readSession', name, shareMs: 0, pendingMs: 0, consistent, term });
 const done = (state: FollowerState, fx: FollowerEffect[]): Out => ({ state: { ...state, pending: undefined }, effects: fx });
 const waiting = (state: FollowerState, pending: Pending, fx: FollowerEffect[], effect: FollowerEffect): Out => ({ state: { ...state, pending }, effects: [...fx, effect] });
 
@@ -1516,22 +1520,22 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       if (p.named) {
         // the holder's own process's row, read by name: gone, it is looked for again
         if (!e.read.row) return waiting(state, p, fx, { kind: 'readProcessSession', named: l.session!, process: processOf(l.holderInstance)!, term: termOf(l) });
-        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, readSessionAgain(e.read.row.name, sessionReadConsistent(s, state, p, l, at.now)));
+        if (!p.ownReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, ownReread: true }, fx, readSessionAgain(e.read.row.name, sessionReadConsistent(s, state, p, l, at.now), termOf(l)));
         return judgedView(s, state, p, p.named, e.read, at, fx);
       }
       // a read sent longer ago than the margin (the process frozen or starved meanwhile) is read again
-      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, readSessionAgain(l.session!, sessionReadConsistent(s, state, p, l, at.now)));
+      if (!p.sessionReread && at.now - e.read.sentAt > margin) return waiting(state, { ...p, sessionReread: true }, fx, readSessionAgain(l.session!, sessionReadConsistent(s, state, p, l, at.now), termOf(l)));
       // a row that does not vouch for the holder: its own process's session is looked for
       const own = ownSessionRead(l, p.raw.revision, e.read.row, state.ownFound, at.now, s.leaseDurationMs);
       if (own?.kind === 'query') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readProcessSession', named: l.session!, process: own.process, term: termOf(l) });
-      if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now) });
+      if (own?.kind === 'read') return waiting(state, { ...p, named: e.read }, fx, { kind: 'readSession', name: own.name, shareMs: watchesTerm(l, s.identity, s.instance) ? SHARED_READ_MS : margin, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now), term: termOf(l) });
       return judgedView(s, state, p, e.read, undefined, at, fx);
     }
     case 'processSessionRead': {
       if (p?.kind !== 'read' || !p.raw || !p.named) return done(state, fx);
       const l = p.raw.item!;
       const st = { ...state, ownFound: { holderInstance: l.holderInstance!, revision: p.raw.revision, name: e.read.row?.name, at: e.read.sentAt } };
-      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, readSessionAgain(e.read.row.name, sessionReadConsistent(s, st, p, l, at.now)));
+      if (e.read.row && !p.ownReread && at.now - e.read.sentAt > sessionMargin(s)) return waiting(st, { ...p, ownReread: true }, fx, readSessionAgain(e.read.row.name, sessionReadConsistent(s, st, p, l, at.now), termOf(l)));
       return judgedView(s, st, p, p.named, e.read.row ? e.read : undefined, at, fx);
     }
     case 'candidatesRead': {
@@ -1629,7 +1633,7 @@ function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pendin
   const o = state.observed;
   const copy = named.consistent === false || own?.consistent === false;
   if (copy && o !== undefined && sameTerm(o.key, lease) && at.now - o.at > lease.leaseDurationSeconds * 1000) {
-    return waiting(state, { ...p, named: undefined, sessionReread: false, ownReread: false, sessionConsistent: true }, fx, readSessionAgain(l.session!, true));
+    return waiting(state, { ...p, named: undefined, sessionReread: false, ownReread: false, sessionConsistent: true }, fx, readSessionAgain(l.session!, true, termOf(l)));
   }
   const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! } };
   // the row judged by, whose renewals the cadence times
@@ -1642,12 +1646,12 @@ function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pendi
   const st = { ...state, viewedSession: undefined };
   // the row gone under a term that named a session: that session row first, read now (vanishedUnder)
   const gone = l === undefined && p.then === 'poll' && (p.consistent || p.reread) ? offSessionRead(s, st, at) : undefined;
-  if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, readSessionAgain(gone, true));
+  if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, readSessionAgain(gone, true, undefined));
   if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
   const margin = sessionMargin(s);
   const aim = sessionCadence(l.session, at, fx).expectedAt();
   const shareMs = sessionShareMs({ watches: watchesTerm(l, s.identity, s.instance), now: at.now, due: aim === undefined ? undefined : aim + READ_AFTER_MS, previousSentAt: state.previousReadSentAt, marginMs: margin, sharedMs: SHARED_READ_MS });
-  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now) });
+  return waiting(st, { ...p, raw }, fx, { kind: 'readSession', name: l.session, shareMs, pendingMs: margin, consistent: sessionReadConsistent(s, state, p, l, at.now), term: termOf(l) });
 }
 
 /**

@@ -4,7 +4,9 @@
  * LeaseLock.processSession). A row there the schema refuses that may be that process's own session
  * (mayBeProcessSession) makes the term judged by nobody, as the coordinator's tick, the CLI and
  * getLeader judge it (docs/safety.md, "A refused row among the holder's own process's sessions"):
- * the follower keeps following, takes nothing and reports nothing, as on a refused named row.
+ * the follower keeps following, takes nothing and reports nothing, as on a refused named row. A
+ * session row it reads by name that the schema refuses (the one its lease names, or its holder's own
+ * process's row found by that query) fails its poll the same way, with the same BrokenSessionError.
  *
  * On DynamoDB Local with simulated time: the follower's real step (lib/sdk/step.ts followerStep),
  * its effects carried through the real lock (dynamoLeaseLock, SessionReader) the way the elector's
@@ -68,7 +70,7 @@ function follower(leaseName: string) {
       case 'readLease':
         return { kind: 'leaseRead', raw: await lock.get(f.consistent) };
       case 'readSession':
-        return { kind: 'sessionRead', read: await lock.session(f.name, f.shareMs, f.pendingMs, f.consistent) };
+        return { kind: 'sessionRead', read: await lock.session(f.name, f.shareMs, f.pendingMs, f.consistent, f.term) };
       case 'readProcessSession':
         return { kind: 'processSessionRead', read: await lock.processSession(f.named, f.process, f.term) };
       case 'reportVacancy':
@@ -180,5 +182,59 @@ describe("a follower judging a term off its named row, a row of its holder's pro
     const seen = await polls(follower(lease), 0, 30 * SEC, async () => undefined);
     expect(seen.moves).toEqual([{ ms: 16 * SEC, took: true }]);
     expect(seen.faults.every((e) => e === undefined)).toBe(true);
+  });
+});
+
+describe("a follower reading by name a session row the schema refuses (the one its lease names, or its holder's own process's row found before): reported as a BrokenSessionError naming the lease, the term, the row and the repair, as a refused row among its holder's process's sessions is", () => {
+  const SUCCESSOR = { successor: 'b', successorInstance: 'b-1' };
+
+  /** Each fault a BrokenSessionError of lease `lease`'s term (a1, token 7) naming session row `row` and the command that deletes it. */
+  function expectBroken(faults: readonly unknown[], lease: string, row: string): void {
+    for (const fault of faults) {
+      // the store's plain ValidationError before, naming neither the lease, the term nor the repair
+      expect(fault).toBeInstanceOf(BrokenSessionError);
+      const e = fault as BrokenSessionError;
+      expect(e.term).toEqual({ lease, holderIdentity: 'a1', fencingToken: 7, session: row });
+      expect(e.key).toEqual(sessionKey(row));
+      expect(e.table).toBe(t.names.identities);
+      expect(e.repair).toBe(`aws dynamodb delete-item --table-name ${t.names.identities} --key '${JSON.stringify({ component: { S: sessionKey(row).component }, name: { S: sessionKey(row).name } })}'`);
+      expect(e.message).toMatch(new RegExp(`^a follower of lease "${lease}": the term of a1 \\(fencing token 7\\) is held on session "${row}", whose row on the identities table "${t.names.identities}" does not match the schema \\(hostname: .*followers wait`));
+      expect(e.message).toContain(e.repair);
+      expect(e.issues).toEqual([expect.objectContaining({ field: 'hostname' })]); // still the store's refusal (a ValidationError)
+    }
+  }
+
+  it.each([
+    ['the successor', 'named-refused-successor', 'pn1', SUCCESSOR],
+    ['a follower that is no successor', 'named-refused-follower', 'pn2', {}],
+  ] as const)('%s of a term held on a session whose row the schema refuses neither takes nor reports for 100 s while the holder renews that row; each poll fails on a BrokenSessionError naming it', async (_, lease, process, extra) => {
+    const live = `s-${process}-live`;
+    await heldBy(lease, process, live, extra);
+    const before = (await leases.read(lease)).item!;
+    let revision = 3;
+    const seen = await polls(follower(lease), 0, 100 * SEC, (ms) => refusedSession(live, process, NOW + ms - SEC, revision++));
+    expect(seen.moves).toEqual([]);
+    expect(seen.faults).toHaveLength(51);
+    expectBroken(seen.faults, lease, live);
+    expect((await leases.read(lease)).item).toEqual(before);
+  });
+
+  it("the successor of a term judged off its named row (gone) by its holder's own process's row, found by the query and read by name at the next polls, once that row is refused: neither takes nor reports for 100 s; each poll fails on a BrokenSessionError naming that row", async () => {
+    const [lease, process] = ['own-read-refused', 'pn3'];
+    const own = `s-${process}-own`;
+    await heldBy(lease, process, `s-${lease}-gone`, SUCCESSOR);
+    const before = (await leases.read(lease)).item!;
+    const f = follower(lease);
+    // found by the process's query, readable and renewed: the term is live by it
+    await readableSession(own, process, NOW - SEC);
+    expect(await f.poll(0)).toEqual({ took: false, reported: false, fault: undefined });
+    // then kept renewed by a writer of another shape: read by name while the query's finding holds
+    // (a lease duration, ownSessionRead), queried again after, where the refused row bars it (21c0ed0)
+    let revision = 3;
+    const seen = await polls(f, 2 * SEC, 100 * SEC, (ms) => refusedSession(own, process, NOW + ms - SEC, revision++));
+    expect(seen.moves).toEqual([]);
+    expect(seen.faults).toHaveLength(50);
+    expectBroken(seen.faults, lease, own);
+    expect((await leases.read(lease)).item).toEqual(before);
   });
 });

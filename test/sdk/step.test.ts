@@ -111,7 +111,7 @@ describe("the follower's step", () => {
     ]);
     expect(first.effects).toEqual([['readLease'], ['readSession']]);
     const old = followerStep(settings(), first.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T - 5_000 } }, at(20));
-    expect(old.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0, consistent: false }]);
+    expect(old.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0, consistent: false, term: { holderIdentity: 'a', fencingToken: 7 } }]);
     // the row named is gone: the holder's own process's session is looked for (ownSessionRead)
     const query = followerStep(settings(), old.state, { kind: 'sessionRead', read: { row: undefined, sentAt: T + 20 } }, at(30));
     expect(query.effects).toEqual([{ kind: 'readProcessSession', named: 'p1', process: 'pa', term: { holderIdentity: 'a', fencingToken: 7 } }]);
@@ -155,7 +155,7 @@ describe("the follower's step", () => {
     st = followerStep(s, st, poll, at(16_000)).state;
     out = followerStep(s, st, { kind: 'leaseRead', raw: read(onSession) }, at(16_010));
     const again = followerStep(s, out.state, copy(100, 16_010), at(16_020));
-    expect(again.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0, consistent: true }]);
+    expect(again.effects).toEqual([{ kind: 'readSession', name: 'p1', shareMs: 0, pendingMs: 0, consistent: true, term: { holderIdentity: 'a', fencingToken: 7 } }]);
     // the consistent read shows the renewal the copy missed: the term goes on, watched from now
     const renewed = followerStep(s, again.state, strong(16_000, 16_020), at(16_030));
     expect(renewed.effects.map((f) => f.kind)).not.toContain('acquire');
