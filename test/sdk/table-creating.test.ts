@@ -36,6 +36,25 @@ const objects: [string, Role, (client: ReturnType<typeof localClient>, tables: s
   ['Session', 'identities', (client, tables, clock, onError) => new Session({ client, tables, clock, clockSync, onError })],
 ];
 
+/**
+ * Runs `test` with a client through a CREATING-table proxy in front of DynamoDB Local (`creatingTableProxy`'s
+ * `table` and `options`), on a clock driven while a request is in flight; closes both after.
+ */
+async function throughProxy(
+  table: Parameters<typeof creatingTableProxy>[1],
+  options: Parameters<typeof creatingTableProxy>[2],
+  test: (x: { proxy: Awaited<ReturnType<typeof creatingTableProxy>>; client: ReturnType<typeof localClient>; c: ReturnType<typeof drivenClock> }) => Promise<void>,
+): Promise<void> {
+  const proxy = await creatingTableProxy(inject('ddbEndpoint'), table, options);
+  const client = localClient(proxy.endpoint);
+  try {
+    await test({ proxy, client, c: drivenClock(() => proxy.inFlight() > 0) });
+  } finally {
+    client.destroy();
+    await proxy.close();
+  }
+}
+
 /** Runs `o` until `ready` settles, the clock driven meanwhile; how it settled, and the time it took on the clock. */
 async function start(o: { run(s: AbortSignal): Promise<void>; ready: Promise<unknown> }, c: ReturnType<typeof drivenClock>) {
   const stop = new AbortController();
@@ -56,10 +75,7 @@ async function start(o: { run(s: AbortSignal): Promise<void>; ready: Promise<unk
 
 describe('a start-up whose table is still being created (CREATING)', () => {
   it.each(objects)('%s: waits while DescribeTable says CREATING, each try told to onError as a TableNotFoundError naming the tables; starts once the table answers', async (_, role, make) => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names[role], { describe: 'creating' }, async ({ proxy, client, c }) => {
       const errors: Error[] = [];
       proxy.creating(6);
       const r = await start(make(client, t.names, c.clock, (e) => void errors.push(e)), c);
@@ -74,17 +90,11 @@ describe('a start-up whose table is still being created (CREATING)', () => {
         expect((e as TableNotFoundError).retrying).toBe(true);
         expect(e.message).toContain(t.names[role]);
       }
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it.each(objects)('%s: DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, told to onError, then rejects with a TableNotFoundError', async (_, role, make) => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'denied' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names[role], { describe: 'denied' }, async ({ proxy, client, c }) => {
       const errors: Error[] = [];
       proxy.creating(1_000);
       const r = await start(make(client, t.names, c.clock, (e) => void errors.push(e)), c);
@@ -95,27 +105,18 @@ describe('a start-up whose table is still being created (CREATING)', () => {
       expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
       expect(errors.length).toBeGreaterThanOrEqual(3);
       expect(errors.every((e) => e instanceof TableNotFoundError && e.retrying)).toBe(true);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it.each(objects)('%s: a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async (_, _role, make) => {
     // the proxy only to see when a request is in flight: it passes everything on
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
       const errors: Error[] = [];
       const r = await start(make(client, 'no-such-deployment', c.clock, (e) => void errors.push(e)), c);
       expect(r.error).toBeInstanceOf(TableNotFoundError);
       expect(r.tookMs).toBe(0);
       expect(errors).toEqual([]);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 });
 
@@ -145,10 +146,7 @@ describe('getLeader on a table still being created (CREATING)', () => {
     ['leases', 'job', null],
     ['identities', HELD, { holder: 'a1', fencingToken: 42 }],
   ] as const)('the %s table: waits while DescribeTable says CREATING, then answers', async (role, lease, want) => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names[role], { describe: 'creating' }, async ({ proxy, client, c }) => {
       proxy.creating(6);
       const r = await call(lease, t.names, c, client);
       // before: rejected at the first ResourceNotFoundException with a TableNotFoundError
@@ -158,17 +156,11 @@ describe('getLeader on a table still being created (CREATING)', () => {
       expect(proxy.notFound()).toBe(6);
       expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
       expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects with a TableNotFoundError', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'denied' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names.leases, { describe: 'denied' }, async ({ proxy, client, c }) => {
       proxy.creating(1_000);
       const r = await call('job', t.names, c, client);
       expect(r.ok).toBe(false);
@@ -177,32 +169,20 @@ describe('getLeader on a table still being created (CREATING)', () => {
       expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
       expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
       expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
       const r = await call('job', 'no-such-deployment', c, client);
       expect(r.ok).toBe(false);
       expect(r.value).toBeInstanceOf(TableNotFoundError);
       expect(r.tookMs).toBe(0);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('its `signal` ends the wait: getLeader rejects with the signal\'s reason', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names.leases, { describe: 'creating' }, async ({ proxy, client, c }) => {
       proxy.creating(1_000_000); // never made
       const stop = new AbortController();
       const reason = new Error('gave up waiting');
@@ -218,10 +198,7 @@ describe('getLeader on a table still being created (CREATING)', () => {
       const again = await call('job', t.names, c, client, stop.signal);
       expect(again).toMatchObject({ ok: false, value: reason });
       expect(proxy.notFound()).toBe(sent);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('a `signal` that is no AbortSignal is a ValidationError naming it', async () => {
@@ -256,10 +233,7 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
     ['withLease', 'candidates', 'auto'],
     ['tryWithLease', 'candidates', 'auto'],
   ] as const)('%s, the %s table: waits while DescribeTable says CREATING, then takes the lease and runs the function', async (name, role, mode) => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names[role], { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names[role], { describe: 'creating' }, async ({ proxy, client, c }) => {
       proxy.creating(6);
       const r = await run(calls[name], t.names, c, client, { mode });
       // before: rejected at the first ResourceNotFoundException with a TableNotFoundError
@@ -269,17 +243,11 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
       expect(proxy.notFound()).toBe(6);
       expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
       expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects with a TableNotFoundError', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'denied' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names.leases, { describe: 'denied' }, async ({ proxy, client, c }) => {
       proxy.creating(1_000);
       const r = await run(withLease, t.names, c, client);
       expect(r.ok).toBe(false);
@@ -289,33 +257,21 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
       expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
       expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
       expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it.each(['withLease', 'tryWithLease'] as const)('%s: a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async (name) => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
       const r = await run(calls[name], 'no-such-deployment', c, client, { mode: 'auto' });
       expect(r.ok).toBe(false);
       expect(r.value).toBeInstanceOf(TableNotFoundError);
       expect((r.value as TableNotFoundError).message).toMatch(new RegExp(`^${name} of lease "${r.lease}": a table it uses does not exist`));
       expect(r.tookMs).toBe(0);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('its `signal` ends the wait: withLease rejects with the signal\'s reason, the function never run', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names.leases, { describe: 'creating' }, async ({ proxy, client, c }) => {
       proxy.creating(1_000_000); // never made
       const stop = new AbortController();
       const reason = new Error('gave up waiting');
@@ -326,10 +282,7 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
       expect(r.ran).toBe(false);
       expect(r.tookMs).toBe(30_000);
       expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 });
 
@@ -351,10 +304,7 @@ describe('listIdentities on a table still being created (CREATING)', () => {
   }
 
   it('waits while DescribeTable says CREATING, then lists the component', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names.identities, { describe: 'creating' }, async ({ proxy, client, c }) => {
       proxy.creating(6);
       const r = await list(t.names, c, client);
       // before: rejected at the first ResourceNotFoundException
@@ -363,17 +313,11 @@ describe('listIdentities on a table still being created (CREATING)', () => {
       expect(proxy.notFound()).toBe(6);
       expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
       expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('DescribeTable not granted: tries again for TABLE_WAIT_MS from the first missing table, then rejects with a TableNotFoundError', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'denied' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names.identities, { describe: 'denied' }, async ({ proxy, client, c }) => {
       proxy.creating(1_000);
       const r = await list(t.names, c, client);
       expect(r.ok).toBe(false);
@@ -384,17 +328,11 @@ describe('listIdentities on a table still being created (CREATING)', () => {
       expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
       expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
       expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('a `tables` option naming no table (DescribeTable finds none either) rejects at once, with no wait, with a TableNotFoundError naming the tables', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), 'none', { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
       const r = await list('no-such-deployment', c, client);
       expect(r.ok).toBe(false);
       // before: DynamoDB's bare ResourceNotFoundException, naming no table
@@ -402,17 +340,11 @@ describe('listIdentities on a table still being created (CREATING)', () => {
       expect((r.value as TableNotFoundError).message).toMatch(/^listIdentities of component "reporter": a table it uses does not exist .*no-such-deployment-identities/);
       expect((r.value as TableNotFoundError).cause.name).toBe('ResourceNotFoundException');
       expect(r.tookMs).toBe(0);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('its `signal` ends the wait: listIdentities rejects with the signal\'s reason; one that is no AbortSignal is a ValidationError naming it', async () => {
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
-    const client = localClient(proxy.endpoint);
-    try {
-      const c = drivenClock(() => proxy.inFlight() > 0);
+    await throughProxy(t.names.identities, { describe: 'creating' }, async ({ proxy, client, c }) => {
       proxy.creating(1_000_000); // never made
       const stop = new AbortController();
       const reason = new Error('gave up waiting');
@@ -422,10 +354,7 @@ describe('listIdentities on a table still being created (CREATING)', () => {
       expect(r.value).toBe(reason);
       expect(r.tookMs).toBe(30_000);
       expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
-    } finally {
-      client.destroy();
-      await proxy.close();
-    }
+    });
     const e = await listIdentities({ client: t.client, tables: t.names, component: 'reporter', signal: 'soon' as never }).then(() => undefined, (x: unknown) => x);
     expect(e).toBeInstanceOf(ValidationError);
     expect((e as ValidationError).issues).toEqual([expect.objectContaining({ field: 'signal', message: expect.stringMatching(/AbortSignal/) })]);
