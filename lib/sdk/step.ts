@@ -2071,7 +2071,8 @@ function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): Stat
   fx.push({ kind: 'stop', reason, token: lead.term.fencingToken });
   // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term
   const lost = reason === 'renewDeadline' || reason === 'deposed';
-  return { ...st, lead: undefined, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
+  // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
+  return { ...st, lead: undefined, leaseReadAt: undefined, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
 }
 
 /** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */

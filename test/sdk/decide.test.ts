@@ -366,6 +366,20 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.lead).toBeUndefined();
   });
 
+  it("a term stopped at a clock jump or its renew deadline reads the lease row itself next, not the session alone: its follower's view of the row is from before it led (seed 12800135: a session-only read of that old view ended the old term on the row, refused, and the lease waited out its own term, 124 s leaderless over a run)", () => {
+    const old = mine({ fencingToken: 5, termToken: 5, session: 's1' }); // quiet: renewed since taken
+    const before: State = { ...leading(mine({ session: 's1' }), { session: 's1' }), lastRaw: read(old), lastRead: old, leaseReadAt: T - 1_000 };
+    const woken: Event = { kind: 'poll', pushLive: true };
+    for (const stop of [{ kind: 'clockJump', jumpMs: -400 }, { kind: 'deadline', no: 1 }] as Event[]) {
+      const r = run(settings(), before, [[stop, at(10_000)], [woken, at(10_000)]]);
+      expect(r.kinds[0]![0]).toBe('stop');
+      expect(r.kinds[1]).toEqual(['readLease']);
+    }
+    // a follower that never led keeps its session-only poll while the lease is quiet (the plan this guards)
+    const following: State = { ...START, lastRaw: read(old), lastRead: old, leaseReadAt: T - 1_000, observed: { at: T - 1_000 } } as State;
+    expect(run(settings(), following, [[woken, at(0)]]).kinds[0]).toEqual(['readSession']);
+  });
+
   it('cancelled with an heir: the lease refreshed, led on until the heir reads (looking whether the heir still stands, after 250 ms, then less often), stopped, then the heir’s row read and the term handed over', () => {
     const stands = answer({ row: { identity: 'b-1' } });
     const r = run(settings(), leading(mine(heirNamed)), [
