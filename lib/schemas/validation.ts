@@ -51,7 +51,7 @@ export function issuesOf(error: z.ZodError): FieldIssue[] {
 const WANTED: Record<string, string> = { string: 'a string', number: 'a number', int: 'a whole number', boolean: 'true or false', array: 'a list', object: 'an object', function: 'a function', bigint: 'a bigint', date: 'a Date', symbol: 'a symbol' };
 
 /** A value as a message shows it: its kind, and a short one itself. */
-function shown(v: unknown): string {
+export function shown(v: unknown): string {
   if (v === null) return 'null';
   if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 39)}…` : v)}`;
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `the ${typeof v} ${String(v)}`;

@@ -21,7 +21,7 @@ import * as z from 'zod';
 import { HolderName, Name } from '../schemas/common.js';
 import { FencingToken } from '../schemas/fencing-token.js';
 import { Address } from '../schemas/lease.js';
-import { parse } from '../schemas/validation.js';
+import { parse, shown } from '../schemas/validation.js';
 import { LeaderElector } from './elector.js';
 import { optionErrors } from './options.js';
 
@@ -114,19 +114,30 @@ function described(e: unknown): { name: string; message: string } {
   return { name, message: message.length > MESSAGE_MAX ? `${message.slice(0, MESSAGE_MAX - 1)}…` : message };
 }
 
+/** One elector of a list: refused without stopping the list's other checks (z.instanceof aborts), so a wrong element does not hide a lease listed twice. */
+const ListedElector = z.custom<LeaderElector>((v) => v instanceof LeaderElector, {
+  error: (issue) => `must be a LeaderElector, not ${shown(issue.input)}: give the elector itself (new LeaderElector({ … })), one per lease`,
+  abort: false,
+});
+
 const Electors = z
-  .union([z.instanceof(LeaderElector), z.array(z.instanceof(LeaderElector)).min(1, 'must list at least one LeaderElector')], {
-    error: 'must be a LeaderElector or an array of them',
-  })
-  .transform((v) => (Array.isArray(v) ? v : [v]))
-  .superRefine((list, ctx) => {
-    const seen = new Set<string>();
-    for (const e of list) {
-      const lease = e.options.leaseName;
-      if (seen.has(lease)) ctx.addIssue({ code: 'custom', message: `list lease "${lease}" twice: each lease is served once, at /leader/${lease}; give the handler one elector per lease` });
-      seen.add(lease);
-    }
-  });
+  .union([
+    z.instanceof(LeaderElector),
+    z
+      .array(ListedElector)
+      .min(1, 'must list at least one LeaderElector')
+      .superRefine((list, ctx) => {
+        const first = new Map<string, number>();
+        list.forEach((e, i) => {
+          if (!(e instanceof LeaderElector)) return; // refused above, at its index
+          const lease = e.options.leaseName;
+          const at = first.get(lease);
+          if (at === undefined) first.set(lease, i);
+          else ctx.addIssue({ code: 'custom', path: [i], message: `lists lease "${lease}" twice, at [${at}] and [${i}]: each lease is served once, at /leader/${lease}; drop one (one elector per lease)` });
+        });
+      }),
+  ], { error: 'must be a LeaderElector or an array of them' })
+  .transform((v) => (Array.isArray(v) ? v : [v]));
 
 /** Express's `next` (called for a path that is not a health check's, so the app's own routes answer it). */
 export type HealthNext = (error?: unknown) => void;
@@ -152,7 +163,7 @@ const headerValue = (s: string): string => (/^[\x20-\x7e]*$/.test(s) ? s : encod
  * `headersTimeout` and `connectionsCheckingInterval` (and `requireHostHeader: false` for HAProxy's
  * `option httpchk`, which sends no Host header), then set its `timeout` and `maxConnections`. With
  * Express: `http.createServer(options, app)` rather than `app.listen()`, which takes no options.
- * @throws ValidationError when `electors` is not a LeaderElector or a non-empty array of them, one per lease
+ * @throws ValidationError when `electors` is not a LeaderElector or a non-empty array of them, one per lease: every wrong element and every lease listed twice at once, each by its index
  */
 export function healthCheck(electors: LeaderElector | readonly LeaderElector[]): HealthHandler {
   const list = parse(Electors, electors, 'healthCheck electors');

@@ -16,6 +16,7 @@ import { LeaderElector } from '../../lib/sdk/elector.js';
 import { HEALTH_HEADERS, HealthResponseSchema, ServeHealthOptionsSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
 import { testTables, type TestTables } from '../support.js';
 import { FAST, Log, STEADY, startElector, validationError, waitFor } from './harness.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import { LATENCY_MS, Sim, type SimElector } from '../../sim/harness.js';
 import { CHASE_FIRST_MS, READ_AFTER_MS } from '../../lib/sdk/step.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
@@ -541,5 +542,30 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     await expect(serveHealth(idle('bad-signal'), { port: 0, signal: 'stop' as never })).rejects.toMatchObject({ name: 'ValidationError', fields: ['signal'] });
     await expect(serveHealth(idle('bad-timeout'), { port: 0, timeoutMs: 0 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['timeoutMs'] });
     await expect(serveHealth(idle('bad-cap'), { port: 0, maxConnections: 0 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['maxConnections'] });
+  });
+});
+
+/** Found by a review (2026-12-02): one bad argument hid another; each fails without its fix. */
+describe('healthCheck and serveHealth: every bad argument in one error', () => {
+  it('healthCheck([e, e, "x"]): the lease listed twice and the element that is no LeaderElector, each at its index with its fix', () => {
+    const e = idle('health-every');
+    // before: only "(root): must be a LeaderElector or an array of them" (the union's array branch
+    // stopped at 'x', and the duplicate check after it never ran)
+    const err = validationError(() => healthCheck([e, e, 'x' as never]));
+    expect([...err.fields].sort()).toEqual(['[1]', '[2]']);
+    const at = (f: string) => err.issues.find((i) => i.field === f)?.message;
+    expect(at('[1]')).toBe('lists lease "health-every" twice, at [0] and [1]: each lease is served once, at /leader/health-every; drop one (one elector per lease)');
+    expect(at('[2]')).toBe('must be a LeaderElector, not the string "x": give the elector itself (new LeaderElector({ … })), one per lease');
+    // two electors of one lease, and two bad elements: each named
+    const twin = idle('health-every');
+    const many = validationError(() => healthCheck([e, 7 as never, twin, null as never]));
+    expect([...many.fields].sort()).toEqual(['[1]', '[2]', '[3]']);
+    expect(many.message).toContain('[1]: must be a LeaderElector, not the number 7');
+    expect(many.message).toContain('[2]: lists lease "health-every" twice, at [0] and [2]');
+    expect(many.message).toContain('[3]: must be a LeaderElector, not null');
+    // the shapes that were right before are still refused as before
+    expect(validationError(() => healthCheck([])).message).toBe('invalid healthCheck electors: (root): must list at least one LeaderElector');
+    expect(validationError(() => healthCheck('x' as never)).message).toBe('invalid healthCheck electors: (root): must be a LeaderElector or an array of them');
+    expect(healthCheck([e, idle('health-every-2')])).toBeTypeOf('function');
   });
 });
