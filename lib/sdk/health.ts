@@ -21,7 +21,7 @@ import * as z from 'zod';
 import { HolderName, Name } from '../schemas/common.js';
 import { FencingToken } from '../schemas/fencing-token.js';
 import { Address } from '../schemas/lease.js';
-import { parse, shown } from '../schemas/validation.js';
+import { FIXES, issuesOf, parse, shown, ValidationError } from '../schemas/validation.js';
 import { LeaderElector } from './elector.js';
 import { optionErrors } from './options.js';
 
@@ -166,7 +166,11 @@ const headerValue = (s: string): string => (/^[\x20-\x7e]*$/.test(s) ? s : encod
  * @throws ValidationError when `electors` is not a LeaderElector or a non-empty array of them, one per lease: every wrong element and every lease listed twice at once, each by its index
  */
 export function healthCheck(electors: LeaderElector | readonly LeaderElector[]): HealthHandler {
-  const list = parse(Electors, electors, 'healthCheck electors');
+  return handlerOf(parse(Electors, electors, 'healthCheck electors'));
+}
+
+/** The health check over electors already judged (healthCheck's, serveHealth's). */
+function handlerOf(list: readonly LeaderElector[]): HealthHandler {
   const byLease = new Map(list.map((e) => [e.options.leaseName, e]));
   const served = () => [...HEALTH_CHECKS.flatMap((c) => (c === 'leader' && list.length > 1 ? [] : [`/${PATHS[c]}`])), ...HEALTH_CHECKS.map((c) => `/${PATHS[c]}/<lease>`)].join(', ');
   return (req, res, next) => {
@@ -283,11 +287,19 @@ const LISTEN_ERRORS: Record<string, string> = {
  * Resolves once it listens; rejects if it cannot (the port in use, say), or with the reason of a
  * `signal` already aborted. No client holds it open: a request must arrive within `timeoutMs`, an
  * idle connection is closed after it, and at most `maxConnections` are open at once.
- * @throws ValidationError naming each bad option, or bad `electors`
+ * @throws ValidationError naming each bad option and each bad elector (as `electors`, `electors[<index>]`) at once
  */
 export async function serveHealth(electors: LeaderElector | readonly LeaderElector[], options: ServeHealthOptions): Promise<HealthServer> {
-  const o = parse(ServeHealthOptionsSchema, options, 'serveHealth options');
-  const handler = healthCheck(electors);
+  // both judged before either is refused: bad electors and a bad option in one error
+  const list = Electors.safeParse(electors, { error: FIXES });
+  const opts = ServeHealthOptionsSchema.safeParse(options, { error: FIXES });
+  if (!list.success || !opts.success) {
+    const electorIssues = list.success ? [] : issuesOf(list.error).map((i) => ({ ...i, field: i.field === '(root)' ? 'electors' : `electors${i.field}` }));
+    const bad = [...(list.success ? [] : ['electors']), ...(opts.success ? [] : ['options'])].join(' and ');
+    throw new ValidationError(`serveHealth ${bad}`, [...electorIssues, ...(opts.success ? [] : issuesOf(opts.error))]);
+  }
+  const o = opts.data;
+  const handler = handlerOf(list.data);
   o.signal?.throwIfAborted();
   const server = createServer(
     {

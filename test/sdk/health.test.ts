@@ -568,4 +568,18 @@ describe('healthCheck and serveHealth: every bad argument in one error', () => {
     expect(validationError(() => healthCheck('x' as never)).message).toBe('invalid healthCheck electors: (root): must be a LeaderElector or an array of them');
     expect(healthCheck([e, idle('health-every-2')])).toBeTypeOf('function');
   });
+
+  it('serveHealth with bad electors and bad options: both in one error', async () => {
+    const e = idle('health-both');
+    // before: "invalid serveHealth options: port: …" alone; the electors were judged only once the options were fixed
+    const both = await serveHealth([e, e], { port: -1, timeoutMs: 0 }).catch((x: unknown) => x);
+    expect(both).toBeInstanceOf(ValidationError);
+    expect((both as ValidationError).fields).toEqual(['electors[1]', 'port', 'timeoutMs']);
+    expect((both as ValidationError).message).toMatch(/^invalid serveHealth electors and options: electors\[1\]: lists lease "health-both" twice, at \[0\] and \[1\].*; port: must be a port from 0 to 65535/);
+    const notOne = await serveHealth('x' as never, { port: 70_000 }).catch((x: unknown) => x);
+    expect((notOne as ValidationError).fields).toEqual(['electors', 'port']);
+    // one of the two alone: named as before
+    await expect(serveHealth(e, { port: 70_000 })).rejects.toMatchObject({ name: 'ValidationError', subject: 'serveHealth options', fields: ['port'] });
+    await expect(serveHealth([e, e], { port: 0 })).rejects.toMatchObject({ name: 'ValidationError', subject: 'serveHealth electors', fields: ['electors[1]'] });
+  });
 });
