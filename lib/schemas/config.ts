@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { PreferredLocations } from './location.js';
-import { KEY_PARTS, parse } from './validation.js';
+import { everyProblem, KEY_PARTS, parse } from './validation.js';
 
 const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
 const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3 to 255 of A-Z a-z 0-9 _ . -');
@@ -67,10 +67,12 @@ export const ElectionConfigSchema = z
     maxConflictRetries: z.number().int().min(1).max(50).default(5),
   }, { error: (issue) => (issue.code === 'unrecognized_keys' ? unknownFields(issue.keys) : undefined) })
   .superRefine((c, ctx) => {
-    if (c.candidateRepingAfterMs >= c.candidateStaleAfterMs) {
+    // compared only where each passed its own checks: a bad one is reported as itself
+    const valid = everyProblem.valid(ctx);
+    if (valid('candidateRepingAfterMs', 'candidateStaleAfterMs') && c.candidateRepingAfterMs >= c.candidateStaleAfterMs) {
       ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message: `must be < candidateStaleAfterMs (${c.candidateStaleAfterMs}) so a live candidate is asked before it is dropped` });
     }
-    if (c.askAgainAfterMs < c.ackWindowMs) {
+    if (valid('askAgainAfterMs', 'ackWindowMs') && c.askAgainAfterMs < c.ackWindowMs) {
       ctx.addIssue({ code: 'custom', path: ['askAgainAfterMs'], message: `must be ≥ ackWindowMs (${c.ackWindowMs}): a candidate is asked again only once its last ping's window closed` });
     }
   });

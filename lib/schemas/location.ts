@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { everyProblem } from './validation.js';
 
 /** A lease's preference lists at most this many zones and regions. */
 export const MAX_PREFERRED_LOCATIONS = 16;
@@ -37,7 +38,8 @@ export const Location = z
   })
   .superRefine((l, ctx) => {
     const implied = regionOfZone(l.zone);
-    if (implied !== undefined && l.region !== undefined && l.region !== implied) {
+    // compared only where both passed their own checks: a bad one is reported as itself
+    if (everyProblem.valid(ctx)('zone', 'region') && implied !== undefined && l.region !== undefined && l.region !== implied) {
       ctx.addIssue({ code: 'custom', path: ['region'], message: `must be ${implied}, the region of zone ${l.zone} (or leave region out: the zone implies it)` });
     }
   });

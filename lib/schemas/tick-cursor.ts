@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { everyProblem } from './validation.js';
 import { LeaseName } from './lease.js';
 import { Millis, Revision } from './common.js';
 import { COORDINATOR_COMPONENT } from './session-partition.js';
@@ -35,6 +36,9 @@ export const TickCursorItem = z
     invocations: z.number().int().min(0),
     revision: Revision,
   })
-  .refine((c) => c.segment <= c.segments, { message: 'must be at most segments (segments: the round is done)', path: ['segment'] });
+  // compared only where both passed their own checks: a bad one is reported as itself
+  .superRefine((c, ctx) => {
+    if (everyProblem.valid(ctx)('segment', 'segments') && c.segment > c.segments) ctx.addIssue({ code: 'custom', message: 'must be at most segments (segments: the round is done)', path: ['segment'] });
+  });
 
 export type TickCursor = z.infer<typeof TickCursorItem>;

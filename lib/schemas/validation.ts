@@ -135,10 +135,12 @@ export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: str
 /**
  * For an options object's cross-field checks, which zod skips while any field is not even of its
  * type (a missing identity hid renewDeadlineMs ≥ leaseDurationMs until it was fixed): `when` runs
- * them on any object, and each one asks `parsed` whether the fields it compares are of their type,
- * so one error lists every problem and no check reads a value that is not what its schema says.
- * (A value of its type that fails a bound is compared as before: "≥ 1000" and "< leaseDurationMs"
- * together. An option of a kind (the SDK's client, a CDK prop misspelt) refuses with `abort: false`
+ * them on any object, and each one asks `parsed` whether the fields it reads are of their type, or
+ * `valid` whether the fields it compares passed their own checks, so one error lists every problem
+ * and no check reads a value that is not what its schema says. (A comparison asks `valid`: a value
+ * that fails its own bound is reported as itself, not again through a comparison it cannot take
+ * part in, "retryPeriodMs: must be < renewDeadlineMs (-1)" beside "renewDeadlineMs: must be > 0".
+ * An option of a kind (the SDK's client, a CDK prop misspelt) refuses with `abort: false`
  * so that it does not stop these checks, and a check that reads into one (the SDK's session)
  * asks `instanceof` first.)
  */
@@ -148,5 +150,10 @@ export const everyProblem = {
   parsed(ctx: { readonly issues: readonly { readonly path?: readonly PropertyKey[] | undefined; readonly continue?: boolean | undefined }[] }): (...keys: string[]) => boolean {
     const notOfType = new Set(ctx.issues.filter((i) => i.continue !== true).map((i) => i.path?.[0]));
     return (...keys) => keys.every((k) => !notOfType.has(k));
+  },
+  /** Whether each of `keys` passed its own checks (no issue at all there): what a comparison between fields reads. Taken before the checks add theirs. */
+  valid(ctx: { readonly issues: readonly { readonly path?: readonly PropertyKey[] | undefined }[] }): (...keys: string[]) => boolean {
+    const failed = new Set(ctx.issues.map((i) => i.path?.[0]));
+    return (...keys) => keys.every((k) => !failed.has(k));
   },
 };

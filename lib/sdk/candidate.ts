@@ -137,10 +137,10 @@ export const LeaseCandidateOptionsSchema = z
     { error: optionErrors('LeaseCandidate', 'leaseName, name, emulationVersion, binaryVersion and client', { table: 'name the tables with `tables` (a prefix, or { candidates })' }) },
   )
   .superRefine((o, ctx) => {
-    const ok = everyProblem.parsed(ctx);
+    const valid = everyProblem.valid(ctx); // taken before checkCandidacy adds its issues
     // checkCandidacy leaves out the fields that failed their own schemas
     checkCandidacy(o, ctx);
-    if (ok('session', 'instance') && o.session instanceof Session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
+    if (valid('session', 'instance') && o.session instanceof Session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
       ctx.addIssue({ code: 'custom', path: ['instance'], message: `must end with "@${o.session.process}" (the session's process) on a session, or be left out` });
     }
   }, { when: everyProblem.when });

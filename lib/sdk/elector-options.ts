@@ -225,11 +225,13 @@ export const LeaderElectorOptionsSchema = z
   )
   .superRefine((o, ctx) => {
     const ok = everyProblem.parsed(ctx);
-    if (ok('renewDeadlineMs', 'leaseDurationMs') && o.renewDeadlineMs >= o.leaseDurationMs)
+    // a comparison only between values that passed their own checks: a bad one is reported as itself
+    const valid = everyProblem.valid(ctx);
+    if (valid('renewDeadlineMs', 'leaseDurationMs') && o.renewDeadlineMs >= o.leaseDurationMs)
       ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
-    if (ok('retryPeriodMs', 'renewDeadlineMs') && o.retryPeriodMs >= o.renewDeadlineMs)
+    if (valid('retryPeriodMs', 'renewDeadlineMs') && o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
-    if (ok('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['renewIntervalMs'],
@@ -245,13 +247,13 @@ export const LeaderElectorOptionsSchema = z
       ctx.addIssue({ code: 'custom', path: ['push'], message: "must not be given with mode 'NoCoordination': it polls as client-go does. Drop push, or use mode 'coordinated'" });
     if (ok('mode', 'session') && o.mode === 'NoCoordination' && o.session)
       ctx.addIssue({ code: 'custom', path: ['session'], message: "must not be given with mode 'NoCoordination': it renews as client-go does. Drop session, or use mode 'coordinated'" });
-    if (ok('session', 'leaseDurationMs') && o.session instanceof Session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
+    if (valid('session', 'leaseDurationMs') && o.session instanceof Session && o.session.options.maxLeaseDurationMs < o.leaseDurationMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
         message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
       });
-    if (ok('session', 'leaseName') && o.session instanceof Session && !o.session.covers(o.leaseName))
+    if (valid('session', 'leaseName') && o.session instanceof Session && !o.session.covers(o.leaseName))
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
@@ -259,7 +261,7 @@ export const LeaderElectorOptionsSchema = z
       });
     // The session's own check makes its renewals and a retry fit in its deadline, so this one also
     // makes them fit in the elector's.
-    if (ok('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session instanceof Session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    if (valid('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session instanceof Session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],

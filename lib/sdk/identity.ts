@@ -128,7 +128,7 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
     { error: optionErrors('IdentityLeaseHeartbeat', 'client and component', { table: 'name the tables with `tables` (a prefix, or { identities })' }) },
   )
   .superRefine((o, ctx) => {
-    if (!everyProblem.parsed(ctx)('renewIntervalMs', 'leaseDurationSeconds')) return;
+    if (!everyProblem.valid(ctx)('renewIntervalMs', 'leaseDurationSeconds')) return; // a bad one is reported as itself
     const least = leastIdentityLeaseSeconds(o.renewIntervalMs);
     if (o.leaseDurationSeconds < least) {
       ctx.addIssue({

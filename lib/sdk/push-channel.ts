@@ -75,10 +75,11 @@ export const PushChannelOptionsSchema = z.strictObject(
   { error: optionErrors('PushChannel', 'endpoint (and, for IoT Core, client)') },
 ).superRefine((o, ctx) => {
   const ok = everyProblem.parsed(ctx);
+  const valid = everyProblem.valid(ctx);
   if (ok('iotCore', 'endpoint') && (o.iotCore ?? (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint))) && !o.client)
     ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
   // `tables` refused already (zod goes on to this refinement without its transform): nothing to judge clientId by
-  if (!ok('tables', 'clientId') || typeof o.tables?.leases !== 'string') return;
+  if (!valid('tables', 'clientId') || typeof o.tables?.leases !== 'string') return;
   const prefix = pushClientIdPrefix(o.tables.leases);
   if (o.clientId !== undefined && !(o.clientId.startsWith(prefix) && o.clientId.length > prefix.length))
     ctx.addIssue({

@@ -1,0 +1,157 @@
+/**
+ * A comparison between two fields runs only when both passed their own checks. Found by a review
+ * (2026-12-02): `renewDeadlineMs: -1` was reported as itself ("must be > 0") and again through the
+ * comparison it took part in ("retryPeriodMs: must be < renewDeadlineMs (-1)"), a second message
+ * that names a field with nothing wrong and a bound no one can meet. The checks compared any value
+ * of its type (everyProblem.parsed); each row below is one comparison of the SDK's options, the
+ * coordinator's config or a row's schema, fed an operand that fails its own check.
+ */
+import { describe, expect, it } from 'vitest';
+import type * as z from 'zod';
+import { LeaseCandidateOptionsSchema } from '../../lib/sdk/candidate.js';
+import { LeaderElectorOptionsSchema } from '../../lib/sdk/elector-options.js';
+import { IdentityLeaseHeartbeatOptionsSchema } from '../../lib/sdk/identity.js';
+import { PushChannelOptionsSchema } from '../../lib/sdk/push-channel.js';
+import { Session, SessionOptionsSchema } from '../../lib/sdk/session.js';
+import { withLease } from '../../lib/sdk/with-lease.js';
+import { ElectionConfigSchema } from '../../lib/schemas/config.js';
+import { Location } from '../../lib/schemas/location.js';
+import { TickCursorItem } from '../../lib/schemas/tick-cursor.js';
+import { parse, ValidationError } from '../../lib/schemas/validation.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
+import { Sim } from '../../sim/harness.js';
+
+const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
+const elector = { leaseName: 'nightly-report', identity: 'w-1', mode: 'NoCoordination' as const, client, callbacks: { onStartedLeading: () => undefined } };
+const coordinated = { ...elector, mode: 'coordinated' as const, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } };
+const session = new Session({ client, leaseNames: ['nightly-report'] });
+const candidate = { leaseName: 'nightly-report', name: 'w-1', emulationVersion: '1.0.0', binaryVersion: '1.0.0', client };
+
+/** The issues `parse` refuses `input` with. */
+function issuesOf(schema: z.ZodType, input: unknown): ValidationError['issues'] {
+  try {
+    parse(schema, input, 'options');
+  } catch (e) {
+    if (e instanceof ValidationError) return e.issues;
+    throw e;
+  }
+  throw new Error('no ValidationError');
+}
+
+interface Row {
+  name: string;
+  schema: z.ZodType;
+  input: unknown;
+  /** Every issue, field and message start: the bad operand's own, and no comparison. */
+  want: [field: string, message: string][];
+}
+const rows: Row[] = [
+  {
+    name: 'LeaderElector: renewDeadlineMs -1 is not compared with retryPeriodMs (nor renewIntervalMs)',
+    schema: LeaderElectorOptionsSchema,
+    input: { ...elector, renewDeadlineMs: -1, renewIntervalMs: 1_000 },
+    want: [['renewDeadlineMs', 'must be > 0, not the number -1']],
+  },
+  {
+    name: 'LeaderElector: leaseDurationMs 500 (below 1000) is not compared with renewDeadlineMs',
+    schema: LeaderElectorOptionsSchema,
+    input: { ...elector, leaseDurationMs: 500 },
+    want: [['leaseDurationMs', 'must be ≥ 1000 ms']],
+  },
+  {
+    name: "LeaderElector: leaseDurationMs above a day is not compared with the session's maxLeaseDurationMs",
+    schema: LeaderElectorOptionsSchema,
+    input: { ...coordinated, session, leaseDurationMs: 100_000_000, renewDeadlineMs: 10_000 },
+    want: [['leaseDurationMs', 'must be at most 86400000 ms']],
+  },
+  {
+    name: "LeaderElector: a leaseName that is no name is not looked for among the session's leaseNames",
+    schema: LeaderElectorOptionsSchema,
+    input: { ...coordinated, session, leaseName: 'Nightly Report' },
+    want: [['leaseName', 'may use letters, digits']],
+  },
+  {
+    name: "LeaderElector: renewDeadlineMs 0 is not compared with the session's renewDeadlineMs and retryPeriodMs",
+    schema: LeaderElectorOptionsSchema,
+    input: { ...coordinated, session, renewDeadlineMs: 0 },
+    want: [['renewDeadlineMs', 'must be > 0, not the number 0']],
+  },
+  {
+    name: 'Session: renewDeadlineMs -1 is not compared with renewIntervalMs + retryPeriodMs',
+    schema: SessionOptionsSchema,
+    input: { client, renewDeadlineMs: -1 },
+    want: [['renewDeadlineMs', 'must be > 0, not the number -1']],
+  },
+  {
+    name: 'Session: maxLeaseDurationMs 500 (below 1000) is not compared with renewDeadlineMs',
+    schema: SessionOptionsSchema,
+    input: { client, maxLeaseDurationMs: 500 },
+    want: [['maxLeaseDurationMs', 'must be ≥ 1000, not the number 500']],
+  },
+  {
+    name: "LeaseCandidate: an empty instance is not compared with the session's process",
+    schema: LeaseCandidateOptionsSchema,
+    input: { ...candidate, session, instance: '' },
+    want: [['instance', 'must not be empty']],
+  },
+  {
+    name: 'IdentityLeaseHeartbeat: leaseDurationSeconds 0 is not compared with what renewIntervalMs needs',
+    schema: IdentityLeaseHeartbeatOptionsSchema,
+    input: { client, component: 'scheduler', leaseDurationSeconds: 0 },
+    want: [['leaseDurationSeconds', 'must be ≥ 1']],
+  },
+  {
+    name: "PushChannel: a clientId of characters IoT Core refuses is not compared with the deployment's prefix",
+    schema: PushChannelOptionsSchema,
+    input: { endpoint: 'ws://127.0.0.1:1883/mqtt', clientId: 'other id!' },
+    want: [['clientId', 'must be 1–']],
+  },
+  {
+    name: 'coordinator config: candidateStaleAfterMs 0 is not compared with candidateRepingAfterMs',
+    schema: ElectionConfigSchema,
+    input: { candidateStaleAfterMs: 0 },
+    want: [['candidateStaleAfterMs', 'candidateStaleAfterMs must be > 0']],
+  },
+  {
+    name: 'coordinator config: ackWindowMs above its bound is not compared with askAgainAfterMs',
+    schema: ElectionConfigSchema,
+    input: { ackWindowMs: 100_000 },
+    want: [['ackWindowMs', 'must be ≤ 60000, not the number 100000']],
+  },
+  {
+    name: "a candidate's location: a region that is no region's name is not compared with the zone's",
+    schema: Location,
+    input: { zone: 'us-east-1a', region: 'US East' },
+    want: [['region', 'must']],
+  },
+  {
+    name: 'the tick cursor row: segments 0 is not compared with segment',
+    schema: TickCursorItem,
+    input: { component: 'conclave-coordinator', name: 'tick', segments: 0, segment: 1, leases: 0, invocations: 0, revision: 1 },
+    want: [['segments', 'must be ≥ 1, not the number 0']],
+  },
+];
+
+describe('a comparison whose operand failed its own check is not made', () => {
+  it.each(rows)('$name', ({ schema, input, want }) => {
+    const issues = issuesOf(schema, input);
+    expect(issues.map((i) => i.field)).toEqual(want.map(([field]) => field));
+    want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
+  });
+
+  it('withLease: renewDeadlineMs -1, judged by the elector, is not compared with retryPeriodMs', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    const e = await sim.settle(withLease('nightly-report', async () => 1, { client: m.client, clock: m.clock, tables: sim.names, mode: 'NoCoordination', renewDeadlineMs: -1 })).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).message).toBe('invalid withLease options for lease "nightly-report": renewDeadlineMs: must be > 0, not the number -1');
+  });
+
+  it('operands that passed their own checks are still compared, beside another field that failed', () => {
+    // a bad value elsewhere does not stop the comparison of two good timings (everyProblem's first purpose)
+    const issues = issuesOf(LeaderElectorOptionsSchema, { ...elector, healthToleranceMs: -1, leaseDurationMs: 10_000, renewDeadlineMs: 10_000, retryPeriodMs: 20_000 });
+    expect(issues.map((i) => i.field)).toEqual(['healthToleranceMs', 'renewDeadlineMs', 'retryPeriodMs']);
+    expect(issues[1]!.message).toMatch(/^must be < leaseDurationMs \(10000\)/);
+    expect(issues[2]!.message).toMatch(/^must be < renewDeadlineMs \(10000\)/);
+  });
+});
