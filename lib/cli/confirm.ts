@@ -40,7 +40,7 @@ export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm'>, w
   for (const line of changeLines(changes)) ctx.sink.err(line);
   for (const w of warnings) note(ctx, w);
   if (ctx.confirm.yes) return;
-  if (!ctx.confirm.interactive) throw new CliError('not confirmed: stdin is not a terminal, so nobody can answer — pass --yes (-y) to make this change; nothing was written');
+  if (!ctx.confirm.interactive) throw new CliError('not confirmed: stdin is not a terminal, so nobody can answer - pass --yes (-y) to make this change; nothing was written');
   const answer = await ctx.confirm.ask(QUESTION);
   if (answer === undefined) throw new CliError('not confirmed (no answer); nothing was written');
   if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
@@ -85,7 +85,7 @@ export async function writeAsShown<T extends object>(
     // (the AWS SDK sent it again on a new connection, and the copy was refused by it).
     if (attempt > 1 && current.item && changesOf(current.item, patch, now).length === 0 && confirmed !== '[]') return current.item;
     if (attempt > 1 && (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed || (store.same && !store.same(current.item)))) {
-      throw new CliError(`${what} changed while writing: the change shown is no longer the change this write would make; nothing was written — run the command again to see it now`);
+      throw new CliError(`${what} changed while writing: the change shown is no longer the change this write would make; nothing was written - run the command again to see it now`);
     }
     return store.write(current, patch);
   });

@@ -83,12 +83,12 @@ const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpo
 export async function explain(e: unknown, target: Target, client?: DynamoDBClient): Promise<unknown> {
   if (e instanceof CliError) return e;
   if (e instanceof ValidationError) return new CliError(e.message);
-  if (e instanceof ConflictError) return new CliError(`the row changed while writing (${e.message.replace(/; read it again.*$/, '')}); nothing was written — run the command again`);
+  if (e instanceof ConflictError) return new CliError(`the row changed while writing (${e.message.replace(/; read it again.*$/, '')}); nothing was written - run the command again`);
   if (!(e instanceof Error)) return e;
   // the SDK's own request timeout (it carries ETIMEDOUT too): the endpoint took the request and gave no answer
   if (e.name === 'TimeoutError') {
     return new CliError(
-      `DynamoDB ${where(target)} gave no answer within --request-timeout (${target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) — ` +
+      `DynamoDB ${where(target)} gave no answer within --request-timeout (${target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) - ` +
         (localWithoutEndpoint(target) ? LOCAL_REGION_FIX : `check the network path to it${target.endpoint ? ' and --endpoint' : ' and --region'}, or raise --request-timeout on a slow link`),
     );
   }
@@ -96,8 +96,8 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
     return new CliError(
       target.endpoint
-        ? `cannot reach DynamoDB at ${target.endpoint} (${code}) — is the local system (\`npx conclave-local\`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)`
-        : `cannot reach DynamoDB ${where(target)} (${code}) — ${localWithoutEndpoint(target) ? LOCAL_REGION_FIX : 'check the network and --region; for DynamoDB Local pass --endpoint URL'}`,
+        ? `cannot reach DynamoDB at ${target.endpoint} (${code}) - is the local system (\`npx conclave-local\`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)`
+        : `cannot reach DynamoDB ${where(target)} (${code}) - ${localWithoutEndpoint(target) ? LOCAL_REGION_FIX : 'check the network and --region; for DynamoDB Local pass --endpoint URL'}`,
     );
   }
   if (e.name === 'ResourceNotFoundException') {
@@ -109,9 +109,9 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     // every table listed, yet one answered "not found": being created (the command waited as long as
     // it could tell, TableWait) or deleted, not a wrong name
     if (there && missing.length === 0)
-      return new CliError(`DynamoDB ${where(target)} answered "not found" on a table it lists (${listNames(ours)}): one is still being created, or being deleted — run the command again once DescribeTable shows it ACTIVE (the CLI waits for a table being created by itself where the credentials may call dynamodb:DescribeTable)`);
+      return new CliError(`DynamoDB ${where(target)} answered "not found" on a table it lists (${listNames(ours)}): one is still being created, or being deleted - run the command again once DescribeTable shows it ACTIVE (the CLI waits for a table being created by itself where the credentials may call dynamodb:DescribeTable)`);
     return new CliError(
-      `${missing.length === 1 ? `table ${missing[0]} does not exist` : `tables ${listNames(missing)} do not exist`} ${where(target)} (prefix "${target.tablePrefix}") — ` +
+      `${missing.length === 1 ? `table ${missing[0]} does not exist` : `tables ${listNames(missing)} do not exist`} ${where(target)} (prefix "${target.tablePrefix}") - ` +
         `pass --table-prefix PREFIX (or CONCLAVE_TABLE_PREFIX), or name a table with --leases-table / --candidates-table / --identities-table${hint}`,
     );
   }
@@ -121,23 +121,23 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (e.name === 'ValidationException' && /key element|key schema|conditions on the keys|key condition not supported/i.test(e.message)) {
     const t = target.tables;
     return new CliError(
-      `DynamoDB refused a request on the tables named (ValidationException: ${e.message}): one is not a Conclave table of its kind (its key differs) — ` +
+      `DynamoDB refused a request on the tables named (ValidationException: ${e.message}): one is not a Conclave table of its kind (its key differs) - ` +
         `check --leases-table, --candidates-table and --identities-table (leases ${t.leases}, candidates ${t.candidates}, identities ${t.identities}), or --table-prefix`,
     );
   }
   if (e.name === 'CredentialsProviderError') {
     return new CliError(
-      'no AWS credentials found — configure them (aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or pass --endpoint URL for DynamoDB Local',
+      'no AWS credentials found - configure them (aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or pass --endpoint URL for DynamoDB Local',
     );
   }
-  if (/^Region is missing/.test(e.message)) return new CliError('no AWS region configured — pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
+  if (/^Region is missing/.test(e.message)) return new CliError('no AWS region configured - pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
   if (e.name === 'UnrecognizedClientException' || e.name === 'InvalidSignatureException' || e.name === 'ExpiredTokenException') {
-    return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) — refresh them (aws sso login) or check AWS_PROFILE`);
+    return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) - refresh them (aws sso login) or check AWS_PROFILE`);
   }
   // still throttled after the SDK's own tries: the table's capacity (or the account's), not a bug
   if (THROTTLED.has(e.name)) {
-    return new CliError(`DynamoDB ${where(target)} throttled the requests (${e.name}: ${e.message}) and the SDK's 3 tries ran out — the command stopped there; run it again in a moment (every write it makes is conditional, so a second run never applies one twice)`);
+    return new CliError(`DynamoDB ${where(target)} throttled the requests (${e.name}: ${e.message}) and the SDK's 3 tries ran out - the command stopped there; run it again in a moment (every write it makes is conditional, so a second run never applies one twice)`);
   }
-  if (e.name === 'AccessDeniedException') return new CliError(`access denied ${where(target)} (${e.message}) — the credentials need read (and for writes, UpdateItem) on the Conclave tables`);
+  if (e.name === 'AccessDeniedException') return new CliError(`access denied ${where(target)} (${e.message}) - the credentials need read (and for writes, UpdateItem) on the Conclave tables`);
   return e;
 }

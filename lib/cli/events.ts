@@ -103,7 +103,7 @@ class LineReader {
 
 const missing = (file: string) =>
   new CliError(
-    `no events file at ${resolve(file)} — the local system (\`npx conclave-local\`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file`,
+    `no events file at ${resolve(file)} - the local system (\`npx conclave-local\`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file`,
   );
 
 const isMissing = (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'ENOENT';

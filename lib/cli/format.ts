@@ -63,16 +63,18 @@ const ASCII_TWIN = new RegExp(
     ']',
   'u',
 );
-/** What our own sentences use between spaces (`found — configure them`, `a − b`, `ms × 1000`): a look-alike standing alone is left as written. */
-const PROSE = /^[\u2014\u2212\u00d7]$/u;
 const SPACE = /^\p{Zs}$/u;
 
-/** Passes for one ASCII character: a space other than U+0020, one NFKC makes ASCII (fullwidth and small forms), or one of ASCII_TWIN. */
-function asciiTwin(c: string, before: string | undefined, after: string | undefined): boolean {
+/**
+ * Passes for one ASCII character: a space other than U+0020, one NFKC makes ASCII (fullwidth and
+ * small forms), or one of ASCII_TWIN. Wherever it stands: clean cannot tell our own sentences from
+ * the values in them, so a dash between spaces in a holder's name (`a — b`) is escaped as one in
+ * `a—b` is, and our own text is written in ASCII (`a - b`, `ms * 1000`).
+ */
+function asciiTwin(c: string): boolean {
   if (c.charCodeAt(0) < 0x80) return false;
   const n = c.normalize('NFKC');
-  const twin = SPACE.test(c) || (n.length === 1 && n.charCodeAt(0) >= 0x20 && n.charCodeAt(0) < 0x7f) || ASCII_TWIN.test(c);
-  return twin && !(PROSE.test(c) && before === ' ' && after === ' ');
+  return SPACE.test(c) || (n.length === 1 && n.charCodeAt(0) >= 0x20 && n.charCodeAt(0) < 0x7f) || ASCII_TWIN.test(c);
 }
 
 /** The CJK scripts, as their letters' Script_Extensions name them. */
@@ -216,7 +218,7 @@ export function clean(text: string): string {
         Object.hasOwn(NAMED, c) ||
         CONTROL.test(c) ||
         lookAlike(c) ||
-        asciiTwin(c, chars[i - 1], chars[i + 1]) ||
+        asciiTwin(c) ||
         lookAlikeOut(chars, i) ||
         (mixed[i] === true && scriptsOf(c).size > 0 && LETTER.test(c));
       return out ? escaped(c) : c;

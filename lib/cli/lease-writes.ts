@@ -31,7 +31,7 @@ async function leaseToWrite(ctx: CliContext, lease: string, opts: { create?: boo
   const read = await ctx.leases.read(lease);
   if (!read.item && !opts.create && !opts.clear && (await ctx.candidates.list(lease)).candidates.length === 0) {
     const unknown = await unknownLease(ctx, lease);
-    throw new CliError(`${unknown.message}; \`conclave get leases\` lists them — --create makes the row of a lease no worker has joined yet`);
+    throw new CliError(`${unknown.message}; \`conclave get leases\` lists them; --create makes the row of a lease no worker has joined yet`);
   }
   return read;
 }
@@ -48,7 +48,7 @@ async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRe
   return { written, created };
 }
 
-const CREATED = ' — created the lease row, without a holder';
+const CREATED = ' - created the lease row, without a holder';
 
 /** `conclave set-strategy LEASE STRATEGY` / `--clear`: conditioned on the revision read. */
 export async function setStrategy(ctx: CliContext, args: { lease: string; strategy?: string | undefined; clear: boolean; create?: boolean }): Promise<void> {

@@ -93,7 +93,7 @@ function judgingConfig(given: GlobalOptions['electionConfig']): { config: Electi
   } catch (e) {
     const code = (e as { code?: string }).code;
     throw new CliError(
-      `${given.from}: ${code === 'ENOENT' ? 'no file at' : `cannot read (${code ?? (e as Error).message})`} ${given.value} — pass the JSON itself ({"ackWindowMs":2000}) or a file holding it, such as the coordinator function's CONCLAVE_ELECTION_CONFIG`,
+      `${given.from}: ${code === 'ENOENT' ? 'no file at' : `cannot read (${code ?? (e as Error).message})`} ${given.value} - pass the JSON itself ({"ackWindowMs":2000}) or a file holding it, such as the coordinator function's CONCLAVE_ELECTION_CONFIG`,
     );
   }
   return { config: parseElectionConfig(text, `election config (${given.from}: ${given.value})`), settings: `the election config from ${given.from} (${given.value})` };

@@ -90,7 +90,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (priority > MAX_PRIORITY) throw new CliError(`another candidate of lease ${args.lease} is pinned at ${priority - 1}, the highest priority there is; clear it first (\`conclave set-priority ${args.lease} NAME --clear\`)`);
   const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
   const unelected = notElected(lease, snap.candidates, now, ctx);
-  if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} — first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
+  if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
   const decision = decide(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
   const written = await confirmedWrite(ctx, candidate, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);

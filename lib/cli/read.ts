@@ -76,7 +76,7 @@ export async function unknownLease(ctx: CliContext, name: string): Promise<CliEr
   const known = await knownLeases(ctx);
   return new CliError(
     `no lease "${name}" in ${ctx.target.tables.leases} (and no candidates for it in ${ctx.target.tables.candidates}); ` +
-      (known.length ? `leases: ${listNames(known)}` : 'there are no leases yet — is --table-prefix right?'),
+      (known.length ? `leases: ${listNames(known)}` : 'there are no leases yet - is --table-prefix right?'),
   );
 }
 

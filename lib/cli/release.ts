@@ -88,10 +88,10 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // renews: the mark is written on its own process's session instead, found in the same partition.
   const own = unvouched(lease, session) ? session?.judging?.own?.name : undefined;
   const learns = !unvouched(lease, session)
-    ? `at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
+    ? `at its next renewal${lease.session ? ` (of its session ${lease.session}, on which this command marks the term ended)` : ''} - within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
     : own
-      ? `at its next renewal of its own process's session ${own} (the lease names session ${lease.session}, which does not vouch for its term; this command marks the term ended on ${own}) — within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
-      : `at its own next read of the lease — its session ${lease.session} does not vouch for its term (the lease's session was rewritten under it) and no session of its process was found, so a mark cannot reach it; at most ${Math.ceil(SESSION_QUIET_LEASES * 1.1 * lease.leaseDurationSeconds)}s from now with the push path, a renew interval without`;
+      ? `at its next renewal of its own process's session ${own} (the lease names session ${lease.session}, which does not vouch for its term; this command marks the term ended on ${own}) - within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
+      : `at its own next read of the lease - its session ${lease.session} does not vouch for its term (the lease's session was rewritten under it) and no session of its process was found, so a mark cannot reach it; at most ${Math.ceil(SESSION_QUIET_LEASES * 1.1 * lease.leaseDurationSeconds)}s from now with the push path, a renew interval without`;
   const warnings = {
     force: `warning: ${holder} is not asked to stop: it learns that its term is over ${learns}, and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
     expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${ranOutWhy(lease, session)}), so nobody acts on it: ending it directly`,
@@ -103,7 +103,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // marks dropped by the row's own stamps only: a session over by this machine's clock (an operator's, not
   // the coordinator's within clockSkewMs) proves nothing, and a mark dropped unread leaves its holder leading
   const judge = { now: Number.NEGATIVE_INFINITY, skewMs: ctx.config.clockSkewMs };
-  const full = `session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written — run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`;
+  const full = `session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written - run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`;
   // a session row full of marks its owner may not have read yet: said before the question
   if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge))) throw new CliError(full);
   await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
@@ -114,14 +114,14 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
       await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge);
     } catch (e) {
       if (e instanceof EndedTermsFullError) throw new CliError(full);
-      if (e instanceof ConflictError) throw new CliError(`session ${marked} of ${holder} kept changing while the term's end was marked on it: nothing was written — run the command again`);
+      if (e instanceof ConflictError) throw new CliError(`session ${marked} of ${holder} kept changing while the term's end was marked on it: nothing was written - run the command again`);
       throw e;
     }
   }
   const written = (await ctx.leases.releaseTerm(name, term, now)) ?? (await releasedByThis(ctx, name, term, now));
   if (!written)
     throw new CliError(
-      `the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} — run the command again to see the lease now`,
+      `the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} - run the command again to see the lease now`,
     );
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `released lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) is over`);

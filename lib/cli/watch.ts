@@ -94,7 +94,7 @@ export async function watch(ctx: CliContext, args: { lease?: string | undefined;
     seen = f.seen;
     if (ctx.output === 'json') ctx.sink.out(f.lines.join('\n'));
     else {
-      const title = `conclave watch${args.lease ? ` ${args.lease}` : ''} — every ${args.interval}s — ${new Date(ctx.clock.now()).toISOString()}`;
+      const title = `conclave watch${args.lease ? ` ${args.lease}` : ''} - every ${args.interval}s - ${new Date(ctx.clock.now()).toISOString()}`;
       ctx.sink.out([ctx.sink.color ? `${CLEAR_SCREEN}${title}` : `${n > 1 ? '\n' : ''}${title}`, '', ...f.lines].join('\n'));
     }
     if (args.count !== undefined && n >= args.count) return;

@@ -85,7 +85,7 @@ describe('bin/conclave.mjs', () => {
     const r = spawnSync(process.execPath, ['bin/conclave.mjs', ...h.target, 'set-priority', 'bl', 'b1', '9'], { encoding: 'utf8', input: 'y\n', env: { ...process.env, NO_COLOR: '1' } });
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/\nerror: not confirmed: stdin is not a terminal, so nobody can answer — pass --yes \(-y\) to make this change; nothing was written\n$/);
+    expect(r.stderr).toMatch(/\nerror: not confirmed: stdin is not a terminal, so nobody can answer - pass --yes \(-y\) to make this change; nothing was written\n$/);
     expect((await h.candidates.read('bl', 'b1')).item?.priority).toBeUndefined();
   });
 
@@ -94,7 +94,7 @@ describe('bin/conclave.mjs', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(
-      'error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)\n',
+      'error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) - is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)\n',
     );
     noStack(r.stderr);
   });
@@ -108,7 +108,7 @@ describe('bin/conclave.mjs', () => {
       AWS_SHARED_CREDENTIALS_FILE: join(tmpdir(), 'conclave-no-such-credentials'),
     });
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/^error: no AWS credentials found — configure them \(aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\), or pass --endpoint URL for DynamoDB Local\n$/);
+    expect(r.stderr).toMatch(/^error: no AWS credentials found - configure them \(aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\), or pass --endpoint URL for DynamoDB Local\n$/);
   });
 
   it('a usage error exits 2', () => {
@@ -120,7 +120,7 @@ describe('bin/conclave.mjs', () => {
   it('watch --count 2 draws two frames and exits', () => {
     const r = bin([...h.target, 'watch', '--count', '2', '--interval', '0.1']);
     expect(r.status).toBe(0);
-    expect(r.stdout.match(/^conclave watch — every 0\.1s — /gm)).toHaveLength(2);
+    expect(r.stdout.match(/^conclave watch - every 0\.1s - /gm)).toHaveLength(2);
     expect(r.stdout.match(/^bl /gm)).toHaveLength(2);
   });
 

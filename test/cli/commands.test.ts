@@ -321,7 +321,7 @@ describe('set-priority', () => {
     expect(e).toBeInstanceOf(ConflictError);
     const told = await explain(e, ctx.target);
     expect(told).toBeInstanceOf(CliError);
-    expect((told as CliError).message).toMatch(/^the row changed while writing \(candidate "prio"\/"p1" .* changed since revision \d+ was read \(now revision \d+\)\); nothing was written — run the command again$/);
+    expect((told as CliError).message).toMatch(/^the row changed while writing \(candidate "prio"\/"p1" .* changed since revision \d+ was read \(now revision \d+\)\); nothing was written - run the command again$/);
     expect((await h.candidates.read('prio', 'p1')).item?.priority).toBeUndefined();
   });
 
@@ -330,7 +330,7 @@ describe('set-priority', () => {
     for (const name of ['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']) {
       const told = await explain(Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name }), ctx.target);
       expect(told).toBeInstanceOf(CliError);
-      expect((told as CliError).message).toMatch(new RegExp(`^DynamoDB .* throttled the requests \\(${name}: Rate of requests exceeds the allowed throughput\\.\\) and the SDK's 3 tries ran out — the command stopped there; run it again in a moment`));
+      expect((told as CliError).message).toMatch(new RegExp(`^DynamoDB .* throttled the requests \\(${name}: Rate of requests exceeds the allowed throughput\\.\\) and the SDK's 3 tries ran out - the command stopped there; run it again in a moment`));
     }
   });
 });
@@ -339,7 +339,7 @@ describe('set-strategy', () => {
   it('refuses a lease that does not exist (a typo would create one), naming it and how to list leases; writes nothing', async () => {
     const r = await h.run(['set-strategy', 'brand-nwe', 'NoCoordination', '--yes'], { clock: at() });
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^error: no lease "brand-nwe" in \S+-leases \(and no candidates for it in \S+-candidates\); leases: component-A, [^;]+; `conclave get leases` lists them — --create makes the row of a lease no worker has joined yet$/);
+    expect(r.err).toMatch(/^error: no lease "brand-nwe" in \S+-leases \(and no candidates for it in \S+-candidates\); leases: component-A, [^;]+; `conclave get leases` lists them; --create makes the row of a lease no worker has joined yet$/);
     expect((await h.leases.read('brand-nwe')).item).toBeUndefined();
   });
 
@@ -355,7 +355,7 @@ describe('set-strategy', () => {
     const r = await h.run(['set-strategy', 'brand-new', 'NoCoordination', '--create', '--yes'], { clock: at() });
     expect(r.code).toBe(0);
     expect(r.out).toBe(
-      'set the strategy of lease brand-new to NoCoordination — created the lease row, without a holder\n' +
+      'set the strategy of lease brand-new to NoCoordination - created the lease row, without a holder\n' +
         'from now on the coordinator leaves the lease alone; workers acquire it directly (a plain client-go race)',
     );
     expect((await h.leases.read('brand-new')).item).toEqual({ name: 'brand-new', strategy: 'NoCoordination', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: fencingTokenFloor(NOW + 3 * SEC), revision: 1 });
@@ -493,7 +493,7 @@ describe('preempt', () => {
     expect(await h.run(['preempt', 'pre', '--to', 'q9', '--yes'], { clock: at() })).toMatchObject({ code: 1, err: 'error: "q9" is not a candidate of lease "pre"; its candidates: q1, q2, q3' });
     const r = await h.run(['preempt', 'jobs', '--to', 'j2', '--yes'], { clock: at() });
     expect(r.code).toBe(1);
-    expect(r.err).toBe('error: the coordinator does not elect on lease jobs: its strategy is NoCoordination (set by an operator) — first run `conclave set-strategy jobs OldestEmulationVersion`');
+    expect(r.err).toBe('error: the coordinator does not elect on lease jobs: its strategy is NoCoordination (set by an operator) - first run `conclave set-strategy jobs OldestEmulationVersion`');
     expect((await h.candidates.read('jobs', 'j2')).item?.priority).toBeUndefined();
   });
 
@@ -589,7 +589,7 @@ describe('release', () => {
     }
     const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock: at(), sink: { out: () => {}, err: () => {}, color: false }, output: 'table', confirm: assumeYes });
     ctx.leases = new Racing(h.t.client, h.t.names.leases);
-    await expect(release(ctx, { lease: 'rel-race', force: true }, { signal: new AbortController().signal, sleep: async () => undefined })).rejects.toThrow(/^the row changed while writing: the term of old \(fencing token 7\) had already ended; nothing was written — run the command again/);
+    await expect(release(ctx, { lease: 'rel-race', force: true }, { signal: new AbortController().signal, sleep: async () => undefined })).rejects.toThrow(/^the row changed while writing: the term of old \(fencing token 7\) had already ended; nothing was written - run the command again/);
     expect((await h.leases.read('rel-race')).item).toMatchObject({ holderIdentity: 'new', fencingToken: 8 });
   });
 });
@@ -602,19 +602,19 @@ describe('where DynamoDB is', () => {
     const fix = "region 'local' is local mode's, and no endpoint was given: pass the endpoint `npx conclave-local` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)";
     const unreachable = await explain(Object.assign(new Error('getaddrinfo ENOTFOUND dynamodb.local.amazonaws.com'), { code: 'ENOTFOUND' }), target);
     expect(unreachable).toBeInstanceOf(CliError);
-    expect((unreachable as CliError).message).toBe(`cannot reach DynamoDB in region local (ENOTFOUND) — ${fix}`);
+    expect((unreachable as CliError).message).toBe(`cannot reach DynamoDB in region local (ENOTFOUND) - ${fix}`);
     const timedOut = await explain(Object.assign(new Error('timed out'), { name: 'TimeoutError' }), target);
-    expect((timedOut as CliError).message).toBe(`DynamoDB in region local gave no answer within --request-timeout (${DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) — ${fix}`);
+    expect((timedOut as CliError).message).toBe(`DynamoDB in region local gave no answer within --request-timeout (${DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) - ${fix}`);
     // an AWS Region: as before
     expect(((await explain(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), { ...target, region: 'us-east-1' })) as CliError).message).toBe(
-      'cannot reach DynamoDB in region us-east-1 (ENOTFOUND) — check the network and --region; for DynamoDB Local pass --endpoint URL',
+      'cannot reach DynamoDB in region us-east-1 (ENOTFOUND) - check the network and --region; for DynamoDB Local pass --endpoint URL',
     );
   });
 
   it('an unreachable endpoint says how to start local mode', async () => {
     const r = await runMain(['--endpoint', 'http://127.0.0.1:1', 'get', 'leases']);
     expect(r.code).toBe(1);
-    expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) — is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
+    expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) - is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
   });
 
   it('an endpoint that accepts and never answers (a black-holed route) gives up after --request-timeout on each of 3 tries and says so; a bad value is named', async () => {
@@ -628,7 +628,7 @@ describe('where DynamoDB is', () => {
     const endpoint = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
     const r = await runMain(['--endpoint', endpoint, '--request-timeout', '200', 'get', 'leases']);
     expect(r.code).toBe(1);
-    expect(r.err).toBe(`error: DynamoDB at ${endpoint} gave no answer within --request-timeout (200 ms, each of 3 tries) — check the network path to it and --endpoint, or raise --request-timeout on a slow link`);
+    expect(r.err).toBe(`error: DynamoDB at ${endpoint} gave no answer within --request-timeout (200 ms, each of 3 tries) - check the network path to it and --endpoint, or raise --request-timeout on a slow link`);
     expect(sockets.size).toBeGreaterThanOrEqual(1); // it did reach the server
     for (const s of sockets) s.destroy();
     await new Promise<void>((r) => silent.close(() => r()));
@@ -640,7 +640,7 @@ describe('where DynamoDB is', () => {
   it('a missing table is named, with the prefixes that do exist, the closest to the one asked first', async () => {
     const r = await runMain(['--endpoint', h.endpoint, '--table-prefix', 'no-such', 'describe', 'lease', 'x']);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) — pass --table-prefix PREFIX/);
+    expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) - pass --table-prefix PREFIX/);
     expect(r.err).toMatch(/; the Conclave table prefixes there: \S/);
     // a mistyped prefix (its first letter): its own is listed first, however many other deployments
     // share the endpoint (here one whose name sorts before it)
@@ -663,7 +663,7 @@ describe('where DynamoDB is', () => {
     const r = await runMain(['--endpoint', h.endpoint, '--table-prefix', h.prefix, '--leases-table', h.t.names.candidates, 'describe', 'lease', 'component-A']);
     expect(r.code).toBe(1);
     expect(r.err).not.toMatch(/a bug|^\s+at /m);
-    expect(r.err).toMatch(/^error: DynamoDB refused a request on the tables named \(ValidationException: .+\): one is not a Conclave table of its kind \(its key differs\) — check --leases-table, --candidates-table and --identities-table \(leases \S+-candidates, candidates \S+-candidates, identities \S+-identities\), or --table-prefix$/);
+    expect(r.err).toMatch(/^error: DynamoDB refused a request on the tables named \(ValidationException: .+\): one is not a Conclave table of its kind \(its key differs\) - check --leases-table, --candidates-table and --identities-table \(leases \S+-candidates, candidates \S+-candidates, identities \S+-identities\), or --table-prefix$/);
     // the leases table for the candidates table: a Query by `leaseName`, which it has no key for
     const q = await runMain(['--endpoint', h.endpoint, '--table-prefix', h.prefix, '--candidates-table', h.t.names.leases, 'get', 'candidates', 'component-A']);
     expect(q.code).toBe(1);

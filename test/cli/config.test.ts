@@ -77,7 +77,7 @@ describe('the deployed election config', () => {
     // a misspelt field: named, with the fields there are (the schema's own)
     ['{"ackWindow":2000}', new RegExp(`^error: invalid election config \\(--election-config\\): ackWindow: unknown field "ackWindow": the fields are ${Object.keys(ElectionConfigSchema.shape).join(', ')}$`)],
     ['{"ackWindowMs":', /^error: invalid election config \(--election-config\): \(root\): must be JSON such as \{"ackWindowMs":2000\}/],
-    [join(dir, 'missing.json'), /^error: --election-config: no file at .*missing\.json — pass the JSON itself/],
+    [join(dir, 'missing.json'), /^error: --election-config: no file at .*missing\.json - pass the JSON itself/],
   ])('%s is refused, naming the field', async (value, message) => {
     const r = await h.run(['--election-config', value, 'describe', 'lease', 'skew'], { clock: at() });
     expect(r.code).toBe(1);

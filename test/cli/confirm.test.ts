@@ -12,7 +12,7 @@ import { cliHarness, scripted, type CliHarness } from './harness.js';
 
 let h: CliHarness;
 const at = () => manualClock(NOW + 3 * SEC);
-const NOT_A_TERMINAL = 'error: not confirmed: stdin is not a terminal, so nobody can answer — pass --yes (-y) to make this change; nothing was written';
+const NOT_A_TERMINAL = 'error: not confirmed: stdin is not a terminal, so nobody can answer - pass --yes (-y) to make this change; nothing was written';
 
 beforeAll(async () => {
   h = await cliHarness('cli-confirm');

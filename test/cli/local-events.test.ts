@@ -97,7 +97,7 @@ describe('conclave events, no file', () => {
     const r = await runMain(['events'], { env: { CONCLAVE_EVENTS_FILE: '/nonexistent/conclave/events.jsonl' } });
     expect(r.code).toBe(1);
     expect(r.err).toBe(
-      'error: no events file at /nonexistent/conclave/events.jsonl — the local system (`npx conclave-local`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file',
+      'error: no events file at /nonexistent/conclave/events.jsonl - the local system (`npx conclave-local`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file',
     );
   });
 });

@@ -224,7 +224,7 @@ const ALLOWED: Record<string, { literals: number; why: string }> = {
   'lib/cli/format.ts': { literals: 16, why: 'CJK_GROUPS: the CJK look-alikes clean judges a name by (its members, one literal a group)' },
 };
 
-const WHAT_TO_WRITE = "clean (lib/cli/format.ts) would print these escaped: write an ASCII character (-, ', \"), or one clean keeps (…, ≥, ' — ' between spaces)";
+const WHAT_TO_WRITE = "clean (lib/cli/format.ts) would print these escaped: write an ASCII character (-, ', \", *), or one clean keeps (…, ≥, →)";
 
 describe('our own text in the CLI prints as written: no character that clean escapes', () => {
   it('finds one in a string, a template (beside a substitution too), a nested template and an escape; not in a comment, a regular expression or a schema description (the check can fail)', () => {
@@ -238,9 +238,10 @@ describe('our own text in the CLI prints as written: no character that clean esc
       'const f = /[‐‑]/u.test(s) ? 1 / 2 : 3;', // 7
       "const g = z.string().describe('The term’s token');", // 8
       "const h = z.object({}).meta({ description: 'the holder’s' });", // 9
-      "const i = 'found — configure them; 3 to 255, ≥ 1, … and ワーカー';", // 10: kept by clean
+      "const i = 'found: configure them; 3 to 255, ≥ 1, … and ワーカー';", // 10: kept by clean
       "const j = z.string().min(1, 'must’ve').describe('ok');", // 11: a message beside a description
       'const k = a / b; const l = `a ‐ b`;', // 12: division, then a template
+      "const m = 'found — configure them; ms × 1000';", // 13: between spaces too (a value's dash there would pass for -)
     ].join('\n');
     expect(escapedInLiterals('x.ts', src).map((f) => f.text)).toEqual([
       'x.ts:1: U+2019 \'’\' in "the lease’s holder"',
@@ -251,6 +252,8 @@ describe('our own text in the CLI prints as written: no character that clean esc
       'x.ts:5: U+2013 \'–\' in "escaped – dash"',
       'x.ts:11: U+2019 \'’\' in "must’ve"',
       'x.ts:12: U+2010 \'‐\' in "a ‐ b"',
+      'x.ts:13: U+2014 \'—\' in "found — configure them; ms × 10"',
+      'x.ts:13: U+00D7 \'×\' in "und — configure them; ms × 1000"',
     ]);
   });
 

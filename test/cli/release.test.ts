@@ -144,7 +144,7 @@ describe('release asks the holder to yield', () => {
     const r = await h.run(['release', 'asked-withdrawn'], { clock, pace });
     expect(r.code, r.err).toBe(1);
     expect(r.err).toMatch(/^ {2}preferredHolder +- +y2$/m);
-    expect(r.err.split('\n').at(-1)).toBe('error: not confirmed: stdin is not a terminal, so nobody can answer — pass --yes (-y) to make this change; nothing was written');
+    expect(r.err.split('\n').at(-1)).toBe('error: not confirmed: stdin is not a terminal, so nobody can answer - pass --yes (-y) to make this change; nothing was written');
     expect((await h.leases.read('asked-withdrawn')).item?.preferredHolder).toBeUndefined();
     // with --yes (or "y" at a terminal) it asks again, and waits for the holder
     await h.leases.write(await h.leases.read('asked-withdrawn'), { set: { preferredHolder: 'y2' } });
@@ -198,7 +198,7 @@ describe('release --force', () => {
     expect(r.err).toMatch(/^ {2}holderIdentity +y1 +-$/m);
     expect(r.err).toMatch(/^ {2}lastHolderIdentity +- +y1$/m);
     expect(err).toContain(
-      'warning: y1 is not asked to stop: it learns that its term is over at its next renewal — within its renew deadline, at most 15s from now (its lease duration), and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token 7 from now on, but not what it does outside fenced writes',
+      'warning: y1 is not asked to stop: it learns that its term is over at its next renewal - within its renew deadline, at most 15s from now (its lease duration), and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token 7 from now on, but not what it does outside fenced writes',
     );
     expect(err.at(-1)).toBe('Apply this change? [y/N] ');
     expect(r.out.split('\n').slice(0, 2)).toEqual([

@@ -301,7 +301,7 @@ describe('release', () => {
     await h.t.client.send(new UpdateItemCommand({ TableName: h.t.names.identities, Key: marshall(key), UpdateExpression: 'SET endedTerms = :m, endedTermStamps = :s', ExpressionAttributeValues: marshall({ ':m': map(1), ':s': map(NOW - 2 * SEC) }) }));
     const r = await h.run(['release', 'crowded', '--force', '--yes'], { clock: at() });
     expect(r.code).not.toBe(0);
-    expect(r.err).toMatch(/session s-crowded of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written — run the command again in a few seconds/);
+    expect(r.err).toMatch(/session s-crowded of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written - run the command again in a few seconds/);
     expect((await h.leases.read('crowded')).item).toMatchObject({ holderIdentity: 'a1', session: 's-crowded' }); // not ended unmarked
     expect(Object.keys((await identities.read(key.component, key.name)).item!.endedTerms!)).not.toContain('crowded');
   });
@@ -326,7 +326,7 @@ describe('release', () => {
     expect(held.holderIdentity === 'a1' || row.endedTerms?.['filled'] === held.fencingToken, `${String(done)}\n${err.join('\n')}`).toBe(true);
     expect(held).toMatchObject({ holderIdentity: 'a1', session: 's-filled' });
     expect(done).toBeInstanceOf(CliError);
-    expect((done as CliError).message).toMatch(/session s-filled of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written — run the command again in a few seconds/);
+    expect((done as CliError).message).toMatch(/session s-filled of a1 already holds 512 ended terms its holder may not have read yet .*nothing was written - run the command again in a few seconds/);
   });
 
   it("--force from a machine whose clock runs ahead drops none of the session's unread marks", async () => {
@@ -348,7 +348,7 @@ describe('release', () => {
     await h.leases.write(await h.leases.read('unvouched'), { set: { holderInstance: 'a1_1@p-gone' } }); // and its process has no session left
     const r = await h.run(['release', 'unvouched', '--force', '--yes'], { clock: at() });
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toMatch(/learns that its term is over at its own next read of the lease — its session s-unvouched does not vouch for its term .* at most 66s from now with the push path/);
+    expect(r.err).toMatch(/learns that its term is over at its own next read of the lease - its session s-unvouched does not vouch for its term .* at most 66s from now with the push path/);
     expect((await h.leases.read('unvouched')).item).toMatchObject({ lastHolderIdentity: 'a1' });
   });
 

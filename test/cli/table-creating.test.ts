@@ -76,7 +76,7 @@ describe('a CLI command on a table still being created (CREATING)', () => {
       const c = drivenClock(() => proxy.inFlight() > 0);
       const r = await run(proxy.endpoint, ['--table-prefix', 'no-such', 'get', 'leases'], c);
       expect(r.code).toBe(1);
-      expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) — pass --table-prefix PREFIX/);
+      expect(r.err).toMatch(/^error: tables no-such-leases, no-such-candidates, no-such-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(prefix "no-such"\) - pass --table-prefix PREFIX/);
       expect(r.err).not.toMatch(/waiting/);
       expect(r.tookMs).toBe(0);
     } finally {
@@ -95,7 +95,7 @@ describe('a CLI command on a table still being created (CREATING)', () => {
       expect(lines).toHaveLength(2);
       expect(lines[0]).toMatch(/^a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for 60 s \(Ctrl-C to stop\)$/);
       // the table is listed (ListTables), so not named as missing: before, "tables (none) do not exist"
-      expect(lines[1]).toMatch(/^error: DynamoDB at http:\/\/127\.0\.0\.1:\d+ answered "not found" on a table it lists \(\S+-leases, \S+-candidates, \S+-identities\): one is still being created, or being deleted — run the command again once DescribeTable shows it ACTIVE/);
+      expect(lines[1]).toMatch(/^error: DynamoDB at http:\/\/127\.0\.0\.1:\d+ answered "not found" on a table it lists \(\S+-leases, \S+-candidates, \S+-identities\): one is still being created, or being deleted - run the command again once DescribeTable shows it ACTIVE/);
       expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
       expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000);
     } finally {

@@ -31,7 +31,7 @@ describe('watch', () => {
     const r = await h.run(['watch', '--count', '2'], { clock: manualClock(NOW + 3 * SEC), pace });
     expect(r.code).toBe(0);
     expect(pace.waits).toEqual([1000]);
-    const frames = r.out.split(/^conclave watch — every 1s — .*$/m).slice(1);
+    const frames = r.out.split(/^conclave watch - every 1s - .*$/m).slice(1);
     expect(frames).toHaveLength(2);
     const row = (frame: string) => frame.split('\n').find((l) => l.startsWith('wl '))!.split(/\s{3,}/).slice(0, 3);
     expect(row(frames[0]!)).toEqual(['wl', 'a1', '7']);
@@ -183,7 +183,7 @@ describe('events', () => {
     const missing = await runMain(['events', '--events-file', join(dir, 'nope.jsonl')]);
     expect(missing.code).toBe(1);
     expect(missing.err).toBe(
-      `error: no events file at ${join(dir, 'nope.jsonl')} — the local system (\`npx conclave-local\`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file`,
+      `error: no events file at ${join(dir, 'nope.jsonl')} - the local system (\`npx conclave-local\`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file`,
     );
   });
 
