@@ -174,6 +174,58 @@ function mixedScripts(word: readonly string[]): boolean {
   return false;
 }
 
+/**
+ * Letters that pass for others of their own script (UTS #39 confusables.txt within one script: Latin
+ * `rn` for `m`, `vv` for `w`, `cl` for `d`, `1`, `I` and `|` for `l`, `0` for `O`; katakana ソ for ン,
+ * シ for ツ), each to the one it passes for. Names really hold them (kernel, node-1, ソース), so
+ * none is escaped for what it is, only where two names shown together differ by them (twinParts).
+ */
+const SAME_SCRIPT_ONE: Readonly<Record<string, string>> = { '1': 'l', I: 'l', '|': 'l', '0': 'O', ソ: 'ン', シ: 'ツ' };
+const SAME_SCRIPT_RUNS: readonly (readonly [string, string])[] = [['rn', 'm'], ['vv', 'w'], ['cl', 'd']];
+
+/** What a name looks like, its same-script twins made one (UTS #39's skeleton, for those): two names that differ and share it pass for each other. */
+function skeleton(name: string): string {
+  let s = Array.from(name, (c) => SAME_SCRIPT_ONE[c] ?? c).join('');
+  for (const [run, like] of SAME_SCRIPT_RUNS) s = s.replaceAll(run, like);
+  return s;
+}
+
+/** Another of `names` that passes for `name` (differs, but looks alike: skeleton), or undefined. */
+export function twinOf(name: string, names: readonly string[]): string | undefined {
+  const k = skeleton(name);
+  return names.find((n) => n !== name && skeleton(n) === k);
+}
+
+/**
+ * For each of `names` shown together (a column), the code point indexes where it differs from a
+ * name it passes for (the part between their common start and end), to be escaped (cleanAt's `also`),
+ * so `worker-rn` beside `worker-m` shows `worker-\u0072\u006e` and `worker-\u006d`; undefined for a
+ * name no other passes for, shown as written.
+ */
+export function twinParts(names: readonly string[]): (Set<number> | undefined)[] {
+  // grouped by skeleton first: a table of thousands of leases compares each name with its few twins only
+  const alike = new Map<string, Set<string>>();
+  for (const n of names) {
+    const k = skeleton(n);
+    alike.set(k, (alike.get(k) ?? new Set()).add(n));
+  }
+  return names.map((name) => {
+    let at: Set<number> | undefined;
+    const a = Array.from(name);
+    alike.get(skeleton(name))!.forEach((other) => {
+      if (other === name) return;
+      const b = Array.from(other);
+      let start = 0;
+      while (start < a.length && start < b.length && a[start] === b[start]) start++;
+      let end = 0;
+      while (end < a.length - start && end < b.length - start && a[a.length - 1 - end] === b[b.length - 1 - end]) end++;
+      at ??= new Set();
+      for (let k = start; k < a.length - end; k++) at.add(k);
+    });
+    return at;
+  });
+}
+
 const escaped = (c: string): string => {
   const cp = c.codePointAt(0)!;
   return NAMED[c] ?? (cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`);
@@ -189,10 +241,16 @@ const escaped = (c: string): string => {
  * can neither drive the terminal, forge a line, nor pass for another name (`w1\u200b` written with
  * a backslash is shown `w1\\u200b`). An emoji sequence (a ZWJ family, a flag, a symbol with VS16)
  * is left whole: its joiners and selectors draw one picture. Escape once, just before the output:
- * escaped text escaped again has its backslashes doubled.
+ * escaped text escaped again has its backslashes doubled. (A table's cells also escape where a name
+ * passes for another in its column: twinParts.)
  */
 export function clean(text: string): string {
-  if (PLAIN.test(text)) return text; // most text: nothing to escape
+  return cleanAt(text);
+}
+
+/** clean, escaping besides the characters at `also` (code point indexes: twinParts). */
+function cleanAt(text: string, also?: ReadonlySet<number>): string {
+  if (PLAIN.test(text) && !also?.size) return text; // most text: nothing to escape
   const chars: string[] = [];
   const whole: boolean[] = []; // in an emoji sequence: kept whole
   for (const g of graphemes(text)) {
@@ -215,6 +273,7 @@ export function clean(text: string): string {
     .map((c, i) => {
       if (whole[i]) return c;
       const out =
+        also?.has(i) === true ||
         Object.hasOwn(NAMED, c) ||
         CONTROL.test(c) ||
         lookAlike(c) ||
@@ -256,7 +315,15 @@ export interface Column<R> {
 
 /** Aligned columns, kubectl style: a header line, then one line per row, padded by the columns a terminal draws (width.ts). Cells are escaped, then decorated. */
 export function table<R>(columns: readonly Column<R>[], rows: readonly R[]): string[] {
-  const cells = [columns.map((c) => c.header), ...rows.map((r) => columns.map((c) => (c.decorate ? c.decorate(clean(c.cell(r)), r) : clean(c.cell(r)))))];
+  const raw = rows.map((r) => columns.map((c) => c.cell(r)));
+  // a column's names that pass for one another (worker-rn, worker-m) escaped where they differ
+  const twins = columns.map((_, i) => twinParts(raw.map((line) => line[i]!)));
+  const shown = (r: R, y: number, x: number): string => {
+    const text = cleanAt(raw[y]![x]!, twins[x]![y]);
+    const decorate = columns[x]!.decorate;
+    return decorate ? decorate(text, r) : text;
+  };
+  const cells = [columns.map((c) => c.header), ...rows.map((r, y) => columns.map((_, x) => shown(r, y, x)))];
   const measured = cells.map((line) => line.map(displayWidth));
   const widths = columns.map((_, i) => Math.max(...measured.map((line) => line[i]!)));
   return cells.map((line, r) => line.map((v, i) => (i === line.length - 1 ? v : v + ' '.repeat(widths[i]! - measured[r]![i]!))).join('   ').trimEnd());

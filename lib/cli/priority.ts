@@ -14,7 +14,7 @@ import { changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep } from './explain.js';
-import { relative, span } from './format.js';
+import { relative, span, twinOf } from './format.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
 
@@ -40,11 +40,17 @@ function notElected(lease: Lease | undefined, candidates: readonly Candidate[], 
   return consensus.strategy === OLDEST_EMULATION_VERSION ? undefined : `its candidates agree on ${consensus.strategy}`;
 }
 
-/** Shows the candidate's change, asks, and writes it (again after a lost race, if the change still holds). */
-async function confirmedWrite(ctx: CliContext, candidate: Candidate, patch: CandidatePatch, now: number): Promise<Candidate> {
+/**
+ * Shows the candidate's change, asks, and writes it (again after a lost race, if the change still
+ * holds). A name another candidate of the lease passes for (worker-m, worker-rn) is said so: both are
+ * real names, so it is a warning, and the operator confirms the one named.
+ */
+async function confirmedWrite(ctx: CliContext, candidate: Candidate, candidates: readonly Candidate[], patch: CandidatePatch, now: number): Promise<Candidate> {
   const read = CandidateStore.readOf(candidate);
   const what = `candidate ${candidate.name} of lease ${candidate.leaseName}`;
-  await confirmChange(ctx, `change ${what}`, changesOf(candidate, patch, now));
+  const twin = twinOf(candidate.name, candidates.map((c) => c.name));
+  const warnings = twin === undefined ? [] : [`warning: ${what} looks like ${twin}, another of its candidates: check that ${candidate.name} is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`];
+  await confirmChange(ctx, `change ${what}`, changesOf(candidate, patch, now), warnings);
   return writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });
 }
 
@@ -61,7 +67,7 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
   const patch: CandidatePatch = args.clear
     ? { remove: ['priority', 'priorityExpiresAt'] }
     : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : now + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
-  const written = await confirmedWrite(ctx, candidate, patch, now);
+  const written = await confirmedWrite(ctx, candidate, snap.candidates, patch, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   if (args.clear) say(ctx, `cleared the priority of ${written.name} on lease ${written.leaseName} (was ${candidate.priority})`);
   else {
@@ -92,7 +98,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const unelected = notElected(lease, snap.candidates, now, ctx);
   if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
   const decision = decide(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
-  const written = await confirmedWrite(ctx, candidate, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
+  const written = await confirmedWrite(ctx, candidate, snap.candidates, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
   say(ctx, `the coordinator's next step: ${nextStep(decision, lease)}`);

@@ -32,6 +32,12 @@ const DASHED = 'worker\u20101';
 /** Looks like `ワーカー`: its long vowel marks are the ideograph one (U+4E00). */
 const IDEOGRAPH_ONE = 'ワ\u4e00カ\u4e00';
 
+/** Look alike within their own script (UTS #39 confusables): Latin `rn` for `m`; katakana ソ for ン. */
+const RN = 'worker-rn';
+const M = 'worker-m';
+const KANA_SO = 'サーバーソ';
+const KANA_N = 'サーバーン';
+
 /** Any control character but the newlines between our own lines. */
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const safe = (text: string) => {
@@ -65,6 +71,11 @@ beforeAll(async () => {
   await h.seedLease(lease(DASHED, { name: 'dashed', preferredHolder: 'worker-1' }));
   await h.seedCandidate(cand('worker-1', '1.30.0', '1.30.0', { leaseName: 'dashed' }));
   await h.seedLease(lease(IDEOGRAPH_ONE, { name: 'kana' }));
+  await h.seedLease(lease(KANA_SO, { name: 'so' }));
+  await h.seedLease(lease(KANA_N, { name: 'n-kana' }));
+  await h.seedLease(lease('keeper', { name: 'twins' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'twins' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'twins' }));
 });
 afterAll(() => h.t.drop());
 
@@ -180,6 +191,18 @@ describe('the escaping function', () => {
     expect(clean(`${emoji}\u200b`)).toBe(`${emoji}\\u200b`);
   });
 
+  it('names that look alike within one script, listed together, are escaped where they differ; alone, or unlike, as written', () => {
+    // before: worker-rn and worker-m, サーバーソ and サーバーン, shown as written side by side
+    const column = (names: string[]) => table([{ header: 'NAME', cell: (r: string) => r }], names).slice(1).map((l) => l.trimEnd());
+    expect(column([RN, M, 'kernel'])).toEqual(['worker-\\u0072\\u006e', 'worker-\\u006d', 'kernel']);
+    expect(column([KANA_SO, KANA_N])).toEqual(['サーバー\\u30bd', 'サーバー\\u30f3']);
+    expect(column(['node-0', 'node-O', 'node-1', 'node-l'])).toEqual(['node-\\u0030', 'node-\\u004f', 'node-\\u0031', 'node-\\u006c']);
+    // names really hold rn, m, l, 1, ソ and ン: alone, or beside names they do not pass for, as written
+    expect(column([RN, 'kernel', 'learn-1', 'ソース', KANA_N, '10', '100'])).toEqual([RN, 'kernel', 'learn-1', 'ソース', KANA_N, '10', '100']);
+    // one name twice is one name
+    expect(column([M, M])).toEqual([M, M]);
+  });
+
   it('table cells are escaped, and the columns still line up', () => {
     const lines = table([{ header: 'A', cell: (r: string) => r }, { header: 'B', cell: () => 'b' }], ['x\ny', 'plain']);
     expect(lines).toEqual(['A       B', 'x\\ny    b', 'plain   b']);
@@ -245,6 +268,21 @@ describe('hostile values in the output', () => {
     const rows = JSON.parse(j.out) as Lease[];
     expect(rows.find((x) => x.name === 'dashed')?.holderIdentity).toBe(DASHED);
     expect(rows.find((x) => x.name === 'kana')?.holderIdentity).toBe(IDEOGRAPH_ONE);
+  });
+
+  it('names that look alike within one script do not pass for one another where they are listed together; set-priority warns of one', async () => {
+    const l = await h.run(['get', 'leases'], { clock: at() });
+    expect(l.out).toMatch(/^so +サーバー\\u30bd +7 /m);
+    expect(l.out).toMatch(/^n-kana +サーバー\\u30f3 +7 /m);
+    const d = await h.run(['describe', 'lease', 'twins'], { clock: at() });
+    expect(d.out).toMatch(/^ {2}\d+ +worker-\\u0072\\u006e +/m);
+    expect(d.out).toMatch(/^ {2}\d+ +worker-\\u006d +/m);
+    // acting on one of them: the confirmation says which other it looks like (written all the same: both are real names)
+    const p = await h.run(['set-priority', 'twins', M, '3', '--yes'], { clock: at() });
+    expect(p.code).toBe(0);
+    expect(p.err).toContain(`warning: candidate ${M} of lease twins looks like ${RN}, another of its candidates`);
+    const j = await h.run(['-o', 'json', 'describe', 'lease', 'twins'], { clock: at() });
+    expect((JSON.parse(j.out) as { candidates: Candidate[] }).candidates.map((c) => c.name).sort()).toEqual([M, RN]);
   });
 
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
