@@ -1,8 +1,8 @@
 /**
  * Lock files of local mode, each made whole or not at all and naming its holder's pid: the
- * checkpoints file's (lib/local/stream-checkpoints.ts, held for one merge) and the runtime's
- * (lib/local/runtime-lock.ts, held while a runtime runs on a DynamoDB Local and table prefix). A lock
- * whose holder is gone (killed while it held it) is taken away, never one a live process holds.
+ * checkpoints file's (lib/local/stream-checkpoints.ts, held for one merge). A lock whose holder is
+ * gone (killed while it held it) is taken away, never one a live process holds. (The runtime's lock,
+ * lib/local/runtime-lock.ts, is an item in DynamoDB Local; it uses `alive` here.)
  */
 import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 

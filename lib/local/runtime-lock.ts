@@ -2,62 +2,251 @@
  * One local runtime per DynamoDB Local and table prefix. A second beside the first would poll the
  * same streams: each record handled twice and each event published twice (into the same
  * events.jsonl, if they share the folder), the ticks doubled, and one set of checkpoints moved on
- * by both. So a runtime on an endpoint holds a lock file for its endpoint and prefix while it runs,
- * and a start that finds it held by a live process is refused, naming that process. The lock is in
- * the machine's temp folder, not the events folder: two runtimes on other folders are as much two.
- * One left by a process that is gone (killed, or exited without stopping) is taken over.
+ * by both. So a runtime on an endpoint holds a lock while it runs, and a start that finds it held
+ * is refused, naming the holder.
+ *
+ * The lock is an item in that DynamoDB Local itself (table RUNTIME_LOCK_TABLE, keyed by the
+ * prefix), not a file: a file in the temp folder was two locks for two runtimes started with other
+ * TMPDIRs or as other users, and a path on the machine is none for runtimes in two containers on
+ * one DynamoDB Local. It is taken by a conditional write (two starts in the same millisecond: one
+ * write lands, the other sees it), renewed every RUNTIME_LOCK_HEARTBEAT_MS, and deleted at the stop.
+ * A lock whose holder is gone is taken over: at once when its process, on this host, no longer runs
+ * (a crash, a kill -9: a restart is not held up); else once it has not been renewed for
+ * RUNTIME_LOCK_STALE_MS (a holder whose pid cannot be looked at: another host or container), waited
+ * for with a line saying for what.
  */
-import { createHash } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { breakStale, pidOf, tryLock, unlock } from './lock-file.js';
-import { endpointKey } from './stream-checkpoints.js';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import * as z from 'zod';
+import { systemClock, type Clock, type Timer } from '../clock.js';
+import { parse } from '../schemas/validation.js';
+import { isConditionFailed } from '../stores/errors.js';
+import { createTable } from '../stores/table-admin.js';
+import { alive } from './lock-file.js';
+
+/** The table of the runtime locks, one per DynamoDB Local: an item per table prefix in use. */
+export const RUNTIME_LOCK_TABLE = 'conclave-local-runtimes';
+/** How often a holder renews its lock. */
+export const RUNTIME_LOCK_HEARTBEAT_MS = 2_000;
+/** A lock not renewed for this long is its holder's no more: five renewals missed. */
+export const RUNTIME_LOCK_STALE_MS = 10_000;
+
+/** A runtime lock as stored. Stamps are the holder's epoch ms. */
+export const RuntimeLockItem = z.object({
+  prefix: z.string().min(1),
+  /** The holding runtime's token, new at each take. */
+  owner: z.string().min(1),
+  pid: z.number().int().positive(),
+  host: z.string().min(1),
+  /** The endpoint as the holder was given it (for messages). */
+  endpoint: z.string(),
+  startedAt: z.number().int(),
+  heartbeatAt: z.number().int(),
+  /** heartbeatAt + RUNTIME_LOCK_STALE_MS: from then on the lock may be taken over. */
+  staleAt: z.number().int(),
+});
+export type RuntimeLockItem = z.infer<typeof RuntimeLockItem>;
+
+/** Who is asking: this host, this process, its own tokens, and whether a pid runs here. */
+export interface LockSeer {
+  readonly host: string;
+  readonly pid: number;
+  /** Whether this process holds the lock of token `owner` (a lock naming this pid but no token of ours is an earlier process's). */
+  holds(owner: string): boolean;
+  alive(pid: number): boolean;
+}
+
+/** What to do about the lock of a prefix, as found. */
+export type LockDecision =
+  | { readonly kind: 'take' }
+  | { readonly kind: 'takeOver'; readonly why: string }
+  | { readonly kind: 'refuse' }
+  | { readonly kind: 'wait'; readonly until: number };
 
 /**
- * The lock file of local mode on `endpoint` (by its endpointKey: one DynamoDB Local however its
- * loopback address is spelled) with table prefix `prefix`: `conclave-local-<hash>.lock` in the
- * temp folder.
+ * What to do about `found` (undefined: no lock), seen by `me` at `now` (its clock). `first`: the
+ * same holder's lock as it was first seen by this start, if it was seen before: a holder that
+ * renewed since is live. No I/O: the taking is lockRuntime's.
  */
-export const runtimeLockFile = (endpoint: string, prefix: string): string =>
-  join(tmpdir(), `conclave-local-${createHash('sha256').update(`${endpointKey(endpoint)}\n${prefix}`).digest('hex').slice(0, 16)}.lock`);
+export function decideLock(found: RuntimeLockItem | undefined, first: RuntimeLockItem | undefined, me: LockSeer, now: number): LockDecision {
+  if (found === undefined) return { kind: 'take' };
+  if (me.holds(found.owner)) return { kind: 'refuse' };
+  const here = found.host === me.host;
+  if (here && found.pid === me.pid) return { kind: 'takeOver', why: `its pid is this process's, which does not hold it: an earlier process's` };
+  if (here && !me.alive(found.pid)) return { kind: 'takeOver', why: 'that process no longer runs' };
+  // a live pid whose lock is not renewed: a hung holder, or the pid taken by another program since
+  if (now >= found.staleAt) return { kind: 'takeOver', why: `not renewed since ${iso(found.heartbeatAt)}` };
+  if (here) return { kind: 'refuse' };
+  if (first !== undefined && first.owner === found.owner && first.heartbeatAt !== found.heartbeatAt) return { kind: 'refuse' }; // renewed: live
+  return { kind: 'wait', until: found.staleAt };
+}
 
-/** The tokens of the runtime locks this process holds: a lock naming this pid but none of them is an earlier process's. */
+const iso = (ms: number) => new Date(ms).toISOString();
+const holderOf = (l: RuntimeLockItem) => `process ${l.pid} on ${l.host}`;
+
+/** The lock names this process holds: a lock naming this pid but no token of these is an earlier process's. */
 const held = new Set<string>();
 
-/** A runtime lock held: let go by `release()` (at the runtime's stop). */
+/** A runtime lock held: renewed in the background until `release()` (at the runtime's stop). */
 export interface RuntimeLock {
-  readonly file: string;
-  release(): void;
+  readonly prefix: string;
+  /** Renews it now (as the heartbeat does). */
+  renew(): Promise<void>;
+  /** Stops renewing and deletes it, if still ours. */
+  release(): Promise<void>;
+}
+
+export interface LockRuntimeOptions {
+  /** Stamps, the heartbeat's timer and the waits. @default systemClock */
+  readonly clock?: Clock;
+  /** Where a waiting start says what it waits for, and a take-over whose. @default stderr */
+  readonly say?: (line: string) => void;
+  /** Called once when a renewal finds the lock another's (taken over, judged stale), with the line saying so. */
+  readonly onLost?: (line: string) => void;
+}
+
+/** The lock table there, made if missing (a DynamoDB Local kept across runs has it already). */
+export async function lockTable(client: DynamoDBClient): Promise<void> {
+  await createTable(client, RUNTIME_LOCK_TABLE, { partitionKey: 'prefix', stream: false, indexes: [] }, {
+    ifExists: 'reuse',
+    describedAs: {
+      what: "local mode's table of runtime locks (declared: key prefix (S), no stream)",
+      fix: `delete it (aws dynamodb delete-table --table-name ${RUNTIME_LOCK_TABLE}): the next start of local mode makes it as declared`,
+    },
+  });
 }
 
 /**
- * Takes the lock of local mode on `endpoint` with `prefix`, or throws naming the live process that
- * holds it and the fix. A lock whose process is gone is taken over.
+ * Takes the lock of local mode on `endpoint` (`client`'s) with `prefix`: at once if free, over a
+ * holder that is gone (told through `say`), after waiting for one whose pid cannot be looked at
+ * (said through `say`: until when, for what), or throws naming the live holder and the fix.
  */
-export function lockRuntime(endpoint: string, prefix: string): RuntimeLock {
-  const file = runtimeLockFile(endpoint, prefix);
+export async function lockRuntime(client: DynamoDBClient, endpoint: string, prefix: string, opts: LockRuntimeOptions = {}): Promise<RuntimeLock> {
+  const clock = opts.clock ?? systemClock;
+  const say = opts.say ?? ((line: string) => void process.stderr.write(`conclave: local runtime: ${line}\n`));
+  await lockTable(client);
+  const me: LockSeer = { host: hostname(), pid: process.pid, holds: (o) => held.has(o), alive };
+  const owner = randomUUID();
+  const read = async (): Promise<RuntimeLockItem | undefined> => {
+    const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, ConsistentRead: true }));
+    return out.Item && parse(RuntimeLockItem, unmarshall(out.Item), `runtime lock "${prefix}" (table ${RUNTIME_LOCK_TABLE} at ${endpoint}; delete the item if no local mode runs on that prefix)`);
+  };
+  const startedAt = clock.now();
+  let first: RuntimeLockItem | undefined;
+  let waitSaid: string | undefined;
   for (;;) {
-    const got = tryLock(file, (token) => held.has(token), `endpoint=${endpointKey(endpoint)} prefix=${prefix}`);
-    if (got.held) {
-      held.add(got.token);
-      return {
-        file,
-        release: () => {
-          held.delete(got.token);
-          unlock(file, got.token);
-        },
-      };
-    }
-    if (got.holder === undefined) continue; // let go since: tried again at once
-    if (got.stale) {
-      breakStale(file, got.holder);
+    const found = await read();
+    if (found && first?.owner !== found.owner) first = found;
+    const now = clock.now();
+    const d = decideLock(found, first, me, now);
+    if (d.kind === 'refuse') throw new Error(refusal(endpoint, prefix, found!));
+    if (d.kind === 'wait') {
+      if (waitSaid !== found!.owner) {
+        waitSaid = found!.owner;
+        say(
+          `local mode on the DynamoDB Local at ${endpoint} with table prefix ${prefix} is locked by ${holderOf(found!)}, whose pid cannot be looked at from ${me.host}: ` +
+            `waiting until ${iso(d.until)} (${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal, ${iso(found!.heartbeatAt)}) for it to renew (then this start is refused) or not (then its lock is taken over)`,
+        );
+      }
+      await clock.sleep(Math.min(RUNTIME_LOCK_HEARTBEAT_MS, d.until - now));
       continue;
     }
-    const pid = pidOf(got.holder);
-    throw new Error(
-      `local mode already runs on the DynamoDB Local at ${endpoint} with table prefix ${prefix}: process ${pid} (lock ${file}). ` +
-        'A second would handle every stream record and publish every event again: stop that one first (Ctrl-C), or choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix); ' +
-        `if process ${pid} is no local mode, delete the lock file`,
-    );
+    const item: RuntimeLockItem = { prefix, owner, pid: me.pid, host: me.host, endpoint, startedAt, heartbeatAt: now, staleAt: now + RUNTIME_LOCK_STALE_MS };
+    // held before the write lands: another start in this process that sees it meanwhile is refused, not told it is an earlier process's
+    held.add(owner);
+    try {
+      // none there, or still the very lock judged gone: two starts at once, one lands
+      await client.send(
+        new PutItemCommand({
+          TableName: RUNTIME_LOCK_TABLE,
+          Item: marshall(item),
+          ...(d.kind === 'take'
+            ? { ConditionExpression: 'attribute_not_exists(#p)', ExpressionAttributeNames: { '#p': 'prefix' } }
+            : { ConditionExpression: '#o = :o AND heartbeatAt = :h', ExpressionAttributeNames: { '#o': 'owner' }, ExpressionAttributeValues: { ':o': { S: found!.owner }, ':h': { N: String(found!.heartbeatAt) } } }),
+        }),
+      );
+    } catch (e) {
+      held.delete(owner);
+      if (isConditionFailed(e)) continue; // lost a race: look again, decide again
+      throw e;
+    }
+    if (d.kind === 'takeOver') say(`taking over the lock of ${holderOf(found!)}: ${d.why}`);
+    return holding(client, prefix, owner, clock, opts.onLost ?? ((line) => say(line)));
   }
+}
+
+/** Why a start is refused: the live holder, where the lock is, and the fix. */
+function refusal(endpoint: string, prefix: string, l: RuntimeLockItem): string {
+  return (
+    `local mode already runs on the DynamoDB Local at ${endpoint} with table prefix ${prefix}: ${holderOf(l)}, started ${iso(l.startedAt)}, its lock renewed ${iso(l.heartbeatAt)} (item "${prefix}" of table ${RUNTIME_LOCK_TABLE} there). ` +
+    'A second would handle every stream record and publish every event again: stop that one first (Ctrl-C), or choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix); ' +
+    `a holder that stops renewing its lock (killed where its pid cannot be looked at: another host or container) gives it up ${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal`
+  );
+}
+
+/** The lock held by token `owner`: renewed every RUNTIME_LOCK_HEARTBEAT_MS on `clock` until released or lost. */
+function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, onLost: (line: string) => void): RuntimeLock {
+  let timer: Timer | undefined;
+  let over = false;
+  let renewing: Promise<void> = Promise.resolve();
+  const Key = { prefix: { S: prefix } };
+  const mine = { ConditionExpression: '#o = :o', ExpressionAttributeNames: { '#o': 'owner' } };
+  const renewOnce = async () => {
+    if (over) return;
+    const now = clock.now();
+    try {
+      await client.send(
+        new UpdateItemCommand({
+          TableName: RUNTIME_LOCK_TABLE,
+          Key,
+          UpdateExpression: 'SET heartbeatAt = :h, staleAt = :s',
+          ...mine,
+          ExpressionAttributeValues: { ':o': { S: owner }, ':h': { N: String(now) }, ':s': { N: String(now + RUNTIME_LOCK_STALE_MS) } },
+        }),
+      );
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      if (over) return;
+      over = true;
+      held.delete(owner);
+      const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
+      const taker = out.Item && RuntimeLockItem.safeParse(unmarshall(out.Item)).data;
+      onLost(`the lock of local mode on table prefix ${prefix} was ${taker ? `taken over by ${holderOf(taker)}` : 'deleted'} (judged not renewed): stop this runtime; its stream pollers and tick are stopped`);
+    }
+  };
+  const renew = () => (renewing = renewing.then(renewOnce));
+  const beat = () => {
+    timer = clock.setTimer(
+      RUNTIME_LOCK_HEARTBEAT_MS,
+      () =>
+        void renew().then(
+          () => void (over || beat()),
+          // DynamoDB Local not answering for a moment: told, and tried again at the next beat
+          (e: unknown) => {
+            process.stderr.write(`conclave: local runtime: renewing the lock of table prefix ${prefix} failed (tried again in ${RUNTIME_LOCK_HEARTBEAT_MS / 1000} s): ${String(e)}\n`);
+            if (!over) beat();
+          },
+        ),
+      { background: true },
+    );
+  };
+  beat();
+  return {
+    prefix,
+    renew,
+    async release() {
+      timer?.cancel();
+      await renewing.catch(() => undefined); // (its failure was told)
+      if (over) return;
+      over = true;
+      held.delete(owner);
+      try {
+        await client.send(new DeleteItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ...mine, ExpressionAttributeValues: { ':o': { S: owner } } }));
+      } catch (e) {
+        if (!isConditionFailed(e)) throw e; // taken over meanwhile: left to its taker
+      }
+    },
+  };
 }

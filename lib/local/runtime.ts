@@ -229,12 +229,6 @@ export async function startLocalRuntime(opts: LocalRuntimeOptions = {}): Promise
 async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRuntime> {
   const clock = opts.clock ?? systemClock;
   const prefix = opts.prefix ?? 'conclave-local';
-  if (opts.endpoint !== undefined) {
-    // before anything is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
-    // the first's pid (one of its own DynamoDB Local has an endpoint no other runtime has)
-    const lock = lockRuntime(opts.endpoint, prefix);
-    parts.push({ name: 'the runtime lock', stop: () => lock.release() });
-  }
   const dir = resolve(opts.dir ?? '.local');
   mkdirSync(dir, { recursive: true });
   const eventsFile = join(dir, 'events.jsonl');
@@ -249,17 +243,39 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
   const tables = defaultTableNames(prefix);
+  // a DynamoDB Local the caller named is not there: say where, and the two ways on
+  const reached = <T>(p: Promise<T>): Promise<T> =>
+    p.catch((e: unknown) => {
+      if (opts.endpoint === undefined || faultKind(e) !== 'unreachable') throw e;
+      throw new Error(
+        `cannot reach DynamoDB Local at ${endpoint}, the endpoint given (conclave-local: --endpoint): ${(e as Error).message} — ` +
+          'start DynamoDB Local there, or leave the endpoint out and one of its own is started (Java 17 or later)',
+        { cause: e },
+      );
+    });
+  // what the lock's loss stops (set as they start)
+  const lost = { stopped: false, pollers: [] as StreamPoller[], tick: undefined as { cancel(): void } | undefined };
+  if (opts.endpoint !== undefined) {
+    // before a table is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
+    // the first (one of its own DynamoDB Local has an endpoint no other runtime has). The lock is an
+    // item in that DynamoDB Local, so it holds whatever each runtime's temp folder or user.
+    const lock = await reached(
+      lockRuntime(client, endpoint, prefix, {
+        clock,
+        onLost: (line) => {
+          // judged gone and taken over: another runtime polls these streams now, so this one stops doing so
+          lost.stopped = true;
+          lost.tick?.cancel();
+          for (const p of lost.pollers) void p.stop();
+          process.stderr.write(`conclave: local runtime: ${line}\n`);
+        },
+      }),
+    );
+    parts.push({ name: 'the runtime lock', stop: () => lock.release() });
+  }
   // a DynamoDB Local the caller named may have these tables from an earlier run (-sharedDb -dbPath,
   // a restart, a crash): reused as they are, rows and streams; one of another shape is refused
-  await createTables(client, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }).catch((e: unknown) => {
-    // a DynamoDB Local the caller named is not there: say where, and the two ways on
-    if (opts.endpoint === undefined || faultKind(e) !== 'unreachable') throw e;
-    throw new Error(
-      `cannot reach DynamoDB Local at ${endpoint}, the endpoint given (conclave-local: --endpoint): ${(e as Error).message} — ` +
-        'start DynamoDB Local there, or leave the endpoint out and one of its own is started (Java 17 or later)',
-      { cause: e },
-    );
-  });
+  await reached(createTables(client, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }));
 
   const events: LocalEvent[] = [];
   const deadLetters: DeadLetter[] = [];
@@ -366,7 +382,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const checkpoints = opts.endpoint === undefined ? undefined : loadCheckpoints(join(dir, CHECKPOINTS_FILE), opts.endpoint, (message, extra) => plain.logger.warn(message, extra), clock);
   const streams = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   parts.push({ name: 'the DynamoDB Streams client', stop: () => streams.destroy() });
-  const pollers: StreamPoller[] = [];
+  const pollers = lost.pollers;
   parts.push({ name: 'the stream pollers', stop: () => Promise.all(pollers.map((p) => p.stop())) });
   const streamed = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
     const trigger = wiring[name].trigger;
@@ -406,8 +422,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       // as Lambda's poller's failures show in the function's metrics, not nowhere
       onError: (e) => plain.logger.error('stream read failed', { function: name, error: e }),
     });
-    poller.start();
     pollers.push(poller);
+    if (!lost.stopped) poller.start();
   }
   parts.push({
     name: 'the ECS tasks and platform events',
@@ -429,6 +445,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       .catch((e: unknown) => deps.logger.error('tick failed', { error: e as Error }))
       .finally(() => (inFlight = false));
   });
+  lost.tick = tickTimer;
+  if (lost.stopped) tickTimer.cancel();
   parts.push({
     name: 'the tick',
     stop: async () => {

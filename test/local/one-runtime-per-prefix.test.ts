@@ -3,19 +3,23 @@
  * --endpoint` on the same prefix, or a `startLocalConclave({ endpoint, tablePrefix })` beside it)
  * would poll the same streams, so each record would be handled twice and each event published
  * twice, and the two would share the streams' checkpoints. It is refused at its start, naming the
- * running one's pid and the fix, through a lock file (lib/local/runtime-lock.ts); a lock left by a
- * process that is gone is taken over.
+ * running one's pid, host and the fix, through a lock item in that DynamoDB Local itself
+ * (lib/local/runtime-lock.ts), so whatever each one's temp folder or user; a lock whose holder is
+ * gone (its process dead on this host, or not renewed for RUNTIME_LOCK_STALE_MS) is taken over.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { manualClock } from '../../lib/clock.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
-import { runtimeLockFile } from '../../lib/local/runtime-lock.js';
+import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
@@ -36,11 +40,24 @@ const newPrefix = (label: string) => {
 };
 const folder = () => mkdtempSync(join(tmpdir(), 'conclave-one-runtime-'));
 const start = (prefix: string, endpoint: string = inject('ddbEndpoint')) => startLocalRuntime({ endpoint, prefix, dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false });
+const lockItem = async (prefix: string) => (await admin.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, ConsistentRead: true }))).Item;
+/** A lock item as a holder writes it. */
+const holder = (prefix: string, o: { pid: number; host: string; heartbeatAt: number; owner?: string }) =>
+  admin.send(
+    new PutItemCommand({
+      TableName: RUNTIME_LOCK_TABLE,
+      Item: marshall({ prefix, owner: o.owner ?? randomUUID(), pid: o.pid, host: o.host, endpoint: inject('ddbEndpoint'), startedAt: o.heartbeatAt, heartbeatAt: o.heartbeatAt, staleAt: o.heartbeatAt + RUNTIME_LOCK_STALE_MS }),
+    }),
+  );
 
 describe('one local runtime per DynamoDB Local and table prefix', () => {
-  it('a second start on the same endpoint and prefix (another process running conclave-local) is refused, naming its pid and the fix; another prefix runs beside it; once it stops, the prefix starts again', async () => {
+  it('a second start on the same endpoint and prefix (another process running conclave-local, with another TMPDIR) is refused, naming its pid, host and the fix; another prefix runs beside it; once it stops, the prefix starts again', async () => {
     const prefix = newPrefix('one');
-    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // its own temp folder (another TMPDIR, as another user has): before, each took a lock file in its own, and both ran
+    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, TMPDIR: folder() },
+    });
     const out = { stdout: '', stderr: '' };
     child.stdout.on('data', (d: Buffer) => void (out.stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => void (out.stderr += d.toString()));
@@ -57,11 +74,13 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
         },
         (e: unknown) => e as Error,
       );
-      // before the fix: started, and each record was handled (each event published) by both
-      expect(refused?.message).toBe(
-        `local mode already runs on the DynamoDB Local at ${spelled} with table prefix ${prefix}: process ${child.pid} (lock ${runtimeLockFile(inject('ddbEndpoint'), prefix)}). ` +
-          'A second would handle every stream record and publish every event again: stop that one first (Ctrl-C), or choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix); ' +
-          `if process ${child.pid} is no local mode, delete the lock file`,
+      // before the fix: started (this process's TMPDIR is not the child's), and each record was handled (each event published) by both
+      expect(refused?.message).toMatch(
+        new RegExp(
+          `^local mode already runs on the DynamoDB Local at ${spelled.replace(/[.]/g, '\\.')} with table prefix ${prefix}: process ${child.pid} on ${hostname()}, started .+Z, its lock renewed .+Z \\(item "${prefix}" of table ${RUNTIME_LOCK_TABLE} there\\)\\. ` +
+            'A second would handle every stream record and publish every event again: stop that one first \\(Ctrl-C\\), or choose another table prefix \\(conclave-local: --table-prefix; startLocalConclave: tablePrefix\\); ' +
+            `a holder that stops renewing its lock \\(killed where its pid cannot be looked at: another host or container\\) gives it up ${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal$`,
+        ),
       );
       expect(child.exitCode).toBeNull(); // the running one is left alone
 
@@ -71,22 +90,83 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     }
-    expect(existsSync(runtimeLockFile(inject('ddbEndpoint'), prefix))).toBe(false);
+    expect(await lockItem(prefix)).toBeUndefined(); // let go at its stop
     const again = await start(prefix);
     await again.stop();
   });
 
-  it('two in one process: the second is refused naming this pid; a lock left by a process that is gone (killed) is taken over, and let go at the stop', async () => {
+  it('two in one process: the second is refused naming this pid; a lock left by a process that is gone (killed) is taken over at once, and let go at the stop', async () => {
     const prefix = newPrefix('stale');
-    const lock = runtimeLockFile(inject('ddbEndpoint'), prefix);
+    await start(newPrefix('table')).then((rt) => rt.stop()); // the lock table there
     const gone = spawnSync(process.execPath, ['-e', '']).pid!; // ended: no such process now
-    writeFileSync(lock, `${gone}.1 endpoint=${inject('ddbEndpoint')} prefix=${prefix}\n`);
+    await holder(prefix, { pid: gone, host: hostname(), heartbeatAt: Date.now() });
     const rt = await start(prefix);
     try {
-      await expect(start(prefix)).rejects.toThrow(`with table prefix ${prefix}: process ${process.pid} (lock ${lock})`);
+      await expect(start(prefix)).rejects.toThrow(`with table prefix ${prefix}: process ${process.pid} on ${hostname()}`);
     } finally {
       await rt.stop();
     }
-    expect(existsSync(lock)).toBe(false);
+    expect(await lockItem(prefix)).toBeUndefined();
+  });
+
+  it('a lock of a process elsewhere (another host or container: its pid cannot be looked at) is waited for, saying for what, and taken over once not renewed for RUNTIME_LOCK_STALE_MS; one that renews meanwhile is refused', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const T0 = 1_800_000_000_000;
+    const manual = manualClock(T0);
+    // simulated time: a sleep moves the clock on, and nothing else does
+    const clock = { ...manual, sleep: async (ms: number) => void manual.advance(ms) };
+
+    const quiet = newPrefix('quiet');
+    await holder(quiet, { pid: 4242, host: 'elsewhere', heartbeatAt: T0 - 1_000 });
+    const said: string[] = [];
+    const lock = await lockRuntime(admin, inject('ddbEndpoint'), quiet, { clock, say: (line) => said.push(line) });
+    try {
+      expect(manual.now()).toBe(T0 - 1_000 + RUNTIME_LOCK_STALE_MS); // waited until stale, not longer
+      expect(said[0]).toBe(
+        `local mode on the DynamoDB Local at ${inject('ddbEndpoint')} with table prefix ${quiet} is locked by process 4242 on elsewhere, whose pid cannot be looked at from ${hostname()}: ` +
+          `waiting until ${new Date(T0 - 1_000 + RUNTIME_LOCK_STALE_MS).toISOString()} (${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal, ${new Date(T0 - 1_000).toISOString()}) for it to renew (then this start is refused) or not (then its lock is taken over)`,
+      );
+      expect(said[1]).toBe(`taking over the lock of process 4242 on elsewhere: not renewed since ${new Date(T0 - 1_000).toISOString()}`);
+      expect(said).toHaveLength(2);
+      expect((await lockItem(quiet))?.['pid']).toEqual({ N: String(process.pid) });
+    } finally {
+      await lock.release();
+    }
+    expect(await lockItem(quiet)).toBeUndefined();
+
+    const live = newPrefix('live');
+    await holder(live, { pid: 4343, host: 'elsewhere', heartbeatAt: manual.now() });
+    const renewing = { ...manual, sleep: async (ms: number) => {
+      manual.advance(ms);
+      // the holder renews, as a live one does every RUNTIME_LOCK_HEARTBEAT_MS
+      await admin.send(new UpdateItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: live } }, UpdateExpression: 'SET heartbeatAt = :h, staleAt = :s', ExpressionAttributeValues: { ':h': { N: String(manual.now()) }, ':s': { N: String(manual.now() + RUNTIME_LOCK_STALE_MS) } } }));
+    } };
+    const before = manual.now();
+    await expect(lockRuntime(admin, inject('ddbEndpoint'), live, { clock: renewing, say: () => {} })).rejects.toThrow(`with table prefix ${live}: process 4343 on elsewhere`);
+    expect(manual.now() - before).toBe(RUNTIME_LOCK_HEARTBEAT_MS); // refused at its first renewal seen
+  });
+
+  it('two starts in the same millisecond: one takes the lock, the other is refused naming it', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('same-ms');
+    const clock = manualClock(1_800_000_000_000); // the same now for both
+    const tries = await Promise.allSettled([0, 1, 2].map(() => lockRuntime(admin, inject('ddbEndpoint'), prefix, { clock, say: () => {} })));
+    const held = tries.filter((t) => t.status === 'fulfilled');
+    expect(held).toHaveLength(1);
+    for (const t of tries.filter((t) => t.status === 'rejected')) expect(String(t.reason)).toContain(`with table prefix ${prefix}: process ${process.pid} on ${hostname()}`);
+    await held[0]!.value.release();
+    expect(await lockItem(prefix)).toBeUndefined();
+  });
+
+  it('a runtime whose lock was taken over (judged stale) is told at its next renewal, naming the taker', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('lost');
+    const lost: string[] = [];
+    const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: (m) => lost.push(m) });
+    await holder(prefix, { pid: 4444, host: 'elsewhere', heartbeatAt: Date.now() });
+    await lock.renew();
+    expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4444 on elsewhere (judged not renewed): stop this runtime; its stream pollers and tick are stopped`]);
+    await lock.release();
+    expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4444' }); // the taker's, left to it
   });
 });
