@@ -33,8 +33,8 @@ import { matchesPattern } from './event-filter.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
-import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow, tableOfStream } from './stream-checkpoints.js';
-import { StreamPoller, type DeadLetter } from './stream-poller.js';
+import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow, streamsAfter, tableOfStream } from './stream-checkpoints.js';
+import { StreamPoller, tableStreams, type DeadLetter } from './stream-poller.js';
 import { lockRuntime } from './runtime-lock.js';
 import { createTables } from './tables.js';
 
@@ -390,28 +390,51 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   });
   const arns = new Map<string, string>();
   for (const { trigger } of streamed) arns.set(trigger.table, await streamArn(client, tables[trigger.table]));
+  // each function's streams as the checkpoints had them before pruning: the newest of a table's is where
+  // its changes were read up to, whether or not pruning keeps it (one read to its end is dropped)
+  let had: ReturnType<NonNullable<typeof checkpoints>['streams']> = [];
   if (checkpoints) {
     // a file of before each function's positions were kept apart: the one position of a stream of this
     // prefix's tables becomes each of its functions', so each resumes where it was
     await checkpoints.adopt((arn) => streamed.filter(({ trigger }) => tables[trigger.table] === tableOfStream(arn)).map(({ name }) => name));
+    had = checkpoints.streams();
     // before any poller writes: the entries no one will read again (streams gone, or done and not
     // read by this run: a table made again, a prefix used once), so the file does not grow for ever
     await pruneCheckpoints(checkpoints, new Set(arns.values()), (arn, shards) => streamNow(streams, arn, shards), (message, extra) => plain.logger.warn(message, extra));
   }
   for (const { name, trigger } of streamed) {
     const latest = arns.get(trigger.table)!;
+    const table = tables[trigger.table];
     // the table made again while local mode was down: its older streams' changes after their
-    // checkpoints (the entries pruning kept: still listed, not read to their end) come first
-    const older = checkpoints ? olderStreamsToRead(checkpoints.streams().filter((s) => s.function === name).map((s) => s.streamArn), latest) : [];
+    // checkpoints (the entries pruning kept: still listed, not read to their end) come first, and
+    // so do those of every stream it had since the newest checkpointed one (made again more than
+    // once: each one in between, without a checkpoint, read from TRIM_HORIZON), oldest first
+    const read = checkpoints ? olderStreamsToRead(checkpoints.streams().filter((s) => s.function === name).map((s) => s.streamArn), latest) : [];
+    const since = olderStreamsToRead(had.filter((s) => s.function === name).map((s) => s.streamArn), latest).at(-1);
+    let between: string[] = [];
+    if (since !== undefined) {
+      try {
+        between = streamsAfter(await tableStreams(streams, table), since);
+      } catch (e) {
+        plain.logger.error(
+          `table ${table}'s streams could not be listed (${String(e)}): the ${name} function does not read the changes of any stream the table had between ${since} (its checkpoint) and ${latest} (made again more than once while local mode was down)`,
+          { function: name, table, stream: since, newStream: latest },
+        );
+      }
+    }
+    const older = olderStreamsToRead([...read, ...between], latest);
     if (older.length) {
-      plain.logger.warn(`table ${tables[trigger.table]} was made again since the last run: the ${name} function reads the rest of its older stream${older.length > 1 ? 's' : ''} (from the checkpoints) before its newest`, { function: name, table: tables[trigger.table], olderStreams: older, stream: latest });
+      plain.logger.warn(
+        `table ${table} was made again since the last run: the ${name} function reads the rest of its older stream${older.length > 1 ? 's' : ''} (from the checkpoints${between.some((s) => !read.includes(s) && s !== latest) ? '; one made since, without one, from TRIM_HORIZON' : ''}) before its newest`,
+        { function: name, table, olderStreams: older, stream: latest },
+      );
     }
     const poller = new StreamPoller({
       client: streams,
       streamArn: older[0] ?? latest,
       ...(older.length ? { then: [...older.slice(1), latest] } : {}),
       // a table deleted and created again while local mode runs: its new stream is followed (told once)
-      table: { name: tables[trigger.table], describe: () => describeTable(client, tables[trigger.table]) },
+      table: { name: table, describe: () => describeTable(client, table) },
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },
       // its own positions, as each event source mapping has: another function on the stream moves on at its own pace
       ...(checkpoints ? { checkpoints: checkpoints.of(name) } : {}),

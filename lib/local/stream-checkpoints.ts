@@ -122,7 +122,18 @@ const olderStreamOf = (other: string, streamArn: string) => other !== streamArn 
  * has had. Read before `latest`, each to its end, as Lambda's mapping would have read them had it run.
  */
 export const olderStreamsToRead = (kept: readonly string[], latest: string): string[] =>
-  kept.filter((arn) => olderStreamOf(arn, latest)).sort((a, b) => (labelOf(a) < labelOf(b) ? -1 : labelOf(a) > labelOf(b) ? 1 : 0));
+  [...new Set(kept.filter((arn) => olderStreamOf(arn, latest)))].sort(byLabel);
+
+/** Oldest stream first (labels are fixed-width times). */
+const byLabel = (a: string, b: string) => (labelOf(a) < labelOf(b) ? -1 : labelOf(a) > labelOf(b) ? 1 : 0);
+
+/**
+ * The streams among `listed` (ListStreams of the table) of `after`'s table that are newer than
+ * `after`, oldest first: one per time the table was made again since `after`'s, the newest last.
+ * A table made again twice between two looks has a stream in between, which holds the changes
+ * written to it while it lived: read, in order, not skipped for the newest.
+ */
+export const streamsAfter = (listed: readonly string[], after: string): string[] => [...new Set(listed.filter((arn) => olderStreamOf(after, arn)))].sort(byLabel);
 
 /**
  * `f` with each entry under its endpoint's key (endpointKey), one entry per endpoint, function and

@@ -3,6 +3,7 @@ import {
   DynamoDBStreamsClient,
   GetRecordsCommand,
   GetShardIteratorCommand,
+  ListStreamsCommand,
   type _Record,
   type Shard,
 } from '@aws-sdk/client-dynamodb-streams';
@@ -10,7 +11,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { StreamTrigger } from '../wiring.js';
 import { matchesFilter } from './event-filter.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { ShardCheckpoints } from './stream-checkpoints.js';
+import { streamsAfter, type ShardCheckpoints } from './stream-checkpoints.js';
 import { Backoff, backoffMs } from './backoff.js';
 
 /** What a Lambda handler returns for a batch with ReportBatchItemFailures. */
@@ -50,7 +51,8 @@ export interface StreamPollerOptions {
   /**
    * The table whose stream `streamArn` is. With it, a stream that ends under the poller (DISABLED:
    * the table deleted, or its stream turned off; or gone: ResourceNotFoundException) is followed to
-   * the table's new stream, read from TRIM_HORIZON, once its own records are all delivered; a table
+   * the table's new stream, read from TRIM_HORIZON, once its own records are all delivered (made
+   * again more than once: each newer stream ListStreams gives, oldest first, the newest last); a table
    * gone or without a stream is told once and looked for again at a backoff (up to
    * TABLE_LOOK_MAX_MS). Without it, the poller reads `streamArn` only.
    */
@@ -117,6 +119,18 @@ export function toLambdaRecord(r: _Record, streamArn: string, readAt?: number): 
       StreamViewType: d.StreamViewType,
     },
   } as DynamoDBRecord;
+}
+
+/** Every stream `table` has had that the Streams API still lists (ListStreams: live and ended ones, up to 24 h), in no set order. */
+export async function tableStreams(client: DynamoDBStreamsClient, table: string): Promise<string[]> {
+  const arns: string[] = [];
+  let from: string | undefined;
+  do {
+    const out = await client.send(new ListStreamsCommand({ TableName: table, ...(from ? { ExclusiveStartStreamArn: from } : {}) }));
+    arns.push(...(out.Streams ?? []).flatMap((s) => (s.StreamArn ? [s.StreamArn] : [])));
+    from = out.LastEvaluatedStreamArn;
+  } while (from);
+  return arns;
 }
 
 /** The longest wait before a failing batch's retry, or a failed read's: a fault that clears is followed within a second. */
@@ -251,8 +265,13 @@ export class StreamPoller {
     }
     const about = { function: this.o.functionName, table: table.name, stream: this.streamArn };
     if (t && t.status !== 'DELETING' && t.latestStreamArn !== undefined && t.latestStreamArn !== this.streamArn) {
-      if (!(await this.readNext(t.latestStreamArn))) return 0;
-      this.o.log?.warn(`table ${table.name} has a new stream (deleted and created again?): the ${this.o.functionName} function now reads it from TRIM_HORIZON`, { ...about, newStream: t.latestStreamArn });
+      // the table made again more than once since this stream's: each stream in between holds the
+      // changes written while it lived, read in turn before the newest, none skipped
+      const newer = await this.newerStreams(table.name, t.latestStreamArn);
+      if (!(await this.readNext(newer[0]!))) return 0;
+      this.pending.push(...newer.slice(1));
+      if (newer.length === 1) this.o.log?.warn(`table ${table.name} has a new stream (deleted and created again?): the ${this.o.functionName} function now reads it from TRIM_HORIZON`, { ...about, newStream: t.latestStreamArn });
+      else this.o.log?.warn(`table ${table.name} has new streams (deleted and created again?): the ${this.o.functionName} function now reads each from TRIM_HORIZON, oldest first`, { ...about, newStreams: newer });
       this.tableLooks.succeeded();
       this.told = false;
       return 0;
@@ -266,6 +285,24 @@ export class StreamPoller {
       this.o.log?.error(`${why}; looked for again at a backoff (at most every ${TABLE_LOOK_MAX_MS / 1000} s), and its new stream followed once it is back`, about);
     }
     return waitMs;
+  }
+
+  /**
+   * The table's streams newer than the one read now, oldest first, `latest` (its newest as
+   * described) among them. Streams that cannot be listed: `latest` alone, and an error naming the
+   * table says which changes may be unread (those of a stream made and ended in between).
+   */
+  private async newerStreams(table: string, latest: string): Promise<string[]> {
+    try {
+      const newer = streamsAfter([...(await tableStreams(this.o.client, table)), latest], this.streamArn);
+      if (newer.includes(latest)) return newer;
+    } catch (e) {
+      this.o.log?.error(
+        `table ${table}'s streams could not be listed (${String(e)}): the ${this.o.functionName} function reads its newest stream ${latest} next, and the changes of any stream the table had between ${this.streamArn} and it (made again more than once) are not read`,
+        { function: this.o.functionName, table, stream: this.streamArn, newStream: latest },
+      );
+    }
+    return [latest];
   }
 
   /**

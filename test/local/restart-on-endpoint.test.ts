@@ -333,6 +333,64 @@ describe('local mode started again after a table was made again while it was dow
   });
 });
 
+describe('local mode started again after a table was made again twice while it was down', () => {
+  it('reads the oldest stream’s remainder, then the middle stream (no checkpoint: from TRIM_HORIZON), then the newest: no stream in between skipped', async () => {
+    const prefix = newPrefix('twice');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-twice-'));
+    const seen: { name: string; stream: string | undefined }[] = [];
+    const startSeeing = () =>
+      startLocalRuntime({
+        endpoint: inject('ddbEndpoint'),
+        prefix,
+        dir,
+        tickEveryMs: 600_000,
+        logLevel: 'SILENT',
+        push: false,
+        intercept: async (name, event, invoke) => {
+          if (name === 'leaseStream') seen.push(...(event as DynamoDBStreamEvent).Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, stream: r.eventSourceARN })));
+          return invoke(event);
+        },
+      });
+    const leases = defaultTableNames(prefix).leases;
+    const put = (name: string) => admin.send(new PutItemCommand({ TableName: leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+    const latest = async () => (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
+
+    const rt1 = await startSeeing();
+    const oldest = await latest();
+    try {
+      await put('before');
+      await waitFor('the record before the stop', () => seen.some((s) => s.name === 'before'));
+    } finally {
+      await rt1.stop();
+    }
+    // while local mode is down: a change, the table made again, a change, made again, a change
+    await put('down-1');
+    await deleteTable(admin, leases);
+    await createTable(admin, leases, TABLES.leases);
+    const middle = await latest();
+    await put('mid-1');
+    await deleteTable(admin, leases);
+    await createTable(admin, leases, TABLES.leases);
+    const newest = await latest();
+    await put('new-1');
+
+    seen.length = 0;
+    const rt2 = await startSeeing();
+    try {
+      await waitFor('the record written to the table made again the second time', () => seen.some((s) => s.name === 'new-1'));
+    } finally {
+      await rt2.stop();
+    }
+    // before the fix: [down-1, new-1], the middle stream's mid-1 never delivered
+    expect(seen).toEqual([
+      { name: 'down-1', stream: oldest },
+      { name: 'mid-1', stream: middle },
+      { name: 'new-1', stream: newest },
+    ]);
+    expect(rt2.deadLetters).toEqual([]);
+  });
+});
+
 describe('local mode started again on a stream-checkpoints.json of version 1 (one position per stream)', () => {
   it('adopts it: each stream function resumes where the stream’s one position was, nothing read again, the change made while down handled; the file is written as version 2, per function', async () => {
     const prefix = newPrefix('adopt');

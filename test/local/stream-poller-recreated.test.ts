@@ -139,6 +139,58 @@ describe('StreamPoller on a table deleted and created again', () => {
       await poller.stop();
     }
   });
+  it('a table made again twice between two looks: the middle stream is read too, in order (before the fix: skipped, its records never delivered)', async () => {
+    const table = `${t.names.candidates}-twice`; // a table of its own: its first stream holds this test's records only
+    const put = (name: string) => t.client.send(new PutItemCommand({ TableName: table, Item: { leaseName: { S: 'job' }, name: { S: name } } }));
+    await createTable(t.client, table, TABLES.candidates);
+    const firstArn = await latestStreamArn(table);
+    await put('before');
+    const { clock, release, unhold } = heldClock();
+    const handled: { name: string; arn: string | undefined }[] = [];
+    const warned: [string, Record<string, unknown>][] = [];
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: firstArn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: 'candidateStream',
+      clock,
+      invoke: async (e) => void handled.push(...e.Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, arn: r.eventSourceARN }))),
+      deadLetter: () => undefined,
+      table: { name: table, describe: describeTable(table) },
+      log: { warn: (m, x) => void warned.push([m, x]), error: () => undefined },
+    });
+    const look = <T>(probe: () => T) => () => (release(), probe());
+    poller.start();
+    try {
+      await waitFor('the record before the deletes', look(() => handled.some((h) => h.name === 'before')));
+      // the poller held in its waits: both deletes and creates between two of its looks
+      await t.client.send(new DeleteTableCommand({ TableName: table }));
+      await createTable(t.client, table, TABLES.candidates);
+      const middleArn = await latestStreamArn(table);
+      await put('middle');
+      await t.client.send(new DeleteTableCommand({ TableName: table }));
+      await createTable(t.client, table, TABLES.candidates);
+      const lastArn = await latestStreamArn(table);
+      await put('after');
+      await waitFor('the record written to the table made again the second time', look(() => handled.some((h) => h.name === 'after')));
+      // before the fix: [before, after], the middle stream's record never delivered
+      expect(handled).toEqual([
+        { name: 'before', arn: firstArn },
+        { name: 'middle', arn: middleArn },
+        { name: 'after', arn: lastArn },
+      ]);
+      expect(warned).toEqual([
+        [
+          `table ${table} has new streams (deleted and created again?): the candidateStream function now reads each from TRIM_HORIZON, oldest first`,
+          { function: 'candidateStream', table, stream: firstArn, newStreams: [middleArn, lastArn] },
+        ],
+      ]);
+    } finally {
+      unhold();
+      await poller.stop();
+      await t.client.send(new DeleteTableCommand({ TableName: table }));
+    }
+  });
   it('the local runtime: a leases table deleted and created again under it still feeds the lease stream function', async () => {
     const seen: string[] = [];
     const rt = await startLocalRuntime({
