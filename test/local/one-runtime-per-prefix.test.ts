@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, describe, expect, inject, it } from 'vitest';
-import { manualClock } from '../../lib/clock.js';
+import { afterAll, describe, expect, inject, it, vi } from 'vitest';
+import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
@@ -168,5 +168,36 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4444 on elsewhere (judged not renewed): stop this runtime; its stream pollers and tick are stopped`]);
     await lock.release();
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4444' }); // the taker's, left to it
+  });
+
+  it('the runtime: its lock taken over (judged stale) at a renewal, it stops its stream pollers and says so, and leaves the taker its lock at the stop', async () => {
+    const prefix = newPrefix('lost-rt');
+    // the heartbeat's timers held by the test, fired by hand; every other timer the machine's
+    const beats: (() => void)[] = [];
+    const clock: Clock = { ...systemClock, setTimer: (ms, fn, o) => (ms === RUNTIME_LOCK_HEARTBEAT_MS ? (beats.push(fn), { cancel: () => undefined }) : systemClock.setTimer(ms, fn, o)) };
+    const seen: string[] = [];
+    const rt = await startLocalRuntime({
+      endpoint: inject('ddbEndpoint'), prefix, dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, clock,
+      intercept: async (name, event, invoke) => {
+        if (name === 'leaseStream') seen.push(...(event as { Records: { dynamodb: { Keys: { name: { S: string } } } }[] }).Records.map((r) => r.dynamodb.Keys.name.S));
+        return invoke(event);
+      },
+    });
+    const told = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const put = (name: string) => rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+      await put('before');
+      await waitFor('the record before the take-over', () => seen.includes('before'));
+      await holder(prefix, { pid: 4545, host: 'elsewhere', heartbeatAt: Date.now() });
+      beats.shift()!();
+      const line = `conclave: local runtime: the lock of local mode on table prefix ${prefix} was taken over by process 4545 on elsewhere (judged not renewed): stop this runtime; its stream pollers and tick are stopped\n`;
+      await waitFor('the loss told', () => told.mock.calls.some((c) => c[0] === line));
+      expect(beats).toEqual([]); // no renewal after the loss
+    } finally {
+      told.mockRestore();
+      await rt.stop();
+    }
+    expect(seen).toEqual(['before']);
+    expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4545' }); // the taker's, left to it
   });
 });
