@@ -60,4 +60,4 @@ export const TABLE_WAIT_MS = 60_000;
 export type TableState = 'missing' | 'creating' | 'there' | 'unknown';
 
 /** DynamoDB's own missing table (ResourceNotFoundException), not yet told as anyone's (the SDK's TableNotFoundError has a name of its own). */
-const isMissingTable = (e: unknown): boolean => e instanceof Error && e.name === 'ResourceNotFoundException';
+export const isMissingTable = (e: unknown): boolean => e instanceof Error && e.name === 'ResourceNotFoundException';

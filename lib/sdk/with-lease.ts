@@ -31,6 +31,7 @@ import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { errorSink, oneShotFault } from './faults.js';
 import { readWhileCreating, tableState } from './table-state.js';
+import { isMissingTable } from '../table-wait.js';
 import { checkMultiRegion } from './multi-region.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
 
@@ -229,9 +230,30 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // what ends a call: the term (the window's claim, withLease's own mark), or fn's signal (fn's calls on its term: the term's end, or the caller's cancel)
     const theTerm: Ends = { signal: got.signal, error: () => new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason) };
     const fnSignal: Ends = { signal, error: () => signal.reason };
+    // The window's row is on the candidates table, which a first-come run's elector neither stands on
+    // nor reads: the claim may be the call's first request to it, and meet it still being made
+    // (CREATING: DynamoDB's missing table). Waited for in the term, as the first look waits
+    // (TableWait, the same backoff), until the term ends (LeaseLostError) or the caller cancels; a
+    // run whose tables answer sends nothing more.
+    const claimOnceMade = (met: unknown, again: () => Promise<RunOnceRead | undefined>): Promise<RunOnceRead | undefined> => {
+      if (!isMissingTable(met)) return Promise.reject(met);
+      const wait = new TableWait([o.tables.candidates], { state: tableState(requests), clock });
+      let first: unknown = met; // the claim's own answer, looked at before the first try again
+      const tryAgain = () => {
+        if (first === undefined) return again();
+        const e = first;
+        first = undefined;
+        return Promise.reject(e);
+      };
+      const ends = cancel ? AbortSignal.any([got.signal, cancel]) : got.signal;
+      return readWhileCreating(tryAgain, { tables: wait, clock, signal: ends, fail: (e) => tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e) }).catch((e: unknown) => {
+        throw got.signal.aborted ? theTerm.error() : e;
+      });
+    };
     // read and claimed in this term: no older term's mark lands from now on, and no newer term's
     // read comes before this term's mark (it would claim the row first, and this mark be refused)
-    const claimed: RunOnceRead | undefined = row !== undefined ? await until(theTerm, (s) => rows.claim(leaseName, row, term.fencingToken, s)) : { runs: [], revision: 0 };
+    const claim = (r: string) => until(theTerm, (s) => rows.claim(leaseName, r, term.fencingToken, s));
+    const claimed: RunOnceRead | undefined = row !== undefined ? await claim(row).catch((e: unknown) => claimOnceMade(e, () => claim(row))) : { runs: [], revision: 0 };
     if (!claimed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
     const done = claimed;
     // a periodic window's period: only that period's windows judge it (lib/sdk/run-once-windows.ts)

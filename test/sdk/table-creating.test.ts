@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Clock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
-import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, listIdentities, tryWithLease, withLease, type IdentityListing } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, listIdentities, tryWithLease, withLease, type IdentityListing, type RunOnce } from '../../lib/sdk/index.js';
 import { TABLE_WAIT_MS } from '../../lib/sdk/options.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -214,11 +214,11 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
   let n = 0;
 
   /** `call` of a new lease until it settles, the clock driven meanwhile: how it settled, whether its function ran, and the time it took on the clock. */
-  async function run(call: Call, tables: string | TestTables['names'], c: ReturnType<typeof drivenClock>, client: ReturnType<typeof localClient>, extra: { mode?: 'auto' | 'NoCoordination'; signal?: AbortSignal } = {}) {
+  async function run(call: Call, tables: string | TestTables['names'], c: ReturnType<typeof drivenClock>, client: ReturnType<typeof localClient>, extra: { mode?: 'auto' | 'NoCoordination'; signal?: AbortSignal; runOnce?: RunOnce; lease?: string } = {}) {
     let settled: { ok: boolean; value: unknown } | undefined;
     let ran = false;
-    const lease = `wl-${++n}`;
-    void call(lease, async () => void (ran = true), { client, tables, clock: c.clock, clockSync, mode: extra.mode ?? 'NoCoordination', ...(extra.signal ? { signal: extra.signal } : {}) }).then(
+    const lease = extra.lease ?? `wl-${++n}`;
+    void call(lease, async () => void (ran = true), { client, tables, clock: c.clock, clockSync, mode: extra.mode ?? 'NoCoordination', ...(extra.signal ? { signal: extra.signal } : {}), ...(extra.runOnce ? { runOnce: extra.runOnce } : {}) }).then(
       (value) => void (settled = { ok: true, value }),
       (value: unknown) => void (settled = { ok: false, value }),
     );
@@ -243,6 +243,55 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
       expect(proxy.notFound()).toBe(6);
       expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
       expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
+    });
+  });
+
+  it.each([
+    ['withLease', { window: 'migration-1' }],
+    ['tryWithLease', { window: 'migration-1' }],
+    ['withLease', { every: 'day' }],
+  ] as const)('%s, NoCoordination with runOnce %j: the candidates table (the window row the term claims) is waited for, then the function runs', async (name, runOnce) => {
+    await throughProxy(t.names.candidates, { describe: 'creating' }, async ({ proxy, client, c }) => {
+      proxy.creating(6);
+      const r = await run(calls[name], t.names, c, client, { mode: 'NoCoordination', runOnce });
+      // before: nothing before the take looked at the candidates table, the window's claim met
+      // its ResourceNotFoundException in the term and the call rejected with it
+      expect(r.ok, String(r.value)).toBe(true);
+      expect(r.value).toMatchObject({ status: 'ran', window: expect.any(String) });
+      expect(r.ran).toBe(true);
+      expect(proxy.notFound()).toBe(6);
+      expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
+      expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
+    });
+  });
+
+  it("auto, the lease's own strategy NoCoordination (its candidates not queried), with runOnce: the candidates table is waited for, then the function runs", async () => {
+    const lease = 'wl-strategy';
+    await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(lease, undefined), { set: { strategy: 'NoCoordination', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 1 } });
+    await throughProxy(t.names.candidates, { describe: 'creating' }, async ({ proxy, client, c }) => {
+      proxy.creating(6);
+      const r = await run(withLease, t.names, c, client, { mode: 'auto', runOnce: { window: 'migration-1' }, lease });
+      // before: rejected in the term with the window claim's ResourceNotFoundException
+      expect(r.ok, String(r.value)).toBe(true);
+      expect(r.value).toMatchObject({ status: 'ran', window: 'migration-1' });
+      expect(proxy.notFound()).toBe(6);
+    });
+  });
+
+  it("its `signal` ends the window claim's wait for the candidates table: withLease rejects with the signal's reason, the function never run, the lease given up", async () => {
+    await throughProxy(t.names.candidates, { describe: 'creating' }, async ({ proxy, client, c }) => {
+      proxy.creating(1_000_000); // never made
+      const stop = new AbortController();
+      const reason = new Error('gave up waiting');
+      c.clock.setTimer(30_000, () => stop.abort(reason));
+      const r = await run(withLease, t.names, c, client, { runOnce: { window: 'migration-2' }, signal: stop.signal });
+      // before: rejected at the claim's first answer with its ResourceNotFoundException
+      expect(r.ok).toBe(false);
+      expect(r.value).toBe(reason);
+      expect(r.ran).toBe(false);
+      expect(r.tookMs).toBe(30_000);
+      expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+      expect((await new LeaseStore(t.client, t.names.leases).read(r.lease)).item?.holderIdentity).toBeUndefined();
     });
   });
 
