@@ -115,16 +115,21 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const denied = `${row} this role may not read (${action}); grant it Conclave's grantWorker with the lease among its leaseNames (or allLeases), and check its credentials`;
     throw await oneShotFault(e, call, leaseName, row, client, denied);
   };
-  const firstLook = async (): Promise<{ lease: Lease | undefined; mode: 'coordinated' | 'NoCoordination' }> => {
+  const subject = `${call} run "${identity}" of lease "${leaseName}"`;
+  const report = errorSink(o.onError, subject, clock);
+  const immediate = tryOnly || o.waitMs === 0;
+  const firstLook = async (): Promise<{ lease: Lease | undefined; mode: 'coordinated' | 'NoCoordination'; judged: Lease | undefined }> => {
     const lease = (await leases.read(leaseName).catch((e: unknown) => missing(e, `the lease's row on the leases table "${o.tables.leases}"`, 'GetItem'))).item;
     // judged on the read's answer (DynamoDB's Date header): refused before anything is written
     checkScheduledAt(o.runOnce, time, o.clockSync, what);
     const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch((e: unknown) => missing(e, `the lease's candidates on the candidates table "${o.tables.candidates}"`, 'Query'));
-    return { lease, mode };
+    // a call that gives up at once judges a holder's term now, one held on a session by its
+    // session's row: read here, so that an identities table still being made is waited for too
+    return { lease, mode, judged: immediate && lease?.holderIdentity !== undefined ? await judged(lease, requests, o.tables.identities, time.now(), subject, report) : undefined };
   };
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
   // and waited for while it is made, as getLeader and a worker's start-up wait (TableWait)
-  const tables = new TableWait([o.tables.leases, ...(o.mode === 'auto' ? [o.tables.candidates] : [])], { state: tableState(requests), clock });
+  const tables = new TableWait([o.tables.leases, ...(o.mode === 'auto' ? [o.tables.candidates] : []), ...(immediate ? [o.tables.identities] : [])], { state: tableState(requests), clock });
   const looked = await readWhileCreating(firstLook, { tables, clock, signal: cancel, fail: (e) => tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e) });
   const { lease, mode } = looked;
   if (mode === 'coordinated' && !o.candidacy)
@@ -134,13 +139,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         message: `is required: ${o.mode === 'auto' ? `lease "${leaseName}" has candidates, so the coordinator elects its holder` : "mode 'coordinated' stands as a candidate"}. Give { emulationVersion, binaryVersion } so it can elect this run, or set mode: 'NoCoordination' to race for the lease directly`,
       },
     ]);
-  const subject = `${tryOnly ? 'tryWithLease' : 'withLease'} run "${identity}" of lease "${leaseName}"`;
-  const report = errorSink(o.onError, subject, clock);
   // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check)
   if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
     await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report);
-  const immediate = tryOnly || o.waitMs === 0;
-  if (immediate && lease?.holderIdentity !== undefined && !isStale(await judged(lease, requests, o.tables.identities, time.now(), subject, report), time.now())) return { status: 'busy', holder: lease.holderIdentity };
+  if (looked.judged !== undefined && lease?.holderIdentity !== undefined && !isStale(looked.judged, time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
   let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
   const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
@@ -371,7 +373,8 @@ async function autoMode(client: DynamoDBClient, table: string, leaseName: string
  * its session's (effectiveLease), as the coordinator and getLeader judge it. A session row the
  * schema refuses is judged by nobody: the term counts as live, and `report` is told the row and its
  * repair (a BrokenSessionError); one that cannot be read (not granted: grantWorker's `sessions`)
- * leaves the lease's own stamp to judge it, and `report` is told.
+ * leaves the lease's own stamp to judge it, and `report` is told. DynamoDB's missing table is
+ * thrown as it is: the caller waits for an identities table still being made, as getLeader does.
  */
 async function judged(lease: Lease, client: DynamoDBClient, table: string, now: number, subject: string, report: (e: Error) => void): Promise<Lease> {
   if (lease.session === undefined) return lease;
@@ -380,6 +383,7 @@ async function judged(lease: Lease, client: DynamoDBClient, table: string, now: 
   try {
     row = (await new IdentityStore(client, table).read(key.component, key.name)).item;
   } catch (e) {
+    if (isMissingTable(e)) throw e;
     if (e instanceof ValidationError && lease.holderIdentity !== undefined) {
       report(new BrokenSessionError(subject, { lease: lease.name, holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken, session: lease.session }, table, e));
       return renewedBy(lease, now);

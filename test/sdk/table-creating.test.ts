@@ -214,11 +214,11 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
   let n = 0;
 
   /** `call` of a new lease until it settles, the clock driven meanwhile: how it settled, whether its function ran, and the time it took on the clock. */
-  async function run(call: Call, tables: string | TestTables['names'], c: ReturnType<typeof drivenClock>, client: ReturnType<typeof localClient>, extra: { mode?: 'auto' | 'NoCoordination'; signal?: AbortSignal; runOnce?: RunOnce; lease?: string } = {}) {
+  async function run(call: Call, tables: string | TestTables['names'], c: ReturnType<typeof drivenClock>, client: ReturnType<typeof localClient>, extra: { mode?: 'auto' | 'NoCoordination'; signal?: AbortSignal; runOnce?: RunOnce; lease?: string; onError?: (e: Error) => void } = {}) {
     let settled: { ok: boolean; value: unknown } | undefined;
     let ran = false;
     const lease = extra.lease ?? `wl-${++n}`;
-    void call(lease, async () => void (ran = true), { client, tables, clock: c.clock, clockSync, mode: extra.mode ?? 'NoCoordination', ...(extra.signal ? { signal: extra.signal } : {}), ...(extra.runOnce ? { runOnce: extra.runOnce } : {}) }).then(
+    void call(lease, async () => void (ran = true), { client, tables, clock: c.clock, clockSync, mode: extra.mode ?? 'NoCoordination', ...(extra.signal ? { signal: extra.signal } : {}), ...(extra.runOnce ? { runOnce: extra.runOnce } : {}), ...(extra.onError ? { onError: extra.onError } : {}) }).then(
       (value) => void (settled = { ok: true, value }),
       (value: unknown) => void (settled = { ok: false, value }),
     );
@@ -275,6 +275,72 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
       expect(r.ok, String(r.value)).toBe(true);
       expect(r.value).toMatchObject({ status: 'ran', window: 'migration-1' });
       expect(proxy.notFound()).toBe(6);
+    });
+  });
+
+  describe('tryWithLease of a lease held on a session: the identities table (the session row that judges the term)', () => {
+    const T0 = 1_800_000_000_000; // the driven clock's start: the seeded term is judged by it
+    const lease = 'wl-on-session';
+    beforeAll(async () => {
+      // the session renewed now; the lease's own stamp an hour old: live only by its session (for
+      // the lease's minute from the session's stamp, longer than the wait for the table)
+      await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-2' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-2_1', process: 'p2', hostname: 'web-2', leaseDurationSeconds: 3_600, acquireTime: T0, renewTime: T0 } });
+      await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(lease, undefined), {
+        set: { holderIdentity: 'a2', holderInstance: 'a2_1@p2', session: 's-2', acquireTime: T0 - 3_600_000, renewTime: T0 - 3_600_000, leaseDurationSeconds: 60, leaseTransitions: 1, fencingToken: 7 },
+      });
+    });
+
+    it('waits while DescribeTable says CREATING, then judges the term by its session: busy at once, nothing told to onError', async () => {
+      await throughProxy(t.names.identities, { describe: 'creating' }, async ({ proxy, client, c }) => {
+        const errors: Error[] = [];
+        proxy.creating(6);
+        const r = await run(tryWithLease, t.names, c, client, { lease, onError: (e) => void errors.push(e) });
+        // before: the session row's ResourceNotFoundException told to onError, the term judged by the
+        // lease's own stamp (an hour old: stale), and the call waited for a lease its holder renews
+        expect(r.ok, String(r.value)).toBe(true);
+        expect(r.value).toEqual({ status: 'busy', holder: 'a2' });
+        expect(r.ran).toBe(false);
+        expect(errors).toEqual([]);
+        expect(proxy.notFound()).toBe(6);
+        expect(proxy.described()).toBeGreaterThanOrEqual(6); // looked at after each
+        expect(r.tookMs).toBeGreaterThan(0); // backed off between the tries, on the caller's clock
+        expect(r.tookMs).toBeLessThan(60_000); // not the wait for the lease (waitMs: two lease durations)
+      });
+    });
+
+    it('an identities table DescribeTable does not find either: rejects at once with a TableNotFoundError naming the tables, as getLeader', async () => {
+      // the proxy only to see when a request is in flight: it passes everything on
+      await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
+        const errors: Error[] = [];
+        const r = await run(tryWithLease, { ...t.names, identities: 'no-such-identities' }, c, client, { lease, onError: (e) => void errors.push(e) });
+        // before: the missing table told to onError, the term judged by the lease's own stamp (stale),
+        // and a run started for a lease its holder renews
+        expect(r.ok).toBe(false);
+        expect(r.value).toBeInstanceOf(TableNotFoundError);
+        expect((r.value as TableNotFoundError).message).toMatch(/^tryWithLease of lease "wl-on-session": a table it uses does not exist .*no-such-identities/);
+        expect(r.ran).toBe(false);
+        expect(r.tookMs).toBe(0);
+        expect(errors).toEqual([]);
+      });
+    });
+
+    it('its `signal` ends the wait: tryWithLease rejects with the signal\'s reason, the function never run', async () => {
+      await throughProxy(t.names.identities, { describe: 'creating' }, async ({ proxy, client, c }) => {
+        const errors: Error[] = [];
+        proxy.creating(1_000_000); // never made
+        const stop = new AbortController();
+        const reason = new Error('gave up waiting');
+        c.clock.setTimer(30_000, () => stop.abort(reason));
+        const r = await run(tryWithLease, t.names, c, client, { lease, signal: stop.signal, onError: (e) => void errors.push(e) });
+        expect(r.ok).toBe(false);
+        expect(r.value).toBe(reason);
+        expect(r.ran).toBe(false);
+        expect(r.tookMs).toBe(30_000);
+        // before: the same rejection, but only after the unread session row was told to onError and
+        // a run started on the lease's own stamp (its elector then told each missing table too)
+        expect(errors).toEqual([]);
+        expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+      });
     });
   });
 
