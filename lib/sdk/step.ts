@@ -1240,8 +1240,8 @@ export type FollowerEffect =
   | { readonly kind: 'readLease'; readonly consistent: boolean }
   /**
    * Read session row `name` (LeaseLock.session), strongly consistent or not (sessionReadConsistent),
-   * for the held `term` the row judges (what a row the schema refuses is reported for); none for the
-   * last term's row read with the lease row gone (offSessionRead).
+   * for the held `term` the row judges (what a row the schema refuses is reported for): with the
+   * lease row gone, the last term read, whose row named it (offSessionRead).
    */
   | { readonly kind: 'readSession'; readonly name: string; readonly shareMs: number; readonly pendingMs: number; readonly consistent: boolean; readonly term: Term | undefined }
   /** Look for the holder's own process's session (ownSessionRead): the freshest row of `process` in its sessions' partition, the lease naming session row `named` (processSessionComponents), for its holder's `term`. */
@@ -1459,11 +1459,12 @@ function vanishedUnder(s: FollowerSettings, st: FollowerState, at: Moment, offSe
  * (vanishedUnder) but for its `session`. A holder on no session renews its row itself whatever
  * `session` a peer wrote on it, as everyone judges it (sessionStanding); only a row that exists and
  * vouches (an older SDK's, which names no process) can hold its term, and the lease row gone, its
- * holder learns of the delete only from the stream's mark or its backstop read.
+ * holder learns of the delete only from the stream's mark or its backstop read. Read for that term:
+ * a row the schema refuses is its BrokenSessionError, as every by-name read of a refused row.
  */
-function offSessionRead(s: FollowerSettings, st: FollowerState, at: Moment): string | undefined {
-  const session = st.lastRaw?.item?.session;
-  return session !== undefined && vanishedUnder(s, st, at, true) !== undefined ? session : undefined;
+function offSessionRead(s: FollowerSettings, st: FollowerState, at: Moment): { readonly name: string; readonly term: Term } | undefined {
+  const l = st.lastRaw?.item;
+  return l?.session !== undefined && vanishedUnder(s, st, at, true) !== undefined ? { name: l.session, term: termOf(l) } : undefined;
 }
 
 /** An eventually consistent read older than one already seen: not acted on, but read again consistently. */
@@ -1646,7 +1647,7 @@ function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pendi
   const st = { ...state, viewedSession: undefined };
   // the row gone under a term that named a session: that session row first, read now (vanishedUnder)
   const gone = l === undefined && p.then === 'poll' && (p.consistent || p.reread) ? offSessionRead(s, st, at) : undefined;
-  if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, readSessionAgain(gone, true, undefined));
+  if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, readSessionAgain(gone.name, true, gone.term));
   if (l?.session === undefined || l.holderIdentity === undefined) return viewed(s, st, p, raw, raw, p.sentAt, at, fx);
   const margin = sessionMargin(s);
   const aim = sessionCadence(l.session, at, fx).expectedAt();

@@ -237,4 +237,26 @@ describe("a follower reading by name a session row the schema refuses (the one i
     expectBroken(seen.faults, lease, own);
     expect((await leases.read(lease)).item).toEqual(before);
   });
+
+  it("the successor of a term on no session whose lease row named a session (a peer's write), the lease row then found gone and that session row refused: neither takes nor reports; the poll fails on a BrokenSessionError naming the row, the last term and the lease", async () => {
+    const lease = 'gone-named-refused';
+    const named = `s-${lease}-peer`;
+    // a1 on no session (its instance names no process) renews its lease row itself; a peer wrote `session` on it
+    await leases.write(LeaseStore.readOf(lease, undefined), {
+      set: { holderIdentity: 'a1', holderInstance: 'a1-1', session: named, acquireTime: NOW - 10 * MIN, renewTime: NOW - SEC, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7, ...SUCCESSOR },
+    });
+    const f = follower(lease);
+    // no such session row: the term is judged by its own stamp, live
+    expect(await f.poll(0)).toEqual({ took: false, reported: false, fault: undefined });
+    // then the lease row is deleted (an operator), and the row it named written by a writer of another shape
+    await refusedSession(named, 'pn4', NOW, 1);
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+    // the row found gone, the session the last term named is read before the term counts as vanished (offSessionRead)
+    const gone = await f.poll(2 * SEC);
+    expect(gone.took).toBe(false);
+    expect(gone.reported).toBe(false);
+    // before: the store's plain ValidationError ("invalid identity lease …"), naming neither the lease, the term nor the repair
+    expectBroken([gone.fault], lease, named);
+    expect((await leases.read(lease)).item).toBeUndefined();
+  });
 });
