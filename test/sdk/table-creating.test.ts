@@ -36,6 +36,12 @@ const objects: [string, Role, (client: ReturnType<typeof localClient>, tables: s
   ['Session', 'identities', (client, tables, clock, onError) => new Session({ client, tables, clock, clockSync, onError })],
 ];
 
+/** Lease `lease` held by `holder` on session `session` of process `process`, whose row (an hour long) was renewed at `renewedAt`; `term`: the lease's own stamps, duration and token. */
+async function heldOnSession(lease: string, on: { holder: string; session: string; process: string; renewedAt: number }, term: { acquireTime: number; renewTime: number; leaseDurationSeconds: number; fencingToken: number }): Promise<void> {
+  await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: on.session }, item: undefined, revision: 0 }, { set: { holderIdentity: `${on.session}_1`, process: on.process, hostname: 'web-1', leaseDurationSeconds: 3_600, acquireTime: on.renewedAt, renewTime: on.renewedAt } });
+  await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(lease, undefined), { set: { holderIdentity: on.holder, holderInstance: `${on.holder}_1@${on.process}`, session: on.session, leaseTransitions: 1, ...term } });
+}
+
 /**
  * Runs `test` with a client through a CREATING-table proxy in front of DynamoDB Local (`creatingTableProxy`'s
  * `table` and `options`), on a clock driven while a request is in flight; closes both after.
@@ -125,10 +131,7 @@ describe('getLeader on a table still being created (CREATING)', () => {
   const HELD = 'held-on-session';
   beforeAll(async () => {
     // a term held on a session, so that getLeader reads the identities table too
-    await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-1_1', process: 'p1', hostname: 'web-1', leaseDurationSeconds: 3_600, acquireTime: T0, renewTime: T0 } });
-    await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(HELD, undefined), {
-      set: { holderIdentity: 'a1', holderInstance: 'a1_1@p1', session: 's-1', acquireTime: T0, renewTime: T0, leaseDurationSeconds: 3_600, leaseTransitions: 1, fencingToken: 42 },
-    });
+    await heldOnSession(HELD, { holder: 'a1', session: 's-1', process: 'p1', renewedAt: T0 }, { acquireTime: T0, renewTime: T0, leaseDurationSeconds: 3_600, fencingToken: 42 });
   });
 
   /** getLeader of `lease` until it settles, the clock driven meanwhile: how it settled, and the time it took on the clock. */
@@ -284,10 +287,7 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
     beforeAll(async () => {
       // the session renewed now; the lease's own stamp an hour old: live only by its session (for
       // the lease's minute from the session's stamp, longer than the wait for the table)
-      await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-2' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-2_1', process: 'p2', hostname: 'web-2', leaseDurationSeconds: 3_600, acquireTime: T0, renewTime: T0 } });
-      await new LeaseStore(t.client, t.names.leases).write(LeaseStore.readOf(lease, undefined), {
-        set: { holderIdentity: 'a2', holderInstance: 'a2_1@p2', session: 's-2', acquireTime: T0 - 3_600_000, renewTime: T0 - 3_600_000, leaseDurationSeconds: 60, leaseTransitions: 1, fencingToken: 7 },
-      });
+      await heldOnSession(lease, { holder: 'a2', session: 's-2', process: 'p2', renewedAt: T0 }, { acquireTime: T0 - 3_600_000, renewTime: T0 - 3_600_000, leaseDurationSeconds: 60, fencingToken: 7 });
     });
 
     it('waits while DescribeTable says CREATING, then judges the term by its session: busy at once, nothing told to onError', async () => {
