@@ -46,8 +46,9 @@ export function itemBytes(item: Record<string, AttributeValue>): number {
 
 /**
  * Per lease per minute in the steady state, from `npm run bench -- --only steady-state,multi-lease`
- * (docs/benchmarks.md, "Cheaper at rest", the *after* columns: 2026-11-28 13:34 UTC, push path,
- * default timing 15/10/2 s, 120 s windows).
+ * (CHANGELOG.md, "Issue 38: repeated crashes and the cost at rest", its "Cheaper at rest (item 4)":
+ * the *after* figures, 2026-11-28 13:34 UTC, push path, default timing 15/10/2 s, 120 s windows;
+ * today's run is docs/benchmarks.md's "Cost at rest").
  */
 export const MEASURED = {
   /** 1 lease × 3 processes, no session: the leader renews the lease row itself. */
@@ -80,7 +81,7 @@ export const MEASURED = {
  * The coordinator's tick on DynamoDB Local, from `npx tsx bench/scale-calibrate.ts` (this
  * machine, 2 cores shared with other work): the tick with nothing to change, per lease, and the
  * settling tick that writes once per lease. Filled from the calibration run quoted in
- * docs/benchmarks.md ("The cost of scale").
+ * docs/benchmarks.md ("Cost of scale").
  */
 export interface Calibration {
   /** Least-squares fit of the unchanged tick's wall time, ms = interceptMs + msPerLease × leases. */

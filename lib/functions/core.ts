@@ -226,8 +226,9 @@ const SUCCESSOR_FIELDS = ['successor', 'successorInstance', 'secondSuccessor', '
  * may still be acted on. A hold that ends earlier already is kept (a retry never pushes it later);
  * a longer one, the unmarked hold, is cut to `notBefore` once the mark is written. Its successors
  * are unnamed (an election opened on a released row still names them). Undefined when
- * there is no such election (a leader already elected cannot be taken back: docs/safety.md, open
- * items), when it is held no longer already, or when the row changed meanwhile.
+ * there is no such election (a leader already elected cannot be taken back: CHANGELOG.md, "Seeds
+ * 1448349301 and 1368225001: an operator's delete of a held row"), when it is held no longer
+ * already, or when the row changed meanwhile.
  */
 async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string, cutOnly = false): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;

@@ -1,6 +1,6 @@
 /**
- * An operator deletes a lease row while it is held (docs/safety.md, seeds 1448349301 and
- * 1368225001). The holder hears of it only at its next renewal — the session mark the lease
+ * An operator deletes a lease row while it is held (docs/safety.md, "A deleted row"; found by seeds
+ * 1448349301 and 1368225001: CHANGELOG.md, "Seeds 1448349301 and 1368225001"). The holder hears of it only at its next renewal — the session mark the lease
  * stream writes, or its lease renewal finding the row gone — up to its renew deadline away, so the
  * election that follows closes no earlier than the deleted term's lease duration after the stream
  * saw the delete (Election.notBefore): the candidates' acks, the tick and an early timer elect

@@ -1324,7 +1324,7 @@ describe("a Session's terms left to run out (leftTerms)", () => {
   });
 });
 
-describe('DynamoDB back after an outage of one process (safety.md open item: region loss, seed 12051)', () => {
+describe(`DynamoDB back after an outage of one process (region loss, seed 12051: CHANGELOG.md, "safety.md's open items as they stood on 2026-11-29")`, () => {
   it("the process's Session answers again: its follower napping out an error backoff reads at once, not up to the backoff's cap later", async () => {
     const { sim, procs, holderOf } = await sessionFleet({ defaults: true, push: false, leases: ['job'] });
     const holder = await holderOf('job');

@@ -1,6 +1,6 @@
 /**
- * An operator deletes a held lease row (docs/safety.md, open items: seeds 1448349301 and
- * 1368225001). The checker forgives the deleted term's holder within `revokedGraceMs` of the
+ * An operator deletes a held lease row (docs/safety.md, "A deleted row"; found by seeds 1448349301
+ * and 1368225001: CHANGELOG.md, "Seeds 1448349301 and 1368225001"). The checker forgives the deleted term's holder within `revokedGraceMs` of the
  * delete and counts such an overlap apart (`revokedOverlaps`); the product promises one acting
  * leader, so these seeds must show none at all: the next leader is elected no earlier than the
  * deleted term could still be acted on (Election.notBefore, lib/functions/core.ts).
