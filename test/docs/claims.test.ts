@@ -12,6 +12,7 @@ import * as cr from 'aws-cdk-lib/custom-resources';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conclave } from '@conclave/cdk';
 import { buildAssets, synth, type Synthesized } from '../infra/support.js';
+import { anchors, prose, slug } from './markdown.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (file: string): string => readFileSync(join(root, file), 'utf8');
@@ -20,59 +21,10 @@ const FIGURE_FILES = ['README.md', 'docs/deploy.md'];
 /** The files whose links are checked: README.md and every page of docs/ (generated docs/api/ aside). */
 const LINKED_FILES = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
-/** The text outside fenced code blocks (``` or ~~~), with each line kept in place. */
-function prose(markdown: string): string {
-  let fence: string | undefined;
-  return markdown
-    .split('\n')
-    .map((line) => {
-      const open = /^\s*(`{3,}|~{3,})/.exec(line);
-      if (fence === undefined && open) {
-        fence = open[1]![0]!.repeat(open[1]!.length);
-        return '';
-      }
-      if (fence !== undefined) {
-        if (line.trim().startsWith(fence)) fence = undefined;
-        return '';
-      }
-      return line;
-    })
-    .join('\n');
-}
-
 /** Every number a file states as `<N> <what>` (e.g. "12 CloudWatch alarms"), outside code blocks. */
 function statedCounts(markdown: string, what: string): number[] {
   const pattern = new RegExp(`(\\d+) ${what.replace(/ /g, '\\s+')}`, 'g');
   return [...prose(markdown).matchAll(pattern)].map((m) => Number(m[1]));
-}
-
-/** GitHub's anchor for a heading (github-slugger): lower case, punctuation dropped, spaces to hyphens. */
-function slug(heading: string): string {
-  const text = heading
-    .replace(/`([^`]*)`/g, '$1') // inline code shows its text
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1') // a link shows its text
-    .replace(/<[^>]+>/g, '') // HTML tags
-    .replace(/[*]/g, ''); // emphasis
-  return text
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-    .replace(/ /g, '-');
-}
-
-/** The anchors a Markdown file's headings make, repeated headings numbered as GitHub does. */
-function anchors(markdown: string): Set<string> {
-  const seen = new Map<string, number>();
-  const out = new Set<string>();
-  for (const line of prose(markdown).split('\n')) {
-    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!h) continue;
-    const base = slug(h[1]!);
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    out.add(n === 0 ? base : `${base}-${n}`);
-  }
-  return out;
 }
 
 /** Inline links `[text](target)` outside code blocks and code spans: their targets. */

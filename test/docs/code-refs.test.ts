@@ -14,21 +14,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { anchors, prose } from './markdown.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** GitHub's anchor for a heading, as test/docs/claims.test.ts makes it. */
-function slug(heading: string): string {
-  return heading
-    .replace(/`([^`]*)`/g, '$1')
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/<[^>]+>/g, '')
-    .replace(/[*]/g, '')
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-    .replace(/ /g, '-');
-}
 
 interface Doc {
   headings: string[];
@@ -38,24 +26,10 @@ interface Doc {
 }
 
 function docOf(markdown: string): Doc {
-  const headings: string[] = [];
-  const anchors = new Set<string>();
-  const seen = new Map<string, number>();
-  let fenced = false;
-  for (const line of markdown.split('\n')) {
-    if (/^\s*(`{3,}|~{3,})/.test(line)) fenced = !fenced;
-    if (fenced) continue;
-    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!h) continue;
-    headings.push(h[1]!.replace(/`/g, ''));
-    const base = slug(h[1]!);
-    const n = seen.get(base) ?? 0;
-    seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
-  }
+  const headings = [...prose(markdown).matchAll(/^#{1,6}\s+(.*?)\s*#*\s*$/gm)].map((h) => h[1]!.replace(/`/g, ''));
   const text = markdown.replace(/\s+/g, ' ');
   const boldLeads = [...text.matchAll(/\*\*([^*]+)\*\*/g)].map((m) => m[1]!.replace(/`/g, ''));
-  return { headings, anchors, boldLeads, text };
+  return { headings, anchors: anchors(markdown), boldLeads, text };
 }
 
 const DOC_FILES = ['docs/safety.md', 'docs/benchmarks.md', 'docs/architecture.md', 'docs/deploy.md', 'docs/cli.md', 'CHANGELOG.md'];
@@ -67,7 +41,7 @@ const folded = (source: string): string => source.replace(/\s*\n\s*(?:\*(?!\/)|\
 const REF = /(?<![\w/.-])(?:docs\/)?(safety|benchmarks|architecture|deploy|cli|CHANGELOG)\.md(?:#([\w-]+)|(?:'s)?(?:,|:)?\s*\(?\s*"([^"]+)")?/g;
 
 /** What is wrong with each docs reference in `source` (a file's text), named by `file`. */
-export function brokenRefs(file: string, source: string): string[] {
+function brokenRefs(file: string, source: string): string[] {
   const out: string[] = [];
   const text = folded(source);
   for (const m of text.matchAll(REF)) {
