@@ -17,6 +17,7 @@ import { IdentityLeaseHeartbeatOptionsSchema } from '../lib/sdk/identity.js';
 import { PushChannelOptionsSchema } from '../lib/sdk/push-channel.js';
 import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
+import { LeaderMigrationConfigurationSchema } from '../lib/sdk/migration.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
@@ -330,6 +331,62 @@ describe('every problem of the options in one error, with a session that is not 
     expect(message.split(SESSION)).toHaveLength(2);
     expect(message).toContain('emulationVersion: must be ≤ binaryVersion 1.0.0');
     expect(message).not.toContain('instance:');
+  });
+});
+
+describe('an empty name (or an address refused whole) hides no other problem, and is said once', () => {
+  // before: Name, LocationName, Address, the advertised address and the migration's component
+  // refused with `abort: true`, which stops even the checks everyProblem runs on any object, so
+  // `identity: ''` beside leaseDurationMs = renewDeadlineMs = 10000 reported only "identity: must
+  // not be empty". Each field keeps one message: "" is not also "may use letters, digits …".
+  const timings = { leaseDurationMs: 10_000, renewDeadlineMs: 10_000 };
+  const TIMINGS: [string, string] = ['renewDeadlineMs', 'must be < leaseDurationMs (10000)'];
+  const coordinated = { ...options, mode: 'coordinated', candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } };
+  const rows: { name: string; schema: z.ZodType; input: unknown; want: [field: string, message: string][] }[] = [
+    { name: 'LeaderElector: identity empty', schema: LeaderElectorOptionsSchema, input: { ...options, ...timings, identity: '' }, want: [['identity', 'must not be empty'], TIMINGS] },
+    { name: 'LeaderElector: leaseName empty', schema: LeaderElectorOptionsSchema, input: { ...options, ...timings, leaseName: '' }, want: [['leaseName', 'must not be empty'], TIMINGS] },
+    { name: 'LeaderElector: advertise empty', schema: LeaderElectorOptionsSchema, input: { ...options, ...timings, advertise: '' }, want: [['advertise', 'must not be empty (a URL or host:port)'], TIMINGS] },
+    {
+      name: 'LeaderElector: advertise longer than an address may be',
+      schema: LeaderElectorOptionsSchema,
+      input: { ...options, ...timings, advertise: `http://${'a'.repeat(2_100)}:8080` },
+      want: [['advertise', 'must be at most 2048 characters (a URL or host:port)'], TIMINGS],
+    },
+    {
+      name: 'LeaderElector: advertise neither a URL nor host:port',
+      schema: LeaderElectorOptionsSchema,
+      input: { ...options, ...timings, advertise: 'http://' },
+      want: [['advertise', 'must be a URL such as http://10.0.0.5:8080 or host:port'], TIMINGS],
+    },
+    {
+      name: "LeaderElector: a candidacy's zone empty",
+      schema: LeaderElectorOptionsSchema,
+      input: { ...coordinated, ...timings, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0', location: { zone: '' } } },
+      want: [['candidacy.location.zone', 'must not be empty'], TIMINGS],
+    },
+    {
+      name: 'LeaseCandidate: name empty, and emulationVersion above binaryVersion',
+      schema: LeaseCandidateOptionsSchema,
+      input: { leaseName: 'nightly-report', name: '', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client },
+      want: [['name', 'must not be empty'], ['emulationVersion', 'must be ≤ binaryVersion 1.0.0']],
+    },
+    {
+      name: 'leader migration: a component empty, and a controller listed twice',
+      schema: LeaderMigrationConfigurationSchema,
+      input: { leaderName: 'migration', controllerLeaders: [{ name: 'route', component: '' }, { name: 'route', component: '*' }] },
+      want: [['controllerLeaders[0].component', 'must not be empty: a component name, or "*" for any component'], ['controllerLeaders[1].name', '"route" is already listed at controllerLeaders[0]']],
+    },
+  ];
+  it.each(rows)('$name', async ({ schema, input, want }) => {
+    let issues: readonly { field: string; message: string }[] = [];
+    try {
+      parse(schema, input, 'options');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationError);
+      issues = (e as ValidationError).issues;
+    }
+    expect(issues.map((i) => i.field)).toEqual(want.map(([field]) => field));
+    want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
   });
 });
 

@@ -26,9 +26,10 @@ export const Revision = z.number().int('must be a whole number').min(1, 'must be
 /** Names of leases, candidates and components: what a user types, kept printable and bounded. */
 export const Name = z
   .string()
-  .min(1, { message: 'must not be empty', abort: true })
+  .min(1, 'must not be empty')
   .max(253, 'must be at most 253 characters')
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._:\/-]*$/, 'may use letters, digits and . _ : / - and must start with a letter or digit');
+  // "" passes: min(1) says it, and not aborting, so that an empty name hides no other field's problem
+  .regex(/^(?:[A-Za-z0-9][A-Za-z0-9._:\/-]*)?$/, 'may use letters, digits and . _ : / - and must start with a letter or digit');
 
 /** At most this many labels on a row: 64 × (128 + 256) characters stays far below DynamoDB's 400 KB item. */
 export const MAX_LABELS = 64;

@@ -4,6 +4,7 @@ import { FencingToken } from './fencing-token.js';
 import { PreferredLocations } from './location.js';
 import { HolderLoss, Platform } from './platform.js';
 import { StrategyName } from './strategy.js';
+import { ownChecksPassed } from './validation.js';
 
 export const LeaseName = Name;
 
@@ -123,8 +124,8 @@ export const MAX_ADDRESS = 2048;
  */
 export const Address = z
   .string()
-  .min(1, { message: 'must not be empty (a URL or host:port)', abort: true })
-  .max(MAX_ADDRESS, { message: `must be at most ${MAX_ADDRESS} characters (a URL or host:port)`, abort: true });
+  .min(1, 'must not be empty (a URL or host:port)')
+  .max(MAX_ADDRESS, `must be at most ${MAX_ADDRESS} characters (a URL or host:port)`);
 
 /** host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then a port. */
 const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
@@ -164,15 +165,18 @@ export const isWildcard = (s: string): boolean => isWildcardHost(advertisedHost(
 export const isUnsetVariable = (s: string): boolean => isUnsetVariableHost(advertisedHost(s));
 
 /** An address as a worker gives it (LeaderElector `advertise`): a URL or host:port, checked. */
+// each judged only of what passed the checks before it (ownChecksPassed): one message per address, and no host read of what is no address
 export const AdvertisedAddress = Address.refine(isAdvertisable, {
   message: 'must be a URL such as http://10.0.0.5:8080 or host:port such as 10.0.0.5:8080 (where clients reach this worker; no spaces)',
-  abort: true,
+  when: ownChecksPassed,
 })
   .refine((s) => !isWildcard(s), {
+    when: ownChecksPassed,
     message:
       "is the wildcard address (0.0.0.0 or ::): a server bound there listens on every interface, and no client reaches it there: advertise this worker's own address, such as its task's or pod's IP (http://10.0.0.5:8080) or a name that resolves to it",
   })
   .refine((s) => !isUnsetVariable(s), {
+    when: ownChecksPassed,
     message: "names the host undefined, null or NaN: an unset variable written into a template: set it (its task's or pod's IP, such as http://10.0.0.5:8080), or leave `advertise` out",
   });
 

@@ -11,9 +11,10 @@ export const MAX_PREFERRED_LOCATIONS = 16;
  */
 export const LocationName = z
   .string()
-  .min(1, { message: 'must not be empty', abort: true })
+  .min(1, 'must not be empty')
   .max(64, 'must be at most 64 characters')
-  .regex(/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/, 'must be a zone or region name in lowercase letters, digits and -, such as us-east-1a or us-east-1');
+  // "" passes: min(1) says it, and not aborting, so that an empty name hides no other field's problem
+  .regex(/^(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)?$/, 'must be a zone or region name in lowercase letters, digits and -, such as us-east-1a or us-east-1');
 
 /**
  * The Region a zone name belongs to: `us-east-1a` → `us-east-1`, `us-gov-west-1b` → `us-gov-west-1`,

@@ -133,6 +133,15 @@ export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: str
 }
 
 /**
+ * `when` of a field's refinement that judges only what passed the field's checks before it
+ * (`.refine(isAdvertisable, { message, when: ownChecksPassed })`): it runs while the field has no
+ * issue yet, so one bad value gets one message (an empty address is not also "must be a URL"). Not
+ * `abort: true` on the check before: zod then skips even the checks everyProblem runs on any object,
+ * so an empty identity hid renewDeadlineMs ≥ leaseDurationMs.
+ */
+export const ownChecksPassed = (payload: { readonly issues: readonly unknown[] }): boolean => payload.issues.length === 0;
+
+/**
  * For an options object's cross-field checks, which zod skips while any field is not even of its
  * type (a missing identity hid renewDeadlineMs ≥ leaseDurationMs until it was fixed): `when` runs
  * them on any object, and each one asks `parsed` whether the fields it reads are of their type, or
@@ -142,7 +151,8 @@ export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: str
  * part in, "retryPeriodMs: must be < renewDeadlineMs (-1)" beside "renewDeadlineMs: must be > 0".
  * An option of a kind (the SDK's client, a CDK prop misspelt) refuses with `abort: false`
  * so that it does not stop these checks, and a check that reads into one (the SDK's session)
- * asks `instanceof` first.)
+ * asks `instanceof` first. No field's check aborts either: a check that a failed one would make
+ * say a second thing of the same value runs `when: ownChecksPassed`.)
  */
 export const everyProblem = {
   when: (payload: { value: unknown }): boolean => typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),

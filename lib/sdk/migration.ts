@@ -10,7 +10,7 @@ import type { YAMLError } from 'yaml';
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
-import { ValidationError, parse } from '../schemas/validation.js';
+import { ValidationError, ownChecksPassed, parse } from '../schemas/validation.js';
 import type { Term } from '../stores/lease-store.js';
 import { electorWith, type LeaderElectorOptions } from './elector.js';
 import type { LeadingTerm } from './elector-options.js';
@@ -29,8 +29,11 @@ export const DEFAULT_MIGRATION_LEADER_NAME = 'conclave-leader-migration';
 
 const ComponentOrAny = z
   .string()
-  .min(1, { message: `must not be empty: a component name, or "${ANY_COMPONENT}" for any component`, abort: true })
-  .refine((c) => c === ANY_COMPONENT || Name.safeParse(c).success, `must be a component name (letters, digits, . _ : / -) or "${ANY_COMPONENT}" for any component`);
+  .min(1, `must not be empty: a component name, or "${ANY_COMPONENT}" for any component`)
+  .refine((c) => c === ANY_COMPONENT || Name.safeParse(c).success, {
+    message: `must be a component name (letters, digits, . _ : / -) or "${ANY_COMPONENT}" for any component`,
+    when: ownChecksPassed, // an empty one is said once
+  });
 
 /** One migrating controller and the component that runs it, under the migration lease. */
 export const ControllerLeaderConfigurationSchema = z.strictObject({
