@@ -18,6 +18,7 @@ import { PushChannelOptionsSchema } from '../lib/sdk/push-channel.js';
 import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
 import { LeaderMigrationConfigurationSchema } from '../lib/sdk/migration.js';
+import { CandidateSpec } from '../lib/schemas/candidate.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
@@ -386,6 +387,68 @@ describe('an empty name (or an address refused whole) hides no other problem, an
       issues = (e as ValidationError).issues;
     }
     expect(issues.map((i) => i.field)).toEqual(want.map(([field]) => field));
+    want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
+  });
+});
+
+describe("a candidacy's bad field or strategy hides none of its cross-field checks", () => {
+  // before: the SDK judged CandidateSpec's rules (emulation ≤ binary, no strategy twice) only for a
+  // field with no issue at all, and a LeaderElector's candidacy only when nothing in it had one, so
+  // a list with one bad strategy hid a strategy listed twice, and a bad zone an emulation above its
+  // binary. A rule still reads only values that passed their own checks: a bad strategy is not
+  // counted among the duplicates.
+  const strategies = ['OldestEmulationVersion', 'OldestEmulationVersion', 'bad name!'];
+  const TWICE = 'must not list a strategy twice: "OldestEmulationVersion" is at [0] and [1]; drop one';
+  const BAD = 'must be a strategy name such as "OldestEmulationVersion"';
+  const spec = { leaseName: 'nightly-report', name: 'w-1', emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+  const coordinated = { ...options, mode: 'coordinated' };
+  const rows: { name: string; schema: z.ZodType; input: unknown; want: [field: string, message: string][] }[] = [
+    {
+      name: 'LeaseCandidate: a strategy twice beside a bad one',
+      schema: LeaseCandidateOptionsSchema,
+      input: { ...spec, client, preferredStrategies: strategies },
+      want: [['preferredStrategies[2]', BAD], ['preferredStrategies', TWICE]],
+    },
+    {
+      name: 'LeaseCandidate: a strategy twice around one of the wrong type',
+      schema: LeaseCandidateOptionsSchema,
+      input: { ...spec, client, preferredStrategies: ['OldestEmulationVersion', 5, 'OldestEmulationVersion'] },
+      want: [['preferredStrategies[1]', 'must be a string, not the number 5'], ['preferredStrategies', 'must not list a strategy twice: "OldestEmulationVersion" is at [0] and [2]; drop one']],
+    },
+    {
+      name: "LeaderElector: a candidacy's strategy twice beside a bad one",
+      schema: LeaderElectorOptionsSchema,
+      input: { ...coordinated, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0', preferredStrategies: strategies } },
+      want: [['candidacy.preferredStrategies[2]', BAD], ['candidacy.preferredStrategies', TWICE]],
+    },
+    {
+      name: "LeaderElector: a candidacy emulating above its binary, and its zone bad",
+      schema: LeaderElectorOptionsSchema,
+      input: { ...coordinated, candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0', location: { zone: 'US East' } } },
+      want: [['candidacy.location.zone', 'must be a zone or region name'], ['candidacy.emulationVersion', 'must be ≤ binaryVersion 1.0.0']],
+    },
+    {
+      name: 'CandidateSpec: a strategy twice beside a bad one',
+      schema: CandidateSpec,
+      input: { ...spec, preferredStrategies: strategies },
+      want: [['preferredStrategies[2]', BAD], ['preferredStrategies', TWICE]],
+    },
+    {
+      name: 'CandidateSpec: a bad strategy twice is said at each index, not again as listed twice',
+      schema: CandidateSpec,
+      input: { ...spec, preferredStrategies: ['bad name!', 'bad name!'] },
+      want: [['preferredStrategies[0]', BAD], ['preferredStrategies[1]', BAD]],
+    },
+  ];
+  it.each(rows)('$name', async ({ schema, input, want }) => {
+    let issues: readonly { field: string; message: string }[] = [];
+    try {
+      parse(schema, input, 'options');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationError);
+      issues = (e as ValidationError).issues;
+    }
+    expect(issues.map((i) => i.field), issues.map((i) => `${i.field}: ${i.message}`).join('\n')).toEqual(want.map(([field]) => field));
     want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
   });
 });

@@ -98,11 +98,8 @@ export type Candidate = z.infer<typeof CandidateItem>;
 export const CandidateStamp = CandidateItem.pick({ renewTime: true, session: true }).extend({ renewTime: StampMillis });
 export type CandidateStamp = z.infer<typeof CandidateStamp>;
 
-/**
- * What a worker writes for its candidacy: strict versions, emulation ≤ binary. No priority: that
- * is an operator's pin (the CLI's `set-priority` and `preempt`), which a worker may not write.
- */
-export const CandidateSpec = z
+/** CandidateSpec's fields, each judged on its own; CandidateSpec adds the rules between them. */
+export const CandidateSpecFields = z
   .object({
     leaseName: Name,
     name: Name,
@@ -115,14 +112,45 @@ export const CandidateSpec = z
     location: Location.optional(),
     labels: Labels.optional(),
   })
-  .strict()
+  .strict();
+
+/**
+ * CandidateSpec's rules between fields (emulation ≤ binary, no strategy twice), over a spec of
+ * any shape: each reads only values that passed their own checks (`failed` says which did not, by
+ * their path in the spec), so a bad value is reported as itself and hides no rule over the others:
+ * a bad strategy is not counted among the duplicates, and does not stop the count of the rest.
+ */
+export function candidateSpecRules(
+  c: { readonly binaryVersion?: unknown; readonly emulationVersion?: unknown; readonly preferredStrategies?: unknown },
+  failed: (path: readonly PropertyKey[]) => boolean,
+  add: (path: PropertyKey[], message: string) => void,
+): void {
+  const { binaryVersion: binary, emulationVersion: emulation } = c;
+  if (!failed(['binaryVersion']) && !failed(['emulationVersion']) && typeof binary === 'string' && typeof emulation === 'string' && isStrictVersion(binary) && isStrictVersion(emulation) && !emulationWithinBinary(emulation, binary)) {
+    add(['emulationVersion'], `must be ≤ binaryVersion ${binary} (a binary can only emulate its own or an older version)`);
+  }
+  if (!Array.isArray(c.preferredStrategies)) return;
+  const first = new Map<unknown, number>();
+  c.preferredStrategies.forEach((s: unknown, i) => {
+    if (failed(['preferredStrategies', i])) return; // refused at its index
+    const at = first.get(s);
+    if (at === undefined) first.set(s, i);
+    else add(['preferredStrategies'], `must not list a strategy twice: ${JSON.stringify(s)} is at [${at}] and [${i}]; drop one`);
+  });
+}
+
+/** Whether `issues` hold one at `path` or inside it. */
+const issueAt = (issues: readonly { readonly path?: readonly PropertyKey[] | undefined }[], path: readonly PropertyKey[]): boolean =>
+  issues.some((i) => path.every((p, n) => i.path?.[n] === p));
+
+/**
+ * What a worker writes for its candidacy: strict versions, emulation ≤ binary. No priority: that
+ * is an operator's pin (the CLI's `set-priority` and `preempt`), which a worker may not write.
+ */
+export const CandidateSpec = CandidateSpecFields
   // judged on any object, each rule over fields of their type, so a bad name does not hide them
   .superRefine((c, ctx) => {
-    if (isStrictVersion(c.binaryVersion) && isStrictVersion(c.emulationVersion) && !emulationWithinBinary(c.emulationVersion, c.binaryVersion)) {
-      ctx.addIssue({ code: 'custom', path: ['emulationVersion'], message: `must be ≤ binaryVersion ${c.binaryVersion} (a binary can only emulate its own or an older version)` });
-    }
-    if (Array.isArray(c.preferredStrategies) && new Set(c.preferredStrategies).size !== c.preferredStrategies.length) {
-      ctx.addIssue({ code: 'custom', path: ['preferredStrategies'], message: 'must not list a strategy twice' });
-    }
+    const before = [...ctx.issues]; // the fields' own, not the rules'
+    candidateSpecRules(c, (path) => issueAt(before, path), (path, message) => ctx.addIssue({ code: 'custom', path, message }));
   }, { when: everyProblem.when });
 export type CandidateSpec = z.infer<typeof CandidateSpec>;

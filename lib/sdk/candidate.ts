@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { Nap, every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
-import { CandidateSpec, type Candidate } from '../schemas/candidate.js';
+import { CandidateSpec, CandidateSpecFields, candidateSpecRules, type Candidate } from '../schemas/candidate.js';
 import { Instance } from '../schemas/common.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
@@ -63,23 +63,26 @@ export const CandidacyShape = {
 type SpecFields = Omit<CandidateSpec, 'identity' | 'platform'>;
 
 /**
- * Adds CandidateSpec's cross-field issues (emulation ≤ binary, no strategy twice) under `path`: the one place those rules are written is the spec. Judged only
- * once the fields under `path` are valid each on its own (at the root, where the options are the spec's fields: leaving out each field reported
- * already), so no field is reported twice. `from`: spec fields the caller took from options of its own (the elector's identity is its candidate
- * name): an issue there names that option, unless one already does.
+ * Adds CandidateSpec's cross-field issues (emulation ≤ binary, no strategy twice) under `path`: the one place those rules are written is the spec.
+ * Each rule reads only the fields (and strategies) that passed their own checks, so a bad one is reported as itself and hides no rule over the
+ * others (a bad strategy hid one listed twice, a bad zone an emulation above the binary). A field's own issue the spec finds is added only where
+ * the options said nothing of that field, so none is reported twice. `from`: spec fields the caller took from options of its own (the
+ * elector's identity is its candidate name): an issue there names that option, unless one already does.
  */
 export function checkCandidacy(candidacy: SpecSource, ctx: z.RefinementCtx, path: readonly PropertyKey[] = [], from: Readonly<Partial<Record<keyof SpecFields, readonly PropertyKey[]>>> = {}): void {
   const reported = (at: readonly PropertyKey[]) => ctx.issues.some((i) => at.every((p, n) => i.path?.[n] === p));
-  if (path.length > 0 && reported(path)) return;
+  /** Where the spec's `at` is among the options. */
+  const optionPath = (at: readonly PropertyKey[]): PropertyKey[] => {
+    const own = from[at[0] as keyof SpecFields];
+    return own ? [...own, ...at.slice(1)] : [...path, ...at];
+  };
   const spec = specOf(candidacy);
-  const r = CandidateSpec.safeParse(spec);
-  for (const issue of r.error?.issues ?? []) {
-    const own = from[issue.path[0] as keyof SpecFields];
-    if (own && reported(own)) continue;
-    const at = own ? [...own, ...issue.path.slice(1)] : [...path, ...issue.path];
-    if (path.length === 0 && reported(at.slice(0, 1))) continue;
-    ctx.addIssue({ code: 'custom', path: at, message: issue.message });
+  for (const issue of CandidateSpecFields.safeParse(spec).error?.issues ?? []) {
+    if (!reported(optionPath(issue.path.slice(0, 1)))) ctx.addIssue({ code: 'custom', path: optionPath(issue.path), message: issue.message });
   }
+  const before = [...ctx.issues]; // the fields' own, not the rules'
+  const failed = (at: readonly PropertyKey[]) => before.some((i) => optionPath(at).every((p, n) => i.path?.[n] === p));
+  candidateSpecRules(spec, failed, (at, message) => ctx.addIssue({ code: 'custom', path: optionPath(at), message }));
 }
 
 /** The options of a LeaseCandidate; a bad one is a ValidationError naming the field. */

@@ -269,8 +269,8 @@ export const LeaderElectorOptionsSchema = z
       });
     if (ok('mode', 'candidacy') && o.mode === 'NoCoordination' && o.candidacy)
       ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
-    // checkCandidacy skips the candidacy, identity and leaseName where they failed their own schemas
-    if (o.candidacy) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
+    // checkCandidacy reads the candidacy's fields, identity and leaseName only where they passed their own schemas
+    if (typeof o.candidacy === 'object' && o.candidacy !== null && !Array.isArray(o.candidacy)) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
   }, { when: everyProblem.when });
 
 /**
