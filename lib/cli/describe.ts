@@ -8,7 +8,7 @@ import { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
-import { clean, dash, fields, platformOf, relative, span, stamp, table } from './format.js';
+import { clean, dash, fields, named, platformOf, relative, span, stamp, table } from './format.js';
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
@@ -44,7 +44,13 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
   return `not set: ${consensus.message}`;
 }
 
-function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string[] {
+/** The names a lease row gives besides its candidates' (holder, successors, preferred and last holder): compared with theirs where shown (format.ts named). */
+const leaseNames = (lease: Lease | undefined): string[] =>
+  [lease?.holderIdentity, lease?.successor, lease?.secondSuccessor, lease?.preferredHolder, lease?.lastHolderIdentity].filter((n): n is string => n !== undefined);
+
+type Namer = ReturnType<typeof named>;
+
+function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string[] {
   const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config);
   if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
   const e = lease.election;
@@ -52,7 +58,7 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
   const r = lease.vacancyReport;
   return fields([
     ['Lease', lease.name],
-    ['Holder', lease.holderIdentity ? `${lease.holderIdentity}${lease.holderInstance ? ` (instance ${lease.holderInstance})` : ''}` : '-'],
+    ['Holder', lease.holderIdentity ? as({ name: lease.holderIdentity }, lease.holderInstance ? ` (instance ${lease.holderInstance})` : '') : '-'],
     ['Platform', platformOf(lease.holderPlatform)],
     ['Last lost', lease.holderLoss ? `${lease.holderLoss.holder} (token ${lease.holderLoss.fencingToken}) ${relative(lease.holderLoss.at, now)}: ${lease.holderLoss.source} said ${lease.holderLoss.reason}` : 'never'],
     ['State', state],
@@ -66,9 +72,9 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Strategy', strategyLine(lease, candidates, now, config)],
     ['Preferred locations', preferenceOf(lease, config)],
     ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
-    ['Successor', lease.successor ? `${lease.successor}${lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : ''}${lease.secondSuccessor ? `, then ${lease.secondSuccessor}${lease.holderIdentity ? ' (if the successor has not, a moment later)' : ''}` : ''}` : '-'],
-    ['Preferred holder', lease.preferredHolder ? `${lease.preferredHolder} (${lease.holderIdentity ?? 'the holder'} should release at its next renewal)` : '-'],
-    ['Last holder', dash(lease.lastHolderIdentity)],
+    ['Successor', lease.successor ? as({ name: lease.successor }, lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : '', ...(lease.secondSuccessor ? [', then ', { name: lease.secondSuccessor }, lease.holderIdentity ? ' (if the successor has not, a moment later)' : ''] : [])) : '-'],
+    ['Preferred holder', lease.preferredHolder ? as({ name: lease.preferredHolder }, ' (', lease.holderIdentity ? { name: lease.holderIdentity } : 'the holder', ' should release at its next renewal)') : '-'],
+    ['Last holder', lease.lastHolderIdentity ? as({ name: lease.lastHolderIdentity }) : dash(undefined)],
     ['Election', e ? `${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}${e.holder ? `, re-election while ${e.holder} keeps leading` : ''}` : 'none open'],
     ['Last failure', f ? `${relative(f.at, now)}${f.electionId ? ` in ${f.electionId}` : ''} (${f.reason}): ${f.message}` : 'none'],
     ['Vacancy report', r ? `by ${r.by} ${relative(r.at, now)}, revision ${r.observedRevision} unchanged for a whole term` : 'none'],
@@ -110,11 +116,11 @@ function runsLine(lease: Lease): string {
   return `${last!.window} by ${last!.holder} (token ${last!.fencingToken})${runs.length > 1 ? `; ${runs.length - 1} earlier: ${runs.slice(1, 4).map((x) => x.window).join(', ')}${runs.length > 4 ? ', …' : ''}` : ''}`;
 }
 
-function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig, preferred: readonly string[]): string[] {
+function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig, preferred: readonly string[], alike: readonly string[] = []): string[] {
   return table<Standing>(
     [
       { header: '#', cell: (s) => (s.place === undefined ? '-' : String(s.place)) },
-      { header: 'NAME', cell: (s) => s.candidate.name },
+      { header: 'NAME', cell: (s) => s.candidate.name, alike },
       { header: 'PRIORITY', cell: (s) => priorityOf(s.candidate, now) },
       { header: 'EMULATION', cell: (s) => s.candidate.emulationVersion },
       { header: 'LOCATION', cell: (s) => placeOf(s.candidate, preferred) },
@@ -132,15 +138,18 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
 export function describeLines(name: string, snap: Snapshot, now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
   const { read: { item: lease }, candidates, session } = snap;
   const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config);
-  const lines = leaseLines(name, lease, session, candidates, now, config);
+  // the lease's names and the candidates' are shown apart: each compared with all (worker-rn holds, worker-m stands)
+  const others = leaseNames(lease);
+  const as = named([...candidates.map((c) => c.name), ...others]);
+  const lines = leaseLines(name, lease, session, candidates, now, config, as);
   lines.push('', `Candidates, in the coordinator's order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');
-  else lines.push(...candidateLines(ordered, now, config, preferred).map((l) => `  ${l}`));
+  else lines.push(...candidateLines(ordered, now, config, preferred, others).map((l) => `  ${l}`));
   if (reasons.length) lines.push('', 'Why in this order:', ...reasons.map((r) => `  ${clean(r)}`));
   lines.push('');
   const why = best && (runnerUp ? `: ${whyBetter(best, runnerUp, preferred)}` : ': the only candidate that counts');
   lines.push(...fields([
-    ['Best candidate', best ? `${best.candidate.name}${why}` : 'none (no live candidate with valid versions that answers pings)'],
+    ['Best candidate', best ? as({ name: best.candidate.name }, why ?? '') : 'none (no live candidate with valid versions that answers pings)'],
     // decided on the lease as judged, as the coordinator decides (reconcile.ts)
     ['Next step', session?.refused ? UNJUDGED_STEP : `${nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease)}`],
   ]));

@@ -311,13 +311,15 @@ export interface Column<R> {
   cell(row: R): string;
   /** Styles the cell once escaped (watch's highlight): the only raw control sequences in a table. */
   decorate?(text: string, row: R): string;
+  /** Names shown apart from the table that its cells are compared with too (twinParts): describe's holder beside the candidates' names. */
+  alike?: readonly string[];
 }
 
 /** Aligned columns, kubectl style: a header line, then one line per row, padded by the columns a terminal draws (width.ts). Cells are escaped, then decorated. */
 export function table<R>(columns: readonly Column<R>[], rows: readonly R[]): string[] {
   const raw = rows.map((r) => columns.map((c) => c.cell(r)));
   // a column's names that pass for one another (worker-rn, worker-m) escaped where they differ
-  const twins = columns.map((_, i) => twinParts(raw.map((line) => line[i]!)));
+  const twins = columns.map((c, i) => twinParts([...raw.map((line) => line[i]!), ...(c.alike ?? [])]));
   const shown = (r: R, y: number, x: number): string => {
     const text = cleanAt(raw[y]![x]!, twins[x]![y]);
     const decorate = columns[x]!.decorate;
@@ -329,10 +331,39 @@ export function table<R>(columns: readonly Column<R>[], rows: readonly R[]): str
   return cells.map((line, r) => line.map((v, i) => (i === line.length - 1 ? v : v + ' '.repeat(widths[i]! - measured[r]![i]!))).join('   ').trimEnd());
 }
 
-/** `label:  value` lines with the values aligned; values escaped. */
-export function fields(pairs: readonly (readonly [string, string])[]): string[] {
+/** A value of `fields` with names in it: its text, and the code point indexes to escape besides (named). */
+export interface Named {
+  readonly text: string;
+  readonly also: ReadonlySet<number>;
+}
+
+/**
+ * For values that hold names shown apart from one another (describe's holder, successor and best
+ * candidate beside its candidates' table): `parts` joined, each name (`{ name }`) marked where it
+ * differs from another of `names` it passes for (twinParts), so a holder worker-rn beside a
+ * candidate worker-m is not shown as written. A name not among `names` is shown as written.
+ */
+export function named(names: readonly string[]): (...parts: readonly (string | { readonly name: string })[]) => Named {
+  const twins = twinParts(names);
+  const at = new Map(names.map((n, i) => [n, twins[i]] as const));
+  return (...parts) => {
+    let text = '';
+    let offset = 0;
+    const also = new Set<number>();
+    for (const part of parts) {
+      const s = typeof part === 'string' ? part : part.name;
+      if (typeof part !== 'string') for (const k of at.get(s) ?? []) also.add(offset + k);
+      text += s;
+      offset += Array.from(s).length;
+    }
+    return { text, also };
+  };
+}
+
+/** `label:  value` lines with the values aligned; values escaped (a Named value also where its names pass for others). */
+export function fields(pairs: readonly (readonly [string, string | Named])[]): string[] {
   const width = Math.max(...pairs.map(([k]) => k.length)) + 1;
-  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${clean(v)}`);
+  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${typeof v === 'string' ? clean(v) : cleanAt(v.text, v.also)}`);
 }
 
 const ANSI = { bold: '1', inverse: '7', yellow: '33' } as const;

@@ -76,6 +76,10 @@ beforeAll(async () => {
   await h.seedLease(lease('keeper', { name: 'twins' }));
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'twins' }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'twins' }));
+  await h.seedLease(lease(RN, { name: 'twin-holder', lastHolderIdentity: M, preferredHolder: M }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'twin-holder' }));
+  await h.seedLease(lease(M, { name: 'own-holder' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'own-holder' }));
 });
 afterAll(() => h.t.drop());
 
@@ -283,6 +287,21 @@ describe('hostile values in the output', () => {
     expect(p.err).toContain(`warning: candidate ${M} of lease twins looks like ${RN}, another of its candidates`);
     const j = await h.run(['-o', 'json', 'describe', 'lease', 'twins'], { clock: at() });
     expect((JSON.parse(j.out) as { candidates: Candidate[] }).candidates.map((c) => c.name).sort()).toEqual([M, RN]);
+  });
+
+  it('describe: a holder that looks like one of the candidates is escaped where they differ, and so is the candidate', async () => {
+    // before: the holder's line was cleaned on its own, apart from the candidates' table, so holder
+    // worker-rn read as candidate worker-m
+    const d = await h.run(['describe', 'lease', 'twin-holder'], { clock: at() });
+    expect(d.out).toMatch(/^Holder: +worker-\\u0072\\u006e$/m);
+    expect(d.out).toMatch(/^ {2}\d+ +worker-\\u006d +/m);
+    expect(d.out).toMatch(/^Last holder: +worker-\\u006d$/m);
+    expect(d.out).toMatch(/^Preferred holder: +worker-\\u006d \(worker-\\u0072\\u006e should release /m);
+    expect(d.out).toMatch(/^Best candidate: +worker-\\u006d: /m);
+    // the holder among its own candidates is one name: as written
+    const own = await h.run(['describe', 'lease', 'own-holder'], { clock: at() });
+    expect(own.out).toMatch(/^Holder: +worker-m$/m);
+    expect(own.out).toMatch(/^ {2}\d+ +worker-m +/m);
   });
 
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
