@@ -10,6 +10,7 @@ import type { CompletedRun } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors } from './options.js';
+import { FIXES, ValidationError, issuesOf, type FieldIssue } from '../schemas/validation.js';
 
 const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
 
@@ -163,6 +164,50 @@ export const WithLeaseOptionsSchema = z.strictObject(
     if (ok('mode', key) && o.mode === 'NoCoordination' && o[key] !== undefined)
       ctx.addIssue({ code: 'custom', path: [key], message: `must not be given with mode 'NoCoordination': the run ${key === 'push' ? 'polls' : 'renews'} as client-go does. Drop ${key}, or use mode 'coordinated' (or 'auto')` });
 }, { when: everyProblem.when });
+
+/** Why a coordinated run without a candidacy cannot stand: `mode: 'coordinated'` asked for it, or `auto` found candidates on `lease`. */
+export const candidacyRequired = (mode: string | undefined, lease: string): FieldIssue => ({
+  field: 'candidacy',
+  message: `is required: ${mode === 'coordinated' ? "mode 'coordinated' stands as a candidate" : `lease "${lease}" has candidates, so the coordinator elects its holder`}. Give { emulationVersion, binaryVersion } so it can elect this run, or set mode: 'NoCoordination' to race for the lease directly`,
+});
+
+/** A candidacy standing in for one left out, so that the elector's rules judge the rest (its absence is told as withLease's own issue). */
+const STAND_IN_CANDIDACY = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+
+/**
+ * withLease's options, judged whole before anything is read: its own schema, and the
+ * LeaderElector's rules over the options it hands its elector (each timing's bounds and their
+ * order, a candidacy's versions, a session's fit), which were judged only when the elector was
+ * made, after the first read: a bad renewDeadlineMs came as a missing table's TableNotFoundError,
+ * or after a bad waitMs was fixed. The elector is judged in the mode the run may take (coordinated
+ * when `mode` asks for it or a candidacy is given, else first come, first served); a field both
+ * schemas speak of is told by withLease's alone. `identity`: the run's name when the options give none.
+ * @throws ValidationError naming `what` and every problem
+ */
+export function parseWithLeaseOptions(raw: unknown, leaseName: string, identity: string, what: string): z.output<typeof WithLeaseOptionsSchema> {
+  const own = WithLeaseOptionsSchema.safeParse(raw, { error: FIXES });
+  const issues: FieldIssue[] = own.success ? [] : issuesOf(own.error);
+  if (everyProblem.when({ value: raw })) {
+    const o = raw as Record<string, unknown>;
+    const coordinated = o['mode'] === 'coordinated' || (o['mode'] !== 'NoCoordination' && o['candidacy'] !== undefined);
+    if (o['mode'] === 'coordinated' && o['candidacy'] === undefined) issues.push(candidacyRequired('coordinated', leaseName));
+    const given = (keys: readonly string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+    const elector = {
+      leaseName,
+      identity,
+      ...given(['identity', 'tables', 'client', 'multiRegion', 'clockSync', 'clock', 'onError', 'leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs', 'renewIntervalMs']),
+      mode: coordinated ? 'coordinated' : 'NoCoordination',
+      ...(coordinated ? { candidacy: STAND_IN_CANDIDACY, ...given(['candidacy', 'push', 'session']) } : {}),
+      platform: 'none',
+      callbacks: { onStartedLeading: () => undefined },
+    };
+    const judged = LeaderElectorOptionsSchema.safeParse(elector, { error: FIXES });
+    const told = new Set(issues.map((i) => i.field));
+    if (!judged.success) issues.push(...issuesOf(judged.error).filter((i) => !told.has(i.field)));
+  }
+  if (!own.success || issues.length > 0) throw new ValidationError(what, issues);
+  return own.data;
+}
 
 /** The options of `withLease` and `tryWithLease` as written. */
 export type WithLeaseOptions = z.input<typeof WithLeaseOptionsSchema>;

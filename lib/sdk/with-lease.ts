@@ -38,7 +38,7 @@ import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-w
 export { windowOf } from './run-once-windows.js';
 
 export { RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
-import { WithLeaseOptionsSchema, type RunOnceSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
+import { candidacyRequired, parseWithLeaseOptions, type RunOnceSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
@@ -97,14 +97,16 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const what = `${tryOnly ? 'tryWithLease' : 'withLease'} options for lease "${name}"`;
   const leaseName = parse(Name, name, `${tryOnly ? 'tryWithLease' : 'withLease'} lease name`);
   if (typeof work !== 'function') throw new ValidationError(what, [{ field: 'fn', message: 'must be a function (signal, term) => …' }]);
-  const o = parse(WithLeaseOptionsSchema, options, what);
+  // every option, the elector's rules over its timings and candidacy too, before anything is read
+  const unnamed = defaultIdentity();
+  const o = parseWithLeaseOptions(options, leaseName, unnamed, what);
   const clock: Clock = o.clock ?? systemClock;
   const client: DynamoDBClient = o.client;
   // its own requests, and the function's on its term, give up as the elector's do (a retry period, at least 5 s): one that never answers must not hang the call (bounded-client.ts)
   const requests = boundedClient(client, clock, requestBoundMs(o.retryPeriodMs ?? ELECTOR_DEFAULTS.retryPeriodMs));
   const leases = new LeaseStore(requests, o.tables.leases, o.multiRegion);
   const time = stampClockFor(o.clockSync, client, clock);
-  const identity = o.identity ?? defaultIdentity();
+  const identity = o.identity ?? unnamed;
 
   const call = tryOnly ? 'tryWithLease' : 'withLease';
   const cancel = o.signal;
@@ -132,13 +134,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const tables = new TableWait([o.tables.leases, ...(o.mode === 'auto' ? [o.tables.candidates] : []), ...(immediate ? [o.tables.identities] : [])], { state: tableState(requests), clock });
   const looked = await readWhileCreating(firstLook, { tables, clock, signal: cancel, fail: (e) => tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e) });
   const { lease, mode } = looked;
-  if (mode === 'coordinated' && !o.candidacy)
-    throw new ValidationError(what, [
-      {
-        field: 'candidacy',
-        message: `is required: ${o.mode === 'auto' ? `lease "${leaseName}" has candidates, so the coordinator elects its holder` : "mode 'coordinated' stands as a candidate"}. Give { emulationVersion, binaryVersion } so it can elect this run, or set mode: 'NoCoordination' to race for the lease directly`,
-      },
-    ]);
+  // `auto` found candidates (mode 'coordinated' without one was refused before the read)
+  if (mode === 'coordinated' && !o.candidacy) throw new ValidationError(what, [candidacyRequired(o.mode, leaseName)]);
   // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check)
   if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
     await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report);

@@ -1,0 +1,118 @@
+/**
+ * Bad input is refused before anything is read or written, every problem at once. Found by a
+ * review (2026-12-02): withLease judged its timings only when it made its elector, after its first
+ * read of the lease, so with a `tables` option naming no table a bad renewDeadlineMs came as a
+ * TableNotFoundError (and, the table fixed, as the ValidationError after it), and a bad waitMs and
+ * a bad renewDeadlineMs came in two rounds. Each entry point below is given bad options and tables
+ * that do not exist on DynamoDB Local: it must refuse with the options' ValidationError, naming
+ * every problem, with no request sent (counted by middleware on the client).
+ */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, getLeader, listIdentities, tryWithLease, withLease } from '../../lib/sdk/index.js';
+import { PushChannel } from '../../lib/sdk/push-channel.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+
+const PREFIX = 'no-such-deployment';
+const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+
+/** A client to DynamoDB Local that counts the requests it is asked to send. */
+function counted(): { client: DynamoDBClient; sent: string[] } {
+  const client = localClient(inject('ddbEndpoint'));
+  const sent: string[] = [];
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      sent.push(context.commandName ?? '?');
+      return next(args);
+    },
+    { step: 'initialize', name: 'countRequests' },
+  );
+  return { client, sent };
+}
+
+interface Row {
+  name: string;
+  /** Makes the call (or the object, and runs it) with `client`: it must reject or throw. */
+  call: (client: DynamoDBClient) => unknown;
+  /** Every field the ValidationError names, in order. */
+  fields: string[];
+}
+
+const rows: Row[] = [
+  {
+    name: "withLease: a renew deadline not below the lease's duration, and a waitMs below 0",
+    call: (client) => withLease('job', async () => 1, { client, tables: PREFIX, mode: 'NoCoordination', leaseDurationMs: 10_000, renewDeadlineMs: 10_000, waitMs: -1 }),
+    fields: ['waitMs', 'renewDeadlineMs'],
+  },
+  {
+    name: 'withLease: a renew deadline below 0 (a bound only the elector knew)',
+    call: (client) => withLease('job', async () => 1, { client, tables: PREFIX, renewDeadlineMs: -1 }),
+    fields: ['renewDeadlineMs'],
+  },
+  {
+    name: "withLease: mode 'coordinated' without a candidacy, and a retry period not below the renew deadline",
+    call: (client) => withLease('job', async () => 1, { client, tables: PREFIX, mode: 'coordinated', retryPeriodMs: 10_000 }),
+    fields: ['candidacy', 'retryPeriodMs'],
+  },
+  {
+    name: 'withLease: a candidacy emulating above its binary',
+    call: (client) => withLease('job', async () => 1, { client, tables: PREFIX, candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0' } }),
+    fields: ['candidacy.emulationVersion'],
+  },
+  {
+    name: 'tryWithLease: a lease duration below 1000 ms, and an identity that is no name',
+    call: (client) => tryWithLease('job', async () => 1, { client, tables: PREFIX, leaseDurationMs: 500, identity: 'no spaces' }),
+    fields: ['identity', 'leaseDurationMs'],
+  },
+  {
+    name: 'getLeader: a clock skew below 0',
+    call: (client) => getLeader('job', { client, tables: PREFIX, clockSkewMs: -1 }),
+    fields: ['clockSkewMs'],
+  },
+  {
+    name: 'listIdentities: a component that is no name',
+    call: (client) => listIdentities({ client, tables: PREFIX, component: 'no spaces' }),
+    fields: ['component'],
+  },
+  {
+    name: 'LeaderElector: a renew deadline not below the lease duration',
+    call: (client) => new LeaderElector({ client, tables: PREFIX, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', leaseDurationMs: 10_000, renewDeadlineMs: 10_000, callbacks: { onStartedLeading: () => undefined } }).run(new AbortController().signal),
+    fields: ['renewDeadlineMs'],
+  },
+  {
+    name: 'Session: renewals that do not fit the renew deadline',
+    call: (client) => new Session({ client, tables: PREFIX, renewIntervalMs: 5_000, retryPeriodMs: 1_500, renewDeadlineMs: 6_000 }).run(new AbortController().signal),
+    fields: ['renewIntervalMs'],
+  },
+  {
+    name: 'LeaseCandidate: an emulation above its binary',
+    call: (client) => new LeaseCandidate({ client, tables: PREFIX, leaseName: 'job', name: 'w1', emulationVersion: '2.0.0', binaryVersion: '1.0.0' }).run(new AbortController().signal),
+    fields: ['emulationVersion'],
+  },
+  {
+    name: 'IdentityLeaseHeartbeat: a lease too short for its renewals',
+    call: (client) => new IdentityLeaseHeartbeat({ client, tables: PREFIX, component: 'scheduler', renewIntervalMs: 10_000, leaseDurationSeconds: 1 }).run(new AbortController().signal),
+    fields: ['leaseDurationSeconds'],
+  },
+  {
+    name: "PushChannel: a client id of another deployment's prefix",
+    call: (client) => new PushChannel({ client, tables: PREFIX, endpoint: 'ws://127.0.0.1:1/mqtt', clientId: 'other' }),
+    fields: ['clientId'],
+  },
+];
+
+describe('bad options and a missing table: the options are refused, every problem at once, nothing sent', () => {
+  it.each(rows)('$name', async ({ call, fields }) => {
+    const { client, sent } = counted();
+    let error: unknown;
+    try {
+      await call(client);
+    } catch (e) {
+      error = e;
+    }
+    expect(error, String(error)).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields, (error as Error).message).toEqual(fields);
+    expect(sent).toEqual([]);
+  });
+});
