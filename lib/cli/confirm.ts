@@ -46,6 +46,9 @@ export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm'>, w
   if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
 }
 
+/** A change in words, for a message: "preferredHolder y2, priorityExpiresAt -". */
+export const changedFields = (changes: readonly Change[]): string => changes.map((c) => `${c.field} ${c.after}`).join(', ');
+
 /** A field's value as the change table shows it: times as ages with their ISO stamp, objects as JSON. */
 function shown(field: string, value: unknown, now: number): string {
   if (value === undefined) return '-';

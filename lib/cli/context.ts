@@ -37,6 +37,20 @@ export interface Confirm {
   ask(question: string): Promise<string | undefined>;
 }
 
+/**
+ * What a command has done so far, kept across the runs of it that a table being created makes
+ * (lib/cli/main.ts withDb runs a command again, as a whole, while a table it met is being
+ * created): once a write of it landed, it is not run again. A run again reads the rows anew and
+ * acts on what it finds then: another term, another expiry, a change made twice.
+ */
+export interface Progress {
+  /** What the command wrote, once a write landed (the last one): the lease, and the change in words. */
+  written?: { lease: string; what: string };
+}
+
+/** Records a write of the command that landed: from now on a table not found ends the command, saying what was written. */
+export const landed = (ctx: Pick<CliContext, 'progress'>, lease: string, what: string): void => void (ctx.progress.written = { lease, what });
+
 /** Where DynamoDB is, as the user gave it: named in error messages. */
 export interface Target {
   endpoint?: string | undefined;
@@ -67,6 +81,8 @@ export interface CliContext {
   output: OutputFormat;
   /** How writes are confirmed (`--yes`, or a terminal's answer). */
   confirm: Confirm;
+  /** What the command has done so far (set by its writes), across the runs of it withDb makes. */
+  progress: Progress;
 }
 
 /**
@@ -88,7 +104,7 @@ export const DEFAULT_SETTINGS = "the coordinator's default settings";
 export function cliContext(
   client: DynamoDBClient,
   target: Target,
-  rest: { clock: Clock; sink: Sink; output: OutputFormat; confirm?: Confirm; config?: ElectionConfig; settings?: string },
+  rest: { clock: Clock; sink: Sink; output: OutputFormat; confirm?: Confirm; config?: ElectionConfig; settings?: string; progress?: Progress },
 ): CliContext {
   return {
     client,
@@ -99,6 +115,7 @@ export function cliContext(
     config: electionConfig(),
     settings: DEFAULT_SETTINGS,
     confirm: refuse,
+    progress: {},
     ...rest,
   };
 }

@@ -6,8 +6,8 @@ import type { Lease } from '../schemas/lease.js';
 import { fencingTokenFloor } from '../schemas/fencing-token.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
-import { changesOf, confirmChange, writeAsShown } from './confirm.js';
-import { note, printJson, say, type CliContext } from './context.js';
+import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
+import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError, explain } from './errors.js';
 import { nextStep } from './explain.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
@@ -43,8 +43,10 @@ async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRe
   // a new row's first token is its creation's clock floor, as the coordinator's (lib/election/plan.ts)
   const fields = { ...set, ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: fencingTokenFloor(now) } : {}) };
   const patch: LeasePatch = { ...(Object.keys(fields).length ? { set: fields } : {}), ...(remove.length ? { remove } : {}) };
-  await confirmChange(ctx, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changesOf(read.item, patch, now));
+  const changes = changesOf(read.item, patch, now);
+  await confirmChange(ctx, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changes);
   const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => ctx.leases.read(lease), write: (r, p) => ctx.leases.write(r, p) });
+  landed(ctx, lease, `lease ${lease}: ${changedFields(changes)}`);
   return { written, created };
 }
 

@@ -5,16 +5,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isatty } from 'node:tty';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Command, CommanderError } from 'commander';
 import { systemClock, type Clock } from '../clock.js';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { tableState } from '../stores/table-state.js';
-import { TABLE_WAIT_MS, TableWait } from '../table-wait.js';
+import { TABLE_WAIT_MS, TableWait, isMissingTable } from '../table-wait.js';
 import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
 import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
-import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Sink } from './context.js';
+import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { describeLease } from './describe.js';
 import { CliError, explain } from './errors.js';
 import { clean } from './format.js';
@@ -124,6 +125,20 @@ const waitingLine = (creating: readonly string[]): string =>
     ? `waiting for table ${creating.join(', ')}, still being created (CREATING): trying again until it answers (Ctrl-C to stop)`
     : `a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for ${TABLE_WAIT_MS / 1000} s (Ctrl-C to stop)`;
 
+/**
+ * A table not found after a write of the command landed: the command ends there, saying what it
+ * wrote (it stands) and which table answered so (DescribeTable: one being created), or why
+ * (explain); it is not run again.
+ */
+async function notRunAgain(e: unknown, written: NonNullable<Progress['written']>, tables: TableWait, target: Target, client: DynamoDBClient): Promise<CliError> {
+  const creating = (await tables.waitsFor(e)) ? tables.creating : [];
+  const told = creating.length ? undefined : await explain(e, target, client);
+  const which = creating.length ? `table ${creating.join(', ')}, still being created (CREATING),` : 'a table';
+  return new CliError(
+    `${which} answered "not found" after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${told instanceof Error ? ` (${told.message})` : ''}`,
+  );
+}
+
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<boolean>): Command {
   const root = new Command('conclave')
     .description('Operate Conclave: coordinated leader election (KEP-4355) on DynamoDB')
@@ -153,14 +168,18 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
     // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run
-    // again, as a whole, while it is made (its rows read and judged anew; nothing was read or
-    // written, the request answered "not found"); a table not there is explained at once
+    // again, as a whole, while it is made (its rows read and judged anew; the request answered "not
+    // found"); a table not there is explained at once. Only until a write of the command landed
+    // (progress): run again after it, the command would act on the rows as read then (another
+    // term, another expiry), or make its change twice
     const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock: io.clock });
+    const progress: Progress = {};
     try {
       for (let tries = 1; ; tries++) {
         try {
-          return await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, ...judging }));
+          return await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, progress, ...judging }));
         } catch (e) {
+          if (progress.written && isMissingTable(e)) throw await notRunAgain(e, progress.written, tables, target, client);
           if (!(await tables.waitsFor(e))) throw e;
           if (tries === 1) io.err(clean(waitingLine(tables.creating)));
           if (await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS)))

@@ -10,8 +10,8 @@ import { MAX_PRIORITY, type Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.js';
-import { changesOf, confirmChange, writeAsShown } from './confirm.js';
-import { note, printJson, say, type CliContext } from './context.js';
+import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
+import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep } from './explain.js';
 import { relative, span, twinOf } from './format.js';
@@ -50,8 +50,11 @@ async function confirmedWrite(ctx: CliContext, candidate: Candidate, candidates:
   const what = `candidate ${candidate.name} of lease ${candidate.leaseName}`;
   const twin = twinOf(candidate.name, candidates.map((c) => c.name));
   const warnings = twin === undefined ? [] : [`warning: ${what} looks like ${twin}, another of its candidates: check that ${candidate.name} is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`];
-  await confirmChange(ctx, `change ${what}`, changesOf(candidate, patch, now), warnings);
-  return writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });
+  const changes = changesOf(candidate, patch, now);
+  await confirmChange(ctx, `change ${what}`, changes, warnings);
+  const written = await writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });
+  landed(ctx, candidate.leaseName, `${what}: ${changedFields(changes)}`);
+  return written;
 }
 
 const until = (at: number, now: number) => `until ${relative(at, now)} (${new Date(at).toISOString()})`;

@@ -14,8 +14,8 @@ import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
-import { changesOf, confirmChange, writeAsShown } from './confirm.js';
-import { note, printJson, say, type CliContext, type Pace } from './context.js';
+import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
+import { landed, note, printJson, say, type CliContext, type Pace } from './context.js';
 import { CliError } from './errors.js';
 import { standings } from './explain.js';
 import { relative, span } from './format.js';
@@ -112,13 +112,16 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   if (marked !== undefined) {
     try {
       await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge);
+      landed(ctx, name, `the end of ${holder}'s term (fencing token ${term.fencingToken}) marked on session ${marked}`);
     } catch (e) {
       if (e instanceof EndedTermsFullError) throw new CliError(full);
       if (e instanceof ConflictError) throw new CliError(`session ${marked} of ${holder} kept changing while the term's end was marked on it: nothing was written - run the command again`);
       throw e;
     }
   }
-  const written = (await ctx.leases.releaseTerm(name, term, now)) ?? (await releasedByThis(ctx, name, term, now));
+  const released = await ctx.leases.releaseTerm(name, term, now);
+  if (released) landed(ctx, name, `lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) ended`);
+  const written = released ?? (await releasedByThis(ctx, name, term, now));
   if (!written)
     throw new CliError(
       `the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} - run the command again to see the lease now`,
@@ -156,8 +159,10 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   if (!to) throw new CliError(`no other candidate of lease ${name} can lead now, so there is nobody for ${holder} to yield to (the coordinator would elect ${holder} again); ${force} ends its term anyway`);
 
   const patch: LeasePatch = { set: { preferredHolder: to } };
-  const ask = (r: LeaseRead) =>
-    writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
+  const ask = async (r: LeaseRead) => {
+    await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
+    landed(ctx, name, `lease ${name}: ${changedFields(changesOf(r.item, patch, now))}`);
+  };
   const giveUp = `giving up after ${span(timeoutMs)}`;
   const confirm = (r: LeaseRead) => confirmChange(ctx, `ask ${holder} to yield lease ${name} (fencing token ${term.fencingToken}) to ${to}: it stops and releases at its next renewal`, changesOf(r.item, patch, now));
   // a request already on the lease is only waited for: writing one again (once withdrawn) is this command's write, confirmed first

@@ -12,9 +12,14 @@ import { TABLE_WAIT_MS } from '../../lib/table-wait.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { manualClock } from '../../lib/clock.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { NOW, SEC, cand, lease } from '../fixtures.js';
 import { creatingTableProxy, drivenClock } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
-import { runMain } from './harness.js';
+import { runMain, scripted } from './harness.js';
 
 let t: TestTables;
 const T0 = 1_800_000_000_000; // the driven clock's start: the seeded term is judged by it
@@ -30,6 +35,9 @@ beforeAll(async () => {
 });
 afterAll(async () => t.drop());
 
+/** A fixture's fields as a store writes them: its key and revision are the store's. */
+const withoutKey = ({ name: _n, revision: _r, ...set }: Lease) => set;
+const withoutCandidateKey = ({ leaseName: _l, name: _n, revision: _r, ...set }: Candidate) => set;
 const prefix = () => t.names.leases.replace(/-leases$/, '');
 const WAITING = /^waiting for table (\S+), still being created \(CREATING\): trying again until it answers \(Ctrl-C to stop\)$/;
 
@@ -116,6 +124,60 @@ describe('a CLI command on a table still being created (CREATING)', () => {
       expect(lines).toEqual([expect.stringMatching(WAITING), `error: interrupted while waiting for table ${t.names.leases} to be created; nothing was read`]);
       expect(r.out).toBe('');
       expect(r.tookMs).toBe(30_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+/**
+ * A command that wrote is not run again. The CLI runs a command again, as a whole, while a table it
+ * met answers "not found" and is being created; that is only sound while nothing was written. Here
+ * `release` asked the holder to yield (preferredHolder, written), and the term then moved onto a
+ * session whose table answers "not found" (the identities table, not touched by anything before
+ * the write): run again, it read the lease anew and, with --yes, asked the next holder to yield.
+ */
+describe('a table not found after a command wrote: the command is not run again', () => {
+  it('release, the request to yield written, then the identities table not found while waiting: stops, saying the request stands; the next term is never asked to yield', async () => {
+    const name = 'yield-then-creating';
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    await leases.write(LeaseStore.readOf(name, undefined), { set: { ...withoutKey(lease('y1', { name, leaseDurationSeconds: 15 })) } });
+    for (const [c, v] of [['y1', '1.30.0'], ['y2', '1.31.0']] as const) {
+      await candidates.write({ key: { leaseName: name, name: c }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand(c, v, v, { leaseName: name })) });
+    }
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
+    try {
+      const clock = manualClock(NOW + SEC);
+      const pace = scripted(
+        [
+          // y1 puts its term on a session (its row written where the workers write it), as the CLI
+          // waits; the CLI's identities table answers "not found" from now on, for a while
+          async () => {
+            await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-y1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-y1_1', process: 'p1', hostname: 'web-1', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: clock.now() } });
+            await leases.renewTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now(), 15, 's-y1');
+            proxy.creating(4);
+          },
+          // meanwhile y1 yielded, and the coordinator elected y2 (fencing token 8)
+          async () => {
+            await leases.releaseTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now());
+            const r = await leases.read(name);
+            await leases.write(r, { set: { holderIdentity: 'y2', acquireTime: clock.now(), renewTime: clock.now(), fencingToken: 8, leaseTransitions: 4 } });
+          },
+        ],
+        clock,
+      );
+      const r = await runMain(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'release', name, '--yes', '--timeout', '10s'], { clock, pace });
+      // before: run again, it found y2's term (fencing token 8) and, --yes standing for it, asked y2
+      // to yield to y1 (a term the operator never saw), then waited for y2 for the whole --timeout
+      expect(r.err).not.toMatch(/ask y2 to yield/);
+      expect(r.err.match(/^ask /gm)).toEqual(['ask ']);
+      // it ended while y1's term stood, the request on it: nothing done twice, nothing on another term
+      expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'y1', fencingToken: 7, session: 's-y1', preferredHolder: 'y2' });
+      expect(r.code).toBe(1);
+      expect(r.err.split('\n').at(-1)).toBe(
+        `error: table ${t.names.identities}, still being created (CREATING), answered "not found" after this command wrote (lease ${name}: preferredHolder y2), so it is not run again: what it wrote stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
+      );
     } finally {
       await proxy.close();
     }
