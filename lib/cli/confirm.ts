@@ -33,17 +33,21 @@ export const QUESTION = 'Apply this change? [y/N] ';
 
 /**
  * Shows `what` (e.g. "change candidate w1 of lease jobs") with its changes and any `warnings`,
- * then resolves once the operator confirmed; otherwise throws a CliError — nothing was written.
+ * then resolves once the operator confirmed (recorded in `progress`); otherwise throws a CliError
+ * — nothing was written.
  */
-export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm'>, what: string, changes: readonly Change[], warnings: readonly string[] = []): Promise<void> {
+export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | 'progress'>, what: string, changes: readonly Change[], warnings: readonly string[] = []): Promise<void> {
   note(ctx, `${what}:`);
   for (const line of changeLines(changes)) ctx.sink.err(line);
   for (const w of warnings) note(ctx, w);
-  if (ctx.confirm.yes) return;
-  if (!ctx.confirm.interactive) throw new CliError('not confirmed: stdin is not a terminal, so nobody can answer - pass --yes (-y) to make this change; nothing was written');
-  const answer = await ctx.confirm.ask(QUESTION);
-  if (answer === undefined) throw new CliError('not confirmed (no answer); nothing was written');
-  if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
+  if (!ctx.confirm.yes) {
+    if (!ctx.confirm.interactive) throw new CliError('not confirmed: stdin is not a terminal, so nobody can answer - pass --yes (-y) to make this change; nothing was written');
+    const answer = await ctx.confirm.ask(QUESTION);
+    if (answer === undefined) throw new CliError('not confirmed (no answer); nothing was written');
+    if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
+  }
+  // from here the command is not run again (withDb): a run again would ask again, or act on rows read anew
+  ctx.progress.confirmed = what;
 }
 
 /** A change in words, for a message: "preferredHolder y2, priorityExpiresAt -". */

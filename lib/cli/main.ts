@@ -126,16 +126,20 @@ const waitingLine = (creating: readonly string[]): string =>
     : `a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for ${TABLE_WAIT_MS / 1000} s (Ctrl-C to stop)`;
 
 /**
- * A table not found after a write of the command landed: the command ends there, saying what it
- * wrote (it stands) and which table answered so (DescribeTable: one being created), or why
- * (explain); it is not run again.
+ * A table not found after the operator confirmed a change: the command ends there, saying what it
+ * wrote (it stands) or that it wrote nothing, and which table answered so (DescribeTable: one being
+ * created), or why (explain); it is not run again.
  */
-async function notRunAgain(e: unknown, written: NonNullable<Progress['written']>, tables: TableWait, target: Target, client: DynamoDBClient): Promise<CliError> {
+async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, target: Target, client: DynamoDBClient): Promise<CliError> {
   const creating = (await tables.waitsFor(e)) ? tables.creating : [];
   const told = creating.length ? undefined : await explain(e, target, client);
   const which = creating.length ? `table ${creating.join(', ')}, still being created (CREATING),` : 'a table';
+  const why = told instanceof Error ? ` (${told.message})` : '';
+  const { written, confirmed } = progress;
   return new CliError(
-    `${which} answered "not found" after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${told instanceof Error ? ` (${told.message})` : ''}`,
+    written
+      ? `${which} answered "not found" after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`
+      : `${which} answered "not found" after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`,
   );
 }
 
@@ -169,9 +173,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
     // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run
     // again, as a whole, while it is made (its rows read and judged anew; the request answered "not
-    // found"); a table not there is explained at once. Only until a write of the command landed
-    // (progress): run again after it, the command would act on the rows as read then (another
-    // term, another expiry), or make its change twice
+    // found"); a table not there is explained at once. Only until the operator confirmed a change
+    // (progress; every write follows one): run again after it, the command would ask again, or
+    // act on the rows as read then (another term, another expiry), or make its change twice
     const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock: io.clock });
     const progress: Progress = {};
     try {
@@ -179,7 +183,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
         try {
           return await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, progress, ...judging }));
         } catch (e) {
-          if (progress.written && isMissingTable(e)) throw await notRunAgain(e, progress.written, tables, target, client);
+          if (progress.confirmed !== undefined && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
           if (!(await tables.waitsFor(e))) throw e;
           if (tries === 1) io.err(clean(waitingLine(tables.creating)));
           if (await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS)))

@@ -7,7 +7,10 @@
  * a loopback proxy in front of it answers as AWS does (test/proxy.ts, creatingTableProxy). Time is
  * the test's: each wait asked for moves it at once.
  */
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { QUESTION } from '../../lib/cli/confirm.js';
+import { main } from '../../lib/cli/main.js';
 import { TABLE_WAIT_MS } from '../../lib/table-wait.js';
 import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -178,6 +181,52 @@ describe('a table not found after a command wrote: the command is not run again'
       expect(r.err.split('\n').at(-1)).toBe(
         `error: table ${t.names.identities}, still being created (CREATING), answered "not found" after this command wrote (lease ${name}: preferredHolder y2), so it is not run again: what it wrote stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
       );
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+/**
+ * A command the operator confirmed is not run again either: run again, it reads its rows anew and
+ * asks again (or, under --yes, acts on what it finds then, unshown). Here the candidates table,
+ * read before the question, answers "not found" while the question is open (deleted and being
+ * created again) and DescribeTable shows it CREATING.
+ */
+describe('a table not found after the operator confirmed: the command is not run again', () => {
+  it('set-priority, confirmed, then its write answered "not found": asks once, writes nothing, says so', async () => {
+    const name = 'confirm-then-creating';
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    await candidates.write({ key: { leaseName: name, name: 'c1' }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand('c1', '1.30.0', '1.30.0', { leaseName: name })) });
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.candidates, { describe: 'creating' });
+    try {
+      const clock = manualClock(NOW + SEC);
+      const stdin = new PassThrough();
+      const questions: string[] = [];
+      const err: string[] = [];
+      const code = await main(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'set-priority', name, 'c1', '10', '--for', '30m'], {
+        out: () => undefined,
+        err: (s) => void err.push(s),
+        color: false,
+        env: {},
+        clock,
+        pace: scripted([], clock),
+        stdin,
+        stdinIsTTY: true,
+        // the operator answers "y"; as the question is open the table starts answering "not found"
+        prompt: (q) => {
+          questions.push(q);
+          if (questions.length === 1) proxy.creating(2);
+          stdin.write('y\n');
+        },
+      });
+      // before: the write answered "not found", the command ran again and asked a second time
+      expect(questions).toEqual([QUESTION]);
+      expect(code).toBe(1);
+      expect(err.at(-1)).toBe(
+        `error: table ${t.names.candidates}, still being created (CREATING), answered "not found" after the change was confirmed (change candidate c1 of lease ${name}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers`,
+      );
+      expect((await candidates.read(name, 'c1')).item?.priority).toBeUndefined();
     } finally {
       await proxy.close();
     }
