@@ -111,8 +111,8 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // A mark that stands without the release (refused, or never sent) names this term only: its holder ends it itself at the mark
   if (marked !== undefined) {
     try {
-      await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge);
-      landed(ctx, name, `the end of ${holder}'s term (fencing token ${term.fencingToken}) marked on session ${marked}`);
+      // (false: nothing written, the row gone or the end already marked)
+      if (await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge)) landed(ctx, name, `the end of ${holder}'s term (fencing token ${term.fencingToken}) marked on session ${marked}`);
     } catch (e) {
       if (e instanceof EndedTermsFullError) throw new CliError(full);
       if (e instanceof ConflictError) throw new CliError(`session ${marked} of ${holder} kept changing while the term's end was marked on it: nothing was written - run the command again`);

@@ -232,3 +232,46 @@ describe('a table not found after the operator confirmed: the command is not run
     }
   });
 });
+
+describe('release --force: the end of the term marked on its session, then the leases table not found', () => {
+  it('asks once; stops, saying the mark stands (its holder ends the term at it), the lease row as it was', async () => {
+    const name = 'force-then-creating';
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const identities = new IdentityStore(t.client, t.names.identities);
+    await identities.write({ key: { component: SESSION_COMPONENT, name: 's-f1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-f1_1', process: 'p3', hostname: 'web-3', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW } });
+    await leases.write(LeaseStore.readOf(name, undefined), { set: withoutKey(lease('f1', { name, holderInstance: 'f1_1@p3', session: 's-f1', leaseDurationSeconds: 15 })) });
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
+    try {
+      const clock = manualClock(NOW + SEC);
+      const stdin = new PassThrough();
+      const questions: string[] = [];
+      const err: string[] = [];
+      const code = await main(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'release', name, '--force'], {
+        out: () => undefined,
+        err: (s) => void err.push(s),
+        color: false,
+        env: {},
+        clock,
+        pace: scripted([], clock),
+        stdin,
+        stdinIsTTY: true,
+        // answered "y"; from then the leases table answers "not found" (the mark, on the identities table, lands first)
+        prompt: (q) => {
+          questions.push(q);
+          if (questions.length === 1) proxy.creating(2);
+          stdin.write('y\n');
+        },
+      });
+      // before: the release answered "not found", the command ran again and asked a second time
+      expect(questions).toEqual([QUESTION]);
+      expect(code).toBe(1);
+      expect(err.at(-1)).toBe(
+        `error: table ${t.names.leases}, still being created (CREATING), answered "not found" after this command wrote (the end of f1's term (fencing token 7) marked on session s-f1), so it is not run again: what it wrote stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
+      );
+      expect((await identities.read(SESSION_COMPONENT, 's-f1')).item?.endedTerms).toEqual({ [name]: 7 });
+      expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'f1', fencingToken: 7 });
+    } finally {
+      await proxy.close();
+    }
+  });
+});
