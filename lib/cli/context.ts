@@ -40,13 +40,16 @@ export interface Confirm {
 /**
  * What a command has done so far, kept across the runs of it that a table being created makes
  * (lib/cli/main.ts withDb runs a command again, as a whole, while a table it met is being
- * created): once the operator confirmed a change (or --yes stood for it), it is not run again. A
+ * created): once the operator confirmed a change (or --yes stood for it), or it started waiting on
+ * a term, it is not run again. A
  * run again reads the rows anew and asks again, or acts on what it finds then: another term,
  * another expiry, a change made twice.
  */
 export interface Progress {
   /** The change the operator confirmed, in words ("change candidate w1 of lease jobs"), once confirmed (the last one). */
   confirmed?: string;
+  /** The term a command waits on without having asked anything (release, a request already on the lease): its lease, and the wait in words. */
+  waiting?: { lease: string; what: string };
   /** What the command wrote, once a write landed (the last one): the lease, and the change in words. */
   written?: { lease: string; what: string };
 }

@@ -126,20 +126,20 @@ const waitingLine = (creating: readonly string[]): string =>
     : `a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for ${TABLE_WAIT_MS / 1000} s (Ctrl-C to stop)`;
 
 /**
- * A table not found after the operator confirmed a change: the command ends there, saying what it
- * wrote (it stands) or that it wrote nothing, and which table answered so (DescribeTable: one being
- * created), or why (explain); it is not run again.
+ * A table not found after the operator confirmed a change, or while a command waits on a term:
+ * the command ends there, saying what it wrote (it stands) or that it wrote nothing, and which
+ * table answered so (DescribeTable: one being created), or why (explain); it is not run again.
  */
 async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, target: Target, client: DynamoDBClient): Promise<CliError> {
   const creating = (await tables.waitsFor(e)) ? tables.creating : [];
   const told = creating.length ? undefined : await explain(e, target, client);
   const which = creating.length ? `table ${creating.join(', ')}, still being created (CREATING),` : 'a table';
   const why = told instanceof Error ? ` (${told.message})` : '';
-  const { written, confirmed } = progress;
+  const { written, confirmed, waiting } = progress;
+  if (written) return new CliError(`${which} answered "not found" after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`);
+  if (confirmed !== undefined) return new CliError(`${which} answered "not found" after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`);
   return new CliError(
-    written
-      ? `${which} answered "not found" after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`
-      : `${which} answered "not found" after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`,
+    `${which} answered "not found" while this command waited for ${waiting!.what}, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting!.lease}\` shows the lease now, once the table answers${why}`,
   );
 }
 
@@ -174,8 +174,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run
     // again, as a whole, while it is made (its rows read and judged anew; the request answered "not
     // found"); a table not there is explained at once. Only until the operator confirmed a change
-    // (progress; every write follows one): run again after it, the command would ask again, or
-    // act on the rows as read then (another term, another expiry), or make its change twice
+    // (progress; every write follows one), or the command started waiting on a term: run again
+    // after it, the command would ask again, or act on the rows as read then (another term,
+    // another expiry), or make its change twice
     const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock: io.clock });
     const progress: Progress = {};
     try {
@@ -183,7 +184,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
         try {
           return await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, progress, ...judging }));
         } catch (e) {
-          if (progress.confirmed !== undefined && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
+          if ((progress.confirmed !== undefined || progress.waiting) && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
           if (!(await tables.waitsFor(e))) throw e;
           if (tries === 1) io.err(clean(waitingLine(tables.creating)));
           if (await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS)))

@@ -167,8 +167,11 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   const confirm = (r: LeaseRead) => confirmChange(ctx, `ask ${holder} to yield lease ${name} (fencing token ${term.fencingToken}) to ${to}: it stops and releases at its next renewal`, changesOf(r.item, patch, now));
   // a request already on the lease is only waited for: writing one again (once withdrawn) is this command's write, confirmed first
   let confirmed = false;
-  if (already) note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})…`);
-  else {
+  if (already) {
+    note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})…`);
+    // this term, as the confirmed ones are: not run again to act on the next term (withDb)
+    ctx.progress.waiting = { lease: name, what: `${holder} to release lease ${name} (fencing token ${term.fencingToken})` };
+  } else {
     await confirm(read);
     confirmed = true;
     await ask(read);

@@ -275,3 +275,46 @@ describe('release --force: the end of the term marked on its session, then the l
     }
   });
 });
+
+describe('release waiting on a request already on the lease, then a table not found: the command is not run again', () => {
+  it('stops, the request as it was; the next term is never asked to yield', async () => {
+    const name = 'already-then-creating';
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    await leases.write(LeaseStore.readOf(name, undefined), { set: withoutKey(lease('y1', { name, leaseDurationSeconds: 15, preferredHolder: 'y2' })) });
+    for (const [c, v] of [['y1', '1.30.0'], ['y2', '1.31.0']] as const) {
+      await candidates.write({ key: { leaseName: name, name: c }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand(c, v, v, { leaseName: name })) });
+    }
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
+    try {
+      const clock = manualClock(NOW + SEC);
+      const pace = scripted(
+        [
+          // y1 puts its term on a session as the CLI waits; the CLI's identities table answers "not found"
+          async () => {
+            await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-y1a' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-y1a_1', process: 'p4', hostname: 'web-4', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: clock.now() } });
+            await leases.renewTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now(), 15, 's-y1a');
+            proxy.creating(4);
+          },
+          // meanwhile y1 yielded, and the coordinator elected y2 (fencing token 8)
+          async () => {
+            await leases.releaseTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now());
+            await leases.write(await leases.read(name), { set: { holderIdentity: 'y2', acquireTime: clock.now(), renewTime: clock.now(), fencingToken: 8, leaseTransitions: 4 } });
+          },
+        ],
+        clock,
+      );
+      const r = await runMain(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'release', name, '--yes', '--timeout', '10s'], { clock, pace });
+      // before: run again, it found y2's term and, --yes standing for it, asked y2 to yield to y1
+      expect(r.err).not.toMatch(/ask y2 to yield/);
+      expect(r.err).not.toMatch(/^ask /m);
+      expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'y1', fencingToken: 7, session: 's-y1a', preferredHolder: 'y2' });
+      expect(r.code).toBe(1);
+      expect(r.err.split('\n').at(-1)).toBe(
+        `error: table ${t.names.identities}, still being created (CREATING), answered "not found" while this command waited for y1 to release lease ${name} (fencing token 7), so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
+      );
+    } finally {
+      await proxy.close();
+    }
+  });
+});
