@@ -134,6 +134,76 @@ describe('a CLI command on a table still being created (CREATING)', () => {
 });
 
 /**
+ * `conclave release NAME --yes` on y1's term (fencing token 7; candidates y1 and y2): as it waits,
+ * y1 puts its term on session `session` (its row written where the workers write it) and the
+ * CLI's identities table answers "not found" for a while (CREATING); meanwhile y1 yields and the
+ * coordinator elects y2 (fencing token 8).
+ */
+async function releaseAsTermMoves(name: string, session: string, extra: Partial<Lease> = {}) {
+  const leases = new LeaseStore(t.client, t.names.leases);
+  const candidates = new CandidateStore(t.client, t.names.candidates);
+  await leases.write(LeaseStore.readOf(name, undefined), { set: withoutKey(lease('y1', { name, leaseDurationSeconds: 15, ...extra })) });
+  for (const [c, v] of [['y1', '1.30.0'], ['y2', '1.31.0']] as const) {
+    await candidates.write({ key: { leaseName: name, name: c }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand(c, v, v, { leaseName: name })) });
+  }
+  const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
+  try {
+    const clock = manualClock(NOW + SEC);
+    const pace = scripted(
+      [
+        async () => {
+          await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: session }, item: undefined, revision: 0 }, { set: { holderIdentity: `${session}_1`, process: 'p1', hostname: 'web-1', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: clock.now() } });
+          await leases.renewTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now(), 15, session);
+          proxy.creating(4);
+        },
+        async () => {
+          await leases.releaseTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now());
+          await leases.write(await leases.read(name), { set: { holderIdentity: 'y2', acquireTime: clock.now(), renewTime: clock.now(), fencingToken: 8, leaseTransitions: 4 } });
+        },
+      ],
+      clock,
+    );
+    const r = await runMain(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'release', name, '--yes', '--timeout', '10s'], { clock, pace });
+    return { ...r, lease: (await leases.read(name)).item };
+  } finally {
+    await proxy.close();
+  }
+}
+
+/**
+ * `conclave …argv` on a terminal, the operator answering "y" to each question; as the first is
+ * open `table` starts answering "not found" (deleted and being created again: CREATING) for two
+ * requests. The questions asked, the exit code and stderr.
+ */
+async function confirmedAsTableGoes(table: string, argv: string[]) {
+  const proxy = await creatingTableProxy(inject('ddbEndpoint'), table, { describe: 'creating' });
+  try {
+    const clock = manualClock(NOW + SEC);
+    const stdin = new PassThrough();
+    const questions: string[] = [];
+    const err: string[] = [];
+    const code = await main(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), ...argv], {
+      out: () => undefined,
+      err: (s) => void err.push(s),
+      color: false,
+      env: {},
+      clock,
+      pace: scripted([], clock),
+      stdin,
+      stdinIsTTY: true,
+      prompt: (q) => {
+        questions.push(q);
+        if (questions.length === 1) proxy.creating(2);
+        stdin.write('y\n');
+      },
+    });
+    return { code, questions, err };
+  } finally {
+    await proxy.close();
+  }
+}
+
+/**
  * A command that wrote is not run again. The CLI runs a command again, as a whole, while a table it
  * met answers "not found" and is being created; that is only sound while nothing was written. Here
  * `release` asked the holder to yield (preferredHolder, written), and the term then moved onto a
@@ -143,47 +213,17 @@ describe('a CLI command on a table still being created (CREATING)', () => {
 describe('a table not found after a command wrote: the command is not run again', () => {
   it('release, the request to yield written, then the identities table not found while waiting: stops, saying the request stands; the next term is never asked to yield', async () => {
     const name = 'yield-then-creating';
-    const leases = new LeaseStore(t.client, t.names.leases);
-    const candidates = new CandidateStore(t.client, t.names.candidates);
-    await leases.write(LeaseStore.readOf(name, undefined), { set: { ...withoutKey(lease('y1', { name, leaseDurationSeconds: 15 })) } });
-    for (const [c, v] of [['y1', '1.30.0'], ['y2', '1.31.0']] as const) {
-      await candidates.write({ key: { leaseName: name, name: c }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand(c, v, v, { leaseName: name })) });
-    }
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
-    try {
-      const clock = manualClock(NOW + SEC);
-      const pace = scripted(
-        [
-          // y1 puts its term on a session (its row written where the workers write it), as the CLI
-          // waits; the CLI's identities table answers "not found" from now on, for a while
-          async () => {
-            await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-y1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-y1_1', process: 'p1', hostname: 'web-1', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: clock.now() } });
-            await leases.renewTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now(), 15, 's-y1');
-            proxy.creating(4);
-          },
-          // meanwhile y1 yielded, and the coordinator elected y2 (fencing token 8)
-          async () => {
-            await leases.releaseTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now());
-            const r = await leases.read(name);
-            await leases.write(r, { set: { holderIdentity: 'y2', acquireTime: clock.now(), renewTime: clock.now(), fencingToken: 8, leaseTransitions: 4 } });
-          },
-        ],
-        clock,
-      );
-      const r = await runMain(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'release', name, '--yes', '--timeout', '10s'], { clock, pace });
-      // before: run again, it found y2's term (fencing token 8) and, --yes standing for it, asked y2
-      // to yield to y1 (a term the operator never saw), then waited for y2 for the whole --timeout
-      expect(r.err).not.toMatch(/ask y2 to yield/);
-      expect(r.err.match(/^ask /gm)).toEqual(['ask ']);
-      // it ended while y1's term stood, the request on it: nothing done twice, nothing on another term
-      expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'y1', fencingToken: 7, session: 's-y1', preferredHolder: 'y2' });
-      expect(r.code).toBe(1);
-      expect(r.err.split('\n').at(-1)).toBe(
-        `error: table ${t.names.identities}, still being created (CREATING), answered "not found" after this command wrote (lease ${name}: preferredHolder y2), so it is not run again: what it wrote stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
-      );
-    } finally {
-      await proxy.close();
-    }
+    const r = await releaseAsTermMoves(name, 's-y1');
+    // before: run again, it found y2's term (fencing token 8) and, --yes standing for it, asked y2
+    // to yield to y1 (a term the operator never saw), then waited for y2 for the whole --timeout
+    expect(r.err).not.toMatch(/ask y2 to yield/);
+    expect(r.err.match(/^ask /gm)).toEqual(['ask ']);
+    // it ended while y1's term stood, the request on it: nothing done twice, nothing on another term
+    expect(r.lease).toMatchObject({ holderIdentity: 'y1', fencingToken: 7, session: 's-y1', preferredHolder: 'y2' });
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n').at(-1)).toBe(
+      `error: table ${t.names.identities}, still being created (CREATING), answered "not found" after this command wrote (lease ${name}: preferredHolder y2), so it is not run again: what it wrote stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
+    );
   });
 });
 
@@ -198,38 +238,14 @@ describe('a table not found after the operator confirmed: the command is not run
     const name = 'confirm-then-creating';
     const candidates = new CandidateStore(t.client, t.names.candidates);
     await candidates.write({ key: { leaseName: name, name: 'c1' }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand('c1', '1.30.0', '1.30.0', { leaseName: name })) });
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.candidates, { describe: 'creating' });
-    try {
-      const clock = manualClock(NOW + SEC);
-      const stdin = new PassThrough();
-      const questions: string[] = [];
-      const err: string[] = [];
-      const code = await main(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'set-priority', name, 'c1', '10', '--for', '30m'], {
-        out: () => undefined,
-        err: (s) => void err.push(s),
-        color: false,
-        env: {},
-        clock,
-        pace: scripted([], clock),
-        stdin,
-        stdinIsTTY: true,
-        // the operator answers "y"; as the question is open the table starts answering "not found"
-        prompt: (q) => {
-          questions.push(q);
-          if (questions.length === 1) proxy.creating(2);
-          stdin.write('y\n');
-        },
-      });
-      // before: the write answered "not found", the command ran again and asked a second time
-      expect(questions).toEqual([QUESTION]);
-      expect(code).toBe(1);
-      expect(err.at(-1)).toBe(
-        `error: table ${t.names.candidates}, still being created (CREATING), answered "not found" after the change was confirmed (change candidate c1 of lease ${name}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers`,
-      );
-      expect((await candidates.read(name, 'c1')).item?.priority).toBeUndefined();
-    } finally {
-      await proxy.close();
-    }
+    const { code, questions, err } = await confirmedAsTableGoes(t.names.candidates, ['set-priority', name, 'c1', '10', '--for', '30m']);
+    // before: the write answered "not found", the command ran again and asked a second time
+    expect(questions).toEqual([QUESTION]);
+    expect(code).toBe(1);
+    expect(err.at(-1)).toBe(
+      `error: table ${t.names.candidates}, still being created (CREATING), answered "not found" after the change was confirmed (change candidate c1 of lease ${name}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers`,
+    );
+    expect((await candidates.read(name, 'c1')).item?.priority).toBeUndefined();
   });
 });
 
@@ -240,81 +256,29 @@ describe('release --force: the end of the term marked on its session, then the l
     const identities = new IdentityStore(t.client, t.names.identities);
     await identities.write({ key: { component: SESSION_COMPONENT, name: 's-f1' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-f1_1', process: 'p3', hostname: 'web-3', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW } });
     await leases.write(LeaseStore.readOf(name, undefined), { set: withoutKey(lease('f1', { name, holderInstance: 'f1_1@p3', session: 's-f1', leaseDurationSeconds: 15 })) });
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
-    try {
-      const clock = manualClock(NOW + SEC);
-      const stdin = new PassThrough();
-      const questions: string[] = [];
-      const err: string[] = [];
-      const code = await main(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'release', name, '--force'], {
-        out: () => undefined,
-        err: (s) => void err.push(s),
-        color: false,
-        env: {},
-        clock,
-        pace: scripted([], clock),
-        stdin,
-        stdinIsTTY: true,
-        // answered "y"; from then the leases table answers "not found" (the mark, on the identities table, lands first)
-        prompt: (q) => {
-          questions.push(q);
-          if (questions.length === 1) proxy.creating(2);
-          stdin.write('y\n');
-        },
-      });
-      // before: the release answered "not found", the command ran again and asked a second time
-      expect(questions).toEqual([QUESTION]);
-      expect(code).toBe(1);
-      expect(err.at(-1)).toBe(
-        `error: table ${t.names.leases}, still being created (CREATING), answered "not found" after this command wrote (the end of f1's term (fencing token 7) marked on session s-f1), so it is not run again: what it wrote stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
-      );
-      expect((await identities.read(SESSION_COMPONENT, 's-f1')).item?.endedTerms).toEqual({ [name]: 7 });
-      expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'f1', fencingToken: 7 });
-    } finally {
-      await proxy.close();
-    }
+    // the mark, on the identities table, lands; then the release, on the leases table, answers "not found"
+    const { code, questions, err } = await confirmedAsTableGoes(t.names.leases, ['release', name, '--force']);
+    // before: the command ran again and asked a second time
+    expect(questions).toEqual([QUESTION]);
+    expect(code).toBe(1);
+    expect(err.at(-1)).toBe(
+      `error: table ${t.names.leases}, still being created (CREATING), answered "not found" after this command wrote (the end of f1's term (fencing token 7) marked on session s-f1), so it is not run again: what it wrote stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
+    );
+    expect((await identities.read(SESSION_COMPONENT, 's-f1')).item?.endedTerms).toEqual({ [name]: 7 });
+    expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'f1', fencingToken: 7 });
   });
 });
 
 describe('release waiting on a request already on the lease, then a table not found: the command is not run again', () => {
   it('stops, the request as it was; the next term is never asked to yield', async () => {
     const name = 'already-then-creating';
-    const leases = new LeaseStore(t.client, t.names.leases);
-    const candidates = new CandidateStore(t.client, t.names.candidates);
-    await leases.write(LeaseStore.readOf(name, undefined), { set: withoutKey(lease('y1', { name, leaseDurationSeconds: 15, preferredHolder: 'y2' })) });
-    for (const [c, v] of [['y1', '1.30.0'], ['y2', '1.31.0']] as const) {
-      await candidates.write({ key: { leaseName: name, name: c }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand(c, v, v, { leaseName: name })) });
-    }
-    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.identities, { describe: 'creating' });
-    try {
-      const clock = manualClock(NOW + SEC);
-      const pace = scripted(
-        [
-          // y1 puts its term on a session as the CLI waits; the CLI's identities table answers "not found"
-          async () => {
-            await new IdentityStore(t.client, t.names.identities).write({ key: { component: SESSION_COMPONENT, name: 's-y1a' }, item: undefined, revision: 0 }, { set: { holderIdentity: 's-y1a_1', process: 'p4', hostname: 'web-4', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: clock.now() } });
-            await leases.renewTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now(), 15, 's-y1a');
-            proxy.creating(4);
-          },
-          // meanwhile y1 yielded, and the coordinator elected y2 (fencing token 8)
-          async () => {
-            await leases.releaseTerm(name, { holderIdentity: 'y1', fencingToken: 7 }, clock.now());
-            await leases.write(await leases.read(name), { set: { holderIdentity: 'y2', acquireTime: clock.now(), renewTime: clock.now(), fencingToken: 8, leaseTransitions: 4 } });
-          },
-        ],
-        clock,
-      );
-      const r = await runMain(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'release', name, '--yes', '--timeout', '10s'], { clock, pace });
-      // before: run again, it found y2's term and, --yes standing for it, asked y2 to yield to y1
-      expect(r.err).not.toMatch(/ask y2 to yield/);
-      expect(r.err).not.toMatch(/^ask /m);
-      expect((await leases.read(name)).item).toMatchObject({ holderIdentity: 'y1', fencingToken: 7, session: 's-y1a', preferredHolder: 'y2' });
-      expect(r.code).toBe(1);
-      expect(r.err.split('\n').at(-1)).toBe(
-        `error: table ${t.names.identities}, still being created (CREATING), answered "not found" while this command waited for y1 to release lease ${name} (fencing token 7), so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
-      );
-    } finally {
-      await proxy.close();
-    }
+    const r = await releaseAsTermMoves(name, 's-y1a', { preferredHolder: 'y2' });
+    // before: run again, it found y2's term and, --yes standing for it, asked y2 to yield to y1
+    expect(r.err).not.toMatch(/^ask /m);
+    expect(r.lease).toMatchObject({ holderIdentity: 'y1', fencingToken: 7, session: 's-y1a', preferredHolder: 'y2' });
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n').at(-1)).toBe(
+      `error: table ${t.names.identities}, still being created (CREATING), answered "not found" while this command waited for y1 to release lease ${name} (fencing token 7), so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${name}\` shows the lease now, once the table answers`,
+    );
   });
 });
