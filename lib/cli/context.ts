@@ -41,9 +41,8 @@ export interface Confirm {
  * What a command has done so far, kept across the runs of it that a table being created makes
  * (lib/cli/main.ts withDb runs a command again, as a whole, while a table it met is being
  * created): once the operator confirmed a change (or --yes stood for it), or it started waiting on
- * a term, it is not run again. A
- * run again reads the rows anew and asks again, or acts on what it finds then: another term,
- * another expiry, a change made twice.
+ * a term, it is not run again. A run again reads the rows anew and asks again, or acts on what it
+ * finds then: another term, another expiry, a change made twice.
  */
 export interface Progress {
   /** The change the operator confirmed, in words ("change candidate w1 of lease jobs"), once confirmed (the last one). */
@@ -87,7 +86,7 @@ export interface CliContext {
   output: OutputFormat;
   /** How writes are confirmed (`--yes`, or a terminal's answer). */
   confirm: Confirm;
-  /** What the command has done so far (set by its writes), across the runs of it withDb makes. */
+  /** What the command has done so far (confirmed, waited on, written), across the runs of it withDb makes. */
   progress: Progress;
 }
 

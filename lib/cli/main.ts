@@ -137,10 +137,12 @@ async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, ta
   const why = told instanceof Error ? ` (${told.message})` : '';
   const { written, confirmed, waiting } = progress;
   if (written) return new CliError(`${which} answered "not found" after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`);
-  if (confirmed !== undefined) return new CliError(`${which} answered "not found" after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`);
-  return new CliError(
-    `${which} answered "not found" while this command waited for ${waiting!.what}, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting!.lease}\` shows the lease now, once the table answers${why}`,
-  );
+  if (waiting && confirmed === undefined) {
+    return new CliError(
+      `${which} answered "not found" while this command waited for ${waiting.what}, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting.lease}\` shows the lease now, once the table answers${why}`,
+    );
+  }
+  return new CliError(`${which} answered "not found" after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`);
 }
 
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<boolean>): Command {
