@@ -241,6 +241,18 @@ export function leadFromRead(r: {
   return r.consistent ? { kind: 'lead', renewedAt: until - r.renewDeadlineMs } : READ_AGAIN;
 }
 
+/**
+ * How much sooner than its own renew deadline a leader stops in a term whose row, as a write's
+ * answer or a read showed it, has a shorter lease duration than the leader's own: observers count
+ * the term out a row's duration after they see it, whatever the leader meant to write (a write of
+ * its term it did not make: the coordinator's election of it taken for its own take, 5b64190; a
+ * foreign writer within the trust domain). Its renew deadline scaled to the row's duration, as
+ * leadFromRead scales a handed term's; 0 for a row of its own duration or longer.
+ */
+export function shortTermMs(s: { readonly leaseDurationMs: number; readonly renewDeadlineMs: number }, lease: Lease | undefined): number {
+  return lease === undefined ? 0 : Math.max(0, Math.ceil(s.renewDeadlineMs - (lease.leaseDurationSeconds * 1000 * s.renewDeadlineMs) / s.leaseDurationMs));
+}
+
 /** An unheld lease's last election failed for want of a live candidate: the key a candidate answers it under. */
 function askedInVainKey(lease: Lease | undefined): string | undefined {
   const f = lease?.lastElectionFailure;
@@ -626,6 +638,8 @@ export interface TermView {
   readonly renewedAt: number;
   /** The session the term is held on, as last written. */
   readonly session: string | undefined;
+  /** How much sooner than its renew deadline the term's row as last seen has observers count it out (shortTermMs): a session's renewal counts from that much before its send. */
+  readonly shortMs: number;
 }
 
 /** The settings a leader decides by (the elector's options, resolved). */
@@ -633,6 +647,7 @@ export interface LeaderSettings {
   readonly leaseName: string;
   readonly identity: string;
   readonly mode: 'coordinated' | 'NoCoordination';
+  readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
 }
 
@@ -688,7 +703,9 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
       if (end !== undefined && end >= t.fencingToken) return REWRITTEN;
       // answered after the deadline: it extends nothing (others may already have seen the session expire)
       if (o.now >= t.renewedAt + s.renewDeadlineMs) return stop('renewDeadline');
-      return o.sentAt > t.renewedAt ? { kind: 'renewed', renewedAt: o.sentAt, lease: undefined } : NONE;
+      // (its row shorter than its own duration: observers count the session's stamp out that much sooner)
+      const from = o.sentAt - t.shortMs;
+      return from > t.renewedAt ? { kind: 'renewed', renewedAt: from, lease: undefined } : NONE;
     }
     case 'sessionEnded':
       return t.session === o.name ? { kind: 'look' } : NONE;
@@ -696,7 +713,10 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
       if (!o.lease) return stop('deposed'); // the lease is no longer in this term
       // renewed by the token copy, yet the row's holder or token was rewritten under it
       if (!inTerm(o.lease, t)) return REWRITTEN;
-      return { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease };
+      // never past the moment observers count the row it answered out: a row shorter than its own
+      // duration counts from before this send, whatever an earlier or a session's renewal allowed
+      const short = shortTermMs(s, o.lease);
+      return { kind: 'renewed', renewedAt: short > 0 ? o.sentAt - short : Math.max(t.renewedAt, o.sentAt), lease: o.lease };
     case 'read': {
       const termToken = o.lease?.termToken;
       if (inTerm(o.lease, t)) {
@@ -2048,15 +2068,18 @@ function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Eff
   const last = out.effects.at(-1);
   if (last?.kind !== 'lead') return { state: st, effects: [...fx, ...(out.effects as Effect[])] };
   fx.push(...(out.effects.slice(0, -1) as Effect[]));
+  // counted from its write's send, less what the row it answered (or read, handed: leadFromRead
+  // anchored it so) shortens: never led past the moment observers count that row out
+  const renewedAt = last.handed ? last.sentAt : last.sentAt - shortTermMs(s, last.lease);
   // never a term whose renew deadline has passed (a frozen process, a late answer): given back, never led
-  if (at.now >= last.sentAt + s.renewDeadlineMs) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: last.term, rest: [{ k: 'led', ok: false }] }] };
+  if (at.now >= renewedAt + s.renewDeadlineMs) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: last.term, rest: [{ k: 'led', ok: false }] }] };
   const no = st.terms + 1;
   // recorded as led now, not at the end of the chain below (which a fault may cut short): a term led is never confirmed again
   const led = { ...note(s, st, { kind: 'leading' }, at, fx), ledToken: Math.max(st.ledToken, last.term.fencingToken) };
-  const lead: Lead = { term: last.term, renewedAt: last.sentAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
+  const lead: Lead = { term: last.term, renewedAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
   // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
   const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
-  fx.push({ kind: 'armDeadline', at: last.sentAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, rest });
+  fx.push({ kind: 'armDeadline', at: renewedAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, rest });
   return { state: { ...led, lead, terms: no }, effects: fx };
 }
 
@@ -2080,7 +2103,7 @@ function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): Stat
 function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Moment, fx: Effect[]): State {
   // a renewal sent before a sleep was counted may have been sent before the sleep: counted from before it
   const early = (o.kind === 'renewed' || o.kind === 'sessionRenewed') && lead.slept && o.sentAt < lead.slept.at;
-  const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session }, early ? { ...o, sentAt: o.sentAt - lead.slept!.ms } : o);
+  const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session, shortMs: shortTermMs(s, lead.lease) }, early ? { ...o, sentAt: o.sentAt - lead.slept!.ms } : o);
   switch (d.kind) {
     case 'stop': {
       let next = stopTerm(st, lead, d.reason, fx);

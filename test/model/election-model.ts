@@ -742,7 +742,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const head = op.then.kind === 'answer' ? op.then.rest[0] : undefined;
     if (!before || !l || l.no !== before.no || !head || (head.k !== 'renewed' && head.k !== 'read') || head.no !== l.no) return w;
     const term = l.term;
-    const gone = !inTerm(answer, { holderIdentity: term.holderIdentity, instance: e.instance, fencingToken: term.fencingToken, renewedAt: 0, session: undefined });
+    const gone = !inTerm(answer, { holderIdentity: term.holderIdentity, instance: e.instance, fencingToken: term.fencingToken, renewedAt: 0, session: undefined, shortMs: 0 });
     // (an eventually consistent copy is no proof: a leader on its session that reads its lease again, consistently, leads on
     // until that answer, which this check judges in turn)
     const b = e.busy;

@@ -175,6 +175,29 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(given.effects[1]).toContainEqual({ kind: 'confirm', term: { holderIdentity: 'a', fencingToken: 8 } });
   });
 
+  it("a term won by a write whose landed row shows a shorter lease duration than it wrote (5 s of 15: the coordinator's election of it led as its own take, 5b64190; a foreign writer) is led only until the renew deadline scaled to that row (3,333 ms after its send), never the 10 s its own duration allows", () => {
+    const stopped = run(settings(), leading(), [[{ kind: 'deadline', no: 1 }, at(10_000)]]);
+    const row = mine();
+    const later = run(settings(), stopped.state, [
+      [poll, at(12_000)],
+      [{ kind: 'leaseRead', raw: read(row) }, at(12_010)],
+    ]);
+    expect(later.kinds).toEqual([['readLease'], ['takeAgain']]);
+    // its own write set 15 s; the row that came back says 5 s: observers count it out 5 s after they see it
+    const short = { ...row, fencingToken: 8, termToken: 8, revision: 4, acquireTime: 3, renewTime: 3, leaseDurationSeconds: 5 };
+    const taken = run(settings(), later.state, [[{ kind: 'acquired', got: { written: short } }, at(12_030)]]);
+    expect(taken.effects[0]![0]).toEqual({ kind: 'armDeadline', at: T + 12_010 + 3_333, no: 2 }); // before: T + 12_010 + 10_000
+    expect(taken.state.lead).toMatchObject({ renewedAt: T + 12_010 - 6_667 });
+    // isLeader() past it: stopped, though its own renew deadline is far off
+    const asked = run(settings(), taken.state, [[{ kind: 'asked' }, at(12_010 + 3_333)]]);
+    expect(asked.state.lead).toBeUndefined();
+    expect(asked.effects[0]).toContainEqual({ kind: 'stop', reason: 'renewDeadline', token: 8 });
+    // won too late for even that (the answer came 3,333 ms after the send): given back, never led
+    const late = run(settings(), later.state, [[{ kind: 'acquired', got: { written: short } }, at(12_010 + 3_333)], [answer(), at(12_010 + 3_400)]]);
+    expect(late.kinds[0]).toEqual(['releaseTerm']);
+    expect(late.state.lead).toBeUndefined();
+  });
+
   it('a renewal waits for its answer half the time left before the renew deadline; abandoned unanswered, it is tried again at once, a fast failure a retry period after it went out', () => {
     const r = run(settings(), leading(), [
       [poll, at(5_900)],

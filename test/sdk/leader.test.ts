@@ -7,8 +7,8 @@ import type { Lease } from '../../lib/schemas/lease.js';
 import { declinePatch } from '../../lib/stores/lease-store.js';
 import { afterLeaving, afterRenewal, decideLeader, departure, LEAVING_READS, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
-const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', renewDeadlineMs: 10_000 };
-const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1' };
+const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', leaseDurationMs: 15_000, renewDeadlineMs: 10_000 };
+const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1', shortMs: 0 };
 const lease = (over: Partial<Lease> = {}): Lease =>
   ({ name: 'job', holderIdentity: 'a', holderInstance: 'a_1', fencingToken: 7, leaseDurationSeconds: 15, leaseTransitions: 1, renewTime: 1, acquireTime: 1, revision: 3, ...over }) as Lease;
 
@@ -30,6 +30,12 @@ describe('decideLeader', () => {
     { name: 'its renewal refused: deposed (the lease is no longer in this term)', o: { kind: 'renewed', sentAt: 104_000, lease: undefined }, want: { kind: 'stop', reason: 'deposed', look: false } },
     { name: 'its renewal answered: renewed from its send time', o: { kind: 'renewed', sentAt: 104_000, lease: lease() }, want: { kind: 'renewed', renewedAt: 104_000, lease: lease() } },
     { name: 'an old renewal answered late: the later session renewal stands', t: { renewedAt: 106_000 }, o: { kind: 'renewed', sentAt: 104_000, lease: lease() }, want: { kind: 'renewed', renewedAt: 106_000, lease: lease() } },
+    // the row's term shorter than the leader's own (5 s of 15: a write of its term it did not make, as 5b64190's coordinator election led as its own take):
+    // observers count it out 5 s after they see it, so the leader stops at the renew deadline scaled to it (10 s x 5/15 = 3,333 ms), as leadFromRead scales a handed term's
+    { name: "its renewal answered with a row shorter than its own lease duration (5 s of 15): counted from 6,667 ms before its send, so it stops 3,333 ms after it, inside the row's 5 s", o: { kind: 'renewed', sentAt: 104_000, lease: lease({ leaseDurationSeconds: 5 }) }, want: { kind: 'renewed', renewedAt: 97_333, lease: lease({ leaseDurationSeconds: 5 }) } },
+    { name: 'a later session renewal never keeps it past such a row: counted from the renewal that answered it', t: { renewedAt: 106_000 }, o: { kind: 'renewed', sentAt: 104_000, lease: lease({ leaseDurationSeconds: 5 }) }, want: { kind: 'renewed', renewedAt: 97_333, lease: lease({ leaseDurationSeconds: 5 }) } },
+    { name: 'a row longer than its own (a fleet part way through a change of timings): from its send, as any', o: { kind: 'renewed', sentAt: 104_000, lease: lease({ leaseDurationSeconds: 30 }) }, want: { kind: 'renewed', renewedAt: 104_000, lease: lease({ leaseDurationSeconds: 30 }) } },
+    { name: 'its session renewed while its row is shorter than its own (shortMs): counted from that much before the send', t: { shortMs: 6_667 }, o: { kind: 'sessionRenewed', name: 's-1', sentAt: 109_000, now: 109_050, ended: {} }, want: { kind: 'renewed', renewedAt: 102_333, lease: undefined } },
     { name: 'a read shows its term: seen (the row may name a successor or a preferred holder)', o: { kind: 'read', lease: lease({ successor: 'b', session: 's-1' }) }, want: { kind: 'seen', lease: lease({ successor: 'b', session: 's-1' }) } },
     { name: 'a read shows its term, renewed by the holder itself: seen', t: { session: undefined }, o: { kind: 'read', lease: lease() }, want: { kind: 'seen', lease: lease() } },
     // issue 36: observers no longer judge the term by its holder's renewals (lib/election/vacancy.ts sessionStanding); they wait out this read
