@@ -183,6 +183,9 @@ interface Left {
 
 const seams = new WeakMap<Session, SessionSeam>();
 
+/** Whether a row's (or a renewal's) `leftTerms` entry names `term` as it was left: its token, instance and stamp. */
+const namesAsLeft = (named: LeftTerm | undefined, term: LeftTerm): boolean => named !== undefined && named.token === term.token && named.instance === term.instance && named.stamp === term.stamp;
+
 /** The seam of `session`, for the electors on it. */
 export function sessionSeam(session: Session): SessionSeam {
   const seam = seams.get(session);
@@ -352,11 +355,19 @@ export class Session {
     const row = l.read.item;
     if (row === undefined) return false;
     for (const [lease, x] of this.left) {
-      const named = row.leftTerms?.[lease];
-      const asLeft = named !== undefined && named.token === x.term.token && named.instance === x.term.instance && named.stamp === x.term.stamp;
-      if (!asLeft && row.renewTime > x.term.stamp) return true;
+      if (!namesAsLeft(row.leftTerms?.[lease], x.term) && row.renewTime > x.term.stamp) return true;
     }
     return false;
+  }
+
+  /**
+   * Whether `l`'s row may vouch for a term left to run out past the stamp it was left at: as last
+   * answered (vouchesPastLeft), or as a renewal still unanswered may have left it (sent before the
+   * leave, stamped later than the term is left at and without its name, it may land yet).
+   */
+  private mayVouchPastLeft(l: Live): boolean {
+    if (this.vouchesPastLeft(l)) return true;
+    return l.unanswered.some((stamp, i) => [...this.left].some(([lease, x]) => stamp > x.term.stamp && !namesAsLeft(l.unansweredLeft[i]?.[lease], x.term)));
   }
 
   /** The terms left, as a row names them (undefined: none). */
@@ -575,8 +586,14 @@ export class Session {
     this.retrying = true;
     this.triedAt = this.time.monotonic();
     // held (a term on it its elector may not know of): not renewed; looked at again a retry period
-    // on, or at once when the hold ends; its deadline ends the session if it lasts
-    if (this.heldFor(l.name) !== undefined) return;
+    // on, or at once when the hold ends; its deadline ends the session if it lasts. A row that may
+    // vouch for a term left past the stamp it was left at (a renewal sent before the leave, landed
+    // after it) is still made to name it, by a write that keeps its stamp: nothing else would,
+    // while held, and the row would vouch for that term by the later stamp for as long as it stands
+    if (this.heldFor(l.name) !== undefined) {
+      if (!holdsForLeft(this.left.size) && this.mayVouchPastLeft(l)) await this.nameLeft(l);
+      return;
+    }
     if (!this.trusted()) {
       try {
         await this.store.read(this.component, l.name); // a response with DynamoDB's Date
@@ -643,9 +660,45 @@ export class Session {
     }
   }
 
-  /** One renewal of `l` against the row as last seen; its stamp is kept as unanswered until an answer moves the row on. */
-  private sendRenewal(l: Live, signal: AbortSignal): Promise<SessionRenewal> {
-    const stamp = Math.max(l.read.item!.renewTime, this.time.now());
+  /**
+   * A held session's row made to name the terms left, its stamp as it is (a renewal in all but the
+   * stamp): it renews nothing, so nobody is told of it and its deadline stays where it was. A
+   * renewal of this process that landed unanswered is written over the same way.
+   */
+  private async nameLeft(l: Live): Promise<void> {
+    const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic()));
+    try {
+      let out = await this.sendRenewal(l, bound.signal, true);
+      for (let round = 1; out.kind === 'landedUnanswered'; round++) {
+        this.counts.lostAnswers++;
+        l.read = { key: l.read.key, item: out.row, revision: out.row.revision };
+        l.unanswered = [];
+        l.unansweredLeft = [];
+        this.landed(out.row);
+        if (this.current !== l || round > 2 || !this.vouchesPastLeft(l)) return;
+        out = await this.sendRenewal(l, bound.signal, true);
+      }
+      this.answered();
+      if (out.kind !== 'renewed') {
+        // someone other than this process wrote the row (or deleted it): as for a renewal
+        this.counts.foreignWrites++;
+        this.end(l, 'its row is not as this process last saw it (changed or deleted by someone else, or collected)');
+        return;
+      }
+      l.read = { key: l.read.key, item: out.row, revision: out.row.revision };
+      l.unanswered = [];
+      l.unansweredLeft = [];
+    } catch (e) {
+      this.failing = true;
+      this.onError(e as Error);
+    } finally {
+      bound.cancel();
+    }
+  }
+
+  /** One renewal of `l` against the row as last seen (`keepStamp`: its stamp as it is, nameLeft); its stamp is kept as unanswered until an answer moves the row on. */
+  private sendRenewal(l: Live, signal: AbortSignal, keepStamp = false): Promise<SessionRenewal> {
+    const stamp = keepStamp ? l.read.item!.renewTime : Math.max(l.read.item!.renewTime, this.time.now());
     const left = this.leftTerms();
     const sentLeft = [...l.unansweredLeft];
     l.unanswered.push(stamp);

@@ -3,20 +3,25 @@
  * sharing one Session per process, with the push path and the real coordinator. A lease held on a
  * session is kept alive by the session's renewals alone; the bounds below are the protocol's.
  */
-import { describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { every } from '../../lib/clock.js';
 import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { Session, sessionSeam } from '../../lib/sdk/session.js';
 import { MAX_LEFT_TERMS, sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { DynamoDBModel, faults as ddbFaults } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
 import { Sim, type Machine, type SimElector } from '../../sim/harness.js';
+import { renewedBySession } from '../../lib/election/vacancy.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import { localClient } from '../../lib/stores/client.js';
+import { testTables, type TestTables } from '../support.js';
+import { waitFor } from './harness.js';
 
 const DEFAULT_LEASES = ['job-1', 'job-2'];
 const LEASES = DEFAULT_LEASES;
@@ -1749,5 +1754,101 @@ describe("a Session's term left to run out while a renewal of its row is in flig
     expect(namedAfter).toBeLessThan(session.options.retryPeriodMs);
     expect((await row()).leftTerms!['job-x']!.stamp).toBe(stamp);
     expect(session.stats).toMatchObject({ ended: 0, failedRenewals: 0 });
+  });
+});
+
+describe("a Session held (a take in doubt) as one of its process's electors leaves a term while a renewal of the row is in flight, on DynamoDB Local", () => {
+  let t: TestTables;
+  beforeAll(async () => {
+    t = await testTables('left-held');
+  });
+  afterAll(async () => {
+    await t?.drop();
+  });
+  // renewals every second, with a deadline far beyond them: a busy machine's late timers end no session early here
+  const FAST_SESSION = { renewIntervalMs: 1_000, retryPeriodMs: 300, renewDeadlineMs: 5_000, maxLeaseDurationMs: 8_000 } as const;
+
+  /**
+   * DynamoDB Local's client, but the next session row UpdateItem once armed waits at the gate until
+   * released, or (`lateOnAbort`) until the Session abandons it at its bound: sent then without the
+   * bound, a request landing after it was given up.
+   */
+  function gated(real: DynamoDBClient, table: string, lateOnAbort: boolean) {
+    let armed = false;
+    let held: { release: () => void; answered: Promise<unknown> } | undefined;
+    const client = new Proxy(real, {
+      get(target, p, receiver) {
+        if (p !== 'send') return Reflect.get(target, p, receiver) as unknown;
+        return (cmd: unknown, opts?: { abortSignal?: AbortSignal }) => {
+          if (!(armed && cmd instanceof UpdateItemCommand && cmd.input.TableName === table)) return target.send(cmd as UpdateItemCommand, opts);
+          armed = false;
+          let release!: () => void;
+          const gate = new Promise<void>((r) => (release = r));
+          const answered = gate.then(() => target.send(cmd));
+          held = { release, answered };
+          // the Session waits for the answer as it always does (its bound may abandon it first: then it lands unanswered)
+          return new Promise((resolve, reject) => {
+            answered.then(resolve, reject);
+            opts?.abortSignal?.addEventListener(
+              'abort',
+              () => {
+                reject(Object.assign(new Error('abandoned'), { name: 'TimeoutError' }));
+                if (lateOnAbort) release();
+              },
+              { once: true },
+            );
+          });
+        };
+      },
+    });
+    return { client, arm: () => (armed = true), held: () => held };
+  }
+
+  /** The left term as observers judge it by the row (renewedBySession: the stamp it was left at where the row names it, else the row's). */
+  const judged = (row: { renewTime: number; leftTerms?: Record<string, { token: number; instance: string; stamp: number }> }, instance: string) =>
+    renewedBySession({ name: 'job-x', holderIdentity: 'x', holderInstance: instance, fencingToken: 7, termToken: 7, renewTime: 1, acquireTime: 1, leaseDurationSeconds: 8, leaseTransitions: 0, revision: 1 } as Lease, row).renewTime!;
+
+  it.each([
+    ['answered', false],
+    ['landed with its answer lost (abandoned at its bound, then landing)', true],
+  ] as const)('the renewal sent before the leave, %s after it: the row never vouches for the left term past the stamp it was left at, though held it renews nothing until its deadline', async (_, lost) => {
+    // (a client of its own: a proxy of one shared would register the server clock's middleware on it twice)
+    const real = localClient(inject('ddbEndpoint'));
+    const { client, arm, held } = gated(real, t.names.identities, lost);
+    const errors: Error[] = [];
+    const session = new Session({ client, tables: t.names, prefix: lost ? 'held-lost' : 'held', ...FAST_SESSION, onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    await session.ready;
+    const name = session.name!;
+    const key = sessionKey(name);
+    const row = async () => (await new IdentityStore(t.client, t.names.identities).read(key.component, key.name)).item!;
+    await waitFor('a renewal', () => session.stats.renewals >= 1);
+    arm();
+    const gate = await waitFor('a renewal at the gate', () => held());
+    const seam = sessionSeam(session);
+    const instance = `x_1@${session.process}`;
+    // a take naming the session may have landed unanswered (LeaderElector.putOnSession): held from now; then its elector stops, leaving its kept term
+    seam.hold(name, 'a take in doubt');
+    const stamp = seam.leave('job-x', { token: 7, instance }, 8_000, async () => true);
+    const renewals = session.stats.renewals;
+    // abandoned at its bound, it lands just after (the next try, a retry period on, finds it landed)
+    if (lost) await waitFor('the renewal abandoned unanswered', () => session.stats.failedRenewals >= 1);
+    else gate.release();
+    await gate.answered;
+    const landed = await row();
+    // the renewal sent before the leave landed after it: stamped later than the term was left at, without its name
+    expect(landed.renewTime).toBeGreaterThan(stamp);
+    await waitFor('the held session ended at its deadline', () => session.stats.ended >= 1);
+    const last = await row();
+    // held: its stamp never moved past that renewal's (nothing renewed, no elector told of a renewal after it)
+    expect(last.renewTime).toBe(landed.renewTime);
+    expect(session.stats.renewals).toBe(renewals + (lost ? 0 : 1));
+    // before: the row, last written by that renewal, vouched for the left term by its own stamp (1 s past the stamp it was left at) for as long as it stood
+    expect(judged(last, instance)).toBe(stamp);
+    expect(last.leftTerms?.['job-x']).toEqual({ token: 7, instance, stamp });
+    stop.abort();
+    await running;
+    real.destroy();
   });
 });
