@@ -165,12 +165,24 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
     outcome.after = await co.leases.write(read, read.item ? { set: { election: decision.election }, remove: SUCCESSOR_FIELDS } : writes.lease!);
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
-    const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger);
+    // the row as it is now: only an election this delete may still precede is held for it (heldForDelete)
+    const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger, false, read.item ? undefined : heldForDelete);
     return held ?? (marked ? reconcile(deps, deleted.name, trigger, true) : undefined);
   }
   await afterReconcile(deps, outcome, trigger);
   return outcome;
 }
+
+/**
+ * Whether a held row's delete may hold the election open on the lease's row as it is now: one that
+ * awaits the lease stream (the row came back before the stream saw the delete, and the stream has
+ * not yet reached its creation, which comes after the delete), or one held already (a hold this
+ * delete's own handling wrote: holdOpenElection only cuts it). Any other election was opened after
+ * the stream had passed the delete: its record delivered again, long after (a stream re-read from an
+ * older point: local mode without its checkpoints, an event source mapping recreated at
+ * TRIM_HORIZON), it held an ordinary election for a term long over.
+ */
+const heldForDelete = (row: Lease): boolean => row.election?.awaitsStream === true || row.election?.notBefore !== undefined;
 
 /** The named session row was not read, or could not be judged by: the deleted term's whole hold. */
 const UNREAD = Symbol('unread');
@@ -228,14 +240,15 @@ const SUCCESSOR_FIELDS = ['successor', 'successorInstance', 'secondSuccessor', '
  * are unnamed (an election opened on a released row still names them). Undefined when
  * there is no such election (a leader already elected cannot be taken back: CHANGELOG.md, "Seeds
  * 1448349301 and 1368225001: an operator's delete of a held row"), when it is held no longer
- * already, or when the row changed meanwhile.
+ * already, when `may` (the record's judge of the row as it is now) refuses it, or when the row
+ * changed meanwhile.
  */
-async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string, cutOnly = false): Promise<ReconcileOutcome | undefined> {
+async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string, cutOnly = false, may?: (row: Lease) => boolean): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const read = await co.leases.read(lease);
   const e = read.item?.election;
   // one already held as briefly (this record delivered again) keeps its bound: a retry does not push it later
-  if (!e || read.item!.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore) || (cutOnly && e.notBefore === undefined)) return undefined;
+  if (!e || read.item!.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore) || (cutOnly && e.notBefore === undefined) || (may && !may(read.item!))) return undefined;
   const election = { ...e, notBefore, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, notBefore) };
   let after;
   try {

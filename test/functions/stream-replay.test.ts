@@ -1,0 +1,108 @@
+/**
+ * Old stream records delivered again long after they happened: local mode re-reading a stream from
+ * its start (its checkpoints file missing or corrupt, or `startLocalConclave({ endpoint })` without
+ * `eventsDir`), an older release ignoring a newer checkpoints file, an event source mapping
+ * recreated at TRIM_HORIZON. Each handler judges such a record against the row as it is now and does
+ * nothing the record does not justify. On real stream records of DynamoDB Local, through the lease
+ * stream's handler; time is a manual clock.
+ */
+import { DeleteItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
+import { manualClock } from '../../lib/clock.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { unmarkedHoldMs } from '../../lib/election/decide.js';
+import { onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
+import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => {
+  t = await testTables('stream-replay');
+});
+afterAll(async () => {
+  await t.drop();
+});
+
+const DURATION_S = 15;
+
+function setup(start: number) {
+  const clock = manualClock(start);
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { clock, config: { ackWindowMs: 5_000 } }),
+    timer: { schedule: async () => undefined },
+    publish: async () => undefined,
+    deadLetter: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  return { clock, d };
+}
+
+/** Candidates `names` renewed at `at`; the lease held by the first, its term on the session `a-session` (naming no process: it holds the term). */
+async function stand(d: FunctionDeps, lease: string, names: string[], at: number) {
+  const c = d.coordinator;
+  for (const name of names) {
+    await c.candidates.write(await c.candidates.read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: at, createdAt: at - 60_000, identity: `${name}-1` } });
+  }
+  const key = sessionKey('a-session');
+  const was = await c.identities.read(key.component, key.name);
+  if (was.item) await c.identities.delete(was);
+  await c.identities.write(await c.identities.read(key.component, key.name), { set: { holderIdentity: 'a-session', hostname: 'h', leaseDurationSeconds: 3_600, acquireTime: at, renewTime: at } });
+  await c.leases.write(await c.leases.read(lease), {
+    set: { holderIdentity: names[0]!, holderInstance: `${names[0]}-1`, leaseDurationSeconds: DURATION_S, acquireTime: at, renewTime: at, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session: 'a-session' },
+  });
+}
+
+/** The lease's stream records of kind `eventName` so far, oldest first. */
+const recordsOf = async (lease: string, eventName: 'INSERT' | 'MODIFY' | 'REMOVE'): Promise<DynamoDBRecord[]> =>
+  (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease && x.eventName === eventName);
+
+const deliver = async (d: FunctionDeps, record: DynamoDBRecord) => expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+
+/** Every candidate of `lease` answers its ping (if it has one) at the clock's now. */
+async function answer(d: FunctionDeps, lease: string, names: string[]) {
+  for (const name of names) {
+    const r = await d.coordinator.candidates.read(lease, name);
+    await d.coordinator.candidates.write(r, { set: { renewTime: d.coordinator.clock.now(), ...(r.item!.pingTime !== undefined ? { ackedPingTime: r.item!.pingTime } : {}) } });
+  }
+}
+
+describe('an old stream record delivered again long after (a stream re-read from an older point)', () => {
+  it("an old REMOVE of a held row, replayed while the lease is vacant with an ordinary open election opened after it: the election is not held for the long-gone term; the tick elects once everyone answered, as without the replay", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'replayed-delete';
+    await stand(d, lease, ['a', 'b'], start);
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+    const [removal] = await recordsOf(lease, 'REMOVE');
+    clock.set(start + 1_000);
+    await deliver(d, removal!);
+    // the held election after the delete closes at its timer
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    clock.set(opened.election!.deadline);
+    await answer(d, lease, ['a', 'b']);
+    await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
+    expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBeDefined();
+    // a minute later the holder releases; the tick opens an ordinary election
+    clock.set(start + 60_000);
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { renewTime: clock.now() }, remove: ['holderIdentity', 'holderInstance', 'session'] as never });
+    await onTick(d);
+    const vacant = (await d.coordinator.leases.read(lease)).item!;
+    expect(vacant.election).toBeDefined();
+    expect(vacant.election!.notBefore).toBeUndefined();
+    // the old REMOVE, read again from an older point of the stream
+    clock.advance(100);
+    await deliver(d, removal!);
+    const after = (await d.coordinator.leases.read(lease)).item!;
+    expect(after.election).toEqual(vacant.election);
+    // everyone answers: the tick elects now, not a lease duration later
+    await answer(d, lease, ['a', 'b']);
+    await onTick(d);
+    expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBeDefined();
+  });
+});
