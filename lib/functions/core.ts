@@ -166,7 +166,7 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
     // the row as it is now: only an election this delete may still precede is held for it (heldForDelete)
-    const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger, false, read.item ? undefined : heldForDelete);
+    const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger, false, read.item ? undefined : heldForDelete(deleted));
     return held ?? (marked ? reconcile(deps, deleted.name, trigger, true) : undefined);
   }
   await afterReconcile(deps, outcome, trigger);
@@ -174,15 +174,32 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
 }
 
 /**
- * Whether a held row's delete may hold the election open on the lease's row as it is now: one that
- * awaits the lease stream (the row came back before the stream saw the delete, and the stream has
- * not yet reached its creation, which comes after the delete), or one held already (a hold this
- * delete's own handling wrote: holdOpenElection only cuts it). Any other election was opened after
- * the stream had passed the delete: its record delivered again, long after (a stream re-read from an
+ * Whether the delete of held term `deleted` may hold the election open on the lease's row as it is
+ * now, or cut its hold: one that awaits the lease stream (the row came back before the stream saw
+ * the delete, and the stream has not yet reached its creation, which comes after the delete), or
+ * the hold this delete's own handling wrote (the row it created: no term on it yet, the deleted
+ * term's holder as departed; holdOpenElection only cuts it). Any other election was opened after the
+ * stream had passed the delete: its record delivered again, long after (a stream re-read from an
  * older point: local mode without its checkpoints, an event source mapping recreated at
- * TRIM_HORIZON), it held an ordinary election for a term long over.
+ * TRIM_HORIZON), it held an ordinary election for a term long over, or cut the hold of a later term
+ * whose holder may not have heard yet.
  */
-const heldForDelete = (row: Lease): boolean => row.election?.awaitsStream === true || row.election?.notBefore !== undefined;
+const heldForDelete =
+  (deleted: HeldTerm) =>
+  (row: Lease): boolean =>
+    row.election?.awaitsStream === true || (row.election?.notBefore !== undefined && row.leaseTransitions === 0 && row.election.departed === deleted.holderIdentity);
+
+/**
+ * Whether the end of the term with fencing token `token` may cut the hold of the election open on
+ * the lease's row as it is now: only while the row is still at that token. An ended term leaves its
+ * token on the row until the next one is elected (an election raises it; a row created again takes
+ * a higher one), so a hold on a row at another token is for another term (a later one whose end is
+ * not yet marked, a deleted row's): the record of an older end, delivered again long after, cut it.
+ */
+const heldForTerm =
+  (token: number) =>
+  (row: Lease): boolean =>
+    row.fencingToken === token;
 
 /** The named session row was not read, or could not be judged by: the deleted term's whole hold. */
 const UNREAD = Symbol('unread');
@@ -542,7 +559,7 @@ async function markOrDefer(deps: FunctionDeps, c: { old: HeldTerm | undefined; n
   }
   const ended = endedSessionTerm(c);
   // marked: a hold left by a try that failed on a fault is cut to a lease duration (a deleted row's, by reconcileAfterDelete)
-  if (ended && !unmarked && !deleted) await holdOpenElection(deps, ended.lease, deps.coordinator.clock.now() + c.old!.leaseDurationSeconds * 1000, 'ended term marked', true);
+  if (ended && !unmarked && !deleted) await holdOpenElection(deps, ended.lease, deps.coordinator.clock.now() + c.old!.leaseDurationSeconds * 1000, 'ended term marked', true, heldForTerm(ended.fencingToken));
   return unmarked;
 }
 
@@ -600,7 +617,7 @@ export async function onMarkEnded(deps: FunctionDeps, m: MarkEndedMessage): Prom
     return undefined;
   }
   if (m.markEnded.deleted) return reconcileAfterDelete(deps, term, trigger);
-  const held = await holdOpenElection(deps, m.lease, deps.coordinator.clock.now() + term.leaseDurationSeconds * 1000, trigger);
+  const held = await holdOpenElection(deps, m.lease, deps.coordinator.clock.now() + term.leaseDurationSeconds * 1000, trigger, false, term.fencingToken === undefined ? undefined : heldForTerm(term.fencingToken));
   return held ?? reconcile(deps, m.lease, trigger);
 }
 

@@ -105,4 +105,50 @@ describe('an old stream record delivered again long after (a stream re-read from
     await onTick(d);
     expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBeDefined();
   });
+
+  it("an old record of a term's end (the holder's term taken over), replayed while the lease's next election is on the long hold of a later term whose end is not yet marked: the hold stands (it was cut to a lease duration)", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'replayed-term-end';
+    await stand(d, lease, ['a', 'b'], start);
+    // a's term ends: b takes it (token 2, on no session); the record marks a's term ended
+    clock.set(start + 1_000);
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 2, renewTime: clock.now(), acquireTime: clock.now(), leaseTransitions: 1 }, remove: ['session'] as never });
+    const record = (await recordsOf(lease, 'MODIFY')).at(-1)!;
+    await deliver(d, record);
+    // two minutes later: b's term over, the next election on the hold an unmarked end of it gets (holdUnmarked)
+    clock.set(start + 120_000);
+    const notBefore = clock.now() + unmarkedHoldMs(DURATION_S);
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { election: { id: `${lease}#9`, startedAt: clock.now(), deadline: notBefore, strategy: OLDEST_EMULATION_VERSION, notBefore } }, remove: ['holderIdentity', 'holderInstance'] as never });
+    const before = (await d.coordinator.leases.read(lease)).item!.election;
+    // a's term's end, read again from an older point of the stream: it holds for term 1, not 2
+    clock.advance(100);
+    await deliver(d, record);
+    expect((await d.coordinator.leases.read(lease)).item!.election).toEqual(before);
+  });
+
+  it("an old REMOVE of a held row, replayed while the lease's next election is on the long hold of a later term whose end is not yet marked: the hold stands (it was cut to the deleted term's)", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'replayed-delete-held';
+    await stand(d, lease, ['a', 'b'], start);
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+    const [removal] = await recordsOf(lease, 'REMOVE');
+    clock.set(start + 1_000);
+    await deliver(d, removal!);
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    clock.set(opened.election!.deadline);
+    await answer(d, lease, ['a', 'b']);
+    await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
+    const elected = (await d.coordinator.leases.read(lease)).item!;
+    expect(elected.holderIdentity).toBeDefined();
+    // two minutes later: that term over, the next election on the hold an unmarked end of it gets (holdUnmarked)
+    clock.set(start + 120_000);
+    const notBefore = clock.now() + unmarkedHoldMs(DURATION_S);
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { election: { id: `${lease}#9`, startedAt: clock.now(), deadline: notBefore, strategy: OLDEST_EMULATION_VERSION, notBefore, departed: elected.holderIdentity! } }, remove: ['holderIdentity', 'holderInstance'] as never });
+    const before = (await d.coordinator.leases.read(lease)).item!.election;
+    clock.advance(100);
+    await deliver(d, removal!);
+    expect((await d.coordinator.leases.read(lease)).item!.election).toEqual(before);
+  });
 });
