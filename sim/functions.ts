@@ -93,6 +93,8 @@ export interface FunctionsContext {
   readonly streamLagMs: readonly [number, number];
   /** The chance a delivered batch is delivered again. */
   readonly streamRedelivery: number;
+  /** When (true epoch ms) the streams are re-read from `backMs` back, if they are (Schedule streamReplay). */
+  readonly streamReplay?: { readonly at: number; readonly backMs: number } | undefined;
   readonly platformEvents: Schedule['platformEvents'];
   /** What the platform events' ids begin with. */
   readonly eventIds: string;
@@ -127,6 +129,7 @@ function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): Func
     pollEveryMs: PUMP_EVERY_MS,
     streamLagMs: schedule.streamLagMs,
     streamRedelivery: schedule.streamRedelivery,
+    streamReplay: schedule.streamReplay && { at: T0 + schedule.streamReplay.at, backMs: schedule.streamReplay.backMs },
     platformEvents: schedule.platformEvents,
     eventIds: `sim-${schedule.seed}`,
     ttl: o.ttl ?? true,
@@ -256,6 +259,22 @@ function streamPump(c: FunctionsContext, name: FunctionName, t: StreamTrigger, h
   const after = new Map<string, string | undefined>();
   const filters = t.filters;
   const keep = filters ? (r: DynamoDBRecord) => filters.some((f) => matchesFilter(f, r)) : undefined;
+  let replayed = false;
+  /** The stream re-read from an older point (Schedule streamReplay), at the first look from its time: each shard's position moved back. */
+  const replay = () => {
+    const r = c.streamReplay;
+    if (!r || replayed || world.clock.now() < r.at) return;
+    replayed = true;
+    feed.count(`fault:streamReplay:${name}`);
+    for (const shard of shards) {
+      const was = after.get(shard);
+      if (was === undefined) continue; // nothing delivered yet
+      const back = stream.positionBefore(shard, world.clock.now() - r.backMs);
+      // sequence numbers are of one width: they sort as strings
+      if (back === undefined) after.delete(shard);
+      else if (back < was) after.set(shard, back);
+    }
+  };
   const self: StreamPump = {
     stream,
     busy: false,
@@ -264,6 +283,7 @@ function streamPump(c: FunctionsContext, name: FunctionName, t: StreamTrigger, h
       if (self.busy || down()) return;
       self.busy = true;
       try {
+        replay();
         for (const shard of shards) {
           // read now, filtered as Lambda filters (only the records that pass are copied out)
           const batch = stream.readWhere(shard, { ...(after.get(shard) ? { after: after.get(shard)! } : {}), limit: t.batchSize }, keep);

@@ -122,6 +122,31 @@ export interface Schedule {
   peerFaults: PeerFault[];
   /** Kept terms (`--kept` worlds only): workers whose electors leave a term they led to run out when they stop. */
   kept?: KeptTerms;
+  /** A stream re-read from an older point, in about a tenth of the worlds with faults (StreamReplay). */
+  streamReplay?: StreamReplay;
+}
+
+/**
+ * The streams re-read from an older point, once: at `at` (ms from the start; the first look of each
+ * stream's poller from then on), each poller goes back to its records of the last `backMs` and
+ * delivers them again, in order, then reads on. What local mode does when its checkpoints file is
+ * missing or corrupt (or `startLocalConclave({ endpoint })` without `eventsDir` starts), an older
+ * release reading a newer checkpoints file, an event source mapping recreated at TRIM_HORIZON:
+ * records long handled come again, unlike `streamRedelivery`'s batch delivered twice at once.
+ */
+export interface StreamReplay {
+  readonly at: number;
+  readonly backMs: number;
+}
+
+/** The seed of a world's own stream for its stream replay: apart from the schedule's, so that no other draw moves. */
+const REPLAY_STREAM = 0x72706c79; // "rply"
+
+/** A world's stream replay, from a stream of its own (seed ^ REPLAY_STREAM): rare, minutes back. */
+function drawStreamReplay(seed: number, faultEnd: number): StreamReplay | undefined {
+  const r = seededRandom((seed ^ REPLAY_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  return r() < 0.1 ? { at: int(20_000, faultEnd), backMs: int(60_000, 300_000) } : undefined;
 }
 
 /**
@@ -244,7 +269,8 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   // and in half the mixed worlds with faults, a role rolled out without the candidates Query for a while
   const roleChange: UserFault[] = opts.mixed && faultsOn && r() < 0.5 ? [{ kind: 'denied', worker: int(0, opts.workers - 1), at: int(20_000, faultEnd), forMs: int(5_000, 40_000), operation: 'candidateQuery' }] : [];
   const kept = opts.kept ? drawKept(seed, opts.kept, opts.workers, faultsOn, faultEnd) : undefined;
-  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}), ...(kept ? { kept } : {}) };
+  const streamReplay = faultsOn ? drawStreamReplay(seed, faultEnd) : undefined;
+  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}), ...(kept ? { kept } : {}), ...(streamReplay ? { streamReplay } : {}) };
 }
 
 /**
@@ -314,6 +340,7 @@ export function describeSchedule(s: Schedule): string[] {
     ...s.ddbFaults.map((w) => `  +${(w.from / 1000).toFixed(1)}s DynamoDB faults until +${(w.to / 1000).toFixed(1)}s`),
     ...s.coordinatorDown.map((w) => `  +${(w.from / 1000).toFixed(1)}s coordinator down until +${(w.to / 1000).toFixed(1)}s`),
     `  stream lag up to ${s.streamLagMs[1]} ms, redelivery ${s.streamRedelivery}, stale reads up to ${s.staleReadLagMs} ms`,
+    ...(s.streamReplay ? [`  +${(s.streamReplay.at / 1000).toFixed(1)}s streams re-read from ${(s.streamReplay.backMs / 1000).toFixed(1)}s back`] : []),
     s.push
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',

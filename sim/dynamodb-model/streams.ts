@@ -301,6 +301,19 @@ export class ModelStream {
   }
 
   /**
+   * The sequence number of a shard's last retained record of a change before `atMs` (the model's
+   * clock), or undefined when none is: where a stream re-read from an older point reads on from.
+   */
+  positionBefore(shardId: string, atMs: number): string | undefined {
+    let last: ChangeRecord | undefined;
+    for (const r of this.shard(shardId).retained()) {
+      if (r.at >= atMs) break;
+      last = r;
+    }
+    return last && sequenceNumber(last.seq);
+  }
+
+  /**
    * Whether `read(shardId, { after })` would return any record: a poller's look before it reads,
    * without copying anything out (most looks find nothing new).
    */
