@@ -263,13 +263,15 @@ function streamPump(c: FunctionsContext, name: FunctionName, t: StreamTrigger, h
   /** The stream re-read from an older point (Schedule streamReplay), at the first look from its time: each shard's position moved back. */
   const replay = () => {
     const r = c.streamReplay;
-    if (!r || replayed || world.clock.now() < r.at) return;
+    const now = world.clock.now();
+    if (!r || replayed || now < r.at) return;
     replayed = true;
     feed.count(`fault:streamReplay:${name}`);
+    feed.log(`${name} re-read from ${(r.backMs / 1000).toFixed(1)}s back`);
     for (const shard of shards) {
       const was = after.get(shard);
       if (was === undefined) continue; // nothing delivered yet
-      const back = stream.positionBefore(shard, world.clock.now() - r.backMs);
+      const back = stream.positionBefore(shard, now - r.backMs);
       // sequence numbers are of one width: they sort as strings
       if (back === undefined) after.delete(shard);
       else if (back < was) after.set(shard, back);
