@@ -285,6 +285,30 @@ async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: nu
 /** Whether a lease record is an operator's delete of a held row. */
 const deletedWhileHeld = (c: Change<Lease>): boolean => c.new === undefined && c.old?.holderIdentity !== undefined;
 
+/**
+ * How much later than a record's `at` its change may have happened where DynamoDB Local made it: it
+ * rounds a record's time down to the minute, and local mode corrects that only for a record it
+ * reads within that minute (lib/local/stream-poller.ts creationSeconds).
+ */
+const LOCAL_CHANGE_TIME_PRECISION_MS = 60_000;
+
+/**
+ * Whether a held row's delete (`c`) happened so long ago that its term is over whatever became of
+ * its mark and its hold: its holder has stopped at its own read of the lease, which finds the row
+ * gone or in another term within unmarkedHoldMs of the delete, mark or not. Such a record is one
+ * delivered again long after it was handled (a stream re-read from an older point: local mode
+ * without its checkpoints, an event source mapping recreated at TRIM_HORIZON), or very late: it
+ * justifies no hold and no mark, and a row it finds missing may be missing by a later delete the
+ * stream has not reached yet, whose term may still be led. The record's time is DynamoDB's, rounded
+ * down (LOCAL_CHANGE_TIME_PRECISION_MS); the function's clock is within clockSkewMs. A record
+ * without a time is never judged so.
+ */
+function deleteLongOver(deps: FunctionDeps, c: Change<Lease>): boolean {
+  if (c.at === undefined || !deletedWhileHeld(c)) return false;
+  const co = deps.coordinator;
+  return co.clock.now() > c.at + LOCAL_CHANGE_TIME_PRECISION_MS + unmarkedHoldMs(c.old!.leaseDurationSeconds) + co.config.clockSkewMs;
+}
+
 const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify(b);
 
 /**
@@ -642,6 +666,11 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
   deps.wakes?.send(row.name, c.new?.revision);
   const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
   const trigger = `lease ${c.eventName}`;
+  if (deleteLongOver(deps, c)) {
+    // reconciled as the tick would: a row created now waits for the stream (awaitsStream), which reaches any later delete first
+    deps.logger.info('a held row’s delete from long ago (a stream re-read from an older point): its term is over, nothing held or marked for it', { lease: row.name, eventID: c.eventID, at: new Date(c.at!).toISOString() });
+    return reconcileThenPublish(deps, events, () => reconcile(deps, row.name, `${trigger} (long over)`));
+  }
   let unmarked: ValidationError | undefined;
   // the mark's faults too publish the record's events before it is retried (reconcileThenPublish)
   const o = await reconcileThenPublish(deps, events, async () => {

@@ -151,4 +151,46 @@ describe('an old stream record delivered again long after (a stream re-read from
     await deliver(d, removal!);
     expect((await d.coordinator.leases.read(lease)).item!.election).toEqual(before);
   });
+
+  it("an old REMOVE of a held row, replayed while the row is missing again by a later delete of a held row that the stream has not reached: nobody is elected before the stream has seen that delete, which then holds the election for its own term", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'replayed-delete-missing';
+    await stand(d, lease, ['a', 'b'], start);
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+    const [removal] = await recordsOf(lease, 'REMOVE');
+    clock.set(start + 1_000);
+    await deliver(d, removal!);
+    const opened = (await d.coordinator.leases.read(lease)).item!;
+    clock.set(opened.election!.deadline);
+    await answer(d, lease, ['a', 'b']);
+    await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
+    // minutes later: a's session is gone (its process ended), b leads on its own session, and an operator deletes the row again
+    clock.set(start + 240_000);
+    const c = d.coordinator;
+    const aKey = sessionKey('a-session');
+    await c.identities.delete(await c.identities.read(aKey.component, aKey.name));
+    const bKey = sessionKey('b-session');
+    const was = await c.identities.read(bKey.component, bKey.name);
+    if (was.item) await c.identities.delete(was);
+    await c.identities.write(await c.identities.read(bKey.component, bKey.name), { set: { holderIdentity: 'b-session', hostname: 'h', leaseDurationSeconds: 3_600, acquireTime: clock.now(), renewTime: clock.now() } });
+    const bTerm = await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', session: 'b-session', renewTime: clock.now(), acquireTime: clock.now() }, remove: ['election'] as never });
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+    const later = (await recordsOf(lease, 'REMOVE')).at(-1)!;
+    expect(later.eventID).not.toBe(removal!.eventID);
+    // the delete happened now by the function's clock (DynamoDB Local stamps its records by the wall clock, minutes behind this one)
+    later.dynamodb!.ApproximateCreationDateTime = Math.floor(clock.now() / 1000);
+    // the stream re-read from an older point: the first delete comes again before the second
+    clock.advance(100);
+    await deliver(d, removal!);
+    await answer(d, lease, ['a', 'b']);
+    await onTick(d);
+    expect((await d.coordinator.leases.read(lease)).item?.holderIdentity).toBeUndefined();
+    // the stream reaches the second delete: its term's end is marked and the election held for it
+    clock.advance(100);
+    await deliver(d, later);
+    const held = (await d.coordinator.leases.read(lease)).item!;
+    expect(held.holderIdentity).toBeUndefined();
+    expect(held.election!.notBefore).toBeGreaterThanOrEqual(clock.now() + bTerm.leaseDurationSeconds * 1000);
+  });
 });
