@@ -72,22 +72,42 @@ async function answer(d: FunctionDeps, lease: string, names: string[]) {
   }
 }
 
+/**
+ * A held row deleted (its REMOVE record handled), then the next leader elected at the held
+ * election's timer: where each test replays that REMOVE from.
+ */
+async function deletedAndElected(lease: string) {
+  const start = Date.now();
+  const { clock, d } = setup(start);
+  await stand(d, lease, ['a', 'b'], start);
+  await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+  const [removal] = await recordsOf(lease, 'REMOVE');
+  clock.set(start + 1_000);
+  await deliver(d, removal!);
+  const opened = (await d.coordinator.leases.read(lease)).item!;
+  clock.set(opened.election!.deadline);
+  await answer(d, lease, ['a', 'b']);
+  await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
+  const elected = (await d.coordinator.leases.read(lease)).item!;
+  expect(elected.holderIdentity).toBeDefined();
+  return { start, clock, d, removal: removal!, elected };
+}
+
+/** The lease vacant now, its next election on the hold an unmarked end of its term gets (holdUnmarked); that election. */
+async function heldUnmarked(d: FunctionDeps, lease: string, departed?: string) {
+  const now = d.coordinator.clock.now();
+  const notBefore = now + unmarkedHoldMs(DURATION_S);
+  const written = await d.coordinator.leases.write(await d.coordinator.leases.read(lease), {
+    set: { election: { id: `${lease}#9`, startedAt: now, deadline: notBefore, strategy: OLDEST_EMULATION_VERSION, notBefore, ...(departed ? { departed } : {}) } },
+    remove: ['holderIdentity', 'holderInstance'] as never,
+  });
+  return written.election;
+}
+
 describe('an old stream record delivered again long after (a stream re-read from an older point)', () => {
   it("an old REMOVE of a held row, replayed while the lease is vacant with an ordinary open election opened after it: the election is not held for the long-gone term; the tick elects once everyone answered, as without the replay", async () => {
-    const start = Date.now();
-    const { clock, d } = setup(start);
     const lease = 'replayed-delete';
-    await stand(d, lease, ['a', 'b'], start);
-    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
-    const [removal] = await recordsOf(lease, 'REMOVE');
-    clock.set(start + 1_000);
-    await deliver(d, removal!);
-    // the held election after the delete closes at its timer
-    const opened = (await d.coordinator.leases.read(lease)).item!;
-    clock.set(opened.election!.deadline);
-    await answer(d, lease, ['a', 'b']);
-    await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
-    expect((await d.coordinator.leases.read(lease)).item!.holderIdentity).toBeDefined();
+    const { start, clock, d, removal } = await deletedAndElected(lease);
     // a minute later the holder releases; the tick opens an ordinary election
     clock.set(start + 60_000);
     await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { renewTime: clock.now() }, remove: ['holderIdentity', 'holderInstance', 'session'] as never });
@@ -97,7 +117,7 @@ describe('an old stream record delivered again long after (a stream re-read from
     expect(vacant.election!.notBefore).toBeUndefined();
     // the old REMOVE, read again from an older point of the stream
     clock.advance(100);
-    await deliver(d, removal!);
+    await deliver(d, removal);
     const after = (await d.coordinator.leases.read(lease)).item!;
     expect(after.election).toEqual(vacant.election);
     // everyone answers: the tick elects now, not a lease duration later
@@ -118,9 +138,7 @@ describe('an old stream record delivered again long after (a stream re-read from
     await deliver(d, record);
     // two minutes later: b's term over, the next election on the hold an unmarked end of it gets (holdUnmarked)
     clock.set(start + 120_000);
-    const notBefore = clock.now() + unmarkedHoldMs(DURATION_S);
-    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { election: { id: `${lease}#9`, startedAt: clock.now(), deadline: notBefore, strategy: OLDEST_EMULATION_VERSION, notBefore } }, remove: ['holderIdentity', 'holderInstance'] as never });
-    const before = (await d.coordinator.leases.read(lease)).item!.election;
+    const before = await heldUnmarked(d, lease);
     // a's term's end, read again from an older point of the stream: it holds for term 1, not 2
     clock.advance(100);
     await deliver(d, record);
@@ -128,43 +146,19 @@ describe('an old stream record delivered again long after (a stream re-read from
   });
 
   it("an old REMOVE of a held row, replayed while the lease's next election is on the long hold of a later term whose end is not yet marked: the hold stands (it was cut to the deleted term's)", async () => {
-    const start = Date.now();
-    const { clock, d } = setup(start);
     const lease = 'replayed-delete-held';
-    await stand(d, lease, ['a', 'b'], start);
-    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
-    const [removal] = await recordsOf(lease, 'REMOVE');
-    clock.set(start + 1_000);
-    await deliver(d, removal!);
-    const opened = (await d.coordinator.leases.read(lease)).item!;
-    clock.set(opened.election!.deadline);
-    await answer(d, lease, ['a', 'b']);
-    await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
-    const elected = (await d.coordinator.leases.read(lease)).item!;
-    expect(elected.holderIdentity).toBeDefined();
+    const { start, clock, d, removal, elected } = await deletedAndElected(lease);
     // two minutes later: that term over, the next election on the hold an unmarked end of it gets (holdUnmarked)
     clock.set(start + 120_000);
-    const notBefore = clock.now() + unmarkedHoldMs(DURATION_S);
-    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { election: { id: `${lease}#9`, startedAt: clock.now(), deadline: notBefore, strategy: OLDEST_EMULATION_VERSION, notBefore, departed: elected.holderIdentity! } }, remove: ['holderIdentity', 'holderInstance'] as never });
-    const before = (await d.coordinator.leases.read(lease)).item!.election;
+    const before = await heldUnmarked(d, lease, elected.holderIdentity);
     clock.advance(100);
-    await deliver(d, removal!);
+    await deliver(d, removal);
     expect((await d.coordinator.leases.read(lease)).item!.election).toEqual(before);
   });
 
   it("an old REMOVE of a held row, replayed while the row is missing again by a later delete of a held row that the stream has not reached: nobody is elected before the stream has seen that delete, which then holds the election for its own term", async () => {
-    const start = Date.now();
-    const { clock, d } = setup(start);
     const lease = 'replayed-delete-missing';
-    await stand(d, lease, ['a', 'b'], start);
-    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
-    const [removal] = await recordsOf(lease, 'REMOVE');
-    clock.set(start + 1_000);
-    await deliver(d, removal!);
-    const opened = (await d.coordinator.leases.read(lease)).item!;
-    clock.set(opened.election!.deadline);
-    await answer(d, lease, ['a', 'b']);
-    await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
+    const { start, clock, d, removal } = await deletedAndElected(lease);
     // minutes later: a's session is gone (its process ended), b leads on its own session, and an operator deletes the row again
     clock.set(start + 240_000);
     const c = d.coordinator;
@@ -177,12 +171,12 @@ describe('an old stream record delivered again long after (a stream re-read from
     const bTerm = await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', session: 'b-session', renewTime: clock.now(), acquireTime: clock.now() }, remove: ['election'] as never });
     await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
     const later = (await recordsOf(lease, 'REMOVE')).at(-1)!;
-    expect(later.eventID).not.toBe(removal!.eventID);
+    expect(later.eventID).not.toBe(removal.eventID);
     // the delete happened now by the function's clock (DynamoDB Local stamps its records by the wall clock, minutes behind this one)
     later.dynamodb!.ApproximateCreationDateTime = Math.floor(clock.now() / 1000);
     // the stream re-read from an older point: the first delete comes again before the second
     clock.advance(100);
-    await deliver(d, removal!);
+    await deliver(d, removal);
     await answer(d, lease, ['a', 'b']);
     await onTick(d);
     expect((await d.coordinator.leases.read(lease)).item?.holderIdentity).toBeUndefined();
