@@ -195,25 +195,25 @@ describe('the election timer', () => {
     // time; then once per ack window (13 a minute), a chain that each tick added another to
     expect(deliveries).toBe(1);
     expect(scheduled).toEqual([]);
-    // a tick while the stream is behind reconciles the lease and starts no timer either
-    clock.advance(60_000);
+    // a tick while the stream is behind reconciles the lease and starts no timer either; the stream
+    // stays behind past the long hold a delete of a session-held term sets (unmarkedHoldMs, with
+    // DynamoDB Local's minute-rounded record times: deleteLongOver), so its catch-up is judged the same
+    // however the test's start falls within the minute (at 60 s more it was on that edge: flaky)
+    clock.advance(180_000);
     await session(d, clock.now());
     scheduled.length = 0;
     await onTick(d);
     expect(scheduled.filter((x) => (x.message as { electionId?: string }).electionId === e.id)).toEqual([]);
     expect((await c.leases.read(lease)).item!.election?.awaitsStream).toBe(true); // still waiting for the stream
-    // the stream catches up: its function sees the created row and closes the election
-    // the stream catches up: its function handles the delete (holding the next election long enough
-    // for the deleted term's holder), then sees the created row; the timer closes the election then
+    // the stream catches up: its function handles the delete, whose term could not last this long
+    // (its holder stopped at its own read of the missing row, within the hold), so it holds nothing
+    // and reconciles as the tick does; then sees the created row: the election closes, a leader elected
     const rs = await recs(lease);
     const remove = rs.findLast((r) => r.eventName === 'REMOVE')!;
     expect((await leaseStream(d)({ Records: [remove, ...rs.slice(rs.indexOf(remove) + 1)] } as DynamoDBStreamEvent, ctx('leaseStream'))).batchItemFailures).toEqual([]);
-    const held = (await c.leases.read(lease)).item!.election!;
-    expect(held.awaitsStream).toBeUndefined();
-    clock.set(held.deadline);
-    await ack(d, lease, clock.now());
-    await onTimer(d, { lease, electionId: held.id, deadline: held.deadline });
     expect((await c.leases.read(lease)).item).toMatchObject({ holderIdentity: expect.any(String), electedBy: 'coordinator' });
+    expect((await c.leases.read(lease)).item!.election).toBeUndefined();
+    expect(scheduled.filter((x) => (x.message as { electionId?: string }).electionId === e.id)).toEqual([]); // and no timer since
   });
 });
 
