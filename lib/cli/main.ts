@@ -190,7 +190,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
           if (!(await tables.waitsFor(e))) throw e;
           if (tries === 1) io.err(clean(waitingLine(tables.creating)));
           if (await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS)))
-            throw new CliError(`interrupted while waiting for ${tables.creating.length ? `table ${tables.creating.join(', ')} to be created` : 'a table not found'}; nothing was read`, 130);
+            throw new CliError(`interrupted while waiting for ${tables.creating.length ? `table ${tables.creating.join(', ')} to be created` : 'a table not found'}; nothing was written`, 130);
         }
       }
     } catch (e) {

@@ -114,7 +114,7 @@ describe('a CLI command on a table still being created (CREATING)', () => {
     }
   });
 
-  it('Ctrl-C ends the wait: exit 130, saying which table it waited for', async () => {
+  it('Ctrl-C ends the wait: exit 130, saying which table it waited for and that nothing was written', async () => {
     const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
     try {
       const c = drivenClock(() => proxy.inFlight() > 0);
@@ -124,7 +124,7 @@ describe('a CLI command on a table still being created (CREATING)', () => {
       const r = await run(proxy.endpoint, ['--table-prefix', prefix(), 'leader', 'held'], c, stop);
       expect(r.code).toBe(130);
       const lines = r.err.split('\n');
-      expect(lines).toEqual([expect.stringMatching(WAITING), `error: interrupted while waiting for table ${t.names.leases} to be created; nothing was read`]);
+      expect(lines).toEqual([expect.stringMatching(WAITING), `error: interrupted while waiting for table ${t.names.leases} to be created; nothing was written`]);
       expect(r.out).toBe('');
       expect(r.tookMs).toBe(30_000);
     } finally {
