@@ -8,7 +8,7 @@ import { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
-import { clean, dash, fields, named, platformOf, relative, span, stamp, table } from './format.js';
+import { dash, fields, named, platformOf, relative, shown, span, stamp, table } from './format.js';
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
@@ -145,13 +145,13 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   lines.push('', `Candidates, in the coordinator's order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');
   else lines.push(...candidateLines(ordered, now, config, preferred, others).map((l) => `  ${l}`));
-  if (reasons.length) lines.push('', 'Why in this order:', ...reasons.map((r) => `  ${clean(r)}`));
+  // the sentences name candidates and the lease's names: escaped where they pass for one another, as above
+  if (reasons.length) lines.push('', 'Why in this order:', ...reasons.map((r) => `  ${shown(as(...r))}`));
   lines.push('');
-  const why = best && (runnerUp ? `: ${whyBetter(best, runnerUp, preferred)}` : ': the only candidate that counts');
   lines.push(...fields([
-    ['Best candidate', best ? as({ name: best.candidate.name }, why ?? '') : 'none (no live candidate with valid versions that answers pings)'],
+    ['Best candidate', best ? as({ name: best.candidate.name }, ': ', ...(runnerUp ? whyBetter(best, runnerUp, preferred) : ['the only candidate that counts'])) : 'none (no live candidate with valid versions that answers pings)'],
     // decided on the lease as judged, as the coordinator decides (reconcile.ts)
-    ['Next step', session?.refused ? UNJUDGED_STEP : `${nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease)}`],
+    ['Next step', session?.refused ? UNJUDGED_STEP : as(...nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease))],
   ]));
   lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
   return lines;

@@ -11,18 +11,46 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { relative, span } from './format.js';
 
+/** A name in a sentence, kept apart from its words so that describe escapes it where it passes for another name shown (format.ts named). */
+export interface NameIn {
+  readonly name: string;
+}
+/** A sentence with names in it: `sentence()` joins it; describe shows it through format.ts named. */
+export type Words = readonly (string | NameIn)[];
+
+/** `words\`ask ${name(a)} to yield\``: the text, the names (and nested sentences) in their places. */
+function words(strings: TemplateStringsArray, ...values: readonly (string | number | undefined | NameIn | Words)[]): Words {
+  const out: (string | NameIn)[] = [strings[0]!];
+  values.forEach((v, i) => {
+    if (Array.isArray(v)) out.push(...(v as Words));
+    else out.push(typeof v === 'object' ? (v as NameIn) : String(v));
+    out.push(strings[i + 1]!);
+  });
+  return out;
+}
+
+/** A name as a part of a sentence (undefined as the template literal showed it before). */
+const name = (n: string | undefined): NameIn | string => (n === undefined ? String(n) : { name: n });
+
+/** Names listed, comma-separated; `empty` when there are none. */
+const names = (list: readonly string[], empty = ''): Words => (list.length ? list.flatMap((n, i) => (i ? [', ', { name: n }] : [{ name: n }])) : [empty]);
+
+/** A sentence as plain text (escaped by whoever prints it). */
+export const sentence = (w: Words): string => w.map((p) => (typeof p === 'string' ? p : p.name)).join('');
+
 /**
- * Why `a` ranks above `b`: the first of the coordinator's criteria that tells them apart.
+ * Why `a` ranks above `b`: the first of the coordinator's criteria that tells them apart (the names kept apart: Words).
  * `preferred`: the lease's preferred locations, as both were ranked with.
  */
-export function whyBetter(a: Ranked, b: Ranked, preferred: readonly string[] = []): string {
+export function whyBetter(a: Ranked, b: Ranked, preferred: readonly string[] = []): Words {
   const [ca, cb] = [a.candidate, b.candidate];
-  if (a.priority !== b.priority) return `higher priority than ${cb.name} (${a.priority || 'none'} > ${b.priority || 'none'})`;
-  if (a.emulation.compare(b.emulation)) return `older emulation version than ${cb.name} (${ca.emulationVersion} < ${cb.emulationVersion})`;
-  if (a.locationRank !== b.locationRank) return `same emulation version as ${cb.name}, better placed (${placed(a, preferred)}; ${cb.name} ${placed(b, preferred)})`;
-  if (a.binary.compare(b.binary)) return `same emulation version as ${cb.name}, older binary (${ca.binaryVersion} < ${cb.binaryVersion})`;
-  if (ca.createdAt !== cb.createdAt) return `same versions as ${cb.name}, registered earlier (${new Date(ca.createdAt).toISOString()})`;
-  return `same versions and registration time as ${cb.name}; the name sorts first`;
+  const other = name(cb.name);
+  if (a.priority !== b.priority) return words`higher priority than ${other} (${a.priority || 'none'} > ${b.priority || 'none'})`;
+  if (a.emulation.compare(b.emulation)) return words`older emulation version than ${other} (${ca.emulationVersion} < ${cb.emulationVersion})`;
+  if (a.locationRank !== b.locationRank) return words`same emulation version as ${other}, better placed (${placed(a, preferred)}; ${other} ${placed(b, preferred)})`;
+  if (a.binary.compare(b.binary)) return words`same emulation version as ${other}, older binary (${ca.binaryVersion} < ${cb.binaryVersion})`;
+  if (ca.createdAt !== cb.createdAt) return words`same versions as ${other}, registered earlier (${new Date(ca.createdAt).toISOString()})`;
+  return words`same versions and registration time as ${other}; the name sorts first`;
 }
 
 /** `in us-east-1a, preferred #1`, `in eu-west-1a, in no preferred location`, `of unknown location, in no preferred location`. */
@@ -69,62 +97,62 @@ export function standings(lease: Lease | undefined, candidates: readonly Candida
   const best = pickBest(responsive, now, preferred);
   const runnerUp = best && orderCandidates(responsive.filter((c) => c !== best.candidate), now, preferred)[0];
   // each ranked candidate against the next: why the order is what it is
-  const reasons = ranked.slice(0, -1).map((r, i) => `${r.candidate.name} before ${ranked[i + 1]!.candidate.name}: ${whyBetter(r, ranked[i + 1]!, preferred)}`);
+  const reasons = ranked.slice(0, -1).map((r, i) => words`${name(r.candidate.name)} before ${name(ranked[i + 1]!.candidate.name)}: ${whyBetter(r, ranked[i + 1]!, preferred)}`);
   return { ordered, best, runnerUp, preferred, reasons };
 }
 
 /** A decision of `decide()` as a sentence: what the coordinator does at its next reconcile. */
-export function nextStep(d: Decision, lease: Lease | undefined): string {
+export function nextStep(d: Decision, lease: Lease | undefined): Words {
   switch (d.kind) {
     case 'leaveAlone':
       return leftAlone(d, lease);
     case 'awaitAcks':
-      return `wait for ${d.pending.join(', ')} to answer election ${d.election.id} (until ${new Date(d.election.deadline).toISOString()})`;
+      return words`wait for ${names(d.pending)} to answer election ${d.election.id} (until ${new Date(d.election.deadline).toISOString()})`;
     case 'openElection':
-      if (d.vacancy) return `open election ${d.election.id} (vacant: ${d.vacancy})${d.ping.length ? ` and ping ${d.ping.join(', ')}` : ''}`;
-      if (d.successor || d.secondSuccessor) return `ask ${d.ping.join(', ')} whether they are alive (re-election ${d.election.id}) before naming successors${d.successor ? `; meanwhile ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
-      return `open re-election ${d.election.id}: ping ${d.ping.join(', ') || 'nobody'} while ${lease?.holderIdentity} keeps leading, then preempt it for a better candidate that answers`;
+      if (d.vacancy) return words`open election ${d.election.id} (vacant: ${d.vacancy})${d.ping.length ? words` and ping ${names(d.ping)}` : ''}`;
+      if (d.successor || d.secondSuccessor) return words`ask ${names(d.ping)} whether they are alive (re-election ${d.election.id}) before naming successors${d.successor ? words`; meanwhile ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
+      return words`open re-election ${d.election.id}: ping ${names(d.ping, 'nobody')} while ${name(lease?.holderIdentity)} keeps leading, then preempt it for a better candidate that answers`;
     case 'elect':
-      return `elect ${d.winner} with a fencing token above ${lease?.fencingToken ?? 0}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
+      return words`elect ${name(d.winner)} with a fencing token above ${lease?.fencingToken ?? 0}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
     case 'failElection':
-      return `record an election failure (${d.failure.reason}): ${d.failure.message}`;
+      return words`record an election failure (${d.failure.reason}): ${d.failure.message}`;
     case 'cancelElection':
-      return `cancel election ${d.election.id} (${d.why})${d.successor ? `; ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
+      return words`cancel election ${d.election.id} (${d.why})${d.successor ? words`; ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
     case 'preempt':
-      return `ask ${d.holder} to yield to ${d.preferredHolder} (preferredHolder); ${d.holder} releases at its next renewal and the next election elects ${d.preferredHolder}`;
+      return words`ask ${name(d.holder)} to yield to ${name(d.preferredHolder)} (preferredHolder); ${name(d.holder)} releases at its next renewal and the next election elects ${name(d.preferredHolder)}`;
     case 'setSuccessor':
       return d.successor
-        ? `designate ${d.successor.name} successor: it takes the lease at once if ${lease?.holderIdentity ?? 'the holder'} stops renewing or releases${d.secondSuccessor ? `; ${d.secondSuccessor.name} second successor: it takes it a moment later if ${d.successor.name} has not` : ''}`
-        : 'clear the successor: no other candidate could win';
+        ? words`designate ${name(d.successor.name)} successor: it takes the lease at once if ${lease?.holderIdentity ? name(lease.holderIdentity) : 'the holder'} stops renewing or releases${d.secondSuccessor ? words`; ${name(d.secondSuccessor.name)} second successor: it takes it a moment later if ${name(d.successor.name)} has not` : ''}`
+        : ['clear the successor: no other candidate could win'];
     case 'clearPreferredHolder':
-      return `clear preferredHolder ${d.preferredHolder} (${d.why === 'holderIsBest' ? 'the holder is the best candidate again' : 'no valid candidate to prefer'})`;
+      return words`clear preferredHolder ${name(d.preferredHolder)} (${d.why === 'holderIsBest' ? 'the holder is the best candidate again' : 'no valid candidate to prefer'})`;
   }
 }
 
 /** The successors a decision names, as a phrase. */
-function namedLine(successor: { name: string } | undefined, second: { name: string } | undefined): string {
-  return successor ? `name ${successor.name} successor${second ? ` and ${second.name} second successor` : ''}` : 'name no successor';
+function namedLine(successor: { name: string } | undefined, second: { name: string } | undefined): Words {
+  return successor ? words`name ${name(successor.name)} successor${second ? words` and ${name(second.name)} second successor` : ''}` : ['name no successor'];
 }
 
-function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | undefined): string {
+function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | undefined): Words {
   switch (d.reason) {
     case 'noCandidates':
-      return 'nothing: the lease has no candidates';
+      return ['nothing: the lease has no candidates'];
     case 'noLiveCandidates':
-      return 'nothing: no candidate renewed recently enough to count';
+      return ['nothing: no candidate renewed recently enough to count'];
     case 'noResponsiveCandidates':
-      return 'nothing: every live candidate let the last election pass unanswered; one that renews, or a new one, is elected at once';
+      return ['nothing: every live candidate let the last election pass unanswered; one that renews, or a new one, is elected at once'];
     case 'noValidCandidates':
-      return `nothing: ${d.detail ?? 'no live candidate has versions that parse'}; a candidate that registers valid versions is elected at once`;
+      return words`nothing: ${d.detail ?? 'no live candidate has versions that parse'}; a candidate that registers valid versions is elected at once`;
     case 'noCoordination':
-      return 'nothing: under NoCoordination the workers acquire the lease directly';
+      return ['nothing: under NoCoordination the workers acquire the lease directly'];
     case 'unknownStrategy':
-      return `nothing: ${d.detail ?? `strategy "${d.strategy}" is elected by a third party`}`;
+      return words`nothing: ${d.detail ?? words`strategy "${d.strategy}" is elected by a third party`}`;
     case 'contradictoryStrategies':
-      return `nothing: ${d.detail ?? "the candidates' strategies contradict each other"}`;
+      return words`nothing: ${d.detail ?? "the candidates' strategies contradict each other"}`;
     case 'leaderHealthy':
-      return `nothing: ${lease?.holderIdentity ?? 'the holder'} is the best candidate and its term is current`;
+      return words`nothing: ${lease?.holderIdentity ? name(lease.holderIdentity) : 'the holder'} is the best candidate and its term is current`;
     case 'preemptionPending':
-      return `nothing new: ${lease?.preferredHolder} is preferred; ${lease?.holderIdentity} should release at its next renewal`;
+      return words`nothing new: ${name(lease?.preferredHolder)} is preferred; ${name(lease?.holderIdentity)} should release at its next renewal`;
   }
 }

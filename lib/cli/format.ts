@@ -360,10 +360,13 @@ export function named(names: readonly string[]): (...parts: readonly (string | {
   };
 }
 
-/** `label:  value` lines with the values aligned; values escaped (a Named value also where its names pass for others). */
+/** A value escaped: a Named value also where its names pass for others. */
+export const shown = (v: string | Named): string => (typeof v === 'string' ? clean(v) : cleanAt(v.text, v.also));
+
+/** `label:  value` lines with the values aligned; values escaped (shown). */
 export function fields(pairs: readonly (readonly [string, string | Named])[]): string[] {
   const width = Math.max(...pairs.map(([k]) => k.length)) + 1;
-  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${typeof v === 'string' ? clean(v) : cleanAt(v.text, v.also)}`);
+  return pairs.map(([k, v]) => `${`${k}:`.padEnd(width)}  ${shown(v)}`);
 }
 
 const ANSI = { bold: '1', inverse: '7', yellow: '33' } as const;

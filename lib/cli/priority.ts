@@ -13,7 +13,7 @@ import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.j
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
-import { nextStep } from './explain.js';
+import { nextStep, sentence } from './explain.js';
 import { relative, span, twinOf } from './format.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
@@ -29,7 +29,7 @@ async function candidateOf(ctx: CliContext, lease: string, name: string): Promis
 function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): string {
   const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
   if (snap.session?.refused) return UNJUDGED_STEP;
-  return nextStep(decide(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item);
+  return sentence(nextStep(decide(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item));
 }
 
 /** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined. */
@@ -104,7 +104,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const written = await confirmedWrite(ctx, candidate, snap.candidates, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
-  say(ctx, `the coordinator's next step: ${nextStep(decision, lease)}`);
+  say(ctx, `the coordinator's next step: ${sentence(nextStep(decision, lease))}`);
   if (passedOver(candidate, now, ctx.config)) say(ctx, `note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`);
   say(ctx, `when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} ${written.name} --clear\` ends it sooner`);
 }

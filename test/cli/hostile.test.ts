@@ -304,6 +304,21 @@ describe('hostile values in the output', () => {
     expect(own.out).toMatch(/^ {2}\d+ +worker-m +/m);
   });
 
+  it('describe: the "Why in this order" and "Next step" sentences escape look-alike names as the table above does', async () => {
+    // before: the sentences were cleaned on their own, so "worker-m before worker-rn: … as worker-rn"
+    // and "ask keeper to yield to worker-m" were shown as written under a table that escaped the two
+    const d = await h.run(['describe', 'lease', 'twins'], { clock: at() });
+    const sentences = d.out.split('\n').filter((l) => /^ {2}worker-|^Next step:/.test(l));
+    expect(sentences.length).toBeGreaterThanOrEqual(2);
+    for (const l of sentences) expect(l).not.toMatch(/worker-(rn|m)\b/);
+    expect(d.out).toMatch(/^ {2}worker-\\u006d before worker-\\u0072\\u006e: /m);
+    expect(d.out).toMatch(/^Next step: +ask keeper to yield to worker-\\u006d \(preferredHolder\)/m);
+    expect(d.out).not.toMatch(/^Best candidate:.*worker-(rn|m)\b/m);
+    const held = await h.run(['describe', 'lease', 'twin-holder'], { clock: at() });
+    expect(held.out).toMatch(/^Next step: /m);
+    expect(held.out).not.toMatch(/^Next step:.*worker-(rn|m)\b/m);
+  });
+
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
     const r = await h.run(['-o', 'json', 'describe', 'lease', 'hx'], { clock: at() });
     expect(r.out).not.toMatch(RAW);
