@@ -14,7 +14,10 @@ import type { Clock } from './clock.js';
  * not there, so a missing table is first looked at (DescribeTable on each of `tables`): one
  * CREATING is waited for (tried again with backoff, for as long as DynamoDB says so); with none
  * CREATING, one that DescribeTable does not find either is given up on at once (a `tables` option
- * naming no table: one DescribeTable round trip later); where DescribeTable tells nothing (not
+ * naming no table: one DescribeTable round trip later); where DescribeTable shows every one ACTIVE,
+ * it is tried once more (the request may have met a table CREATING that turned ACTIVE before the
+ * look), then given up on (`active`): a request sent after DescribeTable said ACTIVE that finds no
+ * table again is no table being created; where DescribeTable tells nothing (not
  * granted: a role of grantWorker or grantGetLeader from @conclave/cdk before 0.2.0, or a policy of
  * the user's own; or it failed), it is tried again for TABLE_WAIT_MS from the first missing table,
  * then given up on. One per start-up or call: the wait runs from its first missing table.
@@ -24,6 +27,10 @@ export class TableWait {
   private missingSince: number | undefined;
   /** The tables DescribeTable showed CREATING at the last look: none where it told nothing (the bounded wait). */
   creating: readonly string[] = [];
+  /** The tables DescribeTable showed ACTIVE, every one looked at, at the last look: tried once more, then given up on. */
+  active: readonly string[] = [];
+  /** Whether the look before the last one showed every table ACTIVE too: the request since, sent after it, found none again. */
+  private activeBefore = false;
 
   constructor(
     /** The tables looked at: those the caller uses. */
@@ -41,10 +48,18 @@ export class TableWait {
     const names = [...new Set(this.tables)];
     const states = await Promise.all(names.map(state));
     this.creating = names.filter((_, i) => states[i] === 'creating');
+    this.active = states.every((s) => s === 'there') ? names : [];
+    const activeBefore = this.activeBefore;
+    this.activeBefore = this.active.length > 0;
     if (this.creating.length > 0) {
       this.missingSince = undefined; // being made: waited for, the wait counted again from the next missing table not being made
       return true;
     }
+    // ACTIVE, yet not found: once, the request may have raced the table's last moment CREATING; a
+    // request sent after DescribeTable said ACTIVE that finds none again is another endpoint or
+    // region than the table's, or a table deleted and made again: no wait helps, and the caller
+    // says so at once rather than after TABLE_WAIT_MS
+    if (this.active.length > 0) return !activeBefore;
     return !states.includes('missing') && now - this.missingSince < TABLE_WAIT_MS;
   }
 }

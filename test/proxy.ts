@@ -116,7 +116,9 @@ export async function rewritingProxy(target: string, rewrite: (chunk: string) =>
  * `creating(n)`: the next `n` requests on the table other than DescribeTable are answered
  * ResourceNotFoundException, as DynamoDB answers data-plane requests on a CREATING table; meanwhile
  * DescribeTable on it says TableStatus CREATING (`describe: 'creating'`), or is refused with
- * AccessDeniedException (`'denied'`: a role granted no DescribeTable, as by grantWorker before 0.2.0 or a policy of the user's own).
+ * AccessDeniedException (`'denied'`: a role granted no DescribeTable, as by grantWorker before 0.2.0 or a policy of the user's own),
+ * or says ACTIVE as DynamoDB Local does (`'active'`: a request that finds no table DescribeTable shows).
+ * DescribeTable on each of `creatingToo` says CREATING whatever (an unrelated table being made).
  * Every other request, and every one after those `n`, is passed on as it is. `notFound()` counts
  * the requests answered so, `described()` the DescribeTable requests on the table, `inFlight()`
  * the requests not answered yet.
@@ -124,7 +126,7 @@ export async function rewritingProxy(target: string, rewrite: (chunk: string) =>
 export async function creatingTableProxy(
   target: string,
   table: string,
-  o: { describe: 'creating' | 'denied' },
+  o: { describe: 'creating' | 'denied' | 'active'; creatingToo?: readonly string[] },
 ): Promise<{ endpoint: string; creating: (n: number) => void; notFound: () => number; described: () => number; inFlight: () => number; close: () => Promise<void> }> {
   let left = 0;
   let inFlight = 0;
@@ -144,13 +146,15 @@ export async function creatingTableProxy(
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1];
-      let named = false;
+      let name: unknown;
       try {
-        named = (JSON.parse(body.toString('utf8')) as { TableName?: unknown }).TableName === table;
+        name = (JSON.parse(body.toString('utf8')) as { TableName?: unknown }).TableName;
       } catch {
-        named = false;
+        name = undefined;
       }
+      const named = name === table;
       const describing = named && operation === 'DescribeTable';
+      const otherCreating = operation === 'DescribeTable' && typeof name === 'string' && (o.creatingToo ?? []).includes(name);
       if (describing) described++;
       if (named && left > 0 && !describing) {
         left--;
@@ -164,7 +168,7 @@ export async function creatingTableProxy(
         r.on('data', (c: Buffer) => back.push(c));
         r.on('end', () => {
           let text = Buffer.concat(back).toString('utf8');
-          if (describing && left > 0) text = text.replace('"TableStatus":"ACTIVE"', '"TableStatus":"CREATING"');
+          if ((describing && left > 0 && o.describe === 'creating') || otherCreating) text = text.replace('"TableStatus":"ACTIVE"', '"TableStatus":"CREATING"');
           const { 'content-length': _, 'x-amz-crc32': __, ...headers } = r.headers; // the body may be rewritten: its length and checksum are the new one's
           answer(res, r.statusCode ?? 500, text, headers);
         });

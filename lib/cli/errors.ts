@@ -77,6 +77,16 @@ const localWithoutEndpoint = (t: Target) => !t.endpoint && regionOf(t) === LOCAL
 const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpoint was given: pass the endpoint \`npx conclave-local\` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)`;
 
 /**
+ * A table DescribeTable shows ACTIVE that a request, sent after DescribeTable said so, found none
+ * of (TableWait.active): not one being created, so not waited for.
+ */
+export const activeNotFound = (tables: readonly string[], target: Target): CliError =>
+  new CliError(
+    `DescribeTable ${where(target)} says ${tables.length === 1 ? `table ${tables[0]} is` : `tables ${tables.join(', ')} are`} ACTIVE, yet a request on ${tables.length === 1 ? 'it' : 'one'} answered "not found" again after that, so it is not a table being created - ` +
+      `check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and the table's name (--table-prefix, --leases-table, --candidates-table, --identities-table); a table deleted and created again under its name may answer so for a moment: run the command again shortly`,
+  );
+
+/**
  * Turns the errors a user can do something about into a CliError saying what to do; anything
  * else (a bug, an unknown fault) is returned as it is.
  */

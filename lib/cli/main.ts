@@ -17,7 +17,7 @@ import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
 import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { describeLease } from './describe.js';
-import { CliError, explain } from './errors.js';
+import { CliError, activeNotFound, explain } from './errors.js';
 import { clean } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
@@ -119,11 +119,17 @@ const YES = ['-y, --yes', 'make the change without asking (needed when stdin is 
 /** The first wait, and the next ones while the tables are still not found, doubling up to four times it. */
 const CREATING_RETRY_MS = 1_000;
 
-/** The one line (stderr) a command waiting for its tables prints: a table being created, or, where DescribeTable is refused, a table not found for up to TABLE_WAIT_MS. */
-const waitingLine = (creating: readonly string[]): string =>
+/**
+ * The line (stderr) a command waiting for its tables prints, once for each kind of wait: a table
+ * being created, a table DescribeTable shows ACTIVE (tried once more), or, where DescribeTable is
+ * refused, a table not found for up to TABLE_WAIT_MS.
+ */
+const waitingLine = ({ creating, active }: Pick<TableWait, 'creating' | 'active'>): string =>
   creating.length > 0
     ? `waiting for table ${creating.join(', ')}, still being created (CREATING): trying again until it answers (Ctrl-C to stop)`
-    : `a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for ${TABLE_WAIT_MS / 1000} s (Ctrl-C to stop)`;
+    : active.length > 0
+      ? `${active.length === 1 ? `table ${active[0]} answered "not found", though DescribeTable shows it` : `a table answered "not found", though DescribeTable shows ${active.join(', ')}`} ACTIVE: trying once more (a table just made may answer so for a moment)`
+      : `a table was not found and DescribeTable was refused, so whether one is being created cannot be told: trying again for ${TABLE_WAIT_MS / 1000} s (Ctrl-C to stop)`;
 
 /**
  * A table not found after the operator confirmed a change, or while a command waits on a term:
@@ -181,14 +187,17 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     // another expiry), or make its change twice
     const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock: io.clock });
     const progress: Progress = {};
+    let told: string | undefined; // the waiting line printed last: each kind of wait told once
     try {
       for (let tries = 1; ; tries++) {
         try {
           return await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, progress, ...judging }));
         } catch (e) {
           if ((progress.confirmed !== undefined || progress.waiting) && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
-          if (!(await tables.waitsFor(e))) throw e;
-          if (tries === 1) io.err(clean(waitingLine(tables.creating)));
+          if (!(await tables.waitsFor(e))) throw tables.active.length ? activeNotFound(tables.active, target) : e;
+          // a table seen CREATING, ACTIVE at the next look: the wait told is ending, not another
+          const line = tables.active.length && told ? told : waitingLine(tables);
+          if (line !== told) io.err(clean((told = line)));
           if (await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS)))
             throw new CliError(`interrupted while waiting for ${tables.creating.length ? `table ${tables.creating.join(', ')} to be created` : 'a table not found'}; nothing was written`, 130);
         }

@@ -114,6 +114,43 @@ describe('a CLI command on a table still being created (CREATING)', () => {
     }
   });
 
+  it('DescribeTable says ACTIVE, yet the request finds no table, twice: stops after one more try, saying so (not "DescribeTable was refused", not 60 s)', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'active' });
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1_000);
+      const stop = new AbortController();
+      c.clock.setTimer(5 * TABLE_WAIT_MS, () => stop.abort()); // before: tried again for TABLE_WAIT_MS, saying DescribeTable was refused
+      const r = await run(proxy.endpoint, ['--table-prefix', prefix(), 'get', 'leases'], c, stop);
+      expect(r.code).toBe(1);
+      expect(r.err).not.toMatch(/refused/);
+      const lines = r.err.split('\n');
+      expect(lines).toEqual([
+        expect.stringMatching(/ answered "not found", though DescribeTable shows .*ACTIVE: trying once more \(a table just made may answer so for a moment\)$/),
+        expect.stringMatching(new RegExp(`^error: DescribeTable at http://127\\.0\\.0\\.1:\\d+ says tables? (\\S+, )*${t.names.leases}(, \\S+)* (is|are) ACTIVE, yet a request on (it|one) answered "not found" again after that, so it is not a table being created - check --endpoint`)),
+      ]);
+      expect(proxy.notFound()).toBe(2);
+      expect(r.tookMs).toBeLessThan(5_000);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a request that met the table CREATING, the table ACTIVE by the look: tried once more, and answers', async () => {
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'active' });
+    try {
+      const c = drivenClock(() => proxy.inFlight() > 0);
+      proxy.creating(1);
+      const r = await run(proxy.endpoint, ['--table-prefix', prefix(), 'get', 'leases'], c);
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(/^held\s+a1\s+42\b/m);
+      expect(r.err).not.toMatch(/refused/);
+      expect(proxy.notFound()).toBe(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('Ctrl-C ends the wait: exit 130, saying which table it waited for and that nothing was written', async () => {
     const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
     try {
