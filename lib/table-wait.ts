@@ -20,7 +20,9 @@ import type { Clock } from './clock.js';
  * table again is no table being created; where DescribeTable tells nothing (not
  * granted: a role of grantWorker or grantGetLeader from @conclave/cdk before 0.2.0, or a policy of
  * the user's own; or it failed), it is tried again for TABLE_WAIT_MS from the first missing table,
- * then given up on. One per start-up or call: the wait runs from its first missing table.
+ * then given up on. One per start-up or call: the wait runs from its first missing table. Only the
+ * table the failing request named is looked at where it is known (namedRequests): another of
+ * `tables`, being created meanwhile, is no reason to wait.
  */
 export class TableWait {
   /** Monotonic time of the first missing table met, none being created since: where TABLE_WAIT_MS runs from. */
@@ -45,7 +47,9 @@ export class TableWait {
     const { state, clock } = this.look;
     const now = clock.monotonic();
     this.missingSince ??= now;
-    const names = [...new Set(this.tables)];
+    // the request's own table where it is known: another one CREATING says nothing of this one
+    const asked = requestTables.get(error as object);
+    const names = asked !== undefined && this.tables.includes(asked) ? [asked] : [...new Set(this.tables)];
     const states = await Promise.all(names.map(state));
     this.creating = names.filter((_, i) => states[i] === 'creating');
     this.active = states.every((s) => s === 'there') ? names : [];
@@ -76,3 +80,28 @@ export type TableState = 'missing' | 'creating' | 'there' | 'unknown';
 
 /** DynamoDB's own missing table (ResourceNotFoundException), not yet told as anyone's (the SDK's TableNotFoundError has a name of its own). */
 export const isMissingTable = (e: unknown): boolean => e instanceof Error && e.name === 'ResourceNotFoundException';
+
+/** The table each failed request named (its input's TableName), noted by namedRequests. */
+const requestTables = new WeakMap<object, string>();
+
+/**
+ * `client` (a DynamoDB client) whose `send` notes, on the error a request meets, the table the
+ * request named (a TransactWriteItems or a ListTables names none), so that TableWait looks at that
+ * table only; everything else is the client's own (its configuration, middleware and credentials
+ * are shared, not copied).
+ */
+export function namedRequests<C extends object>(client: C): C {
+  const named = Object.create(client) as C;
+  const own = client as unknown as { send(command: { input?: unknown }, ...rest: unknown[]): Promise<unknown> };
+  const send = async (command: { input?: unknown }, ...rest: unknown[]): Promise<unknown> => {
+    try {
+      return await own.send(command, ...rest);
+    } catch (e) {
+      const table = (command.input as { TableName?: unknown } | undefined)?.TableName;
+      if (typeof table === 'string' && typeof e === 'object' && e !== null) requestTables.set(e, table);
+      throw e;
+    }
+  };
+  Object.defineProperty(named, 'send', { value: send });
+  return named;
+}

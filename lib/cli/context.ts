@@ -7,6 +7,7 @@ import { localClient } from '../stores/client.js';
 import { clean, jsonText } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
+import { namedRequests } from '../table-wait.js';
 
 /** Where a command writes: results to `out`, notes and errors to `err`. Each call is one line or more. */
 export interface Sink {
@@ -97,8 +98,9 @@ export interface CliContext {
  */
 export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'requestTimeoutMs'>): DynamoDBClient {
   const requestHandler = { requestTimeout: opts.requestTimeoutMs, throwOnRequestTimeout: true };
-  if (opts.endpoint) return localClient(opts.endpoint, opts.region, { requestHandler });
-  return new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler });
+  // each failed request names its table: a table not found is looked at alone (TableWait)
+  if (opts.endpoint) return namedRequests(localClient(opts.endpoint, opts.region, { requestHandler }));
+  return namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler }));
 }
 
 /** Nobody to ask and no `--yes`: every write is refused. The default when none is given. */

@@ -9,6 +9,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
+import { namedRequests } from '../table-wait.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -38,6 +39,8 @@ export class RequestBoundError extends Error {
  * middleware and credentials are shared, not copied).
  */
 export function boundedClient(client: DynamoDBClient, clock: Pick<Clock, 'setTimer'>, boundMs: number): DynamoDBClient {
+  // each failed request names its table: a table not found is looked at alone (TableWait)
+  const named = namedRequests(client);
   const bounded = Object.create(client) as DynamoDBClient;
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
     const abort = new AbortController();
@@ -47,7 +50,7 @@ export function boundedClient(client: DynamoDBClient, clock: Pick<Clock, 'setTim
     if (caller?.aborted) passOn();
     else caller?.addEventListener('abort', passOn, { once: true });
     // raced as well as aborted: a request handler that does not honour the signal still lets go
-    return raced(client.send(command as never, { ...options, abortSignal: abort.signal }), abort.signal).finally(() => {
+    return raced(named.send(command as never, { ...options, abortSignal: abort.signal }), abort.signal).finally(() => {
       timer.cancel();
       caller?.removeEventListener('abort', passOn);
     });

@@ -175,6 +175,18 @@ describe('getLeader on a table still being created (CREATING)', () => {
     });
   });
 
+  it('"not found" on the leases table while the identities table, unrelated, is CREATING: only the table the request named is looked at', async () => {
+    await throughProxy(t.names.leases, { describe: 'active', creatingToo: [t.names.identities] }, async ({ proxy, client, c }) => {
+      proxy.creating(1_000);
+      const stop = new AbortController();
+      c.clock.setTimer(5 * TABLE_WAIT_MS, () => stop.abort(new Error('stopped by the test'))); // before: waited on the identities table until then
+      const r = await call('job', t.names, c, client, stop.signal);
+      expect(r.value).toBeInstanceOf(TableNotFoundError);
+      expect(proxy.notFound()).toBe(2); // tried once more after DescribeTable said ACTIVE, then given up on
+      expect(r.tookMs).toBeLessThan(5_000);
+    });
+  });
+
   it('a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async () => {
     await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
       const r = await call('job', 'no-such-deployment', c, client);
