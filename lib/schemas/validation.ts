@@ -133,6 +133,15 @@ export function parse<S extends z.ZodType>(schema: S, raw: unknown, subject: str
 }
 
 /**
+ * The issues of an argument beside the options (a lease name), each under `field`: reported with
+ * the options' own in one ValidationError, so that a bad name hides no bad option.
+ */
+export function argumentIssues(schema: z.ZodType, raw: unknown, field: string): FieldIssue[] {
+  const r = schema.safeParse(raw, { error: FIXES });
+  return r.success ? [] : issuesOf(r.error).map((i) => ({ field, message: i.message }));
+}
+
+/**
  * `when` of a field's refinement that judges only what passed the field's checks before it
  * (`.refine(isAdvertisable, { message, when: ownChecksPassed })`): it runs while the field has no
  * issue yet, so one bad value gets one message (an empty address is not also "must be a URL"). Not

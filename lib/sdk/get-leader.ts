@@ -9,7 +9,7 @@ import { effectiveLease, judgedOffNamed, judgingRow, sessionStampAt, type Sessio
 import { electionConfig } from '../schemas/config.js';
 import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { LeaseName } from '../schemas/lease.js';
-import { ValidationError, parse } from '../schemas/validation.js';
+import { ValidationError, argumentIssues, issuesOf, FIXES, parse } from '../schemas/validation.js';
 import { BrokenSessionError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
@@ -78,8 +78,12 @@ type ResolvedOptions = z.output<typeof GetLeaderOptionsSchema>;
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
   if (typeof leaseName !== 'string') throw notALeaseName(leaseName, options);
-  const name = parse(LeaseName, leaseName, 'getLeader lease name');
-  const o = parse(GetLeaderOptionsSchema, options, 'getLeader options');
+  // the lease name and the options judged together: a bad name hides no bad option
+  const named = argumentIssues(LeaseName, leaseName, 'leaseName');
+  const given = GetLeaderOptionsSchema.safeParse(options, { error: FIXES });
+  if (named.length > 0 || !given.success) throw new ValidationError(named.length ? 'getLeader arguments' : 'getLeader options', [...named, ...(given.success ? [] : issuesOf(given.error))]);
+  const name = parse(LeaseName, leaseName, 'getLeader lease name'); // passed above
+  const o = given.data;
   const clock = o.clock ?? systemClock;
   const time = stampClockFor(o.clockSync, o.client, clock);
   // its requests give up as the SDK's own do: one that never answers must not hang the caller (bounded-client.ts)

@@ -184,9 +184,10 @@ const STAND_IN_CANDIDACY = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }
  * schemas speak of is told by withLease's alone. `identity`: the run's name when the options give none.
  * @throws ValidationError naming `what` and every problem
  */
-export function parseWithLeaseOptions(raw: unknown, leaseName: string, identity: string, what: string): z.output<typeof WithLeaseOptionsSchema> {
+export function parseWithLeaseOptions(raw: unknown, leaseName: string, identity: string, what: string, before: readonly FieldIssue[] = []): z.output<typeof WithLeaseOptionsSchema> {
   const own = WithLeaseOptionsSchema.safeParse(raw, { error: FIXES });
-  const issues: FieldIssue[] = own.success ? [] : issuesOf(own.error);
+  // the call's other arguments' issues (its lease name, its function) first: one ValidationError for all
+  const issues: FieldIssue[] = [...before, ...(own.success ? [] : issuesOf(own.error))];
   if (everyProblem.when({ value: raw })) {
     const o = raw as Record<string, unknown>;
     const coordinated = o['mode'] === 'coordinated' || (o['mode'] !== 'NoCoordination' && o['candidacy'] !== undefined);

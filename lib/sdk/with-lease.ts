@@ -17,7 +17,7 @@ import { sessionKey } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run-once.js';
 import { NO_COORDINATION } from '../schemas/strategy.js';
-import { ValidationError, parse } from '../schemas/validation.js';
+import { ValidationError, argumentIssues, parse, type FieldIssue } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { BrokenSessionError, ConflictError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
@@ -94,12 +94,15 @@ const STALE_MARGIN_MS = 2_000;
 const defaultIdentity = (): string => `run-${hostname().replace(/[^A-Za-z0-9._:/-]/g, '-').slice(0, 200) || 'host'}-${process.pid}`;
 
 async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeaseOptions, tryOnly: boolean, internals: ElectorInternals = {}): Promise<LeaseRunResult<T>> {
-  const what = `${tryOnly ? 'tryWithLease' : 'withLease'} options for lease "${name}"`;
-  const leaseName = parse(Name, name, `${tryOnly ? 'tryWithLease' : 'withLease'} lease name`);
-  if (typeof work !== 'function') throw new ValidationError(what, [{ field: 'fn', message: 'must be a function (signal, term) => …' }]);
-  // every option, the elector's rules over its timings and candidacy too, before anything is read
+  const call = tryOnly ? 'tryWithLease' : 'withLease';
+  // the lease name, the function and every option (the elector's rules over its timings and
+  // candidacy too) judged together, before anything is read: one bad one hides none of the others
+  const argIssues: FieldIssue[] = [...argumentIssues(Name, name, 'leaseName'), ...(typeof work === 'function' ? [] : [{ field: 'fn', message: 'must be a function (signal, term) => …' }])];
+  const badName = argIssues.some((i) => i.field === 'leaseName');
+  const what = badName ? `${call} arguments` : `${call} options for lease "${name}"`;
   const unnamed = defaultIdentity();
-  const o = parseWithLeaseOptions(options, leaseName, unnamed, what);
+  const o = parseWithLeaseOptions(options, String(name), unnamed, what, argIssues);
+  const leaseName = parse(Name, name, what); // passed above
   const clock: Clock = o.clock ?? systemClock;
   const client: DynamoDBClient = o.client;
   // its own requests, and the function's on its term, give up as the elector's do (a retry period, at least 5 s): one that never answers must not hang the call (bounded-client.ts)
@@ -108,7 +111,6 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const time = stampClockFor(o.clockSync, client, clock);
   const identity = o.identity ?? unnamed;
 
-  const call = tryOnly ? 'tryWithLease' : 'withLease';
   const cancel = o.signal;
   // Which mode, and whether a try gives up at once: one consistent read of the lease (and its candidates).
   // not retried: a fault here rejects the call (`row`: what was not read, by `action`); DynamoDB's

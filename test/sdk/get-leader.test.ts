@@ -202,7 +202,7 @@ describe('getLeader', () => {
   });
 
   it('bad input is a ValidationError naming it', async () => {
-    await expect(getLeader('no spaces', at(NOW))).rejects.toMatchObject({ name: 'ValidationError', message: expect.stringMatching(/lease name/) });
+    await expect(getLeader('no spaces', at(NOW))).rejects.toMatchObject({ name: 'ValidationError', fields: ['leaseName'], message: expect.stringMatching(/^invalid getLeader arguments: leaseName: /) });
     await expect(getLeader('x', { client: t.client, tables: t.names, clockSkewMs: -1 })).rejects.toMatchObject({ name: 'ValidationError', fields: ['clockSkewMs'] });
     await expect(getLeader('x', { client: t.client, table: 'x' } as never)).rejects.toThrow(/unknown option of getLeader: "table": name the tables with `tables`/);
   });

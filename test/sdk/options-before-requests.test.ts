@@ -70,6 +70,28 @@ const rows: Row[] = [
     call: (client) => getLeader('job', { client, tables: PREFIX, clockSkewMs: -1 }),
     fields: ['clockSkewMs'],
   },
+  // found by a review (2026-12-02): the lease name, the function and the options were judged in
+  // three steps, so a bad lease name hid a bad function and bad options
+  {
+    name: 'withLease: a lease name that is no name, a function that is none, and a waitMs below 0',
+    call: (client) => withLease('no spaces', 'fn' as never, { client, tables: PREFIX, waitMs: -1 }),
+    fields: ['leaseName', 'fn', 'waitMs'],
+  },
+  {
+    name: 'tryWithLease: an empty lease name, and a lease duration below 1000 ms',
+    call: (client) => tryWithLease('', async () => 1, { client, tables: PREFIX, leaseDurationMs: 500 }),
+    fields: ['leaseName', 'leaseDurationMs'],
+  },
+  {
+    name: 'withLease: a function that is none, and a renew deadline below 0',
+    call: (client) => withLease('job', undefined as never, { client, tables: PREFIX, renewDeadlineMs: -1 }),
+    fields: ['fn', 'renewDeadlineMs'],
+  },
+  {
+    name: 'getLeader: a lease name that is no name, and a clock skew below 0',
+    call: (client) => getLeader('no spaces', { client, tables: PREFIX, clockSkewMs: -1 }),
+    fields: ['leaseName', 'clockSkewMs'],
+  },
   {
     name: 'listIdentities: a component that is no name',
     call: (client) => listIdentities({ client, tables: PREFIX, component: 'no spaces' }),
