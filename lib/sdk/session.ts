@@ -616,10 +616,7 @@ export class Session {
         // (only one answered in time does); the next, written against the row it left, goes out
         // at once.
         this.counts.lostAnswers++;
-        l.read = { key: l.read.key, item: out.row, revision: out.row.revision };
-        l.unanswered = [];
-        l.unansweredLeft = [];
-        this.landed(out.row);
+        this.adopt(l, out.row);
         if (this.current !== l || round > 2) return;
         sentAt = this.time.monotonic();
         out = await this.sendRenewal(l, bound.signal);
@@ -641,10 +638,7 @@ export class Session {
         return;
       }
       const item = out.row;
-      l.read = { key: l.read.key, item, revision: item.revision };
-      l.unanswered = [];
-      l.unansweredLeft = [];
-      this.landed(item);
+      this.adopt(l, item);
       l.renewedAt = sentAt;
       this.retrying = false;
       this.counts.renewals++;
@@ -660,6 +654,14 @@ export class Session {
     }
   }
 
+  /** The row as this process's write left it: read, nothing of it unanswered, the stamp it landed with recorded. */
+  private adopt(l: Live, row: IdentityLease): void {
+    l.read = { key: l.read.key, item: row, revision: row.revision };
+    l.unanswered = [];
+    l.unansweredLeft = [];
+    this.landed(row);
+  }
+
   /**
    * A held session's row made to name the terms left, its stamp as it is (a renewal in all but the
    * stamp): it renews nothing, so nobody is told of it and its deadline stays where it was. A
@@ -671,10 +673,7 @@ export class Session {
       let out = await this.sendRenewal(l, bound.signal, true);
       for (let round = 1; out.kind === 'landedUnanswered'; round++) {
         this.counts.lostAnswers++;
-        l.read = { key: l.read.key, item: out.row, revision: out.row.revision };
-        l.unanswered = [];
-        l.unansweredLeft = [];
-        this.landed(out.row);
+        this.adopt(l, out.row);
         if (this.current !== l || round > 2 || !this.vouchesPastLeft(l)) return;
         out = await this.sendRenewal(l, bound.signal, true);
       }
@@ -685,9 +684,7 @@ export class Session {
         this.end(l, 'its row is not as this process last saw it (changed or deleted by someone else, or collected)');
         return;
       }
-      l.read = { key: l.read.key, item: out.row, revision: out.row.revision };
-      l.unanswered = [];
-      l.unansweredLeft = [];
+      this.adopt(l, out.row); // its stamp as it was: nothing later landed
     } catch (e) {
       this.failing = true;
       this.onError(e as Error);
