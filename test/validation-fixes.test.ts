@@ -378,17 +378,7 @@ describe('an empty name (or an address refused whole) hides no other problem, an
       want: [['controllerLeaders[0].component', 'must not be empty: a component name, or "*" for any component'], ['controllerLeaders[1].name', '"route" is already listed at controllerLeaders[0]']],
     },
   ];
-  it.each(rows)('$name', async ({ schema, input, want }) => {
-    let issues: readonly { field: string; message: string }[] = [];
-    try {
-      parse(schema, input, 'options');
-    } catch (e) {
-      expect(e).toBeInstanceOf(ValidationError);
-      issues = (e as ValidationError).issues;
-    }
-    expect(issues.map((i) => i.field)).toEqual(want.map(([field]) => field));
-    want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
-  });
+  it.each(rows)('$name', ({ schema, input, want }) => expectIssues(schema, input, want));
 });
 
 describe("a candidacy's bad field or strategy hides none of its cross-field checks", () => {
@@ -440,17 +430,7 @@ describe("a candidacy's bad field or strategy hides none of its cross-field chec
       want: [['preferredStrategies[0]', BAD], ['preferredStrategies[1]', BAD]],
     },
   ];
-  it.each(rows)('$name', async ({ schema, input, want }) => {
-    let issues: readonly { field: string; message: string }[] = [];
-    try {
-      parse(schema, input, 'options');
-    } catch (e) {
-      expect(e).toBeInstanceOf(ValidationError);
-      issues = (e as ValidationError).issues;
-    }
-    expect(issues.map((i) => i.field), issues.map((i) => `${i.field}: ${i.message}`).join('\n')).toEqual(want.map(([field]) => field));
-    want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
-  });
+  it.each(rows)('$name', ({ schema, input, want }) => expectIssues(schema, input, want));
 });
 
 describe('a number out of bounds and a bad table name inside tables say what to give', () => {
@@ -471,3 +451,16 @@ describe('a number out of bounds and a bad table name inside tables say what to 
     expect(message).not.toContain('Invalid input');
   });
 });
+
+/** `input` refused by `schema` with exactly `want`'s fields, in order, each message starting as given. */
+function expectIssues(schema: z.ZodType, input: unknown, want: [field: string, message: string][]): void {
+  let issues: readonly { field: string; message: string }[] = [];
+  try {
+    parse(schema, input, 'options');
+  } catch (e) {
+    expect(e).toBeInstanceOf(ValidationError);
+    issues = (e as ValidationError).issues;
+  }
+  expect(issues.map((i) => i.field), issues.map((i) => `${i.field}: ${i.message}`).join('\n')).toEqual(want.map(([field]) => field));
+  want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
+}

@@ -274,26 +274,35 @@ describe('createTable on a table that exists', () => {
   });
 });
 
+/**
+ * A local runtime on its own prefix and events folder, started anew by `startSeeing()`, whose lease
+ * stream's records (lease name, stream) are collected in `seen`; `put` writes a lease row.
+ */
+function seeingLeaseStream(label: string) {
+  const prefix = newPrefix(label);
+  const dir = mkdtempSync(join(tmpdir(), `conclave-${label}-`));
+  const seen: { name: string; stream: string | undefined }[] = [];
+  const startSeeing = () =>
+    startLocalRuntime({
+      endpoint: inject('ddbEndpoint'),
+      prefix,
+      dir,
+      tickEveryMs: 600_000,
+      logLevel: 'SILENT',
+      push: false,
+      intercept: async (name, event, invoke) => {
+        if (name === 'leaseStream') seen.push(...(event as DynamoDBStreamEvent).Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, stream: r.eventSourceARN })));
+        return invoke(event);
+      },
+    });
+  const leases = defaultTableNames(prefix).leases;
+  const put = (name: string) => admin.send(new PutItemCommand({ TableName: leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+  return { dir, seen, startSeeing, leases, put };
+}
+
 describe('local mode started again after a table was made again while it was down', () => {
   it('reads the older stream’s remainder, from its checkpoint, before the newest stream: every change written while down reaches the function, in order', async () => {
-    const prefix = newPrefix('older');
-    const dir = mkdtempSync(join(tmpdir(), 'conclave-older-'));
-    const seen: { name: string; stream: string | undefined }[] = [];
-    const startSeeing = () =>
-      startLocalRuntime({
-        endpoint: inject('ddbEndpoint'),
-        prefix,
-        dir,
-        tickEveryMs: 600_000,
-        logLevel: 'SILENT',
-        push: false,
-        intercept: async (name, event, invoke) => {
-          if (name === 'leaseStream') seen.push(...(event as DynamoDBStreamEvent).Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, stream: r.eventSourceARN })));
-          return invoke(event);
-        },
-      });
-    const leases = defaultTableNames(prefix).leases;
-    const put = (name: string) => admin.send(new PutItemCommand({ TableName: leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+    const { dir, seen, startSeeing, leases, put } = seeingLeaseStream('older');
 
     const rt1 = await startSeeing();
     const older = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
@@ -335,24 +344,7 @@ describe('local mode started again after a table was made again while it was dow
 
 describe('local mode started again after a table was made again twice while it was down', () => {
   it('reads the oldest stream’s remainder, then the middle stream (no checkpoint: from TRIM_HORIZON), then the newest: no stream in between skipped', async () => {
-    const prefix = newPrefix('twice');
-    const dir = mkdtempSync(join(tmpdir(), 'conclave-twice-'));
-    const seen: { name: string; stream: string | undefined }[] = [];
-    const startSeeing = () =>
-      startLocalRuntime({
-        endpoint: inject('ddbEndpoint'),
-        prefix,
-        dir,
-        tickEveryMs: 600_000,
-        logLevel: 'SILENT',
-        push: false,
-        intercept: async (name, event, invoke) => {
-          if (name === 'leaseStream') seen.push(...(event as DynamoDBStreamEvent).Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, stream: r.eventSourceARN })));
-          return invoke(event);
-        },
-      });
-    const leases = defaultTableNames(prefix).leases;
-    const put = (name: string) => admin.send(new PutItemCommand({ TableName: leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+    const { dir, seen, startSeeing, leases, put } = seeingLeaseStream('twice');
     const latest = async () => (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
 
     const rt1 = await startSeeing();

@@ -49,6 +49,28 @@ const describeTable = (table: string, looked: () => void = () => undefined) => a
 
 const latestStreamArn = async (table: string) => (await t.client.send(new DescribeTableCommand({ TableName: table }))).Table!.LatestStreamArn!;
 
+/**
+ * A candidates-stream poller of `table` from `streamArn` on a held clock, its records' (name,
+ * stream) collected in `handled`, its warnings to `warn`; `look(probe)` lets its clock run, then probes.
+ */
+function candidatePoller(table: string, streamArn: string, warn: (m: string, x: Record<string, unknown>) => void) {
+  const { clock, release, unhold } = heldClock();
+  const handled: { name: string; arn: string | undefined }[] = [];
+  const poller = new StreamPoller({
+    client: streams,
+    streamArn,
+    trigger: wiring.candidateStream.trigger,
+    functionName: 'candidateStream',
+    clock,
+    invoke: async (e) => void handled.push(...e.Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, arn: r.eventSourceARN }))),
+    deadLetter: () => undefined,
+    table: { name: table, describe: describeTable(table) },
+    log: { warn, error: () => undefined },
+  });
+  const look = <T>(probe: () => T) => () => (release(), probe());
+  return { poller, handled, look, unhold };
+}
+
 describe('StreamPoller on a table deleted and created again', () => {
   it('follows the new stream from TRIM_HORIZON and says so once; while the table is gone, says so once (the table and the fix) and looks again at a backoff, never in a loop', async () => {
     const table = t.names.leases;
@@ -110,21 +132,8 @@ describe('StreamPoller on a table deleted and created again', () => {
     const put = (name: string) => t.client.send(new PutItemCommand({ TableName: table, Item: { leaseName: { S: 'job' }, name: { S: name } } }));
     const oldArn = await latestStreamArn(table);
     await put('before');
-    const { clock, release, unhold } = heldClock();
-    const handled: { name: string; arn: string | undefined }[] = [];
     const warned: string[] = [];
-    const poller = new StreamPoller({
-      client: streams,
-      streamArn: oldArn,
-      trigger: wiring.candidateStream.trigger,
-      functionName: 'candidateStream',
-      clock,
-      invoke: async (e) => void handled.push(...e.Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, arn: r.eventSourceARN }))),
-      deadLetter: () => undefined,
-      table: { name: table, describe: describeTable(table) },
-      log: { warn: (m) => void warned.push(m), error: () => undefined },
-    });
-    const look = <T>(probe: () => T) => () => (release(), probe());
+    const { poller, handled, look, unhold } = candidatePoller(table, oldArn, (m) => void warned.push(m));
     poller.start();
     try {
       await waitFor('the record before the delete', look(() => handled.some((h) => h.name === 'before')));
@@ -145,21 +154,8 @@ describe('StreamPoller on a table deleted and created again', () => {
     await createTable(t.client, table, TABLES.candidates);
     const firstArn = await latestStreamArn(table);
     await put('before');
-    const { clock, release, unhold } = heldClock();
-    const handled: { name: string; arn: string | undefined }[] = [];
     const warned: [string, Record<string, unknown>][] = [];
-    const poller = new StreamPoller({
-      client: streams,
-      streamArn: firstArn,
-      trigger: wiring.candidateStream.trigger,
-      functionName: 'candidateStream',
-      clock,
-      invoke: async (e) => void handled.push(...e.Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, arn: r.eventSourceARN }))),
-      deadLetter: () => undefined,
-      table: { name: table, describe: describeTable(table) },
-      log: { warn: (m, x) => void warned.push([m, x]), error: () => undefined },
-    });
-    const look = <T>(probe: () => T) => () => (release(), probe());
+    const { poller, handled, look, unhold } = candidatePoller(table, firstArn, (m, x) => void warned.push([m, x]));
     poller.start();
     try {
       await waitFor('the record before the deletes', look(() => handled.some((h) => h.name === 'before')));
