@@ -173,6 +173,10 @@ function askedInVain(lease: Lease, silent: readonly Candidate[], ackWindowMs: nu
  * (deleteHoldMs: a longer one before the mark is written, unmarkedHoldMs; a shorter one by the
  * term's own stamp). `row`: the lease's row, when a term ended by someone
  * else left it vacant and the mark could not be written yet (the same hold, on the row as it is).
+ * A row it creates (no `row`) waits for the lease stream too (`awaitsStream`), as any created row:
+ * the delete handled may not be the latest — the row may be missing by a later delete of a held row
+ * the stream has not reached (a record delivered again, or a stream running behind), whose holder
+ * leads on unmarked — and the stream reaches that delete before the created row.
  */
 export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDurationSeconds' | 'holderIdentity'>, candidates: readonly Candidate[], now: number, config: ElectionConfig, holdMs = deleted.leaseDurationSeconds * 1000, row?: Lease): Decision {
   const d = decide(name, row, candidates, now, config);
@@ -186,6 +190,7 @@ export function heldAfterDelete(name: string, deleted: Pick<Lease, 'leaseDuratio
     notBefore,
     // the holder of the deleted term is asked like everyone else, never waited for
     ...(deleted.holderIdentity !== undefined ? { departed: deleted.holderIdentity } : {}),
+    ...(row ? {} : { awaitsStream: true as const }),
   };
   return { kind: 'openElection', strategy: d.strategy, vacancy: row ? 'noHolder' : 'noLease', election, ping: d.kind === 'openElection' ? d.ping : [] };
 }

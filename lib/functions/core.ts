@@ -116,16 +116,17 @@ const brokenLog = (b: BrokenLeaseError) => ({ lease: b.lease, issues: b.error.is
 
 /**
  * One reconcile for a trigger. A broken lease is logged and left alone, not thrown: no retry can
- * mend the row, and the tick counts and alarms on it until an operator repairs it. `atRemove`: the
- * lease stream handling this row's REMOVE, which has handled every record of the row up to its
- * delete. Every other trigger may come before the stream reaches a delete (DecideTrigger): the
- * tick, a candidate, a timer, and the lease stream handling a record with a new image, since a row
- * missing then was deleted by a record the stream has not reached yet (seed 5704226).
+ * mend the row, and the tick counts and alarms on it until an operator repairs it. Every trigger
+ * may come before the stream reaches a delete (DecideTrigger), so a row it creates waits for the
+ * stream: the tick, a candidate, a timer, the lease stream handling a record with a new image
+ * (seed 5704226), and the lease stream handling a REMOVE too, since the delete it handles may not
+ * be the latest: the row may be missing by a later delete the stream has not reached yet (a record
+ * delivered again, or a stream running behind).
  */
-async function reconcile(deps: FunctionDeps, lease: string, trigger: string, atRemove = false): Promise<ReconcileOutcome | undefined> {
+async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Promise<ReconcileOutcome | undefined> {
   let o: ReconcileOutcome;
   try {
-    o = await reconcileLease(deps.coordinator, lease, undefined, { streamBehind: !atRemove });
+    o = await reconcileLease(deps.coordinator, lease, undefined, { streamBehind: true });
   } catch (e) {
     if (!(e instanceof BrokenLeaseError)) throw e;
     deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(e), trigger });
@@ -153,7 +154,7 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   // process, until its process's session rows show it over (deleteHoldMs); unread, the whole hold
   const holdMs = named === UNREAD ? (marked ? deleted.leaseDurationSeconds * 1000 : unmarkedHoldMs(deleted.leaseDurationSeconds)) : 'judged' in named ? deleteHoldMs(deleted, undefined, now, co.config, marked, named) : deleteHoldMs(deleted, named.stamp, now, co.config, marked);
   const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs, read.item);
-  if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger, true) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
+  if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
   const writes = plan(decision, undefined, now, co.config);
   const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: read.item, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
   if (writes.ping.length) {
@@ -166,8 +167,8 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
     // the row as it is now: only an election this delete may still precede is held for it (heldForDelete)
-    const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger, false, read.item ? undefined : heldForDelete(deleted));
-    return held ?? (marked ? reconcile(deps, deleted.name, trigger, true) : undefined);
+    const held = await holdOpenElection(deps, deleted.name, decision.election.notBefore!, trigger, false, read.item ? undefined : heldForDelete(deleted), read.item ? undefined : deleted.holderIdentity);
+    return held ?? (marked ? reconcile(deps, deleted.name, trigger) : undefined);
   }
   await afterReconcile(deps, outcome, trigger);
   return outcome;
@@ -259,14 +260,24 @@ const SUCCESSOR_FIELDS = ['successor', 'successorInstance', 'secondSuccessor', '
  * 1448349301 and 1368225001: an operator's delete of a held row"), when it is held no longer
  * already, when `may` (the record's judge of the row as it is now) refuses it, or when the row
  * changed meanwhile.
+ *
+ * `departed`: the holder of the deleted term this hold is for, from a delete's handling. A row that
+ * awaits the lease stream was created after every record the stream reaches before that row's own,
+ * this delete's included, so a hold on it for another term (its `departed` another holder, or none: an earlier
+ * delete's, handled late or delivered again, which created the row or held it) may end before this
+ * later term's: it is pushed out to this one's. The held election on such a row names this holder
+ * as departed, so this delete's own passes and retries then only cut it.
  */
-async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string, cutOnly = false, may?: (row: Lease) => boolean): Promise<ReconcileOutcome | undefined> {
+async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string, cutOnly = false, may?: (row: Lease) => boolean, departed?: string): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const read = await co.leases.read(lease);
   const e = read.item?.election;
+  const awaiting = departed !== undefined && e?.awaitsStream === true;
+  const later = awaiting && e.notBefore !== undefined && e.departed !== departed;
   // one already held as briefly (this record delivered again) keeps its bound: a retry does not push it later
-  if (!e || read.item!.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore) || (cutOnly && e.notBefore === undefined) || (may && !may(read.item!))) return undefined;
-  const election = { ...e, notBefore, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, notBefore) };
+  if (!e || read.item!.holderIdentity !== undefined || (!later && e.notBefore !== undefined && e.notBefore <= notBefore) || (cutOnly && e.notBefore === undefined) || (may && !may(read.item!))) return undefined;
+  const until = later ? Math.max(e.notBefore!, notBefore) : notBefore;
+  const election = { ...e, notBefore: until, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, until), ...(awaiting ? { departed } : {}) };
   let after;
   try {
     // its successors unnamed too: an election opened on a released row (the tick first) still names them
@@ -277,7 +288,7 @@ async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: nu
   }
   const now = co.clock.now();
   const outcome: ReconcileOutcome = { lease, decision: { kind: 'awaitAcks', strategy: e.strategy, election, pending: [] }, before: read.item, after, pinged: [], invalidCandidates: [], attempts: 1, at: now };
-  deps.logger.info('an election opened before the delete was seen is held for the deleted term', { lease, electionId: e.id, notBefore });
+  deps.logger.info('an election opened before the delete was seen is held for the deleted term', { lease, electionId: e.id, notBefore: until });
   await afterReconcile(deps, outcome, trigger);
   return outcome;
 }
@@ -684,7 +695,7 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
     // a row created with its election waiting for the stream: seen now, after every record before it (a delete's included)
     const seen = c.new?.election?.awaitsStream ? await sawCreatedRow(deps, c.new) : false;
     if (deletedWhileHeld(c)) return reconcileAfterDelete(deps, c.old!, trigger);
-    return leaseChangeMatters(c) || seen || (await namesDepartedHeir(deps, c)) ? reconcile(deps, row.name, trigger, c.new === undefined) : undefined;
+    return leaseChangeMatters(c) || seen || (await namesDepartedHeir(deps, c)) ? reconcile(deps, row.name, trigger) : undefined;
   });
   if (unmarked) throw unmarked;
   return o;

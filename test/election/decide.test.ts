@@ -303,9 +303,17 @@ describe('an operator deleted the row while held: the election after it waits fo
       kind: 'openElection',
       strategy: OEV,
       vacancy: 'noLease',
-      election: { id: 'component-A#1', startedAt: NOW, deadline: NOW + H, notBefore: NOW + H, strategy: OEV, departed: 'a' },
+      // the row it creates waits for the lease stream: the delete handled may not be the latest
+      election: { id: 'component-A#1', startedAt: NOW, deadline: NOW + H, notBefore: NOW + H, strategy: OEV, departed: 'a', awaitsStream: true },
       ping,
     });
+  });
+
+  it('on a vacant row as it stands (a term ended by someone else, its mark not yet written): the same hold, no wait for the stream (nothing is created)', () => {
+    const vacant = lease(undefined, { leaseDurationSeconds: 15, fencingToken: 3, leaseTransitions: 2 });
+    const d = heldAfterDelete('component-A', deleted, [cand('b', '1.19.0', '1.19.0')], NOW, config, H, vacant);
+    expect(d).toMatchObject({ kind: 'openElection', vacancy: 'noHolder', election: { notBefore: NOW + H, departed: 'a' } });
+    expect(d.kind === 'openElection' ? d.election.awaitsStream : 'not open').toBeUndefined();
   });
 
   it('a lease duration shorter than the ack window: the deadline is the ack window, the hold the lease duration', () => {

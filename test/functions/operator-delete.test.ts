@@ -83,6 +83,18 @@ async function recordOf(lease: string, eventName: 'INSERT' | 'REMOVE'): Promise<
   return r.at(-1)!;
 }
 
+/**
+ * The lease stream reaches the INSERT of the row the delete's handling created (its next record of
+ * the lease): that row's election waited for it (awaitsStream), as any row created on a missing one,
+ * since the handled delete may not be the latest (a later delete the stream has not reached).
+ */
+async function seeCreatedRow(d: FunctionDeps, lease: string): Promise<void> {
+  expect((await d.coordinator.leases.read(lease)).item!.election!.awaitsStream).toBe(true);
+  const created = (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease && x.eventName === 'INSERT').at(-1)!;
+  expect(await leaseStream(d)({ Records: [created] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+  expect((await d.coordinator.leases.read(lease)).item!.election!.awaitsStream).toBeUndefined();
+}
+
 const deleteRow = (lease: string) => t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
 
 describe("an operator's delete of a held lease row", () => {
@@ -105,6 +117,8 @@ describe("an operator's delete of a held lease row", () => {
     expect(timers.map((m) => m.deadline)).toEqual([seenAt + unmarkedHoldMs(DURATION_S), seenAt + DURATION_S * 1000]);
     // both were last renewed 49 s ago: pinged
     for (const name of ['a', 'b']) expect((await d.coordinator.candidates.read(lease, name)).item!.pingTime).toBe(seenAt);
+    // the stream's next record: the created row's, which it waited for
+    await seeCreatedRow(d, lease);
 
     // both answer at once: the candidate stream's reconcile elects nobody yet
     clock.advance(200);
@@ -168,6 +182,7 @@ describe("an operator's delete of a held lease row", () => {
     expect((await identities.read(key.component, key.name)).item?.endedTerms).toEqual({ [lease]: 1 });
     const cut = (await d.coordinator.leases.read(lease)).item!.election!;
     expect(cut).toMatchObject({ notBefore: retriedAt + DURATION_S * 1000, deadline: retriedAt + DURATION_S * 1000 });
+    await seeCreatedRow(d, lease);
     clock.set(retriedAt + DURATION_S * 1000);
     expect((await onTimer(d, { lease, electionId: cut.id, deadline: cut.deadline }))?.decision.kind).not.toBe('awaitAcks');
     await identities.delete(await identities.read(key.component, key.name)); // the session row the next test stands on starts without marks
@@ -211,6 +226,7 @@ describe("an operator's delete of a held lease row", () => {
     expect(opened.holderIdentity).toBeUndefined();
     expect(opened.election).toMatchObject({ notBefore: seenAt + DURATION_S * 1000 });
     for (const name of ['a', 'b']) expect((await d.coordinator.candidates.read(lease, name)).item!.pingTime).toBeUndefined();
+    await seeCreatedRow(d, lease);
     clock.set(seenAt + 5_000); // an ack window later: everyone counts as acked, the hold still stands
     expect((await onTimer(d, { lease, electionId: opened.election!.id, deadline: seenAt + 5_000 }))?.decision.kind).toBe('awaitAcks');
     clock.set(seenAt + DURATION_S * 1000);
@@ -249,7 +265,8 @@ describe("an operator's delete of a held lease row", () => {
     await leaseStream(d)({ Records: [await removal(lease)] } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
     const held = (await d.coordinator.leases.read(lease)).item!;
     expect(held.holderIdentity).toBeUndefined();
-    expect(held.election).toEqual({ ...opened, notBefore: clock.now() + DURATION_S * 1000, deadline: clock.now() + DURATION_S * 1000 });
+    // the deleted term's holder named departed: the hold is for its term (a later delete's, reached before the row's INSERT, pushes it out)
+    expect(held.election).toEqual({ ...opened, notBefore: clock.now() + DURATION_S * 1000, deadline: clock.now() + DURATION_S * 1000, departed: 'a' });
     expect(timers.at(-1)).toEqual({ lease, electionId: opened.id, deadline: clock.now() + DURATION_S * 1000 });
     // both answer at its old deadline: still nobody
     clock.set(opened.deadline);
@@ -354,6 +371,8 @@ describe("an operator's delete of a held row whose term only its own stamp keeps
     expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
     const opened = (await d.coordinator.leases.read(lease)).item!;
     expect(opened.holderIdentity).toBeUndefined();
+    // the created row's own record, next: its election waited for it
+    await seeCreatedRow(d, lease);
     return opened.election!;
   }
 
@@ -469,6 +488,8 @@ describe("an operator's delete of a held row whose holder names a process: judge
     expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
     const opened = (await d.coordinator.leases.read(lease)).item!;
     expect(opened.holderIdentity).toBeUndefined();
+    // the created row's own record, next: its election waited for it
+    await seeCreatedRow(d, lease);
     return opened.election!;
   }
 

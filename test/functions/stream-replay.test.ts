@@ -73,8 +73,9 @@ async function answer(d: FunctionDeps, lease: string, names: string[]) {
 }
 
 /**
- * A held row deleted (its REMOVE record handled), then the next leader elected at the held
- * election's timer: where each test replays that REMOVE from.
+ * A held row deleted (its REMOVE record handled, then the INSERT of the row its handling created,
+ * whose election waited for it), then the next leader elected at the held election's timer: where
+ * each test replays that REMOVE from.
  */
 async function deletedAndElected(lease: string) {
   const start = Date.now();
@@ -85,6 +86,8 @@ async function deletedAndElected(lease: string) {
   clock.set(start + 1_000);
   await deliver(d, removal!);
   const opened = (await d.coordinator.leases.read(lease)).item!;
+  expect(opened.election!.awaitsStream).toBe(true);
+  await deliver(d, (await recordsOf(lease, 'INSERT')).at(-1)!);
   clock.set(opened.election!.deadline);
   await answer(d, lease, ['a', 'b']);
   await onTimer(d, { lease, electionId: opened.election!.id, deadline: opened.election!.deadline });
@@ -186,5 +189,45 @@ describe('an old stream record delivered again long after (a stream re-read from
     const held = (await d.coordinator.leases.read(lease)).item!;
     expect(held.holderIdentity).toBeUndefined();
     expect(held.election!.notBefore).toBeGreaterThanOrEqual(clock.now() + bTerm.leaseDurationSeconds * 1000);
+  });
+
+  it("an old REMOVE of a held row, replayed less than its long-over horizon after it (deleteLongOver) while the row is missing again by a later delete of a held row that the stream has not reached: the row it creates waits for the stream, so nobody is elected before the stream has seen that delete, which then holds the election for its own term", async () => {
+    const lease = 'replayed-delete-recent';
+    const { start, clock, d, removal } = await deletedAndElected(lease);
+    // seconds later, b leads on its own session, and an operator deletes the row again
+    clock.set(start + 20_000);
+    const c = d.coordinator;
+    const bKey = sessionKey('b-session');
+    const was = await c.identities.read(bKey.component, bKey.name);
+    if (was.item) await c.identities.delete(was);
+    await c.identities.write(await c.identities.read(bKey.component, bKey.name), { set: { holderIdentity: 'b-session', hostname: 'h', leaseDurationSeconds: 3_600, acquireTime: clock.now(), renewTime: clock.now() } });
+    const bTerm = await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', session: 'b-session', renewTime: clock.now(), acquireTime: clock.now() }, remove: ['election'] as never });
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+    const later = (await recordsOf(lease, 'REMOVE')).at(-1)!;
+    expect(later.eventID).not.toBe(removal.eventID);
+    later.dynamodb!.ApproximateCreationDateTime = Math.floor(clock.now() / 1000);
+    // the first delete comes again, 20 s after it happened (the function's clock): a hold and a mark for its term, not long over
+    const replayed = { ...removal, dynamodb: { ...removal.dynamodb!, ApproximateCreationDateTime: Math.floor(start / 1000) } };
+    clock.advance(100);
+    await deliver(d, replayed);
+    const created = (await c.leases.read(lease)).item!;
+    expect(created.holderIdentity).toBeUndefined();
+    // past whatever that hold is, everyone answered: still nobody, the stream has not reached the later delete
+    clock.set(Math.max(created.election!.notBefore ?? 0, created.election!.deadline) + 1);
+    await answer(d, lease, ['a', 'b']);
+    await onTick(d);
+    expect((await c.leases.read(lease)).item?.holderIdentity).toBeUndefined();
+    // the stream reaches the second delete: its term's end is marked and the election held for it
+    clock.advance(100);
+    await deliver(d, later);
+    const held = (await c.leases.read(lease)).item!;
+    expect(held.holderIdentity).toBeUndefined();
+    expect(held.election!.notBefore).toBeGreaterThanOrEqual(clock.now() + bTerm.leaseDurationSeconds * 1000);
+    // then the created row's own record, and the hold's end: the election closes
+    await deliver(d, (await recordsOf(lease, 'INSERT')).at(-1)!);
+    clock.set(held.election!.deadline);
+    await answer(d, lease, ['a', 'b']);
+    await onTick(d);
+    expect((await c.leases.read(lease)).item!.holderIdentity).toBeDefined();
   });
 });

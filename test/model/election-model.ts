@@ -1160,8 +1160,12 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       return setRow(w, l.row);
     }
     const e = w.row.election;
-    if (!e || w.row.holderIdentity !== undefined || (e.notBefore !== undefined && e.notBefore <= notBefore)) return w;
-    const held = { ...e, notBefore, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + election.ackWindowMs, notBefore) };
+    // a row awaiting the stream was created after this delete: a hold on it for another term is pushed out to this one's (holdOpenElection `departed`)
+    const awaiting = e?.awaitsStream === true;
+    const later = awaiting && e.notBefore !== undefined && e.departed !== deleted.holderIdentity;
+    if (!e || w.row.holderIdentity !== undefined || (!later && e.notBefore !== undefined && e.notBefore <= notBefore)) return w;
+    const until = later ? Math.max(e.notBefore!, notBefore) : notBefore;
+    const held = { ...e, notBefore: until, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + election.ackWindowMs, until), ...(awaiting && deleted.holderIdentity !== undefined ? { departed: deleted.holderIdentity } : {}) };
     return setRow(w, proto.rows.write(w.row, { item: w.row, revision: w.row.revision }, { set: { election: held } }, LEASE).row);
   }
 
