@@ -618,12 +618,16 @@ const termOf = (lease: string, m: MarkEndedMessage['markEnded']): HeldTerm => {
  * written: no one is elected before unmarkedHoldMs from now (the holder's backstop read finds the
  * term gone by then). A vacant row gets a held election, its successors unnamed (a successor takes a
  * vacant row at once: decideFollower); an election open without a holder is held as long; a row held
- * again already cannot be taken back.
+ * again already cannot be taken back. Only while the row is still at the term's fencing token
+ * (heldForTerm): a row at another token carries another term's election.
  */
 async function holdUnmarked(deps: FunctionDeps, term: HeldTerm): Promise<void> {
   const trigger = 'ended term not marked yet';
   const read = await deps.coordinator.leases.read(term.name);
-  if (read.item?.election) await holdOpenElection(deps, term.name, deps.coordinator.clock.now() + unmarkedHoldMs(term.leaseDurationSeconds), trigger);
+  // only a row still at the ended term's token (heldForTerm): a record of an older end, delivered again long after, held a later term's election
+  const may = term.fencingToken === undefined ? undefined : heldForTerm(term.fencingToken);
+  if (read.item && may && !may(read.item)) return;
+  if (read.item?.election) await holdOpenElection(deps, term.name, deps.coordinator.clock.now() + unmarkedHoldMs(term.leaseDurationSeconds), trigger, false, may);
   else if (read.item && read.item.holderIdentity === undefined) await reconcileAfterDelete(deps, term, trigger, false, read);
 }
 

@@ -18,6 +18,7 @@ import { onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js'
 import { observability } from '../../lib/functions/env.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
+import { EndedTermsFullError } from '../../lib/stores/errors.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { streamRecords, testTables, type TestTables } from '../support.js';
 
@@ -229,5 +230,37 @@ describe('an old stream record delivered again long after (a stream re-read from
     await answer(d, lease, ['a', 'b']);
     await onTick(d);
     expect((await c.leases.read(lease)).item!.holderIdentity).toBeDefined();
+  });
+
+  it("an old record of a term's end, replayed while its session's mark map is full (the mark refused, deferred) and the lease vacant with an ordinary open election of a later term: that election is not held for the long-gone term", async () => {
+    const start = Date.now();
+    const { clock, d } = setup(start);
+    const lease = 'replayed-term-end-full';
+    await stand(d, lease, ['a', 'b'], start);
+    // a's term ends: b takes it (token 2, on no session); the record marks a's term ended
+    clock.set(start + 1_000);
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 2, renewTime: clock.now(), acquireTime: clock.now(), leaseTransitions: 1 }, remove: ['session'] as never });
+    const record = (await recordsOf(lease, 'MODIFY')).at(-1)!;
+    await deliver(d, record);
+    // a minute later b releases; the tick opens an ordinary election (at token 2)
+    clock.set(start + 60_000);
+    await d.coordinator.leases.write(await d.coordinator.leases.read(lease), { set: { renewTime: clock.now() }, remove: ['holderIdentity', 'holderInstance'] as never });
+    await onTick(d);
+    const vacant = (await d.coordinator.leases.read(lease)).item!;
+    expect(vacant.election).toBeDefined();
+    expect(vacant.election!.notBefore).toBeUndefined();
+    // a's term's end comes again, its session's mark map full now: the mark is refused and deferred
+    const identities = d.coordinator.identities;
+    const mark = identities.markTermEnded.bind(identities);
+    identities.markTermEnded = async (session: string, name: string) => {
+      throw new EndedTermsFullError(session, name);
+    };
+    clock.advance(100);
+    try {
+      await deliver(d, record);
+    } finally {
+      identities.markTermEnded = mark;
+    }
+    expect((await d.coordinator.leases.read(lease)).item!.election).toEqual(vacant.election);
   });
 });
