@@ -4,7 +4,7 @@ import { electionConfig, type ElectionConfig, type TableNames } from '../schemas
 import { CandidateStore } from '../stores/candidate-store.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { localClient } from '../stores/client.js';
-import { clean, jsonText } from './format.js';
+import { clean, jsonText, shown, type Named } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
 import { namedRequests } from '../table-wait.js';
@@ -130,8 +130,8 @@ export function cliContext(
 /** Prints one JSON document. */
 export const printJson = (ctx: Pick<CliContext, 'sink'>, value: unknown): void => ctx.sink.out(jsonText(value, 2));
 
-/** One line of a result on stdout, escaped: it may name a holder or repeat what a worker wrote. */
-export const say = (ctx: Pick<CliContext, 'sink'>, line: string): void => ctx.sink.out(clean(line));
+/** One line of a result on stdout, escaped: it may name a holder or repeat what a worker wrote (a Named line also where its names pass for one another). */
+export const say = (ctx: Pick<CliContext, 'sink'>, line: string | Named): void => ctx.sink.out(shown(line));
 
 /** One line of a note on stderr, escaped likewise. */
 export const note = (ctx: Pick<CliContext, 'sink'>, line: string): void => ctx.sink.err(clean(line));

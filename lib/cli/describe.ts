@@ -12,7 +12,7 @@ import { dash, fields, named, platformOf, relative, shown, span, stamp, table } 
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
-import { byName, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
+import { byName, leaseNames, namerOf, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 const ELECTED_BY: Record<ElectedBy, string> = {
@@ -43,10 +43,6 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
   if (consensus.ok) return `not set: the candidates agree on ${consensus.strategy}`;
   return `not set: ${consensus.message}`;
 }
-
-/** The names a lease row gives besides its candidates' (holder, successors, preferred and last holder): compared with theirs where shown (format.ts named). */
-const leaseNames = (lease: Lease | undefined): string[] =>
-  [lease?.holderIdentity, lease?.successor, lease?.secondSuccessor, lease?.preferredHolder, lease?.lastHolderIdentity].filter((n): n is string => n !== undefined);
 
 type Namer = ReturnType<typeof named>;
 
@@ -140,7 +136,7 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config);
   // the lease's names and the candidates' are shown apart: each compared with all (worker-rn holds, worker-m stands)
   const others = leaseNames(lease);
-  const as = named([...candidates.map((c) => c.name), ...others]);
+  const as = namerOf(lease, candidates);
   const lines = leaseLines(name, lease, session, candidates, now, config, as);
   lines.push('', `Candidates, in the coordinator's order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');

@@ -15,7 +15,7 @@ import { relative, span } from './format.js';
 export interface NameIn {
   readonly name: string;
 }
-/** A sentence with names in it: `sentence()` joins it; describe shows it through format.ts named. */
+/** A sentence with names in it: shown through format.ts named (describe; set-priority, preempt and set-locations' next step). */
 export type Words = readonly (string | NameIn)[];
 
 /** `words\`ask ${name(a)} to yield\``: the text, the names (and nested sentences) in their places. */
@@ -34,9 +34,6 @@ const name = (n: string | undefined): NameIn | string => (n === undefined ? Stri
 
 /** Names listed, comma-separated; `empty` when there are none. */
 const names = (list: readonly string[], empty = ''): Words => (list.length ? list.flatMap((n, i) => (i ? [', ', { name: n }] : [{ name: n }])) : [empty]);
-
-/** A sentence as plain text (escaped by whoever prints it). */
-export const sentence = (w: Words): string => w.map((p) => (typeof p === 'string' ? p : p.name)).join('');
 
 /**
  * Why `a` ranks above `b`: the first of the coordinator's criteria that tells them apart (the names kept apart: Words).

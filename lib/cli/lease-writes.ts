@@ -9,10 +9,10 @@ import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError, explain } from './errors.js';
-import { nextStep, sentence } from './explain.js';
+import { nextStep } from './explain.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { readSession, unknownLease } from './read.js';
-import { byName, placeOf, preferenceOf } from './views.js';
+import { byName, namerOf, placeOf, preferenceOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 function strategyEffect(strategy: string | undefined): string {
@@ -105,11 +105,13 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
   const now = ctx.clock.now();
   const preferred = preferredLocationsOf(written, ctx.config);
   const live = liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs);
+  // names that pass for one another (worker-rn, worker-m) escaped where they differ, as describe shows them
+  const as = namerOf(written, candidates);
   if (preferred.length) {
-    for (const c of live.sort(byName)) say(ctx, `  ${c.name}: ${placeOf(c, preferred)}`);
+    for (const c of live.sort(byName)) say(ctx, as('  ', { name: c.name }, `: ${placeOf(c, preferred)}`));
     if (live.length && live.every((c) => locationRank(c, preferred) === preferred.length)) {
       say(ctx, `no candidate of lease ${args.lease} runs in any of them now: all stay eligible, ranked as without a preference (leadership is never lost for want of a location)`);
     }
   }
-  say(ctx, `the coordinator's next step: ${session?.refused ? UNJUDGED_STEP : sentence(nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written))}`);
+  say(ctx, as("the coordinator's next step: ", ...(session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written))));
 }

@@ -13,10 +13,11 @@ import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.j
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
-import { nextStep, sentence } from './explain.js';
-import { relative, span, twinOf } from './format.js';
+import { nextStep, type Words } from './explain.js';
+import { relative, span, twinOf, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
+import { namerOf } from './views.js';
 
 async function candidateOf(ctx: CliContext, lease: string, name: string): Promise<{ snap: Snapshot; candidate: Candidate }> {
   const snap = await snapshot(ctx, lease);
@@ -26,11 +27,14 @@ async function candidateOf(ctx: CliContext, lease: string, name: string): Promis
 }
 
 /** What the coordinator will do once `written` is in place, in words (on the lease as judged, with its session). */
-function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): string {
+function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): Words {
   const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
-  if (snap.session?.refused) return UNJUDGED_STEP;
-  return sentence(nextStep(decide(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item));
+  if (snap.session?.refused) return [UNJUDGED_STEP];
+  return nextStep(decide(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item);
 }
+
+/** "the coordinator's next step: …", its names escaped where they pass for one another or for the lease's, as describe shows them. */
+const stepLine = (snap: Snapshot, step: Words): Named => namerOf(snap.read.item, snap.candidates)("the coordinator's next step: ", ...step);
 
 /** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined. */
 function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext): string | undefined {
@@ -77,7 +81,7 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
     const expiry = written.priorityExpiresAt === undefined ? 'with no expiry (it lasts until `--clear` or the worker restarts; `--for 1h` sets an expiry)' : until(written.priorityExpiresAt, now);
     say(ctx, `set the priority of ${written.name} on lease ${written.leaseName} to ${written.priority}, ${expiry}`);
   }
-  say(ctx, `the coordinator's next step: ${foreseen(ctx, snap, written, now)}`);
+  say(ctx, stepLine(snap, foreseen(ctx, snap, written, now)));
 }
 
 /**
@@ -104,7 +108,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const written = await confirmedWrite(ctx, candidate, snap.candidates, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
-  say(ctx, `the coordinator's next step: ${sentence(nextStep(decision, lease))}`);
+  say(ctx, stepLine(snap, nextStep(decision, lease)));
   if (passedOver(candidate, now, ctx.config)) say(ctx, `note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`);
   say(ctx, `when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} ${written.name} --clear\` ends it sooner`);
 }

@@ -5,8 +5,15 @@ import { effectivePriority } from '../election/ordering.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
-import { dash, platformOf, relative, type Column } from './format.js';
+import { dash, named, platformOf, relative, type Column } from './format.js';
 import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
+
+/** The names a lease row gives besides its candidates' (holder, successors, preferred and last holder): compared with theirs where shown (format.ts named). */
+export const leaseNames = (lease: Lease | undefined): string[] =>
+  [lease?.holderIdentity, lease?.successor, lease?.secondSuccessor, lease?.preferredHolder, lease?.lastHolderIdentity].filter((n): n is string => n !== undefined);
+
+/** Shows a lease's names and its candidates' in a line, each escaped where it passes for another of them (describe, and the writes' "next step"). */
+export const namerOf = (lease: Lease | undefined, candidates: readonly Pick<Candidate, 'name'>[]) => named([...candidates.map((c) => c.name), ...leaseNames(lease)]);
 
 /** The strategy in force: an operator's (sticky), else the one the holder was elected under. */
 export function strategyOf(l: Lease): string {

@@ -80,6 +80,11 @@ beforeAll(async () => {
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'twin-holder' }));
   await h.seedLease(lease(M, { name: 'own-holder' }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'own-holder' }));
+  for (const name of ['twins-priority', 'twins-preempt', 'twins-locations']) {
+    await h.seedLease(lease('keeper', { name }));
+    await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name, location: { zone: 'us-east-1a' } }));
+    await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: name, location: { zone: 'us-east-1b' } }));
+  }
 });
 afterAll(() => h.t.drop());
 
@@ -317,6 +322,25 @@ describe('hostile values in the output', () => {
     const held = await h.run(['describe', 'lease', 'twin-holder'], { clock: at() });
     expect(held.out).toMatch(/^Next step: /m);
     expect(held.out).not.toMatch(/^Next step:.*worker-(rn|m)\b/m);
+  });
+
+  it.each([
+    { command: 'set-priority', args: ['set-priority', 'twins-priority', M, '3', '--yes'], listed: [] },
+    { command: 'preempt', args: ['preempt', 'twins-preempt', '--to', M, '--for', '10m', '--yes'], listed: [] },
+    { command: 'set-locations', args: ['set-locations', 'twins-locations', 'us-east-1b', '--yes'], listed: [/^ {2}worker-\\u006d: us-east-1b \(preferred #1\)$/m, /^ {2}worker-\\u0072\\u006e: us-east-1a /m] },
+  ])('$command: the "next step" sentence escapes look-alike names as describe does', async ({ args, listed }) => {
+    // before: the sentence was cleaned as plain text, so "ask keeper to yield to worker-m" named
+    // worker-m as written beside a candidate worker-rn that describe shows apart from it (and
+    // set-locations listed the two, where they run, as written)
+    const r = await h.run(args, { clock: at() });
+    expect(r.code).toBe(0);
+    for (const line of listed) expect(r.out).toMatch(line);
+    const step = r.out.split('\n').find((l) => l.startsWith("the coordinator's next step: "));
+    expect(step).toMatch(/worker-\\u006d/);
+    expect(step).not.toMatch(/worker-(rn|m)\b/);
+    const d = await h.run(['describe', 'lease', args[1]!], { clock: at() });
+    const next = d.out.split('\n').find((l) => l.startsWith('Next step:'));
+    expect(step!.replace("the coordinator's next step: ", '')).toBe(next!.replace(/^Next step: +/, ''));
   });
 
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
