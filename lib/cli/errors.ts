@@ -76,6 +76,9 @@ const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${reg
 const localWithoutEndpoint = (t: Target) => !t.endpoint && regionOf(t) === LOCAL_REGION;
 const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpoint was given: pass the endpoint \`npx conclave-local\` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)`;
 
+/** What to check where a table DescribeTable shows ACTIVE answers "not found" (TableWait.active): the endpoint or Region, and the name. */
+export const ACTIVE_NOT_FOUND_CHECK = `check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and the table's name (--table-prefix, --leases-table, --candidates-table, --identities-table)`;
+
 /**
  * A table DescribeTable shows ACTIVE that a request, sent after DescribeTable said so, found none
  * of (TableWait.active): not one being created, so not waited for.
@@ -83,7 +86,7 @@ const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpo
 export const activeNotFound = (tables: readonly string[], target: Target): CliError =>
   new CliError(
     `DescribeTable ${where(target)} says ${tables.length === 1 ? `table ${tables[0]} is` : `tables ${tables.join(', ')} are`} ACTIVE, yet a request on ${tables.length === 1 ? 'it' : 'one'} answered "not found" again after that, so it is not a table being created - ` +
-      `check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and the table's name (--table-prefix, --leases-table, --candidates-table, --identities-table); a table deleted and created again under its name may answer so for a moment: run the command again shortly`,
+      `${ACTIVE_NOT_FOUND_CHECK}; a table deleted and created again under its name may answer so for a moment: run the command again shortly`,
   );
 
 /**

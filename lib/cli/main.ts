@@ -17,7 +17,7 @@ import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
 import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { describeLease } from './describe.js';
-import { CliError, activeNotFound, explain } from './errors.js';
+import { ACTIVE_NOT_FOUND_CHECK, CliError, activeNotFound, explain } from './errors.js';
 import { clean } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
@@ -134,21 +134,31 @@ const waitingLine = ({ creating, active }: Pick<TableWait, 'creating' | 'active'
 /**
  * A table not found after the operator confirmed a change, or while a command waits on a term:
  * the command ends there, saying what it wrote (it stands) or that it wrote nothing, and which
- * table answered so (DescribeTable: one being created), or why (explain); it is not run again.
+ * table answered so and how DescribeTable shows it (being created; ACTIVE, as TableWait.active
+ * tells it), or why (explain); it is not run again.
  */
 async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, target: Target, client: DynamoDBClient): Promise<CliError> {
-  const creating = (await tables.waitsFor(e)) ? tables.creating : [];
-  const told = creating.length ? undefined : await explain(e, target, client);
-  const which = creating.length ? `table ${creating.join(', ')}, still being created (CREATING),` : 'a table';
-  const why = told instanceof Error ? ` (${told.message})` : '';
+  await tables.waitsFor(e); // looked at: tried again or not, the command is not
+  const { creating, active } = tables;
+  const told = creating.length || active.length ? undefined : await explain(e, target, client);
+  const said = creating.length
+    ? `table ${creating.join(', ')}, still being created (CREATING), answered "not found"`
+    : active.length
+      ? `${active.length === 1 ? `table ${active[0]} answered "not found", though DescribeTable shows it` : `a table answered "not found", though DescribeTable shows ${active.join(', ')}`} ACTIVE,`
+      : 'a table answered "not found"';
+  const why = active.length
+    ? ` (a table just made may answer so for a moment, as may one deleted and created again under its name; if it goes on, it is not a table being created: ${ACTIVE_NOT_FOUND_CHECK})`
+    : told instanceof Error
+      ? ` (${told.message})`
+      : '';
   const { written, confirmed, waiting } = progress;
-  if (written) return new CliError(`${which} answered "not found" after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`);
+  if (written) return new CliError(`${said} after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`);
   if (waiting && confirmed === undefined) {
     return new CliError(
-      `${which} answered "not found" while this command waited for ${waiting.what}, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting.lease}\` shows the lease now, once the table answers${why}`,
+      `${said} while this command waited for ${waiting.what}, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting.lease}\` shows the lease now, once the table answers${why}`,
     );
   }
-  return new CliError(`${which} answered "not found" after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`);
+  return new CliError(`${said} after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`);
 }
 
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<boolean>): Command {

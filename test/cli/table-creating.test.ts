@@ -226,11 +226,12 @@ async function releaseAsTermMoves(name: string, session: string, extra: Partial<
 
 /**
  * `conclave …argv` on a terminal, the operator answering "y" to each question; as the first is
- * open `table` starts answering "not found" (deleted and being created again: CREATING) for two
- * requests. The questions asked, the exit code and stderr.
+ * open `table` starts answering "not found" (deleted and being created again: CREATING; or, with
+ * `describe: 'active'`, while DescribeTable shows it ACTIVE) for two requests. The questions asked,
+ * the exit code and stderr.
  */
-async function confirmedAsTableGoes(table: string, argv: string[]) {
-  const proxy = await creatingTableProxy(inject('ddbEndpoint'), table, { describe: 'creating' });
+async function confirmedAsTableGoes(table: string, argv: string[], describe: 'creating' | 'active' = 'creating') {
+  const proxy = await creatingTableProxy(inject('ddbEndpoint'), table, { describe });
   try {
     const clock = manualClock(NOW + SEC);
     const stdin = new PassThrough();
@@ -298,6 +299,23 @@ describe('a table not found after the operator confirmed: the command is not run
     expect(code).toBe(1);
     expect(err.at(-1)).toBe(
       `error: table ${t.names.candidates}, still being created (CREATING), answered "not found" after the change was confirmed (change candidate c1 of lease ${name}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers`,
+    );
+    expect((await candidates.read(name, 'c1')).item?.priority).toBeUndefined();
+  });
+
+  it('set-priority, confirmed, then its write answered "not found" on a table DescribeTable shows ACTIVE: says so, not "still being created"', async () => {
+    const name = 'confirm-then-active';
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    await candidates.write({ key: { leaseName: name, name: 'c1' }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand('c1', '1.30.0', '1.30.0', { leaseName: name })) });
+    const { code, questions, err } = await confirmedAsTableGoes(t.names.candidates, ['set-priority', name, 'c1', '10', '--for', '30m'], 'active');
+    expect(questions).toEqual([QUESTION]);
+    expect(code).toBe(1);
+    // before: "... (DynamoDB at … answered "not found" on a table it lists (…): one is still being
+    // created, or being deleted - run the command again once DescribeTable shows it ACTIVE …)"
+    expect(err.at(-1)).not.toMatch(/still being created|being deleted/);
+    expect(err.at(-1)).toBe(
+      `error: table ${t.names.candidates} answered "not found", though DescribeTable shows it ACTIVE, after the change was confirmed (change candidate c1 of lease ${name}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers ` +
+        `(a table just made may answer so for a moment, as may one deleted and created again under its name; if it goes on, it is not a table being created: check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and the table's name (--table-prefix, --leases-table, --candidates-table, --identities-table))`,
     );
     expect((await candidates.read(name, 'c1')).item?.priority).toBeUndefined();
   });
