@@ -63,7 +63,10 @@ export class TableWait {
     // request sent after DescribeTable said ACTIVE that finds none again is another endpoint or
     // region than the table's, or a table deleted and made again: no wait helps, and the caller
     // says so at once rather than after TABLE_WAIT_MS
-    if (this.active.length > 0) return !activeBefore;
+    if (this.active.length > 0) {
+      if (activeBefore) givenUpActive.set(error as object, this.active);
+      return !activeBefore;
+    }
     return !states.includes('missing') && now - this.missingSince < TABLE_WAIT_MS;
   }
 }
@@ -80,6 +83,16 @@ export type TableState = 'missing' | 'creating' | 'there' | 'unknown';
 
 /** DynamoDB's own missing table (ResourceNotFoundException), not yet told as anyone's (the SDK's TableNotFoundError has a name of its own). */
 export const isMissingTable = (e: unknown): boolean => e instanceof Error && e.name === 'ResourceNotFoundException';
+
+/** The tables DescribeTable showed ACTIVE where TableWait gave up on a missing table (TableWait.active), by the error given up on. */
+const givenUpActive = new WeakMap<object, readonly string[]>();
+
+/**
+ * The tables DescribeTable showed ACTIVE, though a request sent after it said so found none, where
+ * `error` is the missing table TableWait gave up on for that; undefined for any other error (the
+ * SDK's TableNotFoundError says which it was).
+ */
+export const activeNotFoundOf = (error: unknown): readonly string[] | undefined => (typeof error === 'object' && error !== null ? givenUpActive.get(error) : undefined);
 
 /** The table each failed request named (its input's TableName), noted by namedRequests. */
 const requestTables = new WeakMap<object, string>();

@@ -10,7 +10,7 @@ import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { defaultTableNames as tableNamesUnder } from '../tables.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
-import { TableWait, type TableState } from '../table-wait.js';
+import { TableWait, activeNotFoundOf, type TableState } from '../table-wait.js';
 
 /** The prefix of the table names when `tables` is not given: `conclave-leases`, `conclave-candidates`, `conclave-identities`. */
 export const DEFAULT_TABLE_PREFIX = 'conclave';
@@ -265,11 +265,35 @@ function meantPrefix(tables: TableNames): string {
   return meant !== given && meant !== '' ? `\`tables\` is the prefix the three names share, without the dash: '${meant}', not '${given}'. ` : '';
 }
 
+/** TableNotFoundError's message: the tables, and the fix. */
+function notFoundMessage(subject: string, tables: TableNames, cause: Error, retrying: boolean): string {
+  const uses = `It uses ${tables.leases}, ${tables.candidates} and ${tables.identities}, as its \`tables\` option names them (a prefix such as 'conclave', or { leases, candidates, identities }).`;
+  // a table DescribeTable showed ACTIVE, given up on (TableWait.active): it is there, so "does not exist" and "create them" would mislead
+  const active = activeNotFoundOf(cause);
+  if (active) {
+    return (
+      `${subject}: ${active.length === 1 ? `table ${active[0]}` : `a table of ${active.join(', ')}`} answered "not found" again after DescribeTable showed ${active.length === 1 ? 'it' : 'them'} ACTIVE (DynamoDB said: ${cause.message}), so it is not a table being created, and no wait helps: ` +
+      `a table deleted and created again under its name may answer so for a moment (try again shortly); if it goes on, check the endpoint and Region its DynamoDB client points at. ${uses}` +
+      (retrying ? ' Retrying with backoff: it takes part again once the table answers (a leader stops leading by its renew deadline meanwhile).' : '')
+    );
+  }
+  return (
+    `${subject}: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
+    (retrying ? 'It was deleted, or is being restored or created again, while this worker ran; or it was never there. ' : '') +
+    `${uses} ` +
+    meantPrefix(tables) +
+    `Give \`tables\` your deployment's names: the stack's LeasesTable, CandidatesTable and IdentitiesTable outputs (their common prefix), in the account and Region the client uses; ` +
+    `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
+    (retrying ? ' Retrying with backoff: it takes part again once the table is back (a leader stops leading by its renew deadline meanwhile).' : '')
+  );
+}
+
 /**
  * A Conclave table an SDK object uses does not exist where its client points (a `tables` prefix or
  * name that does not match the deployment, another account or Region, or local mode not started;
  * or, told to onError by a running object, a table deleted or being created again under it).
- * The message names the tables and the fix.
+ * The message names the tables and the fix; for a table DescribeTable shows ACTIVE that a request
+ * sent after it said so found none of again, it says that instead (not "does not exist").
  */
 export class TableNotFoundError extends Error {
   /** Always `TableNotFoundError`. */
@@ -288,14 +312,6 @@ export class TableNotFoundError extends Error {
      */
     readonly retrying: boolean = false,
   ) {
-    super(
-      `${subject}: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
-        (retrying ? 'It was deleted, or is being restored or created again, while this worker ran; or it was never there. ' : '') +
-        `It uses ${tables.leases}, ${tables.candidates} and ${tables.identities}, as its \`tables\` option names them (a prefix such as 'conclave', or { leases, candidates, identities }). ` +
-        meantPrefix(tables) +
-        `Give \`tables\` your deployment's names: the stack's LeasesTable, CandidatesTable and IdentitiesTable outputs (their common prefix), in the account and Region the client uses; ` +
-        `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
-        (retrying ? ' Retrying with backoff: it takes part again once the table is back (a leader stops leading by its renew deadline meanwhile).' : ''),
-    );
+    super(notFoundMessage(subject, tables, cause, retrying));
   }
 }

@@ -22,6 +22,22 @@ import { testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
 beforeAll(async () => void (t = await testTables('creating')));
+
+/**
+ * A TableNotFoundError of `subject` for `table`, which DescribeTable showed ACTIVE as a request on
+ * it answered "not found" again: said so, not "does not exist" nor "create them"; its fields as
+ * ever (the tables, DynamoDB's error, not retrying).
+ */
+function activeNotFound(e: unknown, subject: string, table: string): void {
+  expect(e).toBeInstanceOf(TableNotFoundError);
+  const error = e as TableNotFoundError;
+  // before: "<subject>: a table it uses does not exist where its DynamoDB client points … or create them: …"
+  expect(error.message.startsWith(`${subject}: table ${table} answered "not found" again after DescribeTable showed it ACTIVE (DynamoDB said: Requested resource not found), so it is not a table being created`), error.message).toBe(true);
+  expect(error.message).not.toMatch(/does not exist|create them/);
+  expect(error.message).toContain('check the endpoint and Region its DynamoDB client points at');
+  expect(error).toMatchObject({ subject, tables: t.names, retrying: false });
+  expect(error.cause.name).toBe('ResourceNotFoundException');
+}
 afterAll(async () => t.drop());
 
 const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
@@ -114,6 +130,17 @@ describe('a start-up whose table is still being created (CREATING)', () => {
     });
   });
 
+  it.each(objects)('%s: DescribeTable says ACTIVE, yet the request finds no table, twice: rejects after one more try with a TableNotFoundError saying so, not "does not exist"', async (_, role, make) => {
+    await throughProxy(t.names[role], { describe: 'active' }, async ({ proxy, client, c }) => {
+      proxy.creating(1_000);
+      const o = make(client, t.names, c.clock, () => undefined);
+      const r = await start(o, c);
+      expect(r.ok).toBe(false);
+      expect(proxy.notFound()).toBe(2);
+      activeNotFound(r.error, (r.error as TableNotFoundError).subject, t.names[role]);
+    });
+  });
+
   it.each(objects)('%s: a `tables` option naming no table (DescribeTable finds none either) still rejects at once, with no wait', async (_, _role, make) => {
     // the proxy only to see when a request is in flight: it passes everything on
     await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
@@ -184,6 +211,16 @@ describe('getLeader on a table still being created (CREATING)', () => {
       expect(r.value).toBeInstanceOf(TableNotFoundError);
       expect(proxy.notFound()).toBe(2); // tried once more after DescribeTable said ACTIVE, then given up on
       expect(r.tookMs).toBeLessThan(5_000);
+    });
+  });
+
+  it('DescribeTable says ACTIVE, yet the request finds no table, twice: rejects after one more try with a TableNotFoundError saying so, not "does not exist"', async () => {
+    await throughProxy(t.names.leases, { describe: 'active' }, async ({ proxy, client, c }) => {
+      proxy.creating(1_000);
+      const r = await call('job', t.names, c, client);
+      expect(r.ok).toBe(false);
+      expect(proxy.notFound()).toBe(2);
+      activeNotFound(r.value, 'getLeader of lease "job"', t.names.leases);
     });
   });
 
@@ -384,6 +421,17 @@ describe('withLease and tryWithLease on a table still being created (CREATING)',
       expect(r.tookMs).toBeGreaterThanOrEqual(TABLE_WAIT_MS);
       expect(r.tookMs).toBeLessThan(TABLE_WAIT_MS + 10_000); // within a retry's backoff after the window
       expect(proxy.notFound()).toBeGreaterThanOrEqual(3);
+    });
+  });
+
+  it('DescribeTable says ACTIVE, yet the request finds no table, twice: withLease rejects after one more try with a TableNotFoundError saying so, not "does not exist"', async () => {
+    await throughProxy(t.names.leases, { describe: 'active' }, async ({ proxy, client, c }) => {
+      proxy.creating(1_000);
+      const r = await run(withLease, t.names, c, client);
+      expect(r.ok).toBe(false);
+      expect(r.ran).toBe(false);
+      expect(proxy.notFound()).toBe(2);
+      activeNotFound(r.value, `withLease of lease "${r.lease}"`, t.names.leases);
     });
   });
 
