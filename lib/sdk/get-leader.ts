@@ -73,7 +73,7 @@ type ResolvedOptions = z.output<typeof GetLeaderOptionsSchema>;
  * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs
  * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
- * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries); a table still being created (CREATING) is waited for, tried again with backoff as a worker's start-up is, until it answers or `signal` aborts
+ * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); a table still being created (CREATING) is waited for, tried again with backoff as a worker's start-up is, until it answers or `signal` aborts
  * @throws the `signal` option's reason, when it aborts first
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {

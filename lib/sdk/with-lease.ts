@@ -61,7 +61,7 @@ import { candidacyRequired, parseWithLeaseOptions, type RunOnceSchema, type Leas
  *   (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
  *   a function that returns after a cancel has its window marked all the same.
  * @throws ValidationError naming each bad option
- * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries); a table still being created (CREATING) is waited for, read again with backoff as a worker's start-up is, until it answers or the `signal` option aborts (the call then rejects with its reason)
+ * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); a table still being created (CREATING) is waited for, read again with backoff as a worker's start-up is, until it answers or the `signal` option aborts (the call then rejects with its reason)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried)
  * @throws DynamoDBRefusedError naming the table, when the first read is denied (the role's grant) or throttled (not retried)
  */

@@ -124,3 +124,15 @@ describe('docs/architecture.md draws the elector as a state machine and its flow
     for (const b of blocks) expect(b).not.toContain(';');
   });
 });
+
+describe("the API reference tells each way a call's TableWait ends (lib/table-wait.ts)", () => {
+  it.each(['sdk.withlease.md', 'sdk.getleader.md'])('%s: its @throws TableNotFoundError names none found, DescribeTable refused, CREATING waited for, and ACTIVE given up on after one more try', (page) => {
+    const line = read(`docs/api/${page}`).split('\n').find((l) => l.startsWith('TableNotFoundError '));
+    expect(line, `docs/api/${page} has a TableNotFoundError @throws`).toBeDefined();
+    expect(line).toContain('where DescribeTable finds none either');
+    expect(line).toContain('where DescribeTable is refused, after 60 s of tries');
+    expect(line).toContain('(CREATING) is waited for');
+    // before: the ACTIVE case (81c6ed8: one more try, then rejected, saying so) was not told
+    expect(line).toContain('where DescribeTable shows it ACTIVE, after one more try');
+  });
+});
