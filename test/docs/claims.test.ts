@@ -136,3 +136,19 @@ describe("the API reference tells each way a call's TableWait ends (lib/table-wa
     expect(line).toContain('where DescribeTable shows it ACTIVE, after one more try');
   });
 });
+
+describe("test/guards.ts's explore guard states the model check's figure as docs/safety.md's table gives it", () => {
+  it("names the largest scope's time alone on the machine (the table's rows not timed at load)", () => {
+    const lines = read('docs/safety.md').split('\n');
+    const header = lines.findIndex((l) => l.startsWith('| scope | depth | states | time'));
+    expect(header).toBeGreaterThan(0);
+    const end = lines.findIndex((l, i) => i > header && !l.startsWith('|'));
+    const table = lines.slice(header + 2, end);
+    const idle = table.map((l) => l.split('|')[4]!.trim()).filter((t) => !/at load/.test(t)).map((t) => Number(/^([\d.]+) s\b/.exec(t)![1]));
+    expect(idle.length).toBeGreaterThanOrEqual(10);
+    const largest = Math.max(...idle);
+    // before: "the largest scope over three minutes when idle", beside a table whose largest is 121.0 s
+    const comments = read('test/guards.ts').replace(/\n\s*\*\s*/g, ' '); // a comment's lines joined
+    expect(comments).toContain(`the largest scope ${largest.toFixed(1)} s when idle`);
+  });
+});
