@@ -134,4 +134,4 @@ export const printJson = (ctx: Pick<CliContext, 'sink'>, value: unknown): void =
 export const say = (ctx: Pick<CliContext, 'sink'>, line: string | Named): void => ctx.sink.out(shown(line));
 
 /** One line of a note on stderr, escaped likewise. */
-export const note = (ctx: Pick<CliContext, 'sink'>, line: string): void => ctx.sink.err(clean(line));
+export const note = (ctx: Pick<CliContext, 'sink'>, line: string | Named): void => ctx.sink.err(shown(line));

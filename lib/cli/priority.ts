@@ -36,6 +36,9 @@ function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: numb
 /** "the coordinator's next step: …", its names escaped where they pass for one another or for the lease's, as describe shows them. */
 const stepLine = (snap: Snapshot, step: Words): Named => namerOf(snap.read.item, snap.candidates)("the coordinator's next step: ", ...step);
 
+/** A line naming the lease's candidates (`{ name }`): escaped where they pass for one another or for the lease's names, as the next step and describe show them. */
+const lineOf = (snap: Snapshot) => namerOf(snap.read.item, snap.candidates);
+
 /** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined. */
 function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext): string | undefined {
   if (lease?.strategy) return lease.strategy === OLDEST_EMULATION_VERSION ? undefined : `its strategy is ${lease.strategy} (set by an operator)`;
@@ -67,8 +70,9 @@ const until = (at: number, now: number) => `until ${relative(at, now)} (${new Da
 export async function setPriority(ctx: CliContext, args: { lease: string; candidate: string; priority?: number | undefined; for?: number | undefined; clear: boolean }): Promise<void> {
   const { snap, candidate } = await candidateOf(ctx, args.lease, args.candidate);
   const now = ctx.clock.now();
+  const as = lineOf(snap);
   if (args.clear && candidate.priority === undefined) {
-    note(ctx, `${candidate.name} on lease ${candidate.leaseName} has no priority; nothing to clear`);
+    note(ctx, as({ name: candidate.name }, ` on lease ${candidate.leaseName} has no priority; nothing to clear`));
     return ctx.output === 'json' ? printJson(ctx, candidate) : undefined;
   }
   const patch: CandidatePatch = args.clear
@@ -76,10 +80,10 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
     : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : now + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
   const written = await confirmedWrite(ctx, candidate, snap.candidates, patch, now);
   if (ctx.output === 'json') return printJson(ctx, written);
-  if (args.clear) say(ctx, `cleared the priority of ${written.name} on lease ${written.leaseName} (was ${candidate.priority})`);
+  if (args.clear) say(ctx, as('cleared the priority of ', { name: written.name }, ` on lease ${written.leaseName} (was ${candidate.priority})`));
   else {
     const expiry = written.priorityExpiresAt === undefined ? 'with no expiry (it lasts until `--clear` or the worker restarts; `--for 1h` sets an expiry)' : until(written.priorityExpiresAt, now);
-    say(ctx, `set the priority of ${written.name} on lease ${written.leaseName} to ${written.priority}, ${expiry}`);
+    say(ctx, as('set the priority of ', { name: written.name }, ` on lease ${written.leaseName} to ${written.priority}, ${expiry}`));
   }
   say(ctx, stepLine(snap, foreseen(ctx, snap, written, now)));
 }
@@ -107,8 +111,10 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const decision = decide(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
   const written = await confirmedWrite(ctx, candidate, snap.candidates, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
-  say(ctx, `pinned ${written.name} on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`);
+  // every line names the candidate as the next step does: escaped where it passes for another of the lease's names
+  const as = lineOf(snap);
+  say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`));
   say(ctx, stepLine(snap, nextStep(decision, lease)));
-  if (passedOver(candidate, now, ctx.config)) say(ctx, `note: ${candidate.name} ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`);
-  say(ctx, `when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} ${written.name} --clear\` ends it sooner`);
+  if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));
+  say(ctx, as(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} `, { name: written.name }, ' --clear` ends it sooner'));
 }

@@ -80,6 +80,17 @@ beforeAll(async () => {
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'twin-holder' }));
   await h.seedLease(lease(M, { name: 'own-holder' }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'own-holder' }));
+  // set-priority's and preempt's result lines: a hostile holder beside twin candidates (worker-m let its last ping pass), and a holder worker-rn beside a candidate worker-m
+  for (const name of ['lines-set', 'lines-set-forever', 'lines-clear', 'lines-preempt']) {
+    await h.seedLease(lease(EVIL, { name }));
+    await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name }));
+    await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: name, priority: 2, renewTime: NOW - 20 * SEC, pingTime: NOW - 10 * SEC }));
+  }
+  await h.seedLease(lease(RN, { name: 'lines-twin-holder' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'lines-twin-holder' }));
+  await h.seedCandidate(cand('worker-x', '1.30.0', '1.30.0', { leaseName: 'lines-twin-holder' }));
+  await h.seedLease(lease(RN, { name: 'lines-nothing' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'lines-nothing' }));
   for (const name of ['twins-priority', 'twins-preempt', 'twins-locations']) {
     await h.seedLease(lease('keeper', { name }));
     await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name, location: { zone: 'us-east-1a' } }));
@@ -341,6 +352,49 @@ describe('hostile values in the output', () => {
     const d = await h.run(['describe', 'lease', args[1]!], { clock: at() });
     const next = d.out.split('\n').find((l) => l.startsWith('Next step:'));
     expect(step!.replace("the coordinator's next step: ", '')).toBe(next!.replace(/^Next step: +/, ''));
+  });
+
+  it.each([
+    { command: 'set-priority N --for', args: ['set-priority', 'lines-set', M, '3', '--for', '10m', '--yes'], said: /^set the priority of worker-\\u006d on lease lines-set to 3, until in 10m /m },
+    { command: 'set-priority N', args: ['set-priority', 'lines-set-forever', M, '4', '--yes'], said: /^set the priority of worker-\\u006d on lease lines-set-forever to 4, with no expiry /m },
+    { command: 'set-priority --clear', args: ['set-priority', 'lines-clear', M, '--clear', '--yes'], said: /^cleared the priority of worker-\\u006d on lease lines-clear \(was 2\)$/m },
+    { command: 'preempt', args: ['preempt', 'lines-preempt', '--to', M, '--for', '10m', '--yes'], said: /^note: worker-\\u006d ignored its last ping; /m },
+    { command: 'preempt, the holder a twin of the candidate', args: ['preempt', 'lines-twin-holder', '--to', M, '--yes'], said: /^pinned worker-\\u006d on lease lines-twin-holder at priority 1 /m },
+  ])('$command: every result line escapes the names, look-alikes where they pass for one another, not only the "next step"', async ({ args, said }) => {
+    // before: only "the coordinator's next step: …" escaped twins; "set the priority of worker-m …",
+    // "pinned worker-m …", "note: worker-m ignored …" and "… set-priority LEASE worker-m --clear …"
+    // named worker-m as written beside a candidate (or holder) worker-rn
+    const r = await h.run(args, { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(said);
+    const lines = r.out.split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const line of lines) {
+      safe(line);
+      expect(line).not.toMatch(/worker-(rn|m)\b/);
+    }
+    // the holder's hostile text, where a line names it, escaped as everywhere
+    if (r.out.includes('w\\u001b')) expect(r.out).toContain(SHOWN);
+  });
+
+  it('set-priority --clear of a candidate with no priority: its note escapes the name where it passes for another', async () => {
+    const r = await h.run(['set-priority', 'lines-nothing', M, '--clear', '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    // before: "worker-m on lease lines-nothing has no priority", the holder worker-rn beside it
+    expect(r.err).toBe('worker-\\u006d on lease lines-nothing has no priority; nothing to clear');
+  });
+
+  it.each([
+    { command: 'set-priority', args: (name: string) => ['set-priority', 'twins', name, '3', '--yes'] },
+    { command: 'preempt', args: (name: string) => ['preempt', 'twins', '--to', name, '--yes'] },
+  ])('$command: a candidate name with control characters, an ANSI escape, a newline or a look-alike dash is refused, escaped', async ({ args }) => {
+    for (const name of [EVIL, DASHED, 'w\u001b[31mred', 'w1\nerror: forged']) {
+      const r = await h.run(args(name), { clock: at() });
+      expect(r.code).toBe(1);
+      expect(r.out).toBe('');
+      safe(r.err);
+      expect(r.err).toMatch(/^error: /);
+    }
   });
 
   it('-o json: the values round-trip, and nothing raw reaches the terminal', async () => {
