@@ -2,9 +2,10 @@
  * Operator priority pins (candidate `priority`, `priorityExpiresAt`). The coordinator alone
  * decides elections: `preempt` is a pin the coordinator's own rules then act on.
  */
-import { decide, passedOver } from '../election/decide.js';
+import { passedOver } from '../election/decide.js';
 import { effectivePriority, rank } from '../election/ordering.js';
 import { strategyConsensus } from '../election/strategy.js';
+import { decideWithSuccession } from '../election/successor.js';
 import { isCandidateStale, liveCandidates } from '../election/vacancy.js';
 import { MAX_PRIORITY, type Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
@@ -26,11 +27,15 @@ async function candidateOf(ctx: CliContext, lease: string, name: string): Promis
   return { snap, candidate };
 }
 
-/** What the coordinator will do once `written` is in place, in words (on the lease as judged, with its session). */
+/**
+ * What the coordinator will do once `written` is in place, in words (on the lease as judged, with
+ * its session): decided as its reconcile decides (decideWithSuccession, reconcile.ts), the
+ * successors it names included, so the line says what describe's Next step says.
+ */
 function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): Words {
   const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
   if (snap.session?.refused) return [UNJUDGED_STEP];
-  return nextStep(decide(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item);
+  return nextStep(decideWithSuccession(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item);
 }
 
 /** "the coordinator's next step: …", its names escaped where they pass for one another or for the lease's, as describe shows them. */
@@ -108,7 +113,8 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
   const unelected = notElected(lease, snap.candidates, now, ctx);
   if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
-  const decision = decide(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
+  // as the coordinator's reconcile decides (successors included), as foreseen does
+  const decision = decideWithSuccession(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
   const written = await confirmedWrite(ctx, candidate, snap.candidates, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   // every line names the candidate as the next step does: escaped where it passes for another of the lease's names

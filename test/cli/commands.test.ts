@@ -509,6 +509,51 @@ describe('preempt', () => {
   });
 });
 
+/**
+ * The coordinator's reconcile decides with decideWithSuccession (lib/coordinator/reconcile.ts):
+ * decide(), then, for a lease it leaves alone, the successors it names. set-priority and preempt
+ * predicted with decide() alone, so for a state where the two differ they said "nothing", where
+ * describe (and the coordinator) name a successor.
+ */
+describe("set-priority and preempt: the next step is the coordinator's own, successors included (as describe says it)", () => {
+  beforeAll(async () => {
+    // s1 holds, pinned at 9; s2 is its successor and s3 the second, as the coordinator named them
+    await h.seedLease(lease('s1', { name: 'succ-prio', successor: 's2', secondSuccessor: 's3' }));
+    await h.seedCandidate(cand('s1', '1.30.0', '1.30.0', { leaseName: 'succ-prio', priority: 9 }));
+    await h.seedCandidate(cand('s2', '1.31.0', '1.31.0', { leaseName: 'succ-prio' }));
+    await h.seedCandidate(cand('s3', '1.32.0', '1.32.0', { leaseName: 'succ-prio' }));
+    // t1 holds, no successor named yet; t2 let its last ping pass 10 s ago (passed over), t3 answers
+    await h.seedLease(lease('t1', { name: 'succ-pre' }));
+    await h.seedCandidate(cand('t1', '1.30.0', '1.30.0', { leaseName: 'succ-pre' }));
+    await h.seedCandidate(cand('t2', '1.31.0', '1.31.0', { leaseName: 'succ-pre', renewTime: NOW - 20 * SEC, pingTime: NOW - 10 * SEC }));
+    await h.seedCandidate(cand('t3', '1.32.0', '1.32.0', { leaseName: 'succ-pre' }));
+  });
+
+  const nextOf = (out: string, label: RegExp) => out.split('\n').find((l) => label.test(l))?.replace(label, '');
+
+  it.each([
+    {
+      command: 'set-priority: s3 pinned above s2, below the holder',
+      args: ['set-priority', 'succ-prio', 's3', '5', '--yes'],
+      // before: "nothing: s1 is the best candidate and its term is current"
+      want: 'designate s3 successor: it takes the lease at once if s1 stops renewing or releases; s2 second successor: it takes it a moment later if s3 has not',
+    },
+    {
+      command: 'preempt: t2 pinned, but passed over for the ping it let pass',
+      args: ['preempt', 'succ-pre', '--to', 't2', '--yes'],
+      // before: "nothing: t1 is the best candidate and its term is current"
+      want: 'designate t3 successor: it takes the lease at once if t1 stops renewing or releases; t2 second successor: it takes it a moment later if t3 has not',
+    },
+  ])('$command', async ({ args, want }) => {
+    const r = await h.run(args, { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    const step = nextOf(r.out, /^the coordinator's next step: /);
+    expect(step).toBe(want);
+    const d = await h.run(['describe', 'lease', args[1]!], { clock: at() });
+    expect(step).toBe(nextOf(d.out, /^Next step: +/));
+  });
+});
+
 describe('a write whose answer is lost as the connection is reset (the AWS SDK sends it again, and the copy is refused by it)', () => {
   /** The command through a proxy that resets the first connection carrying a request `matches` picks, as DynamoDB answers. */
   async function throughReset(matches: (request: string) => boolean, argv: string[]) {
