@@ -52,6 +52,11 @@ export interface Progress {
   waiting?: { lease: string; what: string };
   /** What the command wrote, once a write landed (the last one): the lease, and the change in words. */
   written?: { lease: string; what: string };
+  /**
+   * watch's frames printed so far and each lease's term as last drawn: a run again goes on from
+   * them (`--count N` prints N frames in all; a holder changed during the wait is still told).
+   */
+  watched?: { frames: number; seen?: ReadonlyMap<string, { holder: string | undefined; fencingToken: number }> };
 }
 
 /** Records a write of the command that landed: from now on a table not found ends the command, saying what was written. */

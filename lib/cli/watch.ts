@@ -13,7 +13,7 @@ interface Term {
 }
 
 /** Each lease's term as last drawn: a different holder on the next frame is highlighted. */
-type Seen = Map<string, Term>;
+type Seen = ReadonlyMap<string, Term>;
 
 const termOf = (l: Lease): Term => ({ holder: l.holderIdentity, fencingToken: l.fencingToken });
 
@@ -75,12 +75,14 @@ const secondsText = (ms: number): string => `${Math.round(ms / 100) / 10}s`;
  * tried again after a backoff; any other failure ends the watch.
  */
 export async function watch(ctx: CliContext, args: { lease?: string | undefined; interval: number; count?: number | undefined }, pace: Pace): Promise<void> {
-  let seen: Seen | undefined;
+  // kept in the command's progress: run again after a wait for a table being created (withDb), the
+  // watch goes on counting its frames and comparing with the terms it drew, not from nothing
+  const watched = (ctx.progress.watched ??= { frames: 0 });
   let failures = 0;
-  for (let n = 0; !pace.signal.aborted; ) {
+  for (let n = watched.frames; !pace.signal.aborted; ) {
     let f: Awaited<ReturnType<typeof frame>>;
     try {
-      f = await frame(ctx, args.lease, seen);
+      f = await frame(ctx, args.lease, watched.seen);
     } catch (e) {
       if (!isPassingFault(e)) throw e;
       const wait = backoffMs(args.interval * 1000, ++failures, ctx.clock.random());
@@ -90,8 +92,8 @@ export async function watch(ctx: CliContext, args: { lease?: string | undefined;
       continue;
     }
     failures = 0;
-    n++;
-    seen = f.seen;
+    watched.frames = ++n;
+    watched.seen = f.seen;
     if (ctx.output === 'json') ctx.sink.out(f.lines.join('\n'));
     else {
       const title = `conclave watch${args.lease ? ` ${args.lease}` : ''} - every ${args.interval}s - ${new Date(ctx.clock.now()).toISOString()}`;

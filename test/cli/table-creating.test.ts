@@ -354,3 +354,39 @@ describe('release waiting on a request already on the lease, then a table not fo
     );
   });
 });
+
+/**
+ * `watch` run again by the table wait: withDb runs the command again, as a whole, once a table it
+ * met answers again; watch kept its count of frames (and the terms it drew) in the run, so a run
+ * again started counting from nothing and printed `--count` frames more.
+ */
+describe('watch --count N, a table being created between its frames', () => {
+  it('watch --count 3, the leases table "not found" (CREATING) after the first frame: 3 frames in all, and the holder change across the wait still told', async () => {
+    const name = 'watched';
+    const leases = new LeaseStore(t.client, t.names.leases);
+    await leases.write(LeaseStore.readOf(name, undefined), { set: withoutKey(lease('v1', { name })) });
+    const proxy = await creatingTableProxy(inject('ddbEndpoint'), t.names.leases, { describe: 'creating' });
+    try {
+      const clock = manualClock(NOW + SEC);
+      // after the first frame: v2 takes the lease, and the leases table answers "not found" twice
+      const pace = scripted(
+        [
+          async () => {
+            await leases.write(await leases.read(name), { set: { holderIdentity: 'v2', fencingToken: 8 } });
+            proxy.creating(2);
+          },
+        ],
+        clock,
+      );
+      const r = await runMain(['--endpoint', proxy.endpoint, '--table-prefix', prefix(), 'watch', '--count', '3'], { clock, pace });
+      expect(r.code, r.err).toBe(0);
+      expect(proxy.notFound()).toBe(2);
+      expect(r.err.split('\n')).toEqual([expect.stringMatching(WAITING)]);
+      // before: 4 frames (1, then 3 more from a count started again), and the change from v1 to v2 never told
+      expect(r.out.match(/^conclave watch - every 1s - /gm)).toHaveLength(3);
+      expect(r.out.match(/^holder changed on watched: v1 → v2 \(fencing token 7 → 8\)$/gm)).toHaveLength(1);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
