@@ -521,7 +521,7 @@ export type ListIdentitiesOptions = z.input<typeof ListIdentitiesOptionsSchema>;
  * The identities table still being created (CREATING: `cdk deploy` or local mode making it) is
  * waited for, queried again with backoff as a worker's start-up is, until it answers or `signal` aborts.
  * @throws ValidationError naming each bad option
- * @throws TableNotFoundError naming the tables and the `tables` option, when the identities table does not exist (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries)
+ * @throws TableNotFoundError naming the tables and the `tables` option, when the identities table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); the identities table still being created (CREATING) is waited for, queried again with backoff as a worker's start-up is, until it answers or `signal` aborts
  * @throws the `signal` option's reason, when it aborts first
  */
 export function listIdentities(options: ListIdentitiesOptions): Promise<IdentityListing> {

@@ -126,7 +126,7 @@ describe('docs/architecture.md draws the elector as a state machine and its flow
 });
 
 describe("the API reference tells each way a call's TableWait ends (lib/table-wait.ts)", () => {
-  it.each(['sdk.withlease.md', 'sdk.getleader.md'])('%s: its @throws TableNotFoundError names none found, DescribeTable refused, CREATING waited for, and ACTIVE given up on after one more try', (page) => {
+  it.each(['sdk.withlease.md', 'sdk.getleader.md', 'sdk.listidentities.md'])('%s: its @throws TableNotFoundError names none found, DescribeTable refused, CREATING waited for, and ACTIVE given up on after one more try', (page) => {
     const line = read(`docs/api/${page}`).split('\n').find((l) => l.startsWith('TableNotFoundError '));
     expect(line, `docs/api/${page} has a TableNotFoundError @throws`).toBeDefined();
     expect(line).toContain('where DescribeTable finds none either');

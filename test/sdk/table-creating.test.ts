@@ -506,6 +506,17 @@ describe('listIdentities on a table still being created (CREATING)', () => {
     });
   });
 
+  it('DescribeTable says ACTIVE, yet the request finds no table, twice: rejects after one more try with a TableNotFoundError saying so, as getLeader', async () => {
+    await throughProxy(t.names.identities, { describe: 'active' }, async ({ proxy, client, c }) => {
+      proxy.creating(1_000);
+      const r = await list(t.names, c, client);
+      expect(r.ok).toBe(false);
+      expect(proxy.notFound()).toBe(2);
+      activeNotFound(r.value, 'listIdentities of component "reporter"', t.names.identities);
+      expect(r.tookMs).toBeLessThan(5_000);
+    });
+  });
+
   it('a `tables` option naming no table (DescribeTable finds none either) rejects at once, with no wait, with a TableNotFoundError naming the tables', async () => {
     await throughProxy('none', { describe: 'creating' }, async ({ client, c }) => {
       const r = await list('no-such-deployment', c, client);
