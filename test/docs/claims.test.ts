@@ -1,7 +1,7 @@
 /**
  * What the docs claim, held to the code: the figures README.md (and docs/deploy.md) state about
- * what the construct synthesizes, and every relative link in README.md and docs/*.md, anchors
- * included. A figure that moves in the code makes this fail until the sentence says so too.
+ * what the construct synthesizes, and every relative link in README.md, CHANGELOG.md and docs/*.md,
+ * anchors included. A figure that moves in the code makes this fail until the sentence says so too.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -18,8 +18,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (file: string): string => readFileSync(join(root, file), 'utf8');
 /** The files whose figures are pinned here. */
 const FIGURE_FILES = ['README.md', 'docs/deploy.md'];
-/** The files whose links are checked: README.md and every page of docs/ (generated docs/api/ aside). */
-const LINKED_FILES = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+/**
+ * The files whose links are checked: README.md, CHANGELOG.md (at the root, so a row moved there
+ * word for word from docs/ must have its links made root-relative) and every page of docs/
+ * (generated docs/api/ aside).
+ */
+const LINKED_FILES = ['README.md', 'CHANGELOG.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 /** Every number a file states as `<N> <what>` (e.g. "12 CloudWatch alarms"), outside code blocks. */
 function statedCounts(markdown: string, what: string): number[] {
@@ -38,6 +42,7 @@ function brokenLink(file: string, target: string): string | undefined {
   if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return undefined; // https:, mailto:: not this test's business
   const [path, anchor] = target.split('#', 2) as [string, string | undefined];
   const to = path === '' ? join(root, file) : resolve(join(root, dirname(file)), decodeURIComponent(path));
+  if (relative(root, to).startsWith('..')) return `${file}: ${target} → ${to} is outside the repository`;
   if (!existsSync(to)) return `${file}: ${target} → ${relative(root, to)} does not exist`;
   if (anchor !== undefined && statSync(to).isFile() && to.endsWith('.md') && !anchors(readFileSync(to, 'utf8')).has(decodeURIComponent(anchor).toLowerCase()))
     return `${file}: ${target} → no heading in ${relative(root, to)} makes the anchor #${anchor}`;
@@ -62,10 +67,15 @@ describe('the docs helpers', () => {
     expect(brokenLink('README.md', 'docs/nowhere.md')).toMatch(/does not exist/);
     expect(brokenLink('README.md', 'docs/deploy.md#no-such-heading')).toMatch(/no heading/);
     expect(brokenLink('README.md', 'https://example.com/x')).toBeUndefined();
+    // docs/safety.md's links, moved word for word to CHANGELOG.md at the root
+    expect(brokenLink('CHANGELOG.md', '#at-most-one-leader')).toMatch(/no heading in CHANGELOG.md/);
+    expect(brokenLink('CHANGELOG.md', 'benchmarks.md#region-loss')).toMatch(/does not exist/);
+    expect(brokenLink('CHANGELOG.md', '../CHANGELOG.md#history-of-the-measurements')).toMatch(/outside the repository/);
+    expect(brokenLink('CHANGELOG.md', 'docs/benchmarks.md#region-loss')).toBeUndefined();
   });
 });
 
-describe('every relative link in README.md and docs/*.md points at something that exists', () => {
+describe('every relative link in README.md, CHANGELOG.md and docs/*.md points at something that exists', () => {
   it.each(LINKED_FILES)('%s', (file) => {
     const targets = links(read(file));
     expect(targets.length, `${file} has links`).toBeGreaterThan(0);
