@@ -162,3 +162,20 @@ describe("test/guards.ts's explore guard states the model check's figure as docs
     expect(comments).toContain(`the largest scope ${largest.toFixed(1)} s when idle`);
   });
 });
+
+describe('a rule the design docs state once, where it belongs, the other places linking to it', () => {
+  /** The sections of a Markdown file (its prose), each under its `##`/`###` heading. */
+  const sections = (file: string): { file: string; heading: string; text: string }[] =>
+    prose(read(file))
+      .split(/^(?=#{2,3} )/m)
+      .map((s) => ({ file, heading: /^#{2,3} (.*)/.exec(s)?.[1] ?? '(top)', text: s.replace(/\s+/g, ' ') }));
+  it('the failed-mark hold (a mark that fails holds the next election) is stated in docs/safety.md, Sessions, alone', () => {
+    const stating = ['docs/architecture.md', 'docs/safety.md']
+      .flatMap(sections)
+      .filter((s) => /\b(?:mark (?:that )?fails|whose mark fails)\b[^.]*\bholds\b/.test(s.text))
+      .map((s) => `${s.file}, ${s.heading}`);
+    // before: architecture.md's operator's-delete bullet stated it a third time, beside Sessions and Nothing is lost's Records
+    expect(stating).toEqual(['docs/safety.md, Sessions']);
+    expect(read('docs/architecture.md')).toMatch(/mark fails[^.]*\(safety\.md#sessions\)/);
+  });
+});
