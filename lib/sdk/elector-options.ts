@@ -101,11 +101,14 @@ export const LeaderElectorOptionsSchema = z
        * is a write. Renewing less often also makes a crash failover faster (the term ends, on average,
        * half an interval sooner after the last renewal). Renewals go out 137 ms sooner than this, so
        * they meet DynamoDB's clock at ever other points of its second (what keeps its Date headers
-       * informative). @default renewDeadlineMs − 2 × retryPeriodMs
-       * in coordinated mode (6 s with client-go's timings: two more tries before the deadline), but
-       * not below retryPeriodMs; retryPeriodMs with `NoCoordination` (client-go's), unless given.
-       * The longest the option allows (7,999 ms with client-go's timings) costs about a quarter less
-       * at rest and leaves one retry, 138 ms before the deadline (docs/benchmarks.md, Cost at rest)
+       * informative); a failed one is tried again a retryPeriodMs after each try went out.
+       * @default renewDeadlineMs − 2 × retryPeriodMs
+       * in coordinated mode (6 s with client-go's timings: two more tries before the deadline, the
+       * last 137 ms before it, so an outage of about 4 s costs no term), but not below retryPeriodMs;
+       * retryPeriodMs with `NoCoordination` (client-go's), unless given. The longest the option
+       * allows (below renewDeadlineMs − retryPeriodMs: 7,999 ms with client-go's timings) costs about
+       * a quarter less at rest and leaves one retry, 138 ms before the deadline, so an outage of about
+       * 2 s ends the term (docs/benchmarks.md, Cost at rest)
        */
       renewIntervalMs: z.number().int().positive().optional(),
       /**
@@ -335,7 +338,9 @@ export type ElectorRunPhase = 'idle' | 'starting' | 'running' | 'stopping' | 'st
  * A leader renews this much sooner than its renew interval: an interval of whole seconds would have
  * every renewal meet DynamoDB's clock at the same point of its second, and the responses' Date
  * headers (whole seconds) would stop narrowing the estimate of that clock (server-clock.ts), for the
- * leader and for the successor reading right behind it. 137 ms steps through the whole second.
+ * leader and for the successor reading right behind it. 137 ms steps through the whole second. It
+ * is also how long before the renew deadline the default interval's last retry goes out (interval
+ * + 2 retry periods = the deadline); at 7,999 ms, 1 ms more (138 ms).
  */
 export const PHASE_STEP_MS = 137;
 
@@ -347,9 +352,10 @@ export const PHASE_STEP_MS = 137;
  * Each renewal is a write, and a leader's renewals are most of what a lease costs at rest (10.2
  * writes a minute at 6 s). The longest interval the option allows (7,999 ms at client-go's
  * timings, whole seconds less 1 ms, which keeps renewals stepping through DynamoDB's second) costs
- * about a quarter less, for a user who chooses it: a failed renewal is then tried once more, 138 ms
- * before the deadline, so an outage of more than a few hundred milliseconds at the wrong moment
- * ends the term. How often a leader renews touches no safety bound: it stops at its renew deadline
+ * about a quarter less, for a user who chooses it: a failed renewal is then tried once more, a
+ * retry period after the first try went out whatever that try took (7,862 + 2,000 ms), 138 ms
+ * before the deadline, so an outage of about 2 s ends the term where the default rides out about
+ * 4 s, and that one retry must be answered within 138 ms. How often a leader renews touches no safety bound: it stops at its renew deadline
  * from its last renewal sent, whatever the interval (docs/safety.md). @internal
  */
 export function defaultRenewIntervalMs(o: { mode: 'coordinated' | 'NoCoordination'; renewDeadlineMs: number; retryPeriodMs: number }): number {
