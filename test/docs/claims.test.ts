@@ -179,3 +179,15 @@ describe('a rule the design docs state once, where it belongs, the other places 
     expect(read('docs/architecture.md')).toMatch(/mark fails[^.]*\(safety\.md#sessions\)/);
   });
 });
+
+describe("the model check's figures are docs/safety.md's alone", () => {
+  it('docs/architecture.md, The model check, states no counts, planted-bug steps or coverage of its own: it links to safety.md#the-model-check', () => {
+    const section = prose(read('docs/architecture.md')).split(/^## /m).find((s) => s.startsWith('The model check'));
+    expect(section).toBeDefined();
+    // before: a table of five scopes from 2026-11-29 (86,712 states …), a planted-bug table, and a "Not covered" list naming sessions and NoCoordination, which safety.md's 24 scopes cover
+    expect(section).not.toMatch(/^\| scope \|/m);
+    expect(section).not.toMatch(/^\| planted bug/m);
+    expect(section).not.toMatch(/\*\*Not covered:\*\* sessions/);
+    expect(section).toContain('(safety.md#the-model-check)');
+  });
+});
