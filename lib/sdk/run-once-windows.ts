@@ -6,13 +6,18 @@
  * newest windows, and only its own windows judge a run of it. A lease that ran hourly, then daily,
  * keeps both lists: a day window that never ran runs, however many hours were kept since.
  */
-import type * as z from 'zod';
 import { MAX_COMPLETED_RUNS } from '../schemas/lease.js';
 import { MAX_PERIODS, type Period, type WindowRun } from '../schemas/run-once.js';
-import type { RunOnceSchema } from './with-lease-options.js';
+
+/**
+ * withLease's `runOnce` option as parsed (RunOnceSchema's output, lib/sdk/with-lease-options.ts,
+ * which judges `at` against now with windowOf: written out here, not imported, so the two modules
+ * import in one direction).
+ */
+type ParsedRunOnce = { readonly window: string } | { readonly every: Period; readonly at?: number | undefined };
 
 /** The window a run-once run is for: its key, or the period its scheduled time (else `now`) falls in. @internal */
-export function windowOf(r: z.output<typeof RunOnceSchema>, now: number): string {
+export function windowOf(r: ParsedRunOnce, now: number): string {
   if ('window' in r) return r.window;
   const t = r.at ?? now;
   if (r.every === 'day') return new Date(t).toISOString().slice(0, 10);

@@ -362,6 +362,14 @@ export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock 
 }
 
 /**
+ * The ServerClock of `client` on `base` if one was made (an SDK object on that client has had its
+ * answers timed), else undefined: made by nothing, so looking adds no middleware to the client.
+ */
+export function knownServerClockOf(client: DynamoDBClient, base: Clock): ServerClock | undefined {
+  return clocks.get(client)?.get(base);
+}
+
+/**
  * A LeaderElector did not acquire, confirm, renew or acknowledge because it cannot vouch for the
  * times it would write (clockSync 'server'), or stopped leading because its clock jumped. It stays
  * a follower until DynamoDB's time is known again; `elector.stats` counts every such prevention.

@@ -5,11 +5,15 @@
 import type { PutItemCommandOutput, TransactWriteItem, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import type { FencedItemInput } from './fencing.js';
 import * as z from 'zod';
+import { systemClock } from '../clock.js';
 import { Millis, Name } from '../schemas/common.js';
+import { electionConfig } from '../schemas/config.js';
 import type { CompletedRun } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors, type ClockSync } from './options.js';
+import { windowOf } from './run-once-windows.js';
+import { knownServerClockOf, trustedClock, type StampClock } from './server-clock.js';
 import { FIXES, ValidationError, issuesOf, type FieldIssue } from '../schemas/validation.js';
 
 const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
@@ -205,9 +209,54 @@ export function parseWithLeaseOptions(raw: unknown, leaseName: string, identity:
     const judged = LeaderElectorOptionsSchema.safeParse(elector, { error: FIXES });
     const told = new Set(issues.map((i) => i.field));
     if (!judged.success) issues.push(...issuesOf(judged.error).filter((i) => !told.has(i.field)));
+    const ahead = scheduledAtKnownNow(o);
+    if (ahead) issues.push(ahead);
   }
   if (!own.success || issues.length > 0) throw new ValidationError(what, issues);
   return own.data;
+}
+
+/** How far a scheduled time may be after now: the coordinator's clockSkewMs, within which the SDK holds any two clocks to agree. */
+const SCHEDULED_AT_SKEW_MS = electionConfig().clockSkewMs;
+
+/**
+ * A scheduled time (`runOnce.at`) later than now by more than the clocks may disagree (the
+ * coordinator's clockSkewMs, plus how well DynamoDB's time is known here) is refused: no run is
+ * scheduled for a time that has not come, and the window it names may not have begun — marked now,
+ * its own run would be skipped. Undefined (no judgement) while `time` is not known. A time before
+ * now is no problem however old: a late retry counts for the window it was scheduled in (a window
+ * older than those the lease remembers is skipped, not refused).
+ */
+export function scheduledAtIssue(runOnce: z.output<typeof RunOnceSchema> | undefined, time: StampClock, sync: ClockSync): FieldIssue | undefined {
+  if (runOnce === undefined || !('every' in runOnce) || runOnce.at === undefined) return undefined;
+  const known = time.check(Infinity);
+  if (!known.ok) return undefined;
+  const now = time.now();
+  const ahead = runOnce.at - now;
+  if (ahead <= SCHEDULED_AT_SKEW_MS + known.errorMs) return undefined;
+  const clock = sync === 'server' ? "DynamoDB's time" : "this machine's time";
+  return {
+    field: 'runOnce.at',
+    message: `is ${(ahead / 1000).toFixed(1)} s after ${clock} now (${new Date(now).toISOString()}), so it names a window that may not have begun (${windowOf(runOnce, now)}): pass the scheduled event’s \`time\` as it is, not a time from a clock of your own (one running fast names the next window), or leave \`at\` out to count the run for the window it takes the lease in`,
+  };
+}
+
+/**
+ * `runOnce.at` judged against now where now is known before any request, with the other options:
+ * this machine's clock (clockSync 'none'), or DynamoDB's as the client's earlier answers told it
+ * (a client kept between a Lambda function's invocations). Otherwise judged at the first read, on
+ * its answer's Date. Only of options whose runOnce, clockSync, client and clock are good (each
+ * bad one is told as itself); and no clock is made for the client, so a refused call leaves it as it was.
+ */
+function scheduledAtKnownNow(o: Record<string, unknown>): FieldIssue | undefined {
+  const runOnce = RunOnceSchema.safeParse(o['runOnce']);
+  const sync = ClockSyncSchema.safeParse(o['clockSync']);
+  const client = ClientSchema.safeParse(o['client']);
+  const clock = ClockSchema.optional().safeParse(o['clock']);
+  if (!runOnce.success || !sync.success || !client.success || !clock.success) return undefined;
+  const base = clock.data ?? systemClock;
+  const time = sync.data === 'none' ? trustedClock(base) : knownServerClockOf(client.data, base);
+  return time && scheduledAtIssue(runOnce.data, time, sync.data);
 }
 
 /** The options of `withLease` and `tryWithLease` as written. */

@@ -12,7 +12,6 @@ import type * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
 import { effectiveLease, renewedBy, sessionStampAt } from '../election/vacancy.js';
 import { Name } from '../schemas/common.js';
-import { electionConfig } from '../schemas/config.js';
 import { sessionKey } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run-once.js';
@@ -38,7 +37,7 @@ import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-w
 export { windowOf } from './run-once-windows.js';
 
 export { RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
-import { candidacyRequired, parseWithLeaseOptions, type RunOnceSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
+import { candidacyRequired, parseWithLeaseOptions, scheduledAtIssue, type RunOnceSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
@@ -393,30 +392,11 @@ async function judged(lease: Lease, client: DynamoDBClient, table: string, now: 
   return effectiveLease(lease, sessionStampAt(row, now, now), now);
 }
 
-/**
- * A scheduled time (`runOnce.at`) later than now by more than the clocks may disagree (the
- * coordinator's clockSkewMs, plus how well DynamoDB's time is known here) is refused: no run is
- * scheduled for a time that has not come, and the window it names may not have begun — marked now,
- * its own run would be skipped. Left to the next look while DynamoDB's time is not known.
- */
+/** `runOnce.at` judged against `time`'s now (scheduledAtIssue): refused when it is ahead; left to the next look while DynamoDB's time is not known. */
 function checkScheduledAt(runOnce: z.output<typeof RunOnceSchema> | undefined, time: StampClock, sync: ClockSync, what: string): void {
-  if (runOnce === undefined || !('every' in runOnce) || runOnce.at === undefined) return;
-  const known = time.check(Infinity);
-  if (!known.ok) return;
-  const now = time.now();
-  const ahead = runOnce.at - now;
-  if (ahead <= SCHEDULED_AT_SKEW_MS + known.errorMs) return;
-  const clock = sync === 'server' ? "DynamoDB's time" : "this machine's time";
-  throw new ValidationError(what, [
-    {
-      field: 'runOnce.at',
-      message: `is ${(ahead / 1000).toFixed(1)} s after ${clock} now (${new Date(now).toISOString()}), so it names a window that may not have begun (${windowOf(runOnce, now)}): pass the scheduled event’s \`time\` as it is, not a time from a clock of your own (one running fast names the next window), or leave \`at\` out to count the run for the window it takes the lease in`,
-    },
-  ]);
+  const ahead = scheduledAtIssue(runOnce, time, sync);
+  if (ahead) throw new ValidationError(what, [ahead]);
 }
-
-/** How far a scheduled time may be after now: the coordinator's clockSkewMs, within which the SDK holds any two clocks to agree. */
-const SCHEDULED_AT_SKEW_MS = electionConfig().clockSkewMs;
 
 /** A holder's last stamp is older than its term by DynamoDB's clock, beyond every clock's margin: it crashed, or was frozen. */
 function isStale(lease: Lease, now: number): boolean {

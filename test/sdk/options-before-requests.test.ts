@@ -9,6 +9,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
+import { manualClock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, getLeader, listIdentities, tryWithLease, withLease } from '../../lib/sdk/index.js';
 import { PushChannel } from '../../lib/sdk/push-channel.js';
@@ -97,6 +98,25 @@ const rows: Row[] = [
     call: (client) => listIdentities({ client, tables: PREFIX, component: 'no spaces' }),
     fields: ['component'],
   },
+  // found by a review (2026-12-02): a runOnce.at after now was judged only at the first read, even
+  // where the clock it is judged on needs no request (clockSync 'none': this machine's), so a
+  // missing table came first, and a bad waitMs hid it. runOnce.at that is no time at all (NaN, a
+  // Date that is invalid, a negative number, text) was already refused before any request: held to it
+  ...([NaN, new Date('no date'), -1, 'tomorrow'] as unknown[]).map((at) => ({
+    name: `withLease: runOnce.at ${at instanceof Date ? 'an invalid Date' : typeof at === 'string' ? JSON.stringify(at) : String(at)}, and a waitMs below 0`,
+    call: (client: DynamoDBClient) => withLease('job', async () => 1, { client, tables: PREFIX, waitMs: -1, runOnce: { every: 'day', at: at as number } }),
+    fields: ['waitMs', 'runOnce.at'],
+  })),
+  {
+    name: "withLease: runOnce.at 3 min after this machine's time (clockSync 'none'), and a waitMs below 0",
+    call: (client) => withLease('job', async () => 1, { client, tables: PREFIX, mode: 'NoCoordination', clockSync: 'none', clock: manualClock(Date.UTC(2026, 11, 1, 23, 59)), waitMs: -1, runOnce: { every: 'day', at: '2026-12-02T00:02:00Z' } }),
+    fields: ['waitMs', 'runOnce.at'],
+  },
+  {
+    name: "tryWithLease: runOnce.at 3 min after this machine's time (clockSync 'none')",
+    call: (client) => tryWithLease('job', async () => 1, { client, tables: PREFIX, clockSync: 'none', clock: manualClock(Date.UTC(2026, 11, 1, 23, 59)), runOnce: { every: 'day', at: Date.UTC(2026, 11, 2, 0, 2) } }),
+    fields: ['runOnce.at'],
+  },
   {
     name: 'LeaderElector: a renew deadline not below the lease duration',
     call: (client) => new LeaderElector({ client, tables: PREFIX, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', leaseDurationMs: 10_000, renewDeadlineMs: 10_000, callbacks: { onStartedLeading: () => undefined } }).run(new AbortController().signal),
@@ -135,6 +155,30 @@ describe('bad options and a missing table: the options are refused, every proble
     }
     expect(error, String(error)).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields, (error as Error).message).toEqual(fields);
+    expect(sent).toEqual([]);
+  });
+});
+
+describe('runOnce.at after DynamoDB’s time, already known from the client’s earlier answers', () => {
+  // found by a review (2026-12-02): a client that has answered before (a Lambda function's, kept
+  // between invocations) already knows DynamoDB's time, yet runOnce.at was judged only after the
+  // first read: a missing table came first, and a bad waitMs hid it
+  it('withLease: refused with the other options before any request, in one ValidationError', async () => {
+    const { client, sent } = counted();
+    // this machine's clock 10 min fast: judged on DynamoDB's time, which the client's answers told
+    const clock = manualClock(Date.now() + 10 * 60_000);
+    // an earlier call on this client: its answers (a missing table's too) carry DynamoDB's Date header
+    expect(await withLease('job', async () => 1, { client, tables: PREFIX, clock }).catch((x: unknown) => (x as Error).name)).toBe('TableNotFoundError');
+    expect(sent.length).toBeGreaterThan(0);
+    sent.length = 0;
+    const e = await withLease('job', async () => 1, { client, tables: PREFIX, clock, waitMs: -1, runOnce: { every: 'hour', at: clock.now() } }).catch((x: unknown) => x);
+    expect(e, String(e)).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(['waitMs', 'runOnce.at']);
+    expect((e as Error).message).toMatch(/runOnce\.at: is (59\d|60\d)\.\d s after DynamoDB's time now/);
+    // alone: the options' error, not the missing table's
+    const alone = await tryWithLease('job', async () => 1, { client, tables: PREFIX, clock, runOnce: { every: 'hour', at: clock.now() } }).catch((x: unknown) => x);
+    expect(alone, String(alone)).toBeInstanceOf(ValidationError);
+    expect((alone as ValidationError).fields).toEqual(['runOnce.at']);
     expect(sent).toEqual([]);
   });
 });
