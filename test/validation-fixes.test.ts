@@ -19,6 +19,8 @@ import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
 import { LeaderMigrationConfigurationSchema } from '../lib/sdk/migration.js';
 import { CandidateSpec } from '../lib/schemas/candidate.js';
+import { ElectionConfigSchema } from '../lib/schemas/config.js';
+import { PreferredLocations } from '../lib/schemas/location.js';
 import { parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
@@ -428,6 +430,47 @@ describe("a candidacy's bad field or strategy hides none of its cross-field chec
       schema: CandidateSpec,
       input: { ...spec, preferredStrategies: ['bad name!', 'bad name!'] },
       want: [['preferredStrategies[0]', BAD], ['preferredStrategies[1]', BAD]],
+    },
+  ];
+  it.each(rows)('$name', ({ schema, input, want }) => expectIssues(schema, input, want));
+});
+
+describe("a preference of locations: a bad entry hides no duplicate, nor is counted as one", () => {
+  // found by a review (2026-12-02): PreferredLocations counted every entry, bad ones too, in its
+  // "listed twice" check (["", ""] was said to list a zone twice beside "must not be empty" at each),
+  // a wrong type at one index stopped the check, so a real duplicate went untold until it was fixed,
+  // and the duplicate's message named neither the zone nor where it was
+  const BAD = 'must be a zone or region name in lowercase letters';
+  const rows: { name: string; schema: z.ZodType; input: unknown; want: [field: string, message: string][] }[] = [
+    {
+      name: 'a zone twice around an entry of the wrong type',
+      schema: PreferredLocations,
+      input: ['us-east-1a', 5, 'us-east-1a'],
+      want: [['[1]', 'must be a string, not the number 5'], ['(root)', 'must not list a zone or region twice: "us-east-1a" is at [0] and [2]; drop one']],
+    },
+    {
+      name: 'an empty entry twice: each named at its index, not again as listed twice',
+      schema: PreferredLocations,
+      input: ['', ''],
+      want: [['[0]', 'must not be empty'], ['[1]', 'must not be empty']],
+    },
+    {
+      name: 'a bad zone twice beside a good one twice: the bad at each index, the good one listed twice',
+      schema: PreferredLocations,
+      input: ['US-EAST-1A', 'us-east-1', 'US-EAST-1A', 'us-east-1'],
+      want: [['[0]', BAD], ['[2]', BAD], ['(root)', 'must not list a zone or region twice: "us-east-1" is at [1] and [3]; drop one']],
+    },
+    {
+      name: 'more than 16 entries, one of them bad: both told',
+      schema: PreferredLocations,
+      input: [...Array.from({ length: 16 }, (_, i) => `us-east-${i + 1}`), 7],
+      want: [['[16]', 'must be a string, not the number 7'], ['(root)', 'must list at most 16 zones or regions']],
+    },
+    {
+      name: "the coordinator's election configuration: a region twice beside an entry of the wrong type",
+      schema: ElectionConfigSchema,
+      input: { preferredLocations: ['eu-west-1', null, 'eu-west-1'] },
+      want: [['preferredLocations[1]', 'must be a string, not null'], ['preferredLocations', 'must not list a zone or region twice: "eu-west-1" is at [0] and [2]; drop one']],
     },
   ];
   it.each(rows)('$name', ({ schema, input, want }) => expectIssues(schema, input, want));

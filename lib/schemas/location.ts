@@ -51,8 +51,21 @@ export type Location = z.infer<typeof Location>;
  * that names its zone or its region; a candidate in none of them (or whose location is unknown)
  * ranks after every listed one, and stays eligible.
  */
-export const PreferredLocations = z
-  .array(LocationName)
-  .max(MAX_PREFERRED_LOCATIONS, `must list at most ${MAX_PREFERRED_LOCATIONS} zones or regions`)
-  .refine((l) => new Set(l).size === l.length, 'must not list a zone or region twice');
+export const PreferredLocations = z.array(LocationName).superRefine(
+  (list, ctx) => {
+    if (list.length > MAX_PREFERRED_LOCATIONS) ctx.addIssue({ code: 'custom', message: `must list at most ${MAX_PREFERRED_LOCATIONS} zones or regions` });
+    // duplicates among the entries that passed their own checks: a bad entry is refused at its
+    // index (not counted again as listed twice), and one of the wrong type stops no count of the rest
+    const bad = new Set(ctx.issues.map((i) => i.path?.[0]));
+    const first = new Map<string, number>();
+    list.forEach((l, i) => {
+      if (bad.has(i)) return;
+      const at = first.get(l);
+      if (at === undefined) first.set(l, i);
+      else ctx.addIssue({ code: 'custom', message: `must not list a zone or region twice: ${JSON.stringify(l)} is at [${at}] and [${i}]; drop one` });
+    });
+  },
+  // on any list, whatever its entries (zod skips a check while an entry is not even a string)
+  { when: (payload) => Array.isArray(payload.value) },
+);
 export type PreferredLocations = z.infer<typeof PreferredLocations>;
