@@ -256,12 +256,8 @@ export const LeaderElectorOptionsSchema = z
         path: ['session'],
         message: `holds leases of at most ${o.session.options.maxLeaseDurationMs} ms (its maxLeaseDurationMs), and leaseDurationMs is ${o.leaseDurationMs}: raise the session's maxLeaseDurationMs`,
       });
-    if (valid('session', 'leaseName') && o.session instanceof Session && !o.session.covers(o.leaseName))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['session'],
-        message: `serves the leases ${JSON.stringify(o.session.options.leaseNames)} (its leaseNames, the grant's), not '${o.leaseName}': add '${o.leaseName}' to the Session's leaseNames and to grantWorker's, or give this elector no session`,
-      });
+    const unserved = valid('session', 'leaseName') && o.session instanceof Session ? sessionNotServing(o.session, o.leaseName) : undefined;
+    if (unserved) ctx.addIssue({ code: 'custom', path: ['session'], message: unserved });
     // The session's own check makes its renewals and a retry fit in its deadline, so this one also
     // makes them fit in the elector's.
     if (valid('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session instanceof Session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
@@ -275,6 +271,12 @@ export const LeaderElectorOptionsSchema = z
     // checkCandidacy reads the candidacy's fields, identity and leaseName only where they passed their own schemas
     if (typeof o.candidacy === 'object' && o.candidacy !== null && !Array.isArray(o.candidacy)) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
   }, { when: everyProblem.when });
+
+/** Why `session` cannot keep `leaseName`'s terms (not among its leaseNames, the grant's); undefined when it serves it. */
+export function sessionNotServing(session: Session, leaseName: string): string | undefined {
+  if (session.covers(leaseName)) return undefined;
+  return `serves the leases ${JSON.stringify(session.options.leaseNames)} (its leaseNames, the grant's), not '${leaseName}': add '${leaseName}' to the Session's leaseNames and to grantWorker's, or give this elector no session`;
+}
 
 /**
  * The options of a LeaderElector as written (LeaderElectorOptionsSchema's input), by mode: in

@@ -11,9 +11,11 @@ import { electionConfig } from '../schemas/config.js';
 import type { CompletedRun } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
+import { sessionNotServing } from './elector-options.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors, type ClockSync } from './options.js';
 import { windowOf } from './run-once-windows.js';
 import { knownServerClockOf, trustedClock, type StampClock } from './server-clock.js';
+import { Session } from './session.js';
 import { FIXES, ValidationError, issuesOf, type FieldIssue } from '../schemas/validation.js';
 
 const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
@@ -82,7 +84,12 @@ export type RunOnce = z.input<typeof RunOnceSchema>;
 
 /**
  * The options of `withLease` and `tryWithLease`. The timings are a LeaderElector's (client-go's
- * defaults); a bad option is a ValidationError naming the field.
+ * defaults); a bad option is a ValidationError naming the field. Parsing with this schema applies
+ * the LeaderElector's rules as withLease does (each timing's bounds and their order, a candidacy's
+ * rules, a session's fit, a candidacy for mode 'coordinated'), so it reports the problems withLease
+ * reports of the same options, every one at once; withLease alone also judges what the options do
+ * not tell: a session that does not serve the call's lease, a `runOnce.at` after now, and, in mode
+ * 'auto', a lease with candidates and no `candidacy` given.
  */
 export const WithLeaseOptionsSchema = z.strictObject(
   {
@@ -167,7 +174,20 @@ export const WithLeaseOptionsSchema = z.strictObject(
   for (const key of ['push', 'session'] as const)
     if (ok('mode', key) && o.mode === 'NoCoordination' && o[key] !== undefined)
       ctx.addIssue({ code: 'custom', path: [key], message: `must not be given with mode 'NoCoordination': the run ${key === 'push' ? 'polls' : 'renews'} as client-go does. Drop ${key}, or use mode 'coordinated' (or 'auto')` });
+  if (o.mode === 'coordinated' && o.candidacy === undefined) ctx.addIssue({ code: 'custom', path: ['candidacy'], message: candidacyRequired('coordinated', '').message });
+  // the LeaderElector's rules over the options the run hands its elector; a field this schema has
+  // already spoken of is told once, by it
+  const told = new Set(ctx.issues.flatMap(fieldsOf));
+  const judged = LeaderElectorOptionsSchema.safeParse(electorOptions(o as Record<string, unknown>), { error: FIXES });
+  for (const issue of judged.error?.issues ?? [])
+    if (issue.code !== 'unrecognized_keys' && !fieldsOf(issue).some((f) => told.has(f))) ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.message });
 }, { when: everyProblem.when });
+
+/** An issue's fields, as dotted paths: an unknown key's under its own name (issuesOf's way), so that one told by both schemas is told once. */
+const fieldsOf = (issue: { readonly path?: readonly PropertyKey[] | undefined; readonly code?: string; readonly keys?: readonly string[] }): string[] => {
+  const path = (issue.path ?? []).map(String);
+  return issue.code === 'unrecognized_keys' && issue.keys ? issue.keys.map((k) => [...path, k].join('.')) : [path.join('.')];
+};
 
 /** Why a coordinated run without a candidacy cannot stand: `mode: 'coordinated'` asked for it, or `auto` found candidates on `lease`. */
 export const candidacyRequired = (mode: string | undefined, lease: string): FieldIssue => ({
@@ -177,38 +197,54 @@ export const candidacyRequired = (mode: string | undefined, lease: string): Fiel
 
 /** A candidacy standing in for one left out, so that the elector's rules judge the rest (its absence is told as withLease's own issue). */
 const STAND_IN_CANDIDACY = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
+/**
+ * The lease and holder names the elector is judged with where the options give none: the lease is
+ * withLease's argument, not an option, so the schema judges the options for any lease (a session
+ * that does not serve the call's lease is told by withLease, which knows it: parseWithLeaseOptions).
+ */
+const STAND_IN_LEASE = 'lease';
+const STAND_IN_IDENTITY = 'run';
+
+/** Whether a run with options `o` stands as a candidate (as far as the options tell): `mode` asks for it, or `auto` is given a candidacy. */
+const coordinatedBy = (o: { readonly mode?: unknown; readonly candidacy?: unknown }): boolean => o.mode === 'coordinated' || (o.mode !== 'NoCoordination' && o.candidacy !== undefined);
 
 /**
- * withLease's options, judged whole before anything is read: its own schema, and the
- * LeaderElector's rules over the options it hands its elector (each timing's bounds and their
- * order, a candidacy's versions, a session's fit), which were judged only when the elector was
- * made, after the first read: a bad renewDeadlineMs came as a missing table's TableNotFoundError,
- * or after a bad waitMs was fixed. The elector is judged in the mode the run may take (coordinated
- * when `mode` asks for it or a candidacy is given, else first come, first served); a field both
- * schemas speak of is told by withLease's alone. `identity`: the run's name when the options give none.
+ * The options a run hands its elector, as far as the options tell them, in the mode the run may take
+ * (coordinated when `mode` asks for it or a candidacy is given, else first come, first served). Read
+ * whatever passed (every field as given where its own check failed): the elector's rules judge
+ * each timing's bounds and their order, a candidacy's versions, a session's fit. The lease: one the
+ * session serves, if any (see STAND_IN_LEASE).
+ */
+function electorOptions(o: Record<string, unknown>): Record<string, unknown> {
+  const coordinated = coordinatedBy(o);
+  const given = (keys: readonly string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
+  const session = coordinated && o['session'] instanceof Session ? o['session'] : undefined;
+  return {
+    leaseName: session?.options.leaseNames?.[0] ?? STAND_IN_LEASE,
+    identity: STAND_IN_IDENTITY,
+    ...given(['identity', 'client', 'multiRegion', 'clockSync', 'clock', 'onError', 'leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs', 'renewIntervalMs']),
+    mode: coordinated ? 'coordinated' : 'NoCoordination',
+    ...(coordinated ? { candidacy: STAND_IN_CANDIDACY, ...given(['candidacy', 'push', 'session']) } : {}),
+    platform: 'none',
+    callbacks: { onStartedLeading: () => undefined },
+  };
+}
+
+/**
+ * withLease's options, judged whole before anything is read: its schema (with the LeaderElector's
+ * rules over the options it hands its elector), and what needs the call's lease: a session that
+ * does not serve it. `before`: the call's other arguments' issues (its lease name, its function),
+ * told first in the same error; a bad lease name judges nothing of the lease.
  * @throws ValidationError naming `what` and every problem
  */
-export function parseWithLeaseOptions(raw: unknown, leaseName: string, identity: string, what: string, before: readonly FieldIssue[] = []): z.output<typeof WithLeaseOptionsSchema> {
+export function parseWithLeaseOptions(raw: unknown, leaseName: string, what: string, before: readonly FieldIssue[] = []): z.output<typeof WithLeaseOptionsSchema> {
   const own = WithLeaseOptionsSchema.safeParse(raw, { error: FIXES });
-  // the call's other arguments' issues (its lease name, its function) first: one ValidationError for all
   const issues: FieldIssue[] = [...before, ...(own.success ? [] : issuesOf(own.error))];
   if (everyProblem.when({ value: raw })) {
     const o = raw as Record<string, unknown>;
-    const coordinated = o['mode'] === 'coordinated' || (o['mode'] !== 'NoCoordination' && o['candidacy'] !== undefined);
-    if (o['mode'] === 'coordinated' && o['candidacy'] === undefined) issues.push(candidacyRequired('coordinated', leaseName));
-    const given = (keys: readonly string[]) => Object.fromEntries(keys.filter((k) => o[k] !== undefined).map((k) => [k, o[k]]));
-    const elector = {
-      leaseName,
-      identity,
-      ...given(['identity', 'tables', 'client', 'multiRegion', 'clockSync', 'clock', 'onError', 'leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs', 'renewIntervalMs']),
-      mode: coordinated ? 'coordinated' : 'NoCoordination',
-      ...(coordinated ? { candidacy: STAND_IN_CANDIDACY, ...given(['candidacy', 'push', 'session']) } : {}),
-      platform: 'none',
-      callbacks: { onStartedLeading: () => undefined },
-    };
-    const judged = LeaderElectorOptionsSchema.safeParse(elector, { error: FIXES });
-    const told = new Set(issues.map((i) => i.field));
-    if (!judged.success) issues.push(...issuesOf(judged.error).filter((i) => !told.has(i.field)));
+    const session = o['session'];
+    const unserved = coordinatedBy(o) && session instanceof Session && !before.some((i) => i.field === 'leaseName') ? sessionNotServing(session, leaseName) : undefined;
+    if (unserved && !issues.some((i) => i.field === 'session')) issues.push({ field: 'session', message: unserved });
     const ahead = scheduledAtKnownNow(o);
     if (ahead) issues.push(ahead);
   }

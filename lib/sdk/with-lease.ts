@@ -100,7 +100,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const badName = argIssues.some((i) => i.field === 'leaseName');
   const what = badName ? `${call} arguments` : `${call} options for lease "${name}"`;
   const unnamed = defaultIdentity();
-  const o = parseWithLeaseOptions(options, String(name), unnamed, what, argIssues);
+  const o = parseWithLeaseOptions(options, String(name), what, argIssues);
   const leaseName = parse(Name, name, what); // passed above
   const clock: Clock = o.clock ?? systemClock;
   const client: DynamoDBClient = o.client;

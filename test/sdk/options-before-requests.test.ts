@@ -11,9 +11,9 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, getLeader, listIdentities, tryWithLease, withLease } from '../../lib/sdk/index.js';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, WithLeaseOptionsSchema, getLeader, listIdentities, tryWithLease, withLease, type WithLeaseOptions } from '../../lib/sdk/index.js';
 import { PushChannel } from '../../lib/sdk/push-channel.js';
-import { ValidationError } from '../../lib/schemas/validation.js';
+import { ValidationError, issuesOf } from '../../lib/schemas/validation.js';
 
 const PREFIX = 'no-such-deployment';
 const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
@@ -179,6 +179,47 @@ describe('runOnce.at after DynamoDB’s time, already known from the client’s 
     const alone = await tryWithLease('job', async () => 1, { client, tables: PREFIX, clock, runOnce: { every: 'hour', at: clock.now() } }).catch((x: unknown) => x);
     expect(alone, String(alone)).toBeInstanceOf(ValidationError);
     expect((alone as ValidationError).fields).toEqual(['runOnce.at']);
+    expect(sent).toEqual([]);
+  });
+});
+
+describe('WithLeaseOptionsSchema alone reports the problems withLease reports', () => {
+  // found by a review (2026-12-02): the exported schema judged withLease's own fields only, not the
+  // LeaderElector's rules withLease applies to them (each timing's bounds and their order, the
+  // candidacy's rules, a session's fit, a candidacy for mode 'coordinated'), so options a user
+  // checked with it passed, and withLease refused them
+  const rows: { name: string; options: (client: DynamoDBClient) => WithLeaseOptions; fields: string[] }[] = [
+    { name: "a renew deadline not below the lease's duration, and a waitMs below 0", options: (client) => ({ client, mode: 'NoCoordination', leaseDurationMs: 10_000, renewDeadlineMs: 10_000, waitMs: -1 }), fields: ['waitMs', 'renewDeadlineMs'] },
+    { name: 'a renew deadline below 0', options: (client) => ({ client, renewDeadlineMs: -1 }), fields: ['renewDeadlineMs'] },
+    { name: 'a retry period not below the renew deadline', options: (client) => ({ client, retryPeriodMs: 10_000 }), fields: ['retryPeriodMs'] },
+    { name: 'a renew interval that leaves no retry before the renew deadline', options: (client) => ({ client, renewIntervalMs: 9_000 }), fields: ['renewIntervalMs'] },
+    { name: "mode 'coordinated' without a candidacy", options: (client) => ({ client, mode: 'coordinated' }), fields: ['candidacy'] },
+    { name: 'a candidacy emulating above its binary', options: (client) => ({ client, candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0' } }), fields: ['candidacy.emulationVersion'] },
+    { name: 'a lease duration below 1000 ms, and an identity that is no name', options: (client) => ({ client, leaseDurationMs: 500, identity: 'no spaces' }), fields: ['identity', 'leaseDurationMs'] },
+    {
+      name: "a session holding leases shorter than the run's",
+      options: (client) => ({ client, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, session: new Session({ client, tables: PREFIX, leaseNames: ['job'], maxLeaseDurationMs: 10_000 }) }),
+      fields: ['session'],
+    },
+  ];
+  it.each(rows)('$name', async ({ options, fields }) => {
+    const { client, sent } = counted();
+    const told = await withLease('job', async () => 1, { ...options(client), tables: PREFIX }).catch((x: unknown) => x);
+    expect(told, String(told)).toBeInstanceOf(ValidationError);
+    expect((told as ValidationError).fields).toEqual(fields);
+    expect(sent).toEqual([]);
+    const alone = WithLeaseOptionsSchema.safeParse({ ...options(client), tables: PREFIX });
+    expect(alone.success).toBe(false);
+    expect(issuesOf(alone.error!)).toEqual((told as ValidationError).issues);
+  });
+
+  it('good options pass; a session that does not serve the lease is told by withLease, which knows the lease, and not by the schema, which does not', async () => {
+    const { client, sent } = counted();
+    const options = { client, tables: PREFIX, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, session: new Session({ client, tables: PREFIX, leaseNames: ['other'] }) };
+    expect(WithLeaseOptionsSchema.safeParse(options).success).toBe(true);
+    const told = await withLease('job', async () => 1, options).catch((x: unknown) => x);
+    expect((told as ValidationError).fields).toEqual(['session']);
+    expect((told as Error).message).toMatch(/session: serves the leases \["other"\] \(its leaseNames, the grant's\), not 'job'/);
     expect(sent).toEqual([]);
   });
 });
