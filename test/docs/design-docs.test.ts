@@ -34,3 +34,27 @@ describe("docs/safety.md's Planted bugs table states today's seeds", () => {
     );
   });
 });
+
+/** The text of a Markdown file's section under the heading that starts with `heading`, up to the next heading of its level or above. */
+function section(markdown: string, heading: string): string | undefined {
+  const lines = prose(markdown).split('\n');
+  const start = lines.findIndex((l) => /^#{2,4} /.test(l) && l.replace(/^#+ /, '').startsWith(heading));
+  if (start < 0) return undefined;
+  const level = /^#+/.exec(lines[start]!)![0].length;
+  const end = lines.findIndex((l, i) => i > start && /^#+ /.test(l) && /^#+/.exec(l)![0].length <= level);
+  return lines.slice(start, end < 0 ? undefined : end).join('\n').replace(/\s+/g, ' ');
+}
+
+describe('upgrade advice lives in docs/deploy.md, the guarantee in docs/safety.md', () => {
+  it("a rolling deployment's old writers of endedTerms: deploy.md's Upgrading says what to do; safety.md's Sessions states the exposure and links to it", () => {
+    const upgrading = section(read('docs/deploy.md'), 'Upgrading');
+    expect(upgrading, 'docs/deploy.md has an "Upgrading" section').toBeDefined();
+    expect(upgrading).toMatch(/retire CLIs built before/);
+    expect(upgrading).toMatch(/force no mass release/);
+    const sessions = section(read('docs/safety.md'), 'Sessions')!;
+    // before: Sessions held the advice itself ("retire CLIs built before it when upgrading, and force no mass release during the deployment")
+    expect(sessions).not.toMatch(/retire CLIs|force no mass release/);
+    expect(sessions).toContain('(deploy.md#upgrading)');
+    expect(sessions).toContain('"started afresh by a function of before"');
+  });
+});
