@@ -58,3 +58,12 @@ describe('upgrade advice lives in docs/deploy.md, the guarantee in docs/safety.m
     expect(sessions).toContain('"started afresh by a function of before"');
   });
 });
+
+describe("docs/deploy.md tells the operator what a failing session mark does, and links to the guarantee", () => {
+  it('A stream record that keeps failing: the hold on the next election is linked to docs/safety.md#sessions, not restated', () => {
+    const text = section(read('docs/deploy.md'), 'A stream record that keeps failing')!;
+    // before: "a mark the session row refuses for now is deferred to the timer queue, the lease's next election held long enough without it until it lands"
+    expect(text).not.toMatch(/held long enough/);
+    expect(text).toMatch(/deferred to the timer queue(?:[^.]|\.md)*\(safety\.md#sessions\)/);
+  });
+});
