@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { prose } from './markdown.js';
+import { prose, slug } from './markdown.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (file: string): string => readFileSync(join(root, file), 'utf8');
@@ -65,5 +65,25 @@ describe("docs/deploy.md tells the operator what a failing session mark does, an
     // before: "a mark the session row refuses for now is deferred to the timer queue, the lease's next election held long enough without it until it lands"
     expect(text).not.toMatch(/held long enough/);
     expect(text).toMatch(/deferred to the timer queue(?:[^.]|\.md)*\(safety\.md#sessions\)/);
+  });
+});
+
+describe("docs/safety.md's threat model: a row is a claim and a link, the argument under its heading", () => {
+  it('the worker process itself: one or two sentences linking to the suspend argument, which is a subsection of Clocks', () => {
+    const md = read('docs/safety.md');
+    const row = tableRows(md, '| principal |').find((r) => r[0] === 'the worker process itself');
+    expect(row).toBeDefined();
+    // before: one cell of 5,724 characters holding the whole laptop-sleep argument
+    expect(row![3]!.length).toBeLessThanOrEqual(600);
+    const link = /\]\(#([\w-]+)\)/.exec(row![3]!)?.[1];
+    expect(link).toBeDefined();
+    const lines = prose(md).split('\n');
+    const heading = lines.findIndex((l) => /^#### /.test(l) && slug(l.replace(/^#### /, '')) === link);
+    expect(heading, `a #### heading making #${link}`).toBeGreaterThan(0);
+    const parent = lines.slice(0, heading).reverse().find((l) => /^#{2,3} /.test(l));
+    expect(parent).toBe('### Clocks');
+    const sub = section(md, lines[heading]!.replace(/^#### /, ''))!;
+    for (const name of ['sleptSince', 'gainedSince', 'SINCE_BOOT_DRIFT', 'a laptop that slept past its lease', 'a laptop that sleeps while its take of the lease is in flight'])
+      expect(sub).toContain(name);
   });
 });
