@@ -100,3 +100,33 @@ describe('tables hold a claim, a figure and a command or test; the argument goes
     expect(long).toEqual([]);
   });
 });
+
+describe("docs/safety.md's Sessions: each guarantee once, each test it cites there to find", () => {
+  const sessions = (): string => section(read('docs/safety.md'), 'Sessions')!;
+
+  it('is condensed: at most 440 lines, the candidate rows (which hold no term) under Nothing is lost', () => {
+    const lines = prose(read('docs/safety.md')).split('\n');
+    const start = lines.indexOf('### Sessions');
+    const end = lines.findIndex((l, i) => i > start && /^#{2,3} /.test(l));
+    // before: 460 lines, a candidate row's timing among the session rows
+    expect(end - start).toBeLessThanOrEqual(440);
+    expect(sessions()).not.toContain('**A candidate row the schema refuses');
+    expect(section(read('docs/safety.md'), 'Nothing is lost')).toContain('**A candidate row the schema refuses whose stamp does not parse**');
+  });
+
+  it('every test name it quotes after a test file is in that file', () => {
+    const missing: string[] = [];
+    let file: string | undefined;
+    for (const m of sessions().matchAll(/`(test\/[\w/.-]+\.test\.ts)`|"([^"]+)"/g)) {
+      if (m[1] !== undefined) {
+        file = m[1];
+        continue;
+      }
+      const parts = m[2]!.split('…').map((p) => p.trim()).filter((p) => p.length > 8);
+      if (file === undefined || parts.length === 0 || m[2] === '63 s of two leaders') continue; // a phrase, not a test's name
+      const source = read(file).replace(/\s+/g, ' ');
+      if (!parts.every((p) => source.includes(p))) missing.push(`${file}: "${m[2]}"`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
