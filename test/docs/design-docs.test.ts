@@ -130,3 +130,13 @@ describe("docs/safety.md's Sessions: each guarantee once, each test it cites the
     expect(missing).toEqual([]);
   });
 });
+
+describe("docs/safety.md's Sessions says what grantWorker grants on session partitions as infra/ grants it", () => {
+  it("the grant's own partition read and written; every other session partition read (GetItem and Query: test/infra/grant-worker.test.ts), never written", () => {
+    const text = section(read('docs/safety.md'), 'Sessions')!;
+    // before: "allows writes (UpdateItem, DeleteItem, Query) to the grant's own session partition …, and only GetItem on the others";
+    // infra/deployment.ts grants GetItem and Query on every session partition (grantSessionReads, query: true), for getLeader and a follower's query of a holder's own process's sessions
+    expect(text).not.toMatch(/only GetItem on the others/);
+    expect(text).toMatch(/`grantWorker` allows GetItem, UpdateItem, DeleteItem and Query on the grant's own session partition[^.]*reads alone \(GetItem, Query\) on the others, writing none/);
+  });
+});
