@@ -241,7 +241,8 @@ describe('describe lease', () => {
 describe('the next step after a write', () => {
   it('set-priority foresees the coordinator’s decision on the lease as judged', async () => {
     const live = await h.run(['set-priority', 'live', 'a1', '5', '--yes'], { clock: at() });
-    expect(live.out).toMatch(/^the coordinator's next step: nothing: a1 is the best candidate and its term is current$/m);
+    // the coordinator's own prediction (decideWithSuccession): a1's term is current and a2 is named its successor, as set-locations says
+    expect(live.out).toMatch(/^the coordinator's next step: designate a2 successor: it takes the lease at once if a1 stops renewing or releases$/m);
     const stale = await h.run(['set-priority', 'stale', 'a1', '5', '--yes'], { clock: at() });
     expect(stale.out).toMatch(/^the coordinator's next step: elect a1 with a fencing token above 7 /m);
   });
