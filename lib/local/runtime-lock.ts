@@ -13,7 +13,10 @@
  * A lock whose holder is gone is taken over: at once when its process, on this host, no longer runs
  * (a crash, a kill -9: a restart is not held up); else once it has not been renewed for
  * RUNTIME_LOCK_STALE_MS (a holder whose pid cannot be looked at: another host or container), waited
- * for with a line saying for what.
+ * for with a line saying for what. A holder on another host stamps its renewals by its own clock,
+ * which may be minutes off this one's: its lock is judged by whether it changes (its renewal count)
+ * over RUNTIME_LOCK_STALE_MS counted on this host's monotonic clock from the first look (client-go's
+ * observedTime), never by comparing its stamps with this host's time.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -44,8 +47,10 @@ export const RuntimeLockItem = z.object({
   endpoint: z.string(),
   startedAt: z.number().int(),
   heartbeatAt: z.number().int(),
-  /** heartbeatAt + RUNTIME_LOCK_STALE_MS: from then on the lock may be taken over. */
+  /** heartbeatAt + RUNTIME_LOCK_STALE_MS: from then on a reader on the holder's host (its clock) may take the lock over. */
   staleAt: z.number().int(),
+  /** How many times the holder has renewed it: what a reader on another host watches change. */
+  renewals: z.number().int().min(0),
 });
 export type RuntimeLockItem = z.infer<typeof RuntimeLockItem>;
 
@@ -63,24 +68,39 @@ export type LockDecision =
   | { readonly kind: 'take' }
   | { readonly kind: 'takeOver'; readonly why: string }
   | { readonly kind: 'refuse' }
-  | { readonly kind: 'wait'; readonly until: number };
+  | { readonly kind: 'wait'; readonly ms: number };
+
+/** A holder's lock as this start first saw it, and when: `at` on this host's monotonic clock. */
+export interface LockSeen {
+  readonly lock: RuntimeLockItem;
+  readonly at: number;
+}
 
 /**
- * What to do about `found` (undefined: no lock), seen by `me` at `now` (its clock). `first`: the
- * same holder's lock as it was first seen by this start, if it was seen before: a holder that
- * renewed since is live. No I/O: the taking is lockRuntime's.
+ * What to do about `found` (undefined: no lock), seen by `me` at `now` (its wall clock) and `mono`
+ * (its monotonic clock). `first`: the same holder's lock as this start first saw it (its owner is
+ * found's): one renewed since is live, one unchanged for RUNTIME_LOCK_STALE_MS of `mono` is gone. No
+ * I/O: the taking is lockRuntime's.
  */
-export function decideLock(found: RuntimeLockItem | undefined, first: RuntimeLockItem | undefined, me: LockSeer, now: number): LockDecision {
+export function decideLock(found: RuntimeLockItem | undefined, first: LockSeen | undefined, me: LockSeer, now: number, mono: number): LockDecision {
   if (found === undefined) return { kind: 'take' };
-  if (me.holds(found.owner)) return { kind: 'refuse' };
   const here = found.host === me.host;
-  if (here && found.pid === me.pid) return { kind: 'takeOver', why: `its pid is this process's, which does not hold it: an earlier process's` };
-  if (here && !me.alive(found.pid)) return { kind: 'takeOver', why: 'that process no longer runs' };
-  // a live pid whose lock is not renewed: a hung holder, or the pid taken by another program since
-  if (now >= found.staleAt) return { kind: 'takeOver', why: `not renewed since ${iso(found.heartbeatAt)}` };
-  if (here) return { kind: 'refuse' };
-  if (first !== undefined && first.owner === found.owner && first.heartbeatAt !== found.heartbeatAt) return { kind: 'refuse' }; // renewed: live
-  return { kind: 'wait', until: found.staleAt };
+  if (here) {
+    if (me.holds(found.owner)) return { kind: 'refuse' };
+    if (found.pid === me.pid) return { kind: 'takeOver', why: `its pid is this process's, which does not hold it: an earlier process's` };
+    if (!me.alive(found.pid)) return { kind: 'takeOver', why: 'that process no longer runs' };
+    // a live pid whose lock is not renewed: a hung holder, or the pid taken by another program since.
+    // Its stamps are this host's clock, so they are compared with it.
+    if (now >= found.staleAt) return { kind: 'takeOver', why: `not renewed since ${iso(found.heartbeatAt)}` };
+    return { kind: 'refuse' };
+  }
+  // another host's stamps are its clock's, which may be off this one's by more than the stale time
+  // either way: judged by whether the lock changes, over time counted here (observer's clock)
+  if (first === undefined || first.lock.owner !== found.owner) return { kind: 'wait', ms: RUNTIME_LOCK_STALE_MS };
+  if (first.lock.renewals !== found.renewals || first.lock.heartbeatAt !== found.heartbeatAt) return { kind: 'refuse' }; // renewed: live
+  const waited = mono - first.at;
+  if (waited >= RUNTIME_LOCK_STALE_MS) return { kind: 'takeOver', why: `not renewed for ${waited / 1000} s as ${me.host}'s clock counts (its last renewal stamped ${iso(found.heartbeatAt)} by its own)` };
+  return { kind: 'wait', ms: RUNTIME_LOCK_STALE_MS - waited };
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -105,6 +125,8 @@ export interface LockRuntimeOptions {
   readonly say?: (line: string) => void;
   /** Called once when a renewal finds the lock another's (taken over, judged stale), with the line saying so. */
   readonly onLost?: (line: string) => void;
+  /** The host named on the lock, whose pids this process can look at. @default os.hostname() */
+  readonly host?: string;
 }
 
 /** The lock table there, made if missing (a DynamoDB Local kept across runs has it already). */
@@ -127,33 +149,34 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
   const clock = opts.clock ?? systemClock;
   const say = opts.say ?? ((line: string) => void process.stderr.write(`conclave: local runtime: ${line}\n`));
   await lockTable(client);
-  const me: LockSeer = { host: hostname(), pid: process.pid, holds: (o) => held.has(o), alive };
+  const me: LockSeer = { host: opts.host ?? hostname(), pid: process.pid, holds: (o) => held.has(o), alive };
   const owner = randomUUID();
   const read = async (): Promise<RuntimeLockItem | undefined> => {
     const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, ConsistentRead: true }));
     return out.Item && parse(RuntimeLockItem, unmarshall(out.Item), `runtime lock "${prefix}" (table ${RUNTIME_LOCK_TABLE} at ${endpoint}; delete the item if no local mode runs on that prefix)`);
   };
   const startedAt = clock.now();
-  let first: RuntimeLockItem | undefined;
+  let first: LockSeen | undefined;
   let waitSaid: string | undefined;
   for (;;) {
     const found = await read();
-    if (found && first?.owner !== found.owner) first = found;
     const now = clock.now();
-    const d = decideLock(found, first, me, now);
+    const mono = clock.monotonic(); // read after the item: what is counted from here never includes the read's own time
+    if (found && first?.lock.owner !== found.owner) first = { lock: found, at: mono };
+    const d = decideLock(found, first, me, now, mono);
     if (d.kind === 'refuse') throw new Error(refusal(endpoint, prefix, found!));
     if (d.kind === 'wait') {
       if (waitSaid !== found!.owner) {
         waitSaid = found!.owner;
         say(
           `local mode on the DynamoDB Local at ${endpoint} with table prefix ${prefix} is locked by ${holderOf(found!)}, whose pid cannot be looked at from ${me.host}: ` +
-            `waiting until ${iso(d.until)} (${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal, ${iso(found!.heartbeatAt)}) for it to renew (then this start is refused) or not (then its lock is taken over)`,
+            `waiting ${d.ms / 1000} s (until ${iso(now + d.ms)} by ${me.host}'s clock; its last renewal is stamped ${iso(found!.heartbeatAt)} by its own) for it to renew (then this start is refused) or not (then its lock is taken over)`,
         );
       }
-      await clock.sleep(Math.min(RUNTIME_LOCK_HEARTBEAT_MS, d.until - now));
+      await clock.sleep(Math.min(RUNTIME_LOCK_HEARTBEAT_MS, d.ms));
       continue;
     }
-    const item: RuntimeLockItem = { prefix, owner, pid: me.pid, host: me.host, endpoint, startedAt, heartbeatAt: now, staleAt: now + RUNTIME_LOCK_STALE_MS };
+    const item: RuntimeLockItem = { prefix, owner, pid: me.pid, host: me.host, endpoint, startedAt, heartbeatAt: now, staleAt: now + RUNTIME_LOCK_STALE_MS, renewals: 0 };
     // held before the write lands: another start in this process that sees it meanwhile is refused, not told it is an earlier process's
     held.add(owner);
     try {
@@ -164,7 +187,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
           Item: marshall(item),
           ...(d.kind === 'take'
             ? { ConditionExpression: 'attribute_not_exists(#p)', ExpressionAttributeNames: { '#p': 'prefix' } }
-            : { ConditionExpression: '#o = :o AND heartbeatAt = :h', ExpressionAttributeNames: { '#o': 'owner' }, ExpressionAttributeValues: { ':o': { S: found!.owner }, ':h': { N: String(found!.heartbeatAt) } } }),
+            : { ConditionExpression: '#o = :o AND renewals = :r', ExpressionAttributeNames: { '#o': 'owner' }, ExpressionAttributeValues: { ':o': { S: found!.owner }, ':r': { N: String(found!.renewals) } } }),
         }),
       );
     } catch (e) {
@@ -182,7 +205,7 @@ function refusal(endpoint: string, prefix: string, l: RuntimeLockItem): string {
   return (
     `local mode already runs on the DynamoDB Local at ${endpoint} with table prefix ${prefix}: ${holderOf(l)}, started ${iso(l.startedAt)}, its lock renewed ${iso(l.heartbeatAt)} (item "${prefix}" of table ${RUNTIME_LOCK_TABLE} there). ` +
     'A second would handle every stream record and publish every event again: stop that one first (Ctrl-C), or choose another table prefix (conclave-local: --table-prefix; startLocalConclave: tablePrefix); ' +
-    `a holder that stops renewing its lock (killed where its pid cannot be looked at: another host or container) gives it up ${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal`
+    `a holder that stops renewing its lock (killed where its pid cannot be looked at: another host or container) gives it up once a start has seen it unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s`
   );
 }
 
@@ -201,9 +224,9 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
         new UpdateItemCommand({
           TableName: RUNTIME_LOCK_TABLE,
           Key,
-          UpdateExpression: 'SET heartbeatAt = :h, staleAt = :s',
+          UpdateExpression: 'SET heartbeatAt = :h, staleAt = :s ADD renewals :one',
           ...mine,
-          ExpressionAttributeValues: { ':o': { S: owner }, ':h': { N: String(now) }, ':s': { N: String(now + RUNTIME_LOCK_STALE_MS) } },
+          ExpressionAttributeValues: { ':o': { S: owner }, ':h': { N: String(now) }, ':s': { N: String(now + RUNTIME_LOCK_STALE_MS) }, ':one': { N: '1' } },
         }),
       );
     } catch (e) {

@@ -46,7 +46,7 @@ const holder = (prefix: string, o: { pid: number; host: string; heartbeatAt: num
   admin.send(
     new PutItemCommand({
       TableName: RUNTIME_LOCK_TABLE,
-      Item: marshall({ prefix, owner: o.owner ?? randomUUID(), pid: o.pid, host: o.host, endpoint: inject('ddbEndpoint'), startedAt: o.heartbeatAt, heartbeatAt: o.heartbeatAt, staleAt: o.heartbeatAt + RUNTIME_LOCK_STALE_MS }),
+      Item: marshall({ prefix, owner: o.owner ?? randomUUID(), pid: o.pid, host: o.host, endpoint: inject('ddbEndpoint'), startedAt: o.heartbeatAt, heartbeatAt: o.heartbeatAt, staleAt: o.heartbeatAt + RUNTIME_LOCK_STALE_MS, renewals: 0 }),
     }),
   );
 
@@ -79,7 +79,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
         new RegExp(
           `^local mode already runs on the DynamoDB Local at ${spelled.replace(/[.]/g, '\\.')} with table prefix ${prefix}: process ${child.pid} on ${hostname()}, started .+Z, its lock renewed .+Z \\(item "${prefix}" of table ${RUNTIME_LOCK_TABLE} there\\)\\. ` +
             'A second would handle every stream record and publish every event again: stop that one first \\(Ctrl-C\\), or choose another table prefix \\(conclave-local: --table-prefix; startLocalConclave: tablePrefix\\); ' +
-            `a holder that stops renewing its lock \\(killed where its pid cannot be looked at: another host or container\\) gives it up ${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal$`,
+            `a holder that stops renewing its lock \\(killed where its pid cannot be looked at: another host or container\\) gives it up once a start has seen it unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s$`,
         ),
       );
       expect(child.exitCode).toBeNull(); // the running one is left alone
@@ -109,7 +109,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     expect(await lockItem(prefix)).toBeUndefined();
   });
 
-  it('a lock of a process elsewhere (another host or container: its pid cannot be looked at) is waited for, saying for what, and taken over once not renewed for RUNTIME_LOCK_STALE_MS; one that renews meanwhile is refused', async () => {
+  it('a lock of a process elsewhere (another host or container: its pid cannot be looked at) is waited for, saying for what, and taken over once seen unrenewed for RUNTIME_LOCK_STALE_MS; one that renews meanwhile is refused', async () => {
     await start(newPrefix('table')).then((rt) => rt.stop());
     const T0 = 1_800_000_000_000;
     const manual = manualClock(T0);
@@ -121,12 +121,13 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     const said: string[] = [];
     const lock = await lockRuntime(admin, inject('ddbEndpoint'), quiet, { clock, say: (line) => said.push(line) });
     try {
-      expect(manual.now()).toBe(T0 - 1_000 + RUNTIME_LOCK_STALE_MS); // waited until stale, not longer
+      // seen unrenewed for the stale time on this host's clock from its first look, not judged by the holder's stamp (another clock)
+      expect(manual.now()).toBe(T0 + RUNTIME_LOCK_STALE_MS);
       expect(said[0]).toBe(
         `local mode on the DynamoDB Local at ${inject('ddbEndpoint')} with table prefix ${quiet} is locked by process 4242 on elsewhere, whose pid cannot be looked at from ${hostname()}: ` +
-          `waiting until ${new Date(T0 - 1_000 + RUNTIME_LOCK_STALE_MS).toISOString()} (${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal, ${new Date(T0 - 1_000).toISOString()}) for it to renew (then this start is refused) or not (then its lock is taken over)`,
+          `waiting ${RUNTIME_LOCK_STALE_MS / 1000} s (until ${new Date(T0 + RUNTIME_LOCK_STALE_MS).toISOString()} by ${hostname()}'s clock; its last renewal is stamped ${new Date(T0 - 1_000).toISOString()} by its own) for it to renew (then this start is refused) or not (then its lock is taken over)`,
       );
-      expect(said[1]).toBe(`taking over the lock of process 4242 on elsewhere: not renewed since ${new Date(T0 - 1_000).toISOString()}`);
+      expect(said[1]).toBe(`taking over the lock of process 4242 on elsewhere: not renewed for ${RUNTIME_LOCK_STALE_MS / 1000} s as ${hostname()}'s clock counts (its last renewal stamped ${new Date(T0 - 1_000).toISOString()} by its own)`);
       expect(said).toHaveLength(2);
       expect((await lockItem(quiet))?.['pid']).toEqual({ N: String(process.pid) });
     } finally {
@@ -199,5 +200,69 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     }
     expect(seen).toEqual(['before']);
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4545' }); // the taker's, left to it
+  });
+});
+
+describe('the runtime lock between two hosts whose clocks disagree', () => {
+  const SKEW = 60_000; // more than RUNTIME_LOCK_STALE_MS
+  /**
+   * Two hosts on one simulated time `t`: each's wall clock is off by its own offset, its monotonic
+   * clock counts `t`. The holder's heartbeat timers are held by the test (fired through `beat()`);
+   * the reader's sleeps move `t` on and, when `renewing`, the holder renews meanwhile as a live one does.
+   */
+  const twoHosts = (holderOffset: number, readerOffset: number) => {
+    let t = 1_800_000_000_000;
+    const beats: (() => void)[] = [];
+    const view = (offset: number): Clock => ({ ...systemClock, now: () => t + offset, monotonic: () => t, setTimer: (_ms, fn) => (beats.push(fn), { cancel: () => undefined }) });
+    const hosts = { t: () => t, holder: view(holderOffset), reader: view(readerOffset), renewing: undefined as (() => Promise<void>) | undefined };
+    hosts.reader = { ...hosts.reader, sleep: async (ms: number) => {
+      t += ms;
+      await hosts.renewing?.();
+    } };
+    return hosts;
+  };
+
+  it('a reader whose clock is ahead of the holder\'s by more than RUNTIME_LOCK_STALE_MS does not take over a lock renewed every RUNTIME_LOCK_HEARTBEAT_MS: refused once it sees a renewal', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('skew-ahead');
+    const hosts = twoHosts(0, SKEW);
+    const lost: string[] = [];
+    const holding = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { clock: hosts.holder, host: 'host-a', say: () => {}, onLost: (m) => lost.push(m) });
+    hosts.renewing = () => holding.renew();
+    try {
+      const before = hosts.t();
+      // before: the reader judged the lock stale at once (its now past the holder's staleAt) and took it over: two runtimes ran
+      await expect(lockRuntime(admin, inject('ddbEndpoint'), prefix, { clock: hosts.reader, host: 'host-b', say: () => {} })).rejects.toThrow(`with table prefix ${prefix}: process ${process.pid} on host-a`);
+      expect(hosts.t() - before).toBe(RUNTIME_LOCK_HEARTBEAT_MS); // refused at the first renewal it saw
+      await holding.renew();
+      expect(lost).toEqual([]);
+      expect((await lockItem(prefix))?.['host']).toEqual({ S: 'host-a' });
+    } finally {
+      await holding.release();
+    }
+  });
+
+  it('a reader whose clock is behind the holder\'s by more than RUNTIME_LOCK_STALE_MS takes over a lock no longer renewed after RUNTIME_LOCK_STALE_MS of its own time, not that plus the skew', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('skew-behind');
+    const hosts = twoHosts(0, -SKEW);
+    const lost: string[] = [];
+    // its holder hangs (or its host is gone): it never renews
+    const silent = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { clock: hosts.holder, host: 'host-a', say: () => {}, onLost: (m) => lost.push(m) });
+    const said: string[] = [];
+    const before = hosts.t();
+    const taken = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { clock: hosts.reader, host: 'host-b', say: (line) => said.push(line) });
+    try {
+      // before: waited until the holder's staleAt on the reader's clock: RUNTIME_LOCK_STALE_MS + SKEW
+      expect(hosts.t() - before).toBe(RUNTIME_LOCK_STALE_MS);
+      expect(said).toHaveLength(2);
+      expect(said[1]).toBe(`taking over the lock of process ${process.pid} on host-a: not renewed for ${RUNTIME_LOCK_STALE_MS / 1000} s as host-b's clock counts (its last renewal stamped ${new Date(hosts.t() - RUNTIME_LOCK_STALE_MS).toISOString()} by its own)`);
+      expect((await lockItem(prefix))?.['host']).toEqual({ S: 'host-b' });
+      await silent.renew(); // the holder, back, finds it taken over
+      expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process ${process.pid} on host-b (judged not renewed): stop this runtime; its stream pollers and tick are stopped`]);
+    } finally {
+      await taken.release();
+      await silent.release();
+    }
   });
 });
