@@ -89,7 +89,12 @@ function deletionLine(d: RefusedRowDeletion, now: number, config: ElectionConfig
     if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end), if no held lease or live candidate names it and its stamp is unchanged`;
     return `by the coordinator's tick after ${after} (${relative(d.deleteAfter, now)}), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (${relative(d.renewTime, now)}, ${new Date(d.renewTime).toISOString()}) + its leaseDurationSeconds (${span(d.leaseDurationSeconds * 1000)}) + identityGcGraceMs (${span(config.identityGcGraceMs)}) + clockSkewMs (${span(config.clockSkewMs)}); no held lease names the row, so the tick does not time it by a sighting`;
   }
-  const longest = d.named ? `the longest lease on it (${span(d.holdMs)})` : `the longest lease a row may state (${span(d.holdMs)}: no held lease names the row, and its stamp does not read)`;
+  const longest =
+    d.on === 'named'
+      ? `the longest lease on it (${span(d.holdMs)})`
+      : d.on === 'process'
+        ? `the longest lease of the held terms whose holder's process it may be the session of, or its own where that reads and is longer (${span(d.holdMs)}: no held lease names the row, and its stamp does not read)`
+        : `the longest lease a row may state (${span(d.holdMs)}: no held lease names the row, and its stamp does not read)`;
   const wait = `${longest} and clockSkewMs (${span(config.clockSkewMs)})`;
   switch (d.kind) {
     case 'tooLarge':

@@ -5,7 +5,7 @@
  * the leases (read.ts) and judges with them, as lib/coordinator/reconcile.ts does.
  */
 import { effectiveLease, judgingRow, leaseExpiresAt, leftStamp, renewedBy, sessionStampAt, sessionStanding, vacancy, type JudgingRow, type SessionStamp, type VacancyReason } from '../election/vacancy.js';
-import type { RefusedDeletion } from '../coordinator/refused-session.js';
+import type { RefusedDeletion, RefusedWaitOn } from '../coordinator/refused-session.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
@@ -52,13 +52,14 @@ export interface RefusedSession extends SessionRead {
 
 /**
  * When the tick will delete a refused session row: timed by its sighting (refusedDeletion) for
- * `holdMs`, the longest lease held on it, or, no held lease naming it (`named` false), the longest a
- * lease may state; or, no held lease naming it and its stamp readable, never timed but collected
+ * `holdMs`, the longest lease held on it (`on` 'named'), or, no held lease naming it, the longest
+ * of the held terms it may vouch for as their process's own session ('process') or, none, the
+ * longest a lease may state ('any'); or, no held lease naming it and its stamp readable, never timed but collected
  * once expired by that stamp (`expires`: renewTime + leaseDurationSeconds + identityGcGraceMs +
  * clockSkewMs, `deleteAfter`), if no held lease or live candidate names it then.
  */
 export type RefusedRowDeletion =
-  | (RefusedDeletion & { readonly holdMs: number; readonly named: boolean })
+  | (RefusedDeletion & { readonly holdMs: number; readonly on: RefusedWaitOn })
   | { readonly kind: 'expires'; readonly renewTime: number; readonly leaseDurationSeconds: number; readonly deleteAfter: number };
 
 /** The session rows a list command read (once, however many leases), and when the read was sent. */

@@ -14,7 +14,7 @@ import { CliError, listNames } from './errors.js';
 import { sessionOf, type RefusedRowDeletion, type SessionSeen, type SessionsSeen } from './judged.js';
 import { byName } from './views.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from '../coordinator/vouched.js';
-import { ANY_TERM, heldOnRefusedMs, refusedDeletion } from '../coordinator/refused-session.js';
+import { heldOnRefusedMs, refusedDeletion, termsOnRefused } from '../coordinator/refused-session.js';
 
 async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
   const items: T[] = [];
@@ -40,7 +40,7 @@ const refusedRow = (i: InvalidItem): string =>
   'leaseName' in i.key
     ? 'a candidate row that does not match its schema (it takes no part in elections; the coordinator deletes it once stale by the renewTime it still carries, if that parses as epoch milliseconds)'
     : 'component' in i.key
-      ? 'an identity row that does not match its schema (it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse (renewTime in epoch milliseconds), while no held lease or live candidate names it; if they do not, once it has seen it unchanged for a day and clockSkewMs while no held lease names it)'
+      ? 'an identity row that does not match its schema (it vouches for no term or candidate; the coordinator deletes it once expired by the renewTime and leaseDurationSeconds it still carries, if they parse (renewTime in epoch milliseconds), while no held lease or live candidate names it; if they do not, once it has seen it unchanged for a day and clockSkewMs while no held lease names it, or, where it may be the session of the process of held terms, for their longest lease)'
       : 'a lease row that does not match its schema (the coordinator decides nothing on it, and reports it broken each tick)';
 
 /**
@@ -209,7 +209,8 @@ export async function snapshot(ctx: CliContext, name: string, opts: { deletion?:
  * leases' session fields), by the sighting it left on the row as stored and the longest of them
  * (timeRefusedSessions); none naming it (a row of the holder's process's a term judged off its
  * named row may be on), once expired by the stamp it still carries where that reads (collectGarbage:
- * never timed), else by the sighting and the longest lease a row may state (ANY_TERM). Undefined
+ * never timed), else by the sighting and the longest lease of the held terms it may vouch for as
+ * their process's own session, or, none, the longest a row may state (termsOnRefused). Undefined
  * once the row is gone.
  */
 async function refusedRowDeletion(ctx: CliContext, name: string): Promise<RefusedRowDeletion | undefined> {
@@ -217,13 +218,14 @@ async function refusedRowDeletion(ctx: CliContext, name: string): Promise<Refuse
   const row = await ctx.identities.readRow(key.component, key.name);
   if (!row) return undefined;
   const held: HeldSession[] = [];
-  for await (const page of ctx.leases.scanSessions()) held.push(...page.filter((l) => l.holderIdentity !== undefined && l.session === name));
-  const named = held.length > 0;
-  const stamp = named ? undefined : IdentityStamp.safeParse(row);
+  for await (const page of ctx.leases.scanSessions()) held.push(...page.filter((l) => l.holderIdentity !== undefined && l.session !== undefined));
+  const named = held.filter((l) => l.session === name);
+  const stamp = named.length ? undefined : IdentityStamp.safeParse(row);
   if (stamp?.success) {
     const { renewTime, leaseDurationSeconds } = stamp.data;
     return { kind: 'expires', renewTime, leaseDurationSeconds, deleteAfter: renewTime + leaseDurationSeconds * 1000 + ctx.config.identityGcGraceMs + ctx.config.clockSkewMs };
   }
-  const holdMs = heldOnRefusedMs(named ? held : ANY_TERM, row);
-  return { ...refusedDeletion(row, holdMs, ctx.config.clockSkewMs), holdMs, named };
+  const { on, terms } = termsOnRefused(row, named, held);
+  const holdMs = heldOnRefusedMs(terms, row);
+  return { ...refusedDeletion(row, holdMs, ctx.config.clockSkewMs), holdMs, on };
 }

@@ -18,7 +18,7 @@ import { LeaseStore, type HeldSession, type LeaseRead } from '../stores/lease-st
 import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
 import { candidateSessions, readSessions, vouchAll } from './vouched.js';
-import { ANY_TERM, REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep } from './refused-session.js';
+import { REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep, termsOnRefused } from './refused-session.js';
 
 export interface CoordinatorDeps {
   leases: LeaseStore;
@@ -561,25 +561,26 @@ const refusedRow = (s: { invalid: InvalidItem; row: Record<string, unknown> }, u
 
 /**
  * Times each refused session row that held terms (`terms`: the held leases, whatever session they
- * name) name, and each refused row whose stamp does not parse that none names (as if a term of the
- * longest duration a lease may state were on it: one taken since the scans), as refused-session.ts
- * says: stamps the row first seen as it is, deletes one unchanged past its wait (conditioned on
+ * name) name, and each refused row whose stamp does not parse that none names (by the longest lease
+ * of the held terms it may vouch for as their process's own session, else as if a term of the
+ * longest duration a lease may state were on it: termsOnRefused), as refused-session.ts says: stamps the row first seen as it is, deletes one unchanged past its wait (conditioned on
  * every attribute as scanned), and notes each in `result.refusedSessions` (a deleted one in
  * `collectedIdentities` too). Returns the names deleted. A fault is noted for that row alone; none
  * starts once `past()`. (A row none names whose stamp parses is collected once expired by it.)
  */
-async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly RefusedRow[], terms: Iterable<Pick<HeldSession, 'name' | 'holderIdentity' | 'session' | 'leaseDurationSeconds'>>, result: Pick<ReconcileAllResult, 'refusedSessions' | 'collectedIdentities' | 'errors'>, past: () => boolean): Promise<Set<string>> {
+async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly RefusedRow[], terms: Iterable<Pick<HeldSession, 'name' | 'holderIdentity' | 'holderInstance' | 'session' | 'leaseDurationSeconds'>>, result: Pick<ReconcileAllResult, 'refusedSessions' | 'collectedIdentities' | 'errors'>, past: () => boolean): Promise<Set<string>> {
   const on = new Map<string, Pick<HeldSession, 'name' | 'leaseDurationSeconds'>[]>();
-  for (const t of terms) if (t.holderIdentity !== undefined && t.session !== undefined) (on.get(t.session) ?? on.set(t.session, []).get(t.session)!).push(t);
+  const held = [...terms].filter((t) => t.holderIdentity !== undefined && t.session !== undefined);
+  for (const t of held) (on.get(t.session!) ?? on.set(t.session!, []).get(t.session!)!).push(t);
   const deleted = new Set<string>();
   for (const r of rows) {
     // (a row of that name in another partition is not the one the leases name: sessionKey)
-    const held = sessionKey(r.key.name).component === r.key.component ? on.get(r.key.name) : undefined;
-    if ((!held && !r.unstamped) || past()) continue;
-    const leases = (held ?? []).map((t) => t.name).sort();
+    const named = sessionKey(r.key.name).component === r.key.component ? on.get(r.key.name) : undefined;
+    if ((!named && !r.unstamped) || past()) continue;
+    const leases = (named ?? []).map((t) => t.name).sort();
     try {
       // the coordinator's clock after the scans that showed the row so: later than any write that made it so
-      const step = refusedSessionStep(r.row, heldOnRefusedMs(held ?? ANY_TERM, r.row), deps.clock.now(), deps.config.clockSkewMs);
+      const step = refusedSessionStep(r.row, heldOnRefusedMs(termsOnRefused(r.row, named ?? [], held).terms, r.row), deps.clock.now(), deps.config.clockSkewMs);
       if (step.kind === 'tooLarge') {
         result.refusedSessions.push({ key: r.key, leases, deleted: false });
         continue;

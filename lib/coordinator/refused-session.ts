@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { Millis } from '../schemas/common.js';
+import { mayBeProcessSession, processOf } from '../schemas/identity.js';
 
 /** The attribute the tick writes on such a row: when it first saw the row as it is. */
 export const REFUSED_SEEN = 'refusedSeen';
@@ -107,6 +108,37 @@ export function refusedSessionStep(row: Readonly<Record<string, unknown>>, holdM
  * expired by it instead, never timed.
  */
 export const ANY_TERM = [{ leaseDurationSeconds: undefined }] as const;
+
+/** A held term as the tick's scan of the leases gives it: whose, on which session, how long (undefined: it does not read). */
+export interface HeldTerm {
+  readonly holderIdentity?: string | undefined;
+  readonly holderInstance?: string | undefined;
+  readonly session?: string | undefined;
+  readonly leaseDurationSeconds?: number | undefined;
+}
+
+/** Which terms set a refused row's wait: those naming it, those it may vouch for as their process's own session, or any a lease may state. */
+export type RefusedWaitOn = 'named' | 'process' | 'any';
+
+/**
+ * The terms whose holders may act by refused identity row `row` (as stored), of `named` (the held
+ * terms naming it) and `held` (every held term the scans found), and so whose longest lease its wait
+ * is (heldOnRefusedMs): those naming it; else, a row whose stamp does not read, those of a process
+ * whose own session it may be (mayBeProcessSession): a term judged off its named row is judged by
+ * nobody while the row stands, and its holder's elector counts that session's renewals whatever its
+ * lease names, so it acts by the row only within its renew deadline (shorter than its lease) of a
+ * renewal that changed it; else any term a lease may state (ANY_TERM: a day, kept where it holds
+ * nobody's lease up). A term taken since the scans is judged by its own stamp too, written at its
+ * take, after every renewal of the row before the tick's sighting (docs/safety.md).
+ */
+export function termsOnRefused(row: Readonly<Record<string, unknown>>, named: readonly HeldTerm[], held: readonly HeldTerm[]): { readonly on: RefusedWaitOn; readonly terms: readonly HeldTerm[] } {
+  if (named.length) return { on: 'named', terms: named };
+  const own = held.filter((t) => {
+    const process = processOf(t.holderInstance);
+    return t.holderIdentity !== undefined && t.session !== undefined && process !== undefined && mayBeProcessSession(row, t.session, process);
+  });
+  return own.length ? { on: 'process', terms: own } : { on: 'any', terms: ANY_TERM };
+}
 
 /**
  * How long the terms on a refused row may outlive the last change to it: the longest lease duration

@@ -849,7 +849,7 @@ function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly
       return `${alone}; left unchanged, the tick deletes it itself after ${new Date(timed.deleteAfter).toISOString()} (${Math.round((timed.deleteAfter - timed.unchangedSince) / 1000)} s after it first saw it so: the longest lease on it and clockSkewMs, by when every holder on it has stopped), and judges the terms without it`;
     return `${alone}; ${timed ? 'it has too many attributes for the tick to time and delete it' : unstamped ? 'its renewTime or leaseDurationSeconds does not parse, so it is never collected' : 'it is not collected while a held lease names it'}`;
   }
-  // no held lease names it: timed as if a term of a day were on it (lib/coordinator/reconcile.ts timeRefusedSessions)
+  // no held lease names it: timed as if a term of a day were on it, or by the held terms whose process's session it may be (refused-session.ts termsOnRefused)
   const until = timed?.deleteAfter !== undefined ? `after ${new Date(timed.deleteAfter).toISOString()}` : 'once it has seen it unchanged for a day (the longest lease) and clockSkewMs';
   return unstamped
     ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is not collected by them; no held lease names it, so left unchanged, the tick deletes it itself ${until} (by when anyone who renewed it has stopped)`

@@ -94,7 +94,8 @@ export const IdentityLeaseItem = z.object({
 /**
  * What the coordinator's collection reads of a row IdentityLeaseItem refuses: the stamp it expires
  * by (`renewTime` + `leaseDurationSeconds`). A row whose stamp does not parse (in seconds: StampMillis) is never collected by
- * it: the tick times it instead (lib/coordinator/refused-session.ts), and deletes it once unchanged for a day while no held lease names it.
+ * it: the tick times it instead (lib/coordinator/refused-session.ts), and deletes it once unchanged for a day while no held lease names it
+ * (for the longest lease of the held terms whose process's session it may be, where there are such: termsOnRefused).
  */
 export const IdentityStamp = IdentityLeaseItem.pick({ renewTime: true, leaseDurationSeconds: true }).extend({ renewTime: StampMillis });
 export type IdentityStamp = z.infer<typeof IdentityStamp>;

@@ -10,10 +10,16 @@ import { ItemStore, type Patch, type Read } from './item-store.js';
 export type LeaseRead = Read<Lease>;
 
 /** The fields of a lease row that say which session holds it (scanSessions). */
-const HELD = LeaseItem.pick({ name: true, holderIdentity: true, session: true }).extend({ leaseDurationSeconds: LeaseItem.shape.leaseDurationSeconds.optional().catch(undefined) });
+const HELD = LeaseItem.pick({ name: true, holderIdentity: true, session: true }).extend({
+  leaseDurationSeconds: LeaseItem.shape.leaseDurationSeconds.optional().catch(undefined),
+  holderInstance: LeaseItem.shape.holderInstance.catch(undefined),
+});
 
-/** A lease's fields that say which session its term is held on, and for how long a term lasts (undefined: it does not read). */
-export type HeldSession = Pick<Lease, 'name' | 'holderIdentity' | 'session'> & { leaseDurationSeconds?: number | undefined };
+/**
+ * A lease's fields that say which session its term is held on, whose process holds it
+ * (`holderInstance`), and for how long a term lasts (undefined: it does not read).
+ */
+export type HeldSession = Pick<Lease, 'name' | 'holderIdentity' | 'session'> & { leaseDurationSeconds?: number | undefined; holderInstance?: string | undefined };
 
 /** The successor a holder hands its term to: its name, its process (candidate `identity`) and, when its candidate row says, its platform and address. */
 export interface Heir {
@@ -166,7 +172,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   async *scanSessions(): AsyncGenerator<HeldSession[]> {
     const pages = paginateScan(
       { client: this.client },
-      { TableName: this.table, ConsistentRead: true, ProjectionExpression: '#n, #h, #s, #d', ExpressionAttributeNames: { '#n': 'name', '#h': 'holderIdentity', '#s': 'session', '#d': 'leaseDurationSeconds' } },
+      { TableName: this.table, ConsistentRead: true, ProjectionExpression: '#n, #h, #s, #d, #i', ExpressionAttributeNames: { '#n': 'name', '#h': 'holderIdentity', '#s': 'session', '#d': 'leaseDurationSeconds', '#i': 'holderInstance' } },
     );
     for await (const r of pages) {
       const page: HeldSession[] = [];

@@ -533,14 +533,14 @@ describe("describe lease, a term judged off its named row while a refused row of
     }
   });
 
-  it('its stamp does not read: timed from the tick\'s first sighting for the longest lease a row may state (a day) and clockSkewMs (before: "1m1s after it first does", the row\'s own duration)', async () => {
+  it("its stamp does not read: timed from the tick's first sighting for the longest lease of the held terms it may be the session of (15s), or its own that reads and is longer (1m), and clockSkewMs (before: a day, the longest a row may state, the term judged by nobody until then)", async () => {
     const { g, rowDeleted, json, tick } = await world('cli-refused-own-unstamped', 'pu', { renewTime: 'yesterday' });
     try {
-      const day = 86_400 * SEC;
-      expect(await rowDeleted(NOW)).toBe(`not timed yet: the coordinator's tick has not seen the row as it is now; it deletes it 1d after it first does, if it stays unchanged: the longest lease a row may state (1d: no held lease names the row, and its stamp does not read) and clockSkewMs (1s)`);
+      const wait = `the longest lease of the held terms whose holder's process it may be the session of, or its own where that reads and is longer (1m: no held lease names the row, and its stamp does not read) and clockSkewMs (1s)`;
+      expect(await rowDeleted(NOW)).toBe(`not timed yet: the coordinator's tick has not seen the row as it is now; it deletes it 1m1s after it first does, if it stays unchanged: ${wait}`);
       expect(await tick(NOW)).toMatchObject({ [REFUSED_SEEN]: { at: NOW } });
-      const due = NOW + day + SEC;
-      expect(await rowDeleted(NOW + SEC)).toBe(`by the coordinator's tick after ${new Date(due).toISOString()} (in 1d), if the row stays unchanged: first seen so 1s ago (${new Date(NOW).toISOString()}), then the longest lease a row may state (1d: no held lease names the row, and its stamp does not read) and clockSkewMs (1s)`);
+      const due = NOW + MIN + SEC;
+      expect(await rowDeleted(NOW + SEC)).toBe(`by the coordinator's tick after ${new Date(due).toISOString()} (in 1m), if the row stays unchanged: first seen so 1s ago (${new Date(NOW).toISOString()}), then ${wait}`);
       expect(await json(NOW + SEC)).toMatchObject({ unchangedSince: NOW, deleteAfter: due });
       expect(await tick(due)).toBeDefined();
       expect(await tick(due + 1)).toBeUndefined();

@@ -853,6 +853,35 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("a term judged off its named row (gone) that a row of its holder's process's sessions whose stamp does not parse may vouch for: the row deleted once seen unchanged for that term's lease duration and the skew margin, and the lease elected again in that pass; before, a day", async () => {
+    const tables = await testTables('sessions-refused-own-unstamped');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await sessionHeld('orphan', undefined, d); // held on s-orphan, whose row is gone (an operator's delete); its own stamp a minute old
+      // a row of p1's sessions as a writer of another shape left it, renewTime as text: p1's own session, for all anyone can tell
+      const own = { ...sessionKey('s-p1-other'), holderIdentity: 's-p1-other', process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: 'then', revision: 3 };
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(own) }));
+      const first = await reconcileAll(d);
+      expect(first.errors).toEqual([]);
+      expect(first.unjudged.map((u) => u.term.lease)).toEqual(['orphan']);
+      // before: deleteAfter T0 + a day + 1 s (ANY_TERM), the lease judged by nobody, leaderless, until then
+      expect(first.refusedSessions).toEqual([{ key: sessionKey('s-p1-other'), leases: [], unchangedSince: T0, deleteAfter: T0 + 16_000, deleted: false }]);
+      clock.advance(16_000);
+      const at = await reconcileAll(d);
+      expect(at.unjudged.map((u) => u.term.lease)).toEqual(['orphan']);
+      expect(at.collectedIdentities).toEqual([]);
+      clock.advance(1);
+      const after = await reconcileAll(d);
+      expect(after.errors).toEqual([]);
+      expect(after.collectedIdentities).toEqual([sessionKey('s-p1-other')]);
+      expect(after.unjudged).toEqual([]);
+      expect(after.outcomes.find((o) => o.lease === 'orphan')?.decision).toMatchObject({ kind: 'openElection', vacancy: 'expired' });
+      expect((await d.leases.read('orphan')).item).toMatchObject({ lastHolderIdentity: 'a', election: expect.objectContaining({ startedAt: T0 + 16_001 }) });
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it('a session row the schema refuses that keeps changing (a writer of another shape renewing it) is never deleted; the wait starts again at each change, and at a change between the scan and the delete', async () => {
     const tables = await testTables('sessions-refused-renewed');
     const d = coordinatorDeps(tables.client, tables.names, { clock });

@@ -3,7 +3,7 @@
  * no DynamoDB. The rows on DynamoDB Local are in test/coordinator/reconcile.test.ts and tick.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_REFUSED_ATTRIBUTES, REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep, rowDigest } from '../../lib/coordinator/refused-session.js';
+import { ANY_TERM, MAX_REFUSED_ATTRIBUTES, REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep, rowDigest, termsOnRefused } from '../../lib/coordinator/refused-session.js';
 
 const T = Date.UTC(2026, 11, 1);
 const row = { component: 'conclave-session', name: 's-1', holderIdentity: 's-1', hostname: '', leaseDurationSeconds: 15, acquireTime: T - 60_000, renewTime: T - 2_000, revision: 4 };
@@ -44,4 +44,16 @@ describe('heldOnRefusedMs', () => {
     { name: "the row's own duration where it reads and is longer", terms: [{ leaseDurationSeconds: 15 }], r: { leaseDurationSeconds: 60 }, want: 60_000 },
     { name: 'a term whose duration does not read: the longest a row may state', terms: [{ leaseDurationSeconds: undefined }], r: {}, want: 86_400_000 },
   ])('$name', ({ terms, r, want }) => expect(heldOnRefusedMs(terms, r)).toBe(want));
+});
+
+describe('termsOnRefused', () => {
+  // p1's session row as another writer left it, its stamp unreadable
+  const own = { component: 'conclave-session', name: 's-p1-other', process: 'p1', renewTime: 'then' };
+  const term = (session: string, holderInstance: string | undefined, leaseDurationSeconds = 15) => ({ holderIdentity: 'a', holderInstance, session, leaseDurationSeconds });
+  it.each([
+    { name: 'terms naming it: those', named: [term('s-p1-other', 'a_1@p1')], held: [term('s-p1-other', 'a_1@p1'), term('s-x', 'b_1@p1', 60)], want: { on: 'named', terms: [term('s-p1-other', 'a_1@p1')] } },
+    { name: "none naming it, a term of the process it may be the session of: that term (before: a day)", named: [], held: [term('s-gone', 'a_1@p1'), term('s-y', 'c_1@p2', 60)], want: { on: 'process', terms: [term('s-gone', 'a_1@p1')] } },
+    { name: 'none naming it, terms of other processes only: any term a lease may state (a day)', named: [], held: [term('s-y', 'c_1@p2', 60)], want: { on: 'any', terms: ANY_TERM } },
+    { name: 'a term whose holder names no process: no bar to the day', named: [], held: [term('s-z', undefined)], want: { on: 'any', terms: ANY_TERM } },
+  ])('$name', ({ named, held, want }) => expect(termsOnRefused(own, named, held)).toEqual(want));
 });
