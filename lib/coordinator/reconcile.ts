@@ -1,6 +1,6 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../clock.js';
-import { isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../election/decide.js';
+import { heldAfterDelete, isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { effectiveLease, isCandidateStale, isIdentityExpired, judgedOffNamed, judgingRow, recheckAt, sessionStampAt, vacancy, type SessionRowStamp, type SessionStamp } from '../election/vacancy.js';
@@ -102,6 +102,30 @@ interface Snapshot {
 interface SessionSeen {
   row: SessionRowStamp | undefined;
   readAt: number;
+  /**
+   * The term's named row is gone and no row of its holder's process is left (a pass over every
+   * session row saw it so): its holder, a Session's elector, may have renewed that row until just
+   * before someone deleted it, so its renewals are hidden, and the lease's own stamp, which it
+   * judges the term by, proves nothing of when the holder stops (vanishedHold).
+   */
+  vanished?: true;
+}
+
+/**
+ * A decision to elect on a term judged by the lease's own stamp because its session row vanished
+ * (SessionSeen.vanished), made an election that elects nobody before `now` plus the term's lease
+ * duration (heldAfterDelete's notBefore; the successor and every fallback wait for it too, as
+ * after an operator's delete of the lease row). Why that bound: the holder counts only answers, in
+ * time, to renewals of its session, and each renewal of the row is conditioned on the row as it
+ * left it, so the last that succeeded landed before the row was deleted, before the pass's scan
+ * that found it gone, before `now`; it stops at its renew deadline after that renewal's send,
+ * shorter than the lease duration. Its lease renewals, once its session ends, find the term
+ * ended (or keep it, if they land first: the write here is conditioned on the revision read).
+ */
+function vanishedHold(d: Decision, name: string, lease: Lease, candidates: readonly Candidate[], now: number, config: CoordinatorDeps['config']): Decision {
+  if (d.kind !== 'elect' && d.kind !== 'openElection') return d;
+  const held = heldAfterDelete(name, lease, candidates, now, config, lease.leaseDurationSeconds * 1000, lease);
+  return held.kind === 'openElection' ? { ...held, ...(d.vacancy === undefined ? {} : { vacancy: d.vacancy }) } : held;
 }
 
 /**
@@ -188,7 +212,8 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   const before = snap.read.item;
   // A lease held on a session is judged by the later of its own stamp and the session's.
   const effective = effectiveLease(before, stampAt(snap.session, now), now);
-  const decision = decideWithSuccession(name, effective, snap.candidates, now, deps.config, trigger);
+  const decided = decideWithSuccession(name, effective, snap.candidates, now, deps.config, trigger);
+  const decision = snap.session?.vanished && effective?.holderIdentity !== undefined ? vanishedHold(decided, name, effective, snap.candidates, now, deps.config) : decided;
   const outcome: ReconcileOutcome = { lease: name, decision, before, after: undefined, pinged: [], invalidCandidates: snap.invalid, attempts: attempt, at: now };
   // a holder silent for half its term: judged again the moment the term runs out, not at the next tick
   const recheck = recheckAt(effective, now, deps.config.clockSkewMs);
@@ -505,7 +530,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
  * freshest session (sessionStanding, IdentityLeaseItem.process), looked for in the partitions its
  * followers query (processSessionComponents), or, with none of that process left, by the lease's
  * own stamp: a dead holder's lease is elected again by the tick, not only after its followers'
- * fallback. (One lease's reconcile reads only the session named, and leaves such a term alone.)
+ * fallback; where the named row is gone too, its election is held a lease duration (`vanished`:
+ * vanishedHold). (One lease's reconcile reads only the session named, and leaves such a term alone.)
  */
 function sessionJudge(identities: readonly IdentityLease[], readAt: number, refused: readonly RefusedRead[] = []): { sessions: Map<string, IdentityLease>; sessionOf: (l: Lease | undefined) => SessionSeen | undefined; unvouched: (l: Lease) => boolean; refusedOwn: (l: Lease) => RefusedRead | undefined } {
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
@@ -515,8 +541,10 @@ function sessionJudge(identities: readonly IdentityLease[], readAt: number, refu
   const unvouched = (l: Lease): boolean => judgedOffNamed(l, l.session === undefined ? undefined : sessions.get(l.session));
   // the rule the CLI shows too (vacancy.ts judgingRow)
   const sessionOf = (l: Lease | undefined): SessionSeen | undefined => {
-    const judging = judgingRow(l, l?.session === undefined ? undefined : sessions.get(l.session), (process) => byProcess.get(process) ?? []);
-    return judging && { row: judging.row, readAt };
+    const named = l?.session === undefined ? undefined : sessions.get(l.session);
+    const judging = judgingRow(l, named, (process) => byProcess.get(process) ?? []);
+    // the named row gone, no row of the holder's process left: its renewals may have been on the row deleted
+    return judging && { row: judging.row, readAt, ...(named === undefined && judging.own === null ? { vanished: true as const } : {}) };
   };
   // a term judged off its named row, and a row the schema refuses that may be its holder's own session
   // (mayBeProcessSession): it may live by that row, so nobody judges it (as the CLI, getLeader and the lease stream's hold after a delete)

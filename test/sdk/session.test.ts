@@ -10,7 +10,7 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { Session, sessionSeam } from '../../lib/sdk/session.js';
 import { MAX_LEFT_TERMS, sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
-import { UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
@@ -49,9 +49,9 @@ const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPerio
  * Three processes, each with one Session and an elector on every lease, the push path, the
  * coordinator. `defaults`: client-go's timings and the Session's defaults instead of FAST's.
  */
-async function sessionFleet(opts: { push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number; onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none'; releaseOnCancel?: false } = {}) {
+async function sessionFleet(opts: { seed?: number; push?: boolean; leases?: string[]; defaults?: boolean; tickEveryMs?: number; onErrorThrows?: boolean; monotonicTimers?: boolean; clockSync?: 'none'; releaseOnCancel?: false } = {}) {
   const LEASES = opts.leases ?? DEFAULT_LEASES;
-  const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG });
+  const sim = await Sim.create({ config: opts.defaults ? { ...CONFIG, electedLeaseDurationSeconds: 15 } : CONFIG, ...(opts.seed === undefined ? {} : { seed: opts.seed }) });
   const push = opts.push === false ? undefined : sim.pushBroker({ delayMs: 50, deliveryMs: 5 });
   const coord = sim.coordinator(opts.tickEveryMs === undefined ? {} : { tickEveryMs: opts.tickEveryMs });
   const procs: Process[] = ['a', 'b', 'c'].map((id) => {
@@ -1852,3 +1852,51 @@ describe("a Session held (a take in doubt) as one of its process's electors leav
     real.destroy();
   });
 });
+
+/**
+ * An operator (or a same-grant peer) deletes the live session row a leader's term is held on: the
+ * lease row still names it, its own stamp long over, and no row of the holder's process is left. The
+ * tick judges the term by the lease's stamp (a dead holder's lease is elected again), but the holder
+ * may have renewed the row until just before the delete: it holds the next election a lease duration
+ * (vanishedHold), by when the holder has heard (its session's next renewal fails: the session ends,
+ * told, and a new one starts; its own lease renewal finds the term ended) or reached its renew
+ * deadline. Before, the successor took the term 110 ms after the delete while the holder led on for
+ * 4.7 s (seed 6, deleted 2,750 ms into the cycle, no push). Deleted at several points of the cycle.
+ */
+describe("a live session row deleted under its leader's term (an operator, or a same-grant peer)", () => {
+  it.each([
+    { push: false, offsetMs: 0 },
+    { push: false, offsetMs: 1_500 },
+    { push: false, offsetMs: 2_750 },
+    { push: false, offsetMs: 4_000 },
+    { push: true, offsetMs: 0 },
+  ])('push $push, deleted $offsetMs ms into the cycle: the holder stops before another leads, its session ends saying its row was deleted, a new session starts, and a leader is back within a lease duration and two retry periods', async ({ push, offsetMs }) => {
+    // seed 6: the schedule on which the successor took the term at once, before
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true, push, seed: 6 });
+    const L = CLIENT_GO.leaseDurationMs;
+    await sim.run(3 * L + 77 + offsetMs);
+    const lease = LEASES[0]!;
+    const holder = await holderOf(lease);
+    const attacker = sim.machine();
+    await sim.settle(attacker.client.send(new DeleteItemCommand({ TableName: sim.names.identities, Key: marshall(sessionKey(holder.session.name!)) })), 'the delete');
+    let leaderless = 0;
+    let since: number | undefined;
+    await sim.during(4 * L, 'one leader of each lease throughout, a leader back within a lease duration and two retry periods', () => {
+      for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
+      // the holder stops before anyone else leads: another leading while it still does is two leaders, thrown above
+      if (leadersOf(procs, lease).length === 0) since ??= sim.clock.monotonic();
+      else since = undefined;
+      leaderless = Math.max(leaderless, since === undefined ? 0 : sim.clock.monotonic() - since);
+      return true;
+    });
+    expect(leaderless).toBeLessThanOrEqual(L + 2 * CLIENT_GO.retryPeriodMs);
+    expect(leadersOf(procs, lease)).toHaveLength(1);
+    // told: the session ended at its next renewal, a renewal interval at most after the delete
+    expect(holder.errors.some((e) => /^Session .+ ended: its row is not as this process last saw it \(changed or deleted by someone else, or collected\); its electors renew their leases themselves until a new session starts/.test(e.message))).toBe(true);
+    expect(holder.session.stats).toMatchObject({ foreignWrites: 1, ended: 1, started: 2 });
+    // its new session's row stands
+    const key = sessionKey(holder.session.name!);
+    expect((await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item).toMatchObject({ process: holder.session.process });
+  });
+});
+
