@@ -8,7 +8,7 @@ import type { Patch, Read } from '../stores/item-store.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { note, type CliContext, type Confirm } from './context.js';
 import { CliError } from './errors.js';
-import { jsonText, stamp, table, type Column } from './format.js';
+import { joined, jsonText, stamp, table, type Column, type Named } from './format.js';
 
 /** `--yes` given: for code (and tests) that call the commands directly. */
 export const assumeYes: Confirm = { yes: true, interactive: false, ask: async () => undefined };
@@ -34,10 +34,10 @@ export const QUESTION = 'Apply this change? [y/N] ';
 /**
  * Shows `what` (e.g. "change candidate w1 of lease jobs") with its changes and any `warnings`,
  * then resolves once the operator confirmed (recorded in `progress`); otherwise throws a CliError
- * — nothing was written.
+ * — nothing was written. A Named `what` or warning is escaped where its names pass for one another, as the result lines are.
  */
-export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | 'progress'>, what: string, changes: readonly Change[], warnings: readonly string[] = []): Promise<void> {
-  note(ctx, `${what}:`);
+export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | 'progress'>, what: string | Named, changes: readonly Change[], warnings: readonly (string | Named)[] = []): Promise<void> {
+  note(ctx, joined(what, ':'));
   for (const line of changeLines(changes)) ctx.sink.err(line);
   for (const w of warnings) note(ctx, w);
   if (!ctx.confirm.yes) {
@@ -47,7 +47,7 @@ export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | '
     if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
   }
   // from here the command is not run again (withDb): a run again would ask again, or act on rows read anew
-  ctx.progress.confirmed = what;
+  ctx.progress.confirmed = typeof what === 'string' ? what : what.text;
 }
 
 /** A change in words, for a message: "preferredHolder y2, priorityExpiresAt -". */

@@ -360,6 +360,20 @@ export function named(names: readonly string[]): (...parts: readonly (string | {
   };
 }
 
+/** Text and Named values joined into one line, each Named part escaped where it was (a header and its `:`, a sentence around a refusal). */
+export function joined(...parts: readonly (string | Named)[]): Named {
+  let text = '';
+  let offset = 0;
+  const also = new Set<number>();
+  for (const part of parts) {
+    const s = typeof part === 'string' ? part : part.text;
+    if (typeof part !== 'string') for (const k of part.also) also.add(offset + k);
+    text += s;
+    offset += Array.from(s).length;
+  }
+  return { text, also };
+}
+
 /** A value escaped: a Named value also where its names pass for others. */
 export const shown = (v: string | Named): string => (typeof v === 'string' ? clean(v) : cleanAt(v.text, v.also));
 

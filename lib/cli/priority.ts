@@ -57,13 +57,19 @@ function notElected(lease: Lease | undefined, candidates: readonly Candidate[], 
  * holds). A name another candidate of the lease passes for (worker-m, worker-rn) is said so: both are
  * real names, so it is a warning, and the operator confirms the one named.
  */
-async function confirmedWrite(ctx: CliContext, candidate: Candidate, candidates: readonly Candidate[], patch: CandidatePatch, now: number): Promise<Candidate> {
+async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snapshot, patch: CandidatePatch, now: number): Promise<Candidate> {
   const read = CandidateStore.readOf(candidate);
   const what = `candidate ${candidate.name} of lease ${candidate.leaseName}`;
-  const twin = twinOf(candidate.name, candidates.map((c) => c.name));
-  const warnings = twin === undefined ? [] : [`warning: ${what} looks like ${twin}, another of its candidates: check that ${candidate.name} is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`];
+  // the header and the warning name the candidate as the result lines do: the warning is there to show the two apart
+  const as = lineOf(snap);
+  const it = { name: candidate.name };
+  const twin = twinOf(candidate.name, snap.candidates.map((c) => c.name));
+  const warnings =
+    twin === undefined
+      ? []
+      : [as('warning: candidate ', it, ` of lease ${candidate.leaseName} looks like `, { name: twin }, ', another of its candidates: check that ', it, ` is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`)];
   const changes = changesOf(candidate, patch, now);
-  await confirmChange(ctx, `change ${what}`, changes, warnings);
+  await confirmChange(ctx, as('change candidate ', it, ` of lease ${candidate.leaseName}`), changes, warnings);
   const written = await writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });
   landed(ctx, candidate.leaseName, `${what}: ${changedFields(changes)}`);
   return written;
@@ -83,7 +89,7 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
   const patch: CandidatePatch = args.clear
     ? { remove: ['priority', 'priorityExpiresAt'] }
     : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : now + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
-  const written = await confirmedWrite(ctx, candidate, snap.candidates, patch, now);
+  const written = await confirmedWrite(ctx, candidate, snap, patch, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   if (args.clear) say(ctx, as('cleared the priority of ', { name: written.name }, ` on lease ${written.leaseName} (was ${candidate.priority})`));
   else {
@@ -115,7 +121,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
   // as the coordinator's reconcile decides (successors included), as foreseen does
   const decision = decideWithSuccession(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
-  const written = await confirmedWrite(ctx, candidate, snap.candidates, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
+  const written = await confirmedWrite(ctx, candidate, snap, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   // every line names the candidate as the next step does: escaped where it passes for another of the lease's names
   const as = lineOf(snap);

@@ -91,6 +91,11 @@ beforeAll(async () => {
   await h.seedCandidate(cand('worker-x', '1.30.0', '1.30.0', { leaseName: 'lines-twin-holder' }));
   await h.seedLease(lease(RN, { name: 'lines-nothing' }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'lines-nothing' }));
+  for (const name of ['confirm-priority', 'confirm-preempt']) {
+    await h.seedLease(lease('keeper', { name }));
+    await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name }));
+    await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: name }));
+  }
   for (const name of ['twins-priority', 'twins-preempt', 'twins-locations']) {
     await h.seedLease(lease('keeper', { name }));
     await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name, location: { zone: 'us-east-1a' } }));
@@ -297,10 +302,12 @@ describe('hostile values in the output', () => {
     const d = await h.run(['describe', 'lease', 'twins'], { clock: at() });
     expect(d.out).toMatch(/^ {2}\d+ +worker-\\u0072\\u006e +/m);
     expect(d.out).toMatch(/^ {2}\d+ +worker-\\u006d +/m);
-    // acting on one of them: the confirmation says which other it looks like (written all the same: both are real names)
+    // acting on one of them: the confirmation says which other it looks like, the two shown apart
+    // (before: as written, "candidate worker-m of lease twins looks like worker-rn", the two names
+    // the warning is about drawn alike; the result lines below it escaped them)
     const p = await h.run(['set-priority', 'twins', M, '3', '--yes'], { clock: at() });
     expect(p.code).toBe(0);
-    expect(p.err).toContain(`warning: candidate ${M} of lease twins looks like ${RN}, another of its candidates`);
+    expect(p.err).toContain('warning: candidate worker-\\u006d of lease twins looks like worker-\\u0072\\u006e, another of its candidates: check that worker-\\u006d is the one you mean');
     const j = await h.run(['-o', 'json', 'describe', 'lease', 'twins'], { clock: at() });
     expect((JSON.parse(j.out) as { candidates: Candidate[] }).candidates.map((c) => c.name).sort()).toEqual([M, RN]);
   });
@@ -375,6 +382,25 @@ describe('hostile values in the output', () => {
     }
     // the holder's hostile text, where a line names it, escaped as everywhere
     if (r.out.includes('w\\u001b')) expect(r.out).toContain(SHOWN);
+  });
+
+  it.each([
+    { command: 'set-priority', args: ['set-priority', 'confirm-priority', M, '3', '--yes'] },
+    { command: 'preempt', args: ['preempt', 'confirm-preempt', '--to', M, '--yes'] },
+  ])('$command: the confirmation\'s header and look-alike warning escape the names as the result lines do', async ({ args }) => {
+    // before: "change candidate worker-m of lease …:" and "warning: candidate worker-m of lease … looks
+    // like worker-rn, …: check that worker-m is the one you mean" named both as written (the warning
+    // was about two names drawn alike), while the result lines below escaped them
+    const r = await h.run(args, { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    const lease = args[1]!;
+    const lines = r.err.split('\n');
+    expect(lines[0]).toBe(`change candidate worker-\\u006d of lease ${lease}:`);
+    expect(lines).toContain(
+      `warning: candidate worker-\\u006d of lease ${lease} looks like worker-\\u0072\\u006e, another of its candidates: check that worker-\\u006d is the one you mean (\`conclave describe lease ${lease}\` shows them apart)`,
+    );
+    for (const line of lines) expect(line).not.toMatch(/worker-(rn|m)\b/);
+    expect(r.out).toMatch(/worker-\\u006d/);
   });
 
   it('set-priority --clear of a candidate with no priority: its note escapes the name where it passes for another', async () => {
