@@ -47,7 +47,7 @@ export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | '
     if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
   }
   // from here the command is not run again (withDb): a run again would ask again, or act on rows read anew
-  ctx.progress.confirmed = typeof what === 'string' ? what : what.text;
+  ctx.progress.confirmed = what;
 }
 
 /** A change in words, for a message: "preferredHolder y2, priorityExpiresAt -". */
@@ -79,7 +79,7 @@ export function changesOf<T extends object>(before: T | undefined, patch: Patch<
  * already shows the change is as confirmed: the write landed, its answer lost.
  */
 export async function writeAsShown<T extends object>(
-  what: string,
+  what: string | Named,
   read: Read<T>,
   patch: Patch<T>,
   now: number,
@@ -92,7 +92,7 @@ export async function writeAsShown<T extends object>(
     // (the AWS SDK sent it again on a new connection, and the copy was refused by it).
     if (attempt > 1 && current.item && changesOf(current.item, patch, now).length === 0 && confirmed !== '[]') return current.item;
     if (attempt > 1 && (JSON.stringify(changesOf(current.item, patch, now)) !== confirmed || (store.same && !store.same(current.item)))) {
-      throw new CliError(`${what} changed while writing: the change shown is no longer the change this write would make; nothing was written - run the command again to see it now`);
+      throw new CliError(joined(what, ' changed while writing: the change shown is no longer the change this write would make; nothing was written - run the command again to see it now'));
     }
     return store.write(current, patch);
   });

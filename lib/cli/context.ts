@@ -47,11 +47,11 @@ export interface Confirm {
  */
 export interface Progress {
   /** The change the operator confirmed, in words ("change candidate w1 of lease jobs"), once confirmed (the last one). */
-  confirmed?: string;
+  confirmed?: string | Named;
   /** The term a command waits on without having asked anything (release, a request already on the lease): its lease, and the wait in words. */
-  waiting?: { lease: string; what: string };
+  waiting?: { lease: string; what: string | Named };
   /** What the command wrote, once a write landed (the last one): the lease, and the change in words. */
-  written?: { lease: string; what: string };
+  written?: { lease: string; what: string | Named };
   /**
    * watch's frames printed so far and each lease's term as last drawn: a run again goes on from
    * them (`--count N` prints N frames in all; a holder changed during the wait is still told).
@@ -60,7 +60,7 @@ export interface Progress {
 }
 
 /** Records a write of the command that landed: from now on a table not found ends the command, saying what was written. */
-export const landed = (ctx: Pick<CliContext, 'progress'>, lease: string, what: string): void => void (ctx.progress.written = { lease, what });
+export const landed = (ctx: Pick<CliContext, 'progress'>, lease: string, what: string | Named): void => void (ctx.progress.written = { lease, what });
 
 /** Where DynamoDB is, as the user gave it: named in error messages. */
 export interface Target {

@@ -4,23 +4,30 @@ import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
+import type { Named } from './format.js';
 
 /** An expected failure: the message says what to do; printed without a stack trace. */
 export class CliError extends Error {
   override readonly name = 'CliError';
+  /** The message as printed: a Named one also escaped where its names pass for one another (format.ts named), as the result lines show them. */
+  readonly line: string | Named;
   constructor(
-    message: string,
+    message: string | Named,
     /** 1: the user's input or the data; 2: usage (commander's own errors). */
     readonly exitCode = 1,
   ) {
-    super(message);
+    super(typeof message === 'string' ? message : message.text);
+    this.line = message;
   }
 }
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
+/** How many names a message lists before "… and N more". */
+export const LISTED = 20;
+
 /** Lists `names` for a message, a bounded number of them. */
-export function listNames(names: readonly string[], max = 20): string {
+export function listNames(names: readonly string[], max = LISTED): string {
   if (names.length === 0) return '(none)';
   const shown = names.slice(0, max).join(', ');
   return names.length > max ? `${shown}, … and ${names.length - max} more` : shown;

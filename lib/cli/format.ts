@@ -374,6 +374,31 @@ export function joined(...parts: readonly (string | Named)[]): Named {
   return { text, also };
 }
 
+/** A character a name may hold (the Name schema's), so not the edge of one. */
+const NAME_CHAR = /[A-Za-z0-9._:/-]/;
+
+/**
+ * A message built elsewhere that lists names (strategyConsensus's "candidates worker-m, worker-rn
+ * order the strategies …") as a Named value: each whole occurrence of one of `names` (not part of a
+ * longer name) marked where it passes for another of them, as named() marks a `{ name }` part.
+ */
+export function namesIn(names: readonly string[], text: string): Named {
+  const twins = twinParts(names);
+  const also = new Set<number>();
+  names.forEach((name, i) => {
+    const at = twins[i];
+    if (!at || name === '') return;
+    for (let k = text.indexOf(name); k >= 0; k = text.indexOf(name, k + 1)) {
+      const before = text[k - 1];
+      const after = text[k + name.length];
+      if ((before !== undefined && NAME_CHAR.test(before)) || (after !== undefined && NAME_CHAR.test(after))) continue;
+      const offset = Array.from(text.slice(0, k)).length;
+      for (const j of at) also.add(offset + j);
+    }
+  });
+  return { text, also };
+}
+
 /** A value escaped: a Named value also where its names pass for others. */
 export const shown = (v: string | Named): string => (typeof v === 'string' ? clean(v) : cleanAt(v.text, v.also));
 

@@ -18,7 +18,7 @@ import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLoca
 import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { describeLease } from './describe.js';
 import { ACTIVE_NOT_FOUND_CHECK, CliError, activeNotFound, explain } from './errors.js';
-import { clean } from './format.js';
+import { clean, joined, shown } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
 import { leader } from './leader.js';
@@ -152,13 +152,14 @@ async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, ta
       ? ` (${told.message})`
       : '';
   const { written, confirmed, waiting } = progress;
-  if (written) return new CliError(`${said} after this command wrote (${written.what}), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`);
+  // what was written, confirmed or waited for names candidates and holders as the command showed them (escaped where they pass for one another)
+  if (written) return new CliError(joined(`${said} after this command wrote (`, written.what, `), so it is not run again: what it wrote stands - \`conclave describe lease ${written.lease}\` shows the lease now, once the table answers${why}`));
   if (waiting && confirmed === undefined) {
     return new CliError(
-      `${said} while this command waited for ${waiting.what}, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting.lease}\` shows the lease now, once the table answers${why}`,
+      joined(`${said} while this command waited for `, waiting.what, `, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting.lease}\` shows the lease now, once the table answers${why}`),
     );
   }
-  return new CliError(`${said} after the change was confirmed (${confirmed}), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`);
+  return new CliError(joined(`${said} after the change was confirmed (`, confirmed ?? '', `), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`));
 }
 
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<boolean>): Command {
@@ -369,7 +370,7 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2; // commander printed the message
     const known = e instanceof ValidationError ? new CliError(e.message) : e; // withDb explained the rest
     if (known instanceof CliError) {
-      io.err(`error: ${clean(known.message)}`); // messages quote rows and input: escaped, one line
+      io.err(`error: ${shown(known.line)}`); // messages quote rows and input: escaped, one line (names that pass for one another too, where marked)
       return known.exitCode;
     }
     const text = known instanceof Error ? (known.stack ?? known.message) : String(known);

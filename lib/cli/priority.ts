@@ -15,15 +15,15 @@ import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm
 import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep, type Words } from './explain.js';
-import { relative, span, twinOf, type Named } from './format.js';
+import { joined, namesIn, relative, span, twinOf, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
-import { namerOf } from './views.js';
+import { leaseNames, namerOf } from './views.js';
 
 async function candidateOf(ctx: CliContext, lease: string, name: string): Promise<{ snap: Snapshot; candidate: Candidate }> {
   const snap = await snapshot(ctx, lease);
   const candidate = snap.candidates.find((c) => c.name === name);
-  if (!candidate) throw unknownCandidate(lease, name, snap.candidates);
+  if (!candidate) throw unknownCandidate(lease, name, snap.candidates, snap.read.item);
   return { snap, candidate };
 }
 
@@ -44,11 +44,11 @@ const stepLine = (snap: Snapshot, step: Words): Named => namerOf(snap.read.item,
 /** A line naming the lease's candidates (`{ name }`): escaped where they pass for one another or for the lease's names, as the next step and describe show them. */
 const lineOf = (snap: Snapshot) => namerOf(snap.read.item, snap.candidates);
 
-/** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined. */
-function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext): string | undefined {
+/** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined; the candidates it names escaped where they pass for one another. */
+function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext): string | Named | undefined {
   if (lease?.strategy) return lease.strategy === OLDEST_EMULATION_VERSION ? undefined : `its strategy is ${lease.strategy} (set by an operator)`;
   const consensus = strategyConsensus(liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs));
-  if (!consensus.ok) return consensus.message;
+  if (!consensus.ok) return namesIn([...candidates.map((c) => c.name), ...leaseNames(lease)], consensus.message);
   return consensus.strategy === OLDEST_EMULATION_VERSION ? undefined : `its candidates agree on ${consensus.strategy}`;
 }
 
@@ -59,19 +59,19 @@ function notElected(lease: Lease | undefined, candidates: readonly Candidate[], 
  */
 async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snapshot, patch: CandidatePatch, now: number): Promise<Candidate> {
   const read = CandidateStore.readOf(candidate);
-  const what = `candidate ${candidate.name} of lease ${candidate.leaseName}`;
-  // the header and the warning name the candidate as the result lines do: the warning is there to show the two apart
+  // the header, the warning and a refusal name the candidate as the result lines do: the warning is there to show the two apart
   const as = lineOf(snap);
   const it = { name: candidate.name };
+  const what = as('candidate ', it, ` of lease ${candidate.leaseName}`);
   const twin = twinOf(candidate.name, snap.candidates.map((c) => c.name));
   const warnings =
     twin === undefined
       ? []
       : [as('warning: candidate ', it, ` of lease ${candidate.leaseName} looks like `, { name: twin }, ', another of its candidates: check that ', it, ` is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`)];
   const changes = changesOf(candidate, patch, now);
-  await confirmChange(ctx, as('change candidate ', it, ` of lease ${candidate.leaseName}`), changes, warnings);
+  await confirmChange(ctx, joined('change ', what), changes, warnings);
   const written = await writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });
-  landed(ctx, candidate.leaseName, `${what}: ${changedFields(changes)}`);
+  landed(ctx, candidate.leaseName, joined(what, `: ${changedFields(changes)}`));
   return written;
 }
 
@@ -107,10 +107,13 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const { snap, candidate } = await candidateOf(ctx, args.lease, args.to);
   const lease = snap.read.item;
   const now = ctx.clock.now();
-  if (lease?.holderIdentity === candidate.name) throw new CliError(`${candidate.name} already holds lease ${args.lease}; nothing to preempt (\`conclave describe lease ${args.lease}\` shows the candidates)`);
-  if (!rank(candidate, now)) throw new CliError(`${candidate.name} cannot be elected: its versions do not parse (emulation "${candidate.emulationVersion}", binary "${candidate.binaryVersion}"); its worker must register valid versions`);
+  // refusals name the candidate as the result lines do: escaped where it passes for another of the lease's names
+  const as = lineOf(snap);
+  const it = { name: candidate.name };
+  if (lease?.holderIdentity === candidate.name) throw new CliError(as(it, ` already holds lease ${args.lease}; nothing to preempt (\`conclave describe lease ${args.lease}\` shows the candidates)`));
+  if (!rank(candidate, now)) throw new CliError(as(it, ` cannot be elected: its versions do not parse (emulation "${candidate.emulationVersion}", binary "${candidate.binaryVersion}"); its worker must register valid versions`));
   if (isCandidateStale(candidate, now, ctx.config.candidateStaleAfterMs)) {
-    throw new CliError(`${candidate.name} has not renewed for ${span(now - candidate.renewTime)}, so the coordinator does not count it; is its worker running?`);
+    throw new CliError(as(it, ` has not renewed for ${span(now - candidate.renewTime)}, so the coordinator does not count it; is its worker running?`));
   }
   const others = snap.candidates.filter((c) => c.name !== candidate.name);
   const priority = Math.max(0, ...others.map((c) => effectivePriority(c, now))) + 1;
@@ -118,13 +121,12 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (priority > MAX_PRIORITY) throw new CliError(`another candidate of lease ${args.lease} is pinned at ${priority - 1}, the highest priority there is; clear it first (\`conclave set-priority ${args.lease} NAME --clear\`)`);
   const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
   const unelected = notElected(lease, snap.candidates, now, ctx);
-  if (unelected) throw new CliError(`the coordinator does not elect on lease ${args.lease}: ${unelected} - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``);
+  if (unelected) throw new CliError(joined(`the coordinator does not elect on lease ${args.lease}: `, unelected, ` - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``));
   // as the coordinator's reconcile decides (successors included), as foreseen does
   const decision = decideWithSuccession(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
   const written = await confirmedWrite(ctx, candidate, snap, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
   if (ctx.output === 'json') return printJson(ctx, written);
   // every line names the candidate as the next step does: escaped where it passes for another of the lease's names
-  const as = lineOf(snap);
   say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`));
   say(ctx, stepLine(snap, nextStep(decision, lease)));
   if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));

@@ -10,9 +10,9 @@ import type { InvalidItem, Scanned } from '../stores/item-store.js';
 import type { HeldSession, LeaseRead } from '../stores/lease-store.js';
 import { note, type CliContext } from './context.js';
 import { awsTarget } from './broken.js';
-import { CliError, listNames } from './errors.js';
+import { CliError, LISTED, listNames } from './errors.js';
 import { sessionOf, type RefusedRowDeletion, type SessionSeen, type SessionsSeen } from './judged.js';
-import { byName } from './views.js';
+import { byName, namerOf } from './views.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from '../coordinator/vouched.js';
 import { heldOnRefusedMs, refusedDeletion, termsOnRefused } from '../coordinator/refused-session.js';
 
@@ -80,11 +80,15 @@ export async function unknownLease(ctx: CliContext, name: string): Promise<CliEr
   );
 }
 
-export function unknownCandidate(lease: string, name: string, candidates: readonly Candidate[]): CliError {
-  return new CliError(
-    `"${name}" is not a candidate of lease "${lease}"; ` +
-      (candidates.length ? `its candidates: ${listNames(candidates.map((c) => c.name).sort())}` : 'the lease has no candidates (see `conclave get candidates`)'),
-  );
+/** The name asked for is none of the lease's candidates: it and theirs escaped where they pass for one another (`worker-rn` asked, `worker-m` listed) or for the lease row's names. */
+export function unknownCandidate(lease: string, name: string, candidates: readonly Candidate[], row?: Lease): CliError {
+  const as = namerOf(row, [{ name }, ...candidates]);
+  const listed = candidates.map((c) => c.name).sort();
+  // as listNames lists them, each a name
+  const them = listed.slice(0, LISTED).flatMap((n, i) => [i ? ', ' : '', { name: n }]);
+  const more = listed.length > LISTED ? `, … and ${listed.length - LISTED} more` : '';
+  const asked = ['"', { name }, `" is not a candidate of lease "${lease}"; `] as const;
+  return new CliError(candidates.length ? as(...asked, 'its candidates: ', ...them, more) : as(...asked, 'the lease has no candidates (see `conclave get candidates`)'));
 }
 
 export interface Snapshot {

@@ -18,9 +18,10 @@ import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm
 import { landed, note, printJson, say, type CliContext, type Pace } from './context.js';
 import { CliError } from './errors.js';
 import { standings } from './explain.js';
-import { relative, span } from './format.js';
+import { joined, namesIn, relative, span } from './format.js';
 import { judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
 import { readSession, snapshot } from './read.js';
+import { leaseNames, namerOf } from './views.js';
 
 /** How often the lease is read while waiting: the holder renews every retry period (2 s by default). */
 const POLL_MS = 500;
@@ -46,7 +47,9 @@ export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): P
   if (session?.refused) throw new CliError(session.refused.message);
   const lease = read.item;
   if (!lease) throw new CliError(`lease ${args.lease} has no row yet, so no holder; nothing to release`);
-  if (!lease.holderIdentity) throw new CliError(`lease ${args.lease} has no holder${lease.lastHolderIdentity ? ` (the last one was ${lease.lastHolderIdentity})` : ''}; nothing to release`);
+  // refusals name holders and candidates escaped where they pass for one another, as describe shows them
+  const as = namerOf(lease, candidates);
+  if (!lease.holderIdentity) throw new CliError(lease.lastHolderIdentity ? as(`lease ${args.lease} has no holder (the last one was `, { name: lease.lastHolderIdentity }, '); nothing to release') : `lease ${args.lease} has no holder; nothing to release`);
   const term: Term = { holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken };
   const now = ctx.clock.now();
   // a lease held on a session lives by the session's renewals too: judged as the coordinator judges it
@@ -103,7 +106,9 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // marks dropped by the row's own stamps only: a session over by this machine's clock (an operator's, not
   // the coordinator's within clockSkewMs) proves nothing, and a mark dropped unread leaves its holder leading
   const judge = { now: Number.NEGATIVE_INFINITY, skewMs: ctx.config.clockSkewMs };
-  const full = `session ${marked} of ${holder} already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written - run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`;
+  const as = namerOf(lease, candidates);
+  const it = { name: holder };
+  const full = as(`session ${marked} of `, it, ` already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written - run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`);
   // a session row full of marks its owner may not have read yet: said before the question
   if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge))) throw new CliError(full);
   await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
@@ -112,19 +117,19 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   if (marked !== undefined) {
     try {
       // (false: nothing written, the row gone or the end already marked)
-      if (await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge)) landed(ctx, name, `the end of ${holder}'s term (fencing token ${term.fencingToken}) marked on session ${marked}`);
+      if (await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge)) landed(ctx, name, as('the end of ', it, `'s term (fencing token ${term.fencingToken}) marked on session ${marked}`));
     } catch (e) {
       if (e instanceof EndedTermsFullError) throw new CliError(full);
-      if (e instanceof ConflictError) throw new CliError(`session ${marked} of ${holder} kept changing while the term's end was marked on it: nothing was written - run the command again`);
+      if (e instanceof ConflictError) throw new CliError(as(`session ${marked} of `, it, ` kept changing while the term's end was marked on it: nothing was written - run the command again`));
       throw e;
     }
   }
   const released = await ctx.leases.releaseTerm(name, term, now);
-  if (released) landed(ctx, name, `lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) ended`);
+  if (released) landed(ctx, name, as(`lease ${name}: `, it, `'s term (fencing token ${term.fencingToken}) ended`));
   const written = released ?? (await releasedByThis(ctx, name, term, now));
   if (!written)
     throw new CliError(
-      `the row changed while writing: the term of ${holder} (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} - run the command again to see the lease now`,
+      as('the row changed while writing: the term of ', it, ` (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} - run the command again to see the lease now`),
     );
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, `released lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) is over`);
@@ -149,19 +154,22 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   const name = lease.name;
   const holder = term.holderIdentity;
   const force = `\`conclave release ${name} --force\``;
+  // refusals name the holder escaped where it passes for a candidate (worker-rn holding, worker-m its candidate), as describe shows them
+  const as = namerOf(lease, candidates);
+  const it = { name: holder };
   // Only a coordinated worker (one with a candidate row) honours preferredHolder.
   if (!candidates.some((c) => c.name === holder)) {
-    throw new CliError(`${holder} has no candidate row on lease ${name}, so it runs without the coordinator (NoCoordination) and does not answer a request to yield; ${force} ends its term without asking`);
+    throw new CliError(as(it, ` has no candidate row on lease ${name}, so it runs without the coordinator (NoCoordination) and does not answer a request to yield; ${force} ends its term without asking`));
   }
   const already = lease.preferredHolder !== undefined && lease.preferredHolder !== holder ? lease.preferredHolder : undefined;
   // Whom to name: the candidate the coordinator would elect were the holder gone.
   const to = already ?? standings(lease, candidates.filter((c) => c.name !== holder), now, ctx.config).best?.candidate.name;
-  if (!to) throw new CliError(`no other candidate of lease ${name} can lead now, so there is nobody for ${holder} to yield to (the coordinator would elect ${holder} again); ${force} ends its term anyway`);
+  if (!to) throw new CliError(as(`no other candidate of lease ${name} can lead now, so there is nobody for `, it, ' to yield to (the coordinator would elect ', it, ` again); ${force} ends its term anyway`));
 
   const patch: LeasePatch = { set: { preferredHolder: to } };
   const ask = async (r: LeaseRead) => {
     await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
-    landed(ctx, name, `lease ${name}: ${changedFields(changesOf(r.item, patch, now))}`);
+    landed(ctx, name, joined(`lease ${name}: `, namesIn([...candidates.map((c) => c.name), ...leaseNames(lease)], changedFields(changesOf(r.item, patch, now)))));
   };
   const giveUp = `giving up after ${span(timeoutMs)}`;
   const confirm = (r: LeaseRead) => confirmChange(ctx, `ask ${holder} to yield lease ${name} (fencing token ${term.fencingToken}) to ${to}: it stops and releases at its next renewal`, changesOf(r.item, patch, now));
@@ -170,7 +178,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   if (already) {
     note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})…`);
     // this term, as the confirmed ones are: not run again to act on the next term (withDb)
-    ctx.progress.waiting = { lease: name, what: `${holder} to release lease ${name} (fencing token ${term.fencingToken})` };
+    ctx.progress.waiting = { lease: name, what: as(it, ` to release lease ${name} (fencing token ${term.fencingToken})`) };
   } else {
     await confirm(read);
     confirmed = true;
@@ -190,7 +198,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     if (!inTerm(l, term)) return yielded(ctx, name, term, l, candidates, at, 'released');
     if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return yielded(ctx, name, term, l, candidates, at, 'ranOut');
     if (l.preferredHolder === undefined) {
-      if (asked >= ASKS) throw new CliError(`the coordinator withdrew the request to yield ${asked} times before ${holder} saw it (it judges ${holder} its best candidate); ${force} ends the term anyway`);
+      if (asked >= ASKS) throw new CliError(as(`the coordinator withdrew the request to yield ${asked} times before `, it, ' saw it (it judges ', it, ` its best candidate); ${force} ends the term anyway`));
       note(ctx, `the coordinator withdrew the request before ${holder} saw it (it judges ${holder} its best candidate); asking again`);
       if (!confirmed) await confirm(current);
       confirmed = true;
@@ -199,7 +207,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     }
     if (at - start >= timeoutMs) {
       throw new CliError(
-        `${holder} did not release lease ${name} within ${span(timeoutMs)}, though it renews (last ${lastRenewal(l, s, at)}): it may not honour preferredHolder (a worker without coordination, or an older SDK). The request stays on the lease; ${force} ends the term now`,
+        as(it, ` did not release lease ${name} within ${span(timeoutMs)}, though it renews (last ${lastRenewal(l, s, at)}): it may not honour preferredHolder (a worker without coordination, or an older SDK). The request stays on the lease; ${force} ends the term now`),
       );
     }
     if (at - lastProgress >= PROGRESS_MS) {
@@ -208,7 +216,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     }
     if (!pace.signal.aborted) await pace.sleep(POLL_MS);
     if (pace.signal.aborted) {
-      throw new CliError(`stopped waiting: the request stays on lease ${name}, and ${holder} releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`);
+      throw new CliError(as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`));
     }
   }
 }

@@ -15,7 +15,7 @@ import { manualClock } from '../../lib/clock.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
-import { cliHarness, runMain, type CliHarness } from './harness.js';
+import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 
 /** Clears the screen, retitles the terminal, forges an error line, a C1 CSI, a right-to-left override. */
 const EVIL = 'w\u001b[2J\u001b]0;pwned\u0007\nerror: forged\r\u009b31m\u202eevil';
@@ -96,6 +96,31 @@ beforeAll(async () => {
     await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name }));
     await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: name }));
   }
+  // refusals naming a candidate or holder beside its twin
+  await h.seedLease(lease(M, { name: 'refuse-holds' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'refuse-holds' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'refuse-holds' }));
+  await h.seedLease(lease('keeper', { name: 'refuse-versions' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'refuse-versions' }));
+  await h.seedCandidate(cand(M, 'bogus', '1.30.0', { leaseName: 'refuse-versions' }));
+  await h.seedLease(lease('keeper', { name: 'refuse-stale' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'refuse-stale' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'refuse-stale', renewTime: NOW - 40 * MIN }));
+  await h.seedLease(lease('keeper', { name: 'refuse-strategies' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'refuse-strategies', preferredStrategies: ['OldestEmulationVersion', 'NoCoordination'] }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'refuse-strategies', preferredStrategies: ['NoCoordination', 'OldestEmulationVersion'] }));
+  await h.seedLease(lease('keeper', { name: 'refuse-unknown' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'refuse-unknown' }));
+  await h.seedLease(lease(RN, { name: 'release-no-row' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'release-no-row' }));
+  await h.seedLease(lease(undefined, { name: 'release-no-holder', lastHolderIdentity: RN }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'release-no-holder' }));
+  await h.seedLease(lease(RN, { name: 'release-nobody' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'release-nobody' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'release-nobody', renewTime: NOW - 40 * MIN }));
+  await h.seedLease(lease(RN, { name: 'release-timeout' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'release-timeout' }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'release-timeout' }));
   for (const name of ['twins-priority', 'twins-preempt', 'twins-locations']) {
     await h.seedLease(lease('keeper', { name }));
     await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name, location: { zone: 'us-east-1a' } }));
@@ -401,6 +426,30 @@ describe('hostile values in the output', () => {
     );
     for (const line of lines) expect(line).not.toMatch(/worker-(rn|m)\b/);
     expect(r.out).toMatch(/worker-\\u006d/);
+  });
+
+  it.each([
+    { refusal: 'preempt: already holds', args: ['preempt', 'refuse-holds', '--to', M, '--yes'], said: 'error: worker-\\u006d already holds lease refuse-holds; nothing to preempt (`conclave describe lease refuse-holds` shows the candidates)' },
+    { refusal: 'preempt: cannot be elected', args: ['preempt', 'refuse-versions', '--to', M, '--yes'], said: 'error: worker-\\u006d cannot be elected: its versions do not parse (emulation "bogus", binary "1.30.0"); its worker must register valid versions' },
+    { refusal: 'preempt: has not renewed', args: ['preempt', 'refuse-stale', '--to', M, '--yes'], said: /^error: worker-\\u006d has not renewed for 40m3s, so the coordinator does not count it; / },
+    { refusal: 'preempt: the candidates disagree on the strategy', args: ['preempt', 'refuse-strategies', '--to', M, '--yes'], said: /^error: the coordinator does not elect on lease refuse-strategies: candidates worker-\\u006d, worker-\\u0072\\u006e order the strategies / },
+    { refusal: 'set-priority: not a candidate', args: ['set-priority', 'refuse-unknown', RN, '3', '--yes'], said: 'error: "worker-\\u0072\\u006e" is not a candidate of lease "refuse-unknown"; its candidates: worker-\\u006d' },
+    { refusal: 'preempt: not a candidate', args: ['preempt', 'refuse-unknown', '--to', RN, '--yes'], said: 'error: "worker-\\u0072\\u006e" is not a candidate of lease "refuse-unknown"; its candidates: worker-\\u006d' },
+    { refusal: 'release: no holder', args: ['release', 'release-no-holder', '--yes'], said: 'error: lease release-no-holder has no holder (the last one was worker-\\u0072\\u006e); nothing to release' },
+    { refusal: 'release: no candidate row', args: ['release', 'release-no-row', '--yes'], said: /^error: worker-\\u0072\\u006e has no candidate row on lease release-no-row, / },
+    { refusal: 'release: nobody to yield to', args: ['release', 'release-nobody', '--yes'], said: /^error: no other candidate of lease release-nobody can lead now, so there is nobody for worker-\\u0072\\u006e to yield to \(the coordinator would elect worker-\\u0072\\u006e again\)/ },
+    { refusal: 'release: did not release in time', args: ['release', 'release-timeout', '--timeout', '5s', '--yes'], said: /^error: worker-\\u0072\\u006e did not release lease release-timeout within 5s, though it renews / },
+  ])('refusals escape look-alike names as the result lines do: $refusal', async ({ args, said }) => {
+    // before: plain escaping only, so "worker-m already holds lease …", "worker-rn has no candidate
+    // row on lease …" (its only candidate worker-m), "\"worker-rn\" is not a candidate …; its
+    // candidates: worker-m" named the two as written
+    const clock = at();
+    const r = await h.run(args, { clock, pace: scripted([], clock) });
+    expect(r.code).toBe(1);
+    const error = r.err.split('\n').find((l) => l.startsWith('error: '));
+    if (typeof said === 'string') expect(error).toBe(said);
+    else expect(error).toMatch(said);
+    expect(error).not.toMatch(/worker-(rn|m)\b/);
   });
 
   it('set-priority --clear of a candidate with no priority: its note escapes the name where it passes for another', async () => {

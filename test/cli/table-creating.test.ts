@@ -303,6 +303,17 @@ describe('a table not found after the operator confirmed: the command is not run
     expect((await candidates.read(name, 'c1')).item?.priority).toBeUndefined();
   });
 
+  it('set-priority, confirmed, then its write answered "not found": the change it names escapes a candidate where it passes for another', async () => {
+    const name = 'confirm-then-creating-twins';
+    const candidates = new CandidateStore(t.client, t.names.candidates);
+    for (const c of ['worker-rn', 'worker-m']) await candidates.write({ key: { leaseName: name, name: c }, item: undefined, revision: 0 }, { set: withoutCandidateKey(cand(c, '1.30.0', '1.30.0', { leaseName: name })) });
+    const { code, err } = await confirmedAsTableGoes(t.names.candidates, ['set-priority', name, 'worker-m', '10']);
+    expect(code).toBe(1);
+    // before: "(change candidate worker-m of lease …)", where the confirmation above it escaped the two
+    expect(err.at(-1)).toContain(`after the change was confirmed (change candidate worker-\\u006d of lease ${name}), so the command is not run again`);
+    expect(err.at(-1)).not.toMatch(/worker-(rn|m)\b/);
+  });
+
   it('set-priority, confirmed, then its write answered "not found" on a table DescribeTable shows ACTIVE: says so, not "still being created"', async () => {
     const name = 'confirm-then-active';
     const candidates = new CandidateStore(t.client, t.names.candidates);
