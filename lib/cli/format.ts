@@ -248,8 +248,8 @@ export function clean(text: string): string {
   return cleanAt(text);
 }
 
-/** clean, escaping besides the characters at `also` (code point indexes: twinParts). */
-function cleanAt(text: string, also?: ReadonlySet<number>): string {
+/** clean, escaping besides the characters at `also` (code point indexes: twinParts), and leaving those at `keep` as written (a shellWord). */
+function cleanAt(text: string, also?: ReadonlySet<number>, keep?: ReadonlySet<number>): string {
   if (PLAIN.test(text) && !also?.size) return text; // most text: nothing to escape
   const chars: string[] = [];
   const whole: boolean[] = []; // in an emoji sequence: kept whole
@@ -271,7 +271,7 @@ function cleanAt(text: string, also?: ReadonlySet<number>): string {
   }
   return chars
     .map((c, i) => {
-      if (whole[i]) return c;
+      if (whole[i] || keep?.has(i) === true) return c;
       const out =
         also?.has(i) === true ||
         Object.hasOwn(NAMED, c) ||
@@ -335,28 +335,65 @@ export function table<R>(columns: readonly Column<R>[], rows: readonly R[]): str
 export interface Named {
   readonly text: string;
   readonly also: ReadonlySet<number>;
+  /** Code point indexes shown as written: a name in a suggested command, already a shell word of printable ASCII (shellWord). */
+  readonly keep?: ReadonlySet<number>;
+}
+
+/** Characters a POSIX shell takes as themselves in a word, unquoted. */
+const SHELL_PLAIN = /^[A-Za-z0-9._:/@%+,=-]$/;
+
+/**
+ * `name` as a word a POSIX shell turns back into it, for a command the operator may paste: as
+ * written, but each run of characters to escape (`escape`: where it passes for another name, as
+ * twinParts marks them; and any a shell would not take as itself) in `$'…'` with each byte as
+ * `\xHH` (POSIX.1-2024; bash, zsh, ksh): `worker-m` beside `worker-rn` is `worker-$'\x6d'`, told
+ * apart on screen and pasted as worker-m. Each run ends the quote, so no digit after it is read
+ * into its last escape. Printable ASCII only, so shown as written (Named `keep`).
+ */
+export function shellWord(name: string, escape?: ReadonlySet<number>): string {
+  if (name === '') return "''";
+  const bytes = new TextEncoder();
+  let word = '';
+  let run = '';
+  Array.from(name).forEach((c, i) => {
+    if (escape?.has(i) !== true && SHELL_PLAIN.test(c)) {
+      if (run) word += `$'${run}'`;
+      run = '';
+      word += c;
+    } else run += Array.from(bytes.encode(c), (b) => `\\x${b.toString(16).padStart(2, '0')}`).join('');
+  });
+  return run ? `${word}$'${run}'` : word;
 }
 
 /**
  * For values that hold names shown apart from one another (describe's holder, successor and best
  * candidate beside its candidates' table): `parts` joined, each name (`{ name }`) marked where it
  * differs from another of `names` it passes for (twinParts), so a holder worker-rn beside a
- * candidate worker-m is not shown as written. A name not among `names` is shown as written.
+ * candidate worker-m is not shown as written. A name not among `names` is shown as written. A
+ * name in a suggested command (`{ arg }`) is a shellWord instead: pasted, it is that name.
  */
-export function named(names: readonly string[]): (...parts: readonly (string | { readonly name: string })[]) => Named {
+export function named(names: readonly string[]): (...parts: readonly (string | { readonly name: string } | { readonly arg: string })[]) => Named {
   const twins = twinParts(names);
   const at = new Map(names.map((n, i) => [n, twins[i]] as const));
   return (...parts) => {
     let text = '';
     let offset = 0;
     const also = new Set<number>();
+    const keep = new Set<number>();
     for (const part of parts) {
-      const s = typeof part === 'string' ? part : part.name;
-      if (typeof part !== 'string') for (const k of at.get(s) ?? []) also.add(offset + k);
+      let s: string;
+      if (typeof part === 'string') s = part;
+      else if ('arg' in part) {
+        s = shellWord(part.arg, at.get(part.arg));
+        for (let k = 0; k < Array.from(s).length; k++) keep.add(offset + k);
+      } else {
+        s = part.name;
+        for (const k of at.get(s) ?? []) also.add(offset + k);
+      }
       text += s;
       offset += Array.from(s).length;
     }
-    return { text, also };
+    return { text, also, keep };
   };
 }
 
@@ -365,13 +402,17 @@ export function joined(...parts: readonly (string | Named)[]): Named {
   let text = '';
   let offset = 0;
   const also = new Set<number>();
+  const keep = new Set<number>();
   for (const part of parts) {
     const s = typeof part === 'string' ? part : part.text;
-    if (typeof part !== 'string') for (const k of part.also) also.add(offset + k);
+    if (typeof part !== 'string') {
+      for (const k of part.also) also.add(offset + k);
+      for (const k of part.keep ?? []) keep.add(offset + k);
+    }
     text += s;
     offset += Array.from(s).length;
   }
-  return { text, also };
+  return { text, also, keep };
 }
 
 /** A character a name may hold (the Name schema's), so not the edge of one. */
@@ -400,7 +441,7 @@ export function namesIn(names: readonly string[], text: string): Named {
 }
 
 /** A value escaped: a Named value also where its names pass for others. */
-export const shown = (v: string | Named): string => (typeof v === 'string' ? clean(v) : cleanAt(v.text, v.also));
+export const shown = (v: string | Named): string => (typeof v === 'string' ? clean(v) : cleanAt(v.text, v.also, v.keep));
 
 /** `label:  value` lines with the values aligned; values escaped (shown). */
 export function fields(pairs: readonly (readonly [string, string | Named])[]): string[] {

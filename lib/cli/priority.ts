@@ -130,5 +130,6 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`));
   say(ctx, stepLine(snap, nextStep(decision, lease)));
   if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));
-  say(ctx, as(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} `, { name: written.name }, ' --clear` ends it sooner'));
+  // a command to paste: the name a shell word (worker-$'\x6d' beside worker-rn), not escaped as the lines' names are
+  say(ctx, as(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} `, { arg: written.name }, ' --clear` ends it sooner'));
 }

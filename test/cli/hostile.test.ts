@@ -4,12 +4,13 @@
  * None may arrive raw: an escape sequence could clear the screen or retitle the terminal, a
  * newline could forge a line of output. The formatter escapes them (format.ts `clean`).
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pace } from '../../lib/cli/context.js';
-import { clean, table } from '../../lib/cli/format.js';
+import { clean, shellWord, table } from '../../lib/cli/format.js';
 import { main } from '../../lib/cli/main.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
@@ -121,7 +122,11 @@ beforeAll(async () => {
   await h.seedLease(lease(RN, { name: 'release-timeout' }));
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'release-timeout' }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'release-timeout' }));
-  // a lease named like its candidate: not compared (docs/cli.md, Output)
+  // a suggested command naming a twin, pasted
+  await h.seedLease(lease('keeper', { name: 'paste' }));
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'paste', priority: 5 }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'paste' }));
+  // a lease named like its candidate: not compared (docs/cli.md, Pointing it at the tables)
   await h.seedLease(lease('keeper', { name: RN }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: RN }));
   for (const name of ['twins-priority', 'twins-preempt', 'twins-locations']) {
@@ -254,6 +259,17 @@ describe('the escaping function', () => {
     expect(column([RN, 'kernel', 'learn-1', 'ソース', KANA_N, '10', '100'])).toEqual([RN, 'kernel', 'learn-1', 'ソース', KANA_N, '10', '100']);
     // one name twice is one name
     expect(column([M, M])).toEqual([M, M]);
+  });
+
+  it.each([
+    { name: 'a name nothing passes for', text: 'worker-m', at: undefined, word: 'worker-m' },
+    { name: 'worker-rn beside worker-m', text: RN, at: new Set([7, 8]), word: "worker-$'\\x72\\x6e'" },
+    { name: 'a twin part before a hex digit', text: 'node-1a', at: new Set([5]), word: "node-$'\\x31'a" },
+    { name: 'characters a shell would not take as themselves', text: "a b'c\\", at: undefined, word: "a$'\\x20'b$'\\x27'c$'\\x5c'" },
+    { name: 'a non-ASCII letter, as its UTF-8 bytes', text: 'Zoé', at: undefined, word: "Zo$'\\xc3\\xa9'" },
+  ])('shellWord: $name, pasted in a POSIX shell, is the name again', ({ text, at, word }) => {
+    expect(shellWord(text, at)).toBe(word);
+    expect(execFileSync('bash', ['--posix', '-c', `printf '%s' ${word}`], { encoding: 'utf8' })).toBe(text);
   });
 
   it('table cells are escaped, and the columns still line up', () => {
@@ -456,7 +472,7 @@ describe('hostile values in the output', () => {
   });
 
   it('a lease\'s name is not compared with its candidates\' and holders\': each line says which is which, and the lease is the name typed', async () => {
-    // decided, not a fix: a lease and a candidate are never in one role (docs/cli.md, Output, says why)
+    // decided, not a fix: a lease and a candidate are never in one role (docs/cli.md, Pointing it at the tables, says why)
     const r = await h.run(['preempt', RN, '--to', M, '--yes'], { clock: at() });
     expect(r.code, r.err).toBe(0);
     expect(r.err.split('\n')[0]).toBe(`change candidate ${M} of lease ${RN}:`);
@@ -464,6 +480,25 @@ describe('hostile values in the output', () => {
     expect(r.out).toContain('`conclave set-priority worker-rn worker-m --clear` ends it sooner');
     const d = await h.run(['describe', 'lease', RN], { clock: at() });
     expect(d.out).toMatch(/^ {2}\d+ +worker-m +/m);
+  });
+
+  it('preempt: the suggested `set-priority … --clear` names a twin so that, pasted in a POSIX shell, it clears that candidate\'s pin', async () => {
+    // before: `conclave set-priority paste worker-\u006d --clear`, which a shell passes as
+    // worker-u006d (an unquoted backslash only quotes the next character): no such candidate
+    const r = await h.run(['preempt', 'paste', '--to', M, '--yes'], { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    const line = r.out.split('\n').find((l) => l.endsWith(' ends it sooner'));
+    expect(line).not.toMatch(/worker-(rn|m)\b/); // still shown apart from worker-rn
+    const command = /`conclave (set-priority [^`]*)`/.exec(line ?? '')?.[1];
+    expect(command).toBe("set-priority paste worker-$'\\x6d' --clear");
+    // the words a shell makes of it (bash --posix: POSIX.1-2024's $'…'), run by the CLI's own parser
+    const words = execFileSync('bash', ['--posix', '-c', `printf '%s\\0' ${command}`], { encoding: 'utf8' }).split('\0').slice(0, -1);
+    expect(words).toEqual(['set-priority', 'paste', M, '--clear']);
+    expect((await h.candidates.read('paste', M)).item?.priority).toBeGreaterThan(5);
+    const pasted = await h.run([...words, '--yes'], { clock: at() });
+    expect(pasted.code, pasted.err).toBe(0);
+    expect((await h.candidates.read('paste', M)).item?.priority).toBeUndefined();
+    expect((await h.candidates.read('paste', RN)).item?.priority).toBe(5);
   });
 
   it('set-priority --clear of a candidate with no priority: its note escapes the name where it passes for another', async () => {
