@@ -7,6 +7,8 @@
  * marks the ended term on the session row, as the lease stream's function does) — within its renew
  * deadline, so at most its lease duration from now. Until then it may still act.
  */
+import { listVouched } from '../coordinator/vouched.js';
+import { decideWithSuccession } from '../election/successor.js';
 import { leaseExpiresAt, leftStamp, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import { MAX_ENDED_TERMS } from '../schemas/identity.js';
@@ -16,10 +18,10 @@ import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext, type Pace } from './context.js';
-import { CliError } from './errors.js';
-import { standings } from './explain.js';
+import { CliError, explain } from './errors.js';
+import { nextStep, standings } from './explain.js';
 import { joined, namesIn, relative, span } from './format.js';
-import { judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
+import { UNJUDGED_STEP, judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
 import { readSession, snapshot } from './read.js';
 import { leaseNames, namerOf } from './views.js';
 
@@ -195,8 +197,8 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     const s = inTerm(l, term) ? await readSession(ctx, l) : undefined; // after the lease, as the coordinator reads it
     if (s?.refused) throw new CliError(`${s.refused.message}; the request to yield stays on the lease`);
     const at = ctx.clock.now();
-    if (!inTerm(l, term)) return yielded(ctx, name, term, l, candidates, at, 'released');
-    if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return yielded(ctx, name, term, l, candidates, at, 'ranOut');
+    if (!inTerm(l, term)) return await yielded(ctx, name, term, l, candidates, at, 'released');
+    if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return await yielded(ctx, name, term, l, candidates, at, 'ranOut');
     if (l.preferredHolder === undefined) {
       if (asked >= ASKS) throw new CliError(as(`the coordinator withdrew the request to yield ${asked} times before `, it, ' saw it (it judges ', it, ` its best candidate); ${force} ends the term anyway`));
       note(ctx, `the coordinator withdrew the request before ${holder} saw it (it judges ${holder} its best candidate); asking again`);
@@ -221,8 +223,13 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   }
 }
 
-/** The term is over: the holder released it (after it stopped acting), or it ran out. */
-function yielded(ctx: CliContext, name: string, term: Term, after: Lease | undefined, candidates: readonly Candidate[], now: number, how: 'released' | 'ranOut'): void {
+/**
+ * The term is over: the holder released it (after it stopped acting), or it ran out. A lease
+ * another candidate holds by then (a successor takes it at once) is followed by the coordinator's
+ * next step on it, as the other writes say it (decideWithSuccession on the lease as judged, its
+ * session read after it): the holder that yielded may still be the best candidate, elected back.
+ */
+async function yielded(ctx: CliContext, name: string, term: Term, after: Lease | undefined, candidates: readonly Candidate[], now: number, how: 'released' | 'ranOut'): Promise<void> {
   if (ctx.output === 'json') return printJson(ctx, after ?? null);
   const holder = term.holderIdentity;
   say(
@@ -232,6 +239,20 @@ function yielded(ctx: CliContext, name: string, term: Term, after: Lease | undef
       : `${holder}'s term on lease ${name} (fencing token ${term.fencingToken}) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant`,
   );
   say(ctx, nextHolder(ctx, name, after, holder, candidates, now));
+  if (!after?.holderIdentity) return;
+  // its candidates as they are now (the one that yielded renews on: the coordinator counts it again,
+  // isDeparted), and the session the lease is held on; the term is over whatever these reads meet:
+  // a failure is told, not the command's exit (as set-locations tells its own)
+  let seen: [Awaited<ReturnType<typeof listVouched>>, SessionSeen | undefined];
+  try {
+    seen = await Promise.all([listVouched(ctx, name), readSession(ctx, after)]);
+  } catch (e) {
+    const told = await explain(e, ctx.target, ctx.client);
+    return note(ctx, `the coordinator's next step could not be judged: its candidates could not be read (${told instanceof Error ? told.message : String(told)})`);
+  }
+  const [{ candidates: standing }, session] = seen;
+  const step = session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(name, judgedLease(after, session, now), standing, now, ctx.config), after);
+  say(ctx, namerOf(after, standing)("the coordinator's next step: ", ...step));
 }
 
 /**

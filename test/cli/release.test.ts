@@ -88,6 +88,29 @@ describe('release asks the holder to yield', () => {
     expect((await h.leases.read('polite')).item).toMatchObject({ lastHolderIdentity: 'y1' });
   });
 
+  it("the candidate asked takes the lease at once, yet the holder that yielded is still the best: says the coordinator's next step, as describe does", async () => {
+    // y1 (older emulation) is the coordinator's best; it yields to y2, which takes a term of its own at once (a successor's hand-off)
+    await seed('back');
+    const clock = manualClock(NOW + SEC);
+    const handedOver = async () => {
+      const l = (await h.leases.read('back')).item!;
+      await h.leases.releaseTerm('back', { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken }, clock.now());
+      const vacant = await h.leases.read('back');
+      await h.leases.write(vacant, { set: { holderIdentity: 'y2', holderInstance: 'y2_1', fencingToken: 8, acquireTime: clock.now(), renewTime: clock.now(), leaseTransitions: 4, electedBy: 'successor' } });
+      // y1's worker runs on: its candidate row renews after the hand-over (so the coordinator counts it again: isDeparted)
+      await h.candidates.write(await h.candidates.read('back', 'y1'), { set: { renewTime: clock.now() } });
+    };
+    const r = await h.run(['release', 'back', '--yes'], { clock, pace: scripted([handedOver], clock) });
+    expect(r.code, r.err).toBe(0);
+    const lines = r.out.split('\n');
+    expect(lines.slice(0, 2)).toEqual(['y1 yielded lease back: its term (fencing token 7) is over; writes fenced with it fail from now on', 'y2 now holds it (fencing token 8)']);
+    // before: nothing more, though the coordinator moves the lease back to y1 at once (as `conclave release` did live: w3, pinned, led again within a second)
+    const step = lines.find((l) => l.startsWith("the coordinator's next step: "))?.replace("the coordinator's next step: ", '');
+    expect(step).toBe('ask y2 to yield to y1 (preferredHolder); y2 releases at its next renewal and the next election elects y1');
+    const d = await h.run(['describe', 'lease', 'back'], { clock });
+    expect(step).toBe(d.out.split('\n').find((l) => /^Next step: +/.test(l))?.replace(/^Next step: +/, ''));
+  });
+
   it('gives up after --timeout when the holder renews but does not yield; the request stays', async () => {
     await seed('deaf');
     const clock = manualClock(NOW + SEC);
