@@ -17,7 +17,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import type { ElectionConfig, TableNames } from '../lib/schemas/config.js';
-import { ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
+import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
 import { TABLES } from '../lib/tables.js';
 import type { FunctionName } from '../lib/wiring.js';
 import type { TableRole } from './access.js';
@@ -26,6 +26,7 @@ import { deployRegion, grantGetLeaderIn, grantWorkerIn, PRIMARIES, type GrantGet
 import { pascal } from './functions.js';
 import { deployTimeLookup } from './lookup.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
+import { AlarmEmailPropsSchema } from './settings.js';
 import type { ConclaveTableRefs } from './tables.js';
 
 /** A Region's replicas of the leases, candidates and identities tables, by their role. */
@@ -226,6 +227,8 @@ export interface ConclaveReplicaStackProps extends StackProps {
   readonly replica?: ConclaveReplicaOptions;
   /**
    * Subscribe this e-mail address to the alarm topic (AWS sends a confirmation message first).
+   * One that is no e-mail address is a ValidationError naming `alarmEmail` when the stack is created
+   * (a token, such as a CfnParameter's value, is left to CloudFormation).
    * @default no subscription
    */
   readonly alarmEmail?: string;
@@ -256,6 +259,7 @@ export class ConclaveReplicaStack extends Stack {
   constructor(scope: Construct, id: string, props: ConclaveReplicaStackProps) {
     const { primary, replica, alarmEmail, ...stackProps } = props;
     super(scope, id, { description: 'Conclave: coordinated leader election (KEP-4355) on DynamoDB, in a replica Region of a multi-Region deployment', ...stackProps });
+    parse(AlarmEmailPropsSchema, { alarmEmail }, 'ConclaveReplicaStack props');
     this.alarmTopic = replica?.alarmTopic ?? new sns.Topic(this, 'Alarms', { displayName: 'Conclave alarms', enforceSSL: true });
     if (alarmEmail !== undefined) this.alarmTopic.addSubscription(new subscriptions.EmailSubscription(alarmEmail));
     this.conclave = new ConclaveReplica(this, 'Conclave', { ...replica, alarmTopic: this.alarmTopic, primary });

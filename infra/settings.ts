@@ -24,6 +24,15 @@ const orToken = (schema: z.ZodType<string>) =>
     for (const i of schema.safeParse(v).error?.issues ?? []) ctx.addIssue({ code: 'custom', message: i.message });
   });
 
+/**
+ * ConclaveStack's and ConclaveReplicaStack's `alarmEmail` (an address, or a token): checked when
+ * the stack is created, as the app's `-c alarmEmail` is, not at deploy time by SNS after the tables
+ * were made.
+ */
+export const AlarmEmailPropsSchema = z.object({
+  alarmEmail: orToken(z.email('must be an e-mail address, such as oncall@example.com (AWS sends it a confirmation message first)')).optional(),
+});
+
 /** ConclaveProps' `tableNames` (each a name, or a token). */
 export const ConclaveTableNamesSchema = z
   .object({

@@ -8,7 +8,9 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
+import { parse } from '../lib/schemas/validation.js';
 import { Conclave, type ConclaveProps } from './conclave.js';
+import { AlarmEmailPropsSchema } from './settings.js';
 
 /** Props of ConclaveStack: a stack's props, and the Conclave construct's. */
 export interface ConclaveStackProps extends StackProps {
@@ -19,6 +21,8 @@ export interface ConclaveStackProps extends StackProps {
   readonly conclave?: ConclaveProps;
   /**
    * Subscribe this e-mail address to the alarm topic (AWS sends a confirmation message first).
+   * One that is no e-mail address is a ValidationError naming `alarmEmail` when the stack is created
+   * (a token, such as a CfnParameter's value, is left to CloudFormation).
    * @default no subscription: subscribe to the topic (output AlarmTopicArn) yourself
    */
   readonly alarmEmail?: string;
@@ -38,6 +42,7 @@ export class ConclaveStack extends Stack {
   constructor(scope: Construct, id: string, props: ConclaveStackProps = {}) {
     const { conclave, alarmEmail, ...stackProps } = props;
     super(scope, id, { description: 'Conclave: coordinated leader election (KEP-4355) on DynamoDB', ...stackProps });
+    parse(AlarmEmailPropsSchema, { alarmEmail }, 'ConclaveStack props');
     this.alarmTopic =
       conclave?.alarmTopic ??
       new sns.Topic(this, 'Alarms', {

@@ -3,10 +3,13 @@
  * alarms somewhere: an SNS topic (SSL only, cdk-nag clean), with an e-mail subscription when the
  * app is given `-c alarmEmail=...`.
  */
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { App, Lazy } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addConclaveStack } from '../../infra/app/app.js';
-import type { ConclaveStack } from '../../infra/stack.js';
+import { ConclaveReplicaStack } from '../../infra/replica.js';
+import { ConclaveStack } from '../../infra/stack.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import { wiring, type FunctionName } from '../../lib/wiring.js';
 import { buildAssets, ids, logicalId, synth, unacknowledged, type Synthesized } from './support.js';
 
@@ -64,5 +67,36 @@ describe('the Conclave app: one coordinator at a time, alarms to a topic', () =>
         return addConclaveStack(app);
       }),
     ).toThrow(/alarmEmail/);
+  });
+});
+
+describe("the published stacks' alarmEmail prop (ConclaveStack, ConclaveReplicaStack)", () => {
+  const MRSC = { tablePrefix: 'mail', regions: { replicas: ['us-east-1', 'us-east-2'], witness: 'us-west-2' } };
+  const build = {
+    ConclaveStack: (alarmEmail: string) => new ConclaveStack(new App(), 'Conclave', { alarmEmail }),
+    ConclaveReplicaStack: (alarmEmail: string) => {
+      const app = new App();
+      const primary = new ConclaveStack(app, 'Conclave', { env: { region: 'us-east-1' }, conclave: MRSC });
+      return new ConclaveReplicaStack(app, 'Conclave-us-east-2', { env: { region: 'us-east-2' }, primary: primary.conclave, alarmEmail });
+    },
+  };
+
+  // before: taken as given, and subscribed: CloudFormation refused it at deploy time (SNS: invalid parameter), after the tables were made
+  it.each(Object.keys(build) as (keyof typeof build)[])('%s refuses an alarmEmail that is no e-mail address when created, naming the prop and the fix', (kind) => {
+    let thrown: unknown;
+    try {
+      build[kind]('oncall');
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(ValidationError);
+    expect((thrown as ValidationError).issues).toEqual([{ field: 'alarmEmail', message: expect.stringMatching(/must be an e-mail address.*oncall@example\.com/) }]);
+    expect((thrown as Error).message).toMatch(new RegExp(`^invalid ${kind} props: alarmEmail: `));
+  });
+
+  it.each(Object.keys(build) as (keyof typeof build)[])('%s: a valid address is subscribed, and one given as a token is left to CloudFormation', (kind) => {
+    Template.fromStack(build[kind]('oncall@example.com')).hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    const later = Lazy.string({ produce: () => 'later@example.com' }); // unresolved at construction, as a CfnParameter's value is
+    Template.fromStack(build[kind](later)).hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'later@example.com' });
   });
 });
