@@ -152,7 +152,7 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   lines.push(...fields([
     ['Best candidate', best ? as({ name: best.candidate.name }, ': ', ...(runnerUp ? whyBetter(best, runnerUp, preferred) : ['the only candidate that counts'])) : 'none (no live candidate with valid versions that answers pings)'],
     // decided on the lease as judged, as the coordinator decides (reconcile.ts)
-    ['Next step', session?.refused ? UNJUDGED_STEP : as(...nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease))],
+    ['Next step', session?.refused ? UNJUDGED_STEP : as(...nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease, best?.candidate.name))],
   ]));
   lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
   return lines;

@@ -98,11 +98,15 @@ export function standings(lease: Lease | undefined, candidates: readonly Candida
   return { ordered, best, runnerUp, preferred, reasons };
 }
 
-/** A decision of `decide()` as a sentence: what the coordinator does at its next reconcile. */
-export function nextStep(d: Decision, lease: Lease | undefined): Words {
+/**
+ * A decision of `decide()` as a sentence: what the coordinator does at its next reconcile. `best`:
+ * the best candidate (standings), so that a holder kept over a better-ranked one (an equal that
+ * registered earlier, or a last holder not renewed since the term began) is not called the best.
+ */
+export function nextStep(d: Decision, lease: Lease | undefined, best?: string): Words {
   switch (d.kind) {
     case 'leaveAlone':
-      return leftAlone(d, lease);
+      return leftAlone(d, lease, best);
     case 'awaitAcks':
       return words`wait for ${names(d.pending)} to answer election ${d.election.id} (until ${new Date(d.election.deadline).toISOString()})`;
     case 'openElection':
@@ -131,7 +135,7 @@ function namedLine(successor: { name: string } | undefined, second: { name: stri
   return successor ? words`name ${name(successor.name)} successor${second ? words` and ${name(second.name)} second successor` : ''}` : ['name no successor'];
 }
 
-function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | undefined): Words {
+function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | undefined, best: string | undefined): Words {
   switch (d.reason) {
     case 'noCandidates':
       return ['nothing: the lease has no candidates'];
@@ -148,6 +152,10 @@ function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | 
     case 'contradictoryStrategies':
       return words`nothing: ${d.detail ?? "the candidates' strategies contradict each other"}`;
     case 'leaderHealthy':
+      // decide keeps a holder unless one is better on merit (isBetterThanHolder) and not departed (isDeparted)
+      if (best !== undefined && lease?.holderIdentity !== undefined && best !== lease.holderIdentity) {
+        return words`nothing: ${name(lease.holderIdentity)} keeps its term: a holder is preempted only for a candidate of higher priority, older versions or a better location that answers and has renewed since the term began, and ${name(best)} is none now`;
+      }
       return words`nothing: ${lease?.holderIdentity ? name(lease.holderIdentity) : 'the holder'} is the best candidate and its term is current`;
     case 'preemptionPending':
       return words`nothing new: ${name(lease?.preferredHolder)} is preferred; ${name(lease?.holderIdentity)} should release at its next renewal`;

@@ -9,7 +9,7 @@ import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError, explain } from './errors.js';
-import { nextStep } from './explain.js';
+import { nextStep, standings } from './explain.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { readSession, unknownLease } from './read.js';
 import { byName, namerOf, placeOf, preferenceOf } from './views.js';
@@ -113,5 +113,5 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
       say(ctx, `no candidate of lease ${args.lease} runs in any of them now: all stay eligible, ranked as without a preference (leadership is never lost for want of a location)`);
     }
   }
-  say(ctx, as("the coordinator's next step: ", ...(session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written))));
+  say(ctx, as("the coordinator's next step: ", ...(session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written, standings(written, candidates, now, ctx.config).best?.candidate.name))));
 }

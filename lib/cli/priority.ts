@@ -14,7 +14,7 @@ import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.j
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
-import { nextStep, type Words } from './explain.js';
+import { nextStep, standings, type Words } from './explain.js';
 import { joined, namesIn, relative, span, twinOf, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
@@ -35,8 +35,11 @@ async function candidateOf(ctx: CliContext, lease: string, name: string): Promis
 function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): Words {
   const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
   if (snap.session?.refused) return [UNJUDGED_STEP];
-  return nextStep(decideWithSuccession(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item);
+  return nextStep(decideWithSuccession(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item, bestOf(snap.read.item, candidates, now, ctx));
 }
+
+/** The best candidate's name, as describe shows it (standings), for the next step's words. */
+const bestOf = (lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext) => standings(lease, candidates, now, ctx.config).best?.candidate.name;
 
 /** "the coordinator's next step: …", its names escaped where they pass for one another or for the lease's, as describe shows them. */
 const stepLine = (snap: Snapshot, step: Words): Named => namerOf(snap.read.item, snap.candidates)("the coordinator's next step: ", ...step);
@@ -128,7 +131,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (ctx.output === 'json') return printJson(ctx, written);
   // every line names the candidate as the next step does: escaped where it passes for another of the lease's names
   say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`));
-  say(ctx, stepLine(snap, nextStep(decision, lease)));
+  say(ctx, stepLine(snap, nextStep(decision, lease, bestOf(lease, [...others, pinned], now, ctx))));
   if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));
   // a command to paste: the name a shell word (worker-$'\x6d' beside worker-rn), not escaped as the lines' names are
   say(ctx, as(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} `, { arg: written.name }, ' --clear` ends it sooner'));

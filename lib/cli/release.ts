@@ -251,7 +251,7 @@ async function yielded(ctx: CliContext, name: string, term: Term, after: Lease |
     return note(ctx, `the coordinator's next step could not be judged: its candidates could not be read (${told instanceof Error ? told.message : String(told)})`);
   }
   const [{ candidates: standing }, session] = seen;
-  const step = session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(name, judgedLease(after, session, now), standing, now, ctx.config), after);
+  const step = session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(name, judgedLease(after, session, now), standing, now, ctx.config), after, standings(after, standing, now, ctx.config).best?.candidate.name);
   say(ctx, namerOf(after, standing)("the coordinator's next step: ", ...step));
 }
 
