@@ -116,9 +116,11 @@ export async function events(io: { sink: Sink; output: OutputFormat }, args: Eve
     else if (io.output === 'json') io.sink.out(jsonText(r));
     else io.sink.out(clean(`${r.time}  ${r.detailType.padEnd(TYPE_WIDTH)}  ${(r.detail as { lease: string }).lease}  ${summary({ detailType: r.detailType, detail: r.detail } as ConclaveEvent)}`));
   };
+  const leases = new Set<string>(); // of the valid events read: a --lease none of them names is told (a typo, not an empty history)
   const reader = new LineReader((text, lineNo) => {
     const p = parseLine(text);
     if (!p.ok) return io.sink.err(clean(`${args.eventsFile}:${lineNo}: skipped: ${p.reason}`));
+    leases.add((p.record.detail as { lease: string }).lease);
     if (args.type && p.record.detailType !== args.type) return;
     if (args.lease && (p.record.detail as { lease: string }).lease !== args.lease) return;
     show(p.record);
@@ -133,6 +135,10 @@ export async function events(io: { sink: Sink; output: OutputFormat }, args: Eve
     }
     reader.push(text, true);
     if (io.output === 'json') io.sink.out(jsonText(kept, 2));
+    // (a file with no event yet is quiet: nothing has happened to any lease)
+    if (args.lease !== undefined && leases.size > 0 && !leases.has(args.lease)) {
+      io.sink.err(clean(`note: no event of lease ${args.lease} in ${args.eventsFile}; leases with events there: ${[...leases].sort().join(', ')}`));
+    }
     return;
   }
   await follow(args.eventsFile, reader, io.sink, pace);

@@ -176,6 +176,21 @@ describe('events', () => {
     expect(docs).toEqual([{ time: iso(NOW + 4 * SEC), source: 'conclave', detailType: 'Leader Changed', detail: { id: `r${NOW + 4 * SEC}:x`, time: iso(NOW + 4 * SEC), lease: 'component-A', previousHolder: 'w1', holder: 'w2', fencingToken: 2 } }]);
   });
 
+  it('--lease naming a lease with no event in the file says so on stderr, listing the leases that have some (a typo is not an empty history)', async () => {
+    const r = await runMain(['events', '--events-file', file, '--lease', 'jbos']);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe('');
+    // before: nothing at all, on either stream
+    expect(r.err.split('\n').at(-1)).toBe(`note: no event of lease jbos in ${file}; leases with events there: component-A, jobs`);
+    const json = await runMain(['events', '--events-file', file, '--lease', 'jbos', '-o', 'json']);
+    expect(JSON.parse(json.out)).toEqual([]);
+    expect(json.err.split('\n').at(-1)).toBe(`note: no event of lease jbos in ${file}; leases with events there: component-A, jobs`);
+    // a lease that has events, none of the --type asked: no note
+    const none = await runMain(['events', '--events-file', file, '--lease', 'jobs', '--type', 'Leader Changed']);
+    expect(none.out).toBe('');
+    expect(none.err).not.toMatch(/^note:/m);
+  });
+
   it('an unknown --type lists the detail-types; a missing file says where it comes from', async () => {
     const r = await runMain(['events', '--events-file', file, '--type', 'Leader Vanished']);
     expect(r.code).toBe(1);
