@@ -326,7 +326,29 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
       const args = parse(EventsArgs, { ...opts, eventsFile: opts.eventsFile ?? (io.env['CONCLAVE_EVENTS_FILE'] || undefined) }, 'events options');
       await events({ sink: io, output: output(cmd) }, args, pace());
     });
+  pointAtOwnHelp(root);
   return root;
+}
+
+/** What a usage error of `get` or `describe` adds: they take a kind first (`describe nightly-report` is a likely slip). */
+const KIND_HINTS: Record<string, string> = {
+  get: '`conclave get leases` lists the leases, `conclave get candidates LEASE` the candidates of one',
+  describe: '`conclave describe lease NAME` describes a lease',
+};
+
+/**
+ * A usage error (an unknown option or command, a missing argument) ends with the help of the
+ * command it was made in, not only the root's, which lists none of a command's options; `get` and
+ * `describe` also say what they take first.
+ */
+function pointAtOwnHelp(cmd: Command, path: readonly string[] = []): void {
+  for (const sub of cmd.commands) {
+    const at = [...path, sub.name()];
+    const own = sub.commands.length ? `\`conclave ${at.join(' ')} --help\` shows what ${at.join(' ')} takes` : `\`conclave ${at.join(' ')} --help\` shows its arguments and options`;
+    const kind = path.length === 0 ? KIND_HINTS[sub.name()] : undefined;
+    if (sub.name() !== 'help') sub.showHelpAfterError(`(${kind ? `${kind}; ` : ''}${own})`);
+    pointAtOwnHelp(sub, at);
+  }
 }
 
 /** Runs the CLI on `argv` (without node and the script); returns the exit code. */

@@ -773,6 +773,22 @@ describe('where DynamoDB is', () => {
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/unknown command 'frobnicate'/);
   });
+
+  it.each([
+    // before: each ended "(conclave --help shows the commands and options)", which lists neither `describe lease NAME` nor set-priority's options
+    { argv: ['describe', 'nightly-report'], first: "error: unknown command 'nightly-report'", hint: '(`conclave describe lease NAME` describes a lease; `conclave describe --help` shows what describe takes)' },
+    { argv: ['get', 'nightly-report'], first: "error: unknown command 'nightly-report'", hint: '(`conclave get leases` lists the leases, `conclave get candidates LEASE` the candidates of one; `conclave get --help` shows what get takes)' },
+    { argv: ['get', 'lease'], first: "error: unknown command 'lease'", hint: '(Did you mean leases?)' },
+    { argv: ['set-priority', 'nightly-report', 'w1', '5', '--fro', '2h'], first: "error: unknown option '--fro'", hint: '(Did you mean --for?)' },
+    { argv: ['set-priority', 'nightly-report', 'w1', '5', '--fro', '2h'], first: "error: unknown option '--fro'", hint: '(`conclave set-priority --help` shows its arguments and options)' },
+    { argv: ['preempt', 'nightly-report'], first: "error: required option '--to <candidate>' not specified", hint: '(`conclave preempt --help` shows its arguments and options)' },
+  ])('a usage error of `conclave $argv.0` points at that command\'s help', async ({ argv, first, hint }) => {
+    const r = await runMain(argv);
+    expect(r.code).toBe(2);
+    const lines = r.err.split('\n');
+    expect(lines[0]).toBe(first);
+    expect(lines).toContain(hint);
+  });
 });
 
 describe('a candidate on a session (it lives by its process’s session: vouchedCandidate)', () => {
