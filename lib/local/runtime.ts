@@ -255,10 +255,12 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     });
   // what the lock's loss stops (set as they start)
   const lost = { stopped: false, pollers: [] as StreamPoller[], tick: undefined as { cancel(): void } | undefined };
-  if (opts.endpoint !== undefined) {
+  {
     // before a table is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
-    // the first (one of its own DynamoDB Local has an endpoint no other runtime has). The lock is an
-    // item in that DynamoDB Local, so it holds whatever each runtime's temp folder or user.
+    // the first. One on a DynamoDB Local of its own locks too: it prints that endpoint for workers and
+    // the CLI, and a `conclave-local --endpoint` given it would otherwise read every stream from its
+    // start and publish every event again. The lock is an item in that DynamoDB Local, so it holds
+    // whatever each runtime's temp folder or user.
     const lock = await reached(
       lockRuntime(client, endpoint, prefix, {
         clock,

@@ -95,6 +95,26 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     await again.stop();
   });
 
+  it('a runtime on a DynamoDB Local of its own (conclave-local without --endpoint) takes the lock too: a second start at the endpoint it printed, on its prefix, is refused; another prefix runs beside it', async () => {
+    const own = await startLocalRuntime({ prefix: 'conclave-local', dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false });
+    try {
+      // before: started (the first took no lock: "one of its own DynamoDB Local has an endpoint no other runtime has"), and read
+      // every stream from its start, so each event was published again (seen from a fresh project: 65 events, each twice)
+      const refused = await start('conclave-local', own.endpoint).then(
+        async (rt) => {
+          await rt.stop();
+          return undefined;
+        },
+        (e: unknown) => e as Error,
+      );
+      expect(refused?.message).toMatch(new RegExp(`^local mode already runs on the DynamoDB Local at ${own.endpoint.replace(/[.]/g, '\\.')} with table prefix conclave-local: process ${process.pid} on `));
+      const beside = await start('beside-own', own.endpoint);
+      await beside.stop();
+    } finally {
+      await own.stop();
+    }
+  });
+
   it('two in one process: the second is refused naming this pid; a lock left by a process that is gone (killed) is taken over at once, and let go at the stop', async () => {
     const prefix = newPrefix('stale');
     await start(newPrefix('table')).then((rt) => rt.stop()); // the lock table there
