@@ -30,6 +30,7 @@ export const PLANTED_BUGS = {
   hotRetryLoop: 'a failed follower step tried again at once, without backoff: a denied or throttled request sent once per round trip',
   zombieLeader: 'a leader whose work failed (onStartedLeading rejected) keeps the lease, doing nothing',
   renewalIgnoresAnswer: 'a renewal that does not check the row it renewed: a leader whose fencing token was moved leads on, every fenced write refused',
+  deleteCreatesRowUnawaited: "a held row's delete that finds the row missing creates it with an election not waiting for the lease stream (before 966c0c7): an old REMOVE delivered again while a later delete the stream has not reached left the row missing elects over that later term's holder",
 } as const;
 export type PlantedBug = keyof typeof PLANTED_BUGS;
 
@@ -119,6 +120,7 @@ export function electorInternals(bug: PlantedBug | undefined, c: ElectorPlantCon
     case undefined:
     case 'platformEventByArrival': // planted where the event enters (sim/functions.ts stamps it with its arrival time)
     case 'coordinatorIgnoresSession': // planted in the functions' dependencies (plantedDeps)
+    case 'deleteCreatesRowUnawaited': // likewise
       return undefined;
     case 'leaderIgnoresRenewDeadline':
       // the renew deadline's timer changes nothing (a leader asked isLeader() still judges it)
@@ -157,7 +159,24 @@ export function plantedDeps(bug: PlantedBug | undefined, deps: CoordinatorDeps):
     keeping.write = (read, p) => store.write(read, keepingToken(read, p));
     return { ...deps, leases: keeping };
   }
+  if (bug === 'deleteCreatesRowUnawaited') {
+    // the row a held row's delete creates (heldAfterDelete: an election for the deleted term, naming
+    // its holder as departed) written without awaitsStream, as before 966c0c7, when that delete
+    // vouched for every record of the row: true only of the latest delete
+    const store = deps.leases;
+    const unawaited = Object.create(store) as LeaseStore;
+    unawaited.write = (read, p) => store.write(read, read.item === undefined ? withoutAwaitsStream(p) : p);
+    return { ...deps, leases: unawaited };
+  }
   return deps;
+}
+
+/** A created row's held election (`departed` named: a held row's delete wrote it) without awaitsStream (`deleteCreatesRowUnawaited`). */
+function withoutAwaitsStream(p: LeasePatch): LeasePatch {
+  const e = p.set?.election;
+  if (!e?.awaitsStream || e.departed === undefined) return p;
+  const { awaitsStream: _, ...election } = e;
+  return { ...p, set: { ...p.set, election } };
 }
 
 /**
