@@ -12,7 +12,7 @@ describe('CandidateSpec: strict at the edge', () => {
   });
 
   it.each([
-    { name: 'emulation newer than binary', change: { emulationVersion: '1.32.0' }, field: 'emulationVersion', message: /≤ binaryVersion 1\.31\.0/ },
+    { name: 'emulation newer than binary', change: { emulationVersion: '1.32.0' }, field: 'emulationVersion', message: /<= binaryVersion 1\.31\.0/ },
     { name: 'leading v', change: { binaryVersion: 'v1.31.0' }, field: 'binaryVersion', message: /no leading "v"/ },
     { name: 'short form', change: { emulationVersion: '1.30' }, field: 'emulationVersion', message: /MAJOR\.MINOR\.PATCH/ },
     // The picker reads these (parseVersionTolerant); the write edge stays strict.

@@ -138,19 +138,19 @@ describe("every problem of the other objects' options in one error", () => {
       name: 'LeaseCandidate: emulationVersion above binaryVersion, and no name',
       schema: LeaseCandidateOptionsSchema,
       input: { leaseName: 'nightly-report', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client },
-      want: ['name: is required', 'emulationVersion: must be ≤ binaryVersion 1.0.0'],
+      want: ['name: is required', 'emulationVersion: must be <= binaryVersion 1.0.0'],
     },
     {
       name: 'LeaseCandidate: emulationVersion above binaryVersion, and a renewal interval out of bounds',
       schema: LeaseCandidateOptionsSchema,
       input: { leaseName: 'nightly-report', name: 'w-1', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client, renewIntervalMs: 5 },
-      want: ['renewIntervalMs: must be ≥ 1000 ms', 'emulationVersion: must be ≤ binaryVersion 1.0.0'],
+      want: ['renewIntervalMs: must be ≥ 1000 ms', 'emulationVersion: must be <= binaryVersion 1.0.0'],
     },
     {
       name: "LeaderElector: a candidacy emulating above its binary, and no identity",
       schema: LeaderElectorOptionsSchema,
       input: { ...options, identity: undefined, mode: 'coordinated', candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0' } },
-      want: ['identity: is required', 'candidacy.emulationVersion: must be ≤ binaryVersion 1.0.0'],
+      want: ['identity: is required', 'candidacy.emulationVersion: must be <= binaryVersion 1.0.0'],
     },
     {
       name: "IdentityLeaseHeartbeat: a lease too short for its renewals, and no component",
@@ -253,13 +253,13 @@ describe('every problem of the options in one error, with tables of the wrong ty
       name: 'LeaderElector: a candidacy emulating above its binary, and tables a list',
       schema: LeaderElectorOptionsSchema,
       input: { ...options, tables: ['conclave'], mode: 'coordinated', candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0' } },
-      want: ['candidacy.emulationVersion: must be ≤ binaryVersion 1.0.0'],
+      want: ['candidacy.emulationVersion: must be <= binaryVersion 1.0.0'],
     },
     {
       name: 'LeaseCandidate: emulationVersion above binaryVersion, and tables null',
       schema: LeaseCandidateOptionsSchema,
       input: { leaseName: 'nightly-report', name: 'w-1', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client, tables: null },
-      want: ['emulationVersion: must be ≤ binaryVersion 1.0.0'],
+      want: ['emulationVersion: must be <= binaryVersion 1.0.0'],
     },
     {
       name: 'Session: renewals that do not fit the deadline, and tables true',
@@ -332,7 +332,7 @@ describe('every problem of the options in one error, with a session that is not 
       parse(LeaseCandidateOptionsSchema, { leaseName: 'nightly-report', name: 'w-1', instance: 'w-1@p', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client, session: 'p' }, 'options'),
     );
     expect(message.split(SESSION)).toHaveLength(2);
-    expect(message).toContain('emulationVersion: must be ≤ binaryVersion 1.0.0');
+    expect(message).toContain('emulationVersion: must be <= binaryVersion 1.0.0');
     expect(message).not.toContain('instance:');
   });
 });
@@ -371,7 +371,7 @@ describe('an empty name (or an address refused whole) hides no other problem, an
       name: 'LeaseCandidate: name empty, and emulationVersion above binaryVersion',
       schema: LeaseCandidateOptionsSchema,
       input: { leaseName: 'nightly-report', name: '', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client },
-      want: [['name', 'must not be empty'], ['emulationVersion', 'must be ≤ binaryVersion 1.0.0']],
+      want: [['name', 'must not be empty'], ['emulationVersion', 'must be <= binaryVersion 1.0.0']],
     },
     {
       name: 'leader migration: a component empty, and a controller listed twice',
@@ -417,7 +417,7 @@ describe("a candidacy's bad field or strategy hides none of its cross-field chec
       name: "LeaderElector: a candidacy emulating above its binary, and its zone bad",
       schema: LeaderElectorOptionsSchema,
       input: { ...coordinated, candidacy: { emulationVersion: '2.0.0', binaryVersion: '1.0.0', location: { zone: 'US East' } } },
-      want: [['candidacy.location.zone', 'must be a zone or region name'], ['candidacy.emulationVersion', 'must be ≤ binaryVersion 1.0.0']],
+      want: [['candidacy.location.zone', 'must be a zone or region name'], ['candidacy.emulationVersion', 'must be <= binaryVersion 1.0.0']],
     },
     {
       name: 'CandidateSpec: a strategy twice beside a bad one',
@@ -484,7 +484,7 @@ describe('a number out of bounds and a bad table name inside tables say what to 
     const message = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...options, renewDeadlineMs: -1 }, 'options'));
     expect(message).toContain('renewDeadlineMs: must be > 0, not the number -1');
     const skew = await messageOf(() => parse(GetLeaderOptionsSchema, { client, clockSkewMs: -1 }, 'options'));
-    expect(skew).toContain('clockSkewMs: must be ≥ 0, not the number -1');
+    expect(skew).toContain('clockSkewMs: must be >= 0, not the number -1');
     expect(skew).not.toContain('Too small');
   });
   it("a table name of the wrong type inside tables is told what to give", async () => {

@@ -30,10 +30,10 @@ export const Duration = z
 export const PriorityArg = z
   .string()
   .trim()
-  .regex(/^\d+$/, 'must be a whole number ≥ 1, e.g. 10 (higher wins)')
+  .regex(/^\d+$/, 'must be a whole number >= 1, e.g. 10 (higher wins)')
   .transform(Number)
   // a pin of 0 is no pin: the schema's "leave it unset" is refused here too, so name --clear
-  .refine((n) => n >= 1, 'must be a whole number ≥ 1, e.g. 10 (higher wins), or --clear to remove the pin')
+  .refine((n) => n >= 1, 'must be a whole number >= 1, e.g. 10 (higher wins), or --clear to remove the pin')
   .pipe(PinnedPriority);
 
 /** At most a day: a wait is a Node timer, and one past 2^31 - 1 ms (24.8 days) fires at once, every time. */
@@ -47,7 +47,7 @@ const Seconds = (what: string) =>
     .transform(Number)
     .pipe(z.number().min(0.1, 'must be at least 0.1 seconds').max(MAX_SECONDS, `must be at most ${MAX_SECONDS} seconds (a day)`));
 
-const Count = z.string().trim().regex(/^\d+$/, 'must be a whole number ≥ 1').transform(Number).pipe(z.number().int().min(1, 'must be ≥ 1'));
+const Count = z.string().trim().regex(/^\d+$/, 'must be a whole number >= 1').transform(Number).pipe(z.number().int().min(1, 'must be >= 1'));
 
 /** How long the CLI waits for DynamoDB to answer one try of a request (3 tries), unless --request-timeout says otherwise. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
@@ -135,7 +135,7 @@ export const SetPriorityArgs = z
   .object({ lease: Name, candidate: Name, priority: PriorityArg.optional(), for: Duration.optional(), clear: z.boolean().default(false) })
   .superRefine((a, ctx) => {
     if (a.clear && a.priority !== undefined) ctx.addIssue({ code: 'custom', path: ['priority'], message: 'give either a priority or --clear, not both' });
-    if (!a.clear && a.priority === undefined) ctx.addIssue({ code: 'custom', path: ['priority'], message: 'is required: a whole number ≥ 1 (or --clear to remove the pin)' });
+    if (!a.clear && a.priority === undefined) ctx.addIssue({ code: 'custom', path: ['priority'], message: 'is required: a whole number >= 1 (or --clear to remove the pin)' });
     if (a.clear && a.for !== undefined) ctx.addIssue({ code: 'custom', path: ['for'], message: 'only goes with a priority, not with --clear' });
   });
 

@@ -100,7 +100,7 @@ export function brokenLeaseLines(b: BrokenLeaseReport): string[] {
   lines.push(
     '',
     'Repair, either way (then the coordinator elects again at its next tick; events and elections resume):',
-    '  fix the fields named above in place (put a valid value where it says <…>):',
+    '  fix the fields named above in place (put a valid value where it says <...>):',
     `    ${b.repair[0]}`,
     '  or delete the row (a holder still running stops at its next renewal; the coordinator writes a new row):',
     `    ${b.repair[1]}`,

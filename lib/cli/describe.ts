@@ -114,7 +114,7 @@ function runsLine(lease: Lease): string {
   const runs = lease.runs ?? [];
   if (runs.length === 0) return 'none completed';
   const [last] = runs;
-  return `${last!.window} by ${last!.holder} (token ${last!.fencingToken})${runs.length > 1 ? `; ${runs.length - 1} earlier: ${runs.slice(1, 4).map((x) => x.window).join(', ')}${runs.length > 4 ? ', …' : ''}` : ''}`;
+  return `${last!.window} by ${last!.holder} (token ${last!.fencingToken})${runs.length > 1 ? `; ${runs.length - 1} earlier: ${runs.slice(1, 4).map((x) => x.window).join(', ')}${runs.length > 4 ? ', ...' : ''}` : ''}`;
 }
 
 function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig, preferred: readonly string[], alike: readonly string[] = []): string[] {

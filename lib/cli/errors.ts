@@ -30,7 +30,7 @@ export const LISTED = 20;
 export function listNames(names: readonly string[], max = LISTED): string {
   if (names.length === 0) return '(none)';
   const shown = names.slice(0, max).join(', ');
-  return names.length > max ? `${shown}, … and ${names.length - max} more` : shown;
+  return names.length > max ? `${shown}, ... and ${names.length - max} more` : shown;
 }
 
 /** `names` closest to `asked` first (fewest single-character edits: a mistyped prefix's own first), then by name. */

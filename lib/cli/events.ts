@@ -46,7 +46,7 @@ export function summary(e: ConclaveEvent): string {
       return `${d.holder} leads, fencing token ${d.fencingToken}${d.previousHolder ? `, previous ${d.previousHolder}` : ''}${d.electedBy ? `, by ${d.electedBy}` : ''}${d.strategy ? ` under ${d.strategy}` : ''}`;
     }
     case 'Leader Changed':
-      return `${e.detail.previousHolder} → ${e.detail.holder}, fencing token ${e.detail.fencingToken}`;
+      return `${e.detail.previousHolder} -> ${e.detail.holder}, fencing token ${e.detail.fencingToken}`;
     case 'Leader Preemption Requested':
       return `${e.detail.holder} asked to yield to ${e.detail.preferredHolder}`;
     case 'Lease Released':
@@ -154,7 +154,7 @@ async function follow(file: string, reader: LineReader, sink: Sink, pace: Pace):
       handle = await open(file, 'r');
     } catch (e) {
       if (!isMissing(e)) throw e;
-      if (!waiting) sink.err(`waiting for ${resolve(file)} to appear (\`npx conclave-local\` writes it)…`);
+      if (!waiting) sink.err(`waiting for ${resolve(file)} to appear (\`npx conclave-local\` writes it)...`);
       waiting = true;
       await pace.sleep(250);
       continue;

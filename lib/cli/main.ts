@@ -79,7 +79,7 @@ Examples (local mode: \`npx conclave-local\`, from @conclave/testing, prints the
 Writes (set-priority, set-strategy, set-locations, preempt, release) show the change and ask; -y skips the question.
 
 Environment: CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_ELECTION_CONFIG, CONCLAVE_REQUEST_TIMEOUT, CONCLAVE_EVENTS_FILE; without --endpoint
-the AWS SDK's default credential chain and region (AWS_PROFILE, AWS_REGION, …) are used.`;
+the AWS SDK's default credential chain and region (AWS_PROFILE, AWS_REGION, ...) are used.`;
 
 /**
  * The configuration to judge with: --election-config (or CONCLAVE_ELECTION_CONFIG) as JSON, or a
@@ -250,7 +250,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .command('set-priority')
     .argument('<lease>')
     .argument('<candidate>')
-    .argument('[priority]', 'a whole number ≥ 1; higher wins')
+    .argument('[priority]', 'a whole number >= 1; higher wins')
     .option('--for <duration>', 'the pin expires after this long, e.g. 30m, 2h')
     .option('--clear', "remove the candidate's priority")
     .option(...YES)

@@ -86,7 +86,7 @@ export function unknownCandidate(lease: string, name: string, candidates: readon
   const listed = candidates.map((c) => c.name).sort();
   // as listNames lists them, each a name
   const them = listed.slice(0, LISTED).flatMap((n, i) => [i ? ', ' : '', { name: n }]);
-  const more = listed.length > LISTED ? `, … and ${listed.length - LISTED} more` : '';
+  const more = listed.length > LISTED ? `, ... and ${listed.length - LISTED} more` : '';
   const asked = ['"', { name }, `" is not a candidate of lease "${lease}"; `] as const;
   return new CliError(candidates.length ? as(...asked, 'its candidates: ', ...them, more) : as(...asked, 'the lease has no candidates (see `conclave get candidates`)'));
 }

@@ -79,7 +79,7 @@ function nextHolder(ctx: CliContext, name: string, after: Lease | undefined, was
   if (after?.holderIdentity) return `${after.holderIdentity} now holds it (fencing token ${after.fencingToken})`;
   const { best } = standings(after, candidates, now, ctx.config);
   if (!best) return 'no candidate can be elected now: the lease stays vacant until one registers and renews';
-  if (best.candidate.name === was) return `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ${was} (\`conclave preempt ${name} --to …\` picks another)`;
+  if (best.candidate.name === was) return `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ${was} (\`conclave preempt ${name} --to ...\` picks another)`;
   return `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ${best.candidate.name}`;
 }
 
@@ -178,14 +178,14 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   // a request already on the lease is only waited for: writing one again (once withdrawn) is this command's write, confirmed first
   let confirmed = false;
   if (already) {
-    note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})…`);
+    note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})...`);
     // this term, as the confirmed ones are: not run again to act on the next term (withDb)
     ctx.progress.waiting = { lease: name, what: as(it, ` to release lease ${name} (fencing token ${term.fencingToken})`) };
   } else {
     await confirm(read);
     confirmed = true;
     await ask(read);
-    note(ctx, `waiting for ${holder} to release lease ${name} (${giveUp})…`);
+    note(ctx, `waiting for ${holder} to release lease ${name} (${giveUp})...`);
   }
 
   const start = ctx.clock.now();

@@ -28,7 +28,7 @@ function changes(before: Seen | undefined, leases: readonly Lease[]): Map<string
 }
 
 const changeLine = (name: string, was: Term, now: Term) =>
-  clean(`holder changed on ${name}: ${was.holder ?? '(none)'} → ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} → ${now.fencingToken})`);
+  clean(`holder changed on ${name}: ${was.holder ?? '(none)'} -> ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} -> ${now.fencingToken})`);
 
 async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | undefined): Promise<{ lines: string[]; seen: Seen }> {
   if (lease) {

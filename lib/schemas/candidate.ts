@@ -127,7 +127,7 @@ export function candidateSpecRules(
 ): void {
   const { binaryVersion: binary, emulationVersion: emulation } = c;
   if (!failed(['binaryVersion']) && !failed(['emulationVersion']) && typeof binary === 'string' && typeof emulation === 'string' && isStrictVersion(binary) && isStrictVersion(emulation) && !emulationWithinBinary(emulation, binary)) {
-    add(['emulationVersion'], `must be ≤ binaryVersion ${binary} (a binary can only emulate its own or an older version)`);
+    add(['emulationVersion'], `must be <= binaryVersion ${binary} (a binary can only emulate its own or an older version)`);
   }
   if (!Array.isArray(c.preferredStrategies)) return;
   const first = new Map<unknown, number>();

@@ -10,7 +10,7 @@ export const MAX_MILLIS = 253_402_300_799_999;
 export const Millis = z
   .number()
   .int('must be a whole number of epoch milliseconds')
-  .nonnegative('must be epoch milliseconds (≥ 0)')
+  .nonnegative('must be epoch milliseconds (>= 0)')
   .max(MAX_MILLIS, 'must be a time before the year 10000 (epoch milliseconds)');
 
 /**
@@ -21,7 +21,7 @@ export const Millis = z
 export const StampMillis = Millis.min(1e12, 'must be epoch milliseconds (a time in seconds reads as 1970)');
 
 /** Every write raises the revision by one; every mutation is conditioned on the revision it read. */
-export const Revision = z.number().int('must be a whole number').min(1, 'must be ≥ 1 (the first write sets 1)');
+export const Revision = z.number().int('must be a whole number').min(1, 'must be >= 1 (the first write sets 1)');
 
 /** Names of leases, candidates and components: what a user types, kept printable and bounded. */
 export const Name = z

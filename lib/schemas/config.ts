@@ -73,7 +73,7 @@ export const ElectionConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message: `must be < candidateStaleAfterMs (${c.candidateStaleAfterMs}) so a live candidate is asked before it is dropped` });
     }
     if (valid('askAgainAfterMs', 'ackWindowMs') && c.askAgainAfterMs < c.ackWindowMs) {
-      ctx.addIssue({ code: 'custom', path: ['askAgainAfterMs'], message: `must be ≥ ackWindowMs (${c.ackWindowMs}): a candidate is asked again only once its last ping's window closed` });
+      ctx.addIssue({ code: 'custom', path: ['askAgainAfterMs'], message: `must be >= ackWindowMs (${c.ackWindowMs}): a candidate is asked again only once its last ping's window closed` });
     }
   });
 /** A misspelt or foreign field of an election config, named with the fields there are. */

@@ -78,7 +78,7 @@ export type IdentityClaim = z.infer<typeof IdentityClaim>;
 export const MAX_FAILURE_MESSAGE = 2048;
 
 /** A failure message as the lease keeps it: one naming many candidates is cut, not refused. */
-export const failureMessage = (m: string): string => (m.length <= MAX_FAILURE_MESSAGE ? m : `${m.slice(0, MAX_FAILURE_MESSAGE - 1)}…`);
+export const failureMessage = (m: string): string => (m.length <= MAX_FAILURE_MESSAGE ? m : `${m.slice(0, MAX_FAILURE_MESSAGE - 3)}...`);
 
 export const ElectionFailure = z.object({
   at: Millis,

@@ -4,7 +4,7 @@ import * as z from 'zod';
 export interface FieldIssue {
   /** Dotted path of the field, e.g. `election.deadline`; `(root)` for the whole value. */
   readonly field: string;
-  /** What is wrong with it and what it should be, e.g. `must be ≥ 1000 ms`. */
+  /** What is wrong with it and what it should be, e.g. `must be >= 1000 ms`. */
   readonly message: string;
 }
 
@@ -53,7 +53,7 @@ const WANTED: Record<string, string> = { string: 'a string', number: 'a number',
 /** A value as a message shows it: its kind, and a short one itself. */
 export function shown(v: unknown): string {
   if (v === null) return 'null';
-  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 39)}…` : v)}`;
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 37)}...` : v)}`;
   if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `the ${typeof v} ${String(v)}`;
   if (Array.isArray(v)) return 'a list';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
@@ -102,7 +102,7 @@ export const FIXES: z.core.$ZodErrorMap = (issue) => {
     const numeric = typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v));
     const fix =
       issue.expected === 'number' && numeric
-        ? `: give ${Number(v)} (a number, not text: Number(…) of an environment variable)`
+        ? `: give ${Number(v)} (a number, not text: Number(...) of an environment variable)`
         : issue.expected === 'boolean' && (v === 'true' || v === 'false')
           ? `: give ${v}, without quotes`
           : issue.expected === 'array' && !Array.isArray(v) && (typeof v === 'string' || typeof v === 'number')
@@ -115,7 +115,7 @@ export const FIXES: z.core.$ZodErrorMap = (issue) => {
   if ((issue.code === 'too_small' || issue.code === 'too_big') && (issue.origin === 'number' || issue.origin === 'bigint')) {
     const small = issue.code === 'too_small';
     const bound = small ? issue.minimum : issue.maximum;
-    const op = small ? (issue.inclusive ? '≥' : '>') : issue.inclusive ? '≤' : '<';
+    const op = small ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
     return `must be ${op} ${String(bound)}, not ${shown(issue.input)}`;
   }
   if (issue.code === 'unrecognized_keys') {

@@ -26,7 +26,7 @@ describe('CLI input schemas', () => {
     // "leave it unset" is no fix here: a priority left out is refused too (set-priority needs one, or --clear)
     const r = PriorityArg.safeParse('0');
     expect(r.success).toBe(false);
-    expect(r.error?.issues[0]?.message).toBe('must be a whole number ≥ 1, e.g. 10 (higher wins), or --clear to remove the pin');
+    expect(r.error?.issues[0]?.message).toBe('must be a whole number >= 1, e.g. 10 (higher wins), or --clear to remove the pin');
   });
 
   it('global options: flags win over the environment, which wins over the defaults', () => {

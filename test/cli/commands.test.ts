@@ -247,7 +247,7 @@ describe('describe lease', () => {
       const r = await own.run(['describe', 'lease', 'bricked'], { clock: at() });
       expect(r.code).toBe(0);
       expect(r.out).toMatch(/^State: +broken: the row does not match the schema/m);
-      expect(r.out).toMatch(/^Problem: +leaseDurationSeconds: must be ≥ 1, not the number 0$/m);
+      expect(r.out).toMatch(/^Problem: +leaseDurationSeconds: must be >= 1, not the number 0$/m);
       expect(r.out).toMatch(/"fencingToken":7/);
       const table = own.t.names.leases;
       // the exact commands, pointed at this DynamoDB
@@ -315,10 +315,10 @@ describe('set-priority', () => {
   });
 
   it.each([
-    [['0'], /priority: must be a whole number ≥ 1, e.g. 10 \(higher wins\), or --clear to remove the pin/],
-    [['1.5'], /priority: must be a whole number ≥ 1/],
-    [['ten'], /priority: must be a whole number ≥ 1/],
-    [[], /priority: is required: a whole number ≥ 1 \(or --clear/],
+    [['0'], /priority: must be a whole number >= 1, e.g. 10 \(higher wins\), or --clear to remove the pin/],
+    [['1.5'], /priority: must be a whole number >= 1/],
+    [['ten'], /priority: must be a whole number >= 1/],
+    [[], /priority: is required: a whole number >= 1 \(or --clear/],
     [['3', '--clear'], /priority: give either a priority or --clear/],
     [['3', '--for', '10x'], /for: must be a duration like 90s, 10m, 2h or 1h30m/],
     [['3', '--for', '0m'], /for: must be longer than 0s/],
@@ -636,7 +636,7 @@ describe('release', () => {
     await h.seedCandidate(cand('n1', '1.30.0', '1.30.0', { leaseName: 'rel-next' }));
     await h.seedCandidate(cand('n2', '1.31.0', '1.31.0', { leaseName: 'rel-next' }));
     expect((await h.run(['release', 'rel-next', '--force', '--yes'], { clock: at() })).out.split('\n')[2]).toBe(
-      'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still n1 (`conclave preempt rel-next --to …` picks another)',
+      'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still n1 (`conclave preempt rel-next --to ...` picks another)',
     );
     await h.seedLease(lease('n1', { name: 'rel-other' }));
     await h.seedCandidate(cand('n1', '1.31.0', '1.31.0', { leaseName: 'rel-other' }));

@@ -560,7 +560,7 @@ describe('hostile values in the output', () => {
     const text = out.join('\n');
     const ours = text.replaceAll('\x1b[H\x1b[2J', '').replace(/\x1b\[[0-9;]*m/g, '');
     safe(ours);
-    expect(ours).toContain(`holder changed on gone: (none) → ${SHOWN}`);
+    expect(ours).toContain(`holder changed on gone: (none) -> ${SHOWN}`);
   });
 
   it('events: a hostile holder in the events file', async () => {

@@ -78,12 +78,12 @@ describe('release asks the holder to yield', () => {
       'ask y1 to yield lease polite (fencing token 7) to y2: it stops and releases at its next renewal:',
       '  FIELD             BEFORE   AFTER',
       '  preferredHolder   -        y2',
-      'waiting for y1 to release lease polite (giving up after 30s)…',
+      'waiting for y1 to release lease polite (giving up after 30s)...',
     ]);
     expect(pace.waits).toEqual([500, 500]);
     expect(r.out.split('\n')).toEqual([
       'y1 yielded lease polite: its term (fencing token 7) is over; writes fenced with it fail from now on',
-      'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt polite --to …` picks another)',
+      'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt polite --to ...` picks another)',
     ]);
     expect((await h.leases.read('polite')).item).toMatchObject({ lastHolderIdentity: 'y1' });
   });
@@ -156,7 +156,7 @@ describe('release asks the holder to yield', () => {
     const clock = manualClock(NOW + SEC);
     const r = await h.run(['release', 'asked'], { clock, pace: scripted([holderYields('asked')], clock) });
     expect(r.code, r.err).toBe(0);
-    expect(r.err.split('\n')[0]).toBe('y1 is already asked to yield lease asked to y2 (preferredHolder); waiting for it to release (giving up after 30s)…');
+    expect(r.err.split('\n')[0]).toBe('y1 is already asked to yield lease asked to y2 (preferredHolder); waiting for it to release (giving up after 30s)...');
   });
 
   it('a holder already asked to yield, the request then withdrawn: asking again is a write, confirmed first (without --yes and a terminal, nothing is written)', async () => {

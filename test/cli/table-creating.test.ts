@@ -395,7 +395,7 @@ describe('watch --count N, a table being created between its frames', () => {
       expect(r.err.split('\n')).toEqual([expect.stringMatching(WAITING)]);
       // before: 4 frames (1, then 3 more from a count started again), and the change from v1 to v2 never told
       expect(r.out.match(/^conclave watch - every 1s - /gm)).toHaveLength(3);
-      expect(r.out.match(/^holder changed on watched: v1 → v2 \(fencing token 7 → 8\)$/gm)).toHaveLength(1);
+      expect(r.out.match(/^holder changed on watched: v1 -> v2 \(fencing token 7 -> 8\)$/gm)).toHaveLength(1);
     } finally {
       await proxy.close();
     }

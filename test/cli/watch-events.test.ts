@@ -37,7 +37,7 @@ describe('watch', () => {
     expect(row(frames[0]!)).toEqual(['wl', 'a1', '7']);
     expect(frames[0]).not.toMatch(/holder changed/);
     expect(row(frames[1]!)).toEqual(['wl', 'a2 (new)', '8']);
-    expect(frames[1]).toMatch(/^holder changed on wl: a1 → a2 \(fencing token 7 → 8\)$/m);
+    expect(frames[1]).toMatch(/^holder changed on wl: a1 -> a2 \(fencing token 7 -> 8\)$/m);
   });
 
   it('watch LEASE shows the lease with its candidates; --interval sets the wait; -o json is a document a frame', async () => {
@@ -120,7 +120,7 @@ describe('watch', () => {
 
   it('refuses an unknown lease and a bad --count or --interval', async () => {
     expect((await h.run(['watch', 'nope', '--count', '1'], { pace: scripted([]) })).err).toMatch(/^error: no lease "nope" .*; leases: wl$/);
-    expect(await h.run(['watch', '--count', '0'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: count: must be ≥ 1' });
+    expect(await h.run(['watch', '--count', '0'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: count: must be >= 1' });
     expect(await h.run(['watch', '--interval', 'fast'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: interval: must be a number of seconds, e.g. 1 or 0.5' });
   });
 
@@ -158,7 +158,7 @@ describe('events', () => {
     expect(r.out.split('\n')).toEqual([
       '2026-01-01T12:00:00.000Z  Leader Elected               component-A  w1 leads, fencing token 1, by coordinator under OldestEmulationVersion',
       '2026-01-01T12:00:01.000Z  Leader Elected               jobs  j1 leads, fencing token 1',
-      '2026-01-01T12:00:04.000Z  Leader Changed               component-A  w1 → w2, fencing token 2',
+      '2026-01-01T12:00:04.000Z  Leader Changed               component-A  w1 -> w2, fencing token 2',
     ]);
     const err = r.err.split('\n');
     expect(err).toHaveLength(3);

@@ -67,7 +67,7 @@ describe('LeaderElector options', () => {
 
   it('rejects bad candidacy at construction, naming the field', () => {
     const make = () => new LeaderElector({ ...base(), candidacy: { emulationVersion: '1.31.0', binaryVersion: '1.30.0' } });
-    expect(make).toThrow(/candidacy\.emulationVersion: must be ≤ binaryVersion 1\.30\.0/);
+    expect(make).toThrow(/candidacy\.emulationVersion: must be <= binaryVersion 1\.30\.0/);
   });
 });
 

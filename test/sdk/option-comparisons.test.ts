@@ -86,7 +86,7 @@ const rows: Row[] = [
     name: 'Session: maxLeaseDurationMs 500 (below 1000) is not compared with renewDeadlineMs',
     schema: SessionOptionsSchema,
     input: { client, maxLeaseDurationMs: 500 },
-    want: [['maxLeaseDurationMs', 'must be ≥ 1000, not the number 500']],
+    want: [['maxLeaseDurationMs', 'must be >= 1000, not the number 500']],
   },
   {
     name: "LeaseCandidate: an empty instance is not compared with the session's process",
@@ -116,7 +116,7 @@ const rows: Row[] = [
     name: 'coordinator config: ackWindowMs above its bound is not compared with askAgainAfterMs',
     schema: ElectionConfigSchema,
     input: { ackWindowMs: 100_000 },
-    want: [['ackWindowMs', 'must be ≤ 60000, not the number 100000']],
+    want: [['ackWindowMs', 'must be <= 60000, not the number 100000']],
   },
   {
     name: "a candidate's location: a region that is no region's name is not compared with the zone's",
@@ -128,7 +128,7 @@ const rows: Row[] = [
     name: 'the tick cursor row: segments 0 is not compared with segment',
     schema: TickCursorItem,
     input: { component: 'conclave-coordinator', name: 'tick', segments: 0, segment: 1, leases: 0, invocations: 0, revision: 1 },
-    want: [['segments', 'must be ≥ 1, not the number 0']],
+    want: [['segments', 'must be >= 1, not the number 0']],
   },
 ];
 
