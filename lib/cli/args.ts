@@ -15,16 +15,33 @@ import { defaultTableNames } from '../tables.js';
 /** The longest duration taken: a pin's expiry (now + --for) must stay a time a row can carry. */
 const MAX_DURATION_HOURS = 8_760;
 
-/** `90s`, `10m`, `2h`, `1h30m` → milliseconds; at most a year. */
-export const Duration = z
-  .string()
-  .trim()
-  .regex(/^(?=\d)(?:\d+h)?(?:\d+m)?(?:\d+s)?$/, 'must be a duration like 90s, 10m, 2h or 1h30m (units s, m, h)')
-  .transform((s) => {
-    const part = (unit: string) => Number(new RegExp(`(\\d+)${unit}`).exec(s)?.[1] ?? 0);
-    return ((part('h') * 60 + part('m')) * 60 + part('s')) * 1000;
-  })
-  .pipe(z.number().positive('must be longer than 0s').max(MAX_DURATION_HOURS * 3_600_000, `must be at most ${MAX_DURATION_HOURS}h (a year)`));
+/** What every duration flag takes (--for, --timeout, --interval), said the same in each one's error. */
+const DURATION_FORMS = 'a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h)';
+const DURATION = /^(?=\d)(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$/;
+
+/**
+ * `90s`, `1.5s`, `500ms`, `10m`, `2h`, `1h30m` → milliseconds, the one parser of every duration
+ * flag; `max` and `min` are the flag's own bounds. A bare number is refused: `--for 30` could mean
+ * seconds or minutes, and a pin that quietly lapses is worse than an error saying `30s`.
+ */
+export const durationFlag = (max: { ms: number; text: string }, min?: { ms: number; text: string }) =>
+  z
+    .string()
+    .trim()
+    .transform((s, ctx) => {
+      const m = DURATION.exec(s);
+      if (!m) {
+        const bare = /^\d+(\.\d+)?$/.test(s) ? `; a number alone has no unit: ${s} seconds is ${s}s` : '';
+        ctx.addIssue({ code: 'custom', message: `must be ${DURATION_FORMS}${bare}` });
+        return z.NEVER;
+      }
+      const [h, min_, sec, ms] = [m[1], m[2], m[3], m[4]].map((x) => Number(x ?? 0)) as [number, number, number, number];
+      return Math.round(((h * 60 + min_) * 60 + sec) * 1000 + ms);
+    })
+    .pipe((min ? z.number().min(min.ms, `must be at least ${min.text}`) : z.number().positive('must be longer than 0s')).max(max.ms, `must be at most ${max.text}`));
+
+/** A pin's --for and release's --timeout: at most a year, so a pin's expiry (now + --for) stays a time a row can carry. */
+export const Duration = durationFlag({ ms: MAX_DURATION_HOURS * 3_600_000, text: `${MAX_DURATION_HOURS}h (a year)` });
 
 /** An operator's priority as typed: a whole number, then the schema's rule for a pin (room left for preempt). */
 export const PriorityArg = z
@@ -37,15 +54,7 @@ export const PriorityArg = z
   .pipe(PinnedPriority);
 
 /** At most a day: a wait is a Node timer, and one past 2^31 - 1 ms (24.8 days) fires at once, every time. */
-const MAX_SECONDS = 86_400;
-
-const Seconds = (what: string) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+(\.\d+)?$/, `must be a number of seconds, e.g. ${what}`)
-    .transform(Number)
-    .pipe(z.number().min(0.1, 'must be at least 0.1 seconds').max(MAX_SECONDS, `must be at most ${MAX_SECONDS} seconds (a day)`));
+const WatchInterval = durationFlag({ ms: 86_400_000, text: '24h (a day)' }, { ms: 100, text: '100ms' });
 
 const Count = z.string().trim().regex(/^\d+$/, 'must be a whole number >= 1').transform(Number).pipe(z.number().int().min(1, 'must be >= 1'));
 
@@ -169,7 +178,7 @@ export const PreemptArgs = z.object({ lease: Name, to: Name, for: Duration.defau
 
 export const ReleaseArgs = z.object({ lease: Name, force: z.boolean().default(false), timeout: Duration.optional() });
 
-export const WatchArgs = z.object({ lease: Name.optional(), interval: Seconds('1 or 0.5').default(1), count: Count.optional() });
+export const WatchArgs = z.object({ lease: Name.optional(), interval: WatchInterval.default(1_000), count: Count.optional() });
 
 export const EventsArgs = z.object({
   eventsFile: z.string().min(1).default('.local/events.jsonl'),

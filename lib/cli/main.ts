@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { isatty } from 'node:tty';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Command, CommanderError } from 'commander';
+import type * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { ValidationError, parse } from '../schemas/validation.js';
@@ -256,7 +257,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option(...YES)
     .description("pin a candidate's priority (an operator's override of the version order), or clear it")
     .action((lease: string, candidate: string, priority: string | undefined, opts: { for?: string; clear?: boolean }, cmd: Command) =>
-      withDb(cmd, (ctx) => setPriority(ctx, parse(SetPriorityArgs, { lease, candidate, priority, for: opts.for, clear: opts.clear }, 'set-priority arguments'))),
+      withDb(cmd, (ctx) => setPriority(ctx, parseArgs(cmd, SetPriorityArgs, { lease, candidate, priority, for: opts.for, clear: opts.clear }, 'set-priority arguments'))),
     );
 
   root
@@ -269,7 +270,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option(...YES)
     .description("set the lease's strategy (sticky; the coordinator never overwrites it), or clear it")
     .action((lease: string, strategy: string | undefined, opts: { clear?: boolean; thirdParty?: boolean; create?: boolean }, cmd: Command) =>
-      withDb(cmd, (ctx) => setStrategy(ctx, parse(SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty, create: opts.create }, 'set-strategy arguments'))),
+      withDb(cmd, (ctx) => setStrategy(ctx, parseArgs(cmd, SetStrategyArgs, { lease, strategy, clear: opts.clear, thirdParty: opts.thirdParty, create: opts.create }, 'set-strategy arguments'))),
     );
 
   root
@@ -282,7 +283,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option(...YES)
     .description("set the zones and regions the lease's leader should run in, best first (a better-placed candidate preempts the holder), or clear them")
     .action((lease: string, locations: string[], opts: { none?: boolean; clear?: boolean; create?: boolean }, cmd: Command) =>
-      withDb(cmd, (ctx) => setLocations(ctx, parse(SetLocationsArgs, { lease, locations, none: opts.none, clear: opts.clear, create: opts.create }, 'set-locations arguments'))),
+      withDb(cmd, (ctx) => setLocations(ctx, parseArgs(cmd, SetLocationsArgs, { lease, locations, none: opts.none, clear: opts.clear, create: opts.create }, 'set-locations arguments'))),
     );
 
   root
@@ -292,7 +293,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--for <duration>', 'how long the pin holds (default 10m)')
     .option(...YES)
     .description('make a candidate the leader: a priority pin above all others; the coordinator preempts the holder')
-    .action((lease: string, opts: { to: string; for?: string }, cmd: Command) => withDb(cmd, (ctx) => preempt(ctx, parse(PreemptArgs, { lease, to: opts.to, for: opts.for }, 'preempt arguments'))));
+    .action((lease: string, opts: { to: string; for?: string }, cmd: Command) => withDb(cmd, (ctx) => preempt(ctx, parseArgs(cmd, PreemptArgs, { lease, to: opts.to, for: opts.for }, 'preempt arguments'))));
 
   root
     .command('release')
@@ -302,17 +303,17 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option(...YES)
     .description("end the holder's term: ask it to yield (preferredHolder) and wait until it has stopped and released")
     .action((lease: string, opts: { force?: boolean; timeout?: string }, cmd: Command) =>
-      withDb(cmd, (ctx) => release(ctx, parse(ReleaseArgs, { lease, force: opts.force, timeout: opts.timeout }, 'release arguments'), pace())),
+      withDb(cmd, (ctx) => release(ctx, parseArgs(cmd, ReleaseArgs, { lease, force: opts.force, timeout: opts.timeout }, 'release arguments'), pace())),
     );
 
   root
     .command('watch')
     .argument('[lease]', 'one lease and its candidates (default: the leases table)')
-    .option('--interval <seconds>', 'seconds between refreshes (default 1, at most 86400)')
+    .option('--interval <duration>', 'how long between refreshes, e.g. 2s, 500ms, 1m (default 1s, at most 24h)')
     .option('--count <n>', 'stop after n refreshes')
     .description('redraw the leases (or one lease) every interval; holder changes are highlighted')
     .action((lease: string | undefined, opts: { interval?: string; count?: string }, cmd: Command) =>
-      withDb(cmd, (ctx) => watch(ctx, parse(WatchArgs, { lease, interval: opts.interval, count: opts.count }, 'watch arguments'), pace())),
+      withDb(cmd, (ctx) => watch(ctx, parseArgs(cmd, WatchArgs, { lease, interval: opts.interval, count: opts.count }, 'watch arguments'), pace())),
     );
 
   root
@@ -323,11 +324,33 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--type <detail-type>', `only events of this detail-type: ${DETAIL_TYPES.map((t) => `"${t}"`).join(', ')}`)
     .description("tail the local system's events (the JSON lines `npx conclave-local` writes), validated; bad lines are reported and skipped")
     .action(async (opts: { eventsFile?: string; follow?: boolean; lease?: string; type?: string }, cmd: Command) => {
-      const args = parse(EventsArgs, { ...opts, eventsFile: opts.eventsFile ?? (io.env['CONCLAVE_EVENTS_FILE'] || undefined) }, 'events options');
+      const args = parseArgs(cmd, EventsArgs, { ...opts, eventsFile: opts.eventsFile ?? (io.env['CONCLAVE_EVENTS_FILE'] || undefined) }, 'events options');
       await events({ sink: io, output: output(cmd) }, args, pace());
     });
   pointAtOwnHelp(root);
   return root;
+}
+
+/**
+ * A command's arguments and options parsed (args.ts), each bad option named by its flag as typed
+ * (`--interval: must be a duration such as ...`), as the global options are, and an argument by
+ * its name (`priority: ...`): the flags come from the command's own declaration.
+ */
+function parseArgs<S extends z.ZodType>(cmd: Command, schema: S, raw: unknown, subject: string): z.output<S> {
+  try {
+    return parse(schema, raw, subject);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    const flags = new Map(cmd.options.map((o) => [o.attributeName(), o.long ?? o.flags]));
+    throw new ValidationError(
+      e.subject,
+      e.issues.map((i) => {
+        const root = i.field.split(/[.[]/)[0]!;
+        const flag = flags.get(root);
+        return flag ? { ...i, field: `${flag}${i.field.slice(root.length)}` } : i;
+      }),
+    );
+  }
 }
 
 /** What a usage error of `get` or `describe` adds: they take a kind first (`describe nightly-report` is a likely slip). */

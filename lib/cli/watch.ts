@@ -74,7 +74,7 @@ const secondsText = (ms: number): string => `${Math.round(ms / 100) / 10}s`;
  * A read that fails for a passing fault (throttled, unreachable for a moment) is told on stderr and
  * tried again after a backoff; any other failure ends the watch.
  */
-export async function watch(ctx: CliContext, args: { lease?: string | undefined; interval: number; count?: number | undefined }, pace: Pace): Promise<void> {
+export async function watch(ctx: CliContext, args: { lease?: string | undefined; interval: number /* ms */; count?: number | undefined }, pace: Pace): Promise<void> {
   // kept in the command's progress: run again after a wait for a table being created (withDb), the
   // watch goes on counting its frames and comparing with the terms it drew, not from nothing
   const watched = (ctx.progress.watched ??= { frames: 0 });
@@ -85,7 +85,7 @@ export async function watch(ctx: CliContext, args: { lease?: string | undefined;
       f = await frame(ctx, args.lease, watched.seen);
     } catch (e) {
       if (!isPassingFault(e)) throw e;
-      const wait = backoffMs(args.interval * 1000, ++failures, ctx.clock.random());
+      const wait = backoffMs(args.interval, ++failures, ctx.clock.random());
       const { name, message, code } = e as Error & { code?: unknown };
       ctx.sink.err(clean(`watch: a read failed (${name}${typeof code === 'string' ? ` ${code}` : ''}: ${message}); trying again in ${secondsText(wait)} (Ctrl-C stops)`));
       await pace.sleep(wait);
@@ -96,10 +96,10 @@ export async function watch(ctx: CliContext, args: { lease?: string | undefined;
     watched.seen = f.seen;
     if (ctx.output === 'json') ctx.sink.out(f.lines.join('\n'));
     else {
-      const title = `conclave watch${args.lease ? ` ${args.lease}` : ''} - every ${args.interval}s - ${new Date(ctx.clock.now()).toISOString()}`;
+      const title = `conclave watch${args.lease ? ` ${args.lease}` : ''} - every ${args.interval / 1000}s - ${new Date(ctx.clock.now()).toISOString()}`;
       ctx.sink.out([ctx.sink.color ? `${CLEAR_SCREEN}${title}` : `${n > 1 ? '\n' : ''}${title}`, '', ...f.lines].join('\n'));
     }
     if (args.count !== undefined && n >= args.count) return;
-    await pace.sleep(args.interval * 1000);
+    await pace.sleep(args.interval);
   }
 }

@@ -1,7 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { Duration, PriorityArg, globalOptions } from '../../lib/cli/args.js';
+import { Duration, PreemptArgs, PriorityArg, ReleaseArgs, SetPriorityArgs, WatchArgs, globalOptions } from '../../lib/cli/args.js';
 import { relative, span, table } from '../../lib/cli/format.js';
-import { ValidationError } from '../../lib/schemas/validation.js';
+import { ValidationError, parse } from '../../lib/schemas/validation.js';
+
+describe('every duration flag takes the same forms: one schema for --for, --timeout and --interval', () => {
+  const FORMS = 'must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h)';
+  const flags = [
+    { flag: 'watch --interval', read: (v: string) => parse(WatchArgs, { interval: v }, 'watch arguments').interval },
+    { flag: 'set-priority --for', read: (v: string) => parse(SetPriorityArgs, { lease: 'l', candidate: 'c', priority: '3', for: v }, 'set-priority arguments').for },
+    { flag: 'preempt --for', read: (v: string) => parse(PreemptArgs, { lease: 'l', to: 'c', for: v }, 'preempt arguments').for },
+    { flag: 'release --timeout', read: (v: string) => parse(ReleaseArgs, { lease: 'l', timeout: v }, 'release arguments').timeout },
+  ];
+  it.each(flags)('$flag takes 1s, 1.5s, 500ms, 90s, 10m, 2h and 1h30m, in milliseconds', ({ read }) => {
+    expect(['1s', '1.5s', '500ms', '90s', '10m', '2h', '1h30m', ' 5m '].map(read)).toEqual([1_000, 1_500, 500, 90_000, 600_000, 7_200_000, 5_400_000, 300_000]);
+  });
+  it.each(flags)('$flag refuses a bad duration with the same text, naming the accepted forms (and a unit for a bare number)', ({ read }) => {
+    const message = (v: string) => {
+      try {
+        read(v);
+      } catch (e) {
+        return (e as ValidationError).issues.map((i) => i.message);
+      }
+      return [];
+    };
+    expect(message('fast')).toEqual([FORMS]);
+    expect(message('2')).toEqual([`${FORMS}; a number alone has no unit: 2 seconds is 2s`]);
+  });
+});
 
 describe('CLI input schemas', () => {
   it.each([

@@ -118,7 +118,7 @@ describe('bin/conclave.mjs', () => {
   });
 
   it('watch --count 2 draws two frames and exits', () => {
-    const r = bin([...h.target, 'watch', '--count', '2', '--interval', '0.1']);
+    const r = bin([...h.target, 'watch', '--count', '2', '--interval', '100ms']);
     expect(r.status).toBe(0);
     expect(r.stdout.match(/^conclave watch - every 0\.1s - /gm)).toHaveLength(2);
     expect(r.stdout.match(/^bl /gm)).toHaveLength(2);
@@ -175,7 +175,7 @@ describe('a reader that stops reading (`conclave … | head`)', () => {
     ['describe lease', () => [...h.target, 'describe', 'lease', 'bl']],
     ['get leases', () => [...h.target, 'get', 'leases']],
     ['get candidates', () => [...h.target, 'get', 'candidates']],
-    ['watch', () => [...h.target, 'watch', 'bl', '--interval', '0.1']],
+    ['watch', () => [...h.target, 'watch', 'bl', '--interval', '100ms']],
     ['events --follow', () => ['events', '--follow', '--events-file', file]],
     ['--help', () => ['--help']],
   ])('%s, its reader gone before the first line: no stack trace, ended by SIGPIPE', async (_name, argv) => {

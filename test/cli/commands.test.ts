@@ -320,7 +320,7 @@ describe('set-priority', () => {
     [['ten'], /priority: must be a whole number >= 1/],
     [[], /priority: is required: a whole number >= 1 \(or --clear/],
     [['3', '--clear'], /priority: give either a priority or --clear/],
-    [['3', '--for', '10x'], /for: must be a duration like 90s, 10m, 2h or 1h30m/],
+    [['3', '--for', '10x'], /: --for: must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m \(units ms, s, m, h\)$/],
     [['3', '--for', '0m'], /for: must be longer than 0s/],
   ])('refuses %j, naming the field, exit 1', async (rest, message) => {
     const r = await h.run(['set-priority', 'prio', 'p2', ...rest, '--yes'], { clock: at() });

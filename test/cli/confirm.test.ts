@@ -111,9 +111,9 @@ describe('confirmation', () => {
   it('a --for too long for a row to hold is refused at the flag, before anything is shown or asked', async () => {
     // now + 99999999h is past the year 10000, which no row may carry (Millis)
     const r = await h.run(['set-priority', 'ask', 'k2', '5', '--for', '99999999h'], { clock: at(), answer: 'y\n' });
-    expect(r).toMatchObject({ code: 1, err: 'error: invalid set-priority arguments: for: must be at most 8760h (a year)' });
+    expect(r).toMatchObject({ code: 1, err: 'error: invalid set-priority arguments: --for: must be at most 8760h (a year)' });
     const p = await h.run(['preempt', 'ask', '--to', 'k2', '--for', '99999999h'], { clock: at(), answer: 'y\n' });
-    expect(p).toMatchObject({ code: 1, err: 'error: invalid preempt arguments: for: must be at most 8760h (a year)' });
+    expect(p).toMatchObject({ code: 1, err: 'error: invalid preempt arguments: --for: must be at most 8760h (a year)' });
     expect(await priorityOfK2()).toBeUndefined();
     expect((await h.run(['set-priority', 'ask', 'k2', '5', '--for', '8760h'], { clock: at(), answer: 'y\n' })).code).toBe(0);
   });

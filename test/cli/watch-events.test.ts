@@ -42,7 +42,7 @@ describe('watch', () => {
 
   it('watch LEASE shows the lease with its candidates; --interval sets the wait; -o json is a document a frame', async () => {
     const pace = scripted([]);
-    const r = await h.run(['watch', 'wl', '--count', '2', '--interval', '0.5', '-o', 'json'], { clock: manualClock(NOW + 3 * SEC), pace });
+    const r = await h.run(['watch', 'wl', '--count', '2', '--interval', '0.5s', '-o', 'json'], { clock: manualClock(NOW + 3 * SEC), pace });
     expect(pace.waits).toEqual([500]);
     const docs = r.out.split('\n').map((l) => JSON.parse(l) as { lease: { name: string }; candidates: { name: string }[] });
     expect(docs).toHaveLength(2);
@@ -74,7 +74,7 @@ describe('watch', () => {
     const pace = scripted([]);
     try {
       // before the fix: the throttled read ended the watch
-      await watch(w.ctx, { interval: 1, count: 2 }, pace);
+      await watch(w.ctx, { interval: 1_000, count: 2 }, pace);
     } finally {
       w.done();
     }
@@ -92,7 +92,7 @@ describe('watch', () => {
     const denied = faulty([accessDenied]);
     const pace = scripted([]);
     try {
-      await expect(watch(denied.ctx, { interval: 1 }, pace)).rejects.toBe(accessDenied);
+      await expect(watch(denied.ctx, { interval: 1_000 }, pace)).rejects.toBe(accessDenied);
     } finally {
       denied.done();
     }
@@ -103,7 +103,7 @@ describe('watch', () => {
     const stopped = faulty([throttled()]);
     const stop = scripted([() => stop.stop.abort()]);
     try {
-      await watch(stopped.ctx, { interval: 1 }, stop);
+      await watch(stopped.ctx, { interval: 1_000 }, stop);
     } finally {
       stopped.done();
     }
@@ -120,16 +120,25 @@ describe('watch', () => {
 
   it('refuses an unknown lease and a bad --count or --interval', async () => {
     expect((await h.run(['watch', 'nope', '--count', '1'], { pace: scripted([]) })).err).toMatch(/^error: no lease "nope" .*; leases: wl$/);
-    expect(await h.run(['watch', '--count', '0'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: count: must be >= 1' });
-    expect(await h.run(['watch', '--interval', 'fast'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: interval: must be a number of seconds, e.g. 1 or 0.5' });
+    expect(await h.run(['watch', '--count', '0'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: --count: must be >= 1' });
+    expect(await h.run(['watch', '--interval', 'fast'], { pace: scripted([]) })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: --interval: must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h)' });
+  });
+
+  it('--interval takes the durations --for and --timeout take (1s, 500ms), each flag named in its error', async () => {
+    const pace = scripted([]);
+    expect((await h.run(['watch', '--interval', '1s', '--count', '2'], { clock: manualClock(NOW), pace })).code).toBe(0);
+    expect((await h.run(['watch', '--interval', '500ms', '--count', '2'], { clock: manualClock(NOW), pace })).code).toBe(0);
+    expect(pace.waits).toEqual([1_000, 500]);
+    const bad = await h.run(['release', 'wl', '--timeout', 'fast'], { pace: scripted([]) });
+    expect(bad).toMatchObject({ code: 1, err: 'error: invalid release arguments: --timeout: must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h)' });
   });
 
   it('refuses an --interval too long to wait for (a timer past 2^31 ms fires at once: a redraw every millisecond)', async () => {
     const pace = scripted([]);
-    const r = await h.run(['watch', '--interval', '2147484', '--count', '2'], { pace });
-    expect(r).toMatchObject({ code: 1, err: 'error: invalid watch arguments: interval: must be at most 86400 seconds (a day)' });
+    const r = await h.run(['watch', '--interval', '2147484s', '--count', '2'], { pace });
+    expect(r).toMatchObject({ code: 1, err: 'error: invalid watch arguments: --interval: must be at most 24h (a day)' });
     expect(pace.waits).toEqual([]);
-    expect((await h.run(['watch', '--interval', '86400', '--count', '2'], { clock: manualClock(NOW), pace })).code).toBe(0);
+    expect((await h.run(['watch', '--interval', '24h', '--count', '2'], { clock: manualClock(NOW), pace })).code).toBe(0);
     expect(pace.waits).toEqual([86_400_000]);
   });
 });
@@ -194,7 +203,7 @@ describe('events', () => {
   it('an unknown --type lists the detail-types; a missing file says where it comes from', async () => {
     const r = await runMain(['events', '--events-file', file, '--type', 'Leader Vanished']);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/^error: invalid events options: type: must be one of: "Leader Elected", "Leader Changed", "Leader Preemption Requested", "Lease Released", /);
+    expect(r.err).toMatch(/^error: invalid events options: --type: must be one of: "Leader Elected", "Leader Changed", "Leader Preemption Requested", "Lease Released", /);
     const missing = await runMain(['events', '--events-file', join(dir, 'nope.jsonl')]);
     expect(missing.code).toBe(1);
     expect(missing.err).toBe(
