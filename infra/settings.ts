@@ -148,11 +148,11 @@ export const ConclaveSettingsSchema = z
   .object({
     tableNames: ConclaveTableNamesSchema.optional(),
     tablePrefix: orToken(TablePrefixSchema).optional(),
-    tick: z
-      .number('must be a Duration, e.g. Duration.minutes(1)')
-      .int('must be whole minutes: EventBridge schedules run at most once a minute')
-      .min(60, 'must be at least 1 minute: EventBridge schedules run at most once a minute')
-      .multipleOf(60, 'must be whole minutes: EventBridge schedules run at most once a minute'),
+    // one issue, whatever is wrong (under a minute, part minutes), with the Duration to give
+    tick: z.number('must be a Duration, e.g. Duration.minutes(1)').superRefine((s, ctx) => {
+      if (s >= 60 && s % 60 === 0) return;
+      ctx.addIssue({ code: 'custom', message: `must be whole minutes, at least one (EventBridge schedules run at most once a minute): give Duration.minutes(${Math.max(1, Math.round(s / 60))}), not Duration.seconds(${s})` });
+    }),
     election: ElectionConfigSchema,
     push: z.boolean('must be true (the default: workers are woken through IoT Core) or false').optional(),
     removalPolicy: z.enum(RemovalPolicy, 'must be a RemovalPolicy: RETAIN (the default), RETAIN_ON_UPDATE_OR_DELETE or DESTROY').optional(),

@@ -507,3 +507,41 @@ function expectIssues(schema: z.ZodType, input: unknown, want: [field: string, m
   expect(issues.map((i) => i.field), issues.map((i) => `${i.field}: ${i.message}`).join('\n')).toEqual(want.map(([field]) => field));
   want.forEach(([, message], n) => expect(issues[n]!.message.startsWith(message), `${issues[n]!.field}: ${issues[n]!.message}`).toBe(true));
 }
+
+describe("a config field's problem is one issue, naming the field once and the fix", () => {
+  /** The issues of `raw` as the Conclave construct's props (tick in seconds, as conclave.ts passes it). */
+  const issues = (schema: z.ZodType, raw: unknown) => {
+    try {
+      parse(schema, raw, 'Conclave props');
+    } catch (e) {
+      return (e as ValidationError).issues;
+    }
+    return [];
+  };
+  it.each([
+    // before: "must be at least 1 minute: ..." and "must be whole minutes: ..." for Duration.seconds(10)
+    [10, 'must be whole minutes, at least one (EventBridge schedules run at most once a minute): give Duration.minutes(1), not Duration.seconds(10)'],
+    [90, 'must be whole minutes, at least one (EventBridge schedules run at most once a minute): give Duration.minutes(2), not Duration.seconds(90)'],
+    [0.5, 'must be whole minutes, at least one (EventBridge schedules run at most once a minute): give Duration.minutes(1), not Duration.seconds(0.5)'],
+  ])('tick: Duration.seconds(%s) is one issue with the Duration to give', (tick, message) => {
+    expect(issues(ConclaveSettingsSchema, { tick, election: {} })).toEqual([{ field: 'tick', message }]);
+  });
+  it.each([
+    // before: "election.ackWindowMs: ackWindowMs must be > 0" (the field twice, no fix); 0.5 gave two issues
+    [{ ackWindowMs: 0 }, 'election.ackWindowMs', 'must be whole milliseconds above 0, e.g. 5000 (the default)'],
+    [{ ackWindowMs: 0.5 }, 'election.ackWindowMs', 'must be whole milliseconds above 0, e.g. 5000 (the default)'],
+    [{ candidateStaleAfterMs: -1 }, 'election.candidateStaleAfterMs', 'must be whole milliseconds above 0, e.g. 1800000 (the default)'],
+    [{ electedLeaseDurationSeconds: 0.5 }, 'election.electedLeaseDurationSeconds', 'must be a whole number, not the number 0.5'],
+    [{ concurrency: 1.5 }, 'election.concurrency', 'must be a whole number, not the number 1.5'],
+  ])('election %j is one issue under %s', (election, field, message) => {
+    const found = issues(ConclaveSettingsSchema, { tick: 60, election });
+    expect(found).toEqual([{ field, message }]);
+    expect(found[0]!.message).not.toContain(field.split('.')[1]);
+  });
+  it('the CLI and the functions read the same config, the same way: one issue a field', () => {
+    expect(issues(ElectionConfigSchema, { ackWindowMs: -1, clockSkewMs: 0.5 })).toEqual([
+      { field: 'ackWindowMs', message: 'must be whole milliseconds above 0, e.g. 5000 (the default)' },
+      { field: 'clockSkewMs', message: 'must be a whole number, not the number 0.5' },
+    ]);
+  });
+});

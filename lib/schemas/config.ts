@@ -2,7 +2,14 @@ import * as z from 'zod';
 import { PreferredLocations } from './location.js';
 import { everyProblem, KEY_PARTS, parse } from './validation.js';
 
-const ms = (what: string) => z.number().int(`${what} must be whole milliseconds`).positive(`${what} must be > 0`);
+/**
+ * Whole milliseconds above 0, `fallback` when left out: one issue a field (the path names it, the
+ * message gives the fix), whichever check fails first.
+ */
+const ms = (fallback: number) => {
+  const fix = `must be whole milliseconds above 0, e.g. ${fallback} (the default)`;
+  return z.number().int({ error: fix, abort: true }).positive(fix);
+};
 const TableName = z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'must be a DynamoDB table name: 3 to 255 of A-Z a-z 0-9 _ . -');
 
 /** The three tables' names (zod schema of {@link TableNames}). */
@@ -16,7 +23,7 @@ export type TableNames = z.infer<typeof TableNamesSchema>;
 export const ElectionConfigSchema = z
   .strictObject({
     /** How long a vacant lease's election waits for acks before finishing with whoever answered (KEP: up to 5 s); a held lease's re-election waits a lease duration, never less than this (reelectionWindowMs). */
-    ackWindowMs: ms('ackWindowMs').max(60_000).default(5_000),
+    ackWindowMs: ms(5_000).max(60_000).default(5_000),
     /** The electee's first term; its first renewal sets its own duration (Kubernetes: 5 s). */
     electedLeaseDurationSeconds: z.number().int().min(1).max(3_600).default(5),
     /** Duration written on a lease the coordinator creates before anyone renewed it. */
@@ -30,13 +37,13 @@ export const ElectionConfigSchema = z
      * check this (it does not know the workers' settings); a deployment with shorter candidacy
      * renewals may set it shorter.
      */
-    candidateStaleAfterMs: ms('candidateStaleAfterMs').default(30 * 60_000),
+    candidateStaleAfterMs: ms(30 * 60_000).default(30 * 60_000),
     /**
      * KEP-4355's re-ping of a candidate this stale (15 min). Accepted and validated (below
      * candidateStaleAfterMs), not acted on: Conclave's candidates renew their rows every 10
      * minutes on their own, and one that let a ping pass is asked again after askAgainAfterMs.
      */
-    candidateRepingAfterMs: ms('candidateRepingAfterMs').default(15 * 60_000),
+    candidateRepingAfterMs: ms(15 * 60_000).default(15 * 60_000),
     /**
      * A candidate that let its last ping pass is passed over (not named successor, not preferred)
      * until it renews on its own or this long after that ping, when a liveness check or a
@@ -44,7 +51,7 @@ export const ElectionConfigSchema = z
      * more ping. Never a vacancy's wait: an election for a vacant lease does not wait for it. At
      * least the ack window. @default 60 s
      */
-    askAgainAfterMs: ms('askAgainAfterMs').default(60_000),
+    askAgainAfterMs: ms(60_000).default(60_000),
     /** Identity leases are collected this long after they expired, on top of clockSkewMs (their stamps are their writers' clocks): late rather than early. */
     identityGcGraceMs: z.number().int().min(0).default(0),
     /**

@@ -73,7 +73,7 @@ describe('the deployed election config', () => {
   });
 
   it.each([
-    ['{"ackWindowMs":-1}', /^error: invalid election config \(--election-config\): ackWindowMs: ackWindowMs must be > 0$/],
+    ['{"ackWindowMs":-1}', /^error: invalid election config \(--election-config\): ackWindowMs: must be whole milliseconds above 0, e.g. 5000 \(the default\)$/],
     // a misspelt field: named, with the fields there are (the schema's own)
     ['{"ackWindow":2000}', new RegExp(`^error: invalid election config \\(--election-config\\): ackWindow: unknown field "ackWindow": the fields are ${Object.keys(ElectionConfigSchema.shape).join(', ')}$`)],
     ['{"ackWindowMs":', /^error: invalid election config \(--election-config\): \(root\): must be JSON such as \{"ackWindowMs":2000\}/],

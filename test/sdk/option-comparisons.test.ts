@@ -110,7 +110,7 @@ const rows: Row[] = [
     name: 'coordinator config: candidateStaleAfterMs 0 is not compared with candidateRepingAfterMs',
     schema: ElectionConfigSchema,
     input: { candidateStaleAfterMs: 0 },
-    want: [['candidateStaleAfterMs', 'candidateStaleAfterMs must be > 0']],
+    want: [['candidateStaleAfterMs', 'must be whole milliseconds above 0, e.g. 1800000 (the default)']],
   },
   {
     name: 'coordinator config: ackWindowMs above its bound is not compared with askAgainAfterMs',
