@@ -81,7 +81,7 @@ const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${reg
  * so the fix is local mode's endpoint, not the network (as the SDK's DynamoDBUnreachableError says).
  */
 const localWithoutEndpoint = (t: Target) => !t.endpoint && regionOf(t) === LOCAL_REGION;
-const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpoint was given: pass the endpoint \`npx conclave-local\` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)`;
+export const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpoint was given: pass the endpoint \`npx conclave-local\` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)`;
 
 /** What to check where a table DescribeTable shows ACTIVE answers "not found" (TableWait.active): the endpoint or Region, and the name. */
 export const ACTIVE_NOT_FOUND_CHECK = `check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and the table's name (--table-prefix, --leases-table, --candidates-table, --identities-table)`;
@@ -146,6 +146,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     );
   }
   if (e.name === 'CredentialsProviderError') {
+    if (localWithoutEndpoint(target)) return new CliError(LOCAL_REGION_FIX);
     return new CliError(
       'no AWS credentials found - configure them (aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or pass --endpoint URL for DynamoDB Local',
     );

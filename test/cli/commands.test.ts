@@ -684,6 +684,24 @@ describe('where DynamoDB is', () => {
     );
   });
 
+  it("region local without --endpoint and without AWS credentials says region 'local' is local mode's (docs/cli.md), before any request", async () => {
+    // before: "no AWS credentials found - configure them ..." (the SDK looks for credentials before
+    // it resolves dynamodb.local.amazonaws.com), pointing a local-mode user at AWS credentials they
+    // do not need. No credentials anywhere the SDK looks, and no instance metadata: no network at all
+    const saved = { ...process.env };
+    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
+    Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent/config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials' });
+    try {
+      const fix = "error: region 'local' is local mode's, and no endpoint was given: pass the endpoint `npx conclave-local` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)";
+      expect(await runMain(['--region', 'local', 'get', 'leases'])).toMatchObject({ code: 1, err: fix });
+      // the SDK's region from the environment, as the CLI reads it
+      expect(await runMain(['describe', 'lease', 'nightly-report'], { env: { AWS_REGION: 'local' } })).toMatchObject({ code: 1, err: fix });
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  });
+
   it('an unreachable endpoint says how to start local mode', async () => {
     const r = await runMain(['--endpoint', 'http://127.0.0.1:1', 'get', 'leases']);
     expect(r.code).toBe(1);
