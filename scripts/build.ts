@@ -5,8 +5,8 @@
  *  2. The Lambda functions are bundled by esbuild into build/assets/<function>/ (the construct
  *     ships them pre-built: a consumer's synth needs no esbuild, Docker or TypeScript).
  *  3. Each package gets the compiled files its entry points reach (scripts/import-graph.ts), and
- *     nothing else, under packages/<name>/dist/ (paths as in the repository; source maps without
- *     the sources' text). The packages they
+ *     nothing else, under packages/<name>/dist/ (paths as in the repository; no source maps: see
+ *     withoutSourceMap). The packages they
  *     import must be exactly those the package's manifest declares, or the build fails.
  *  4. API Extractor checks each package's public API against the reviewed report in api/ and
  *     writes the doc model, which api-documenter turns into the API reference a user opens,
@@ -71,13 +71,14 @@ function run(cmd: string, args: string[]): void {
 }
 
 /**
- * A source map as the packages ship it: its mappings (a stack trace names the TypeScript file and
- * line) without the sources' text, which was more than half of @conclave/sdk's bytes and kept a
- * worker's install at its 30 MB budget to the byte (test/packaging/consumer.test.ts).
+ * A compiled module as the packages ship it: without its `//# sourceMappingURL=` line, and its map
+ * not shipped. A map without the sources' text pointed stack traces (node --enable-source-maps, a
+ * debugger) at lib/*.ts files no package holds; with the text, it was more than half of
+ * @conclave/sdk's bytes, past a worker install's 30 MB budget (test/packaging/consumer.test.ts).
+ * Without one, a trace names the shipped .js and its line, which tsc keeps close to the source.
  */
-function withoutSources(map: string): string {
-  const { sourcesContent: _, ...rest } = JSON.parse(map) as { sourcesContent?: unknown };
-  return JSON.stringify(rest);
+function withoutSourceMap(js: string): string {
+  return js.replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
 }
 
 /** Copies one package's share of build/ into packages/<dir>/dist and checks its manifest declares every import. */
@@ -90,10 +91,10 @@ async function assemble(spec: PackageSpec): Promise<{ files: number; manifest: M
   for (const source of graph.internal) {
     if (!/\.ts$/.test(source)) throw new Error(`build: ${manifest.name} reaches ${source}, which is not a module the build compiles`);
     const js = source.replace(/\.ts$/, '.js');
-    for (const f of [js, `${js}.map`, source.replace(/\.ts$/, '.d.ts')]) {
+    for (const f of [js, source.replace(/\.ts$/, '.d.ts')]) {
       if (!existsSync(join(BUILD, f))) throw new Error(`build: ${f} was not compiled (is ${source} under lib/, functions/ or infra/?)`);
       mkdirSync(dirname(join(dist, f)), { recursive: true });
-      if (f.endsWith('.map')) writeFileSync(join(dist, f), withoutSources(readFileSync(join(BUILD, f), 'utf8')));
+      if (f === js) writeFileSync(join(dist, f), withoutSourceMap(readFileSync(join(BUILD, f), 'utf8')));
       else cpSync(join(BUILD, f), join(dist, f));
     }
   }
