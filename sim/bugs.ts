@@ -30,6 +30,7 @@ export const PLANTED_BUGS = {
   hotRetryLoop: 'a failed follower step tried again at once, without backoff: a denied or throttled request sent once per round trip',
   zombieLeader: 'a leader whose work failed (onStartedLeading rejected) keeps the lease, doing nothing',
   renewalIgnoresAnswer: 'a renewal that does not check the row it renewed: a leader whose fencing token was moved leads on, every fenced write refused',
+  sessionDeleteUnheld: "a term whose live session row was deleted (no row of its holder's process left) judged by the lease's own stamp and elected on at once, not held a lease duration (before 0cc465a's vanishedHold): the successor leads while the holder, its renewals gone with the row, leads on until its session's next renewal fails",
   deleteCreatesRowUnawaited: "a held row's delete that finds the row missing creates it with an election not waiting for the lease stream (before 966c0c7): an old REMOVE delivered again while a later delete the stream has not reached left the row missing elects over that later term's holder",
 } as const;
 export type PlantedBug = keyof typeof PLANTED_BUGS;
@@ -121,6 +122,7 @@ export function electorInternals(bug: PlantedBug | undefined, c: ElectorPlantCon
     case 'platformEventByArrival': // planted where the event enters (sim/functions.ts stamps it with its arrival time)
     case 'coordinatorIgnoresSession': // planted in the functions' dependencies (plantedDeps)
     case 'deleteCreatesRowUnawaited': // likewise
+    case 'sessionDeleteUnheld': // likewise
       return undefined;
     case 'leaderIgnoresRenewDeadline':
       // the renew deadline's timer changes nothing (a leader asked isLeader() still judges it)
@@ -168,7 +170,31 @@ export function plantedDeps(bug: PlantedBug | undefined, deps: CoordinatorDeps):
     unawaited.write = (read, p) => store.write(read, read.item === undefined ? withoutAwaitsStream(p) : p);
     return { ...deps, leases: unawaited };
   }
+  if (bug === 'sessionDeleteUnheld') {
+    // vanishedHold's election (the only one written with notBefore over a row that still has a
+    // holder: a delete's hold is written on a missing or vacant row) made the election
+    // decide() opens for an expired term: no notBefore, closing an ack window after it opened
+    const store = deps.leases;
+    const unheld = Object.create(store) as LeaseStore;
+    unheld.write = (read, p) => store.write(read, read.item?.holderIdentity !== undefined ? withoutVanishedHold(p, read.item.holderIdentity, deps.config.ackWindowMs) : p);
+    return { ...deps, leases: unheld };
+  }
   return deps;
+}
+
+/**
+ * The write of an election held for a vanished session row (lib/coordinator/reconcile.ts
+ * vanishedHold: heldAfterDelete's election, `departed` the row's own holder) as before it
+ * (`sessionDeleteUnheld`): decide()'s election for an expired term, the same but for `notBefore`
+ * and a deadline an ack window after it opened. Where decide() elected at once (every live
+ * candidate fresh: nobody pinged), the election so written has nobody to wait for and closes at
+ * the next trigger (the lease stream's record of this write): a moment later than before.
+ */
+function withoutVanishedHold(p: LeasePatch, holder: string, ackWindowMs: number): LeasePatch {
+  const e = p.set?.election;
+  if (e?.notBefore === undefined || e.departed !== holder || !p.remove?.includes('holderIdentity')) return p;
+  const { notBefore: _, ...election } = e;
+  return { ...p, set: { ...p.set, election: { ...election, deadline: e.startedAt + ackWindowMs } } };
 }
 
 /** A created row's held election (`departed` named: a held row's delete wrote it) without awaitsStream (`deleteCreatesRowUnawaited`). */

@@ -8,8 +8,9 @@
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
-import type { PeerFault, ProcessFault, Schedule, UserFault } from './schedule.js';
-import { CRON_LEASE, type WorldContext } from './settings.js';
+import { sessionKey } from '../lib/schemas/identity.js';
+import type { PeerFault, ProcessFault, Schedule, SessionDelete, UserFault } from './schedule.js';
+import { CRON_LEASE, sessionTimings, type WorldContext } from './settings.js';
 import type { Proc } from './proc.js';
 import type { Workers } from './workers.js';
 
@@ -34,6 +35,103 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
   for (const f of schedule.userFaults) world.clock.setTimer(f.at, () => userFault(c, workers, f));
   for (const f of schedule.peerFaults) world.clock.setTimer(f.at, () => (f.kind === 'sessionRedirect' ? void redirectSession(c, workers, f) : twin(c, workers, fns, f)));
   for (const f of schedule.kept?.electorStops ?? []) world.clock.setTimer(f.at, () => stopElector(c, workers, f));
+  const sd = schedule.sessionDelete;
+  if (sd) {
+    const aim = sd.beforeTick ? tickAfter(c, sd) : undefined;
+    world.clock.setTimer(aim ? aim.pick : sd.at, () => deleteSession(c, workers, sd, aim?.tick));
+  }
+}
+
+/** How often a session-row delete looks at the holder's row for its next renewal (no request: the model's own items). */
+const RENEWAL_WATCH_MS = 20;
+
+/**
+ * An aimed session-row delete (`beforeTick`): the coordinator's first tick after `f.at` (the ticks
+ * run every tickEveryMs from the world's start), and when to pick the holder, two longest renew
+ * intervals (and a margin) before it. The delete then watches for the holder's renewal from a renew
+ * interval before the tick, so it lands `phase` of an interval after the holder's last renewal
+ * before that pass (the one that judges a term on a missing row): before the pass, and the holder's
+ * next renewal, which tells it, after it, in about 1 − phase of them.
+ */
+function tickAfter(c: WorldContext, f: SessionDelete): { tick: number; pick: number } {
+  const { tickEveryMs } = c.settings;
+  const longest = Math.max(...Array.from({ length: c.settings.workers }, (_, i) => sessionTimings(scaled(c, i), c.schedule.session!).renewIntervalMs!));
+  const tick = Math.ceil((f.at + 2 * longest + 500) / tickEveryMs) * tickEveryMs;
+  return { tick, pick: tick - 2 * longest - 500 };
+}
+
+/** The world's timings, scaled for worker `i` (Schedule.timingScale), as sim/workers.ts runs them. */
+const scaled = (c: WorldContext, i: number) => {
+  const k = c.schedule.timingScale?.[i] ?? 1;
+  return k === 1 ? c.settings : { ...c.settings, leaseDurationMs: k * c.settings.leaseDurationMs, renewDeadlineMs: k * c.settings.renewDeadlineMs, retryPeriodMs: k * c.settings.retryPeriodMs };
+};
+
+/**
+ * Someone deletes the live session row a lease's holder holds its term on (Schedule.sessionDelete):
+ * `job-${f.lease}`'s holder, else the other lease's, as the rows are now (no request). Waits for the
+ * holder's next session renewal to land (its row's renewTime moves), then `f.phase` of its renew
+ * interval, and deletes the row the lease still names, unconditionally: an operator's consistent
+ * client, or the peer's own client (its faults are the delete's: a dead peer deletes nothing, a
+ * partitioned one's request may or may not land). No term is ended by it, so it is no strike and the
+ * checker forgives nothing for it: a window from the send to the answer (or the send, unanswered).
+ */
+function deleteSession(c: WorldContext, workers: Workers, f: SessionDelete, tick?: number): void {
+  const { world, feed, schedule } = c;
+  const clock = world.clock;
+  const row = (table: string, key: string, value: string) => world.model.items(table).find((it) => it[key]?.S === value);
+  const onSession = (n: number) => {
+    const l = row(world.names.leases, 'name', `job-${n}`);
+    const holder = l?.['holderIdentity']?.S;
+    const session = l?.['session']?.S;
+    const worker = workers.procs.findIndex((p) => p.identity === holder && !p.machine.clock.dead && p.session !== undefined);
+    return holder === undefined || session === undefined || worker < 0 ? undefined : { lease: `job-${n}`, session, worker };
+  };
+  const target = onSession(f.lease) ?? onSession(1 - f.lease);
+  if (!target) {
+    feed.count('skipped:sessionDelete'); // no lease held on a session now
+    return;
+  }
+  const { lease, session, worker } = target;
+  const key = sessionKey(session);
+  const stamp = () => world.model.items(world.names.identities).find((it) => it['component']?.S === key.component && it['name']?.S === key.name)?.['renewTime']?.N;
+  const intervalMs = sessionTimings(scaled(c, worker), schedule.session!).renewIntervalMs!;
+  let was: string | undefined;
+  let watchUntil = 0;
+  const watch = () => {
+    const now = stamp();
+    if (now === undefined || clock.now() > watchUntil) return void feed.count('skipped:sessionDelete'); // the row gone, or not renewed: no live session to delete
+    if (now === was) return void clock.setTimer(RENEWAL_WATCH_MS, watch);
+    clock.setTimer(f.phase * intervalMs, () => void send());
+  };
+  const send = async () => {
+    // still that lease's session: the holder may have moved on meanwhile
+    if (row(world.names.leases, 'name', lease)?.['session']?.S !== session) return void feed.count('skipped:sessionDelete');
+    const peer = f.by === 'peer' ? workers.procs[(worker + f.peer) % workers.procs.length]! : undefined;
+    if (peer?.machine.clock.dead) return void feed.count('skipped:sessionDelete');
+    const who = peer ? `${peer.identity} (a peer of the same grant)` : 'an operator';
+    const from = clock.monotonic();
+    feed.count('fault:sessionDelete');
+    feed.count(`fault:sessionDelete:${f.by}:${schedule.push ? 'push' : 'noPush'}`);
+    feed.log(`${who} deletes session ${session}, which ${lease}'s holder w${worker} leads on (${(f.phase * intervalMs).toFixed(0)} ms after its renewal)`);
+    const client = peer ? peer.machine.client : world.model.client({ name: 'operator' });
+    // a partitioned peer's request is never answered (it may have landed): the window closes when the delete is answered, or a few seconds after it went
+    const sent = client.send(new DeleteItemCommand({ TableName: world.names.identities, Key: { component: { S: key.component }, name: { S: key.name } } })).then(
+      () => undefined,
+      () => void feed.count('fault:sessionDeleteFailed'), // lost on the way, or its answer lost
+    );
+    await Promise.race([sent, clock.sleep(5_000)]);
+    feed.window('sessionDelete', from, clock.monotonic(), { lease, detail: session });
+  };
+  const begin = () => {
+    was = stamp();
+    watchUntil = clock.now() + 2 * intervalMs + 1_000;
+    watch();
+  };
+  // aimed: from an interval before the tick (ms from the start, as the schedule's times), so that the
+  // renewal it waits for is the holder's last before the tick, and its next is after it
+  const wait = tick === undefined ? 0 : tick - intervalMs - 200 - (clock.now() - T0);
+  if (wait > 0) clock.setTimer(wait, begin);
+  else begin();
 }
 
 /**

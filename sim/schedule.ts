@@ -124,6 +124,41 @@ export interface Schedule {
   kept?: KeptTerms;
   /** A stream re-read from an older point, in about a tenth of the worlds with faults (StreamReplay). */
   streamReplay?: StreamReplay;
+  /** A live session row deleted under its leader's term, in about a tenth of the worlds with faults and sessions (SessionDelete). */
+  sessionDelete?: SessionDelete;
+}
+
+/**
+ * Someone deletes the live session row a lease's holder holds its term on (DeleteItem, unconditional,
+ * as `conclave` or the console would, or a worker of the same grant, whose grant lets it delete
+ * session rows of its partition): the lease row still names the session, and the holder hears only
+ * when its session's next renewal fails. Done by sim/faults.ts at a point of the holder's renewal
+ * cycle: from `at` (or, `beforeTick`, from a renew interval before the coordinator's first tick after
+ * `at`, the pass that judges a term on a missing row), it waits for the holder's next session renewal
+ * to land, then `phase` of its renew interval more, then deletes. `job-${lease}`'s, else the other
+ * lease's if only that one is held on a session then; skipped if neither is.
+ */
+export interface SessionDelete {
+  readonly lease: number;
+  readonly at: number;
+  /** Where in the holder's renewal cycle the delete is sent: this share (0–1) of its session's renew interval after a renewal landed. */
+  readonly phase: number;
+  /** Aimed at the coordinator's next pass over every lease (half of them): the delete lands within about a renew interval before it. */
+  readonly beforeTick: boolean;
+  /** Who deletes: an operator (a consistent client outside every worker), or a peer: the worker `peer` places after the holder's (1 or 2 of 3), through its own client and network. */
+  readonly by: 'operator' | 'peer';
+  readonly peer: number;
+}
+
+/** The seed of a world's own stream for its session-row delete: apart from the schedule's, so that no other draw moves. */
+const SESSION_DELETE_STREAM = 0x7364656c; // "sdel"
+
+/** A world's session-row delete, from a stream of its own (seed ^ SESSION_DELETE_STREAM): only in worlds with sessions, rare. */
+function drawSessionDelete(seed: number, workers: number, faultEnd: number): SessionDelete | undefined {
+  const r = seededRandom((seed ^ SESSION_DELETE_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  if (r() >= 0.1) return undefined;
+  return { lease: int(0, 1), at: int(20_000, faultEnd), phase: r(), beforeTick: r() < 0.5, by: r() < 0.5 ? 'operator' : 'peer', peer: int(1, Math.max(1, workers - 1)) };
 }
 
 /**
@@ -270,7 +305,8 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const roleChange: UserFault[] = opts.mixed && faultsOn && r() < 0.5 ? [{ kind: 'denied', worker: int(0, opts.workers - 1), at: int(20_000, faultEnd), forMs: int(5_000, 40_000), operation: 'candidateQuery' }] : [];
   const kept = opts.kept ? drawKept(seed, opts.kept, opts.workers, faultsOn, faultEnd) : undefined;
   const streamReplay = faultsOn ? drawStreamReplay(seed, faultEnd) : undefined;
-  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}), ...(kept ? { kept } : {}), ...(streamReplay ? { streamReplay } : {}) };
+  const sessionDelete = faultsOn && sessions ? drawSessionDelete(seed, opts.workers, faultEnd) : undefined;
+  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}), ...(kept ? { kept } : {}), ...(streamReplay ? { streamReplay } : {}), ...(sessionDelete ? { sessionDelete } : {}) };
 }
 
 /**
@@ -341,6 +377,7 @@ export function describeSchedule(s: Schedule): string[] {
     ...s.coordinatorDown.map((w) => `  +${(w.from / 1000).toFixed(1)}s coordinator down until +${(w.to / 1000).toFixed(1)}s`),
     `  stream lag up to ${s.streamLagMs[1]} ms, redelivery ${s.streamRedelivery}, stale reads up to ${s.staleReadLagMs} ms`,
     ...(s.streamReplay ? [`  +${(s.streamReplay.at / 1000).toFixed(1)}s streams re-read from ${(s.streamReplay.backMs / 1000).toFixed(1)}s back`] : []),
+    ...(s.sessionDelete ? [`  +${(s.sessionDelete.at / 1000).toFixed(1)}s ${describeSessionDelete(s.sessionDelete)}`] : []),
     s.push
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
@@ -355,6 +392,11 @@ export function describeSchedule(s: Schedule): string[] {
         : `  +${(f.at / 1000).toFixed(1)}s a second process under w${f.worker}'s identity for ${(f.forMs / 1000).toFixed(1)}s`,
     ),
   ];
+}
+
+function describeSessionDelete(f: SessionDelete): string {
+  const who = f.by === 'operator' ? 'an operator' : `the worker ${f.peer} after the holder's`;
+  return `${who} deletes the session row job-${f.lease}'s holder leads on, ${f.phase.toFixed(2)} of its renew interval after a renewal${f.beforeTick ? ', just before the next tick' : ''}`;
 }
 
 function describeUserFault(f: UserFault): string {
