@@ -3,7 +3,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { heldAfterDelete, isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../election/decide.js';
 import { plan } from '../election/plan.js';
 import { decideWithSuccession } from '../election/successor.js';
-import { effectiveLease, isCandidateStale, isIdentityExpired, judgedOffNamed, judgingRow, recheckAt, sessionStampAt, vacancy, type SessionRowStamp, type SessionStamp } from '../election/vacancy.js';
+import { effectiveLease, isCandidateStale, isIdentityExpired, judgedOffNamed, judgingRow, leftStamp, recheckAt, sessionStampAt, vacancy, type SessionRowStamp, type SessionStamp } from '../election/vacancy.js';
 import { IdentityStamp, isSessionComponent, mayBeProcessSession, processOf, sessionKey } from '../schemas/identity.js';
 import { CandidateStamp, type Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
@@ -103,17 +103,19 @@ interface SessionSeen {
   row: SessionRowStamp | undefined;
   readAt: number;
   /**
-   * The term's named row is gone and no row of its holder's process is left (a pass over every
-   * session row saw it so): its holder, a Session's elector, may have renewed that row until just
-   * before someone deleted it, so its renewals are hidden, and the lease's own stamp, which it
-   * judges the term by, proves nothing of when the holder stops (vanishedHold).
+   * The term's named row is gone (a pass over every session row saw it so), and no row of its
+   * holder's process names the term as left: its holder, a Session's elector, may have renewed that
+   * row until just before someone deleted it, so its renewals are hidden, and neither the lease's
+   * own stamp nor a row of its process left (an earlier session of it, ended and not yet
+   * collected), which it judges the term by, proves anything of when the holder stops (vanishedHold).
    */
   vanished?: true;
 }
 
 /**
- * A decision to elect on a term judged by the lease's own stamp because its session row vanished
- * (SessionSeen.vanished), made an election that elects nobody before `now` plus the term's lease
+ * A decision to elect on a term judged off its named row because that row vanished
+ * (SessionSeen.vanished: judged by the lease's own stamp, or by a row of its holder's process left,
+ * an earlier session's whose stamp is over), made an election that elects nobody before `now` plus the term's lease
  * duration (heldAfterDelete's notBefore; the successor and every fallback wait for it too, as
  * after an operator's delete of the lease row). Why that bound: the holder counts only answers, in
  * time, to renewals of its session, and each renewal of the row is conditioned on the row as it
@@ -530,8 +532,9 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
  * freshest session (sessionStanding, IdentityLeaseItem.process), looked for in the partitions its
  * followers query (processSessionComponents), or, with none of that process left, by the lease's
  * own stamp: a dead holder's lease is elected again by the tick, not only after its followers'
- * fallback; where the named row is gone too, its election is held a lease duration (`vanished`:
- * vanishedHold). (One lease's reconcile reads only the session named, and leaves such a term alone.)
+ * fallback; where the named row is gone, an election it would open or close at once is held a
+ * lease duration (`vanished`: vanishedHold), whatever row of that process is left, unless that row
+ * names the term as left. (One lease's reconcile reads only the session named, and leaves such a term alone.)
  */
 function sessionJudge(identities: readonly IdentityLease[], readAt: number, refused: readonly RefusedRead[] = []): { sessions: Map<string, IdentityLease>; sessionOf: (l: Lease | undefined) => SessionSeen | undefined; unvouched: (l: Lease) => boolean; refusedOwn: (l: Lease) => RefusedRead | undefined } {
   const sessions = new Map(identities.filter((i) => isSessionComponent(i.component) && sessionKey(i.name).component === i.component).map((i) => [i.name, i]));
@@ -543,8 +546,11 @@ function sessionJudge(identities: readonly IdentityLease[], readAt: number, refu
   const sessionOf = (l: Lease | undefined): SessionSeen | undefined => {
     const named = l?.session === undefined ? undefined : sessions.get(l.session);
     const judging = judgingRow(l, named, (process) => byProcess.get(process) ?? []);
-    // the named row gone, no row of the holder's process left: its renewals may have been on the row deleted
-    return judging && { row: judging.row, readAt, ...(named === undefined && judging.own === null ? { vanished: true as const } : {}) };
+    // the named row gone: its holder's renewals may have been on it, unless the row of its process
+    // left names the term as left (its elector stopped, renewing nothing); an earlier session of the
+    // process, ended and not yet collected, stamps nothing of the row deleted
+    const left = judging?.own != null && leftStamp(l!, judging.own) !== undefined;
+    return judging && { row: judging.row, readAt, ...(named === undefined && !left ? { vanished: true as const } : {}) };
   };
   // a term judged off its named row, and a row the schema refuses that may be its holder's own session
   // (mayBeProcessSession): it may live by that row, so nobody judges it (as the CLI, getLeader and the lease stream's hold after a delete)

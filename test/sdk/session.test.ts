@@ -10,8 +10,8 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { Session, sessionSeam } from '../../lib/sdk/session.js';
 import { MAX_LEFT_TERMS, sessionComponent, sessionKey } from '../../lib/schemas/identity.js';
-import { DeleteItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { SESSION_QUIET_LEASES } from '../../lib/sdk/step.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { DynamoDBModel, faults as ddbFaults } from '../../sim/dynamodb-model/index.js';
@@ -1898,5 +1898,38 @@ describe("a live session row deleted under its leader's term (an operator, or a 
     const key = sessionKey(holder.session.name!);
     expect((await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item).toMatchObject({ process: holder.session.process });
   });
-});
 
+  /**
+   * Found by the simulator's session-row delete (seed 12995460: w2's earlier sessions, ended in a
+   * partition and by a jump of DynamoDB's time, were still in the table when the tick after the
+   * delete ran, the coordinator down before it): the holder's process has another row left, an
+   * earlier session of it whose stamp is over. The tick judged the term by that row (its process's
+   * freshest), found it over, and elected at once, with no hold: two leaders.
+   */
+  it("deleted while an earlier session row of the holder's process is left, its stamp over (ended, not yet collected): the same, the tick's election held as with no row left", async () => {
+    const { sim, procs, holderOf } = await sessionFleet({ defaults: true, push: false, seed: 6 });
+    const L = CLIENT_GO.leaseDurationMs;
+    await sim.run(3 * L + 77 + 2_750);
+    const lease = LEASES[0]!;
+    const holder = await holderOf(lease);
+    const attacker = sim.machine();
+    const key = sessionKey(holder.session.name!);
+    const read = await sim.settle(attacker.client.send(new GetItemCommand({ TableName: sim.names.identities, Key: marshall(key), ConsistentRead: true })), 'the read');
+    const live = unmarshall(read.Item!);
+    // the same process and partition, a name of its own, its stamp two lease durations old
+    await sim.settle(attacker.client.send(new PutItemCommand({ TableName: sim.names.identities, Item: marshall({ ...live, name: `${key.name}-earlier`, renewTime: Number(live['renewTime']) - 2 * L }) })), 'the earlier row');
+    await sim.settle(attacker.client.send(new DeleteItemCommand({ TableName: sim.names.identities, Key: marshall(key) })), 'the delete');
+    let leaderless = 0;
+    let since: number | undefined;
+    await sim.during(4 * L, 'one leader of each lease throughout, a leader back within a lease duration and two retry periods', () => {
+      for (const n of LEASES) if (leadersOf(procs, n).length > 1) throw new Error(`two leaders of ${n}`);
+      if (leadersOf(procs, lease).length === 0) since ??= sim.clock.monotonic();
+      else since = undefined;
+      leaderless = Math.max(leaderless, since === undefined ? 0 : sim.clock.monotonic() - since);
+      return true;
+    });
+    expect(leaderless).toBeLessThanOrEqual(L + 2 * CLIENT_GO.retryPeriodMs);
+    expect(leadersOf(procs, lease)).toHaveLength(1);
+    expect(holder.session.stats).toMatchObject({ foreignWrites: 1, ended: 1, started: 2 });
+  });
+});
