@@ -548,9 +548,12 @@ function sessionJudge(identities: readonly IdentityLease[], readAt: number, refu
     const judging = judgingRow(l, named, (process) => byProcess.get(process) ?? []);
     // the named row gone: its holder's renewals may have been on it, unless the row of its process
     // left names the term as left (its elector stopped, renewing nothing); an earlier session of the
-    // process, ended and not yet collected, stamps nothing of the row deleted
+    // process, ended and not yet collected, stamps nothing of the row deleted. A holder on no session
+    // (its instance names no process: judgingRow gives no `own`) renews the lease itself, so its
+    // lease's own stamp hides nothing
+    const onProcess = judging?.own !== undefined;
     const left = judging?.own != null && leftStamp(l!, judging.own) !== undefined;
-    return judging && { row: judging.row, readAt, ...(named === undefined && !left ? { vanished: true as const } : {}) };
+    return judging && { row: judging.row, readAt, ...(named === undefined && onProcess && !left ? { vanished: true as const } : {}) };
   };
   // a term judged off its named row, and a row the schema refuses that may be its holder's own session
   // (mayBeProcessSession): it may live by that row, so nobody judges it (as the CLI, getLeader and the lease stream's hold after a delete)

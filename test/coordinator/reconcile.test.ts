@@ -668,6 +668,21 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("the tick's pass elects a holder on no session (an instance that names no process) at once by the lease's own stamp, its lease naming a session row that does not exist: nothing of it is hidden with a row (it renews the lease itself), so no vanished-row hold (regions seed 97467)", async () => {
+    const tables = await testTables('sessions-plain-vanished');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      await d.candidates.write({ key: { leaseName: 'plain', name: 'a' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() } });
+      await d.leases.write(await d.leases.read('plain'), { set: { holderIdentity: 'a', holderInstance: 'a_1', session: 's-peer', acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 } });
+      const r = await reconcileAll(d);
+      const o = r.outcomes.find((x) => x.lease === 'plain');
+      // before: an election held a lease duration (notBefore), as for a session row deleted under a live holder
+      expect(o?.decision).toMatchObject({ kind: 'elect', vacancy: 'expired' });
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it("the tick does not judge a term its named session does not vouch for while a row of its holder's process's partitions that the schema refuses may be its own session: told as unjudged, nothing written (before: judged by the lease's own stamp, the refused row dropped); a refused row naming another process is no bar", async () => {
     const tables = await testTables('sessions-own-refused');
     const d = coordinatorDeps(tables.client, tables.names, { clock });
