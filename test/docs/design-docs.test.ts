@@ -140,3 +140,38 @@ describe("docs/safety.md's Sessions says what grantWorker grants on session part
     expect(text).toMatch(/`grantWorker` allows GetItem, UpdateItem, DeleteItem and Query on the grant's own session partition[^.]*reads alone \(GetItem, Query\) on the others, writing none/);
   });
 });
+
+describe("docs/safety.md's arguments: condensed, and a named paragraph found under the heading that links to it", () => {
+  /** A `##`/`###` section's length in lines, its heading included, up to the next heading of either level. */
+  const linesOf = (md: string, heading: string): number => {
+    const lines = prose(md).split('\n');
+    const start = lines.indexOf(heading);
+    expect(start, heading).toBeGreaterThan(0);
+    const end = lines.findIndex((l, i) => i > start && /^#{2,3} /.test(l));
+    return end - start;
+  };
+
+  it('At most one leader, Sessions and Session rows written by others state each guarantee, mechanism and bound once, short', () => {
+    const md = read('docs/safety.md');
+    // before (issue 37, item 8): 217, 334 and 143 lines of exact argument, the history of their fixes among it
+    expect(linesOf(md, '### At most one leader')).toBeLessThanOrEqual(130);
+    expect(linesOf(md, '### Sessions')).toBeLessThanOrEqual(210);
+    expect(linesOf(md, '### Session rows written by others')).toBeLessThanOrEqual(100);
+  });
+
+  it('a link to a section followed by an italic name ("[Sessions](#sessions), *A term ended by someone else*") lands on the section whose bold lead has that name', () => {
+    const md = read('docs/safety.md');
+    const text = prose(md);
+    const sectionOf = (anchor: string): string => {
+      const parts = text.split(/^(?=#{2,3} )/m);
+      const found = parts.find((p) => slug(/^#{2,3} (.*)/.exec(p)?.[1] ?? '') === anchor);
+      expect(found, `a section making #${anchor}`).toBeDefined();
+      return found!.replace(/\s+/g, ' ');
+    };
+    const wrong = [...text.replace(/\s+/g, ' ').matchAll(/\]\(#([\w-]+)\),? \*([^*]+)\*/g)]
+      .filter(([, anchor, name]) => !sectionOf(anchor!).includes(`**${name}`))
+      .map(([m]) => m);
+    // before: the threat model sent *Inside one grant* to Sessions, which it had left for Session rows written by others
+    expect(wrong).toEqual([]);
+  });
+});
