@@ -175,3 +175,15 @@ describe("docs/safety.md's arguments: condensed, and a named paragraph found und
     expect(wrong).toEqual([]);
   });
 });
+
+describe("docs/safety.md's At most one leader says what token a row written again carries, as lib/election/plan.ts writes it", () => {
+  it('a row created without a term takes its first token from the clock (fencingTokenFloor), not 0', () => {
+    // the coordinator's row for an election on a missing lease, and the CLI's --create
+    expect(read('lib/election/plan.ts')).toMatch(/fencingToken: fencingTokenFloor\(now\)/);
+    expect(read('lib/cli/lease-writes.ts')).toMatch(/fencingToken: fencingTokenFloor\(now\)/);
+    const text = section(read('docs/safety.md'), 'At most one leader')!;
+    // before: "A row written again carries no term's token of the deleted row: none (0) until its first term"
+    expect(text).not.toMatch(/\b0 until its first term|none \(0\)/);
+    expect(text).toMatch(/a row written again[^.]*`fencingTokenFloor`/);
+  });
+});
