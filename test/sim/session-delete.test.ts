@@ -2,7 +2,7 @@
  * The simulator's session-row delete (Schedule.sessionDelete, sim/faults.ts deleteSession): an
  * operator, or a peer worker of the same grant, deletes the live session row a lease's holder leads
  * on, at a point of its renewal cycle, in a few percent of the worlds with faults and sessions. It
- * catches the defect 0cc465a fixed (docs/safety.md, Sessions, Inside one grant: vanishedHold),
+ * catches the defect 0cc465a fixed (docs/safety.md, Session rows written by others, Inside one grant: vanishedHold),
  * planted back as `sessionDeleteUnheld`.
  */
 import { describe, expect, it } from 'vitest';
