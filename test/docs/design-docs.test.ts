@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { creationSeconds } from '../../lib/local/stream-poller.js';
 import { prose, slug } from './markdown.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -198,5 +199,23 @@ describe("docs/safety.md's At most one leader says what token a row written agai
     // before: "A row written again carries no term's token of the deleted row: none (0) until its first term"
     expect(text).not.toMatch(/\b0 until its first term|none \(0\)/);
     expect(text).toMatch(/a row written again[^.]*`fencingTokenFloor`/);
+  });
+});
+
+describe("docs/deploy.md's Events and metrics says which detail.time a stream read again carries, on AWS and in local mode", () => {
+  it('AWS: the record\'s own time, the same again; local mode: up to the seconds creationSeconds can lose once the minute has passed', () => {
+    const text = section(read('docs/deploy.md'), 'Events and metrics')!;
+    // before: "publishes the events of records handled long before again, with the same ids and the same `detail.time`", for local mode too
+    expect(text).not.toMatch(/with the same ids and the same `detail\.time`/);
+    // DynamoDB Local rounds a record's time down to the minute; the local poller stamps a record read within that minute with the second it was read
+    const minute = new Date(Date.UTC(2026, 10, 23, 12, 0, 0));
+    const firstRead = creationSeconds(minute, minute.getTime() + 59_999)!;
+    const readAgain = creationSeconds(minute, minute.getTime() + 60_000)!;
+    const lost = firstRead - readAgain;
+    expect(lost).toBe(59);
+    const local = /In local mode(?:[^.]|\.(?=\w))*?up to (\d+) s earlier/.exec(text); // one sentence: a dot inside a file name goes on
+    expect(local, 'deploy.md says how much earlier a local re-read may stamp an event').not.toBeNull();
+    expect(Number(local![1])).toBe(lost);
+    expect(text).toMatch(/On AWS(?:[^.]|\.(?=\w))*the same `detail\.time`/);
   });
 });
