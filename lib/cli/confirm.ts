@@ -20,25 +20,27 @@ export interface Change {
   after: string;
 }
 
-const COLUMNS: Column<Change>[] = [
+/** The change table's columns; its values compared with `alike` too (twinParts): names shown apart from it, in the header and the warnings. */
+const columns = (alike: readonly string[]): Column<Change>[] => [
   { header: 'FIELD', cell: (c) => c.field },
-  { header: 'BEFORE', cell: (c) => c.before },
-  { header: 'AFTER', cell: (c) => c.after },
+  { header: 'BEFORE', cell: (c) => c.before, alike },
+  { header: 'AFTER', cell: (c) => c.after, alike },
 ];
 
-/** `FIELD BEFORE AFTER` lines, indented under the row they belong to. */
-export const changeLines = (changes: readonly Change[]): string[] => table(COLUMNS, changes).map((l) => `  ${l}`);
+/** `FIELD BEFORE AFTER` lines, indented under the row they belong to; a value that passes for one of `alike` escaped where they differ. */
+export const changeLines = (changes: readonly Change[], alike: readonly string[] = []): string[] => table(columns(alike), changes).map((l) => `  ${l}`);
 
 export const QUESTION = 'Apply this change? [y/N] ';
 
 /**
  * Shows `what` (e.g. "change candidate w1 of lease jobs") with its changes and any `warnings`,
  * then resolves once the operator confirmed (recorded in `progress`); otherwise throws a CliError
- * — nothing was written. A Named `what` or warning is escaped where its names pass for one another, as the result lines are.
+ * — nothing was written. A Named `what` or warning is escaped where its names pass for one another, as the result lines are;
+ * the changes' values where they pass for one of `alike` (the names the header and warnings compare: a holder changed).
  */
-export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | 'progress'>, what: string | Named, changes: readonly Change[], warnings: readonly (string | Named)[] = []): Promise<void> {
+export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | 'progress'>, what: string | Named, changes: readonly Change[], warnings: readonly (string | Named)[] = [], alike: readonly string[] = []): Promise<void> {
   note(ctx, joined(what, ':'));
-  for (const line of changeLines(changes)) ctx.sink.err(line);
+  for (const line of changeLines(changes, alike)) ctx.sink.err(line);
   for (const w of warnings) note(ctx, w);
   if (!ctx.confirm.yes) {
     if (!ctx.confirm.interactive) throw new CliError('not confirmed: stdin is not a terminal, so nobody can answer - pass --yes (-y) to make this change; nothing was written');

@@ -20,10 +20,10 @@ import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm
 import { landed, note, printJson, say, type CliContext, type Pace } from './context.js';
 import { CliError, explain } from './errors.js';
 import { nextStep, standings } from './explain.js';
-import { joined, namesIn, relative, span } from './format.js';
+import { joined, namesIn, relative, span, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
 import { readSession, snapshot } from './read.js';
-import { leaseNames, namerOf } from './views.js';
+import { namerOf, namesOf, type Namer } from './views.js';
 
 /** How often the lease is read while waiting: the holder renews every retry period (2 s by default). */
 const POLL_MS = 500;
@@ -74,13 +74,13 @@ export function yieldWaitMs(lease: Lease): number {
   return Math.max(10_000, lease.session !== undefined ? Math.ceil((SESSION_QUIET_LEASES * 1.1 + 1) * L) : 2 * L);
 }
 
-/** The last line of a release: who leads next, or who the coordinator will elect. */
-function nextHolder(ctx: CliContext, name: string, after: Lease | undefined, was: string, candidates: readonly Candidate[], now: number): string {
-  if (after?.holderIdentity) return `${after.holderIdentity} now holds it (fencing token ${after.fencingToken})`;
+/** The last line of a release: who leads next, or who the coordinator will elect; its names escaped as the lines before it (`as`). */
+function nextHolder(ctx: CliContext, as: Namer, name: string, after: Lease | undefined, was: string, candidates: readonly Candidate[], now: number): Named {
+  if (after?.holderIdentity) return as({ name: after.holderIdentity }, ` now holds it (fencing token ${after.fencingToken})`);
   const { best } = standings(after, candidates, now, ctx.config);
-  if (!best) return 'no candidate can be elected now: the lease stays vacant until one registers and renews';
-  if (best.candidate.name === was) return `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ${was} (\`conclave preempt ${name} --to ...\` picks another)`;
-  return `the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ${best.candidate.name}`;
+  if (!best) return as('no candidate can be elected now: the lease stays vacant until one registers and renews');
+  if (best.candidate.name === was) return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ', { name: was }, ` (\`conclave preempt ${name} --to ...\` picks another)`);
+  return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ', { name: best.candidate.name });
 }
 
 /** Ends the term now, as LeaseStore.releaseTerm does: forced, or a term nobody acts on any more. */
@@ -97,10 +97,13 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
     : own
       ? `at its next renewal of its own process's session ${own} (the lease names session ${lease.session}, which does not vouch for its term; this command marks the term ended on ${own}) - within its renew deadline, at most ${lease.leaseDurationSeconds}s from now (its lease duration)`
       : `at its own next read of the lease - its session ${lease.session} does not vouch for its term (the lease's session was rewritten under it) and no session of its process was found, so a mark cannot reach it; at most ${Math.ceil(SESSION_QUIET_LEASES * 1.1 * lease.leaseDurationSeconds)}s from now with the push path, a renew interval without`;
+  // the header, the warning, the notes and the result lines name the holder as the refusals do: escaped where it passes for a candidate
+  const as = namerOf(lease, candidates);
+  const it = { name: holder };
   const warnings = {
-    force: `warning: ${holder} is not asked to stop: it learns that its term is over ${learns}, and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`,
-    expired: `note: ${holder}'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${ranOutWhy(lease, session)}), so nobody acts on it: ending it directly`,
-    reported: `note: ${lease.vacancyReport?.by} reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`,
+    force: as('warning: ', it, ` is not asked to stop: it learns that its term is over ${learns}, and may go on acting as leader until then, while the next holder may already start; a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`),
+    expired: as('note: ', it, `'s term ran out ${relative(leaseExpiresAt(judgedLease(lease, session, now)), now)} (${ranOutWhy(lease, session)}), so nobody acts on it: ending it directly`),
+    reported: as('note: ', { name: String(lease.vacancyReport?.by) }, ` reported lease ${name} vacant (it watched it unchanged for a whole term), so nobody acts on it: ending it directly`),
   };
   // A holder on a session renews the session, not the lease: tell it through the session row now,
   // as the lease stream's function will too (whichever lands first; a later one changes nothing).
@@ -108,12 +111,10 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   // marks dropped by the row's own stamps only: a session over by this machine's clock (an operator's, not
   // the coordinator's within clockSkewMs) proves nothing, and a mark dropped unread leaves its holder leading
   const judge = { now: Number.NEGATIVE_INFINITY, skewMs: ctx.config.clockSkewMs };
-  const as = namerOf(lease, candidates);
-  const it = { name: holder };
   const full = as(`session ${marked} of `, it, ` already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written - run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`);
   // a session row full of marks its owner may not have read yet: said before the question
   if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge))) throw new CliError(full);
-  await confirmChange(ctx, `end the term of ${holder} on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`, changesOf(lease, ending, now), [warnings[why]]);
+  await confirmChange(ctx, as('end the term of ', it, ` on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`), changesOf(lease, ending, now), [warnings[why]], namesOf(lease, candidates));
   // marked before it is ended, so no term ends unmarked: the row may have filled while the question was open.
   // A mark that stands without the release (refused, or never sent) names this term only: its holder ends it itself at the mark
   if (marked !== undefined) {
@@ -134,9 +135,9 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
       as('the row changed while writing: the term of ', it, ` (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} - run the command again to see the lease now`),
     );
   if (ctx.output === 'json') return printJson(ctx, written);
-  say(ctx, `released lease ${name}: ${holder}'s term (fencing token ${term.fencingToken}) is over`);
-  say(ctx, why === 'force' ? `${holder} was not asked to stop: it may act until its next renewal, at most ${lease.leaseDurationSeconds}s from now; its writes fenced with token ${term.fencingToken} fail from now on` : `${holder} had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`);
-  say(ctx, nextHolder(ctx, name, written, holder, candidates, now));
+  say(ctx, as(`released lease ${name}: `, it, `'s term (fencing token ${term.fencingToken}) is over`));
+  say(ctx, why === 'force' ? as(it, ` was not asked to stop: it may act until its next renewal, at most ${lease.leaseDurationSeconds}s from now; its writes fenced with token ${term.fencingToken} fail from now on`) : as(it, ` had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`));
+  say(ctx, nextHolder(ctx, as, name, written, holder, candidates, now));
 }
 
 /** Why a term ran out, as it was judged (SessionSeen.judging): the session it was judged by, or its own stamp. */
@@ -171,21 +172,21 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   const patch: LeasePatch = { set: { preferredHolder: to } };
   const ask = async (r: LeaseRead) => {
     await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
-    landed(ctx, name, joined(`lease ${name}: `, namesIn([...candidates.map((c) => c.name), ...leaseNames(lease)], changedFields(changesOf(r.item, patch, now)))));
+    landed(ctx, name, joined(`lease ${name}: `, namesIn(namesOf(lease, candidates), changedFields(changesOf(r.item, patch, now)))));
   };
   const giveUp = `giving up after ${span(timeoutMs)}`;
-  const confirm = (r: LeaseRead) => confirmChange(ctx, `ask ${holder} to yield lease ${name} (fencing token ${term.fencingToken}) to ${to}: it stops and releases at its next renewal`, changesOf(r.item, patch, now));
+  const confirm = (r: LeaseRead) => confirmChange(ctx, as('ask ', it, ` to yield lease ${name} (fencing token ${term.fencingToken}) to `, { name: to }, ': it stops and releases at its next renewal'), changesOf(r.item, patch, now), [], namesOf(lease, candidates));
   // a request already on the lease is only waited for: writing one again (once withdrawn) is this command's write, confirmed first
   let confirmed = false;
   if (already) {
-    note(ctx, `${holder} is already asked to yield lease ${name} to ${already} (preferredHolder); waiting for it to release (${giveUp})...`);
+    note(ctx, as(it, ` is already asked to yield lease ${name} to `, { name: already }, ` (preferredHolder); waiting for it to release (${giveUp})...`));
     // this term, as the confirmed ones are: not run again to act on the next term (withDb)
     ctx.progress.waiting = { lease: name, what: as(it, ` to release lease ${name} (fencing token ${term.fencingToken})`) };
   } else {
     await confirm(read);
     confirmed = true;
     await ask(read);
-    note(ctx, `waiting for ${holder} to release lease ${name} (${giveUp})...`);
+    note(ctx, as('waiting for ', it, ` to release lease ${name} (${giveUp})...`));
   }
 
   const start = ctx.clock.now();
@@ -197,11 +198,11 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     const s = inTerm(l, term) ? await readSession(ctx, l) : undefined; // after the lease, as the coordinator reads it
     if (s?.refused) throw new CliError(`${s.refused.message}; the request to yield stays on the lease`);
     const at = ctx.clock.now();
-    if (!inTerm(l, term)) return await yielded(ctx, name, term, l, candidates, at, 'released');
-    if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return await yielded(ctx, name, term, l, candidates, at, 'ranOut');
+    if (!inTerm(l, term)) return await yielded(ctx, as, name, term, l, candidates, at, 'released');
+    if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return await yielded(ctx, as, name, term, l, candidates, at, 'ranOut');
     if (l.preferredHolder === undefined) {
       if (asked >= ASKS) throw new CliError(as(`the coordinator withdrew the request to yield ${asked} times before `, it, ' saw it (it judges ', it, ` its best candidate); ${force} ends the term anyway`));
-      note(ctx, `the coordinator withdrew the request before ${holder} saw it (it judges ${holder} its best candidate); asking again`);
+      note(ctx, as('the coordinator withdrew the request before ', it, ' saw it (it judges ', it, ' its best candidate); asking again'));
       if (!confirmed) await confirm(current);
       confirmed = true;
       await ask(current);
@@ -213,7 +214,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
       );
     }
     if (at - lastProgress >= PROGRESS_MS) {
-      note(ctx, `still waiting for ${holder}: ${span(at - start)} so far (it renewed ${lastRenewal(l, s, at)})`);
+      note(ctx, as('still waiting for ', it, `: ${span(at - start)} so far (it renewed ${lastRenewal(l, s, at)})`));
       lastProgress = at;
     }
     if (!pace.signal.aborted) await pace.sleep(POLL_MS);
@@ -229,16 +230,17 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
  * next step on it, as the other writes say it (decideWithSuccession on the lease as judged, its
  * session read after it): the holder that yielded may still be the best candidate, elected back.
  */
-async function yielded(ctx: CliContext, name: string, term: Term, after: Lease | undefined, candidates: readonly Candidate[], now: number, how: 'released' | 'ranOut'): Promise<void> {
+async function yielded(ctx: CliContext, as: Namer, name: string, term: Term, after: Lease | undefined, candidates: readonly Candidate[], now: number, how: 'released' | 'ranOut'): Promise<void> {
   if (ctx.output === 'json') return printJson(ctx, after ?? null);
   const holder = term.holderIdentity;
+  const it = { name: holder };
   say(
     ctx,
     how === 'released'
-      ? `${holder} yielded lease ${name}: its term (fencing token ${term.fencingToken}) is over; writes fenced with it fail from now on`
-      : `${holder}'s term on lease ${name} (fencing token ${term.fencingToken}) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant`,
+      ? as(it, ` yielded lease ${name}: its term (fencing token ${term.fencingToken}) is over; writes fenced with it fail from now on`)
+      : as(it, `'s term on lease ${name} (fencing token ${term.fencingToken}) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant`),
   );
-  say(ctx, nextHolder(ctx, name, after, holder, candidates, now));
+  say(ctx, nextHolder(ctx, as, name, after, holder, candidates, now));
   if (!after?.holderIdentity) return;
   // its candidates as they are now (the one that yielded renews on: the coordinator counts it again,
   // isDeparted), and the session the lease is held on; the term is over whatever these reads meet:

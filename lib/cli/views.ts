@@ -12,8 +12,13 @@ import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
 export const leaseNames = (lease: Lease | undefined): string[] =>
   [lease?.holderIdentity, lease?.successor, lease?.secondSuccessor, lease?.preferredHolder, lease?.lastHolderIdentity].filter((n): n is string => n !== undefined);
 
+/** A lease's candidates' names and the names its row gives: those compared with one another where shown (namerOf, a change table's values). */
+export const namesOf = (lease: Lease | undefined, candidates: readonly Pick<Candidate, 'name'>[]): string[] => [...candidates.map((c) => c.name), ...leaseNames(lease)];
+
 /** Shows a lease's names and its candidates' in a line, each escaped where it passes for another of them (describe, and the writes' "next step"). */
-export const namerOf = (lease: Lease | undefined, candidates: readonly Pick<Candidate, 'name'>[]) => named([...candidates.map((c) => c.name), ...leaseNames(lease)]);
+export const namerOf = (lease: Lease | undefined, candidates: readonly Pick<Candidate, 'name'>[]) => named(namesOf(lease, candidates));
+
+export type Namer = ReturnType<typeof namerOf>;
 
 /** The strategy in force: an operator's (sticky), else the one the holder was elected under. */
 export function strategyOf(l: Lease): string {

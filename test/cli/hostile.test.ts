@@ -122,6 +122,12 @@ beforeAll(async () => {
   await h.seedLease(lease(RN, { name: 'release-timeout' }));
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'release-timeout' }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'release-timeout' }));
+  // release's confirmations, notes, warnings and result lines: a holder worker-rn beside a candidate worker-m
+  for (const name of ['release-ask', 'release-asked', 'release-force', 'release-ran-out']) {
+    await h.seedLease(lease(RN, { name, ...(name === 'release-asked' ? { preferredHolder: M } : {}), ...(name === 'release-ran-out' ? { renewTime: NOW - 5 * MIN } : {}) }));
+    await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name }));
+    await h.seedCandidate(cand(M, '1.31.0', '1.31.0', { leaseName: name }));
+  }
   // a suggested command naming a twin, pasted
   await h.seedLease(lease('keeper', { name: 'paste' }));
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'paste', priority: 5 }));
@@ -469,6 +475,43 @@ describe('hostile values in the output', () => {
     if (typeof said === 'string') expect(error).toBe(said);
     else expect(error).toMatch(said);
     expect(error).not.toMatch(/worker-(rn|m)\b/);
+  });
+
+  it.each([
+    { command: 'release (asked, waited for with progress, withdrawn and asked again)', lease: 'release-ask', force: false, header: "ask worker-\\u0072\\u006e to yield lease release-ask (fencing token 7) to worker-\\u006d: it stops and releases at its next renewal:" },
+    { command: 'release (already asked)', lease: 'release-asked', force: false, header: "worker-\\u0072\\u006e is already asked to yield lease release-asked to worker-\\u006d (preferredHolder); waiting for it to release (giving up after 20s)..." },
+    { command: 'release --force', lease: 'release-force', force: true, header: 'end the term of worker-\\u0072\\u006e on lease release-force (fencing token 7) without asking it:' },
+    { command: 'release (a term that ran out)', lease: 'release-ran-out', force: false, header: 'end the term of worker-\\u0072\\u006e on lease release-ran-out (fencing token 7):' },
+  ])('$command: its confirmation, change table, notes, warning and result lines escape look-alike names as its refusals do', async ({ lease: name, force, header }) => {
+    // before: only release's refusals escaped them; "ask worker-rn to yield lease … to worker-m",
+    // "end the term of worker-rn …", "warning: worker-rn is not asked to stop", "note: worker-rn's term
+    // ran out", "waiting for worker-rn …", "still waiting for worker-rn", the change table's
+    // preferredHolder worker-m and holderIdentity worker-rn, and "worker-rn yielded lease …" named
+    // the holder and the candidate as written, though each passes for the other
+    const clock = at();
+    const term = { holderIdentity: RN, fencingToken: 7 };
+    const renews = async () => void (await h.leases.renewTerm(name, term, clock.now(), 10));
+    const withdraw = async () => void (await h.leases.write(await h.leases.read(name), { remove: ['preferredHolder'] }));
+    const yields = async () => void (await h.leases.releaseTerm(name, term, clock.now()));
+    const steps = name === 'release-ask' ? [...Array.from({ length: 11 }, () => renews), withdraw, renews, yields] : [yields];
+    const r = await h.run(['release', name, ...(force ? ['--force'] : []), '--yes'], { clock, pace: scripted(steps, clock) });
+    expect(r.code, r.err).toBe(0);
+    const err = r.err.split('\n');
+    expect(err[0]).toBe(header);
+    if (name === 'release-ask') {
+      expect(err).toContain('  preferredHolder   -        worker-\\u006d');
+      expect(err).toContain('waiting for worker-\\u0072\\u006e to release lease release-ask (giving up after 20s)...');
+      expect(err).toContainEqual(expect.stringMatching(/^still waiting for worker-\\u0072\\u006e: 5s so far /));
+      expect(err).toContain('the coordinator withdrew the request before worker-\\u0072\\u006e saw it (it judges worker-\\u0072\\u006e its best candidate); asking again');
+    }
+    if (force) {
+      expect(err).toContainEqual(expect.stringMatching(/^ {2}holderIdentity +worker-\\u0072\\u006e +-$/));
+      expect(err).toContainEqual(expect.stringMatching(/^warning: worker-\\u0072\\u006e is not asked to stop: /));
+    }
+    if (name === 'release-ran-out') expect(err).toContainEqual(expect.stringMatching(/^note: worker-\\u0072\\u006e's term ran out /));
+    const out = r.out.split('\n');
+    expect(out[0]).toMatch(/^(worker-\\u0072\\u006e yielded lease |released lease [^:]+: worker-\\u0072\\u006e's term )/);
+    for (const line of [...err, ...out]) expect(line).not.toMatch(/worker-(rn|m)\b/);
   });
 
   it('a lease\'s name is not compared with its candidates\' and holders\': each line says which is which, and the lease is the name typed', async () => {
