@@ -57,8 +57,9 @@ function notElected(lease: Lease | undefined, candidates: readonly Candidate[], 
 
 /**
  * Shows the candidate's change, asks, and writes it (again after a lost race, if the change still
- * holds). A name another candidate of the lease passes for (worker-m, worker-rn) is said so: both are
- * real names, so it is a warning, and the operator confirms the one named.
+ * holds). A name another candidate of the lease passes for (worker-m, worker-rn), or its holder
+ * (a worker with no candidate row), is said so: both are real names, so it is a warning, and the
+ * operator confirms the one named.
  */
 async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snapshot, patch: CandidatePatch, now: number): Promise<Candidate> {
   const read = CandidateStore.readOf(candidate);
@@ -66,11 +67,15 @@ async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snaps
   const as = lineOf(snap);
   const it = { name: candidate.name };
   const what = as('candidate ', it, ` of lease ${candidate.leaseName}`);
+  const holder = snap.read.item?.holderIdentity;
   const twin = twinOf(candidate.name, snap.candidates.map((c) => c.name));
+  // the holder, where it is no candidate (a holder that is one is compared above, as a candidate)
+  const holderTwin = twin === undefined && holder !== undefined ? twinOf(candidate.name, [holder]) : undefined;
+  const alike = twin ?? holderTwin;
   const warnings =
-    twin === undefined
+    alike === undefined
       ? []
-      : [as('warning: candidate ', it, ` of lease ${candidate.leaseName} looks like `, { name: twin }, ', another of its candidates: check that ', it, ` is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`)];
+      : [as('warning: candidate ', it, ` of lease ${candidate.leaseName} looks like `, { name: alike }, `, ${twin !== undefined ? 'another of its candidates' : 'its holder'}: check that `, it, ` is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`)];
   const changes = changesOf(candidate, patch, now);
   await confirmChange(ctx, joined('change ', what), changes, warnings);
   const written = await writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });

@@ -128,6 +128,12 @@ beforeAll(async () => {
     await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: name }));
     await h.seedCandidate(cand(M, '1.31.0', '1.31.0', { leaseName: name }));
   }
+  // a candidate that passes for the lease's holder, which has no candidate row
+  for (const name of ['holder-twin-priority', 'holder-twin-preempt']) {
+    await h.seedLease(lease(RN, { name }));
+    await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: name }));
+    await h.seedCandidate(cand('worker-x', '1.31.0', '1.31.0', { leaseName: name }));
+  }
   // a suggested command naming a twin, pasted
   await h.seedLease(lease('keeper', { name: 'paste' }));
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'paste', priority: 5 }));
@@ -451,6 +457,20 @@ describe('hostile values in the output', () => {
     );
     for (const line of lines) expect(line).not.toMatch(/worker-(rn|m)\b/);
     expect(r.out).toMatch(/worker-\\u006d/);
+  });
+
+  it.each([
+    { command: 'set-priority', args: ['set-priority', 'holder-twin-priority', M, '3', '--yes'] },
+    { command: 'preempt', args: ['preempt', 'holder-twin-preempt', '--to', M, '--yes'] },
+  ])('$command: a candidate that looks like the lease\'s holder (no candidate of its own) is warned of as a twin candidate is', async ({ args }) => {
+    // before: no warning: the candidate was compared with the other candidates only, so an operator
+    // who typed worker-m for the holder worker-rn was not told the two are different workers
+    const r = await h.run(args, { clock: at() });
+    expect(r.code, r.err).toBe(0);
+    const lease = args[1]!;
+    expect(r.err.split('\n')).toContain(
+      `warning: candidate worker-\\u006d of lease ${lease} looks like worker-\\u0072\\u006e, its holder: check that worker-\\u006d is the one you mean (\`conclave describe lease ${lease}\` shows them apart)`,
+    );
   });
 
   it.each([
