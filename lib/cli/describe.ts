@@ -8,7 +8,7 @@ import { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
-import { dash, fields, named, platformOf, relative, shown, span, stamp, table } from './format.js';
+import { dash, fields, named, platformOf, relative, shown, span, stamp, table, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
@@ -37,18 +37,19 @@ function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig):
   }
 }
 
-function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string {
+/** The strategy in force; the candidates a disagreement names escaped where they pass for one another or for the lease's names (`as`), as the table shows them. */
+function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string | Named {
   if (lease?.strategy) return `${lease.strategy} (set by an operator; sticky until \`conclave set-strategy ${lease.name} --clear\`)`;
   const consensus = strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
   if (consensus.ok) return `not set: the candidates agree on ${consensus.strategy}`;
-  return `not set: ${consensus.message}`;
+  return as('not set: ', { listing: consensus.message });
 }
 
 type Namer = ReturnType<typeof named>;
 
 function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string[] {
   const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config);
-  if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
+  if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config, as)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
   const e = lease.election;
   const f = lease.lastElectionFailure;
   const r = lease.vacancyReport;
@@ -65,14 +66,15 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ...(session?.refused ? [['Repair', `rewrite the session row valid, or delete it: ${session.refused.repair}`] as [string, string]] : []),
     ...(session?.deletion ? [['Row deleted', deletionLine(session.deletion, now, config)] as [string, string]] : []),
     ['Duration', `${lease.leaseDurationSeconds}s`],
-    ['Strategy', strategyLine(lease, candidates, now, config)],
+    ['Strategy', strategyLine(lease, candidates, now, config, as)],
     ['Preferred locations', preferenceOf(lease, config)],
     ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
     ['Successor', lease.successor ? as({ name: lease.successor }, lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : '', ...(lease.secondSuccessor ? [', then ', { name: lease.secondSuccessor }, lease.holderIdentity ? ' (if the successor has not, a moment later)' : ''] : [])) : '-'],
     ['Preferred holder', lease.preferredHolder ? as({ name: lease.preferredHolder }, ' (', lease.holderIdentity ? { name: lease.holderIdentity } : 'the holder', ' should release at its next renewal)') : '-'],
     ['Last holder', lease.lastHolderIdentity ? as({ name: lease.lastHolderIdentity }) : dash(undefined)],
     ['Election', e ? `${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}${e.holder ? `, re-election while ${e.holder} keeps leading` : ''}` : 'none open'],
-    ['Last failure', f ? `${relative(f.at, now)}${f.electionId ? ` in ${f.electionId}` : ''} (${f.reason}): ${f.message}` : 'none'],
+    // the coordinator's message names candidates (strategyConsensus's, noValidCandidates'): escaped as `as` escapes them
+    ['Last failure', f ? as(`${relative(f.at, now)}${f.electionId ? ` in ${f.electionId}` : ''} (${f.reason}): `, { listing: f.message }) : 'none'],
     ['Vacancy report', r ? `by ${r.by} ${relative(r.at, now)}, revision ${r.observedRevision} unchanged for a whole term` : 'none'],
     ['Run-once windows', runsLine(lease)],
     ['Revision', String(lease.revision)],

@@ -15,15 +15,19 @@ import { relative, span } from './format.js';
 export interface NameIn {
   readonly name: string;
 }
+/** A message built elsewhere that lists names (strategyConsensus's, an election's failure): each whole one escaped where it passes for another (format.ts named). */
+export interface ListingIn {
+  readonly listing: string;
+}
 /** A sentence with names in it: shown through format.ts named (describe; set-priority, preempt and set-locations' next step). */
-export type Words = readonly (string | NameIn)[];
+export type Words = readonly (string | NameIn | ListingIn)[];
 
 /** `words\`ask ${name(a)} to yield\``: the text, the names (and nested sentences) in their places. */
-function words(strings: TemplateStringsArray, ...values: readonly (string | number | undefined | NameIn | Words)[]): Words {
-  const out: (string | NameIn)[] = [strings[0]!];
+function words(strings: TemplateStringsArray, ...values: readonly (string | number | undefined | NameIn | ListingIn | Words)[]): Words {
+  const out: (string | NameIn | ListingIn)[] = [strings[0]!];
   values.forEach((v, i) => {
     if (Array.isArray(v)) out.push(...(v as Words));
-    else out.push(typeof v === 'object' ? (v as NameIn) : String(v));
+    else out.push(typeof v === 'object' ? (v as NameIn | ListingIn) : String(v));
     out.push(strings[i + 1]!);
   });
   return out;
@@ -31,6 +35,9 @@ function words(strings: TemplateStringsArray, ...values: readonly (string | numb
 
 /** A name as a part of a sentence (undefined as the template literal showed it before). */
 const name = (n: string | undefined): NameIn | string => (n === undefined ? String(n) : { name: n });
+
+/** A message of the coordinator's that lists candidates (a decision's detail, a failure's message): its names marked where shown. */
+const listing = (text: string): ListingIn => ({ listing: text });
 
 /** Names listed, comma-separated; `empty` when there are none. */
 const names = (list: readonly string[], empty = ''): Words => (list.length ? list.flatMap((n, i) => (i ? [', ', { name: n }] : [{ name: n }])) : [empty]);
@@ -116,7 +123,7 @@ export function nextStep(d: Decision, lease: Lease | undefined, best?: string): 
     case 'elect':
       return words`elect ${name(d.winner)} with a fencing token above ${lease?.fencingToken ?? 0}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
     case 'failElection':
-      return words`record an election failure (${d.failure.reason}): ${d.failure.message}`;
+      return words`record an election failure (${d.failure.reason}): ${listing(d.failure.message)}`;
     case 'cancelElection':
       return words`cancel election ${d.election.id} (${d.why})${d.successor ? words`; ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
     case 'preempt':
@@ -144,13 +151,13 @@ function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | 
     case 'noResponsiveCandidates':
       return ['nothing: every live candidate let the last election pass unanswered; one that renews, or a new one, is elected at once'];
     case 'noValidCandidates':
-      return words`nothing: ${d.detail ?? 'no live candidate has versions that parse'}; a candidate that registers valid versions is elected at once`;
+      return words`nothing: ${d.detail === undefined ? 'no live candidate has versions that parse' : listing(d.detail)}; a candidate that registers valid versions is elected at once`;
     case 'noCoordination':
       return ['nothing: under NoCoordination the workers acquire the lease directly'];
     case 'unknownStrategy':
-      return words`nothing: ${d.detail ?? words`strategy "${d.strategy}" is elected by a third party`}`;
+      return words`nothing: ${d.detail === undefined ? words`strategy "${d.strategy}" is elected by a third party` : listing(d.detail)}`;
     case 'contradictoryStrategies':
-      return words`nothing: ${d.detail ?? "the candidates' strategies contradict each other"}`;
+      return words`nothing: ${d.detail === undefined ? "the candidates' strategies contradict each other" : listing(d.detail)}`;
     case 'leaderHealthy':
       // decide keeps a holder unless one is better on merit (isBetterThanHolder) and not departed (isDeparted)
       if (best !== undefined && lease?.holderIdentity !== undefined && best !== lease.holderIdentity) {

@@ -370,9 +370,11 @@ export function shellWord(name: string, escape?: ReadonlySet<number>): string {
  * candidate beside its candidates' table): `parts` joined, each name (`{ name }`) marked where it
  * differs from another of `names` it passes for (twinParts), so a holder worker-rn beside a
  * candidate worker-m is not shown as written. A name not among `names` is shown as written. A
- * name in a suggested command (`{ arg }`) is a shellWord instead: pasted, it is that name.
+ * name in a suggested command (`{ arg }`) is a shellWord instead: pasted, it is that name. A
+ * message built elsewhere that lists names (`{ listing }`: the coordinator's consensus and failure
+ * messages) has each whole one of `names` in it marked so (namesIn).
  */
-export function named(names: readonly string[]): (...parts: readonly (string | { readonly name: string } | { readonly arg: string })[]) => Named {
+export function named(names: readonly string[]): (...parts: readonly (string | { readonly name: string } | { readonly arg: string } | { readonly listing: string })[]) => Named {
   const twins = twinParts(names);
   const at = new Map(names.map((n, i) => [n, twins[i]] as const));
   return (...parts) => {
@@ -383,7 +385,11 @@ export function named(names: readonly string[]): (...parts: readonly (string | {
     for (const part of parts) {
       let s: string;
       if (typeof part === 'string') s = part;
-      else if ('arg' in part) {
+      else if ('listing' in part) {
+        // a message built elsewhere that lists names (strategyConsensus's): each whole one marked, as namesIn marks them
+        s = part.listing;
+        for (const k of namesIn(names, s).also) also.add(offset + k);
+      } else if ('arg' in part) {
         s = shellWord(part.arg, at.get(part.arg));
         for (let k = 0; k < Array.from(s).length; k++) keep.add(offset + k);
       } else {

@@ -134,6 +134,15 @@ beforeAll(async () => {
     await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: name }));
     await h.seedCandidate(cand('worker-x', '1.31.0', '1.31.0', { leaseName: name }));
   }
+  // describe's Strategy and Last failure lines, naming candidates that pass for one another
+  await h.seedLease(
+    lease('keeper', {
+      name: 'describe-strategies',
+      lastElectionFailure: { at: NOW - MIN, reason: 'contradictoryStrategies', message: `candidates ${M}, ${RN} order the strategies NoCoordination > OldestEmulationVersion > NoCoordination contradictorily; make their preferredStrategies agree` },
+    }),
+  );
+  await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'describe-strategies', preferredStrategies: ['OldestEmulationVersion', 'NoCoordination'] }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'describe-strategies', preferredStrategies: ['NoCoordination', 'OldestEmulationVersion'] }));
   // a suggested command naming a twin, pasted
   await h.seedLease(lease('keeper', { name: 'paste' }));
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'paste', priority: 5 }));
@@ -396,6 +405,18 @@ describe('hostile values in the output', () => {
     const held = await h.run(['describe', 'lease', 'twin-holder'], { clock: at() });
     expect(held.out).toMatch(/^Next step: /m);
     expect(held.out).not.toMatch(/^Next step:.*worker-(rn|m)\b/m);
+  });
+
+  it('describe: the Strategy, Last failure and Next step lines (the coordinator\'s messages naming candidates) escape look-alike names as the table and the other lines do', async () => {
+    // before: plain escaping only: "not set: candidates worker-m, worker-rn order the strategies …",
+    // "1m3s ago (contradictoryStrategies): candidates worker-m, worker-rn …" and "nothing: candidates
+    // worker-m, worker-rn …", the two as written under a table that shows them apart
+    const d = await h.run(['describe', 'lease', 'describe-strategies'], { clock: at() });
+    expect(d.code, d.err).toBe(0);
+    expect(d.out).toMatch(/^Strategy: +not set: candidates worker-\\u006d, worker-\\u0072\\u006e order the strategies /m);
+    expect(d.out).toMatch(/^Last failure: +1m3s ago \(contradictoryStrategies\): candidates worker-\\u006d, worker-\\u0072\\u006e order the strategies /m);
+    expect(d.out).toMatch(/^Next step: +nothing: candidates worker-\\u006d, worker-\\u0072\\u006e order the strategies /m);
+    for (const line of d.out.split('\n')) expect(line).not.toMatch(/worker-(rn|m)\b/);
   });
 
   it.each([
