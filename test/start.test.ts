@@ -8,6 +8,20 @@ import { fencingTokenFloor } from '../lib/schemas/fencing-token.js';
 import { TEST_GUARD_MS, WAIT_GUARD_MS } from './guards.js';
 import { waitFor } from './sdk/harness.js';
 
+describe('npm start -- --tick', () => {
+  it.each([
+    { tick: '1.5', said: /--tick: must be a duration such as 90s, 1\.5s, 500ms, 10m, 2h or 1h30m \(units ms, s, m, h\); a number alone has no unit: 1\.5 seconds is 1\.5s/ },
+    { tick: 'often', said: /--tick: must be a duration such as 90s, 1\.5s, 500ms, 10m, 2h or 1h30m \(units ms, s, m, h\)/ },
+  ])('--tick $tick: refused as conclave-local and the CLI refuse a duration, before anything starts', ({ tick, said }) => {
+    // before: seconds, a whole number: "--tick must be a whole number of seconds ≥ 1", thrown from the option's parser (a stack trace)
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--tick', tick], { encoding: 'utf8', timeout: WAIT_GUARD_MS });
+    expect(r.status, `${r.stdout}\n${r.stderr}`).not.toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(said);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+});
+
 describe('npm start -- --short', () => {
   it('plays the stories on its own DynamoDB Local with three worker processes, prints the summary, and exits 0', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-start-'));

@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { PinnedPriority } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
+import { durationFlag } from '../schemas/duration.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { PreferredLocations } from '../schemas/location.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
@@ -14,31 +15,6 @@ import { defaultTableNames } from '../tables.js';
 
 /** The longest duration taken: a pin's expiry (now + --for) must stay a time a row can carry. */
 const MAX_DURATION_HOURS = 8_760;
-
-/** What every duration flag takes (--for, --timeout, --interval), said the same in each one's error. */
-const DURATION_FORMS = 'a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h)';
-const DURATION = /^(?=\d)(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$/;
-
-/**
- * `90s`, `1.5s`, `500ms`, `10m`, `2h`, `1h30m` → milliseconds, the one parser of every duration
- * flag; `max` and `min` are the flag's own bounds. A bare number is refused: `--for 30` could mean
- * seconds or minutes, and a pin that quietly lapses is worse than an error saying `30s`.
- */
-export const durationFlag = (max: { ms: number; text: string }, min?: { ms: number; text: string }) =>
-  z
-    .string()
-    .trim()
-    .transform((s, ctx) => {
-      const m = DURATION.exec(s);
-      if (!m) {
-        const bare = /^\d+(\.\d+)?$/.test(s) ? `; a number alone has no unit: ${s} seconds is ${s}s` : '';
-        ctx.addIssue({ code: 'custom', message: `must be ${DURATION_FORMS}${bare}` });
-        return z.NEVER;
-      }
-      const [h, min_, sec, ms] = [m[1], m[2], m[3], m[4]].map((x) => Number(x ?? 0)) as [number, number, number, number];
-      return Math.round(((h * 60 + min_) * 60 + sec) * 1000 + ms);
-    })
-    .pipe((min ? z.number().min(min.ms, `must be at least ${min.text}`) : z.number().positive('must be longer than 0s')).max(max.ms, `must be at most ${max.text}`));
 
 /** A pin's --for and release's --timeout: at most a year, so a pin's expiry (now + --for) stays a time a row can carry. */
 export const Duration = durationFlag({ ms: MAX_DURATION_HOURS * 3_600_000, text: `${MAX_DURATION_HOURS}h (a year)` });

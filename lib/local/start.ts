@@ -4,7 +4,8 @@
  *   npm start -- --short   a shorter play (CI)
  *   npm start -- --serve   keep the system up for the CLI and your own workers
  */
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import { TickDuration } from '../schemas/duration.js';
 import { DEMO_ELECTION, playStories } from './demo/stories.js';
 import { playScheduledJob } from './demo/scheduled-job-story.js';
 import { playLoadBalancer } from './demo/load-balancer-story.js';
@@ -15,10 +16,11 @@ const program = new Command()
   .option('--serve', 'keep the local system running for the CLI and your own workers')
   .option('--short', 'play a shorter set of stories')
   .option('--dir <path>', 'where events.jsonl and dead-letters.jsonl are written', '.local')
-  .option('--tick <seconds>', 'coordinator tick in seconds', (v) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`--tick must be a whole number of seconds ≥ 1, got "${v}"`);
-    return n;
+  // a duration, parsed as the CLI's and conclave-local's are: `5` alone is refused (5s)
+  .option('--tick <duration>', "the coordinator's scheduled reconcile, such as 10s or 500ms (default 5s; 10s with --serve)", (v) => {
+    const tick = TickDuration.safeParse(v);
+    if (!tick.success) throw new InvalidArgumentError(`--tick: ${tick.error.issues[0]?.message}`);
+    return tick.data;
   })
   .parse(process.argv);
 const opts = program.opts<{ serve?: boolean; short?: boolean; tick?: number; dir: string }>();
@@ -34,7 +36,7 @@ async function main(): Promise<number> {
   const rt = await startLocalRuntime({
     // the repository's own `npm start` asks for Java on the user's behalf (and says so) if it is missing
     installJava: { askedBy: 'npm start' },
-    tickEveryMs: (opts.tick ?? (opts.serve ? 10 : 5)) * 1000,
+    tickEveryMs: opts.tick ?? (opts.serve ? 10_000 : 5_000),
     config: opts.serve ? {} : DEMO_ELECTION,
     dir: opts.dir,
     ...(opts.serve ? { onEvent: (e: LocalEvent) => console.log(`event  ${e.time}  ${describe(e)}`) } : {}),

@@ -5,16 +5,17 @@
  * worker needs (the DynamoDB endpoint, the table prefix, the push URL) as `NAME=value` lines a shell
  * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
  * DynamoDB Local already running: the prefix's tables already there, from an earlier run, are
- * reused), --tick SECONDS (default 10), --no-push, --events-dir DIR (default .local: events.jsonl
+ * reused), --tick DURATION (default 10s), --no-push, --events-dir DIR (default .local: events.jsonl
  * there is what `conclave events` reads by default, as for `npm start`).
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
+import { TickDuration } from '../schemas/duration.js';
 import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions } from './index.js';
 
-const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick SECONDS] [--no-push] [--events-dir DIR]';
+const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick DURATION] [--no-push] [--events-dir DIR]';
 
 const HELP = `${USAGE}
 
@@ -28,7 +29,7 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
                           one of another shape is refused: choose another --table-prefix, or delete it;
                           the streams are resumed where the last run left them (stream-checkpoints.json in --events-dir);
                           one conclave-local per endpoint and prefix: a second is refused, naming the first's pid
-  --tick SECONDS          how often the coordinator's scheduled reconcile runs (default 10; 60 in AWS)
+  --tick DURATION         how often the coordinator's scheduled reconcile runs, such as 10s or 500ms (default 10s; 1m in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
   -h, --help              this text`;
@@ -63,12 +64,13 @@ function options(argv: string[]): LocalConclaveOptions {
     console.log(HELP);
     process.exit(0);
   }
-  const tick = v.tick === undefined ? 10 : Number(v.tick);
-  if (!Number.isFinite(tick) || tick < 0.01) {
-    console.error(`conclave-local: --tick must be a number of seconds, at least 0.01, such as 10 (got ${v.tick})\n${USAGE}`);
+  // a duration, parsed as the CLI's duration flags are (--for, --timeout, watch --interval): `10` alone is refused
+  const tick = TickDuration.safeParse(v.tick ?? '10s');
+  if (!tick.success) {
+    console.error(`conclave-local: --tick: ${tick.error.issues[0]?.message}\n${USAGE}`);
     process.exit(2);
   }
-  return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: Math.round(tick * 1000), ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(v['no-push'] ? { push: false } : {}), eventsDir: v['events-dir'] ?? EVENTS_DIR, logLevel: 'WARN' };
+  return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: tick.data, ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(v['no-push'] ? { push: false } : {}), eventsDir: v['events-dir'] ?? EVENTS_DIR, logLevel: 'WARN' };
 }
 
 /** The flag each startLocalConclave() option comes from, so a bad value is named as it was typed. */

@@ -7,10 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { WAIT_GUARD_MS } from '../guards.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-const run = (...args: string[]) => spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8' });
+// a hang guard only (a value taken would start the whole system and run until stopped), not a budget
+const run = (...args: string[]) => spawnSync(process.execPath, ['--import', TSX, BIN, ...args], { encoding: 'utf8', timeout: WAIT_GUARD_MS });
 
 describe('conclave-local', () => {
   it('--help: each option, what it does and its default, and what it prints', () => {
@@ -22,7 +24,7 @@ describe('conclave-local', () => {
       /--endpoint URL +.*DynamoDB Local already running.*default: one of its own/,
       /the prefix's tables already there \(an earlier run's\) are reused with their rows,\s+one of another shape is refused: choose another --table-prefix, or delete it/,
       /the streams are resumed where the last run left them \(stream-checkpoints\.json in --events-dir\)/,
-      /--tick SECONDS +.*reconcile.*default 10/,
+      /--tick DURATION +.*reconcile.*default 10s/,
       /--no-push +.*push/,
       /--events-dir DIR +.*events\.jsonl.*default \.local/,
     ])
@@ -33,7 +35,12 @@ describe('conclave-local', () => {
   it.each([
     [['--table-prefix', 'bad prefix!'], /^conclave-local: --table-prefix: must be 1–200 of A-Z a-z 0-9 _ \. -/],
     [['--endpoint', 'localhost'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
-    [['--tick', '0.001'], /^conclave-local: --tick must be a number of seconds, at least 0\.01, such as 10 \(got 0\.001\)/],
+    // --tick takes a duration, parsed as every duration flag of the CLI is (--for, --timeout, watch --interval): a number alone is refused
+    [['--tick', '10'], /^conclave-local: --tick: must be a duration such as 90s, 1\.5s, 500ms, 10m, 2h or 1h30m \(units ms, s, m, h\); a number alone has no unit: 10 seconds is 10s\n/],
+    [['--tick', '0.5'], /^conclave-local: --tick: must be a duration such as .*; a number alone has no unit: 0\.5 seconds is 0\.5s\n/],
+    [['--tick', 'often'], /^conclave-local: --tick: must be a duration such as 90s, 1\.5s, 500ms, 10m, 2h or 1h30m \(units ms, s, m, h\)\n/],
+    [['--tick', '5ms'], /^conclave-local: --tick: must be at least 10ms\n/],
+    [['--tick', '25h'], /^conclave-local: --tick: must be at most 24h \(a day\)\n/],
     // a typo is answered with the option meant, as `conclave` (commander) answers one
     [['--tabel-prefix', 'x'], /^conclave-local: unknown option '--tabel-prefix' \(did you mean --table-prefix\?\)/],
     [['--events', 'x'], /^conclave-local: unknown option '--events' \(did you mean --events-dir\?\)/],

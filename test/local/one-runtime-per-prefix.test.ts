@@ -54,7 +54,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
   it('a second start on the same endpoint and prefix (another process running conclave-local, with another TMPDIR) is refused, naming its pid, host and the fix; another prefix runs beside it; once it stops, the prefix starts again', async () => {
     const prefix = newPrefix('one');
     // its own temp folder (another TMPDIR, as another user has): before, each took a lock file in its own, and both ran
-    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600'], {
+    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600s'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, TMPDIR: folder() },
     });

@@ -408,7 +408,7 @@ describe('a consumer project', () => {
     const prefix = `cl-${Date.now().toString(36)}`;
     // the bin npm linked, run on this Node (22): as `npx conclave-local` would
     const bin = realpathSync(join(app, 'node_modules', '.bin', 'conclave-local'));
-    const child = spawn(process.execPath, [bin, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--tick', '5'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [bin, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--tick', '5s'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
