@@ -144,7 +144,7 @@ describe("every problem of the other objects' options in one error", () => {
       name: 'LeaseCandidate: emulationVersion above binaryVersion, and a renewal interval out of bounds',
       schema: LeaseCandidateOptionsSchema,
       input: { leaseName: 'nightly-report', name: 'w-1', emulationVersion: '2.0.0', binaryVersion: '1.0.0', client, renewIntervalMs: 5 },
-      want: ['renewIntervalMs: must be ≥ 1000 ms', 'emulationVersion: must be <= binaryVersion 1.0.0'],
+      want: ['renewIntervalMs: must be >= 1000 ms', 'emulationVersion: must be <= binaryVersion 1.0.0'],
     },
     {
       name: "LeaderElector: a candidacy emulating above its binary, and no identity",
@@ -162,7 +162,7 @@ describe("every problem of the other objects' options in one error", () => {
       name: 'Session: renewals that do not fit the deadline, and a prefix of the wrong type',
       schema: SessionOptionsSchema,
       input: { client, prefix: 5, renewIntervalMs: 5_000, retryPeriodMs: 1_500, renewDeadlineMs: 6_000 },
-      want: ['prefix: must be a string', 'renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs (4500)'],
+      want: ['prefix: must be a string', 'renewIntervalMs: must be < renewDeadlineMs - retryPeriodMs (4500)'],
     },
     {
       name: "withLease: push with mode 'NoCoordination', and a waitMs of the wrong type",
@@ -265,7 +265,7 @@ describe('every problem of the options in one error, with tables of the wrong ty
       name: 'Session: renewals that do not fit the deadline, and tables true',
       schema: SessionOptionsSchema,
       input: { client, tables: true, renewIntervalMs: 5_000, retryPeriodMs: 1_500, renewDeadlineMs: 6_000 },
-      want: ['renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs (4500)'],
+      want: ['renewIntervalMs: must be < renewDeadlineMs - retryPeriodMs (4500)'],
     },
     {
       name: 'IdentityLeaseHeartbeat: a lease too short for its renewals, and tables a number',
@@ -310,7 +310,7 @@ describe('every problem of the options in one error, with tables of the wrong ty
   it('tables of their type but a bad prefix or key: reported as before, with the rest', async () => {
     const input = { ...options, leaseDurationMs: 10_000, renewDeadlineMs: 10_000 };
     const prefix = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...input, tables: 'bad prefix!' }, 'options'));
-    expect(prefix).toContain('tables: must be a table name prefix such as "conclave": 1–244 of A-Z a-z 0-9 _ . -');
+    expect(prefix).toContain('tables: must be a table name prefix such as "conclave": 1-244 of A-Z a-z 0-9 _ . -');
     expect(prefix).toContain('renewDeadlineMs: must be < leaseDurationMs (10000)');
     const key = await messageOf(() => parse(LeaderElectorOptionsSchema, { ...input, tables: { lease: 'jobs' } }, 'options'));
     expect(key).toContain('tables: unknown key "lease": name tables with prefix, leases, candidates, identities');

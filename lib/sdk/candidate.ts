@@ -54,8 +54,8 @@ export const CandidacyShape = {
   renewIntervalMs: z
     .number()
     .int('must be whole milliseconds')
-    .min(1_000, 'must be ≥ 1000 ms')
-    .max(MAX_RENEW_INTERVAL_MS, `must be ≤ ${MAX_RENEW_INTERVAL_MS} ms (15 minutes): the coordinator collects a row not renewed for 30 minutes by default (candidateStaleAfterMs), so it is renewed at least twice in that time`)
+    .min(1_000, 'must be >= 1000 ms')
+    .max(MAX_RENEW_INTERVAL_MS, `must be <= ${MAX_RENEW_INTERVAL_MS} ms (15 minutes): the coordinator collects a row not renewed for 30 minutes by default (candidateStaleAfterMs), so it is renewed at least twice in that time`)
     .default(10 * 60_000),
 };
 
@@ -133,7 +133,7 @@ export const LeaseCandidateOptionsSchema = z
        * unique name (for example the host name and the pid).
        * @default 15000
        */
-      claimWindowMs: z.number().int().min(100, 'must be ≥ 100 ms').max(86_400_000, 'must be at most 86400000 ms (a day, the longest lease)').default(15_000),
+      claimWindowMs: z.number().int().min(100, 'must be >= 100 ms').max(86_400_000, 'must be at most 86400000 ms (a day, the longest lease)').default(15_000),
       /** A renewal that failed for a reason other than a race (retried at the next interval), or a failed withdrawal. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
     },
@@ -532,7 +532,7 @@ export class LeaseCandidate {
       if (this.registered) await this.register(); // not once withdrawing: its row is being removed
     } else if (read.item.identity !== this.instance) {
       this.displacedBy = read.item.identity;
-      this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}" was registered by another start-up (${read.item.identity}); two workers share one name — give each a unique name`));
+      this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}" was registered by another start-up (${read.item.identity}); two workers share one name - give each a unique name`));
     } else this.displacedBy = undefined; // renewed already at or after `now` (a clock step back): nothing to do
   }
 

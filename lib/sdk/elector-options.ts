@@ -87,7 +87,7 @@ export const LeaderElectorOptionsSchema = z
        */
       multiRegion: z.boolean().default(false),
       /** How long a term lasts after a renewal (client-go LeaseDuration). @default 15000 */
-      leaseDurationMs: z.number().int().min(1_000, 'must be ≥ 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
+      leaseDurationMs: z.number().int().min(1_000, 'must be >= 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
       /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */
       renewDeadlineMs: z.number().int().positive().default(10_000),
       /**
@@ -238,7 +238,7 @@ export const LeaderElectorOptionsSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['renewIntervalMs'],
-        message: `must be < renewDeadlineMs − retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the renew deadline`,
+        message: `must be < renewDeadlineMs - retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the renew deadline`,
       });
     if (ok('mode', 'candidacy') && o.mode === 'coordinated' && !o.candidacy)
       ctx.addIssue({

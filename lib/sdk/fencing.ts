@@ -70,7 +70,7 @@ export class LeaseLostError extends Error {
 const REASONS: Record<StopReason, string> = {
   cancelled: 'given up',
   preempted: 'a better candidate was preferred',
-  renewDeadline: 'not renewed within the renew deadline — renewals failed, or the process was frozen past it',
+  renewDeadline: 'not renewed within the renew deadline - renewals failed, or the process was frozen past it',
   deposed: 'another holder took the lease',
   workFailed: "the leader's work failed",
 };
@@ -149,8 +149,8 @@ export async function fencedTransactWrite(
  * table"): the tables the write names are added to its message; the error stays DynamoDB's.
  */
 function missingTableNamed(e: unknown, tables: readonly string[]): unknown {
-  if (e instanceof Error && e.name === 'ResourceNotFoundException' && !e.message.includes(' — a table it names')) {
-    e.message = `${e.message} — a table it names does not exist where the DynamoDB client points: ${tables.join(', ')}; create it, or check the name and the client's region and endpoint`;
+  if (e instanceof Error && e.name === 'ResourceNotFoundException' && !e.message.includes(' - a table it names')) {
+    e.message = `${e.message} - a table it names does not exist where the DynamoDB client points: ${tables.join(', ')}; create it, or check the name and the client's region and endpoint`;
   }
   return e;
 }

@@ -157,7 +157,7 @@ async function readLeader(name: string, o: ResolvedOptions, time: StampClock, re
 function notALeaseName(passed: unknown, options: unknown): ValidationError {
   const keys = passed !== null && typeof passed === 'object' ? Object.keys(passed) : undefined;
   const what = keys
-    ? `an options object ({ ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', …' : ''} }) in its place${options === undefined ? ' and no options' : ''}`
+    ? `an options object ({ ${keys.slice(0, 6).join(', ')}${keys.length > 6 ? ', ...' : ''} }) in its place${options === undefined ? ' and no options' : ''}`
     : passed === null || passed === undefined
       ? String(passed)
       : `a ${typeof passed}`;

@@ -111,12 +111,12 @@ const MESSAGE_MAX = 1000;
 function described(e: unknown): { name: string; message: string } {
   const name = e instanceof Error ? e.name : typeof e;
   const message = e instanceof Error ? e.message : String(e);
-  return { name, message: message.length > MESSAGE_MAX ? `${message.slice(0, MESSAGE_MAX - 1)}…` : message };
+  return { name, message: message.length > MESSAGE_MAX ? `${message.slice(0, MESSAGE_MAX - 3)}...` : message };
 }
 
 /** One elector of a list: refused without stopping the list's other checks (z.instanceof aborts), so a wrong element does not hide a lease listed twice. */
 const ListedElector = z.custom<LeaderElector>((v) => v instanceof LeaderElector, {
-  error: (issue) => `must be a LeaderElector, not ${shown(issue.input)}: give the elector itself (new LeaderElector({ … })), one per lease`,
+  error: (issue) => `must be a LeaderElector, not ${shown(issue.input)}: give the elector itself (new LeaderElector({ ... })), one per lease`,
   abort: false,
 });
 

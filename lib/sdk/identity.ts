@@ -46,7 +46,7 @@ const Component = Name.max(MAX_COMPONENT, `must be at most ${MAX_COMPONENT} char
  * grant refuses them too: infra/settings.ts). In the coordinator's, the identities scan never returns
  * the row, so it is never collected; in a session partition, every judge takes it for a session row.
  */
-const HeartbeatComponent = Component.refine((c) => !isSessionComponent(c), "is a session partition (conclave-session…), where Conclave's Session keeps its rows: name the component after your process, e.g. report-worker").refine(
+const HeartbeatComponent = Component.refine((c) => !isSessionComponent(c), "is a session partition (conclave-session...), where Conclave's Session keeps its rows: name the component after your process, e.g. report-worker").refine(
   (c) => c !== COORDINATOR_COMPONENT,
   "is the coordinator's own partition (its tick cursor), which the coordinator never collects: name the component after your process, e.g. report-worker",
 );
@@ -101,7 +101,7 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
        * for a failed renewal and its retry (at least 40 s at the default interval; a shorter one is
        * refused, naming the least). @default 3600
        */
-      leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be ≥ 1').max(MAX_IDENTITY_LEASE_SECONDS, `must be at most ${MAX_IDENTITY_LEASE_SECONDS} (a day)`).default(3_600),
+      leaseDurationSeconds: z.number().int('must be whole seconds').min(1, 'must be >= 1').max(MAX_IDENTITY_LEASE_SECONDS, `must be at most ${MAX_IDENTITY_LEASE_SECONDS} (a day)`).default(3_600),
       /** Extra labels; `component` and `hostname` are always set (and win over the same keys here). */
       labels: Labels.refine((l) => Object.keys(l).length <= MAX_LABELS - 2, `must have at most ${MAX_LABELS - 2} labels (component and hostname are added)`).optional(),
       /**

@@ -27,7 +27,7 @@ const LONGEST_SUFFIX = '-candidates'.length; // the longest of -leases, -candida
 const PREFIX_MAX = 255 - LONGEST_SUFFIX;
 const TablePrefix = z
   .string()
-  .regex(new RegExp(`^[A-Za-z0-9_.-]{1,${PREFIX_MAX}}$`), `must be a table name prefix such as "${DEFAULT_TABLE_PREFIX}": 1–${PREFIX_MAX} of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)`);
+  .regex(new RegExp(`^[A-Za-z0-9_.-]{1,${PREFIX_MAX}}$`), `must be a table name prefix such as "${DEFAULT_TABLE_PREFIX}": 1-${PREFIX_MAX} of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)`);
 
 const TablesObject: z.ZodType<Exclude<TablesOption, string>> = z.strictObject(
   {

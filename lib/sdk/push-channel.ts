@@ -61,7 +61,7 @@ export const PushChannelOptionsSchema = z.strictObject(
      */
     clientId: z
       .string()
-      .regex(new RegExp(`^[A-Za-z0-9:_.-]{1,${MAX_CLIENT_ID_LENGTH}}$`), `must be 1–${MAX_CLIENT_ID_LENGTH} of A-Z a-z 0-9 : _ . - (IoT Core's client ids)`)
+      .regex(new RegExp(`^[A-Za-z0-9:_.-]{1,${MAX_CLIENT_ID_LENGTH}}$`), `must be 1-${MAX_CLIENT_ID_LENGTH} of A-Z a-z 0-9 : _ . - (IoT Core's client ids)`)
       .optional(),
     /** How often the connection is checked when idle (MQTT keep-alive; IoT Core allows 30–1200 s). @default 240 (under a NAT gateway's 350 s idle timeout) */
     keepaliveSeconds: z.number().int().min(30).max(1200).default(240),

@@ -393,7 +393,7 @@ export class ClockSkewError extends Error {
       case 'noSamples':
         return "cannot tell DynamoDB's time: no response with a Date header yet (an endpoint that never sends one needs clockSync: 'none', and this machine's clock within the coordinator's clockSkewMs)";
       case 'uncertain':
-        return `DynamoDB's time is known only to ±${Math.round(d.errorMs)} ms, more than maxClockErrorMs (${maxErrorMs} ms): responses are slow, or too few yet`;
+        return `DynamoDB's time is known only to +/-${Math.round(d.errorMs)} ms, more than maxClockErrorMs (${maxErrorMs} ms): responses are slow, or too few yet`;
       case 'jumped':
         return `DynamoDB's time, measured on this machine's monotonic clock, jumped by ${Math.round(d.jumpMs)} ms (the machine was suspended, or the server's clock stepped)`;
     }

@@ -87,7 +87,7 @@ export const SessionOptionsSchema = z
     // compared only where each passed its own checks: a bad one is reported as itself
     const valid = everyProblem.valid(ctx);
     if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
-      ctx.addIssue({ code: 'custom', path: ['renewIntervalMs'], message: `must be < renewDeadlineMs − retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the deadline` });
+      ctx.addIssue({ code: 'custom', path: ['renewIntervalMs'], message: `must be < renewDeadlineMs - retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the deadline` });
     if (valid('renewDeadlineMs', 'maxLeaseDurationMs') && o.renewDeadlineMs >= o.maxLeaseDurationMs)
       ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < maxLeaseDurationMs (${o.maxLeaseDurationMs}) so the session ends before anyone can see it expire` });
   }, { when: everyProblem.when });

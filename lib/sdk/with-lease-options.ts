@@ -18,7 +18,7 @@ import { knownServerClockOf, trustedClock, type StampClock } from './server-cloc
 import { Session } from './session.js';
 import { FIXES, ValidationError, issuesOf, type FieldIssue } from '../schemas/validation.js';
 
-const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
+const SCHEDULED_AT = 'must be the time this run was scheduled for: pass the EventBridge scheduled event\'s `time` (an ISO 8601 time such as "2026-11-24T00:00:00Z"), a Date, or epoch milliseconds';
 
 const IsoTime = z.iso.datetime({ offset: true });
 
@@ -39,8 +39,8 @@ function scheduledAtError(v: unknown): string {
   const ms = scheduledMs(v);
   if (ms === undefined) return SCHEDULED_AT;
   const iso = new Date(ms).toISOString();
-  if (typeof v === 'number') return `must be epoch milliseconds; ${v} is ${iso} as milliseconds, so it looks like epoch seconds: pass ${v * 1000} (seconds × 1000), a Date, or the EventBridge scheduled event’s \`time\` as it is`;
-  return `must be the time this run was scheduled for, and ${iso} is before 2000: pass the EventBridge scheduled event’s \`time\` as it is`;
+  if (typeof v === 'number') return `must be epoch milliseconds; ${v} is ${iso} as milliseconds, so it looks like epoch seconds: pass ${v * 1000} (seconds * 1000), a Date, or the EventBridge scheduled event's \`time\` as it is`;
+  return `must be the time this run was scheduled for, and ${iso} is before 2000: pass the EventBridge scheduled event's \`time\` as it is`;
 }
 
 /**
@@ -61,7 +61,7 @@ export const RunOnceSchema = z.union([
      * The window: a UTC `day` (`2026-11-24`), a UTC `hour` (`2026-11-24T22`), or a length in
      * milliseconds (windows aligned to the epoch, named by their start in ISO form).
      */
-    every: z.union([z.enum(['day', 'hour']), z.number().int('must be whole milliseconds').min(1_000, 'must be ≥ 1000 ms')]),
+    every: z.union([z.enum(['day', 'hour']), z.number().int('must be whole milliseconds').min(1_000, 'must be >= 1000 ms')]),
     /**
      * When this run was scheduled: pass the EventBridge scheduled event's `time` (or a Date, or
      * epoch ms). The window is the one this time falls in, so a late retry (after midnight, say)
@@ -121,7 +121,7 @@ export const WithLeaseOptionsSchema = z.strictObject(
      * a round trip or two, and a stale holder's term must be watched out.
      * @default 2 × leaseDurationMs
      */
-    waitMs: z.number().int('must be whole milliseconds').min(0, 'must be ≥ 0').optional(),
+    waitMs: z.number().int('must be whole milliseconds').min(0, 'must be >= 0').optional(),
     /** At most one successful run per window; off by default. */
     runOnce: RunOnceSchema.optional(),
     /** How long a term lasts after a renewal. @default 15000 */
@@ -273,7 +273,7 @@ export function scheduledAtIssue(runOnce: z.output<typeof RunOnceSchema> | undef
   const clock = sync === 'server' ? "DynamoDB's time" : "this machine's time";
   return {
     field: 'runOnce.at',
-    message: `is ${(ahead / 1000).toFixed(1)} s after ${clock} now (${new Date(now).toISOString()}), so it names a window that may not have begun (${windowOf(runOnce, now)}): pass the scheduled event’s \`time\` as it is, not a time from a clock of your own (one running fast names the next window), or leave \`at\` out to count the run for the window it takes the lease in`,
+    message: `is ${(ahead / 1000).toFixed(1)} s after ${clock} now (${new Date(now).toISOString()}), so it names a window that may not have begun (${windowOf(runOnce, now)}): pass the scheduled event's \`time\` as it is, not a time from a clock of your own (one running fast names the next window), or leave \`at\` out to count the run for the window it takes the lease in`,
   };
 }
 

@@ -96,7 +96,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const call = tryOnly ? 'tryWithLease' : 'withLease';
   // the lease name, the function and every option (the elector's rules over its timings and
   // candidacy too) judged together, before anything is read: one bad one hides none of the others
-  const argIssues: FieldIssue[] = [...argumentIssues(Name, name, 'leaseName'), ...(typeof work === 'function' ? [] : [{ field: 'fn', message: 'must be a function (signal, term) => …' }])];
+  const argIssues: FieldIssue[] = [...argumentIssues(Name, name, 'leaseName'), ...(typeof work === 'function' ? [] : [{ field: 'fn', message: 'must be a function (signal, term) => ...' }])];
   const badName = argIssues.some((i) => i.field === 'leaseName');
   const what = badName ? `${call} arguments` : `${call} options for lease "${name}"`;
   const unnamed = defaultIdentity();

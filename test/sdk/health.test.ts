@@ -555,7 +555,7 @@ describe('healthCheck and serveHealth: every bad argument in one error', () => {
     expect([...err.fields].sort()).toEqual(['[1]', '[2]']);
     const at = (f: string) => err.issues.find((i) => i.field === f)?.message;
     expect(at('[1]')).toBe('lists lease "health-every" twice, at [0] and [1]: each lease is served once, at /leader/health-every; drop one (one elector per lease)');
-    expect(at('[2]')).toBe('must be a LeaderElector, not the string "x": give the elector itself (new LeaderElector({ … })), one per lease');
+    expect(at('[2]')).toBe('must be a LeaderElector, not the string "x": give the elector itself (new LeaderElector({ ... })), one per lease');
     // two electors of one lease, and two bad elements: each named
     const twin = idle('health-every');
     const many = validationError(() => healthCheck([e, 7 as never, twin, null as never]));

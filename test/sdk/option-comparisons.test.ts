@@ -56,7 +56,7 @@ const rows: Row[] = [
     name: 'LeaderElector: leaseDurationMs 500 (below 1000) is not compared with renewDeadlineMs',
     schema: LeaderElectorOptionsSchema,
     input: { ...elector, leaseDurationMs: 500 },
-    want: [['leaseDurationMs', 'must be ≥ 1000 ms']],
+    want: [['leaseDurationMs', 'must be >= 1000 ms']],
   },
   {
     name: "LeaderElector: leaseDurationMs above a day is not compared with the session's maxLeaseDurationMs",
@@ -98,13 +98,13 @@ const rows: Row[] = [
     name: 'IdentityLeaseHeartbeat: leaseDurationSeconds 0 is not compared with what renewIntervalMs needs',
     schema: IdentityLeaseHeartbeatOptionsSchema,
     input: { client, component: 'scheduler', leaseDurationSeconds: 0 },
-    want: [['leaseDurationSeconds', 'must be ≥ 1']],
+    want: [['leaseDurationSeconds', 'must be >= 1']],
   },
   {
     name: "PushChannel: a clientId of characters IoT Core refuses is not compared with the deployment's prefix",
     schema: PushChannelOptionsSchema,
     input: { endpoint: 'ws://127.0.0.1:1883/mqtt', clientId: 'other id!' },
-    want: [['clientId', 'must be 1–']],
+    want: [['clientId', 'must be 1-']],
   },
   {
     name: 'coordinator config: candidateStaleAfterMs 0 is not compared with candidateRepingAfterMs',

@@ -145,7 +145,7 @@ const releaseOf = (lease: string) => (r: { input: unknown; operation: string }) 
 describe('Session', () => {
   it('refuses bad options, naming the field and the fix', () => {
     const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
-    expect(() => new Session({ client, renewIntervalMs: 9_000 })).toThrow(/renewIntervalMs: must be < renewDeadlineMs − retryPeriodMs \(6000\)/);
+    expect(() => new Session({ client, renewIntervalMs: 9_000 })).toThrow(/renewIntervalMs: must be < renewDeadlineMs - retryPeriodMs \(6000\)/);
     expect(() => new Session({ client, renewDeadlineMs: 20_000 })).toThrow(/renewDeadlineMs: must be < maxLeaseDurationMs \(15000\)/);
     expect(() => new Session({ client, prefix: '' })).toThrow(ValidationError);
     const session = new Session({ client });

@@ -215,7 +215,7 @@ describe('run-once windows that never run twice (issue 27)', () => {
       expect((e as Error).message).toMatch(/runOnce\.at: must be/);
     }
     const e = await withLease('bad-at', async () => 1, opts('x', { mode: 'NoCoordination', runOnce: { every: 'day', at: 'yesterday' } as RunOnce })).catch((x: unknown) => x);
-    expect((e as Error).message).toMatch(/runOnce\.at: must be the time this run was scheduled for: pass the EventBridge scheduled event’s `time`/);
+    expect((e as Error).message).toMatch(/runOnce\.at: must be the time this run was scheduled for: pass the EventBridge scheduled event's `time`/);
   });
 
   it('a scheduled time in epoch seconds is refused, naming runOnce.at and the fix, before the function runs (it named a window of 1970 that every later day shared)', async () => {
@@ -227,7 +227,7 @@ describe('run-once windows that never run twice (issue 27)', () => {
       const e = await withLease(lease, async () => void ran.push(d), opts(`cron-${d}`, { mode: 'NoCoordination', runOnce: { every: 'day', at: seconds(d) } })).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(ValidationError);
       expect((e as ValidationError).fields).toEqual(['runOnce.at']);
-      expect((e as Error).message).toMatch(new RegExp(`runOnce\\.at: must be epoch milliseconds; ${seconds(d)} is 1970-01-21T\\S+ as milliseconds, so it looks like epoch seconds: pass ${seconds(d) * 1000} \\(seconds × 1000\\)`));
+      expect((e as Error).message).toMatch(new RegExp(`runOnce\\.at: must be epoch milliseconds; ${seconds(d)} is 1970-01-21T\\S+ as milliseconds, so it looks like epoch seconds: pass ${seconds(d) * 1000} \\(seconds \\* 1000\\)`));
     }
     const e = await withLease(lease, async () => void ran.push(0), opts('cron-0', { mode: 'NoCoordination', runOnce: { every: 'hour', at: new Date(0) } })).catch((x: unknown) => x);
     expect((e as Error).message).toMatch(/runOnce\.at: must be the time this run was scheduled for, and 1970-01-01T00:00:00\.000Z is before 2000/);
@@ -247,7 +247,7 @@ describe('run-once windows that never run twice (issue 27)', () => {
     const e = await daily('fast-clock', '2026-12-02T00:02:00Z').catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ValidationError);
     expect((e as ValidationError).fields).toEqual(['runOnce.at']);
-    expect((e as Error).message).toMatch(/runOnce\.at: is 180\.0 s after this machine's time now \(2026-12-01T23:59:00\.000Z\), so it names a window that may not have begun \(2026-12-02\): pass the scheduled event’s `time` as it is/);
+    expect((e as Error).message).toMatch(/runOnce\.at: is 180\.0 s after this machine's time now \(2026-12-01T23:59:00\.000Z\), so it names a window that may not have begun \(2026-12-02\): pass the scheduled event's `time` as it is/);
     expect(ran).toEqual([]);
     expect(await periodic(lease)).toEqual([]);
     expect((await leases.read(lease)).item).toBeUndefined(); // refused before anything was written
