@@ -2,6 +2,9 @@
  * The string literals and template texts of our TypeScript sources, as they run: what the
  * own-text tests (test/cli/own-text.test.ts, test/sdk/own-text.test.ts) judge our messages by.
  */
+import { readFileSync } from 'node:fs';
+import { expect } from 'vitest';
+import { REPO_ROOT } from '../scripts/import-graph.js';
 
 /** One literal's text as it runs (escapes cooked), each UTF-16 unit with its offset in the source. */
 export interface Piece {
@@ -181,4 +184,21 @@ export function notAsciiInLiterals(file: string, src: string): Finding[] {
       return { literal, text: `${file}:${lineOf(at[o]!)}: U+${code} '${m[0]}' in ${JSON.stringify(text.slice(Math.max(0, o - 25), o + 25))}` };
     });
   });
+}
+
+/** Literals that hold what a check finds as data, never printed: how many in the file, and why. */
+export type Allowed = Readonly<Record<string, { literals: number; why: string }>>;
+
+/**
+ * Judges the literals of each of `files` (repository-relative) with `judge`: nothing found outside
+ * `allowed`, and in each allowed file exactly its count of literals (a literal more, a message in
+ * that file, fails; one fewer is taken back). `write`: what to write instead, in the failure.
+ */
+export function expectOnlyAllowed(files: readonly string[], judge: (file: string, src: string) => Finding[], allowed: Allowed, write: string): void {
+  const found = files.map((f) => ({ f, findings: judge(f, readFileSync(`${REPO_ROOT}/${f}`, 'utf8')) }));
+  expect(found.filter(({ f }) => !(f in allowed)).flatMap(({ findings }) => findings.map((x) => x.text)), write).toEqual([]);
+  for (const [f, { literals: n, why }] of Object.entries(allowed)) {
+    const inFile = found.find((x) => x.f === f)?.findings ?? [];
+    expect(new Set(inFile.map((x) => x.literal)).size, `${f}: ${why}; ${write}:\n${inFile.map((x) => x.text).join('\n')}`).toBe(n);
+  }
 }

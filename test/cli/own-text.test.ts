@@ -12,11 +12,10 @@
  * never prints), characters in ASCII (a newline or backslash in a literal is code: a split, a
  * regular expression's source; clean escapes them in a message on purpose), and the data below.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { clean } from '../../lib/cli/format.js';
-import { importGraph, REPO_ROOT } from '../../scripts/import-graph.js';
-import { literals, notAsciiInLiterals, VALUE, type Finding } from '../literals.js';
+import { importGraph } from '../../scripts/import-graph.js';
+import { expectOnlyAllowed, literals, notAsciiInLiterals, VALUE, type Allowed, type Finding } from '../literals.js';
 
 /** The UTF-16 offsets in `text` of the characters clean escapes there (clean keeps the others as they are, in order). */
 export function escapedAt(text: string): number[] {
@@ -56,7 +55,7 @@ export function escapedInLiterals(file: string, src: string): Finding[] {
 }
 
 /** Literals that hold such characters as data, never printed: how many in the file, and why. */
-const ALLOWED: Record<string, { literals: number; why: string }> = {
+const ALLOWED: Allowed = {
   'lib/cli/format.ts': { literals: 16, why: 'CJK_GROUPS: the CJK look-alikes clean judges a name by (its members, one literal a group)' },
 };
 
@@ -96,13 +95,7 @@ describe('our own text in the CLI prints as written: no character that clean esc
   it("no literal of lib/cli, or of a module it loads, holds one, but the allowed data", async () => {
     const files = (await importGraph('lib/cli/main.ts')).internal.filter((f) => f.endsWith('.ts'));
     expect(files).toEqual(expect.arrayContaining(['lib/cli/main.ts', 'lib/cli/describe.ts', 'lib/schemas/validation.ts', 'lib/stores/errors.ts', 'lib/election/strategy.ts', 'lib/events/schemas.ts']));
-    const found = files.map((f) => ({ f, findings: escapedInLiterals(f, readFileSync(`${REPO_ROOT}/${f}`, 'utf8')) }));
-    expect(found.filter(({ f }) => !(f in ALLOWED)).flatMap(({ findings }) => findings.map((x) => x.text)), WHAT_TO_WRITE).toEqual([]);
-    // an allowance is exact: a literal more (a message in that file) fails, one fewer is taken back
-    for (const [f, { literals: n, why }] of Object.entries(ALLOWED)) {
-      const inFile = found.find((x) => x.f === f)?.findings ?? [];
-      expect(new Set(inFile.map((x) => x.literal)).size, `${f}: ${why}; ${WHAT_TO_WRITE}:\n${inFile.map((x) => x.text).join('\n')}`).toBe(n);
-    }
+    expectOnlyAllowed(files, escapedInLiterals, ALLOWED, WHAT_TO_WRITE);
   });
 });
 
@@ -111,7 +104,7 @@ describe('our own text in the CLI prints as written: no character that clean esc
  * other literal of the CLI's graph is ASCII, as docs/cli.md says: a name's `–` or `→` (kept by
  * clean where it passes for nothing) then never passes for our own separator (`->`, `-`, `...`).
  */
-const NOT_ASCII_ALLOWED: Record<string, { literals: number; why: string }> = {
+const NOT_ASCII_ALLOWED: Allowed = {
   'lib/cli/format.ts': { literals: 18, why: "CJK_GROUPS' members and SAME_SCRIPT_ONE's katakana: the look-alikes clean judges a name by" },
 };
 
@@ -135,12 +128,6 @@ describe("the CLI's own text is ASCII (docs/cli.md): a name's dash, arrow or ell
 
   it('no literal of lib/cli, or of a module it loads, holds one, but the allowed data', async () => {
     const files = (await importGraph('lib/cli/main.ts')).internal.filter((f) => f.endsWith('.ts'));
-    const found = files.map((f) => ({ f, findings: notAsciiInLiterals(f, readFileSync(`${REPO_ROOT}/${f}`, 'utf8')) }));
-    const WRITE = 'write ASCII: ">=" for ≥, "<=" for ≤, "->" for →, "-" for – or —, "..." for …';
-    expect(found.filter(({ f }) => !(f in NOT_ASCII_ALLOWED)).flatMap(({ findings }) => findings.map((x) => x.text)), WRITE).toEqual([]);
-    for (const [f, { literals: n, why }] of Object.entries(NOT_ASCII_ALLOWED)) {
-      const inFile = found.find((x) => x.f === f)?.findings ?? [];
-      expect(new Set(inFile.map((x) => x.literal)).size, `${f}: ${why}; ${WRITE}:\n${inFile.map((x) => x.text).join('\n')}`).toBe(n);
-    }
+    expectOnlyAllowed(files, notAsciiInLiterals, NOT_ASCII_ALLOWED, 'write ASCII: ">=" for ≥, "<=" for ≤, "->" for →, "-" for – or —, "..." for …');
   });
 });

@@ -6,13 +6,12 @@
  * schema writes as `>=`, `-`, `...`. Every literal of the modules the SDK's entries load (lib/sdk/
  * and what it imports: the schemas, the stores) is judged, comments and schema descriptions apart.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { importGraph, REPO_ROOT } from '../../scripts/import-graph.js';
-import { notAsciiInLiterals } from '../literals.js';
+import { importGraph } from '../../scripts/import-graph.js';
+import { expectOnlyAllowed, notAsciiInLiterals, type Allowed } from '../literals.js';
 
 /** Literals outside ASCII that are data, never words of ours: how many in the file, and why. */
-const NOT_ASCII_ALLOWED: Record<string, { literals: number; why: string }> = {
+const NOT_ASCII_ALLOWED: Allowed = {
   'lib/sdk/migration.ts': { literals: 1, why: 'the byte order mark a JSON file may start with (U+FEFF), stripped before JSON.parse' },
 };
 
@@ -23,12 +22,6 @@ describe("the SDK's own text is ASCII: its messages read the same as the CLI's a
     const entries = await Promise.all(['lib/sdk/index.ts', 'lib/sdk/push-entry.ts'].map((e) => importGraph(e)));
     const files = [...new Set(entries.flatMap((g) => g.internal))].filter((f) => f.endsWith('.ts')).sort();
     expect(files).toEqual(expect.arrayContaining(['lib/sdk/elector.ts', 'lib/sdk/candidate.ts', 'lib/sdk/fencing.ts', 'lib/sdk/health.ts', 'lib/sdk/push-channel.ts', 'lib/schemas/validation.ts']));
-    const found = files.map((f) => ({ f, findings: notAsciiInLiterals(f, readFileSync(`${REPO_ROOT}/${f}`, 'utf8')) }));
-    expect(found.filter(({ f }) => !(f in NOT_ASCII_ALLOWED)).flatMap(({ findings }) => findings.map((x) => x.text)), WRITE).toEqual([]);
-    // an allowance is exact: a literal more (a message in that file) fails, one fewer is taken back
-    for (const [f, { literals: n, why }] of Object.entries(NOT_ASCII_ALLOWED)) {
-      const inFile = found.find((x) => x.f === f)?.findings ?? [];
-      expect(new Set(inFile.map((x) => x.literal)).size, `${f}: ${why}; ${WRITE}:\n${inFile.map((x) => x.text).join('\n')}`).toBe(n);
-    }
+    expectOnlyAllowed(files, notAsciiInLiterals, NOT_ASCII_ALLOWED, WRITE);
   });
 });
