@@ -239,7 +239,12 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       onLost(`the lock of local mode on table prefix ${prefix} was ${taker ? `taken over by ${holderOf(taker)}` : 'deleted'} (judged not renewed): stop this runtime; its stream pollers and tick are stopped`);
     }
   };
-  const renew = () => (renewing = renewing.then(renewOnce));
+  // one at a time; a failed one (its caller told) does not fail the ones after it: each is sent
+  const renew = () => {
+    const once = renewing.then(renewOnce);
+    renewing = once.catch(() => undefined);
+    return once;
+  };
   const beat = () => {
     timer = clock.setTimer(
       RUNTIME_LOCK_HEARTBEAT_MS,
@@ -261,7 +266,7 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
     renew,
     async release() {
       timer?.cancel();
-      await renewing.catch(() => undefined); // (its failure was told)
+      await renewing; // (never rejects: a failure is its caller's)
       if (over) return;
       over = true;
       held.delete(owner);

@@ -24,6 +24,7 @@ import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
+import { closableProxy } from '../proxy.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -220,6 +221,45 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     }
     expect(seen).toEqual(['before']);
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4545' }); // the taker's, left to it
+  });
+});
+
+describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreachable)', () => {
+  /** A held heartbeat: each timer the lock sets is kept (with its wait) and fired by the test. */
+  const heldBeats = () => {
+    const beats: { ms: number; fn: () => void }[] = [];
+    const clock: Clock = { ...systemClock, setTimer: (ms, fn, o) => (ms <= RUNTIME_LOCK_HEARTBEAT_MS ? (beats.push({ ms, fn }), { cancel: () => undefined }) : systemClock.setTimer(ms, fn, o)) };
+    return { beats, clock };
+  };
+  const renewalsOf = async (prefix: string) => Number((await lockItem(prefix))?.['renewals']?.N);
+
+  it('is kept: a renewal after a failed one is sent and lands, and a take-over after it is still seen', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('flaky');
+    const proxy = await closableProxy(inject('ddbEndpoint'));
+    // no SDK retries (they wait on the machine's clock): each failure is the lock's
+    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
+    const lost: string[] = [];
+    // the heartbeat held: every renewal here is the test's
+    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock: heldBeats().clock, say: () => {}, onLost: (m) => lost.push(m) });
+    try {
+      await lock.renew();
+      expect(await renewalsOf(prefix)).toBe(1);
+      await proxy.close();
+      await expect(lock.renew()).rejects.toThrow();
+      await proxy.open();
+      // before: every renewal after the first failed one was that failure again, never sent: the lock went
+      // unrenewed, was taken over 10 s later by another start, and this runtime never learned it
+      await lock.renew();
+      expect(await renewalsOf(prefix)).toBe(2);
+      await holder(prefix, { pid: 4646, host: 'elsewhere', heartbeatAt: Date.now() });
+      await lock.renew();
+      expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4646 on elsewhere (judged not renewed): stop this runtime; its stream pollers and tick are stopped`]);
+    } finally {
+      await lock.release();
+      client.destroy();
+      await proxy.close();
+    }
   });
 });
 
