@@ -49,8 +49,13 @@ export const RuntimeLockItem = z.object({
   heartbeatAt: z.number().int(),
   /** heartbeatAt + RUNTIME_LOCK_STALE_MS: from then on a reader on the holder's host (its clock) may take the lock over. */
   staleAt: z.number().int(),
-  /** How many times the holder has renewed it: what a reader on another host watches change. */
-  renewals: z.number().int().min(0),
+  /**
+   * How many times the holder has renewed it: what a reader on another host watches change. Absent
+   * on an item written before the count was kept (before 0.2.0's cf676b3): read as 0, so such a lock
+   * is judged by its heartbeatAt changing, as its holder of that version renews it, and its take-over
+   * is conditional on the count being absent still.
+   */
+  renewals: z.number().int().min(0).default(0),
 });
 export type RuntimeLockItem = z.infer<typeof RuntimeLockItem>;
 
@@ -187,7 +192,12 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
           Item: marshall(item),
           ...(d.kind === 'take'
             ? { ConditionExpression: 'attribute_not_exists(#p)', ExpressionAttributeNames: { '#p': 'prefix' } }
-            : { ConditionExpression: '#o = :o AND renewals = :r', ExpressionAttributeNames: { '#o': 'owner' }, ExpressionAttributeValues: { ':o': { S: found!.owner }, ':r': { N: String(found!.renewals) } } }),
+            : {
+                // unchanged since judged: the same owner, renewal count (absent on an item of before the count: read as 0) and stamp
+                ConditionExpression: `#o = :o AND heartbeatAt = :h AND ${found!.renewals === 0 ? '(attribute_not_exists(renewals) OR renewals = :r)' : 'renewals = :r'}`,
+                ExpressionAttributeNames: { '#o': 'owner' },
+                ExpressionAttributeValues: { ':o': { S: found!.owner }, ':h': { N: String(found!.heartbeatAt) }, ':r': { N: String(found!.renewals) } },
+              }),
         }),
       );
     } catch (e) {

@@ -224,6 +224,58 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
   });
 });
 
+describe('a runtime lock item written before it counted its renewals (no renewals field)', () => {
+  /** A lock item as a holder of before cf676b3 wrote it, and renews it (heartbeatAt and staleAt, no count). */
+  const olderHolder = (prefix: string, o: { pid: number; host: string; heartbeatAt: number }) => {
+    const { renewals: _, ...item } = { prefix, owner: randomUUID(), pid: o.pid, host: o.host, endpoint: inject('ddbEndpoint'), startedAt: o.heartbeatAt, heartbeatAt: o.heartbeatAt, staleAt: o.heartbeatAt + RUNTIME_LOCK_STALE_MS, renewals: 0 };
+    return admin.send(new PutItemCommand({ TableName: RUNTIME_LOCK_TABLE, Item: marshall(item) }));
+  };
+  const olderRenewal = (prefix: string, at: number) =>
+    admin.send(new UpdateItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, UpdateExpression: 'SET heartbeatAt = :h, staleAt = :s', ExpressionAttributeValues: { ':h': { N: String(at) }, ':s': { N: String(at + RUNTIME_LOCK_STALE_MS) } } }));
+
+  it('is judged as a lock whose count is 0: one left unrenewed elsewhere is taken over after RUNTIME_LOCK_STALE_MS, one renewed meanwhile is refused; one of a process gone here is taken over at once', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const T0 = 1_800_000_000_000;
+    const manual = manualClock(T0);
+    const clock = { ...manual, sleep: async (ms: number) => void manual.advance(ms) };
+
+    const quiet = newPrefix('older-quiet');
+    await olderHolder(quiet, { pid: 4747, host: 'elsewhere', heartbeatAt: T0 - 1_000 });
+    const said: string[] = [];
+    // before: refused at once as malformed ("renewals: required"), naming the item to delete
+    const lock = await lockRuntime(admin, inject('ddbEndpoint'), quiet, { clock, say: (line) => said.push(line) });
+    try {
+      expect(manual.now()).toBe(T0 + RUNTIME_LOCK_STALE_MS);
+      expect(said[1]).toMatch(/^taking over the lock of process 4747 on elsewhere: not renewed for 10 s/);
+      expect((await lockItem(quiet))?.['pid']).toEqual({ N: String(process.pid) });
+    } finally {
+      await lock.release();
+    }
+
+    const live = newPrefix('older-live');
+    await olderHolder(live, { pid: 4848, host: 'elsewhere', heartbeatAt: manual.now() });
+    const renewing = { ...manual, sleep: async (ms: number) => {
+      manual.advance(ms);
+      await olderRenewal(live, manual.now()); // its holder, of the older version, renews as it did
+    } };
+    await expect(lockRuntime(admin, inject('ddbEndpoint'), live, { clock: renewing, say: () => {} })).rejects.toThrow(`with table prefix ${live}: process 4848 on elsewhere`);
+
+    const gone = newPrefix('older-gone');
+    await olderHolder(gone, { pid: spawnSync(process.execPath, ['-e', '']).pid!, host: hostname(), heartbeatAt: Date.now() });
+    const taken = await lockRuntime(admin, inject('ddbEndpoint'), gone, { say: () => {} });
+    await taken.release();
+  });
+
+  it('an item that is not a lock of any version (a field of the wrong type) is still refused, naming the item and the fix', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('malformed');
+    await admin.send(new PutItemCommand({ TableName: RUNTIME_LOCK_TABLE, Item: { ...marshall({ prefix, owner: randomUUID(), pid: 4949, host: 'elsewhere', endpoint: 'x', startedAt: 1, heartbeatAt: 1, staleAt: 2 }), renewals: { S: 'many' } } }));
+    await expect(lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {} })).rejects.toThrow(
+      new RegExp(`runtime lock "${prefix}" \\(table ${RUNTIME_LOCK_TABLE} at ${inject('ddbEndpoint').replace(/[.]/g, '\\.')}; delete the item if no local mode runs on that prefix\\).*renewals`, 's'),
+    );
+  });
+});
+
 describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreachable)', () => {
   /** A held heartbeat: each timer the lock sets is kept (with its wait) and fired by the test. */
   const heldBeats = () => {
