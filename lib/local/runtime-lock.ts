@@ -244,9 +244,16 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       if (over) return;
       over = true;
       held.delete(owner);
-      const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
-      const taker = out.Item && RuntimeLockItem.safeParse(unmarshall(out.Item)).data;
-      onLost(`the lock of local mode on table prefix ${prefix} was ${taker ? `taken over by ${holderOf(taker)}` : 'deleted'} (judged not renewed): stop this runtime; its stream pollers and tick are stopped`);
+      // who holds it now, for the message only: the loss is told whether or not this read answers
+      let what: string;
+      try {
+        const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
+        const taker = out.Item && RuntimeLockItem.safeParse(unmarshall(out.Item)).data;
+        what = taker ? `taken over by ${holderOf(taker)}` : 'deleted';
+      } catch (read) {
+        what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;
+      }
+      onLost(`the lock of local mode on table prefix ${prefix} was ${what} (judged not renewed): stop this runtime; its stream pollers and tick are stopped`);
     }
   };
   // one at a time; a failed one (its caller told) does not fail the ones after it: each is sent

@@ -24,7 +24,7 @@ import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
-import { closableProxy } from '../proxy.js';
+import { closableProxy, close, resettingProxy } from '../proxy.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -312,6 +312,29 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
       client.destroy();
       await proxy.close();
     }
+  });
+
+  it('a take-over is told even when who took it cannot be read (the read after the refused renewal fails too)', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('unread-taker');
+    const { proxy, arm } = await resettingProxy(inject('ddbEndpoint'), (request) => request.includes('DynamoDB_20120810.GetItem'));
+    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
+    const lost: string[] = [];
+    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock: heldBeats().clock, say: () => {}, onLost: (m) => lost.push(m) });
+    try {
+      await holder(prefix, { pid: 5050, host: 'elsewhere', heartbeatAt: Date.now() });
+      arm(); // the read of who holds it now: sent, its answer lost
+      // before: this renewal rejected with the read's failure and marked the lock over first, so the
+      // loss was never told (nor by any renewal after it): the runtime kept its pollers and tick running
+      await lock.renew();
+      expect(lost).toHaveLength(1);
+      expect(lost[0]).toMatch(new RegExp(`^the lock of local mode on table prefix ${prefix} was taken over or deleted \\(who holds it now could not be read: .+\\)`));
+    } finally {
+      await lock.release();
+      client.destroy();
+      await close(proxy);
+    }
+    expect((await lockItem(prefix))?.['pid']).toEqual({ N: '5050' });
   });
 });
 
