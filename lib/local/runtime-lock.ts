@@ -128,7 +128,7 @@ export interface LockRuntimeOptions {
   readonly clock?: Clock;
   /** Where a waiting start says what it waits for, and a take-over whose. @default stderr */
   readonly say?: (line: string) => void;
-  /** Called once when a renewal finds the lock another's (taken over, judged stale), with the line saying so. */
+  /** Called once when a renewal finds the lock another's (taken over, judged stale) or gone, with the line saying so. @default `say` */
   readonly onLost?: (line: string) => void;
   /** The host named on the lock, whose pids this process can look at. @default os.hostname() */
   readonly host?: string;
@@ -253,7 +253,7 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       } catch (read) {
         what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;
       }
-      onLost(`the lock of local mode on table prefix ${prefix} was ${what} (judged not renewed): stop this runtime; its stream pollers and tick are stopped`);
+      onLost(`the lock of local mode on table prefix ${prefix} was ${what} (judged not renewed)`);
     }
   };
   // one at a time; a failed one (its caller told) does not fail the ones after it: each is sent

@@ -100,6 +100,14 @@ export interface LocalRuntimeOptions {
    * and connection time are on the system clock. @default 'in-process'
    */
   pushBroker?: 'in-process' | 'own-process';
+  /**
+   * Called once if this runtime's lock is taken over (another runtime judged it not renewed for
+   * RUNTIME_LOCK_STALE_MS and runs on this DynamoDB Local and prefix now), with the line saying so,
+   * once its functions are stopped: no stream is polled, no timer message, tick or platform event
+   * handled from then on (tick() and platformEvent() reject). Stop it then (`stop()`): a process
+   * exits non-zero (conclave-local, `npm start`). @default the line on stderr
+   */
+  onLost?: (line: string) => void;
 }
 
 /** One event as the local bus received it. */
@@ -130,7 +138,7 @@ export interface LocalRuntime {
   deps: FunctionDeps;
   events: LocalEvent[];
   deadLetters: DeadLetter[];
-  /** Runs the coordinator tick now (as the schedule would). */
+  /** Runs the coordinator tick now (as the schedule would); rejects once the runtime's lock is lost (`onLost`). */
   tick(): Promise<unknown>;
   /**
    * An ECS task for a local worker process: its own task metadata endpoint (pass `env` to the
@@ -139,7 +147,7 @@ export interface LocalRuntime {
    * metadata names `zone` as its Availability Zone (default LOCAL_ZONE).
    */
   ecsTask(opts?: { signal?: boolean; delayMs?: number; zone?: string }): Promise<LocalEcsTask>;
-  /** Puts an event on the default bus: the functions whose rules match it get it, with Lambda's asynchronous retries. */
+  /** Puts an event on the default bus: the functions whose rules match it get it, with Lambda's asynchronous retries; rejects once the runtime's lock is lost (`onLost`). */
   platformEvent(event: unknown): Promise<void>;
   stop(): Promise<void>;
 }
@@ -253,8 +261,10 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
         { cause: e },
       );
     });
-  // what the lock's loss stops (set as they start)
-  const lost = { stopped: false, pollers: [] as StreamPoller[], tick: undefined as { cancel(): void } | undefined };
+  // what the lock's loss stops (set as they start): every trigger of a function, so that this runtime
+  // and the one that took its lock over never both handle a record, a timer message, a tick or a platform event
+  const lost = { line: undefined as string | undefined, pollers: [] as StreamPoller[], tick: undefined as { cancel(): void } | undefined, timer: undefined as DelayQueue | undefined };
+  const lostError = () => new Error(`${lost.line!}: this runtime's functions are stopped; stop it`);
   {
     // before a table is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
     // the first. One on a DynamoDB Local of its own locks too: it prints that endpoint for workers and
@@ -265,11 +275,15 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       lockRuntime(client, endpoint, prefix, {
         clock,
         onLost: (line) => {
-          // judged gone and taken over: another runtime polls these streams now, so this one stops doing so
-          lost.stopped = true;
+          // judged gone and taken over: another runtime runs the functions now, so this one runs none
+          // (each stop takes no new work at once; what is under way finishes)
+          lost.line = line;
           lost.tick?.cancel();
           for (const p of lost.pollers) void p.stop();
-          process.stderr.write(`conclave: local runtime: ${line}\n`);
+          void lost.timer?.stop();
+          const told = `${line}: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`;
+          if (opts.onLost) opts.onLost(told);
+          else process.stderr.write(`conclave: local runtime: ${told}\n`);
         },
       }),
     );
@@ -314,6 +328,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     deadLetter,
   });
   parts.push({ name: 'the timer queue', stop: () => timer.stop() });
+  lost.timer = timer;
+  if (lost.line !== undefined) void timer.stop();
   const plain: FunctionDeps = {
     coordinator: coordinatorDeps(client, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
     timer,
@@ -341,13 +357,15 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // pattern is delivered asynchronously — on an error Lambda retries `retryAttempts` times, then
   // the event goes to the dead-letter file. An event no rule matches goes nowhere.
   const pendingAsync = new Set<Promise<void>>();
-  const platformEvent = async (event: unknown): Promise<void> => {
+  const deliverPlatformEvent = async (event: unknown): Promise<void> => {
+    if (lost.line !== undefined) return;
     const runs = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
       const t: FunctionWiring['trigger'] = wiring[name].trigger;
       if (t.kind !== 'events' || !t.patterns.some((p) => matchesPattern(rulePattern(p, LOCAL_DEPLOYMENT), event))) return [];
       const run = (async () => {
         let last: Error | undefined;
         for (let attempt = 0; attempt <= t.retryAttempts; attempt++) {
+          if (lost.line !== undefined) return; // the lock lost meanwhile: no retry
           try {
             await invokers[name](event);
             return;
@@ -365,12 +383,16 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     });
     await Promise.all(runs);
   };
+  const platformEvent = async (event: unknown): Promise<void> => {
+    if (lost.line !== undefined) throw lostError();
+    await deliverPlatformEvent(event);
+  };
   const tasks = new Set<LocalEcsTask>();
   const ecsTask = async (o: { signal?: boolean; delayMs?: number; zone?: string } = {}) => {
     const task: LocalEcsTask = await startEcsTask((event) => {
       tasks.delete(task);
       if (!task.signal) return;
-      clock.setTimer(o.delayMs ?? 0, () => void platformEvent(event));
+      clock.setTimer(o.delayMs ?? 0, () => void deliverPlatformEvent(event));
     }, o.zone, clock);
     task.signal = o.signal ?? true;
     tasks.add(task);
@@ -448,7 +470,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       onError: (e) => plain.logger.error('stream read failed', { function: name, error: e }),
     });
     pollers.push(poller);
-    if (!lost.stopped) poller.start();
+    if (lost.line === undefined) poller.start();
   }
   parts.push({
     name: 'the ECS tasks and platform events',
@@ -471,7 +493,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       .finally(() => (inFlight = false));
   });
   lost.tick = tickTimer;
-  if (lost.stopped) tickTimer.cancel();
+  if (lost.line !== undefined) tickTimer.cancel();
   parts.push({
     name: 'the tick',
     stop: async () => {
@@ -492,7 +514,10 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     deps,
     events,
     deadLetters,
-    tick,
+    tick: async () => {
+      if (lost.line !== undefined) throw lostError();
+      return tick();
+    },
     ecsTask,
     platformEvent,
     // the parts, the last started first: the tick, the ECS tasks and platform events, the

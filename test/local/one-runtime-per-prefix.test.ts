@@ -16,14 +16,16 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
+import { LOCAL_DEPLOYMENT } from '../../lib/local/ecs-task.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
+import { ecsTaskStateChange, taskArn } from '../platform-fixtures.js';
 import { closableProxy, close, resettingProxy } from '../proxy.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
@@ -187,36 +189,49 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: (m) => lost.push(m) });
     await holder(prefix, { pid: 4444, host: 'elsewhere', heartbeatAt: Date.now() });
     await lock.renew();
-    expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4444 on elsewhere (judged not renewed): stop this runtime; its stream pollers and tick are stopped`]);
+    expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4444 on elsewhere (judged not renewed)`]);
     await lock.release();
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4444' }); // the taker's, left to it
   });
 
-  it('the runtime: its lock taken over (judged stale) at a renewal, it stops its stream pollers and says so, and leaves the taker its lock at the stop', async () => {
+  it('the runtime: its lock taken over (judged stale) at a renewal, it stops every trigger of its functions (stream pollers, timer queue, tick, platform events) and says so, and leaves the taker its lock at the stop', async () => {
     const prefix = newPrefix('lost-rt');
     // the heartbeat's timers held by the test, fired by hand; every other timer the machine's
     const beats: (() => void)[] = [];
     const clock: Clock = { ...systemClock, setTimer: (ms, fn, o) => (ms === RUNTIME_LOCK_HEARTBEAT_MS ? (beats.push(fn), { cancel: () => undefined }) : systemClock.setTimer(ms, fn, o)) };
     const seen: string[] = [];
+    /** The functions other than the lease stream's invoked (seen here, not run). */
+    const invoked: string[] = [];
+    const told: string[] = [];
     const rt = await startLocalRuntime({
       endpoint: inject('ddbEndpoint'), prefix, dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, clock,
+      onLost: (line) => told.push(line),
       intercept: async (name, event, invoke) => {
-        if (name === 'leaseStream') seen.push(...(event as { Records: { dynamodb: { Keys: { name: { S: string } } } }[] }).Records.map((r) => r.dynamodb.Keys.name.S));
+        if (name !== 'leaseStream') return void invoked.push(name);
+        seen.push(...(event as { Records: { dynamodb: { Keys: { name: { S: string } } } }[] }).Records.map((r) => r.dynamodb.Keys.name.S));
         return invoke(event);
       },
     });
-    const told = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
       const put = (name: string) => rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
       await put('before');
       await waitFor('the record before the take-over', () => seen.includes('before'));
       await holder(prefix, { pid: 4545, host: 'elsewhere', heartbeatAt: Date.now() });
       beats.shift()!();
-      const line = `conclave: local runtime: the lock of local mode on table prefix ${prefix} was taken over by process 4545 on elsewhere (judged not renewed): stop this runtime; its stream pollers and tick are stopped\n`;
-      await waitFor('the loss told', () => told.mock.calls.some((c) => c[0] === line));
+      const line = `the lock of local mode on table prefix ${prefix} was taken over by process 4545 on elsewhere (judged not renewed): this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`;
+      await waitFor('the loss told', () => told.length > 0);
+      expect(told).toEqual([line]);
       expect(beats).toEqual([]); // no renewal after the loss
+      invoked.length = 0;
+      await put('after');
+      // before: the timer queue still delivered (a message the functions scheduled, or one pending), and the
+      // tick and platform events still ran the coordinator and the platform function beside the taker's
+      await rt.deps.timer.schedule({ republish: [], since: Date.now(), attempt: 1 }, 0);
+      await new Promise<void>((resolve) => systemClock.setTimer(0, resolve)); // after the queue's own timer of 0 ms, had it set one
+      await expect(rt.tick()).rejects.toThrow(`${line.split(': this runtime')[0]}: this runtime's functions are stopped; stop it`);
+      await expect(rt.platformEvent(ecsTaskStateChange(taskArn('0105700d'), 'STOPPED', LOCAL_DEPLOYMENT))).rejects.toThrow('was taken over by process 4545 on elsewhere');
+      expect(invoked).toEqual([]);
     } finally {
-      told.mockRestore();
       await rt.stop();
     }
     expect(seen).toEqual(['before']);
@@ -306,7 +321,7 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
       expect(await renewalsOf(prefix)).toBe(2);
       await holder(prefix, { pid: 4646, host: 'elsewhere', heartbeatAt: Date.now() });
       await lock.renew();
-      expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4646 on elsewhere (judged not renewed): stop this runtime; its stream pollers and tick are stopped`]);
+      expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4646 on elsewhere (judged not renewed)`]);
     } finally {
       await lock.release();
       client.destroy();
@@ -394,7 +409,7 @@ describe('the runtime lock between two hosts whose clocks disagree', () => {
       expect(said[1]).toBe(`taking over the lock of process ${process.pid} on host-a: not renewed for ${RUNTIME_LOCK_STALE_MS / 1000} s as host-b's clock counts (its last renewal stamped ${new Date(hosts.t() - RUNTIME_LOCK_STALE_MS).toISOString()} by its own)`);
       expect((await lockItem(prefix))?.['host']).toEqual({ S: 'host-b' });
       await silent.renew(); // the holder, back, finds it taken over
-      expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process ${process.pid} on host-b (judged not renewed): stop this runtime; its stream pollers and tick are stopped`]);
+      expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process ${process.pid} on host-b (judged not renewed)`]);
     } finally {
       await taken.release();
       await silent.release();
