@@ -2,11 +2,18 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../lib/local/runtime-lock.js';
 import { WorkerProcess } from '../lib/local/worker-process.js';
 import { fencingTokenFloor } from '../lib/schemas/fencing-token.js';
+import { localClient } from '../lib/stores/client.js';
 import { TEST_GUARD_MS, WAIT_GUARD_MS } from './guards.js';
 import { waitFor } from './sdk/harness.js';
+
+/** `npm start`'s script. */
+const START = 'lib/local/start.ts';
 
 describe('npm start -- --tick', () => {
   it.each([
@@ -14,7 +21,7 @@ describe('npm start -- --tick', () => {
     { tick: 'often', said: /--tick: must be a duration such as 90s, 1\.5s, 500ms, 10m, 2h or 1h30m \(units ms, s, m, h\)/ },
   ])('--tick $tick: refused as conclave-local and the CLI refuse a duration, before anything starts', ({ tick, said }) => {
     // before: seconds, a whole number: "--tick must be a whole number of seconds ≥ 1", thrown from the option's parser (a stack trace)
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--tick', tick], { encoding: 'utf8', timeout: WAIT_GUARD_MS });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', START, '--tick', tick], { encoding: 'utf8', timeout: WAIT_GUARD_MS });
     expect(r.status, `${r.stdout}\n${r.stderr}`).not.toBe(0);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(said);
@@ -134,5 +141,37 @@ describe('npm start -- --serve', () => {
       serve.kill('SIGINT');
     }
     expect(await exited).toBe(0);
+  });
+
+  it('its lock taken over (another local mode started on its DynamoDB Local and prefix after this one went unrenewed for 10 s): says so and exits 1 at once', async () => {
+    const { spawn } = await import('node:child_process');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-serve-'));
+    const serve = spawn(process.execPath, ['--import', 'tsx', START, '--serve', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    serve.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    serve.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    let code: number | null | undefined;
+    const exited = new Promise<number | null>((r) => serve.on('exit', (c) => r((code = c))));
+    try {
+      await waitFor('the serve banner', () => out.includes('Ctrl-C stops it') || code !== undefined);
+      expect(code, `${out}\n${err}`).toBeUndefined();
+      const endpoint = /CONCLAVE_ENDPOINT=(\S+)/.exec(out)![1]!;
+      const prefix = /CONCLAVE_TABLE_PREFIX=(\S+)/.exec(out)![1]!;
+      // the lock as a taker on another host writes it once it has judged this one's stale
+      const taker = localClient(endpoint);
+      try {
+        await taker.send(new PutItemCommand({ TableName: RUNTIME_LOCK_TABLE, Item: marshall({ prefix, owner: 'the-taker', pid: 5252, host: 'elsewhere', endpoint, startedAt: Date.now(), heartbeatAt: Date.now(), staleAt: Date.now() + RUNTIME_LOCK_STALE_MS, renewals: 0 }) }));
+      } finally {
+        taker.destroy();
+      }
+      // before: it said so on stderr and served on, idle, until Ctrl-C (then exit 0)
+      await waitFor('npm start --serve exited', () => code !== undefined);
+      expect(code, `${out}\n${err}`).toBe(1);
+      expect(err).toMatch(new RegExp(`npm start: the lock of local mode on table prefix ${prefix} was taken over by process 5252 on elsewhere \\(judged not renewed\\): this runtime's functions are stopped`));
+    } finally {
+      serve.kill('SIGKILL');
+      await exited;
+    }
   });
 });

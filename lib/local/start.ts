@@ -1,6 +1,10 @@
 /**
  * `npm start`: the whole system on this machine, then KEP-4355's stories played by three worker
- * processes, with a live leader timeline and a summary. Exits 0 when every expectation held.
+ * processes, with a live leader timeline and a summary. Exits 0 when every expectation held; 1 when
+ * one did not, or when another local mode took this one's lock over (this process paused or cut off
+ * from its DynamoDB Local for 10 s): its functions are stopped then and it says so; with --serve it
+ * stops at once, else once the stories end. It does not wait for the lock again: a start is refused
+ * while the other runs (the refusal names it), as at any start.
  *   npm start -- --short   a shorter play (CI)
  *   npm start -- --serve   keep the system up for the CLI and your own workers
  */
@@ -33,7 +37,16 @@ const describe = (e: LocalEvent): string => {
 
 async function main(): Promise<number> {
   console.log('Conclave, local: starting DynamoDB Local, the tables, the functions and the event bus…');
+  // the lock taken over: the functions are stopped (the other local mode runs them), said at once
+  let lostLine: string | undefined;
+  let lockLost: () => void = () => undefined;
+  const lost = new Promise<number>((resolve) => (lockLost = () => resolve(1)));
   const rt = await startLocalRuntime({
+    onLost: (line) => {
+      lostLine = line;
+      console.error(`npm start: ${line}`);
+      lockLost();
+    },
     // the repository's own `npm start` asks for Java on the user's behalf (and says so) if it is missing
     installJava: { askedBy: 'npm start' },
     tickEveryMs: opts.tick ?? (opts.serve ? 10_000 : 5_000),
@@ -55,16 +68,17 @@ The local system is up. In another terminal:
   use the CLI    npx conclave --endpoint ${rt.endpoint} --table-prefix ${prefix} get leases
   watch events   npx conclave events --follow --events-file ${rt.eventsFile}
 Ctrl-C stops it.`);
-      await new Promise<void>((resolve) => {
+      const interrupted = new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());
       });
-      return 0;
+      return await Promise.race([interrupted.then(() => 0), lost]);
     }
+    // the stories end on their own (their workers stopped) even with the functions stopped under them
     const result = await playStories(rt, { short: Boolean(opts.short) });
     const job = await playScheduledJob(rt, { windows: opts.short ? 2 : 3 });
     const lb = await playLoadBalancer(rt, { short: Boolean(opts.short) });
-    return result.ok && job.ok && lb.ok ? 0 : 1;
+    return result.ok && job.ok && lb.ok && lostLine === undefined ? 0 : 1;
   } finally {
     await rt.stop();
   }

@@ -6,7 +6,9 @@
  * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
  * DynamoDB Local already running: the prefix's tables already there, from an earlier run, are
  * reused), --tick DURATION (default 10s), --no-push, --events-dir DIR (default .local: events.jsonl
- * there is what `conclave events` reads by default, as for `npm start`).
+ * there is what `conclave events` reads by default, as for `npm start`). Exits 0 at Ctrl-C; 1 if
+ * another local mode took its lock over (it was paused or cut off from DynamoDB Local for 10 s):
+ * its functions are stopped then, and the other runs them.
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
@@ -28,7 +30,8 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
                           the prefix's tables already there (an earlier run's) are reused with their rows,
                           one of another shape is refused: choose another --table-prefix, or delete it;
                           the streams are resumed where the last run left them (stream-checkpoints.json in --events-dir);
-                          one conclave-local per endpoint and prefix: a second is refused, naming the first's pid
+                          one conclave-local per endpoint and prefix: a second is refused, naming the first's pid;
+                          one whose lock another took over (paused or cut off for 10 s) stops and exits 1
   --tick DURATION         how often the coordinator's scheduled reconcile runs, such as 10s or 500ms (default 10s; 1m in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
@@ -77,7 +80,10 @@ function options(argv: string[]): LocalConclaveOptions {
 const FLAGS: Readonly<Record<string, string>> = { tablePrefix: '--table-prefix', endpoint: '--endpoint', tickEveryMs: '--tick', eventsDir: '--events-dir' };
 
 const asked = options(process.argv.slice(2));
-const local = await startLocalConclave(asked).catch((e: unknown) => {
+/** What a loss of the lock does (told before the start has finished: once it has). */
+let onLockLost = (message: string) => void (lostEarly = message);
+let lostEarly: string | undefined;
+const local = await startLocalConclave({ ...asked, onLockLost: (message) => onLockLost(message) }).catch((e: unknown) => {
   if (e instanceof ValidationError && e.issues.every((i) => FLAGS[i.field])) {
     console.error(`${e.issues.map((i) => `conclave-local: ${FLAGS[i.field]}: ${i.message}`).join('\n')}\n${USAGE}`);
     process.exit(2);
@@ -100,13 +106,14 @@ console.log(
 console.log('ready');
 
 let stopping = false;
-const stop = (signal: NodeJS.Signals) => {
+/** Stops, then exits with `code`: 0 at Ctrl-C, 1 once the lock is another's (this one must not run on: the other handles every record and tick now). */
+const stop = (why: string, code: number) => {
   if (stopping) process.exit(130); // a second Ctrl-C: at once
   stopping = true;
   void local.stop().then(
     () => {
-      console.log(`stopped (${signal})`);
-      process.exit(0);
+      console.log(`stopped (${why})`);
+      process.exit(code);
     },
     (e: unknown) => {
       console.error(`conclave-local: stopping failed: ${(e as Error).message}`);
@@ -114,5 +121,12 @@ const stop = (signal: NodeJS.Signals) => {
     },
   );
 };
-process.on('SIGINT', () => stop('SIGINT'));
-process.on('SIGTERM', () => stop('SIGTERM'));
+process.on('SIGINT', () => stop('SIGINT', 0));
+process.on('SIGTERM', () => stop('SIGTERM', 0));
+// its lock taken over: its functions are stopped already; exit non-zero rather than stand idle as if ready
+onLockLost = (message) => {
+  if (stopping) return;
+  console.error(`conclave-local: ${message}`);
+  stop('its lock taken over', 1);
+};
+if (lostEarly !== undefined) onLockLost(lostEarly);

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startLocalRuntime, type LocalEvent } from '../local/runtime.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
+import { fn } from '../sdk/options.js';
 import { parse } from '../schemas/validation.js';
 import * as z from 'zod';
 
@@ -35,6 +36,7 @@ const LocalConclaveOptionsSchema = z
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional(),
     push: z.boolean().optional(),
     eventsDir: z.string().min(1, 'must name a folder, such as .local').optional(),
+    onLockLost: fn<(message: string) => void>().optional(),
   })
   .strict();
 
@@ -85,6 +87,17 @@ export interface LocalConclaveOptions {
    * @defaultValue a temporary folder, removed by `stop()` (the events stay in {@link LocalConclave.events})
    */
   readonly eventsDir?: string;
+  /**
+   * Called once if another local Conclave takes this one's lock over: one local Conclave runs per
+   * DynamoDB Local and table prefix, holding a lock there that it renews every 2 s, and another
+   * start takes it over once it has gone unrenewed for 10 s (this process paused, or cut off from
+   * DynamoDB Local, that long). By the call this one's functions are stopped (no stream polled, no
+   * timer message, tick or platform event handled: the other one handles them now) and `tick()`
+   * rejects; call `stop()`. A renewal that only fails (DynamoDB Local unreachable for a moment) is
+   * retried and loses nothing. `npx conclave-local` stops and exits 1.
+   * @defaultValue the message on stderr
+   */
+  readonly onLockLost?: (message: string) => void;
 }
 
 /** A running local Conclave: where it is, and what it published. */
@@ -153,6 +166,7 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
     ...(options.election ? { config: options.election } : {}),
     logLevel: o.logLevel ?? 'WARN',
     ...(o.push === false ? { push: false } : {}),
+    ...(o.onLockLost ? { onLost: o.onLockLost } : {}),
   }).catch((e: unknown) => {
     if (!o.eventsDir) rmSync(dir, { recursive: true, force: true });
     throw e;

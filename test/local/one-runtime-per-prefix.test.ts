@@ -98,6 +98,27 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     await again.stop();
   });
 
+  it('conclave-local whose lock is taken over (it was cut off past the stale time, and another start took it) stops and exits 1, saying so', async () => {
+    const prefix = newPrefix('bin-lost');
+    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = { stdout: '', stderr: '' };
+    child.stdout.on('data', (d: Buffer) => void (out.stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => void (out.stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    try {
+      await waitFor('conclave-local ready', () => out.stdout.includes('\nready\n') || child.exitCode !== null);
+      await holder(prefix, { pid: 5151, host: 'elsewhere', heartbeatAt: Date.now() });
+      // before: it said the lock was taken over and kept running (its bus, broker and endpoint printed as ready) until Ctrl-C, then exited 0
+      await waitFor('conclave-local exited', () => child.exitCode !== null);
+      expect(await exited).toBe(1);
+      expect(out.stderr).toMatch(new RegExp(`^conclave-local: the lock of local mode on table prefix ${prefix} was taken over by process 5151 on elsewhere \\(judged not renewed\\): this runtime's functions are stopped .*\n`));
+      expect(out.stdout).toMatch(/\nstopped \(its lock taken over\)\n$/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+    expect((await lockItem(prefix))?.['pid']).toEqual({ N: '5151' }); // the taker's, left to it
+  });
+
   it('a runtime on a DynamoDB Local of its own (conclave-local without --endpoint) takes the lock too: a second start at the endpoint it printed, on its prefix, is refused; another prefix runs beside it', async () => {
     const own = await startLocalRuntime({ prefix: 'conclave-local', dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false });
     try {
