@@ -27,6 +27,7 @@ import { systemClock, type Clock, type Timer } from '../clock.js';
 import { parse } from '../schemas/validation.js';
 import { isConditionFailed } from '../stores/errors.js';
 import { createTable } from '../stores/table-admin.js';
+import { Backoff } from './backoff.js';
 import { alive } from './lock-file.js';
 
 /** The table of the runtime locks, one per DynamoDB Local: an item per table prefix in use. */
@@ -35,6 +36,12 @@ export const RUNTIME_LOCK_TABLE = 'conclave-local-runtimes';
 export const RUNTIME_LOCK_HEARTBEAT_MS = 2_000;
 /** A lock not renewed for this long is its holder's no more: five renewals missed. */
 export const RUNTIME_LOCK_STALE_MS = 10_000;
+/**
+ * A failed renewal (DynamoDB Local unreachable) is tried again after this, twice as long after each
+ * later failure in a row, up to RUNTIME_LOCK_HEARTBEAT_MS: sooner than the next beat after a blip,
+ * never later (each try counts while the stale time runs).
+ */
+export const RUNTIME_LOCK_RETRY_MS = 500;
 
 /** A runtime lock as stored. Stamps are the holder's epoch ms. */
 export const RuntimeLockItem = z.object({
@@ -206,7 +213,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
       throw e;
     }
     if (d.kind === 'takeOver') say(`taking over the lock of ${holderOf(found!)}: ${d.why}`);
-    return holding(client, prefix, owner, clock, opts.onLost ?? ((line) => say(line)));
+    return holding(client, prefix, owner, clock, say, opts.onLost ?? ((line) => say(line)));
   }
 }
 
@@ -219,8 +226,12 @@ function refusal(endpoint: string, prefix: string, l: RuntimeLockItem): string {
   );
 }
 
-/** The lock held by token `owner`: renewed every RUNTIME_LOCK_HEARTBEAT_MS on `clock` until released or lost. */
-function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, onLost: (line: string) => void): RuntimeLock {
+/**
+ * The lock held by token `owner`: renewed every RUNTIME_LOCK_HEARTBEAT_MS on `clock` until released
+ * or lost; a failed renewal is tried again at a backoff (RUNTIME_LOCK_RETRY_MS up to the heartbeat),
+ * told through `say` at the 1st, 2nd, 4th … failure in a row and when one lands again.
+ */
+function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, say: (line: string) => void, onLost: (line: string) => void): RuntimeLock {
   let timer: Timer | undefined;
   let over = false;
   let renewing: Promise<void> = Promise.resolve();
@@ -262,22 +273,34 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
     renewing = once.catch(() => undefined);
     return once;
   };
-  const beat = () => {
+  const backoff = new Backoff(RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_HEARTBEAT_MS);
+  let failures = 0;
+  const beat = (ms: number) => {
     timer = clock.setTimer(
-      RUNTIME_LOCK_HEARTBEAT_MS,
+      ms,
       () =>
         void renew().then(
-          () => void (over || beat()),
-          // DynamoDB Local not answering for a moment: told, and tried again at the next beat
+          () => {
+            if (over) return; // lost (told) or released
+            if (failures > 0) say(`renewed the lock of table prefix ${prefix} again, after ${failures} failed renewal${failures === 1 ? '' : 's'}`);
+            failures = 0;
+            backoff.succeeded();
+            beat(RUNTIME_LOCK_HEARTBEAT_MS);
+          },
+          // DynamoDB Local not answering for a moment: the lock may still be ours, so this runtime runs on
+          // and tries again soon; a renewal refused later (taken over meanwhile) stops it
           (e: unknown) => {
-            process.stderr.write(`conclave: local runtime: renewing the lock of table prefix ${prefix} failed (tried again in ${RUNTIME_LOCK_HEARTBEAT_MS / 1000} s): ${String(e)}\n`);
-            if (!over) beat();
+            if (over) return;
+            failures++;
+            const { waitMs, tell } = backoff.failed();
+            if (tell) say(`renewing the lock of table prefix ${prefix} failed (${failures} in a row; tried again in ${waitMs / 1000} s; this runtime runs on meanwhile, and stops if another has taken its lock over, once it has gone unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s): ${String(e)}`);
+            beat(waitMs);
           },
         ),
       { background: true },
     );
   };
-  beat();
+  beat(RUNTIME_LOCK_HEARTBEAT_MS);
   return {
     prefix,
     renew,

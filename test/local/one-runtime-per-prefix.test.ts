@@ -350,6 +350,44 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
     }
   });
 
+  it('the heartbeat retries a failed renewal at a backoff, 0.5 s, 1 s, then every 2 s (never later than a beat), told at the 1st, 2nd, 4th … failure in a row; one that lands says so and beats every 2 s again', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('backoff');
+    const proxy = await closableProxy(inject('ddbEndpoint'));
+    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
+    const { beats, clock } = heldBeats();
+    const said: string[] = [];
+    const lost: string[] = [];
+    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock, say: (line) => said.push(line), onLost: (m) => lost.push(m) });
+    /** Fires the pending beat, waits for the next one it sets: that one's wait. */
+    const fire = async () => {
+      const pending = beats.shift()!;
+      pending.fn();
+      return (await waitFor('the next beat set', () => beats[0])).ms;
+    };
+    try {
+      expect(beats.map((b) => b.ms)).toEqual([RUNTIME_LOCK_HEARTBEAT_MS]);
+      await proxy.close();
+      const waits: number[] = [];
+      for (let i = 0; i < 5; i++) waits.push(await fire());
+      // before: 2000 each time (the next beat), each failure told
+      expect(waits).toEqual([500, 1000, 2000, 2000, 2000]);
+      expect(said.map((l) => /failed \((\d+) in a row; tried again in ([\d.]+) s/.exec(l)?.slice(1))).toEqual([['1', '0.5'], ['2', '1'], ['4', '2']]);
+      expect(said[0]).toMatch(new RegExp(`^renewing the lock of table prefix ${prefix} failed \\(1 in a row; tried again in 0\\.5 s; .*\\): .+`));
+      said.length = 0;
+      await proxy.open();
+      expect(await fire()).toBe(RUNTIME_LOCK_HEARTBEAT_MS);
+      expect(said).toEqual([`renewed the lock of table prefix ${prefix} again, after 5 failed renewals`]);
+      expect(await renewalsOf(prefix)).toBe(1);
+      expect(lost).toEqual([]);
+    } finally {
+      await proxy.open();
+      await lock.release();
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
   it('a take-over is told even when who took it cannot be read (the read after the refused renewal fails too)', async () => {
     await start(newPrefix('table')).then((rt) => rt.stop());
     const prefix = newPrefix('unread-taker');
