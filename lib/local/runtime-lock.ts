@@ -42,6 +42,14 @@ export const RUNTIME_LOCK_STALE_MS = 10_000;
  * never later (each try counts while the stale time runs).
  */
 export const RUNTIME_LOCK_RETRY_MS = 500;
+/**
+ * How long after its last renewal that landed was sent a holder counts its lock as surely its own,
+ * on its monotonic clock: no start takes it over sooner than RUNTIME_LOCK_STALE_MS after that (a
+ * reader counts the stale time from a look at it as renewed), less a heartbeat of margin (a wall
+ * clock stepped on this host, where its stamps are judged by it). Past it (this process paused, or
+ * its renewals failing), the runtime confirms the lock before it runs a function again.
+ */
+export const RUNTIME_LOCK_SURE_MS = RUNTIME_LOCK_STALE_MS - RUNTIME_LOCK_HEARTBEAT_MS;
 
 /** A runtime lock as stored. Stamps are the holder's epoch ms. */
 export const RuntimeLockItem = z.object({
@@ -126,6 +134,13 @@ export interface RuntimeLock {
   readonly prefix: string;
   /** Renews it now (as the heartbeat does). */
   renew(): Promise<void>;
+  /**
+   * Whether it is still this runtime's, to run a function now: at once while its last renewal that
+   * landed was sent less than RUNTIME_LOCK_SURE_MS ago (no I/O); else once a renewal lands (true) or
+   * is refused (false: lost, and told), renewals that fail tried again at a backoff meanwhile. False
+   * once released.
+   */
+  held(): Promise<boolean>;
   /** Stops renewing and deletes it, if still ours. */
   release(): Promise<void>;
 }
@@ -191,6 +206,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
     const item: RuntimeLockItem = { prefix, owner, pid: me.pid, host: me.host, endpoint, startedAt, heartbeatAt: now, staleAt: now + RUNTIME_LOCK_STALE_MS, renewals: 0 };
     // held before the write lands: another start in this process that sees it meanwhile is refused, not told it is an earlier process's
     held.add(owner);
+    const sent = clock.monotonic();
     try {
       // none there, or still the very lock judged gone: two starts at once, one lands
       await client.send(
@@ -213,7 +229,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
       throw e;
     }
     if (d.kind === 'takeOver') say(`taking over the lock of ${holderOf(found!)}: ${d.why}`);
-    return holding(client, prefix, owner, clock, say, opts.onLost ?? ((line) => say(line)));
+    return holding(client, prefix, owner, clock, sent, say, opts.onLost ?? ((line) => say(line)));
   }
 }
 
@@ -231,15 +247,18 @@ function refusal(endpoint: string, prefix: string, l: RuntimeLockItem): string {
  * or lost; a failed renewal is tried again at a backoff (RUNTIME_LOCK_RETRY_MS up to the heartbeat),
  * told through `say` at the 1st, 2nd, 4th … failure in a row and when one lands again.
  */
-function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, say: (line: string) => void, onLost: (line: string) => void): RuntimeLock {
+function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, takenAt: number, say: (line: string) => void, onLost: (line: string) => void): RuntimeLock {
   let timer: Timer | undefined;
   let over = false;
+  /** When the last write of the lock that landed (the take, a renewal) was sent: no start takes it over before RUNTIME_LOCK_STALE_MS after. */
+  let landedSentAt = takenAt;
   let renewing: Promise<void> = Promise.resolve();
   const Key = { prefix: { S: prefix } };
   const mine = { ConditionExpression: '#o = :o', ExpressionAttributeNames: { '#o': 'owner' } };
   const renewOnce = async () => {
     if (over) return;
     const now = clock.now();
+    const sent = clock.monotonic();
     try {
       await client.send(
         new UpdateItemCommand({
@@ -250,6 +269,7 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
           ExpressionAttributeValues: { ':o': { S: owner }, ':h': { N: String(now) }, ':s': { N: String(now + RUNTIME_LOCK_STALE_MS) }, ':one': { N: '1' } },
         }),
       );
+      landedSentAt = Math.max(landedSentAt, sent);
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
       if (over) return;
@@ -301,9 +321,30 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
     );
   };
   beat(RUNTIME_LOCK_HEARTBEAT_MS);
+  const sure = () => clock.monotonic() - landedSentAt < RUNTIME_LOCK_SURE_MS;
+  // one confirmation at a time, shared by every function waiting on it
+  let confirming: Promise<boolean> | undefined;
+  const confirm = async (): Promise<boolean> => {
+    const retry = new Backoff(RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_HEARTBEAT_MS);
+    for (;;) {
+      if (over) return false;
+      if (sure()) return true;
+      // a failure is the heartbeat's to tell (it retries too); here it only means: not confirmed yet
+      await renew().then(
+        () => undefined,
+        () => clock.sleep(retry.failed().waitMs),
+      );
+    }
+  };
+  const stillHeld = (): Promise<boolean> => {
+    if (over) return Promise.resolve(false);
+    if (sure()) return Promise.resolve(true);
+    return (confirming ??= confirm().finally(() => (confirming = undefined)));
+  };
   return {
     prefix,
     renew,
+    held: stillHeld,
     async release() {
       timer?.cancel();
       await renewing; // (never rejects: a failure is its caller's)

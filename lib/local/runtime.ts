@@ -265,30 +265,28 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // and the one that took its lock over never both handle a record, a timer message, a tick or a platform event
   const lost = { line: undefined as string | undefined, pollers: [] as StreamPoller[], tick: undefined as { cancel(): void } | undefined, timer: undefined as DelayQueue | undefined };
   const lostError = () => new Error(`${lost.line!}: this runtime's functions are stopped; stop it`);
-  {
-    // before a table is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
-    // the first. One on a DynamoDB Local of its own locks too: it prints that endpoint for workers and
-    // the CLI, and a `conclave-local --endpoint` given it would otherwise read every stream from its
-    // start and publish every event again. The lock is an item in that DynamoDB Local, so it holds
-    // whatever each runtime's temp folder or user.
-    const lock = await reached(
-      lockRuntime(client, endpoint, prefix, {
-        clock,
-        onLost: (line) => {
-          // judged gone and taken over: another runtime runs the functions now, so this one runs none
-          // (each stop takes no new work at once; what is under way finishes)
-          lost.line = line;
-          lost.tick?.cancel();
-          for (const p of lost.pollers) void p.stop();
-          void lost.timer?.stop();
-          const told = `${line}: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`;
-          if (opts.onLost) opts.onLost(told);
-          else process.stderr.write(`conclave: local runtime: ${told}\n`);
-        },
-      }),
-    );
-    parts.push({ name: 'the runtime lock', stop: () => lock.release() });
-  }
+  // before a table is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
+  // the first. One on a DynamoDB Local of its own locks too: it prints that endpoint for workers and
+  // the CLI, and a `conclave-local --endpoint` given it would otherwise read every stream from its
+  // start and publish every event again. The lock is an item in that DynamoDB Local, so it holds
+  // whatever each runtime's temp folder or user.
+  const lock = await reached(
+    lockRuntime(client, endpoint, prefix, {
+      clock,
+      onLost: (line) => {
+        // judged gone and taken over: another runtime runs the functions now, so this one runs none
+        // (each stop takes no new work at once; what is under way finishes)
+        lost.line = line;
+        lost.tick?.cancel();
+        for (const p of lost.pollers) void p.stop();
+        void lost.timer?.stop();
+        const told = `${line}: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`;
+        if (opts.onLost) opts.onLost(told);
+        else process.stderr.write(`conclave: local runtime: ${told}\n`);
+      },
+    }),
+  );
+  parts.push({ name: 'the runtime lock', stop: () => lock.release() });
   // a DynamoDB Local the caller named may have these tables from an earlier run (-sharedDb -dbPath,
   // a restart, a crash): reused as they are, rows and streams; one of another shape is refused
   await reached(createTables(client, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }));
@@ -349,7 +347,15 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     const invoke = (event: unknown) => handler(event, lambdaContext(name, clock));
     const intercept = opts.intercept;
     const limit = (wiring[name] as FunctionWiring).reservedConcurrency;
-    const invoker = intercept ? (event: unknown) => intercept(name, event, invoke) : invoke;
+    const intercepted = intercept ? (event: unknown) => intercept(name, event, invoke) : invoke;
+    // only while the lock is surely this runtime's: past RUNTIME_LOCK_SURE_MS since its last renewal
+    // (this process paused, its renewals failing) it is confirmed first, so that a runtime whose lock
+    // was taken over meanwhile runs nothing more beside the taker (the confirmation finds it lost and
+    // stops every trigger); while it is sure, no I/O
+    const invoker = async (event: unknown) => {
+      if (!(await lock.held())) throw lost.line === undefined ? new Error('the local runtime is stopped') : lostError();
+      return intercepted(event);
+    };
     invokers[name] = limit === undefined ? invoker : atMost(limit, invoker);
   }
 

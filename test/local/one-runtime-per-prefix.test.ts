@@ -260,6 +260,46 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
   });
 });
 
+describe('a runtime paused past the stale time (SIGSTOP, a debugger, a suspended VM), its lock taken over meanwhile', () => {
+  it('handles no record on waking before its lock is confirmed: its first invocation renews first, finds the lock taken over, and the runtime stops', async () => {
+    const prefix = newPrefix('paused');
+    // its monotonic clock jumps by the pause; the heartbeat's timers held by the test (on waking they fire late: after the pollers' naps)
+    let paused = 0;
+    const clock: Clock = {
+      ...systemClock,
+      monotonic: () => systemClock.monotonic() + paused,
+      setTimer: (ms, fn, o) => (ms <= RUNTIME_LOCK_HEARTBEAT_MS && ms >= RUNTIME_LOCK_HEARTBEAT_MS / 4 ? { cancel: () => undefined } : systemClock.setTimer(ms, fn, o)),
+    };
+    const seen: string[] = [];
+    const told: string[] = [];
+    const rt = await startLocalRuntime({
+      endpoint: inject('ddbEndpoint'), prefix, dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, clock,
+      onLost: (line) => told.push(line),
+      intercept: async (name, event, invoke) => {
+        if (name === 'leaseStream') seen.push(...(event as { Records: { dynamodb: { Keys: { name: { S: string } } } }[] }).Records.map((r) => r.dynamodb.Keys.name.S));
+        return invoke(event);
+      },
+    });
+    try {
+      const put = (name: string) => rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+      await put('before');
+      await waitFor('the record before the pause', () => seen.includes('before'));
+      // paused past the stale time: another start judged the lock stale and took it over
+      paused += RUNTIME_LOCK_STALE_MS + 1_000;
+      await holder(prefix, { pid: 5353, host: 'elsewhere', heartbeatAt: Date.now() });
+      await put('after');
+      // before: the poller handled it at once beside the taker (nothing asked whether the lock was still this runtime's
+      // until the heartbeat's next renewal, which fires after the pollers' naps on waking)
+      await waitFor('the record handled, or the loss told', () => seen.includes('after') || told.length > 0);
+      expect(told).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 5353 on elsewhere (judged not renewed): this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`]);
+    } finally {
+      await rt.stop();
+    }
+    expect(seen).toEqual(['before']);
+    expect((await lockItem(prefix))?.['pid']).toEqual({ N: '5353' });
+  });
+});
+
 describe('a runtime lock item written before it counted its renewals (no renewals field)', () => {
   /** A lock item as a holder of before cf676b3 wrote it, and renews it (heartbeatAt and staleAt, no count). */
   const olderHolder = (prefix: string, o: { pid: number; host: string; heartbeatAt: number }) => {
