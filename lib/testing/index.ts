@@ -13,7 +13,6 @@ import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startLocalRuntime, type LocalEvent } from '../local/runtime.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
-import { fn } from '../sdk/options.js';
 import { parse } from '../schemas/validation.js';
 import * as z from 'zod';
 
@@ -36,7 +35,7 @@ const LocalConclaveOptionsSchema = z
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional(),
     push: z.boolean().optional(),
     eventsDir: z.string().min(1, 'must name a folder, such as .local').optional(),
-    onLockLost: fn<(message: string) => void>().optional(),
+    onLockLost: z.custom<(message: string) => void>((v) => typeof v === 'function', { error: 'must be a function' }).optional(),
   })
   .strict();
 
