@@ -34,7 +34,7 @@ describe('npm start -- --short', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-start-'));
     // One child plays every story: its timeout is the hang guard (spawnSync blocks vitest's own
     // timer), and the test's comes after it, so that a hung play reports what it printed.
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--short', '--dir', dir], { encoding: 'utf8', timeout: TEST_GUARD_MS });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', START, '--short', '--dir', dir], { encoding: 'utf8', timeout: TEST_GUARD_MS });
     // the whole output on failure: what the story printed says which step went wrong
     expect(r.stderr, r.stdout).not.toMatch(/Error/);
     expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
@@ -106,25 +106,34 @@ describe('npm start -- --short', () => {
   }, TEST_GUARD_MS + WAIT_GUARD_MS);
 });
 
+/** `npm start -- --serve` in a child, once its banner is printed: what it printed so far, and its exit code once it has exited. */
+async function serving() {
+  const { spawn } = await import('node:child_process');
+  const dir = mkdtempSync(join(tmpdir(), 'conclave-serve-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', START, '--serve', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const s = { child, out: '', err: '', code: undefined as number | null | undefined, exited: Promise.resolve<number | null>(null) };
+  child.stdout.on('data', (d: Buffer) => (s.out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (s.err += d.toString()));
+  s.exited = new Promise<number | null>((r) => child.on('exit', (c) => r((s.code = c))));
+  try {
+    // the banner, or the end of a start that failed (and what it said)
+    await waitFor('the serve banner', () => s.out.includes('Ctrl-C stops it') || s.code !== undefined);
+    expect(s.code, `${s.out}\n${s.err}`).toBeUndefined();
+  } catch (e) {
+    child.kill('SIGKILL'); // not left running when the start is not what the test expects
+    throw e;
+  }
+  return s;
+}
+
 describe('npm start -- --serve', () => {
   it('keeps the system up and prints what your own worker needs; a worker started from those lines is elected; Ctrl-C stops it', async () => {
-    const { spawn } = await import('node:child_process');
-    const dir = mkdtempSync(join(tmpdir(), 'conclave-serve-'));
-    const serve = spawn(process.execPath, ['--import', 'tsx', 'lib/local/start.ts', '--serve', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    serve.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    serve.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    let code: number | null | undefined;
-    const exited = new Promise<number | null>((r) => serve.on('exit', (c) => r((code = c))));
+    const serve = await serving();
     try {
-      // the banner, or the end of a start that failed (and what it said)
-      await waitFor('the serve banner', () => out.includes('Ctrl-C stops it') || code !== undefined);
-      expect(code, `${out}\n${err}`).toBeUndefined();
-      const endpoint = /CONCLAVE_ENDPOINT=(\S+)/.exec(out)![1]!;
-      const prefix = /CONCLAVE_TABLE_PREFIX=(\S+)/.exec(out)![1]!;
+      const endpoint = /CONCLAVE_ENDPOINT=(\S+)/.exec(serve.out)![1]!;
+      const prefix = /CONCLAVE_TABLE_PREFIX=(\S+)/.exec(serve.out)![1]!;
       expect(endpoint).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-      expect(out).toContain(`tables          ${prefix}-leases, ${prefix}-candidates, ${prefix}-identities`);
+      expect(serve.out).toContain(`tables          ${prefix}-leases, ${prefix}-candidates, ${prefix}-identities`);
 
       // Your own worker, started the way the banner says.
       const startedAt = Date.now();
@@ -133,31 +142,21 @@ describe('npm start -- --serve', () => {
         const started = await waitFor('the worker leading', () => worker.events.find((e) => e.event === 'started'));
         expect(started.fencingToken).toBeGreaterThanOrEqual(fencingTokenFloor(startedAt)); // a new lease: its clock's floor
         // The serving system prints the events as they come.
-        await waitFor('the Leader Elected line', () => /event .* Leader Elected: holder mine/.test(out));
+        await waitFor('the Leader Elected line', () => /event .* Leader Elected: holder mine/.test(serve.out));
       } finally {
         await worker.stop();
       }
     } finally {
-      serve.kill('SIGINT');
+      serve.child.kill('SIGINT');
     }
-    expect(await exited).toBe(0);
+    expect(await serve.exited).toBe(0);
   });
 
   it('its lock taken over (another local mode started on its DynamoDB Local and prefix after this one went unrenewed for 10 s): says so and exits 1 at once', async () => {
-    const { spawn } = await import('node:child_process');
-    const dir = mkdtempSync(join(tmpdir(), 'conclave-serve-'));
-    const serve = spawn(process.execPath, ['--import', 'tsx', START, '--serve', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    serve.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    serve.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    let code: number | null | undefined;
-    const exited = new Promise<number | null>((r) => serve.on('exit', (c) => r((code = c))));
+    const serve = await serving();
     try {
-      await waitFor('the serve banner', () => out.includes('Ctrl-C stops it') || code !== undefined);
-      expect(code, `${out}\n${err}`).toBeUndefined();
-      const endpoint = /CONCLAVE_ENDPOINT=(\S+)/.exec(out)![1]!;
-      const prefix = /CONCLAVE_TABLE_PREFIX=(\S+)/.exec(out)![1]!;
+      const endpoint = /CONCLAVE_ENDPOINT=(\S+)/.exec(serve.out)![1]!;
+      const prefix = /CONCLAVE_TABLE_PREFIX=(\S+)/.exec(serve.out)![1]!;
       // the lock as a taker on another host writes it once it has judged this one's stale
       const taker = localClient(endpoint);
       try {
@@ -166,12 +165,12 @@ describe('npm start -- --serve', () => {
         taker.destroy();
       }
       // before: it said so on stderr and served on, idle, until Ctrl-C (then exit 0)
-      await waitFor('npm start --serve exited', () => code !== undefined);
-      expect(code, `${out}\n${err}`).toBe(1);
-      expect(err).toMatch(new RegExp(`npm start: the lock of local mode on table prefix ${prefix} was taken over by process 5252 on elsewhere \\(judged not renewed\\): this runtime's functions are stopped`));
+      await waitFor('npm start --serve exited', () => serve.code !== undefined);
+      expect(serve.code, `${serve.out}\n${serve.err}`).toBe(1);
+      expect(serve.err).toMatch(new RegExp(`npm start: the lock of local mode on table prefix ${prefix} was taken over by process 5252 on elsewhere \\(judged not renewed\\): this runtime's functions are stopped`));
     } finally {
-      serve.kill('SIGKILL');
-      await exited;
+      serve.child.kill('SIGKILL');
+      await serve.exited;
     }
   });
 });

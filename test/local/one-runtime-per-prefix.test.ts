@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
@@ -52,6 +52,27 @@ const holder = (prefix: string, o: { pid: number; host: string; heartbeatAt: num
       Item: marshall({ prefix, owner: o.owner ?? randomUUID(), pid: o.pid, host: o.host, endpoint: inject('ddbEndpoint'), startedAt: o.heartbeatAt, heartbeatAt: o.heartbeatAt, staleAt: o.heartbeatAt + RUNTIME_LOCK_STALE_MS, renewals: 0 }),
     }),
   );
+
+/** Simulated time for a waiting start: a sleep moves the clock on (then `renewing` runs, as a live holder renews meanwhile), and nothing else does. */
+const sleepsMove = (T0: number, renewing?: (at: number) => Promise<unknown>) => {
+  const manual = manualClock(T0);
+  return { manual, clock: { ...manual, sleep: async (ms: number) => {
+    manual.advance(ms);
+    await renewing?.(manual.now());
+  } } };
+};
+/** A start on `prefix` whose sleeps move simulated time on from T0: its lock, what it said, how long it waited. */
+const startWaiting = async (prefix: string, T0: number) => {
+  const { manual, clock } = sleepsMove(T0);
+  const said: string[] = [];
+  const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { clock, say: (line) => said.push(line) });
+  return { lock, said, waited: manual.now() - T0, manual };
+};
+/** A lease row put in `rt`'s leases table (its stream's record named `name`). */
+const putLease = (rt: { client: DynamoDBClient; tables: { leases: string } }, name: string) =>
+  rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+/** The names of the leases of a lease stream batch. */
+const leaseNames = (event: unknown) => (event as { Records: { dynamodb: { Keys: { name: { S: string } } } }[] }).Records.map((r) => r.dynamodb.Keys.name.S);
 
 describe('one local runtime per DynamoDB Local and table prefix', () => {
   it('a second start on the same endpoint and prefix (another process running conclave-local, with another TMPDIR) is refused, naming its pid, host and the fix; another prefix runs beside it; once it stops, the prefix starts again', async () => {
@@ -156,17 +177,12 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
   it('a lock of a process elsewhere (another host or container: its pid cannot be looked at) is waited for, saying for what, and taken over once seen unrenewed for RUNTIME_LOCK_STALE_MS; one that renews meanwhile is refused', async () => {
     await start(newPrefix('table')).then((rt) => rt.stop());
     const T0 = 1_800_000_000_000;
-    const manual = manualClock(T0);
-    // simulated time: a sleep moves the clock on, and nothing else does
-    const clock = { ...manual, sleep: async (ms: number) => void manual.advance(ms) };
-
     const quiet = newPrefix('quiet');
     await holder(quiet, { pid: 4242, host: 'elsewhere', heartbeatAt: T0 - 1_000 });
-    const said: string[] = [];
-    const lock = await lockRuntime(admin, inject('ddbEndpoint'), quiet, { clock, say: (line) => said.push(line) });
+    const { lock, said, waited, manual } = await startWaiting(quiet, T0);
     try {
       // seen unrenewed for the stale time on this host's clock from its first look, not judged by the holder's stamp (another clock)
-      expect(manual.now()).toBe(T0 + RUNTIME_LOCK_STALE_MS);
+      expect(waited).toBe(RUNTIME_LOCK_STALE_MS);
       expect(said[0]).toBe(
         `local mode on the DynamoDB Local at ${inject('ddbEndpoint')} with table prefix ${quiet} is locked by process 4242 on elsewhere, whose pid cannot be looked at from ${hostname()}: ` +
           `waiting ${RUNTIME_LOCK_STALE_MS / 1000} s (until ${new Date(T0 + RUNTIME_LOCK_STALE_MS).toISOString()} by ${hostname()}'s clock; its last renewal is stamped ${new Date(T0 - 1_000).toISOString()} by its own) for it to renew (then this start is refused) or not (then its lock is taken over)`,
@@ -181,14 +197,11 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
 
     const live = newPrefix('live');
     await holder(live, { pid: 4343, host: 'elsewhere', heartbeatAt: manual.now() });
-    const renewing = { ...manual, sleep: async (ms: number) => {
-      manual.advance(ms);
-      // the holder renews, as a live one does every RUNTIME_LOCK_HEARTBEAT_MS
-      await admin.send(new UpdateItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: live } }, UpdateExpression: 'SET heartbeatAt = :h, staleAt = :s', ExpressionAttributeValues: { ':h': { N: String(manual.now()) }, ':s': { N: String(manual.now() + RUNTIME_LOCK_STALE_MS) } } }));
-    } };
-    const before = manual.now();
-    await expect(lockRuntime(admin, inject('ddbEndpoint'), live, { clock: renewing, say: () => {} })).rejects.toThrow(`with table prefix ${live}: process 4343 on elsewhere`);
-    expect(manual.now() - before).toBe(RUNTIME_LOCK_HEARTBEAT_MS); // refused at its first renewal seen
+    // the holder renews, as a live one does every RUNTIME_LOCK_HEARTBEAT_MS
+    const renewing = sleepsMove(manual.now(), (at) => admin.send(new UpdateItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: live } }, UpdateExpression: 'SET heartbeatAt = :h, staleAt = :s', ExpressionAttributeValues: { ':h': { N: String(at) }, ':s': { N: String(at + RUNTIME_LOCK_STALE_MS) } } })));
+    const before = renewing.manual.now();
+    await expect(lockRuntime(admin, inject('ddbEndpoint'), live, { clock: renewing.clock, say: () => {} })).rejects.toThrow(`with table prefix ${live}: process 4343 on elsewhere`);
+    expect(renewing.manual.now() - before).toBe(RUNTIME_LOCK_HEARTBEAT_MS); // refused at its first renewal seen
   });
 
   it('two starts in the same millisecond: one takes the lock, the other is refused naming it', async () => {
@@ -229,12 +242,12 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
       onLost: (line) => told.push(line),
       intercept: async (name, event, invoke) => {
         if (name !== 'leaseStream') return void invoked.push(name);
-        seen.push(...(event as { Records: { dynamodb: { Keys: { name: { S: string } } } }[] }).Records.map((r) => r.dynamodb.Keys.name.S));
+        seen.push(...leaseNames(event));
         return invoke(event);
       },
     });
     try {
-      const put = (name: string) => rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+      const put = (name: string) => putLease(rt, name);
       await put('before');
       await waitFor('the record before the take-over', () => seen.includes('before'));
       await holder(prefix, { pid: 4545, host: 'elsewhere', heartbeatAt: Date.now() });
@@ -276,12 +289,12 @@ describe('a runtime paused past the stale time (SIGSTOP, a debugger, a suspended
       endpoint: inject('ddbEndpoint'), prefix, dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, clock,
       onLost: (line) => told.push(line),
       intercept: async (name, event, invoke) => {
-        if (name === 'leaseStream') seen.push(...(event as { Records: { dynamodb: { Keys: { name: { S: string } } } }[] }).Records.map((r) => r.dynamodb.Keys.name.S));
+        if (name === 'leaseStream') seen.push(...leaseNames(event));
         return invoke(event);
       },
     });
     try {
-      const put = (name: string) => rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
+      const put = (name: string) => putLease(rt, name);
       await put('before');
       await waitFor('the record before the pause', () => seen.includes('before'));
       // paused past the stale time: another start judged the lock stale and took it over
@@ -312,16 +325,12 @@ describe('a runtime lock item written before it counted its renewals (no renewal
   it('is judged as a lock whose count is 0: one left unrenewed elsewhere is taken over after RUNTIME_LOCK_STALE_MS, one renewed meanwhile is refused; one of a process gone here is taken over at once', async () => {
     await start(newPrefix('table')).then((rt) => rt.stop());
     const T0 = 1_800_000_000_000;
-    const manual = manualClock(T0);
-    const clock = { ...manual, sleep: async (ms: number) => void manual.advance(ms) };
-
     const quiet = newPrefix('older-quiet');
     await olderHolder(quiet, { pid: 4747, host: 'elsewhere', heartbeatAt: T0 - 1_000 });
-    const said: string[] = [];
     // before: refused at once as malformed ("renewals: required"), naming the item to delete
-    const lock = await lockRuntime(admin, inject('ddbEndpoint'), quiet, { clock, say: (line) => said.push(line) });
+    const { lock, said, waited, manual } = await startWaiting(quiet, T0);
     try {
-      expect(manual.now()).toBe(T0 + RUNTIME_LOCK_STALE_MS);
+      expect(waited).toBe(RUNTIME_LOCK_STALE_MS);
       expect(said[1]).toMatch(/^taking over the lock of process 4747 on elsewhere: not renewed for 10 s/);
       expect((await lockItem(quiet))?.['pid']).toEqual({ N: String(process.pid) });
     } finally {
@@ -330,11 +339,9 @@ describe('a runtime lock item written before it counted its renewals (no renewal
 
     const live = newPrefix('older-live');
     await olderHolder(live, { pid: 4848, host: 'elsewhere', heartbeatAt: manual.now() });
-    const renewing = { ...manual, sleep: async (ms: number) => {
-      manual.advance(ms);
-      await olderRenewal(live, manual.now()); // its holder, of the older version, renews as it did
-    } };
-    await expect(lockRuntime(admin, inject('ddbEndpoint'), live, { clock: renewing, say: () => {} })).rejects.toThrow(`with table prefix ${live}: process 4848 on elsewhere`);
+    // its holder, of the older version, renews as it did
+    const renewing = sleepsMove(manual.now(), (at) => olderRenewal(live, at));
+    await expect(lockRuntime(admin, inject('ddbEndpoint'), live, { clock: renewing.clock, say: () => {} })).rejects.toThrow(`with table prefix ${live}: process 4848 on elsewhere`);
 
     const gone = newPrefix('older-gone');
     await olderHolder(gone, { pid: spawnSync(process.execPath, ['-e', '']).pid!, host: hostname(), heartbeatAt: Date.now() });
