@@ -121,7 +121,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
 
   it('conclave-local whose lock is taken over (it was cut off past the stale time, and another start took it) stops and exits 1, saying so', async () => {
     const prefix = newPrefix('bin-lost');
-    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600s'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const out = { stdout: '', stderr: '' };
     child.stdout.on('data', (d: Buffer) => void (out.stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => void (out.stderr += d.toString()));
