@@ -12,8 +12,9 @@
  * write lands, the other sees it), renewed every RUNTIME_LOCK_HEARTBEAT_MS, and deleted at the stop.
  * A lock whose holder is gone is taken over: at once when its process, on this host, no longer runs
  * (a crash, a kill -9: a restart is not held up); else once it has not been renewed for
- * RUNTIME_LOCK_STALE_MS (a holder whose pid cannot be looked at: another host or container), waited
- * for with a line saying for what. A holder on another host stamps its renewals by its own clock,
+ * RUNTIME_LOCK_STALE_MS (a holder whose pid cannot be looked at: another host or container; or a live
+ * pid here whose stamps look stale: hung, or this host's clock stepped forward), waited for with a
+ * line saying for what. A holder on another host stamps its renewals by its own clock,
  * which may be minutes off this one's: its lock is judged by whether it changes (its renewal count)
  * over RUNTIME_LOCK_STALE_MS counted on this host's monotonic clock from the first look (client-go's
  * observedTime), never by comparing its stamps with this host's time.
@@ -109,10 +110,11 @@ export function decideLock(found: RuntimeLockItem | undefined, first: LockSeen |
     if (me.holds(found.owner)) return { kind: 'refuse' };
     if (found.pid === me.pid) return { kind: 'takeOver', why: `its pid is this process's, which does not hold it: an earlier process's` };
     if (!me.alive(found.pid)) return { kind: 'takeOver', why: 'that process no longer runs' };
-    // a live pid whose lock is not renewed: a hung holder, or the pid taken by another program since.
-    // Its stamps are this host's clock, so they are compared with it.
-    if (now >= found.staleAt) return { kind: 'takeOver', why: `not renewed since ${iso(found.heartbeatAt)}` };
-    return { kind: 'refuse' };
+    // a live pid, its lock renewed by this host's clock: live
+    if (now < found.staleAt) return { kind: 'refuse' };
+    // a live pid whose lock looks unrenewed by this host's wall clock: a hung holder, the pid taken by
+    // another program since, or a holder renewing every 2 s while the clock stepped forward (a
+    // machine waking from sleep, a time sync): judged as another host's lock is, below
   }
   // another host's stamps are its clock's, which may be off this one's by more than the stale time
   // either way: judged by whether the lock changes, over time counted here (observer's clock)
@@ -196,7 +198,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
       if (waitSaid !== found!.owner) {
         waitSaid = found!.owner;
         say(
-          `local mode on the DynamoDB Local at ${endpoint} with table prefix ${prefix} is locked by ${holderOf(found!)}, whose pid cannot be looked at from ${me.host}: ` +
+          `local mode on the DynamoDB Local at ${endpoint} with table prefix ${prefix} is locked by ${holderOf(found!)}, ${found!.host === me.host ? 'which runs but looks unrenewed by this clock' : `whose pid cannot be looked at from ${me.host}`}: ` +
             `waiting ${d.ms / 1000} s (until ${iso(now + d.ms)} by ${me.host}'s clock; its last renewal is stamped ${iso(found!.heartbeatAt)} by its own) for it to renew (then this start is refused) or not (then its lock is taken over)`,
         );
       }
