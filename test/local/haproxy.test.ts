@@ -9,9 +9,10 @@
  * back, and no request is lost, across a SIGTERM (hand-off) and a kill -9 (crash). How long each
  * costs is bench/'s (`npm run bench -- --only load-balancer`), not this test's.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BehindHaproxy } from '../../lib/local/behind-haproxy.js';
@@ -96,6 +97,18 @@ describe('haproxyConfig', () => {
     };
     bad(() => haproxyConfig({ port: 8080, servers: [{ name: 'w 1', host: '127.0.0.1', port: 9001, checkPort: 9101 }] }), /name/);
     bad(() => haproxyConfig({ port: 8080, servers: [], settings: { ...LEADER_CHECK, rise: 0 } }), /rise/);
+  });
+
+  it("README's HAProxy configuration checks and routes as haproxyConfig does (the one this test and bench/ run): timeout check included", () => {
+    // without `timeout check` HAProxy gives a check `inter` (250 ms) in all, connect and read: a leader
+    // paused under a second (a GC, a busy event loop) fails two checks and is taken out
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const block = /```haproxy\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(block, 'README.md has a ```haproxy block').toBeDefined();
+    // the lines that decide checking and routing; the addresses, the servers and the client timeouts are the reader's
+    const CHECKS = /^(timeout (connect|check)|option (httpchk|redispatch)|http-check|default-server|retry-on|retries|http-after-response)\b/;
+    const lines = (cfg: string) => cfg.split('\n').map((l) => l.replace(/#.*/, '').trim().replace(/\b(\d+)000ms\b/g, '$1s')).filter((l) => CHECKS.test(l)).sort();
+    expect(lines(block!)).toEqual(lines(haproxyConfig({ port: 8080, servers: [] })));
   });
 });
 
