@@ -171,7 +171,9 @@ function statusOf(url: string): Promise<number | undefined> {
 export async function startHaproxy(o: { servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings; binary?: string; clock?: Clock; startTimeoutMs?: number }): Promise<Haproxy> {
   const binary = o.binary ?? ensureHaproxy();
   const clock = o.clock ?? systemClock;
-  const port = await portToBindLater(); // bound by HAProxy a moment later: never a port the kernel may hand out meanwhile
+  // bound by HAProxy a moment later: never a port the kernel may hand out meanwhile, nor one its
+  // servers were given, which they bind later still (BehindHaproxy starts its workers after it)
+  const port = await portToBindLater(new Set(o.servers.flatMap((v) => [v.port, v.checkPort])), () => clock.random());
   const config = haproxyConfig({ port, servers: o.servers, ...(o.settings ? { settings: o.settings } : {}) });
   const dir = mkdtempSync(join(tmpdir(), 'conclave-haproxy-'));
   const file = join(dir, 'haproxy.cfg');

@@ -14,10 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { systemClock } from '../../lib/clock.js';
 import { BehindHaproxy } from '../../lib/local/behind-haproxy.js';
 import { DEMO_ELECTION, DEMO_TIMING } from '../../lib/local/demo/stories.js';
-import { ensureHaproxy, haproxyConfig, HaproxyMissingError, INSTALL_HAPROXY_ENV, LEADER_CHECK, MONITOR_PATH } from '../../lib/local/haproxy.js';
+import { portToBindLater } from '../../lib/local/dynamodb-local.js';
+import { ensureHaproxy, haproxyConfig, startHaproxy, HaproxyMissingError, INSTALL_HAPROXY_ENV, LEADER_CHECK, MONITOR_PATH } from '../../lib/local/haproxy.js';
 import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
 import { answer, SteadyClient, succeeded, type Attempt, type RequestRecord } from '../../lib/local/steady-client.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -109,6 +111,22 @@ describe('haproxyConfig', () => {
     const CHECKS = /^(timeout (connect|check)|option (httpchk|redispatch)|http-check|default-server|retry-on|retries|http-after-response)\b/;
     const lines = (cfg: string) => cfg.split('\n').map((l) => l.replace(/#.*/, '').trim().replace(/\b(\d+)000ms\b/g, '$1s')).filter((l) => CHECKS.test(l)).sort();
     expect(lines(block!)).toEqual(lines(haproxyConfig({ port: 8080, servers: [] })));
+  });
+});
+
+describe('startHaproxy', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("never binds a port its servers were given (they bind theirs later: a worker behind it, started after it)", async () => {
+    // every pick the same: the port a server of the configuration was given, not yet bound by it
+    vi.spyOn(systemClock, 'random').mockReturnValue(0.5);
+    const given = await portToBindLater(new Set(), () => 0.5);
+    const haproxy = await startHaproxy({ servers: [{ name: 'w1', host: '127.0.0.1', port: given, checkPort: given + 1 }], binary: ensureHaproxy() });
+    try {
+      expect(haproxy.port).not.toBe(given);
+    } finally {
+      await haproxy.stop();
+    }
   });
 });
 
