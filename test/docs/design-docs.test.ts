@@ -229,3 +229,31 @@ describe("docs/deploy.md's Events and metrics says which detail.time a stream re
     expect(text).toMatch(/On AWS(?:[^.]|\.(?=\w))*the same `detail\.time`/);
   });
 });
+
+describe('a figure architecture.md or deploy.md cites to docs/benchmarks.md is one the section it links to holds', () => {
+  /** benchmarks.md's `##`/`###` section making `anchor`, whitespace folded. */
+  const benchSection = (anchor: string): string => {
+    const parts = prose(read('docs/benchmarks.md')).split(/^(?=#{2,3} )/m);
+    const found = parts.find((p) => slug(/^#{2,3} (.*)/.exec(p)?.[1] ?? '') === anchor);
+    expect(found, `benchmarks.md has a section making #${anchor}`).toBeDefined();
+    return found!.replace(/\s+/g, ' ');
+  };
+
+  it.each(['docs/architecture.md', 'docs/deploy.md'])('%s: Repeated crashes and Cost at rest (dollars, requests, seconds)', (file) => {
+    // the prose, tables aside (a table row is not one sentence)
+    const text = prose(read(file)).split('\n').filter((l) => !l.startsWith('|')).join('\n').replace(/\s+/g, ' ');
+    const wrong: string[] = [];
+    for (const m of text.matchAll(/\(benchmarks\.md#(repeated-crashes|cost-at-rest)\)/g)) {
+      const start = text.lastIndexOf('. ', m.index) + 2;
+      const end = text.indexOf('. ', m.index);
+      const sentence = text.slice(start, end < 0 ? undefined : end);
+      const section = benchSection(m[1]!);
+      for (const [figure, number] of sentence.matchAll(/\$(\d[\d.,]*\d)|(?<![\w.,])(\d[\d.,]*(?:–\d[\d.,]*)?) (?:s|req|requests)\b/g).map((f) => [f[0], f[1] ?? f[2]!]))
+        if (!section.includes(number!)) wrong.push(`${m[1]}: ${figure}`);
+    }
+    // before: architecture.md's third crash "taken over 12–34 s past expiry" and the second successor's
+    // "43.75 instead of 28.93 requests …, $0.414 instead of $0.363" (CHANGELOG.md's figures of 2026-11-30,
+    // never in that section); deploy.md's "33.1 requests a minute per lease …, $0.370" where the section gives 32.33 and $0.359
+    expect(wrong).toEqual([]);
+  });
+});
