@@ -272,3 +272,32 @@ describe("docs/safety.md's The model check: what is explored in tables, each sco
     expect(lines.slice(start, end).filter((l) => !l.startsWith('|') && l.length > 4_000)).toEqual([]);
   });
 });
+
+describe("docs/architecture.md's Inside the elector names the lock, the step's events and effects as the code has them (issue 37: a newcomer finds them there)", () => {
+  /** The `kind`s of the union type `name` in lib/sdk/step.ts, up to the next blank-line-separated declaration. */
+  const kinds = (source: string, name: string): string[] => {
+    const start = source.indexOf(`export type ${name} =`);
+    expect(start, `lib/sdk/step.ts declares ${name}`).toBeGreaterThanOrEqual(0);
+    const body = source.slice(start, source.indexOf(';\n', source.indexOf('\n  |', start)) + 1);
+    return [...body.matchAll(/\{ readonly kind: '(\w+)'/g)].map((m) => m[1]!);
+  };
+
+  it('every LeaseLock method, every Event and Effect kind (the follower\'s included), and the three entry points', () => {
+    const inside = section(read('docs/architecture.md'), 'Inside the elector')!;
+    const step = read('lib/sdk/step.ts');
+    const lock = read('lib/sdk/lock.ts');
+    const iface = lock.slice(lock.indexOf('export interface LeaseLock {'), lock.indexOf('\n}\n', lock.indexOf('export interface LeaseLock {')));
+    const methods = [...iface.matchAll(/^ {2}(\w+)\(/gm)].map((m) => m[1]!);
+    expect(methods.length).toBeGreaterThan(10);
+    const events = [...kinds(step, 'FollowerEvent'), ...kinds(step, 'Event')];
+    // `lead` is the follower's effect decide consumes itself: the shell never sees it
+    const effects = [...kinds(step, 'FollowerEffect'), ...kinds(step, 'Effect')].filter((k) => k !== 'lead');
+    const missing = [...methods, ...events, ...effects].filter((n) => !inside.includes(`\`${n}\``));
+    // before: the lock's `decline`, the event `slept` and the effect `takeAgain` were not named
+    expect(missing).toEqual([]);
+    for (const entry of ['`LeaseLock`', '`dynamoLeaseLock`', '`MemoryLeaseTable`', '`decide`', '`followerStep`', '`LeaderElector.run`', '`takePart`', '`feed`', '`carry`', '`note`'])
+      expect(inside).toContain(entry);
+    // one event followed end to end: read → decide → effects → carried out → answer fed back
+    expect(inside).toContain('**One event, end to end: a poll\'s read.**');
+  });
+});
