@@ -248,8 +248,8 @@ describe('a figure architecture.md or deploy.md cites to docs/benchmarks.md is o
       const end = text.indexOf('. ', m.index);
       const sentence = text.slice(start, end < 0 ? undefined : end);
       const section = benchSection(m[1]!);
-      for (const [figure, number] of sentence.matchAll(/\$(\d[\d.,]*\d)|(?<![\w.,])(\d[\d.,]*(?:–\d[\d.,]*)?) (?:s|req|requests)\b/g).map((f) => [f[0], f[1] ?? f[2]!]))
-        if (!section.includes(number!)) wrong.push(`${m[1]}: ${figure}`);
+      for (const f of sentence.matchAll(/\$(\d[\d.,]*\d)|(?<![\w.,])(\d[\d.,]*(?:–\d[\d.,]*)?) (?:s|req|requests)\b/g))
+        if (!section.includes(f[1] ?? f[2]!)) wrong.push(`${m[1]}: ${f[0]}`);
     }
     // before: architecture.md's third crash "taken over 12–34 s past expiry" and the second successor's
     // "43.75 instead of 28.93 requests …, $0.414 instead of $0.363" (CHANGELOG.md's figures of 2026-11-30,
