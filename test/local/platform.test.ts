@@ -70,17 +70,23 @@ describe('crash failover with the platform signal', () => {
     const lastSeen = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
     expect(lastSeen).toMatchObject({ holderIdentity: leader.identity, fencingToken: first.fencingToken });
     await leader.kill();
-    const next = await waitFor('the next leader', () => workers.find((w) => w !== leader && w.leading));
+    // The next term, as its leader's own line and the row agree (token and holder): pinned when it
+    // is seen, for a busy machine may yet end it (a renew deadline missed) before the checks below.
+    const termOf = (w: WorkerProcess) => w.events.findLast((e) => e.event === 'started')?.fencingToken;
+    const { taken } = await waitFor('the next leader, the row agreeing', async () => {
+      const next = workers.find((w) => w !== leader && w.leading);
+      const taken = next && (await rt.deps.coordinator.leases.read('ecs-job')).item;
+      return next && taken?.holderIdentity === next.identity && taken.fencingToken === termOf(next) && next.leading ? { next, taken } : undefined;
+    });
     // Without the signal nobody may take over before the term has run out; with it, the next term
     // began before it could have (its last renewal was no earlier than the read just before the kill).
-    const taken = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
     expect(taken.acquireTime!).toBeLessThan(lastSeen.renewTime! + LEASE_MS);
 
     const lost = await waitFor('Leader Lost', () => rt.events.find((e) => e.detailType === 'Leader Lost'));
     expect(lost.detail).toMatchObject({ previousHolder: leader.identity, fencingToken: first.fencingToken, source: 'aws.ecs', platformId: first.holderPlatformId, reason: 'Essential container in task exited (EssentialContainerExited)' });
-    const after = (await rt.deps.coordinator.leases.read('ecs-job')).item!;
-    expect(after.fencingToken).toBeGreaterThan(first.fencingToken);
-    expect(after.holderIdentity).toBe(next.identity);
+    expect(taken.fencingToken).toBeGreaterThan(first.fencingToken);
+    // and no term since went back to an older token (the next leader need not still lead: see above)
+    expect((await rt.deps.coordinator.leases.read('ecs-job')).item!.fencingToken).toBeGreaterThanOrEqual(taken.fencingToken);
     expect(maxConcurrent()).toBe(1);
     expect(rt.deadLetters).toEqual([]);
   });
