@@ -24,11 +24,11 @@ import { testTables, type TestTables } from '../support.js';
 import { coordinatorLoop, waitFor } from '../sdk/harness.js';
 
 const WORKER = fileURLToPath(new URL('../../bench/multi-lease-worker.ts', import.meta.url));
-const TIMING = { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 } as const;
 /**
- * client-go's timings, for the steady state on a session: with the short ones its deadline is
- * 1.2 s, which a process starved on a busy machine misses, and a session that ends hands its terms
- * back to their electors. These give it 7.5 s.
+ * client-go's timings, for both tests: the process runs a session (SESSION defaults to on), and with
+ * short ones (2/1.5/0.25 s) its deadline is 1.2 s, which a process starved on a busy machine misses:
+ * the session ends, reports it as an error and hands its terms back to their electors. These give
+ * it 7.5 s.
  */
 const STEADY = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
 let t: TestTables;
@@ -48,7 +48,7 @@ describe('the multi-lease worker on the push path', () => {
     const stem = `m-${randomUUID().slice(0, 8)}`;
     const prefix = t.names.leases.replace(/-leases$/, '');
     const w = new WorkerProcess(
-      { identity: 'p1', lease: stem, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: TIMING, script: WORKER },
+      { identity: 'p1', lease: stem, emulationVersion: '1.30.0', binaryVersion: '1.30.0', timing: STEADY, script: WORKER },
       { endpoint: inject('ddbEndpoint'), tablePrefix: prefix, pushUrl: broker.wsEndpoint, extra: { LEASE_COUNT: '5', COUNT_REQUESTS_EVERY_MS: '200' } },
     );
     const data = new IoTDataPlaneClient({ endpoint: broker.httpEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
