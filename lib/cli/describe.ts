@@ -12,7 +12,7 @@ import { dash, fields, named, platformOf, relative, shown, span, stamp, table, t
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { reportInvalid, snapshot, type Snapshot } from './read.js';
-import { byName, leaseNames, namerOf, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
+import { byName, leaseNames, pastNames, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 const ELECTED_BY: Record<ElectedBy, string> = {
@@ -21,8 +21,8 @@ const ELECTED_BY: Record<ElectedBy, string> = {
   self: 'itself (direct acquisition)',
 };
 
-/** `lease`: as judged (a lease held on a session, by its session's renewals too). */
-function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig): string {
+/** `lease`: as judged (a lease held on a session, by its session's renewals too); the name that reported it vacant escaped as `as` escapes names. */
+function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig, as: Namer): string | Named {
   const v = vacancy(lease, now, config.clockSkewMs);
   if (!v.vacant) return `held, term ends ${relative(v.expiresAt, now)}`;
   switch (v.reason) {
@@ -33,7 +33,7 @@ function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig):
     case 'expired':
       return `vacant: expired (the term ended ${relative(lease && leaseExpiresAt(lease), now)}; the coordinator allows ${span(config.clockSkewMs)} of clock skew)`;
     case 'reported':
-      return `vacant: reported by ${lease?.vacancyReport?.by}, who watched it unchanged for a whole term`;
+      return as('vacant: reported by ', { name: lease!.vacancyReport!.by }, ', who watched it unchanged for a whole term');
   }
 }
 
@@ -48,7 +48,7 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
 type Namer = ReturnType<typeof named>;
 
 function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string[] {
-  const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config);
+  const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config, as);
   if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config, as)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
   const e = lease.election;
   const f = lease.lastElectionFailure;
@@ -57,12 +57,12 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Lease', lease.name],
     ['Holder', lease.holderIdentity ? as({ name: lease.holderIdentity }, lease.holderInstance ? ` (instance ${lease.holderInstance})` : '') : '-'],
     ['Platform', platformOf(lease.holderPlatform)],
-    ['Last lost', lease.holderLoss ? `${lease.holderLoss.holder} (token ${lease.holderLoss.fencingToken}) ${relative(lease.holderLoss.at, now)}: ${lease.holderLoss.source} said ${lease.holderLoss.reason}` : 'never'],
+    ['Last lost', lease.holderLoss ? as({ name: lease.holderLoss.holder }, ` (token ${lease.holderLoss.fencingToken}) ${relative(lease.holderLoss.at, now)}: ${lease.holderLoss.source} said ${lease.holderLoss.reason}`) : 'never'],
     ['State', state],
     ['Fencing token', `${lease.fencingToken} (transitions: ${lease.leaseTransitions})`],
     ['Acquired', stamp(lease.acquireTime, now)],
     ['Renewed', renewedLine(lease, session, now)],
-    ['Session', sessionLine(lease, session, now)],
+    ['Session', sessionLine(lease, session, now, as)],
     ...(session?.refused ? [['Repair', `rewrite the session row valid, or delete it: ${session.refused.repair}`] as [string, string]] : []),
     ...(session?.deletion ? [['Row deleted', deletionLine(session.deletion, now, config)] as [string, string]] : []),
     ['Duration', `${lease.leaseDurationSeconds}s`],
@@ -72,11 +72,11 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Successor', lease.successor ? as({ name: lease.successor }, lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : '', ...(lease.secondSuccessor ? [', then ', { name: lease.secondSuccessor }, lease.holderIdentity ? ' (if the successor has not, a moment later)' : ''] : [])) : '-'],
     ['Preferred holder', lease.preferredHolder ? as({ name: lease.preferredHolder }, ' (', lease.holderIdentity ? { name: lease.holderIdentity } : 'the holder', ' should release at its next renewal)') : '-'],
     ['Last holder', lease.lastHolderIdentity ? as({ name: lease.lastHolderIdentity }) : dash(undefined)],
-    ['Election', e ? `${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}${e.holder ? `, re-election while ${e.holder} keeps leading` : ''}` : 'none open'],
+    ['Election', e ? as(`${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}`, ...(e.holder ? [', re-election while ', { name: e.holder }, ' keeps leading'] : [])) : 'none open'],
     // the coordinator's message names candidates (strategyConsensus's, noValidCandidates'): escaped as `as` escapes them
     ['Last failure', f ? as(`${relative(f.at, now)}${f.electionId ? ` in ${f.electionId}` : ''} (${f.reason}): `, { listing: f.message }) : 'none'],
-    ['Vacancy report', r ? `by ${r.by} ${relative(r.at, now)}, revision ${r.observedRevision} unchanged for a whole term` : 'none'],
-    ['Run-once windows', runsLine(lease)],
+    ['Vacancy report', r ? as('by ', { name: r.by }, ` ${relative(r.at, now)}, revision ${r.observedRevision} unchanged for a whole term`) : 'none'],
+    ['Run-once windows', runsLine(lease, as)],
     ['Revision', String(lease.revision)],
   ]);
 }
@@ -111,12 +111,12 @@ function deletionLine(d: RefusedRowDeletion, now: number, config: ElectionConfig
   }
 }
 
-/** withLease's completed run-once windows: the newest, and how many the lease remembers. */
-function runsLine(lease: Lease): string {
+/** withLease's completed run-once windows: the newest (its holder escaped as `as` escapes names), and how many the lease remembers. */
+function runsLine(lease: Lease, as: Namer): string | Named {
   const runs = lease.runs ?? [];
   if (runs.length === 0) return 'none completed';
   const [last] = runs;
-  return `${last!.window} by ${last!.holder} (token ${last!.fencingToken})${runs.length > 1 ? `; ${runs.length - 1} earlier: ${runs.slice(1, 4).map((x) => x.window).join(', ')}${runs.length > 4 ? ', ...' : ''}` : ''}`;
+  return as(`${last!.window} by `, { name: last!.holder }, ` (token ${last!.fencingToken})${runs.length > 1 ? `; ${runs.length - 1} earlier: ${runs.slice(1, 4).map((x) => x.window).join(', ')}${runs.length > 4 ? ', ...' : ''}` : ''}`);
 }
 
 function candidateLines(ordered: readonly Standing[], now: number, config: ElectionConfig, preferred: readonly string[], alike: readonly string[] = []): string[] {
@@ -141,9 +141,10 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
 export function describeLines(name: string, snap: Snapshot, now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
   const { read: { item: lease }, candidates, session } = snap;
   const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config);
-  // the lease's names and the candidates' are shown apart: each compared with all (worker-rn holds, worker-m stands)
-  const others = leaseNames(lease);
-  const as = namerOf(lease, candidates);
+  // the lease's names and the candidates' are shown apart: each compared with all (worker-rn holds, worker-m stands),
+  // with the names only describe shows too (who lost the lease, reported it vacant, ran its last window: pastNames)
+  const others = [...leaseNames(lease), ...pastNames(lease)];
+  const as = named([...candidates.map((c) => c.name), ...others]);
   const lines = leaseLines(name, lease, session, candidates, now, config, as);
   lines.push('', `Candidates, in the coordinator's order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');

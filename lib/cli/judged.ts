@@ -11,7 +11,7 @@ import type { IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import type { FieldIssue } from '../schemas/validation.js';
 import type { BrokenSessionError } from '../stores/errors.js';
-import { relative, stamp } from './format.js';
+import { joined, relative, stamp, type Named, type named } from './format.js';
 
 /**
  * A lease's session row as the CLI read it (`row` undefined: gone, or refused), and when (the CLI's
@@ -217,21 +217,21 @@ export function lastRenewal(l: Lease, seen: SessionSeen | undefined, now: number
   return `${relative(counted.at, now)}, through its ${counted.own === undefined ? 'session' : "process's session"} ${session}`;
 }
 
-/** `describe lease`'s Session line. */
-export function sessionLine(l: Lease, seen: SessionSeen | undefined, now: number): string {
+/** `describe lease`'s Session line; the holder it names escaped as `as` (describe's namer) escapes names. */
+export function sessionLine(l: Lease, seen: SessionSeen | undefined, now: number, as: ReturnType<typeof named>): string | Named {
   if (!seen) return l.holderIdentity === undefined ? '-' : 'none: the holder renews the lease itself';
   const r = seen.row;
   if (seen.refused) return `held on session ${seen.name}, whose row does not match the schema: ${seen.refused.issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`;
   const own = seen.judging?.own;
-  const named = !r
+  const said = !r
     ? `held on session ${seen.name}, whose row is gone: it vouches for nothing (the lease's session was rewritten under its holder, or the row deleted)`
     : unvouched(l, seen) || own !== undefined
-      ? `held on session ${seen.name}, of another process (${r.process ?? 'unnamed'}; host ${r.hostname}): it does not vouch for ${l.holderIdentity}'s term (the lease's session was rewritten under its holder)`
+      ? as(`held on session ${seen.name}, of another process (${r.process ?? 'unnamed'}; host ${r.hostname}): it does not vouch for `, ...(l.holderIdentity === undefined ? ['its holder'] : [{ name: l.holderIdentity }]), "'s term (the lease's session was rewritten under its holder)")
       : `held on session ${seen.name}, last renewed ${relative(r.renewTime, now)} by the session (${new Date(r.renewTime).toISOString()}; host ${r.hostname}, process ${r.process ?? r.holderIdentity})${leftLine(l, r, now, '; it')}`;
-  if (own === undefined) return named;
-  if (own === null) return `${named}; no session of its holder's process ${seen.judging!.row!.process} is left, so the coordinator judges it by the lease's own stamp`;
-  const by = `${named}; judged, as the coordinator judges it, by its holder's own process's session ${own.name} (process ${own.process})`;
-  return leftStamp(l, own) === undefined ? `${by}, last renewed ${relative(own.renewTime, now)}` : `${by}${leftLine(l, own, now, ', which')}`;
+  if (own === undefined) return said;
+  if (own === null) return joined(said, `; no session of its holder's process ${seen.judging!.row!.process} is left, so the coordinator judges it by the lease's own stamp`);
+  const by = joined(said, `; judged, as the coordinator judges it, by its holder's own process's session ${own.name} (process ${own.process})`);
+  return joined(by, leftStamp(l, own) === undefined ? `, last renewed ${relative(own.renewTime, now)}` : leftLine(l, own, now, ', which'));
 }
 
 /** A session row's word on a term its process left to run out (leftTerms), after `lead`; nothing for any other term. */

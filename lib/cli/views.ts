@@ -12,6 +12,17 @@ import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
 export const leaseNames = (lease: Lease | undefined): string[] =>
   [lease?.holderIdentity, lease?.successor, lease?.secondSuccessor, lease?.preferredHolder, lease?.lastHolderIdentity].filter((n): n is string => n !== undefined);
 
+/**
+ * The names only `describe` shows of a lease row, beside leaseNames: who lost it last (holderLoss),
+ * the holder an open re-election keeps, who reported it vacant, who ran its newest run-once window.
+ * Compared with the candidates' there (describe.ts), not in namesOf: the writes' lines (set-priority,
+ * preempt, release, set-locations) never show them, so a candidate there would be escaped for a
+ * look-alike the operator is not shown, and their look-alike warning compares with the candidates
+ * and the holder only (priority.ts), which these do not change.
+ */
+export const pastNames = (lease: Lease | undefined): string[] =>
+  [lease?.holderLoss?.holder, lease?.election?.holder, lease?.vacancyReport?.by, lease?.runs?.[0]?.holder].filter((n): n is string => n !== undefined);
+
 /** A lease's candidates' names and the names its row gives: those compared with one another where shown (namerOf, a change table's values). */
 export const namesOf = (lease: Lease | undefined, candidates: readonly Pick<Candidate, 'name'>[]): string[] => [...candidates.map((c) => c.name), ...leaseNames(lease)];
 

@@ -15,6 +15,8 @@ import { main } from '../../lib/cli/main.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 
@@ -143,6 +145,31 @@ beforeAll(async () => {
   );
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'describe-strategies', preferredStrategies: ['OldestEmulationVersion', 'NoCoordination'] }));
   await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'describe-strategies', preferredStrategies: ['NoCoordination', 'OldestEmulationVersion'] }));
+  // describe's Last lost, Election, State's "reported by", Vacancy report and Run-once windows lines naming a worker-rn beside a candidate worker-m
+  await h.seedLease(
+    lease('keeper', {
+      name: 'describe-past',
+      holderLoss: { holder: RN, fencingToken: 6, source: 'aws.ecs', platformId: 'arn:aws:ecs:us-east-1:123456789012:task/c/t1', reason: 'Essential container exited', at: NOW - MIN },
+      election: { id: 'e-1', startedAt: NOW, deadline: NOW + 5 * SEC, strategy: 'OldestEmulationVersion', holder: RN },
+      vacancyReport: { by: RN, at: NOW - SEC, observedRevision: 12 },
+      runs: [{ window: '2026-01-01', fencingToken: 6, holder: RN, at: NOW - MIN }],
+    }),
+  );
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'describe-past' }));
+  // describe's Session line naming the holder worker-rn (its lease on another process's session) beside a candidate worker-m
+  await h.seedLease(lease(RN, { name: 'describe-session', holderInstance: 'rn_1@p1', session: 's-peer-twin', leaseDurationSeconds: 15 }));
+  await h.seedCandidate(cand(M, '1.30.0', '1.30.0', { leaseName: 'describe-session' }));
+  await new IdentityStore(h.t.client, h.t.names.identities).write(
+    { key: { component: SESSION_COMPONENT, name: 's-peer-twin' }, item: undefined, revision: 0 },
+    { set: { holderIdentity: 's-peer-twin_1', process: 'p2', hostname: 'web-2', leaseDurationSeconds: 60, acquireTime: NOW - MIN, renewTime: NOW - SEC } },
+  );
+  await h.seedLease(
+    lease('keeper', {
+      name: 'describe-past-hostile',
+      vacancyReport: { by: EVIL, at: NOW - SEC, observedRevision: 12 },
+      runs: [{ window: '2026-01-01', fencingToken: 6, holder: EVIL, at: NOW - MIN }],
+    }),
+  );
   // a suggested command naming a twin, pasted
   await h.seedLease(lease('keeper', { name: 'paste' }));
   await h.seedCandidate(cand(RN, '1.30.0', '1.30.0', { leaseName: 'paste', priority: 5 }));
@@ -417,6 +444,35 @@ describe('hostile values in the output', () => {
     expect(d.out).toMatch(/^Last failure: +1m3s ago \(contradictoryStrategies\): candidates worker-\\u006d, worker-\\u0072\\u006e order the strategies /m);
     expect(d.out).toMatch(/^Next step: +nothing: candidates worker-\\u006d, worker-\\u0072\\u006e order the strategies /m);
     for (const line of d.out.split('\n')) expect(line).not.toMatch(/worker-(rn|m)\b/);
+  });
+
+  it('describe: the Last lost, State, Session, Election, Vacancy report and Run-once windows lines escape a name that passes for a candidate, and the table escapes the candidate', async () => {
+    // before: those lines were cleaned on their own (control characters escaped, twins not), and the
+    // candidates' table compared its names with the holder, successors, preferred and last holder
+    // only, so a worker-rn that lost the lease, reported it vacant or ran its window read as the
+    // candidate worker-m below it
+    const d = await h.run(['describe', 'lease', 'describe-past'], { clock: at() });
+    expect(d.code, d.err).toBe(0);
+    expect(d.out).toMatch(/^Last lost: +worker-\\u0072\\u006e \(token 6\) 1m3s ago: aws\.ecs said /m);
+    expect(d.out).toMatch(/^State: +vacant: reported by worker-\\u0072\\u006e, who watched it unchanged/m);
+    expect(d.out).toMatch(/^Election: +e-1: started .*, re-election while worker-\\u0072\\u006e keeps leading$/m);
+    expect(d.out).toMatch(/^Vacancy report: +by worker-\\u0072\\u006e 4s ago, revision 12 /m);
+    expect(d.out).toMatch(/^Run-once windows: +2026-01-01 by worker-\\u0072\\u006e \(token 6\)$/m);
+    expect(d.out).toMatch(/^ {2}\d+ +worker-\\u006d +/m);
+    for (const line of d.out.split('\n')) expect(line).not.toMatch(/worker-(rn|m)\b/);
+    // the Session line names the holder as the Holder line does
+    const s = await h.run(['describe', 'lease', 'describe-session'], { clock: at() });
+    expect(s.code, s.err).toBe(0);
+    expect(s.out).toMatch(/^Holder: +worker-\\u0072\\u006e /m);
+    expect(s.out).toMatch(/^Session: +held on session s-peer-twin, of another process \(p2; host web-2\): it does not vouch for worker-\\u0072\\u006e's term /m);
+    for (const line of s.out.split('\n')) expect(line).not.toMatch(/worker-(rn|m)\b/);
+    // control characters in the same fields: escaped as everywhere
+    const hostile = await h.run(['describe', 'lease', 'describe-past-hostile'], { clock: at() });
+    expect(hostile.code, hostile.err).toBe(0);
+    safe(hostile.out);
+    expect(hostile.out).toMatch(new RegExp(`^State: +vacant: reported by ${escapeRe(SHOWN)}, `, 'm'));
+    expect(hostile.out).toMatch(new RegExp(`^Vacancy report: +by ${escapeRe(SHOWN)} `, 'm'));
+    expect(hostile.out).toMatch(new RegExp(`^Run-once windows: +2026-01-01 by ${escapeRe(SHOWN)} `, 'm'));
   });
 
   it.each([
