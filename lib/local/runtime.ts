@@ -324,6 +324,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     functionName: 'electionTimer',
     invoke: (e) => invokers.electionTimer(e) as Promise<void>,
     deadLetter,
+    clock, // the runtime's, as the tick's, the pollers' and the functions' contexts: a simulated clock decides when a timer message arrives
   });
   parts.push({ name: 'the timer queue', stop: () => timer.stop() });
   lost.timer = timer;
