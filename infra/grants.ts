@@ -57,7 +57,7 @@ export function grantFunctionAccess(name: FunctionName, fn: lambda.IFunction, on
     // every lease's wakes, both topic forms (lib/schemas/push.ts): the function wakes whatever lease changed
     const topics = allWakeTopics(on.push.leasesTable).map((t) => iotArn(fn, 'topic', t));
     iam.Grant.addToPrincipal({ grantee: fn, actions: [...WAKE_PUBLISH], resourceArns: topics });
-    acknowledgeWildcards(fn.role!, topics, `iot:Publish on this deployment's wake topics only (conclave/<leases table>/lease/…, …/lease-hash/… and …/process/…): the function wakes the followers of whichever lease changed, on its topic and on its candidates' processes' topics.`);
+    acknowledgeWildcards(fn.role!, topics, `iot:Publish on this deployment's wake topics only (conclave/<leases table>/lease/..., .../lease-hash/... and .../process/...): the function wakes the followers of whichever lease changed, on its topic and on its candidates' processes' topics.`);
   }
 }
 
@@ -84,8 +84,8 @@ export function grantWorkerPush(grantee: iam.IGrantable, leaseNames: readonly st
   // the findings these wildcards raise are this grant's to explain, on the role it adds them to
   const principal = grantee.grantPrincipal;
   if (Construct.isConstruct(principal)) {
-    acknowledgeWildcards(principal, clients, `iot:Connect with this deployment's client ids only, ${PUSH_CLIENT_ID_PREFIX}<leases table>:… (PushChannel's default is that prefix and a random uuid, one id per connection, unknown before it connects).`);
-    acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/…, …/lease-hash/… and …/process/…): the worker was granted every lease (allLeases).`);
+    acknowledgeWildcards(principal, clients, `iot:Connect with this deployment's client ids only, ${PUSH_CLIENT_ID_PREFIX}<leases table>:... (PushChannel's default is that prefix and a random uuid, one id per connection, unknown before it connects).`);
+    acknowledgeWildcards(principal, topics, `iot:Receive and iot:Publish on this deployment's wake topics (conclave/<leases table>/lease/..., .../lease-hash/... and .../process/...): the worker was granted every lease (allLeases).`);
     if (!leaseNames) acknowledgeWildcards(principal, [arn('topicfilter', processTopicPattern(on.leasesTable))], `iot:Subscribe to a process topic of this deployment (conclave/<leases table>/process/<process>): its Session's id, unknown before the process starts; the worker was granted every lease (allLeases).`);
   }
   return grants.reduce((a, b) => a.combine(b));

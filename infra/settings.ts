@@ -12,7 +12,7 @@ import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, qualifiedRecordName,
 import { COORDINATOR_COMPONENT, isSessionComponent } from '../lib/schemas/session-partition.js';
 
 /** A table name prefix: `<prefix>-candidates` must still be a DynamoDB table name. */
-export const TablePrefixSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,240}$/, 'must be 1–240 of A-Z a-z 0-9 _ . - (a table name is prefix + "-candidates")');
+export const TablePrefixSchema = z.string().regex(/^[A-Za-z0-9_.-]{1,240}$/, 'must be 1-240 of A-Z a-z 0-9 _ . - (a table name is prefix + "-candidates")');
 
 /**
  * `schema`, or a token (a CfnParameter, another construct's attribute): its value is known at
@@ -217,7 +217,7 @@ export const GrantWorkerSettingsSchema = z
     // empty: no access to the identities table (a worker without IdentityLeaseHeartbeat)
     components: z
       .array(
-        Name.refine((c) => !isSessionComponent(c), 'is a session partition (conclave-session…): those are granted by `sessions`, each worker its own grant\'s only; drop it from components').refine(
+        Name.refine((c) => !isSessionComponent(c), 'is a session partition (conclave-session...): those are granted by `sessions`, each worker its own grant\'s only; drop it from components').refine(
           (c) => c !== COORDINATOR_COMPONENT,
           'is the coordinator\'s own partition (its tick cursor): no worker writes it; drop it from components',
         ),

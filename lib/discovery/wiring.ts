@@ -88,5 +88,5 @@ export const recordNameOf = (template: string, lease: string): string => normali
 export function dnsNameIssue(name: string): string | undefined {
   if (name.length > 253) return `is ${name.length} characters; a DNS name has at most 253`;
   const bad = name.split('.').find((l) => !/^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/i.test(l));
-  return bad === undefined ? undefined : `has the label "${bad}", not a host-name label (1–63 of letters, digits, - and _, not starting or ending with -)`;
+  return bad === undefined ? undefined : `has the label "${bad}", not a host-name label (1-63 of letters, digits, - and _, not starting or ending with -)`;
 }

@@ -384,7 +384,7 @@ function heldTermOfBrokenRow(attributes: Record<string, unknown> | undefined): H
 
 /** A held row deleted while it was broken: its term is ended on its session and the next election held, as for any held row's delete. */
 async function afterBrokenHeldRowDeleted(deps: FunctionDeps, held: HeldTerm): Promise<ReconcileOutcome | undefined> {
-  deps.logger.warn('a broken row deleted while held: its term ended as any held row’s', { lease: held.name, holder: held.holderIdentity });
+  deps.logger.warn("a broken row deleted while held: its term ended as any held row's", { lease: held.name, holder: held.holderIdentity });
   await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held; before the mark)', false);
   const unmarked = await markOrDefer(deps, { old: held, new: undefined }, true);
   if (unmarked === 'deferred') return undefined;
@@ -683,7 +683,7 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
   const trigger = `lease ${c.eventName}`;
   if (deleteLongOver(deps, c)) {
     // reconciled as the tick would: a row created now waits for the stream (awaitsStream), which reaches any later delete first
-    deps.logger.info('a held row’s delete from long ago (a stream re-read from an older point): its term is over, nothing held or marked for it', { lease: row.name, eventID: c.eventID, at: new Date(c.at!).toISOString() });
+    deps.logger.info("a held row's delete from long ago (a stream re-read from an older point): its term is over, nothing held or marked for it", { lease: row.name, eventID: c.eventID, at: new Date(c.at!).toISOString() });
     return reconcileThenPublish(deps, events, () => reconcile(deps, row.name, `${trigger} (long over)`));
   }
   let unmarked: ValidationError | undefined;
@@ -743,7 +743,7 @@ async function namesDepartedHeir(deps: FunctionDeps, c: Change<Lease>): Promise<
     }),
   );
   const departed = heirs.filter((_, i) => gone[i]).map((h) => h.name);
-  if (departed.length) deps.logger.info('a write named a successor whose candidate row is gone or another start-up’s: named again', { lease: c.new!.name, departed });
+  if (departed.length) deps.logger.info("a write named a successor whose candidate row is gone or another start-up's: named again", { lease: c.new!.name, departed });
   return departed.length > 0;
 }
 

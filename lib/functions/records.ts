@@ -70,7 +70,7 @@ function unmarshallImage(img: Record<string, unknown>, subject: string): Record<
     try {
       Object.assign(out, unmarshall({ [k]: v } as Record<string, AttributeValue>));
     } catch (e) {
-      issues.push({ field: k, message: `must be a DynamoDB attribute value such as {"S":"…"} or {"N":"1"} (${(e as Error).message})` });
+      issues.push({ field: k, message: `must be a DynamoDB attribute value such as {"S":"..."} or {"N":"1"} (${(e as Error).message})` });
     }
   }
   if (issues.length) throw new ValidationError(subject, issues);

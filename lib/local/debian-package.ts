@@ -78,7 +78,7 @@ export function ensureSystemNeed<T>(need: SystemNeed<T>, opts: EnsureOptions<T> 
   }
   const isRoot = opts.isRoot ?? (() => typeof process.getuid === 'function' && process.getuid() === 0);
   if (!isRoot()) throw new need.error(`${need.needs} (${why}); installing it needs root. Run:\n  sudo sh -c '${command}'\nthen run the command again.`);
-  log(`conclave: ${why}; ${opts.askedBy ?? `${need.installEnv}=1`} asks for it: installing ${need.pkg} from Debian (one time)…`);
+  log(`conclave: ${why}; ${opts.askedBy ?? `${need.installEnv}=1`} asks for it: installing ${need.pkg} from Debian (one time)...`);
   const run = opts.runInstall ?? (() => spawnSync('sh', ['-c', command], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status);
   const status = run();
   const after = probe();

@@ -256,7 +256,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     p.catch((e: unknown) => {
       if (opts.endpoint === undefined || faultKind(e) !== 'unreachable') throw e;
       throw new Error(
-        `cannot reach DynamoDB Local at ${endpoint}, the endpoint given (conclave-local: --endpoint): ${(e as Error).message} — ` +
+        `cannot reach DynamoDB Local at ${endpoint}, the endpoint given (conclave-local: --endpoint): ${(e as Error).message} - ` +
           'start DynamoDB Local there, or leave the endpoint out and one of its own is started (Java 17 or later)',
         { cause: e },
       );

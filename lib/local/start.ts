@@ -36,7 +36,7 @@ const describe = (e: LocalEvent): string => {
 };
 
 async function main(): Promise<number> {
-  console.log('Conclave, local: starting DynamoDB Local, the tables, the functions and the event bus…');
+  console.log('Conclave, local: starting DynamoDB Local, the tables, the functions and the event bus...');
   // the lock taken over: the functions are stopped (the other local mode runs them), said at once
   let lostLine: string | undefined;
   let lockLost: () => void = () => undefined;

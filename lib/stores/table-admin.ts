@@ -62,8 +62,8 @@ export class TableShapeError extends Error {
     if (!first) throw new TypeError('TableShapeError: no table');
     super(
       tables.length === 1
-        ? `table ${first.table} exists with another shape than ${first.what}: ${first.differences.join('; ')} — ${fix}`
-        : `${tables.length} tables exist with another shape than declared:\n${tables.map((t) => `- table ${t.table}, ${t.what}: ${t.differences.join('; ')}`).join('\n')}\n— ${fix}`,
+        ? `table ${first.table} exists with another shape than ${first.what}: ${first.differences.join('; ')} - ${fix}`
+        : `${tables.length} tables exist with another shape than declared:\n${tables.map((t) => `- table ${t.table}, ${t.what}: ${t.differences.join('; ')}`).join('\n')}\n${fix}`,
     );
     this.table = first.table;
     this.differences = first.differences;

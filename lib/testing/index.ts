@@ -28,9 +28,9 @@ const LocalConclaveOptionsSchema = z
     endpoint: z.url({ message: 'must be the URL of a running DynamoDB Local, such as http://127.0.0.1:8000' }).optional(),
     tablePrefix: z
       .string()
-      .regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be 1–200 of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)')
+      .regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be 1-200 of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)')
       .optional(),
-    tickEveryMs: z.number().int().min(10, 'must be ≥ 10 ms').optional(),
+    tickEveryMs: z.number().int().min(10, 'must be >= 10 ms').optional(),
     election: z.record(z.string(), z.unknown()).optional(),
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional(),
     push: z.boolean().optional(),
@@ -129,7 +129,7 @@ function madeFolder(dir: string): void {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (e) {
-    throw new Error(`cannot use ${dir} as the events folder, eventsDir (conclave-local: --events-dir): ${(e as Error).message} — name a folder (made if missing), such as .local`, { cause: e });
+    throw new Error(`cannot use ${dir} as the events folder, eventsDir (conclave-local: --events-dir): ${(e as Error).message} - name a folder (made if missing), such as .local`, { cause: e });
   }
 }
 

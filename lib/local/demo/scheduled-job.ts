@@ -78,7 +78,7 @@ export async function runScheduledJob(s: JobSettings): Promise<JobOutcome> {
 export function windowSetting(v: string | undefined): RunOnce {
   if (v === undefined || v === 'hour' || v === 'day') return { every: v ?? 'hour' };
   const ms = Number(v);
-  if (!Number.isInteger(ms) || ms < 1_000) throw new Error(`JOB_WINDOW must be "day", "hour" or whole milliseconds ≥ 1000, not "${v}"`);
+  if (!Number.isInteger(ms) || ms < 1_000) throw new Error(`JOB_WINDOW must be "day", "hour" or whole milliseconds >= 1000, not "${v}"`);
   return { every: ms };
 }
 
