@@ -24,7 +24,7 @@ const EVERY_MS = 20;
 const BEFORE_MS = 1_000;
 const AFTER_MS = 1_500;
 
-export const HAPROXY_SETTINGS = `inter ${LEADER_CHECK.intervalMs}ms rise ${LEADER_CHECK.rise} fall ${LEADER_CHECK.fall}, observe layer7 error-limit 1 on-error mark-down, retry-on conn-failure empty-response 503, retries ${LEADER_CHECK.retries}, option redispatch 1, Retry-After ${LEADER_CHECK.retryAfterSeconds}`;
+export const HAPROXY_SETTINGS = `inter ${LEADER_CHECK.intervalMs}ms rise ${LEADER_CHECK.rise} fall ${LEADER_CHECK.fall} fastinter ${LEADER_CHECK.fastIntervalMs}ms, observe layer7 error-limit 1 on-error fastinter, retry-on conn-failure empty-response 503, retries ${LEADER_CHECK.retries}, option redispatch 1, Retry-After ${LEADER_CHECK.retryAfterSeconds}`;
 
 interface Sample extends FailoverFigures {
   kind: 'handoff' | 'crash';

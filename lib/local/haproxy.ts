@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
@@ -68,8 +69,13 @@ export const LeaderCheckSettingsSchema = z.strictObject({
   intervalMs: z.number().int().min(10, 'must be at least 10 ms'),
   /** `rise`: answers of 200 in a row that make a worker routed to. 1: a 200 is the leader's own word that it leads now. */
   rise: z.number().int().min(1),
-  /** `fall`: failed checks in a row that stop routing to a worker (its traffic's own errors stop it sooner: `observe layer7`). */
+  /** `fall`: failed checks in a row that stop routing to a worker. */
   fall: z.number().int().min(1),
+  /**
+   * `fastinter`: how soon a worker is checked again after a request it failed (a 5xx or no answer:
+   * `observe layer7 error-limit 1 on-error fastinter`), and between checks while it goes up or down.
+   */
+  fastIntervalMs: z.number().int().min(10, 'must be at least 10 ms'),
   /** `timeout check`: a check unanswered this long fails. */
   checkTimeoutMs: z.number().int().min(1),
   /** `retries`: how often HAProxy itself tries a request again (`retry-on conn-failure empty-response 503`, `option redispatch 1`: on another routed worker when there is one). */
@@ -81,10 +87,10 @@ export type LeaderCheckSettings = z.infer<typeof LeaderCheckSettingsSchema>;
 
 /**
  * The settings the test, the benchmark and `npm start`'s story run with: a check every 250 ms, a
- * single 200 to route to a new leader, two failed checks (or one failed request) to stop, one
- * second for the client's retry.
+ * single 200 to route to a new leader, two failed checks to stop (50 ms apart after a failed
+ * request), one second for the client's retry.
  */
-export const LEADER_CHECK: LeaderCheckSettings = { intervalMs: 250, rise: 1, fall: 2, checkTimeoutMs: 1_000, retries: 2, retryAfterSeconds: 1 };
+export const LEADER_CHECK: LeaderCheckSettings = { intervalMs: 250, rise: 1, fall: 2, fastIntervalMs: 50, checkTimeoutMs: 1_000, retries: 2, retryAfterSeconds: 1 };
 
 /** One worker behind HAProxy: its application's port, and the port its health check (`serveHealth`) answers on. */
 export const HaproxyServerSchema = z.strictObject({
@@ -103,12 +109,14 @@ const BACKEND = 'leader';
  * HAProxy's configuration: a frontend on 127.0.0.1:`port`, one backend with every worker as a server
  * health-checked by `GET /leader` on its check port (200 only on the leader), and MONITOR_PATH.
  */
-export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings }): string {
+export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings; statsSocket?: string }): string {
   const s = parse(LeaderCheckSettingsSchema, o.settings ?? LEADER_CHECK, 'HAProxy settings');
   const servers = o.servers.map((v) => parse(HaproxyServerSchema, v, 'HAProxy server'));
   return [
     'global',
     '  maxconn 1024',
+    // read-only runtime API (`show servers state`): which workers are routed to (Haproxy.up)
+    ...(o.statsSocket ? [`  stats socket ${o.statsSocket} mode 600 level user`] : []),
     'defaults',
     '  mode http',
     '  timeout connect 1s',
@@ -126,9 +134,12 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     `backend ${BACKEND}`,
     '  option httpchk GET /leader',
     '  http-check expect status 200',
-    // a worker that answers a request with 503 (it stepped down) or not at all (it died) is taken
-    // out at once, not at its next failed checks; the request goes to another routed worker if any
-    `  default-server inter ${s.intervalMs}ms rise ${s.rise} fall ${s.fall} observe layer7 error-limit 1 on-error mark-down`,
+    // a request a worker fails (a 5xx, or no answer) brings its next check forward to `fastinter`,
+    // and the check decides: a worker that stepped down (503) or died fails it and is out after
+    // `fall` checks; the application's own 500 leaves the leader in, as its `/leader` still answers
+    // 200 (`on-error mark-down` would take the only leader out at its first 500). A 503 or a dead
+    // connection is retried on another routed worker, if any
+    `  default-server inter ${s.intervalMs}ms fastinter ${s.fastIntervalMs}ms rise ${s.rise} fall ${s.fall} observe layer7 error-limit 1 on-error fastinter`,
     '  retry-on conn-failure empty-response 503',
     `  retries ${s.retries}`,
     '  option redispatch 1',
@@ -149,6 +160,8 @@ export interface Haproxy {
   readonly pid: number | undefined;
   /** Whether some worker is routed to now (MONITOR_PATH answers 200). */
   routed(): Promise<boolean>;
+  /** Whether HAProxy routes to the server of that name now (its runtime API's `show servers state`). */
+  up(server: string): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -164,6 +177,35 @@ function statusOf(url: string): Promise<number | undefined> {
   });
 }
 
+/** One command's answer from HAProxy's runtime API on `socket`; a hang guard bounds the wait. */
+function runtimeApi(socket: string, command: string, clock: Clock, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const conn = createConnection(socket);
+    const timer = clock.setTimer(timeoutMs, () => conn.destroy(new Error(`haproxy's runtime API did not answer "${command}" within ${timeoutMs} ms`)));
+    conn.on('data', (b: Buffer) => (out += b.toString()));
+    conn.on('error', (e) => {
+      timer.cancel();
+      reject(e);
+    });
+    conn.on('end', () => {
+      timer.cancel();
+      resolve(out);
+    });
+    conn.end(`${command}\n`);
+  });
+}
+
+/**
+ * Whether `show servers state`'s answer has `server` running: its srv_op_state (the sixth field)
+ * is 2 (SRV_ST_RUNNING; 0 is stopped). A worker on its way down (failed checks under `fall`) still runs.
+ */
+function serverUp(state: string, server: string): boolean {
+  const row = state.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => !f[0]?.startsWith('#') && f[3] === server);
+  if (!row) throw new Error(`haproxy's runtime API has no server "${server}" in:\n${state}`);
+  return row[5] === '2';
+}
+
 /**
  * Runs HAProxy in the foreground (`-db`) with haproxyConfig, on a free loopback port, until stop();
  * resolves once its frontend answers. The binary: `haproxy`, from ensureHaproxy (the caller asks).
@@ -174,9 +216,10 @@ export async function startHaproxy(o: { servers: readonly HaproxyServer[]; setti
   // bound by HAProxy a moment later: never a port the kernel may hand out meanwhile, nor one its
   // servers were given, which they bind later still (BehindHaproxy starts its workers after it)
   const port = await portToBindLater(new Set(o.servers.flatMap((v) => [v.port, v.checkPort])), () => clock.random());
-  const config = haproxyConfig({ port, servers: o.servers, ...(o.settings ? { settings: o.settings } : {}) });
   const dir = mkdtempSync(join(tmpdir(), 'conclave-haproxy-'));
   const file = join(dir, 'haproxy.cfg');
+  const socket = join(dir, 'haproxy.sock');
+  const config = haproxyConfig({ port, servers: o.servers, statsSocket: socket, ...(o.settings ? { settings: o.settings } : {}) });
   writeFileSync(file, config);
   const child = spawn(binary, ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -215,5 +258,6 @@ export async function startHaproxy(o: { servers: readonly HaproxyServer[]; setti
     }
     await clock.sleep(50);
   }
-  return { url, port, monitorUrl, config, pid: child.pid, routed: async () => (await statusOf(monitorUrl)) === 200, stop };
+  const up = async (server: string) => serverUp(await runtimeApi(socket, `show servers state ${BACKEND}`, clock), server);
+  return { url, port, monitorUrl, config, pid: child.pid, routed: async () => (await statusOf(monitorUrl)) === 200, up, stop };
 }

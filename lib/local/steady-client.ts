@@ -28,10 +28,11 @@ export interface RequestRecord {
 
 /**
  * When the one retry is sent: `retry-after`, after the Retry-After (seconds) of the failed answer
- * (1 s without one); `routed`, as soon as `routed()` says someone is routed to behind the address
- * (HAProxy's monitor URI), asked every `pollMs`, giving up after `maxWaitMs`.
+ * (1 s without one); `routed`, as soon as `routed(failed)` says the load balancer routes to someone
+ * who may answer it (e.g. someone routed to behind the address, and not the worker that refused
+ * `failed`), asked every `pollMs`, giving up after `maxWaitMs`.
  */
-export type RetryPolicy = { after: 'retry-after' } | { after: 'routed'; routed: () => Promise<boolean>; pollMs: number; maxWaitMs: number };
+export type RetryPolicy = { after: 'retry-after' } | { after: 'routed'; routed: (failed: Attempt) => Promise<boolean>; pollMs: number; maxWaitMs: number };
 
 export const succeeded = (a: Attempt | undefined): boolean => a?.status === 200;
 /** The try that answered the request, if one did. */
@@ -91,7 +92,7 @@ export class SteadyClient {
     if (p.after === 'retry-after') await this.clock.sleep(first.retryAfterMs ?? 1_000);
     else {
       const end = this.clock.monotonic() + p.maxWaitMs;
-      while (!(await p.routed()) && this.clock.monotonic() < end) await this.clock.sleep(p.pollMs);
+      while (!(await p.routed(first.attempt)) && this.clock.monotonic() < end) await this.clock.sleep(p.pollMs);
     }
     return { first: first.attempt, retry: (await this.attempt()).attempt };
   }

@@ -10,6 +10,8 @@
  * costs is bench/'s (`npm run bench -- --only load-balancer`), not this test's.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +21,7 @@ import { systemClock } from '../../lib/clock.js';
 import { BehindHaproxy } from '../../lib/local/behind-haproxy.js';
 import { DEMO_ELECTION, DEMO_TIMING } from '../../lib/local/demo/stories.js';
 import { portToBindLater } from '../../lib/local/dynamodb-local.js';
-import { ensureHaproxy, haproxyConfig, startHaproxy, HaproxyMissingError, INSTALL_HAPROXY_ENV, LEADER_CHECK, MONITOR_PATH } from '../../lib/local/haproxy.js';
+import { ensureHaproxy, haproxyConfig, startHaproxy, HaproxyMissingError, type Haproxy, INSTALL_HAPROXY_ENV, LEADER_CHECK, MONITOR_PATH } from '../../lib/local/haproxy.js';
 import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
 import { answer, SteadyClient, succeeded, type Attempt, type RequestRecord } from '../../lib/local/steady-client.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -91,7 +93,7 @@ describe('ensureHaproxy: asked for, not taken', () => {
 describe('haproxyConfig', () => {
   it('every worker a server checked by GET /leader on its health port; a bad server name or setting is a ValidationError naming the field', () => {
     const cfg = haproxyConfig({ port: 8080, servers: [{ name: 'w1', host: '127.0.0.1', port: 9001, checkPort: 9101 }] });
-    for (const line of ['bind 127.0.0.1:8080', 'option httpchk GET /leader', 'http-check expect status 200', `monitor-uri ${MONITOR_PATH}`, 'server w1 127.0.0.1:9001 check port 9101', `default-server inter ${LEADER_CHECK.intervalMs}ms rise 1 fall 2`])
+    for (const line of ['bind 127.0.0.1:8080', 'option httpchk GET /leader', 'http-check expect status 200', `monitor-uri ${MONITOR_PATH}`, 'server w1 127.0.0.1:9001 check port 9101', `default-server inter ${LEADER_CHECK.intervalMs}ms fastinter ${LEADER_CHECK.fastIntervalMs}ms rise 1 fall 2`])
       expect(cfg).toContain(line);
     const bad = (f: () => unknown, field: RegExp) => {
       expect(f).toThrow(ValidationError);
@@ -130,6 +132,93 @@ describe('startHaproxy', () => {
   });
 });
 
+/**
+ * Two stand-in workers in this process (an application port and a `/leader` port each) behind the
+ * real HAProxy with haproxyConfig: whether HAProxy judges a worker by its health check or by its
+ * application's answers, which the fleet below cannot show (the demo worker's application never
+ * answers 500).
+ */
+describe("HAProxy judges a worker by its check, not by its application's own errors", () => {
+  interface Stand {
+    name: string;
+    leading: boolean;
+    /** Checks of `/leader` received, and requests to the application. */
+    checks: number;
+    served: number;
+    app: Server;
+    health: Server;
+  }
+  const stands: Stand[] = [];
+  let haproxy: Haproxy;
+  const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+    const s = createServer(handler);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    return s;
+  };
+  const port = (s: Server) => (s.address() as AddressInfo).port;
+  async function stand(name: string, leading: boolean): Promise<Stand> {
+    const w = { name, leading, checks: 0, served: 0 } as Stand;
+    // the worker's application: /boom is the application's own fault; /work only the leader answers
+    w.app = await listen((req, res) => {
+      w.served++;
+      res.setHeader('content-type', 'application/json');
+      res.statusCode = req.url === '/boom' ? 500 : w.leading ? 200 : 503;
+      res.end(JSON.stringify({ identity: w.name }));
+    });
+    w.health = await listen((_req, res) => {
+      w.checks++;
+      res.statusCode = w.leading ? 200 : 503;
+      res.end();
+    });
+    stands.push(w);
+    return w;
+  }
+  /** A GET through HAProxy: its status and who answered (undefined: HAProxy's own answer). */
+  const get = async (path: string) => {
+    const res = await fetch(`${haproxy.url}${path}`);
+    const body = await res.text();
+    return { status: res.status, by: body.startsWith('{') ? (JSON.parse(body) as { identity: string }).identity : undefined };
+  };
+
+  beforeAll(async () => {
+    const a = await stand('a', true);
+    const b = await stand('b', false);
+    haproxy = await startHaproxy({ servers: [a, b].map((w) => ({ name: w.name, host: '127.0.0.1', port: port(w.app), checkPort: port(w.health) })), binary: ensureHaproxy() });
+  });
+  afterAll(async () => {
+    await haproxy?.stop();
+    for (const w of stands) for (const s of [w.app, w.health]) await new Promise((r) => s.close(r));
+  });
+
+  it("an application's 500s leave the leader routed to; its step-down (503) is followed to the new leader", async () => {
+    const [a, b] = stands as [Stand, Stand];
+    // HAProxy starts every server up, until its first check says otherwise: a second check of the
+    // standby was sent after the first failed, so from here only the leader is routed to
+    await waitFor('the standby checked twice', () => b.checks >= 2);
+    await waitFor('the leader routed to', () => haproxy.routed());
+    // two of the application's own faults in a row, passed to the client as they are ...
+    expect(await get('/boom')).toEqual({ status: 500, by: 'a' });
+    expect(await get('/boom')).toEqual({ status: 500, by: 'a' });
+    // ... leave the leader in: the next request is served, not HAProxy's 503 "No server is available"
+    expect(await get('/work')).toEqual({ status: 200, by: 'a' });
+    // and still after HAProxy's next check of it, which the 500s brought forward
+    const checked = a.checks;
+    await waitFor('a check of the leader after its 500s', () => a.checks > checked);
+    expect(await haproxy.up('a')).toBe(true);
+    expect(await get('/work')).toEqual({ status: 200, by: 'a' });
+
+    // the leader steps down (its /leader and its application answer 503) and another takes over:
+    // its 503s are followed, the old leader out and the new one routed to
+    a.leading = false;
+    b.leading = true;
+    await waitFor('a request answered by the new leader', async () => (await get('/work')).by === 'b');
+    await waitFor('the old leader taken out', async () => !(await haproxy.up('a')));
+    const served = a.served;
+    for (let i = 0; i < 10; i++) expect(await get('/work')).toEqual({ status: 200, by: 'b' });
+    expect(a.served).toBe(served);
+  });
+});
+
 describe('HAProxy in front of three workers: one address reaches whoever leads', () => {
   const LEASE = 'orders-api';
   let rt: LocalRuntime;
@@ -145,8 +234,14 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
     await rt?.stop();
   });
 
-  /** The client every phase runs: a request every 20 ms, a failed one retried once when someone is routed to again. */
-  const client = () => new SteadyClient({ url: `${group.url}/work`, everyMs: 20, retry: { after: 'routed', routed: () => group.haproxy.routed(), pollMs: 20, maxWaitMs: WAIT_GUARD_MS } }).start();
+  /**
+   * The client every phase runs: a request every 20 ms, a failed one retried once when someone is
+   * routed to again and, when a worker refused it (503: it stepped down), HAProxy has taken that
+   * worker out (its checks, brought forward by the 503, failed): the condition a client honouring
+   * the 503's `Retry-After: 1` waits a second for, waited on as a condition.
+   */
+  const routedAgain = async (failed: Attempt) => (await group.haproxy.routed()) && (failed.identity === undefined || !(await group.haproxy.up(failed.identity)));
+  const client = () => new SteadyClient({ url: `${group.url}/work`, everyMs: 20, retry: { after: 'routed', routed: routedAgain, pollMs: 20, maxWaitMs: WAIT_GUARD_MS } }).start();
   const tries = (records: readonly RequestRecord[]): Attempt[] => records.flatMap((r) => (r.retry ? [r.first, r.retry] : [r.first]));
   /** Until `n` requests sent after `after` were answered by `identity`. */
   const answeredBy = (c: SteadyClient, identity: string, n: number, after = 0) =>
