@@ -165,14 +165,25 @@ export interface Haproxy {
   stop(): Promise<void>;
 }
 
-/** A GET's status, or undefined when nothing answered. */
-function statusOf(url: string): Promise<number | undefined> {
+/**
+ * How long a GET of MONITOR_PATH may go unanswered: HAProxy answers it itself, asking no worker, so
+ * one this slow is a hung HAProxy (routed() says false; startHaproxy's start timeout can fire).
+ */
+const MONITOR_TIMEOUT_MS = 5_000;
+
+/** A GET's status, or undefined when nothing answered: not listening (yet), or no answer within `timeoutMs` on `clock`. */
+function statusOf(url: string, clock: Clock, timeoutMs = MONITOR_TIMEOUT_MS): Promise<number | undefined> {
   return new Promise((resolve) => {
     const req = request(url, { agent: false }, (res) => {
+      timer.cancel();
       res.resume();
       resolve(res.statusCode);
     });
-    req.on('error', () => resolve(undefined)); // not listening (yet)
+    const timer = clock.setTimer(timeoutMs, () => req.destroy());
+    req.on('error', () => {
+      timer.cancel();
+      resolve(undefined);
+    });
     req.end();
   });
 }
@@ -251,7 +262,7 @@ export async function startHaproxy(o: { servers: readonly HaproxyServer[]; setti
       await stop();
       throw new Error(`haproxy exited with code ${exited} before answering:\n${stderr}\nits configuration:\n${config}`);
     }
-    if ((await statusOf(monitorUrl)) !== undefined) break;
+    if ((await statusOf(monitorUrl, clock, Math.max(1, Math.min(MONITOR_TIMEOUT_MS, deadline - clock.monotonic())))) !== undefined) break;
     if (clock.monotonic() > deadline) {
       await stop();
       throw new Error(`haproxy did not answer on ${url} within its start timeout:\n${stderr}`);
@@ -259,5 +270,5 @@ export async function startHaproxy(o: { servers: readonly HaproxyServer[]; setti
     await clock.sleep(50);
   }
   const up = async (server: string) => serverUp(await runtimeApi(socket, `show servers state ${BACKEND}`, clock), server);
-  return { url, port, monitorUrl, config, pid: child.pid, routed: async () => (await statusOf(monitorUrl)) === 200, up, stop };
+  return { url, port, monitorUrl, config, pid: child.pid, routed: async () => (await statusOf(monitorUrl, clock)) === 200, up, stop };
 }

@@ -119,6 +119,11 @@ describe('haproxyConfig', () => {
 describe('startHaproxy', () => {
   afterEach(() => vi.restoreAllMocks());
 
+  it('an HAProxy that accepts its monitor URI but never answers: the start timeout still fires, naming it', async () => {
+    const binary = fileURLToPath(new URL('./haproxy-never-answers.mjs', import.meta.url));
+    await expect(startHaproxy({ servers: [], binary, startTimeoutMs: 200 })).rejects.toThrow(/haproxy did not answer on http:\/\/127\.0\.0\.1:\d+ within its start timeout/);
+  });
+
   it("never binds a port its servers were given (they bind theirs later: a worker behind it, started after it)", async () => {
     // every pick the same: the port a server of the configuration was given, not yet bound by it
     vi.spyOn(systemClock, 'random').mockReturnValue(0.5);
