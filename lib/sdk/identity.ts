@@ -545,7 +545,7 @@ async function listing(options: ListIdentitiesOptions, call: 'listIdentities' | 
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
   // and waited for while it is made, as getLeader waits; one not there is told as getLeader tells it
   const tables = new TableWait([o.tables.identities], { state: tableState(requests), clock });
-  const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => tableNotFound(`${call} of component "${o.component}"`, o.tables, e) });
+  const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => tableNotFound(`${call} of component "${o.component}"`, o.tables, e, ['identities']) });
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   return {
     live: items.filter((i) => isIdentityLive(i, now)).sort(byName),

@@ -249,8 +249,19 @@ export const runningTableNotFound =
   (e: unknown): TableNotFoundError | undefined =>
     isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error, true) : undefined;
 
-/** `e` as a TableNotFoundError naming `tables` when it is DynamoDB's bare missing table, else `e` itself: for calls that are no long-lived object (getLeader, withLease). */
-export const tableNotFound = (who: string, tables: TableNames, e: unknown): unknown => (isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error) : e);
+/**
+ * `e` as a TableNotFoundError naming the tables of `tables` the call `uses` when it is DynamoDB's
+ * bare missing table, else `e` itself: for calls that are no long-lived object (getLeader, withLease).
+ */
+export const tableNotFound = (who: string, tables: TableNames, e: unknown, uses: readonly TableKind[] = ALL_TABLES): unknown => (isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error, false, uses) : e);
+
+/** One of the three tables, as {@link TableNames} names it. */
+type TableKind = keyof TableNames;
+const ALL_TABLES: readonly TableKind[] = ['leases', 'candidates', 'identities'];
+/** The stack's output that names each table. */
+const OUTPUT_OF: Record<TableKind, string> = { leases: 'LeasesTable', candidates: 'CandidatesTable', identities: 'IdentitiesTable' };
+/** `a`, `a and b`, `a, b and c`. */
+const listed = (xs: readonly string[]): string => (xs.length <= 1 ? xs.join('') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)!}`);
 
 /**
  * The sentence naming the prefix meant when `tables` was given a table's name
@@ -266,8 +277,9 @@ function meantPrefix(tables: TableNames): string {
 }
 
 /** TableNotFoundError's message: the tables, and the fix. */
-function notFoundMessage(subject: string, tables: TableNames, cause: Error, retrying: boolean): string {
-  const uses = `It uses ${tables.leases}, ${tables.candidates} and ${tables.identities}, as its \`tables\` option names them (a prefix such as 'conclave', or { leases, candidates, identities }).`;
+function notFoundMessage(subject: string, tables: TableNames, cause: Error, retrying: boolean, kinds: readonly TableKind[]): string {
+  const one = kinds.length === 1;
+  const uses = `It uses ${listed(kinds.map((k) => tables[k]))}, as its \`tables\` option names ${one ? 'it' : 'them'} (a prefix such as 'conclave', or { ${kinds.join(', ')} }).`;
   // a table DescribeTable showed ACTIVE, given up on (TableWait.active): it is there, so "does not exist" and "create them" would mislead
   const active = activeNotFoundOf(cause);
   if (active) {
@@ -282,7 +294,7 @@ function notFoundMessage(subject: string, tables: TableNames, cause: Error, retr
     (retrying ? 'It was deleted, or is being restored or created again, while this worker ran; or it was never there. ' : '') +
     `${uses} ` +
     meantPrefix(tables) +
-    `Give \`tables\` your deployment's names: the stack's LeasesTable, CandidatesTable and IdentitiesTable outputs (their common prefix), in the account and Region the client uses; ` +
+    `Give \`tables\` your deployment's names: the stack's ${listed(kinds.map((k) => OUTPUT_OF[k]))} output${one ? ' (its prefix)' : 's (their common prefix)'}, in the account and Region the client uses; ` +
     `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
     (retrying ? ' Retrying with backoff: it takes part again once the table is back (a leader stops leading by its renew deadline meanwhile).' : '')
   );
@@ -311,7 +323,9 @@ export class TableNotFoundError extends Error {
      * start. @default false
      */
     readonly retrying: boolean = false,
+    /** Which of `tables` the object or call uses, the only ones its message names. @default all three */
+    readonly uses: readonly (keyof TableNames)[] = ALL_TABLES,
   ) {
-    super(notFoundMessage(subject, tables, cause, retrying));
+    super(notFoundMessage(subject, tables, cause, retrying, uses));
   }
 }
