@@ -10,10 +10,10 @@ import * as z from 'zod';
 import { ConclaveSettingsSchema, ConclaveTableNamesSchema, GrantGetLeaderSettingsSchema, GrantWorkerSettingsSchema, LeaderDiscoverySettingsSchema, RegionsSchema } from '../infra/settings.js';
 import { LeaderElector } from '../lib/sdk/elector.js';
 import { LeaderElectorOptionsSchema } from '../lib/sdk/elector-options.js';
-import { GetLeaderOptionsSchema } from '../lib/sdk/get-leader.js';
-import { serveHealth } from '../lib/sdk/health.js';
+import { GetLeaderOptionsSchema, getLeader } from '../lib/sdk/get-leader.js';
+import { serveHealth, ServeHealthOptionsSchema } from '../lib/sdk/health.js';
 import { LeaseCandidateOptionsSchema } from '../lib/sdk/candidate.js';
-import { IdentityLeaseHeartbeatOptionsSchema } from '../lib/sdk/identity.js';
+import { IdentityLeaseHeartbeatOptionsSchema, ListIdentitiesOptionsSchema } from '../lib/sdk/identity.js';
 import { PushChannelOptionsSchema } from '../lib/sdk/push-channel.js';
 import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
@@ -543,5 +543,63 @@ describe("a config field's problem is one issue, naming the field once and the f
       { field: 'ackWindowMs', message: 'must be whole milliseconds above 0, e.g. 5000 (the default)' },
       { field: 'clockSkewMs', message: 'must be a whole number, not the number 0.5' },
     ]);
+  });
+});
+
+describe('a value outside an enum names the field, the value given and the values allowed', () => {
+  // found from outside (packed SDK, 2026-12-02): zod's own "Invalid option: expected one of
+  // "server"|"none"", with no value given, for a bad clockSync; a union with an enum ("Invalid input") said less
+  it('clockSync on a LeaderElector and on getLeader', async () => {
+    expect(await messageOf(() => new LeaderElector({ ...options, clockSync: 'servr' as 'server' }))).toContain('clockSync: must be "server" or "none", not the string "servr"');
+    expect(await messageOf(() => getLeader('nightly-report', { client, clockSync: 'local' as 'none' }))).toContain('clockSync: must be "server" or "none", not the string "local"');
+  });
+
+  it("a union of an enum and another kind (platform: 'detect', 'none' or a platform object) names both", async () => {
+    expect(await messageOf(() => new LeaderElector({ ...options, platform: 'ecs' as 'none' }))).toContain('platform: must be an object, "detect" or "none", not the string "ecs"');
+  });
+
+  /** Every field of `schema` (nested objects too) whose values are an enum's, or a union holding one: its path and allowed values. */
+  function enumFields(schema: z.ZodType, path: string[] = []): { path: string[]; values: unknown[] }[] {
+    const def = (schema as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+    if (def.type === 'optional' || def.type === 'default' || def.type === 'nullable') return enumFields(def['innerType'] as z.ZodType, path);
+    if (def.type === 'object') return Object.entries(def['shape'] as Record<string, z.ZodType>).flatMap(([k, v]) => enumFields(v, [...path, k]));
+    if (def.type === 'enum') return [{ path, values: Object.values(def['entries'] as Record<string, unknown>) }];
+    if (def.type === 'union') {
+      const inner = (def['options'] as z.ZodType[]).flatMap((o) => enumFields(o, path)).filter((f) => f.path.length === path.length);
+      return inner.length ? [{ path, values: inner.flatMap((f) => f.values) }] : [];
+    }
+    return [];
+  }
+  const SCHEMAS = { LeaderElectorOptionsSchema, GetLeaderOptionsSchema, WithLeaseOptionsSchema, LeaseCandidateOptionsSchema, SessionOptionsSchema, IdentityLeaseHeartbeatOptionsSchema, ListIdentitiesOptionsSchema, PushChannelOptionsSchema, ServeHealthOptionsSchema } as const;
+  const fields = Object.entries(SCHEMAS).flatMap(([name, schema]) => enumFields(schema as z.ZodType).map((f) => ({ name, ...f })));
+
+  it('the walk finds the enum fields this test is about', () => {
+    const found = fields.map((f) => `${f.name}.${f.path.join('.')}`);
+    for (const f of ['LeaderElectorOptionsSchema.clockSync', 'LeaderElectorOptionsSchema.mode', 'LeaderElectorOptionsSchema.onLeaderWorkFailure', 'LeaderElectorOptionsSchema.platform', 'GetLeaderOptionsSchema.clockSync', 'WithLeaseOptionsSchema.mode', 'WithLeaseOptionsSchema.platform'])
+      expect(found).toContain(f);
+  });
+
+  it.each(fields.map((f) => [`${f.name}: ${f.path.join('.')}`, f] as const))('%s', (_, f) => {
+    // the field alone inside its objects, so no other field's problem is in the message
+    const wrap = (path: string[], leaf: z.ZodType): z.ZodType => (path.length ? z.object({ [path[0]!]: wrap(path.slice(1), leaf) }) : leaf);
+    const value = (path: string[], leaf: unknown): unknown => (path.length ? { [path[0]!]: value(path.slice(1), leaf) } : leaf);
+    let leaf = SCHEMAS[f.name as keyof typeof SCHEMAS] as z.ZodType;
+    for (const k of f.path) {
+      let d = (leaf as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+      while (d.type !== 'object') {
+        leaf = d['innerType'] as z.ZodType;
+        d = (leaf as unknown as { _zod: { def: Record<string, unknown> & { type: string } } })._zod.def;
+      }
+      leaf = (d['shape'] as Record<string, z.ZodType>)[k]!;
+    }
+    let message = '';
+    try {
+      parse(wrap(f.path, leaf), value(f.path, 'no-such-value'), 'options');
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toContain(`${f.path.join('.')}: must be `);
+    for (const v of f.values) expect(message).toContain(JSON.stringify(v));
+    expect(message).toContain('not the string "no-such-value"');
   });
 });

@@ -88,10 +88,14 @@ export function knownKeys(inst: unknown): string[] {
   return shape ? Object.keys(shape) : [];
 }
 
+/** `a`, `a or b`, `a, b or c`: the values a field may take. */
+const either = (xs: readonly string[]): string => (xs.length <= 1 ? xs.join('') : `${xs.slice(0, -1).join(', ')} or ${xs.at(-1)!}`);
+
 /**
  * Messages for the issues whose zod message names no fix: a wrong type ("expected number,
- * received string"), a number out of its bounds ("Too small: expected number to be >0") and an
- * unknown key. Given to `parse`, and to a parse inside a schema (the `tables` option's). A schema's own message comes first (zod asks this map
+ * received string"), a number out of its bounds ("Too small: expected number to be >0"), a value
+ * outside an enum ("Invalid option: expected one of ...", which names no value given; and a union
+ * holding an enum, "Invalid input") and an unknown key. Given to `parse`, and to a parse inside a schema (the `tables` option's). A schema's own message comes first (zod asks this map
  * only for issues the schema left to the default).
  */
 export const FIXES: z.core.$ZodErrorMap = (issue) => {
@@ -117,6 +121,16 @@ export const FIXES: z.core.$ZodErrorMap = (issue) => {
     const bound = small ? issue.minimum : issue.maximum;
     const op = small ? (issue.inclusive ? '>=' : '>') : issue.inclusive ? '<=' : '<';
     return `must be ${op} ${String(bound)}, not ${shown(issue.input)}`;
+  }
+  if (issue.code === 'invalid_value') return `must be ${either(issue.values.map((v) => JSON.stringify(v)))}, not ${shown(issue.input)}`;
+  if (issue.code === 'invalid_union' && (issue.input === null || typeof issue.input !== 'object')) {
+    // a value no alternative takes (platform: 'detect', 'none' or an object): what each takes, when
+    // each says so in one issue about the value itself; else zod's own
+    const alternatives = issue.errors.map((es) => (es.length === 1 && es[0]!.path.length === 0 ? es[0]! : undefined));
+    if (alternatives.every((i) => i?.code === 'invalid_value' || i?.code === 'invalid_type')) {
+      const takes = alternatives.flatMap((i) => (i!.code === 'invalid_value' ? i!.values.map((v) => JSON.stringify(v)) : [WANTED[i!.expected] ?? i!.expected]));
+      return `must be ${either([...new Set(takes)])}, not ${shown(issue.input)}`;
+    }
   }
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(issue.inst);
