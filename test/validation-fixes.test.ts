@@ -17,6 +17,7 @@ import { IdentityLeaseHeartbeatOptionsSchema, ListIdentitiesOptionsSchema } from
 import { PushChannelOptionsSchema } from '../lib/sdk/push-channel.js';
 import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
+import { withLease } from '../lib/sdk/with-lease.js';
 import { LeaderMigrationConfigurationSchema } from '../lib/sdk/migration.js';
 import { CandidateSpec } from '../lib/schemas/candidate.js';
 import { ElectionConfigSchema } from '../lib/schemas/config.js';
@@ -601,5 +602,22 @@ describe('a value outside an enum names the field, the value given and the value
     expect(message).toContain(`${f.path.join('.')}: must be `);
     for (const v of f.values) expect(message).toContain(JSON.stringify(v));
     expect(message).toContain('not the string "no-such-value"');
+  });
+});
+
+describe('a wait or timeout longer than a Node timer can hold is refused, naming the field and the fix', () => {
+  // found from outside (packed SDK, 2026-12-02): serveHealth({ timeoutMs: 2 ** 40 }) started, and
+  // Node printed a TimeoutOverflowWarning ("Timeout duration was set to 1") once a timer was set
+  const HUGE = 2 ** 40;
+  const BOUND = 'must be at most 2147483647 ms (about 24.8 days: a Node timer set longer fires at once)';
+  it('serveHealth timeoutMs', async () => {
+    expect(await messageOf(() => serveHealth(new LeaderElector(options), { port: 0, host: '127.0.0.1', timeoutMs: HUGE }))).toContain(`timeoutMs: ${BOUND}, not the number ${HUGE}`);
+  });
+  it('withLease waitMs', async () => {
+    expect(await messageOf(() => withLease('nightly-report', async () => 1, { client, waitMs: HUGE }))).toContain(`waitMs: ${BOUND}, not the number ${HUGE}`);
+  });
+  it('the longest a timer holds is taken', () => {
+    expect(ServeHealthOptionsSchema.parse({ port: 0, timeoutMs: 2_147_483_647 }).timeoutMs).toBe(2_147_483_647);
+    expect(WithLeaseOptionsSchema.safeParse({ client, waitMs: 2_147_483_647 }).success).toBe(true);
   });
 });

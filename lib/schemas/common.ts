@@ -6,6 +6,15 @@ import * as z from 'zod';
  */
 export const MAX_MILLIS = 253_402_300_799_999;
 
+/**
+ * The longest a Node timer waits: 2^31 - 1 ms, about 24.8 days. One set longer fires after 1 ms
+ * (Node's TimeoutOverflowWarning), so a wait or timeout option that becomes a timer is bounded by it.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A wait or timeout option's upper bound ({@link MAX_TIMER_MS}), its message naming the value given. */
+export const timerBound = { error: (issue: { input?: unknown }) => `must be at most ${MAX_TIMER_MS} ms (about 24.8 days: a Node timer set longer fires at once), not the number ${String(issue.input)}` };
+
 /** Epoch milliseconds: comparable inside DynamoDB condition expressions. */
 export const Millis = z
   .number()

@@ -18,7 +18,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import * as z from 'zod';
-import { HolderName, Name } from '../schemas/common.js';
+import { HolderName, MAX_TIMER_MS, Name, timerBound } from '../schemas/common.js';
 import { FencingToken } from '../schemas/fencing-token.js';
 import { Address } from '../schemas/lease.js';
 import { FIXES, issuesOf, parse, shown, ValidationError } from '../schemas/validation.js';
@@ -244,7 +244,7 @@ export const ServeHealthOptionsSchema = z.strictObject(
      * is one small request answered at once: a client slower than this is stuck or hostile.
      * @default 5000
      */
-    timeoutMs: z.number().int('must be a whole number of milliseconds').min(1, 'must be at least 1 ms').default(5_000),
+    timeoutMs: z.number().int('must be a whole number of milliseconds').min(1, 'must be at least 1 ms').max(MAX_TIMER_MS, timerBound).default(5_000),
     /**
      * The most connections open at once; one past it is closed unanswered. Load balancers and
      * probes hold a few; the cap keeps a flood of idle clients from taking the process's sockets.

@@ -6,7 +6,7 @@ import type { PutItemCommandOutput, TransactWriteItem, TransactWriteItemsCommand
 import type { FencedItemInput } from './fencing.js';
 import * as z from 'zod';
 import { systemClock } from '../clock.js';
-import { Millis, Name } from '../schemas/common.js';
+import { MAX_TIMER_MS, Millis, Name, timerBound } from '../schemas/common.js';
 import { electionConfig } from '../schemas/config.js';
 import type { CompletedRun } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
@@ -121,7 +121,7 @@ export const WithLeaseOptionsSchema = z.strictObject(
      * a round trip or two, and a stale holder's term must be watched out.
      * @default 2 × leaseDurationMs
      */
-    waitMs: z.number().int('must be whole milliseconds').min(0, 'must be >= 0').optional(),
+    waitMs: z.number().int('must be whole milliseconds').min(0, 'must be >= 0').max(MAX_TIMER_MS, timerBound).optional(),
     /** At most one successful run per window; off by default. */
     runOnce: RunOnceSchema.optional(),
     /** How long a term lasts after a renewal. @default 15000 */
