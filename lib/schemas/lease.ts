@@ -138,6 +138,21 @@ export function isAdvertisable(s: string): boolean {
   return port !== undefined && Number(port) >= 1 && Number(port) <= 65_535;
 }
 
+/**
+ * The port `s` names in digits, as a URL's (after its scheme and any user@) or host:port's, however
+ * large; undefined when it names none (a URL on its scheme's default port).
+ */
+export function advertisedPort(s: string): number | undefined {
+  const m = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^/?#@\s]*@)?)?(?:\[[^\]\s]*\]|[^/?#:@[\]\s]*):(\d+)(?:[/?#]|$)/.exec(s);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Whether the port `s` names, if any, is one a client can dial: 1 to 65535. */
+export const isPortInRange = (s: string): boolean => {
+  const port = advertisedPort(s);
+  return port === undefined || (port >= 1 && port <= 65_535);
+};
+
 /** The host of advertisable `s`, as a client dials it (brackets off an IPv6 literal). */
 function advertisedHost(s: string): string {
   const host = s.includes('://') ? new URL(s).hostname : s.slice(0, s.lastIndexOf(':'));
@@ -166,10 +181,14 @@ export const isUnsetVariable = (s: string): boolean => isUnsetVariableHost(adver
 
 /** An address as a worker gives it (LeaderElector `advertise`): a URL or host:port, checked. */
 // each judged only of what passed the checks before it (ownChecksPassed): one message per address, and no host read of what is no address
-export const AdvertisedAddress = Address.refine(isAdvertisable, {
-  message: 'must be a URL such as http://10.0.0.5:8080 or host:port such as 10.0.0.5:8080 (where clients reach this worker; no spaces)',
+export const AdvertisedAddress = Address.refine(isPortInRange, {
+  error: (issue) => `has port ${String(advertisedPort(String(issue.input)))}, out of range: a port is 1-65535 (where clients reach this worker, such as http://10.0.0.5:8080)`,
   when: ownChecksPassed,
 })
+  .refine(isAdvertisable, {
+    message: 'must be a URL such as http://10.0.0.5:8080 or host:port such as 10.0.0.5:8080 (where clients reach this worker; no spaces)',
+    when: ownChecksPassed,
+  })
   .refine((s) => !isWildcard(s), {
     when: ownChecksPassed,
     message:

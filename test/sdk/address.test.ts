@@ -45,7 +45,6 @@ describe('advertise', () => {
   it.each([
     ['an empty string', ''],
     ['a host without a port', '10.0.0.1'],
-    ['a port out of range', '10.0.0.1:70000'],
     ['a URL without a host', 'http://:8080'],
     ['spaces', 'http://10.0.0.1:8080 '],
     ['more than 2048 characters', `http://${'a'.repeat(2048)}:8080`],
@@ -53,6 +52,23 @@ describe('advertise', () => {
     const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
     expect(e.fields).toEqual(['advertise']);
     if (advertise !== '' && advertise.length <= 2048) expect(e.message).toMatch(/URL such as http:\/\/10\.0\.0\.5:8080 or host:port/);
+  });
+
+  // found from outside (2026-12-02): a port out of range got the generic "must be a URL" message,
+  // and a URL's port 0 was taken (no client dials port 0)
+  it.each([
+    ['10.0.0.1:70000', 70000],
+    ['http://10.0.0.1:70000', 70000],
+    ['grpc://svc.local:99999/x', 99999],
+    ['[fd00::1]:65536', 65536],
+    ['http://[fd00::1]:123456', 123456],
+    ['10.0.0.1:0', 0],
+    ['http://10.0.0.1:0/', 0],
+  ])('refuses %s: its port is out of range, and says so', (advertise, port) => {
+    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
+    expect(e.fields).toEqual(['advertise']);
+    expect(e.message).toContain(`advertise: has port ${port}, out of range: a port is 1-65535`);
+    expect(e.message).not.toMatch(/must be a URL/);
   });
 
   // found by a review (2026-12-01): a worker that binds 0.0.0.0 and advertises the same variable
@@ -71,7 +87,7 @@ describe('advertise', () => {
     expect(e.message).toMatch(/an unset variable written into a template: set it/);
   });
 
-  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1'])('takes %s', (advertise) => {
+  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://user@10.0.0.1:8080/a:1'])('takes %s', (advertise) => {
     const e = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise });
     expect(e.options.advertise).toBe(advertise);
   });
