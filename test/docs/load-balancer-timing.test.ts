@@ -1,0 +1,56 @@
+/**
+ * docs/deploy.md's load-balancer arithmetic, held to the health check its example configures and
+ * to the code's defaults. Found from outside (2026-12-02): the crash bound left out the skew margin
+ * the coordinator waits before judging a term over (`clockSkewMs`); "a new leader takes requests
+ * 2 × 5 = 10 s after it first answers 200" (the first 200 a check sees is the first of the two it
+ * needs: it is within 10 s of starting to lead); and a leader that hangs rather than refusing is
+ * out only after each failed check waited out its timeout, not within 10 s.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ElectionConfigSchema } from '../../lib/schemas/config.js';
+import { LeaderElector } from '../../lib/sdk/elector.js';
+import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
+import { prose } from './markdown.js';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const deploy = readFileSync(join(root, 'docs/deploy.md'), 'utf8');
+/** The section on the load balancer, its code and its prose. */
+const section = deploy.split(/^(?=### )/m).find((s) => s.startsWith('### A load balancer'))!;
+/** The section's prose in one line: a sentence may wrap anywhere. */
+const text = prose(section).replace(/\s+/g, ' ');
+
+/** The target group's health check the example gives (`const leaderCheck = {...}`), in seconds and counts. */
+function leaderCheck() {
+  const line = /const leaderCheck = \{(.*)\};/.exec(section)?.[1];
+  expect(line, 'docs/deploy.md gives `const leaderCheck = { ... }`').toBeDefined();
+  const seconds = (k: string) => Number(new RegExp(`${k}: Duration\\.seconds\\((\\d+)\\)`).exec(line!)![1]);
+  const count = (k: string) => Number(new RegExp(`${k}: (\\d+)`).exec(line!)![1]);
+  return { interval: seconds('interval'), timeout: seconds('timeout'), healthy: count('healthyThresholdCount'), unhealthy: count('unhealthyThresholdCount') };
+}
+
+const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
+const leaseSeconds = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client, callbacks: { onStartedLeading: () => undefined } }).options.leaseDurationMs / 1000;
+const skewSeconds = ElectionConfigSchema.parse({}).clockSkewMs / 1000;
+
+describe("docs/deploy.md's load-balancer timing is the arithmetic of its health check and the code's defaults", () => {
+  const c = leaderCheck();
+
+  it('a new leader takes requests within healthyThresholdCount x interval of starting to lead', () => {
+    expect(text).toContain(`within ${c.healthy} × ${c.interval} = ${c.healthy * c.interval} s of starting to lead`);
+    expect(text).not.toContain('after it first answers 200');
+  });
+
+  it("a crash costs up to the lease duration plus clockSkewMs plus healthyThresholdCount x interval", () => {
+    expect(text).toContain(`the lease duration (${leaseSeconds} s by default)`);
+    expect(text).toContain(`(\`clockSkewMs\`, ${skewSeconds} s by default)`);
+    expect(text).toContain(`up to about ${leaseSeconds + skewSeconds + c.healthy * c.interval} s with these settings, the lease duration plus \`clockSkewMs\` plus \`healthyThresholdCount × interval\``);
+  });
+
+  it('a leader that refuses is out within unhealthyThresholdCount x interval; one that hangs, plus the timeout', () => {
+    expect(text).toContain(`gets none within ${c.unhealthy} × ${c.interval} = ${c.unhealthy * c.interval} s`);
+    expect(text).toContain(`one that hangs (accepts, never answers) within ${c.unhealthy} × ${c.interval} + ${c.timeout} = ${c.unhealthy * c.interval + c.timeout} s, \`interval × unhealthyThresholdCount + timeout\``);
+  });
+});
