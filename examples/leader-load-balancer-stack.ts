@@ -112,7 +112,8 @@ export class LeaderLoadBalancerStack extends Stack {
       port,
       protocol: elbv2.ApplicationProtocol.HTTP,
       healthCheck: { ...LEADER_HEALTH_CHECK, healthyHttpCodes: '200' },
-      // a follower is never sent new requests; a deposed leader's in-flight ones may finish
+      // a follower is never sent new requests; a deposed leader's in-flight ones may finish. Short:
+      // ECS drains a task this long before its SIGTERM, and no leader is routed to meanwhile (docs/deploy.md)
       deregistrationDelay: Duration.seconds(5),
     });
     alb.addListener('Http', { port: 80, protocol: elbv2.ApplicationProtocol.HTTP, open: false, defaultTargetGroups: [albTargets] });

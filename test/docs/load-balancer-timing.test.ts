@@ -54,3 +54,25 @@ describe("docs/deploy.md's load-balancer timing is the arithmetic of its health 
     expect(text).toContain(`one that hangs (accepts, never answers) within ${c.unhealthy} × ${c.interval} + ${c.timeout} = ${c.unhealthy * c.interval + c.timeout} s, \`interval × unhealthyThresholdCount + timeout\``);
   });
 });
+
+describe("docs/deploy.md on an ECS deploy that replaces the leader: the target group's deregistration delay comes first", () => {
+  // found from outside (2026-12-02): an ECS service attached to a target group deregisters a task
+  // and waits the deregistration delay (300 s by default) before its SIGTERM, so the delay is paid
+  // by every deploy that replaces the leader; the table said it "delays a deploy, not a failover"
+  const c = leaderCheck();
+  const delays = [...section.matchAll(/deregistrationDelay: Duration\.seconds\((\d+)\)/g)].map((m) => Number(m[1]));
+
+  it('the example sets a short delay on every leader target group', () => {
+    expect(delays.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(delays).size).toBe(1);
+  });
+
+  it('says the order (deregistered, the delay, then SIGTERM), what it costs, and the setting', () => {
+    expect(text).not.toContain('delays a deploy, not a failover');
+    expect(text).toContain('deregisters the task from the target group, waits the target group\'s deregistration delay');
+    expect(text).toContain('and only then sends SIGTERM');
+    expect(text).toContain(`the deregistration delay plus the hand-off plus up to ${c.healthy} × ${c.interval} = ${c.healthy * c.interval} s`);
+    expect(text).toContain('With the default delay (300 s)');
+    expect(text).toContain(`\`deregistration_delay.timeout_seconds\`) to a few seconds, as the example does (${delays[0]} s: about ${delays[0]! + c.healthy * c.interval} s in all)`);
+  });
+});
