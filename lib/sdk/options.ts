@@ -184,8 +184,10 @@ export class StartUp<T> {
     private readonly tables?: TableNames,
     /** How a missing table is looked at (tableState: DescribeTable, through the object's bounded client) and the wait timed; without it, a missing table ends the start-up at once. */
     private readonly look?: { state: (table: string) => Promise<TableState>; clock: Pick<Clock, 'monotonic'> },
+    /** Which of `tables` the object uses: the only ones looked at and named. @default all three */
+    private readonly uses: readonly TableKind[] = ALL_TABLES,
   ) {
-    this.wait = look && tables && new TableWait([tables.leases, tables.candidates, tables.identities], look);
+    this.wait = look && tables && new TableWait(uses.map((k) => tables[k]), look);
     this.ready = new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -216,7 +218,7 @@ export class StartUp<T> {
   fail(error: unknown): unknown {
     // a part's (a LeaderElector's candidacy) is told as this object's, the one its caller made
     const part = error instanceof TableNotFoundError && error.subject !== this.who ? error.cause : undefined;
-    const e = this.tables && (isTableNotFound(error) || part) ? new TableNotFoundError(this.who, this.tables, part ?? (error as Error)) : error;
+    const e = this.tables && (isTableNotFound(error) || part) ? new TableNotFoundError(this.who, this.tables, part ?? (error as Error), false, this.uses) : error;
     this.reject(e);
     return e;
   }
@@ -241,13 +243,13 @@ const isTableNotFound = (e: unknown): boolean => e instanceof Error && !(e insta
 
 /**
  * For a running object's faultReporter: DynamoDB's bare missing table ("Requested resource not
- * found" names no table, nor what to do) as a TableNotFoundError of `who` naming `tables`, which it
- * goes on retrying; undefined for any other fault.
+ * found" names no table, nor what to do) as a TableNotFoundError of `who` naming the tables of
+ * `tables` it `uses`, which it goes on retrying; undefined for any other fault.
  */
 export const runningTableNotFound =
-  (who: string, tables: TableNames) =>
+  (who: string, tables: TableNames, uses: readonly TableKind[] = ALL_TABLES) =>
   (e: unknown): TableNotFoundError | undefined =>
-    isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error, true) : undefined;
+    isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error, true, uses) : undefined;
 
 /**
  * `e` as a TableNotFoundError naming the tables of `tables` the call `uses` when it is DynamoDB's
@@ -258,6 +260,8 @@ export const tableNotFound = (who: string, tables: TableNames, e: unknown, uses:
 /** One of the three tables, as {@link TableNames} names it. */
 type TableKind = keyof TableNames;
 const ALL_TABLES: readonly TableKind[] = ['leases', 'candidates', 'identities'];
+/** The identities table alone: what a Session and an IdentityLeaseHeartbeat read and write (their rows), and the identity listings read. */
+export const IDENTITIES_ONLY: readonly TableKind[] = ['identities'];
 /** The stack's output that names each table. */
 const OUTPUT_OF: Record<TableKind, string> = { leases: 'LeasesTable', candidates: 'CandidatesTable', identities: 'IdentitiesTable' };
 /** `a`, `a and b`, `a, b and c`. */

@@ -461,6 +461,9 @@ describe('IdentityLeaseHeartbeat timer', () => {
     expect(errors).toHaveLength(2);
     // named: the heartbeat, the tables and the fix, DynamoDB's error as the cause
     expect(errors.every((e) => e instanceof TableNotFoundError && e.retrying && e.cause.name === 'ResourceNotFoundException' && e.message.startsWith(`identity lease ${hb.name}: a table it uses does not exist`))).toBe(true);
+    // it writes the identities table alone, and names no other (before: all three tables)
+    expect(errors[0]!.message).toContain(`It uses ${own.names.identities}, as its \`tables\` option names it`);
+    expect(errors[0]!.message).not.toContain(own.names.leases);
     expect(hb.healthy()).toBe(true); // its row is not expired: two failed renewals are no lost identity
 
     // it comes back (empty): the next interval creates the row again, reported once as gone

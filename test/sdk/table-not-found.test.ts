@@ -4,8 +4,12 @@
  * DynamoDB's bare "Cannot do operations on a non-existent table" from deep in a store.
  */
 import { describe, expect, inject, it } from 'vitest';
+import { DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, TableNotFoundError, getLeader, listIdentities, listLiveIdentities, tryWithLease, withLease } from '../../lib/sdk/index.js';
+import { StartUp } from '../../lib/sdk/options.js';
+import { testTables } from '../support.js';
+import { waitFor } from './harness.js';
 
 const client = () => localClient(inject('ddbEndpoint'));
 const PREFIX = 'no-such-deployment';
@@ -15,8 +19,6 @@ describe('a `tables` option that names no table', () => {
   it.each([
     ['LeaderElector', () => new LeaderElector({ client: client(), tables: PREFIX, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', callbacks: { onStartedLeading: () => undefined } })],
     ['LeaseCandidate', () => new LeaseCandidate({ client: client(), tables: PREFIX, leaseName: 'job', name: 'w1', ...candidacy })],
-    ['IdentityLeaseHeartbeat', () => new IdentityLeaseHeartbeat({ client: client(), tables: PREFIX, component: 'scheduler' })],
-    ['Session', () => new Session({ client: client(), tables: PREFIX })],
   ] as const)('%s: run() rejects with a TableNotFoundError naming the tables, the option and the fix', async (_, make) => {
     const o = make();
     const stop = new AbortController();
@@ -40,6 +42,49 @@ describe('a `tables` option that names no table', () => {
     // named as the object the caller made, not a part of it (a LeaderElector's candidacy)
     if (_ === 'LeaderElector') expect(e.message).toMatch(/^LeaderElector "w1" of lease "job": /);
     await expect(o.ready).rejects.toBe(error); // ready says the same
+  });
+
+  it.each([
+    // each writes and reads its rows in the identities table alone (IdentityStore, SessionReader)
+    ['IdentityLeaseHeartbeat', () => new IdentityLeaseHeartbeat({ client: client(), tables: PREFIX, component: 'scheduler' })],
+    ['Session', () => new Session({ client: client(), tables: PREFIX })],
+  ] as const)('%s: run() rejects with a TableNotFoundError naming the identities table alone, the option and the fix', async (_, make) => {
+    const o = make();
+    const stop = new AbortController();
+    const error = await o.run(stop.signal).then(() => undefined, (e: unknown) => e);
+    stop.abort();
+    // before: "It uses <p>-leases, <p>-candidates and <p>-identities" and three stack outputs
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    const e = error as TableNotFoundError;
+    expect(e.tables).toEqual({ leases: `${PREFIX}-leases`, candidates: `${PREFIX}-candidates`, identities: `${PREFIX}-identities` });
+    expect(e.uses).toEqual(['identities']);
+    expect(e.message).toContain(`It uses ${PREFIX}-identities, as its \`tables\` option names it`);
+    expect(e.message).not.toMatch(new RegExp(`${PREFIX}-(leases|candidates)`));
+    expect(e.message).toMatch(/IdentitiesTable output \(its prefix\)/);
+    expect(e.message).not.toMatch(/LeasesTable|CandidatesTable/);
+    expect(e.cause.name).toBe('ResourceNotFoundException');
+    await expect(o.ready).rejects.toBe(error);
+  });
+
+  it('a running Session whose identities table is deleted: its onError names that table alone', async () => {
+    const t = await testTables('session-gone');
+    const told: Error[] = [];
+    const session = new Session({ client: t.client, tables: t.names, renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000, onError: (e) => told.push(e) });
+    const stop = new AbortController();
+    const running = session.run(stop.signal).catch(() => undefined);
+    try {
+      await session.ready;
+      await t.client.send(new DeleteTableCommand({ TableName: t.names.identities }));
+      const e = await waitFor('a TableNotFoundError told to onError', () => told.find((x): x is TableNotFoundError => x instanceof TableNotFoundError));
+      expect(e.retrying).toBe(true);
+      expect(e.message).toContain(`It uses ${t.names.identities}, as its \`tables\` option names it`);
+      expect(e.message).not.toContain(t.names.leases);
+      expect(e.message).not.toContain(t.names.candidates);
+    } finally {
+      stop.abort();
+      await running;
+      await t.drop().catch(() => undefined);
+    }
   });
 
   it.each([
@@ -105,5 +150,22 @@ describe('a `tables` prefix written as a table name, or with its dash', () => {
     const error = await getLeader('job', { client: client(), tables: PREFIX }).then(() => undefined, (e: unknown) => e);
     expect(error).toBeInstanceOf(TableNotFoundError);
     expect((error as TableNotFoundError).message).not.toContain('without the dash');
+  });
+});
+
+describe("a start-up's wait for a missing table looks at the tables the object uses", () => {
+  // Session and IdentityLeaseHeartbeat use the identities table alone: a missing table whose request
+  // is not known (no TableName noted) is looked at there, not at the leases and candidates tables,
+  // which such a worker's role may not be granted DescribeTable on
+  it('StartUp given uses: DescribeTable on those tables only, and the error names them', async () => {
+    const tables = { leases: 'p-leases', candidates: 'p-candidates', identities: 'p-identities' };
+    const looked: string[] = [];
+    const startUp = new StartUp<void>('Session', tables, { state: async (t) => (looked.push(t), 'missing'), clock: { monotonic: () => 0 } }, ['identities']);
+    const missing = Object.assign(new Error('Requested resource not found'), { name: 'ResourceNotFoundException' });
+    expect(await startUp.cannotStart(missing)).toBe(true);
+    expect(looked).toEqual(['p-identities']); // before: all three
+    const e = startUp.fail(missing) as TableNotFoundError;
+    expect(e.uses).toEqual(['identities']);
+    expect(e.message).toContain('It uses p-identities, as');
   });
 });
