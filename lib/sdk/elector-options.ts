@@ -234,7 +234,8 @@ export const LeaderElectorOptionsSchema = z
       ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
     if (valid('retryPeriodMs', 'renewDeadlineMs') && o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
-    if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    // (a retry period at or past the deadline is reported as itself above: no interval meets a bound of 0 or less)
+    else if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['renewIntervalMs'],

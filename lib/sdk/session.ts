@@ -86,7 +86,10 @@ export const SessionOptionsSchema = z
   .superRefine((o, ctx) => {
     // compared only where each passed its own checks: a bad one is reported as itself
     const valid = everyProblem.valid(ctx);
-    if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
+    // a retry period at or past the deadline is its own fault, not renewIntervalMs's: no interval meets a bound of 0 or less
+    if (valid('retryPeriodMs', 'renewDeadlineMs') && o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a failed renewal is tried again before the deadline` });
+    else if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({ code: 'custom', path: ['renewIntervalMs'], message: `must be < renewDeadlineMs - retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the deadline` });
     if (valid('renewDeadlineMs', 'maxLeaseDurationMs') && o.renewDeadlineMs >= o.maxLeaseDurationMs)
       ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < maxLeaseDurationMs (${o.maxLeaseDurationMs}) so the session ends before anyone can see it expire` });

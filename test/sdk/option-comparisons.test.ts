@@ -83,6 +83,20 @@ const rows: Row[] = [
     want: [['renewDeadlineMs', 'must be > 0, not the number -1']],
   },
   {
+    // before: only "renewIntervalMs: must be < renewDeadlineMs - retryPeriodMs (-1099511620276)", a
+    // field with nothing wrong and a bound no one can meet, and nothing said of retryPeriodMs
+    name: 'Session: retryPeriodMs at or above renewDeadlineMs is named itself, and renewIntervalMs is not compared with their difference',
+    schema: SessionOptionsSchema,
+    input: { client, retryPeriodMs: 2 ** 40 },
+    want: [['retryPeriodMs', 'must be < renewDeadlineMs (7500)']],
+  },
+  {
+    name: 'LeaderElector: retryPeriodMs at or above renewDeadlineMs is named itself, and renewIntervalMs is not compared with their difference',
+    schema: LeaderElectorOptionsSchema,
+    input: { ...elector, retryPeriodMs: 10_000, renewIntervalMs: 1_000 },
+    want: [['retryPeriodMs', 'must be < renewDeadlineMs (10000)']],
+  },
+  {
     name: 'Session: maxLeaseDurationMs 500 (below 1000) is not compared with renewDeadlineMs',
     schema: SessionOptionsSchema,
     input: { client, maxLeaseDurationMs: 500 },
