@@ -131,6 +131,17 @@ const holderOf = (l: RuntimeLockItem) => `process ${l.pid} on ${l.host}`;
 /** The lock names this process holds: a lock naming this pid but no token of these is an earlier process's. */
 const held = new Set<string>();
 
+/** False once `signal` aborts: one listener on it however many wait (a runtime's stop signal: every invocation waiting on a confirmation). */
+const abortedPromises = new WeakMap<AbortSignal, Promise<false>>();
+function abortedOf(signal: AbortSignal): Promise<false> {
+  let p = abortedPromises.get(signal);
+  if (!p) {
+    p = new Promise<false>((resolve) => signal.addEventListener('abort', () => resolve(false), { once: true }));
+    abortedPromises.set(signal, p);
+  }
+  return p;
+}
+
 /** A runtime lock held: renewed in the background until `release()` (at the runtime's stop). */
 export interface RuntimeLock {
   readonly prefix: string;
@@ -140,9 +151,10 @@ export interface RuntimeLock {
    * Whether it is still this runtime's, to run a function now: at once while its last renewal that
    * landed was sent less than RUNTIME_LOCK_SURE_MS ago (no I/O); else once a renewal lands (true) or
    * is refused (false: lost, and told), renewals that fail tried again at a backoff meanwhile. False
-   * once released.
+   * once released, or once `signal` aborts while it waits (the runtime stopping: a function waiting
+   * for DynamoDB Local to come back is not run, and its stop does not wait for it).
    */
-  held(): Promise<boolean>;
+  held(signal?: AbortSignal): Promise<boolean>;
   /** Stops renewing and deletes it, if still ours. */
   release(): Promise<void>;
 }
@@ -252,6 +264,8 @@ function refusal(endpoint: string, prefix: string, l: RuntimeLockItem): string {
 function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, takenAt: number, say: (line: string) => void, onLost: (line: string) => void): RuntimeLock {
   let timer: Timer | undefined;
   let over = false;
+  /** Aborted by release(): a confirmation's wait between its tries ends. */
+  const releasing = new AbortController();
   /** When the last write of the lock that landed (the take, a renewal) was sent: no start takes it over before RUNTIME_LOCK_STALE_MS after. */
   let landedSentAt = takenAt;
   let renewing: Promise<void> = Promise.resolve();
@@ -329,19 +343,22 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
   const confirm = async (): Promise<boolean> => {
     const retry = new Backoff(RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_HEARTBEAT_MS);
     for (;;) {
-      if (over) return false;
+      if (over || releasing.signal.aborted) return false;
       if (sure()) return true;
       // a failure is the heartbeat's to tell (it retries too); here it only means: not confirmed yet
       await renew().then(
         () => undefined,
-        () => clock.sleep(retry.failed().waitMs),
+        () => clock.sleep(retry.failed().waitMs, releasing.signal),
       );
     }
   };
-  const stillHeld = (): Promise<boolean> => {
+  const stillHeld = (signal?: AbortSignal): Promise<boolean> => {
     if (over) return Promise.resolve(false);
     if (sure()) return Promise.resolve(true);
-    return (confirming ??= confirm().finally(() => (confirming = undefined)));
+    if (signal?.aborted) return Promise.resolve(false);
+    const confirmation = (confirming ??= confirm().finally(() => (confirming = undefined)));
+    // this caller gives up at the abort; the confirmation goes on for the others (it never rejects)
+    return signal ? Promise.race([confirmation, abortedOf(signal)]) : confirmation;
   };
   return {
     prefix,
@@ -349,6 +366,7 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
     held: stillHeld,
     async release() {
       timer?.cancel();
+      releasing.abort();
       await renewing; // (never rejects: a failure is its caller's)
       if (over) return;
       over = true;

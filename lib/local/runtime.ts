@@ -198,6 +198,13 @@ async function streamArn(client: DynamoDBClient, table: string): Promise<string>
   return arn;
 }
 
+/** Why a function was not run: the runtime stopped (or stopping) before its lock was confirmed. */
+class RuntimeStopped extends Error {
+  constructor() {
+    super('the local runtime is stopped');
+  }
+}
+
 /** A part of the runtime that is running, and how to stop it. */
 interface Part {
   name: string;
@@ -265,6 +272,9 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // and the one that took its lock over never both handle a record, a timer message, a tick or a platform event
   const lost = { line: undefined as string | undefined, pollers: [] as StreamPoller[], tick: undefined as { cancel(): void } | undefined, timer: undefined as DelayQueue | undefined };
   const lostError = () => new Error(`${lost.line!}: this runtime's functions are stopped; stop it`);
+  // aborted as stop() begins: a function waiting for its lock to be confirmed (DynamoDB Local
+  // unreachable) gives up, rather than hold up the stop until DynamoDB Local is back
+  const stopping = new AbortController();
   // before a table is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
   // the first. One on a DynamoDB Local of its own locks too: it prints that endpoint for workers and
   // the CLI, and a `conclave-local --endpoint` given it would otherwise read every stream from its
@@ -354,7 +364,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     // was taken over meanwhile runs nothing more beside the taker (the confirmation finds it lost and
     // stops every trigger); while it is sure, no I/O
     const invoker = async (event: unknown) => {
-      if (!(await lock.held())) throw lost.line === undefined ? new Error('the local runtime is stopped') : lostError();
+      if (!(await lock.held(stopping.signal))) throw lost.line === undefined ? new RuntimeStopped() : lostError();
       return intercepted(event);
     };
     invokers[name] = limit === undefined ? invoker : atMost(limit, invoker);
@@ -377,6 +387,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
             await invokers[name](event);
             return;
           } catch (e) {
+            if (e instanceof RuntimeStopped) return; // not run: the runtime stopping is no failure of the function's (no retry, no dead letter)
             last = e as Error;
             await clock.sleep(200 * (attempt + 1));
           }
@@ -496,7 +507,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     if (inFlight) return;
     inFlight = true;
     ticking = tick()
-      .catch((e: unknown) => deps.logger.error('tick failed', { error: e as Error }))
+      .catch((e: unknown) => void (e instanceof RuntimeStopped || deps.logger.error('tick failed', { error: e as Error })))
       .finally(() => (inFlight = false));
   });
   lost.tick = tickTimer;
@@ -531,6 +542,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     // pollers, the timer queue, the broker, the bus, DynamoDB Local; a part that fails to stop
     // does not keep the others running
     async stop() {
+      stopping.abort();
       const failures = await stopParts(parts);
       if (failures.length) throw new Error(`stopping the local runtime: ${failures.map((f) => `${f.part}: ${String(f.error)}`).join('; ')}`, { cause: failures[0]!.error });
     },

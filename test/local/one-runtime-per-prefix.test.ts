@@ -20,7 +20,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_DEPLOYMENT } from '../../lib/local/ecs-task.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
-import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
+import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
@@ -310,6 +310,69 @@ describe('a runtime paused past the stale time (SIGSTOP, a debugger, a suspended
     }
     expect(seen).toEqual(['before']);
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '5353' });
+  });
+});
+
+describe('a runtime stopped while a function waits for its lock to be confirmed (DynamoDB Local unreachable)', () => {
+  it('stops without DynamoDB Local coming back: the waiting invocation gives up, its function not run and nothing dead-lettered', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('stop-confirming');
+    const proxy = await closableProxy(inject('ddbEndpoint'));
+    // its monotonic clock jumps past the sure window; the heartbeat's timers held (never fired); the
+    // lock's first wait before it tries a confirmation again (a sleep of RUNTIME_LOCK_RETRY_MS, a length
+    // no other part sleeps) held too: it ends only if aborted
+    let paused = 0;
+    const naps: (() => void)[] = [];
+    const confirmWait = (ms: number) => ms === RUNTIME_LOCK_RETRY_MS;
+    const machine: Clock = {
+      ...systemClock,
+      monotonic: () => systemClock.monotonic() + paused,
+      setTimer: (ms, fn, o) => (ms <= RUNTIME_LOCK_HEARTBEAT_MS && ms >= RUNTIME_LOCK_RETRY_MS ? { cancel: () => undefined } : systemClock.setTimer(ms, fn, o)),
+    };
+    const clock: Clock = {
+      ...machine,
+      // the runtime's other sleeps (its pollers' naps) are the machine's, as with ...systemClock
+      sleep: (ms, signal) =>
+        confirmWait(ms)
+          ? new Promise<void>((resolve) => {
+              naps.push(resolve);
+              signal?.addEventListener('abort', () => resolve(), { once: true });
+            })
+          : machine.sleep(ms, signal),
+    };
+    const invoked: string[] = [];
+    const rt = await startLocalRuntime({
+      endpoint: proxy.endpoint, prefix, dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, clock,
+      intercept: async (name, event, invoke) => {
+        invoked.push(name);
+        return invoke(event);
+      },
+    });
+    let stopped: string | undefined;
+    try {
+      await proxy.close(); // DynamoDB Local gone, and not back before the stop
+      paused += RUNTIME_LOCK_STALE_MS; // past RUNTIME_LOCK_SURE_MS since its last renewal: an invocation confirms the lock first
+      const delivered = rt.platformEvent(ecsTaskStateChange(taskArn('5709c0f1'), 'STOPPED', LOCAL_DEPLOYMENT));
+      await waitFor('a confirmation failed, its retry waiting', () => naps.length > 0);
+      // before: stop() waited for the platform event, whose invocation waited for a renewal to land, retried for as
+      // long as DynamoDB Local was gone: the stop (conclave-local's Ctrl-C, npm start's end) hung until it came back
+      void rt.stop().then(
+        () => (stopped = 'stopped'),
+        (e: unknown) => (stopped = (e as Error).message),
+      );
+      await waitFor('the stop', () => stopped);
+      // the lock's item could not be deleted (DynamoDB Local gone): the stop says so, naming the lock
+      expect(stopped).toMatch(/^stopping the local runtime: the runtime lock: /);
+      await delivered;
+      expect(invoked).toEqual([]);
+      expect(rt.deadLetters).toEqual([]);
+    } finally {
+      await proxy.open();
+      // (a stop still under way: its confirmation let go on, it lands now)
+      for (const end of naps) end();
+      await waitFor('the stop, DynamoDB Local back', () => stopped);
+      await proxy.close();
+    }
   });
 });
 
