@@ -296,11 +296,12 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       try {
         const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
         const taker = out.Item && RuntimeLockItem.safeParse(unmarshall(out.Item)).data;
-        what = taker ? `taken over by ${holderOf(taker)}` : 'deleted';
+        // a start that judged it not renewed writes its own over it; no runtime deletes a lock not its own
+        what = taker ? `taken over by ${holderOf(taker)} (judged not renewed)` : 'deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)';
       } catch (read) {
         what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;
       }
-      onLost(`the lock of local mode on table prefix ${prefix} was ${what} (judged not renewed)`);
+      onLost(`the lock of local mode on table prefix ${prefix} was ${what}`);
     }
   };
   // one at a time; a failed one (its caller told) does not fail the ones after it: each is sent

@@ -14,7 +14,7 @@ import { createRequire } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
@@ -226,6 +226,19 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4444 on elsewhere (judged not renewed)`]);
     await lock.release();
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4444' }); // the taker's, left to it
+  });
+
+  it('a runtime whose lock item was deleted under it (by hand: a runtime deletes only its own) is told it was deleted, not that it was judged not renewed', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('deleted');
+    const lost: string[] = [];
+    const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: (m) => lost.push(m) });
+    await admin.send(new DeleteItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } } }));
+    await lock.renew();
+    // before: "... was deleted (judged not renewed)": no start judged anything, none deletes a lock not its own
+    expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)`]);
+    await lock.release();
+    expect(await lockItem(prefix)).toBeUndefined();
   });
 
   it('the runtime: its lock taken over (judged stale) at a renewal, it stops every trigger of its functions (stream pollers, timer queue, tick, platform events) and says so, and leaves the taker its lock at the stop', async () => {
