@@ -330,7 +330,11 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
             if (over) return;
             failures++;
             const { waitMs, tell } = backoff.failed();
-            if (tell) say(`renewing the lock of table prefix ${prefix} failed (${failures} in a row; tried again in ${waitMs / 1000} s; this runtime runs on meanwhile, and stops if another has taken its lock over, once it has gone unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s): ${String(e)}`);
+            // what its functions do meanwhile: run while the lock is sure, then wait in held() for a renewal to land
+            const meanwhile = sure()
+              ? `this runtime's functions run on meanwhile, until ${RUNTIME_LOCK_SURE_MS / 1000} s after its last renewal that landed, then wait for one to land`
+              : "this runtime's functions wait for a renewal to land before they run";
+            if (tell) say(`renewing the lock of table prefix ${prefix} failed (${failures} in a row; tried again in ${waitMs / 1000} s; ${meanwhile}; it stops if another has taken its lock over, once it has gone unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s): ${String(e)}`);
             beat(waitMs);
           },
         ),

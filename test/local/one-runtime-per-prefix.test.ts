@@ -20,7 +20,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_DEPLOYMENT } from '../../lib/local/ecs-task.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
-import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
+import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_SURE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
@@ -503,6 +503,32 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
       expect(said).toEqual([`renewed the lock of table prefix ${prefix} again, after 5 failed renewals`]);
       expect(await renewalsOf(prefix)).toBe(1);
       expect(lost).toEqual([]);
+    } finally {
+      await proxy.open();
+      await lock.release();
+      client.destroy();
+      await proxy.close();
+    }
+  });
+
+  it('a failed renewal told past the sure window says the functions wait for a renewal to land, not that the runtime runs on', async () => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix('unsure');
+    const proxy = await closableProxy(inject('ddbEndpoint'));
+    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
+    const { beats, clock: beatsHeld } = heldBeats();
+    // its renewals failing for longer than RUNTIME_LOCK_SURE_MS (its monotonic clock moved on by that)
+    let failingFor = 0;
+    const clock: Clock = { ...beatsHeld, monotonic: () => systemClock.monotonic() + failingFor };
+    const said: string[] = [];
+    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock, say: (line) => said.push(line), onLost: () => {} });
+    try {
+      await proxy.close();
+      failingFor += RUNTIME_LOCK_SURE_MS;
+      beats.shift()!.fn();
+      await waitFor('the failure told', () => said[0]);
+      // before: "this runtime runs on meanwhile", while every invocation waits in held() for a renewal to land
+      expect(said[0]).toMatch(new RegExp(`^renewing the lock of table prefix ${prefix} failed \\(1 in a row; tried again in 0\\.5 s; this runtime's functions wait for a renewal to land before they run; `));
     } finally {
       await proxy.open();
       await lock.release();
