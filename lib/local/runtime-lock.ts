@@ -20,6 +20,7 @@
  * observedTime), never by comparing its stamps with this host's time.
  */
 import { randomUUID } from 'node:crypto';
+import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
@@ -59,6 +60,13 @@ export const RuntimeLockItem = z.object({
   owner: z.string().min(1),
   pid: z.number().int().positive(),
   host: z.string().min(1),
+  /**
+   * The holder's pid namespace where it has one (Linux: the link /proc/self/ns/pid names, such as
+   * `pid:[4026531836]`): containers that share a host name (`--network host`) but not their pids
+   * are not one host to the lock, whose pids each could look at. Absent: no such namespace, or an
+   * item of before it was kept (judged by `host` alone, as then).
+   */
+  pidNamespace: z.string().min(1).optional(),
   /** The endpoint as the holder was given it (for messages). */
   endpoint: z.string(),
   startedAt: z.number().int(),
@@ -78,6 +86,8 @@ export type RuntimeLockItem = z.infer<typeof RuntimeLockItem>;
 /** Who is asking: this host, this process, its own tokens, and whether a pid runs here. */
 export interface LockSeer {
   readonly host: string;
+  /** RuntimeLockItem.pidNamespace: this process's, where it has one. */
+  readonly pidNamespace?: string | undefined;
   readonly pid: number;
   /** Whether this process holds the lock of token `owner` (a lock naming this pid but no token of ours is an earlier process's). */
   holds(owner: string): boolean;
@@ -105,7 +115,7 @@ export interface LockSeen {
  */
 export function decideLock(found: RuntimeLockItem | undefined, first: LockSeen | undefined, me: LockSeer, now: number, mono: number): LockDecision {
   if (found === undefined) return { kind: 'take' };
-  const here = found.host === me.host;
+  const here = onThisHost(found, me);
   if (here) {
     if (me.holds(found.owner)) return { kind: 'refuse' };
     if (found.pid === me.pid) return { kind: 'takeOver', why: `its pid is this process's, which does not hold it: an earlier process's` };
@@ -123,6 +133,19 @@ export function decideLock(found: RuntimeLockItem | undefined, first: LockSeen |
   const waited = mono - first.at;
   if (waited >= RUNTIME_LOCK_STALE_MS) return { kind: 'takeOver', why: `not renewed for ${waited / 1000} s as ${me.host}'s clock counts (its last renewal stamped ${iso(found.heartbeatAt)} by its own)` };
   return { kind: 'wait', ms: RUNTIME_LOCK_STALE_MS - waited };
+}
+
+/** Whether `l`'s holder runs where `me` can look at its pid: the same host name, and the same pid namespace where both name one. */
+const onThisHost = (l: RuntimeLockItem, me: LockSeer): boolean =>
+  l.host === me.host && (l.pidNamespace === undefined || me.pidNamespace === undefined || l.pidNamespace === me.pidNamespace);
+
+/** This process's pid namespace (Linux), or undefined where there is none to read. */
+function ownPidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid');
+  } catch {
+    return undefined;
+  }
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -168,6 +191,8 @@ export interface LockRuntimeOptions {
   readonly onLost?: (line: string) => void;
   /** The host named on the lock, whose pids this process can look at. @default os.hostname() */
   readonly host?: string;
+  /** This process's pid namespace (RuntimeLockItem.pidNamespace). @default the link /proc/self/ns/pid names, where there is one */
+  readonly pidNamespace?: string;
 }
 
 /** The lock table there, made if missing (a DynamoDB Local kept across runs has it already). */
@@ -190,7 +215,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
   const clock = opts.clock ?? systemClock;
   const say = opts.say ?? ((line: string) => void process.stderr.write(`conclave: local runtime: ${line}\n`));
   await lockTable(client);
-  const me: LockSeer = { host: opts.host ?? hostname(), pid: process.pid, holds: (o) => held.has(o), alive };
+  const me: LockSeer = { host: opts.host ?? hostname(), pidNamespace: opts.pidNamespace ?? ownPidNamespace(), pid: process.pid, holds: (o) => held.has(o), alive };
   const owner = randomUUID();
   const read = async (): Promise<RuntimeLockItem | undefined> => {
     const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, ConsistentRead: true }));
@@ -210,14 +235,14 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
       if (waitSaid !== found!.owner) {
         waitSaid = found!.owner;
         say(
-          `local mode on the DynamoDB Local at ${endpoint} with table prefix ${prefix} is locked by ${holderOf(found!)}, ${found!.host === me.host ? 'which runs but looks unrenewed by this clock' : `whose pid cannot be looked at from ${me.host}`}: ` +
+          `local mode on the DynamoDB Local at ${endpoint} with table prefix ${prefix} is locked by ${holderOf(found!)}, ${onThisHost(found!, me) ? 'which runs but looks unrenewed by this clock' : `whose pid cannot be looked at from ${me.host}${found!.host === me.host ? ` (another pid namespace: ${found!.pidNamespace})` : ''}`}: ` +
             `waiting ${d.ms / 1000} s (until ${iso(now + d.ms)} by ${me.host}'s clock; its last renewal is stamped ${iso(found!.heartbeatAt)} by its own) for it to renew (then this start is refused) or not (then its lock is taken over)`,
         );
       }
       await clock.sleep(Math.min(RUNTIME_LOCK_HEARTBEAT_MS, d.ms));
       continue;
     }
-    const item: RuntimeLockItem = { prefix, owner, pid: me.pid, host: me.host, endpoint, startedAt, heartbeatAt: now, staleAt: now + RUNTIME_LOCK_STALE_MS, renewals: 0 };
+    const item: RuntimeLockItem = { prefix, owner, pid: me.pid, host: me.host, ...(me.pidNamespace === undefined ? {} : { pidNamespace: me.pidNamespace }), endpoint, startedAt, heartbeatAt: now, staleAt: now + RUNTIME_LOCK_STALE_MS, renewals: 0 };
     // held before the write lands: another start in this process that sees it meanwhile is refused, not told it is an earlier process's
     held.add(owner);
     const sent = clock.monotonic();

@@ -37,3 +37,18 @@ describe('decideLock: a lock of a live process on this host', () => {
     expect(decideLock(lock({ pid: 300 }), undefined, me, 1_000_000, 50)).toMatchObject({ kind: 'takeOver', why: 'that process no longer runs' });
   });
 });
+
+describe('decideLock: a lock of the same host name in another pid namespace (containers sharing the host\'s name, --network host)', () => {
+  const inContainer: LockSeer = { ...me, pidNamespace: 'pid:[4026532001]' };
+  it('its pid is not looked at here (it may run there): watched as another host\'s lock, not taken over at once', () => {
+    // before: pid 200 does not run in this namespace (alive false for it here), so "that process no
+    // longer runs" and a take-over at once of a live runtime's lock: two runtimes on one prefix
+    const theirs = lock({ pid: 300, pidNamespace: 'pid:[4026532002]' });
+    expect(decideLock(theirs, { lock: theirs, at: 50 }, inContainer, 1_000_000 + 2_000, 50)).toEqual({ kind: 'wait', ms: RUNTIME_LOCK_STALE_MS });
+    expect(decideLock(theirs, { lock: theirs, at: 50 }, inContainer, 1_000_000 + 12_000, 50 + RUNTIME_LOCK_STALE_MS)).toMatchObject({ kind: 'takeOver' });
+  });
+  it('one of the same namespace, or of an item that names none (an older one), is judged by its pid as before', () => {
+    expect(decideLock(lock({ pid: 300, pidNamespace: 'pid:[4026532001]' }), undefined, inContainer, 1_000_000, 50)).toMatchObject({ kind: 'takeOver', why: 'that process no longer runs' });
+    expect(decideLock(lock({ pid: 300 }), undefined, inContainer, 1_000_000, 50)).toMatchObject({ kind: 'takeOver', why: 'that process no longer runs' });
+  });
+});
