@@ -47,8 +47,9 @@ export const RUNTIME_LOCK_RETRY_MS = 500;
 /**
  * How long after its last renewal that landed was sent a holder counts its lock as surely its own,
  * on its monotonic clock: no start takes it over sooner than RUNTIME_LOCK_STALE_MS after that (a
- * reader counts the stale time from a look at it as renewed), less a heartbeat of margin (a wall
- * clock stepped on this host, where its stamps are judged by it). Past it (this process paused, or
+ * reader counts the stale time from a look at it as renewed), less a heartbeat of margin (the
+ * holder's and the reader's monotonic clocks run at rates that differ a little; no reader judges the
+ * lock by wall-clock stamps alone once they look stale: decideLock). Past it (this process paused, or
  * its renewals failing), the runtime confirms the lock before it runs a function again.
  */
 export const RUNTIME_LOCK_SURE_MS = RUNTIME_LOCK_STALE_MS - RUNTIME_LOCK_HEARTBEAT_MS;
