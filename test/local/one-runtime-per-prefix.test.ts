@@ -443,17 +443,31 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
     return { beats, clock };
   };
   const renewalsOf = async (prefix: string) => Number((await lockItem(prefix))?.['renewals']?.N);
+  /**
+   * A lock of a new prefix taken through a proxy the test closes and opens (DynamoDB Local gone and
+   * back), with no SDK retries (they wait on the machine's clock: each failure is the lock's), and
+   * `options`; `body` runs with it, then the lock is let go with the proxy open.
+   */
+  const throughProxy = async (label: string, options: NonNullable<Parameters<typeof lockRuntime>[3]>, body: (l: { prefix: string; proxy: Awaited<ReturnType<typeof closableProxy>>; lock: Awaited<ReturnType<typeof lockRuntime>> }) => Promise<void>) => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix(label);
+    const proxy = await closableProxy(inject('ddbEndpoint'));
+    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
+    const lock = await lockRuntime(client, proxy.endpoint, prefix, options);
+    try {
+      await body({ prefix, proxy, lock });
+    } finally {
+      await proxy.open();
+      await lock.release();
+      client.destroy();
+      await proxy.close();
+    }
+  };
 
   it('is kept: a renewal after a failed one is sent and lands, and a take-over after it is still seen', async () => {
-    await start(newPrefix('table')).then((rt) => rt.stop());
-    const prefix = newPrefix('flaky');
-    const proxy = await closableProxy(inject('ddbEndpoint'));
-    // no SDK retries (they wait on the machine's clock): each failure is the lock's
-    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
     const lost: string[] = [];
     // the heartbeat held: every renewal here is the test's
-    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock: heldBeats().clock, say: () => {}, onLost: (m) => lost.push(m) });
-    try {
+    await throughProxy('flaky', { clock: heldBeats().clock, say: () => {}, onLost: (m) => lost.push(m) }, async ({ prefix, proxy, lock }) => {
       await lock.renew();
       expect(await renewalsOf(prefix)).toBe(1);
       await proxy.close();
@@ -466,29 +480,20 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
       await holder(prefix, { pid: 4646, host: 'elsewhere', heartbeatAt: Date.now() });
       await lock.renew();
       expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4646 on elsewhere (judged not renewed)`]);
-    } finally {
-      await lock.release();
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('the heartbeat retries a failed renewal at a backoff, 0.5 s, 1 s, then every 2 s (never later than a beat), told at the 1st, 2nd, 4th … failure in a row; one that lands says so and beats every 2 s again', async () => {
-    await start(newPrefix('table')).then((rt) => rt.stop());
-    const prefix = newPrefix('backoff');
-    const proxy = await closableProxy(inject('ddbEndpoint'));
-    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
     const { beats, clock } = heldBeats();
     const said: string[] = [];
     const lost: string[] = [];
-    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock, say: (line) => said.push(line), onLost: (m) => lost.push(m) });
     /** Fires the pending beat, waits for the next one it sets: that one's wait. */
     const fire = async () => {
       const pending = beats.shift()!;
       pending.fn();
       return (await waitFor('the next beat set', () => beats[0])).ms;
     };
-    try {
+    await throughProxy('backoff', { clock, say: (line) => said.push(line), onLost: (m) => lost.push(m) }, async ({ prefix, proxy }) => {
       expect(beats.map((b) => b.ms)).toEqual([RUNTIME_LOCK_HEARTBEAT_MS]);
       await proxy.close();
       const waits: number[] = [];
@@ -503,38 +508,23 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
       expect(said).toEqual([`renewed the lock of table prefix ${prefix} again, after 5 failed renewals`]);
       expect(await renewalsOf(prefix)).toBe(1);
       expect(lost).toEqual([]);
-    } finally {
-      await proxy.open();
-      await lock.release();
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('a failed renewal told past the sure window says the functions wait for a renewal to land, not that the runtime runs on', async () => {
-    await start(newPrefix('table')).then((rt) => rt.stop());
-    const prefix = newPrefix('unsure');
-    const proxy = await closableProxy(inject('ddbEndpoint'));
-    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
     const { beats, clock: beatsHeld } = heldBeats();
     // its renewals failing for longer than RUNTIME_LOCK_SURE_MS (its monotonic clock moved on by that)
     let failingFor = 0;
     const clock: Clock = { ...beatsHeld, monotonic: () => systemClock.monotonic() + failingFor };
     const said: string[] = [];
-    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock, say: (line) => said.push(line), onLost: () => {} });
-    try {
+    await throughProxy('unsure', { clock, say: (line) => said.push(line), onLost: () => {} }, async ({ prefix, proxy }) => {
       await proxy.close();
       failingFor += RUNTIME_LOCK_SURE_MS;
       beats.shift()!.fn();
       await waitFor('the failure told', () => said[0]);
       // before: "this runtime runs on meanwhile", while every invocation waits in held() for a renewal to land
       expect(said[0]).toMatch(new RegExp(`^renewing the lock of table prefix ${prefix} failed \\(1 in a row; tried again in 0\\.5 s; this runtime's functions wait for a renewal to land before they run; `));
-    } finally {
-      await proxy.open();
-      await lock.release();
-      client.destroy();
-      await proxy.close();
-    }
+    });
   });
 
   it('a take-over is told even when who took it cannot be read (the read after the refused renewal fails too)', async () => {
