@@ -132,7 +132,7 @@ export function decideLock(found: RuntimeLockItem | undefined, first: LockSeen |
   if (first === undefined || first.lock.owner !== found.owner) return { kind: 'wait', ms: RUNTIME_LOCK_STALE_MS };
   if (first.lock.renewals !== found.renewals || first.lock.heartbeatAt !== found.heartbeatAt) return { kind: 'refuse' }; // renewed: live
   const waited = mono - first.at;
-  if (waited >= RUNTIME_LOCK_STALE_MS) return { kind: 'takeOver', why: `not renewed for ${waited / 1000} s as ${me.host}'s clock counts (its last renewal stamped ${iso(found.heartbeatAt)} by its own)` };
+  if (waited >= RUNTIME_LOCK_STALE_MS) return { kind: 'takeOver', why: `not renewed for ${seconds(waited)} s as ${me.host}'s clock counts (its last renewal stamped ${iso(found.heartbeatAt)} by its own)` };
   return { kind: 'wait', ms: RUNTIME_LOCK_STALE_MS - waited };
 }
 
@@ -150,6 +150,8 @@ function ownPidNamespace(): string | undefined {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+/** `ms` in seconds to a tenth, as a reader needs them (the monotonic clock counts microseconds): 10002.34 → 10, 10261.7 → 10.3. */
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
 const holderOf = (l: RuntimeLockItem) => `process ${l.pid} on ${l.host}`;
 
 /** The lock names this process holds: a lock naming this pid but no token of these is an earlier process's. */

@@ -52,3 +52,13 @@ describe('decideLock: a lock of the same host name in another pid namespace (con
     expect(decideLock(lock({ pid: 300 }), undefined, inContainer, 1_000_000, 50)).toMatchObject({ kind: 'takeOver', why: 'that process no longer runs' });
   });
 });
+
+describe('decideLock: the take-over line', () => {
+  it('says how long the lock went unrenewed to a tenth of a second, not the monotonic clock\'s fractions', () => {
+    // before: "not renewed for 10.00234 s as laptop's clock counts": the monotonic clock's microseconds
+    const elsewhere = lock({ host: 'elsewhere' });
+    const first = { lock: elsewhere, at: 50.1 };
+    expect(decideLock(elsewhere, first, me, 1_000_000 + 12_000, 50.1 + 10_002.34)).toMatchObject({ kind: 'takeOver', why: expect.stringMatching(/^not renewed for 10 s as laptop's clock counts/) });
+    expect(decideLock(elsewhere, first, me, 1_000_000 + 12_000, 50.1 + 10_261.7)).toMatchObject({ kind: 'takeOver', why: expect.stringMatching(/^not renewed for 10\.3 s as laptop's clock counts/) });
+  });
+});
