@@ -31,7 +31,8 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
                           one of another shape is refused: choose another --table-prefix, or delete it;
                           the streams are resumed where the last run left them (stream-checkpoints.json in --events-dir);
                           one conclave-local per endpoint and prefix: a second is refused, naming the first's pid;
-                          one whose lock another took over (paused or cut off for 10 s) stops and exits 1
+                          one whose lock another took over (paused or cut off for 10 s), or whose lock item was deleted,
+                          stops and exits 1, saying which
   --tick DURATION         how often the coordinator's scheduled reconcile runs, such as 10s or 500ms (default 10s; 1m in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
@@ -105,6 +106,14 @@ console.log(
 );
 console.log('ready');
 
+/**
+ * What became of the lock, from the line saying it was lost (lib/local/runtime-lock.ts): taken over
+ * by whom, deleted, or taken over or deleted (who holds it now unread); "lost" for a line of another form.
+ */
+function whatBecame(message: string): string {
+  return /^the lock of local mode on table prefix \S+ was (taken over by process \d+ on \S+|deleted|taken over or deleted) \(/.exec(message)?.[1] ?? 'lost';
+}
+
 let stopping = false;
 /** Stops, then exits with `code`: 0 at Ctrl-C, 1 once the lock is another's (this one must not run on: the other handles every record and tick now). */
 const stop = (why: string, code: number) => {
@@ -123,10 +132,10 @@ const stop = (why: string, code: number) => {
 };
 process.on('SIGINT', () => stop('SIGINT', 0));
 process.on('SIGTERM', () => stop('SIGTERM', 0));
-// its lock taken over: its functions are stopped already; exit non-zero rather than stand idle as if ready
+// its lock taken over or deleted: its functions are stopped already; exit non-zero rather than stand idle as if ready
 onLockLost = (message) => {
   if (stopping) return;
   console.error(`conclave-local: ${message}`);
-  stop('its lock taken over', 1);
+  stop(`its lock ${whatBecame(message)}`, 1);
 };
 if (lostEarly !== undefined) onLockLost(lostEarly);

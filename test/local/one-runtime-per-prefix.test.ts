@@ -53,6 +53,16 @@ const holder = (prefix: string, o: { pid: number; host: string; heartbeatAt: num
     }),
   );
 
+/** `conclave-local` on the shared DynamoDB Local and `prefix` (`env` added to this process's): its output as it comes, and its exit code once it exits. */
+const conclaveLocal = (prefix: string, env: NodeJS.ProcessEnv = {}) => {
+  const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600s'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => void (out.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => void (out.stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, out, exited };
+};
+
 /** Simulated time for a waiting start: a sleep moves the clock on (then `renewing` runs, as a live holder renews meanwhile), and nothing else does. */
 const sleepsMove = (T0: number, renewing?: (at: number) => Promise<unknown>) => {
   const manual = manualClock(T0);
@@ -78,14 +88,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
   it('a second start on the same endpoint and prefix (another process running conclave-local, with another TMPDIR) is refused, naming its pid, host and the fix; another prefix runs beside it; once it stops, the prefix starts again', async () => {
     const prefix = newPrefix('one');
     // its own temp folder (another TMPDIR, as another user has): before, each took a lock file in its own, and both ran
-    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600s'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, TMPDIR: folder() },
-    });
-    const out = { stdout: '', stderr: '' };
-    child.stdout.on('data', (d: Buffer) => void (out.stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => void (out.stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { child, out, exited } = conclaveLocal(prefix, { TMPDIR: folder() });
     try {
       await waitFor('conclave-local ready', () => out.stdout.includes('\nready\n') || child.exitCode !== null);
       expect(out.stderr).toBe('');
@@ -121,11 +124,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
 
   it('conclave-local whose lock is taken over (it was cut off past the stale time, and another start took it) stops and exits 1, saying so', async () => {
     const prefix = newPrefix('bin-lost');
-    const child = spawn(process.execPath, ['--import', TSX, BIN, '--endpoint', inject('ddbEndpoint'), '--table-prefix', prefix, '--events-dir', folder(), '--no-push', '--tick', '600s'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const out = { stdout: '', stderr: '' };
-    child.stdout.on('data', (d: Buffer) => void (out.stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => void (out.stderr += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { child, out, exited } = conclaveLocal(prefix);
     try {
       await waitFor('conclave-local ready', () => out.stdout.includes('\nready\n') || child.exitCode !== null);
       await holder(prefix, { pid: 5151, host: 'elsewhere', heartbeatAt: Date.now() });
@@ -133,11 +132,27 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
       await waitFor('conclave-local exited', () => child.exitCode !== null);
       expect(await exited).toBe(1);
       expect(out.stderr).toMatch(new RegExp(`^conclave-local: the lock of local mode on table prefix ${prefix} was taken over by process 5151 on elsewhere \\(judged not renewed\\): this runtime's functions are stopped .*\n`));
-      expect(out.stdout).toMatch(/\nstopped \(its lock taken over\)\n$/);
+      expect(out.stdout).toMatch(/\nstopped \(its lock taken over by process 5151 on elsewhere\)\n$/);
     } finally {
       child.kill('SIGKILL');
     }
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '5151' }); // the taker's, left to it
+  });
+
+  it('conclave-local whose lock item is deleted under it (by hand, or with its table) stops and exits 1, saying it was deleted, not taken over', async () => {
+    const prefix = newPrefix('bin-deleted');
+    const { child, out, exited } = conclaveLocal(prefix);
+    try {
+      await waitFor('conclave-local ready', () => out.stdout.includes('\nready\n') || child.exitCode !== null);
+      await admin.send(new DeleteItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } } }));
+      await waitFor('conclave-local exited', () => child.exitCode !== null);
+      expect(await exited).toBe(1);
+      expect(out.stderr).toMatch(new RegExp(`^conclave-local: the lock of local mode on table prefix ${prefix} was deleted \\(not by a local runtime`));
+      // before: "stopped (its lock taken over)", which no one did
+      expect(out.stdout).toMatch(/\nstopped \(its lock deleted\)\n$/);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('a runtime on a DynamoDB Local of its own (conclave-local without --endpoint) takes the lock too: a second start at the endpoint it printed, on its prefix, is refused; another prefix runs beside it', async () => {
