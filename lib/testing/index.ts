@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startLocalRuntime, type LocalEvent } from '../local/runtime.js';
+import { callBack } from '../sdk/faults.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { parse } from '../schemas/validation.js';
 import * as z from 'zod';
@@ -93,7 +94,8 @@ export interface LocalConclaveOptions {
    * DynamoDB Local, that long). By the call this one's functions are stopped (no stream polled, no
    * timer message, tick or platform event handled: the other one handles them now) and `tick()`
    * rejects; call `stop()`. A renewal that only fails (DynamoDB Local unreachable for a moment) is
-   * retried and loses nothing. `npx conclave-local` stops and exits 1.
+   * retried and loses nothing. `npx conclave-local` stops and exits 1. What it throws (or rejects
+   * with) is a process warning naming it.
    * @defaultValue the message on stderr
    */
   readonly onLockLost?: (message: string) => void;
@@ -165,7 +167,9 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
     ...(options.election ? { config: options.election } : {}),
     logLevel: o.logLevel ?? 'WARN',
     ...(o.push === false ? { push: false } : {}),
-    ...(o.onLockLost ? { onLost: o.onLockLost } : {}),
+    // what the user's callback throws (or rejects with) is a process warning naming it, never lost
+    // in the renewal that told it, and never in the way of its stop (its functions are stopped already)
+    ...(o.onLockLost ? { onLost: lockLostTo(o.onLockLost) } : {}),
   }).catch((e: unknown) => {
     if (!o.eventsDir) rmSync(dir, { recursive: true, force: true });
     throw e;
@@ -187,3 +191,10 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
     },
   };
 }
+
+/** `onLockLost` as the runtime calls it: what it throws or rejects with is a process warning naming it and the loss it was told. */
+const lockLostTo = (onLockLost: (message: string) => void) => (message: string) =>
+  callBack(
+    () => onLockLost(message),
+    (thrown) => process.emitWarning(new Error(`startLocalConclave: onLockLost threw while told "${message}": ${thrown instanceof Error ? thrown.message : String(thrown)}`, { cause: thrown })),
+  );

@@ -20,6 +20,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_DEPLOYMENT } from '../../lib/local/ecs-task.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
+import { startLocalConclave } from '../../lib/testing/index.js';
 import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_SURE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
@@ -254,6 +255,30 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)`]);
     await lock.release();
     expect(await lockItem(prefix)).toBeUndefined();
+  });
+
+  it('startLocalConclave: an onLockLost that throws is reported as a process warning naming it, and the stop still stops', async () => {
+    const tablePrefix = newPrefix('throwing-cb');
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on('warning', onWarning);
+    let called = false;
+    const local = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix, tickEveryMs: 600_000, logLevel: 'SILENT', push: false, onLockLost: () => {
+      called = true;
+      throw new Error('a broken alarm');
+    } });
+    try {
+      await holder(tablePrefix, { pid: 4646, host: 'elsewhere', heartbeatAt: Date.now() });
+      // the next heartbeat (every RUNTIME_LOCK_HEARTBEAT_MS) finds it taken over
+      await waitFor('onLockLost called', () => called);
+      await new Promise((r) => setImmediate(r)); // a warning is emitted on the next tick
+      // before: no warning, no line: the throw went into the renewal's rejection, dropped once the lock was lost
+      expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(new RegExp(`^startLocalConclave: onLockLost threw while told "the lock of local mode on table prefix ${tablePrefix} was taken over by process 4646 on elsewhere \\(judged not renewed\\): .*": a broken alarm$`))]);
+    } finally {
+      process.off('warning', onWarning);
+      await local.stop();
+    }
+    expect((await lockItem(tablePrefix))?.['pid']).toEqual({ N: '4646' }); // the taker's, left to it
   });
 
   it('the runtime: its lock taken over (judged stale) at a renewal, it stops every trigger of its functions (stream pollers, timer queue, tick, platform events) and says so, and leaves the taker its lock at the stop', async () => {
