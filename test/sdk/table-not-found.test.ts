@@ -18,7 +18,6 @@ const candidacy = { emulationVersion: '1.0.0', binaryVersion: '1.0.0' };
 describe('a `tables` option that names no table', () => {
   it.each([
     ['LeaderElector', () => new LeaderElector({ client: client(), tables: PREFIX, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', callbacks: { onStartedLeading: () => undefined } })],
-    ['LeaseCandidate', () => new LeaseCandidate({ client: client(), tables: PREFIX, leaseName: 'job', name: 'w1', ...candidacy })],
   ] as const)('%s: run() rejects with a TableNotFoundError naming the tables, the option and the fix', async (_, make) => {
     const o = make();
     const stop = new AbortController();
@@ -62,6 +61,25 @@ describe('a `tables` option that names no table', () => {
     expect(e.message).not.toMatch(new RegExp(`${PREFIX}-(leases|candidates)`));
     expect(e.message).toMatch(/IdentitiesTable output \(its prefix\)/);
     expect(e.message).not.toMatch(/LeasesTable|CandidatesTable/);
+    expect(e.cause.name).toBe('ResourceNotFoundException');
+    await expect(o.ready).rejects.toBe(error);
+  });
+
+  it('LeaseCandidate: run() rejects with a TableNotFoundError naming the candidates and leases tables, the option and the fix, not the identities table', async () => {
+    // its rows are in the candidates table (CandidateStore); it reads a lease row and claims its name
+    // there (askForName: LeaseStore); a session's identities row is the Session's own, never read here
+    const o = new LeaseCandidate({ client: client(), tables: PREFIX, leaseName: 'job', name: 'w1', ...candidacy });
+    const stop = new AbortController();
+    const error = await o.run(stop.signal).then(() => undefined, (e: unknown) => e);
+    stop.abort();
+    // before: "It uses <p>-leases, <p>-candidates and <p>-identities" and three stack outputs
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    const e = error as TableNotFoundError;
+    expect(e.uses).toEqual(['leases', 'candidates']);
+    expect(e.message).toContain(`It uses ${PREFIX}-leases and ${PREFIX}-candidates, as its \`tables\` option names them`);
+    expect(e.message).not.toContain(`${PREFIX}-identities`);
+    expect(e.message).toMatch(/LeasesTable and CandidatesTable outputs/);
+    expect(e.message).not.toMatch(/IdentitiesTable/);
     expect(e.cause.name).toBe('ResourceNotFoundException');
     await expect(o.ready).rejects.toBe(error);
   });
