@@ -94,6 +94,30 @@ export async function closableProxy(target: string): Promise<{ endpoint: string;
 }
 
 /**
+ * A proxy in front of `target` (DynamoDB Local) that passes everything on until `hang()`: from then
+ * on it accepts connections and takes every request, on new connections and on those kept alive,
+ * and never answers (a DynamoDB Local wedged, a flow black-holed past the proxy); `pass()` passes on
+ * again. `hung()` counts the requests taken and left unanswered.
+ */
+export async function hangingProxy(target: string): Promise<{ endpoint: string; hang: () => void; pass: () => void; hung: () => number; close: () => Promise<void> }> {
+  const to = new URL(target);
+  let hanging = false;
+  let hung = 0;
+  const l = await listen((s) => {
+    const up = connect(Number(to.port), to.hostname);
+    up.on('error', () => undefined);
+    s.on('data', (d) => {
+      if (!hanging) return void up.write(d);
+      if (d.toString('latin1').startsWith('POST ')) hung++;
+    });
+    up.pipe(s);
+    s.on('close', () => up.destroy());
+    up.on('close', () => s.destroy());
+  });
+  return { endpoint: l.endpoint, hang: () => void (hanging = true), pass: () => void (hanging = false), hung: () => hung, close: () => close(l) };
+}
+
+/**
  * A proxy in front of `target` (DynamoDB Local) that passes each chunk a client sends through
  * `rewrite` first (which must keep its length: the request's Content-Length stands; DynamoDB Local
  * checks no signature), and the answers back as they are.

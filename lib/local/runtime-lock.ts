@@ -26,6 +26,7 @@ import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, t
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { systemClock, type Clock, type Timer } from '../clock.js';
+import { boundedClient, requestBoundMs } from '../sdk/bounded-client.js';
 import { parse } from '../schemas/validation.js';
 import { isConditionFailed } from '../stores/errors.js';
 import { createTable } from '../stores/table-admin.js';
@@ -53,6 +54,14 @@ export const RUNTIME_LOCK_RETRY_MS = 500;
  * its renewals failing), the runtime confirms the lock before it runs a function again.
  */
 export const RUNTIME_LOCK_SURE_MS = RUNTIME_LOCK_STALE_MS - RUNTIME_LOCK_HEARTBEAT_MS;
+/**
+ * How long a request of the lock (a read, the take, a renewal, the delete at the stop) is given, on
+ * the lock's clock, before it is abandoned as a timeout: the SDK sets none, so a DynamoDB Local that
+ * accepts a connection and never answers would hold a renewal (and the stop, which waits for it)
+ * for good. A renewal abandoned fails as one that cannot connect does (tried again at the backoff);
+ * the delete abandoned at the stop leaves the lock to the next start, saying so.
+ */
+export const RUNTIME_LOCK_REQUEST_MS = requestBoundMs(RUNTIME_LOCK_HEARTBEAT_MS);
 
 /** A runtime lock as stored. Stamps are the holder's epoch ms. */
 export const RuntimeLockItem = z.object({
@@ -218,10 +227,12 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
   const clock = opts.clock ?? systemClock;
   const say = opts.say ?? ((line: string) => void process.stderr.write(`conclave: local runtime: ${line}\n`));
   await lockTable(client);
+  // every request of the lock from here on gives up after RUNTIME_LOCK_REQUEST_MS (aborted, a TimeoutError)
+  const requests = boundedClient(client, clock, RUNTIME_LOCK_REQUEST_MS);
   const me: LockSeer = { host: opts.host ?? hostname(), pidNamespace: opts.pidNamespace ?? ownPidNamespace(), pid: process.pid, holds: (o) => held.has(o), alive };
   const owner = randomUUID();
   const read = async (): Promise<RuntimeLockItem | undefined> => {
-    const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, ConsistentRead: true }));
+    const out = await requests.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, ConsistentRead: true }));
     return out.Item && parse(RuntimeLockItem, unmarshall(out.Item), `runtime lock "${prefix}" (table ${RUNTIME_LOCK_TABLE} at ${endpoint}; delete the item if no local mode runs on that prefix)`);
   };
   const startedAt = clock.now();
@@ -251,7 +262,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
     const sent = clock.monotonic();
     try {
       // none there, or still the very lock judged gone: two starts at once, one lands
-      await client.send(
+      await requests.send(
         new PutItemCommand({
           TableName: RUNTIME_LOCK_TABLE,
           Item: marshall(item),
@@ -271,7 +282,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
       throw e;
     }
     if (d.kind === 'takeOver') say(`taking over the lock of ${holderOf(found!)}: ${d.why}`);
-    return holding(client, prefix, owner, clock, sent, say, opts.onLost ?? ((line) => say(line)));
+    return holding(requests, prefix, owner, clock, sent, say, opts.onLost ?? ((line) => say(line)));
   }
 }
 
@@ -312,6 +323,8 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
           ...mine,
           ExpressionAttributeValues: { ':o': { S: owner }, ':h': { N: String(now) }, ':s': { N: String(now + RUNTIME_LOCK_STALE_MS) }, ':one': { N: '1' } },
         }),
+        // release() abandons one under way: the stop does not wait out its bound before deleting the lock
+        { abortSignal: releasing.signal },
       );
       landedSentAt = Math.max(landedSentAt, sent);
     } catch (e) {
@@ -346,7 +359,7 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       () =>
         void renew().then(
           () => {
-            if (over) return; // lost (told) or released
+            if (over || releasing.signal.aborted) return; // lost (told) or released
             if (failures > 0) say(`renewed the lock of table prefix ${prefix} again, after ${failures} failed renewal${failures === 1 ? '' : 's'}`);
             failures = 0;
             backoff.succeeded();
@@ -355,7 +368,7 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
           // DynamoDB Local not answering for a moment: the lock may still be ours, so this runtime runs on
           // and tries again soon; a renewal refused later (taken over meanwhile) stops it
           (e: unknown) => {
-            if (over) return;
+            if (over || releasing.signal.aborted) return; // lost (told), or abandoned by release()
             failures++;
             const { waitMs, tell } = backoff.failed();
             // what its functions do meanwhile: run while the lock is sure, then wait in held() for a renewal to land
@@ -407,7 +420,13 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       try {
         await client.send(new DeleteItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ...mine, ExpressionAttributeValues: { ':o': { S: owner } } }));
       } catch (e) {
-        if (!isConditionFailed(e)) throw e; // taken over meanwhile: left to its taker
+        if (isConditionFailed(e)) return; // taken over meanwhile: left to its taker
+        // unanswered within RUNTIME_LOCK_REQUEST_MS, or DynamoDB Local unreachable: the stop goes on without it
+        throw new Error(
+          `the lock of local mode on table prefix ${prefix} was left in place, not deleted (${String(e)}): ` +
+            `the next start on this host takes it over at once (this process gone); one elsewhere once it has seen it unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s`,
+          { cause: e },
+        );
       }
     },
   };

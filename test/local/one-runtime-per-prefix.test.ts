@@ -21,13 +21,13 @@ import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_DEPLOYMENT } from '../../lib/local/ecs-task.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import { startLocalConclave } from '../../lib/testing/index.js';
-import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_SURE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
+import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_REQUEST_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_SURE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
 import { ecsTaskStateChange, taskArn } from '../platform-fixtures.js';
-import { closableProxy, close, resettingProxy } from '../proxy.js';
+import { closableProxy, close, hangingProxy, resettingProxy } from '../proxy.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -588,6 +588,83 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
       await close(proxy);
     }
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '5050' });
+  });
+});
+
+describe('a runtime lock on a DynamoDB Local that accepts connections and never answers', () => {
+  /**
+   * The lock's clock with its heartbeat's timers and its requests' bounds held (each kept, fired by
+   * the test); a lock of a new prefix taken through a hangingProxy, with no SDK retries (each
+   * failure is the lock's). `body` runs with it; the lock is let go with the proxy passing again.
+   */
+  const throughHangingProxy = async (label: string, body: (l: { prefix: string; proxy: Awaited<ReturnType<typeof hangingProxy>>; lock: Awaited<ReturnType<typeof lockRuntime>>; beats: { ms: number; fn: () => void }[]; bounds: { fn: () => void; cancelled: boolean }[]; said: string[] }) => Promise<void>) => {
+    await start(newPrefix('table')).then((rt) => rt.stop());
+    const prefix = newPrefix(label);
+    const beats: { ms: number; fn: () => void }[] = [];
+    const bounds: { fn: () => void; cancelled: boolean }[] = [];
+    const clock: Clock = {
+      ...systemClock,
+      setTimer: (ms, fn, o) => {
+        if (ms <= RUNTIME_LOCK_HEARTBEAT_MS) return beats.push({ ms, fn }), { cancel: () => undefined };
+        if (ms !== RUNTIME_LOCK_REQUEST_MS) return systemClock.setTimer(ms, fn, o);
+        const b = { fn, cancelled: false };
+        bounds.push(b);
+        return { cancel: () => void (b.cancelled = true) };
+      },
+    };
+    const said: string[] = [];
+    const proxy = await hangingProxy(inject('ddbEndpoint'));
+    const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
+    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock, say: (line) => said.push(line), onLost: (m) => said.push(`lost: ${m}`) });
+    try {
+      await body({ prefix, proxy, lock, beats, bounds, said });
+    } finally {
+      proxy.pass();
+      await lock.release();
+      client.destroy();
+      await proxy.close();
+    }
+  };
+  /** The bounds of requests still unanswered. */
+  const pending = <B extends { cancelled: boolean }>(bounds: B[]) => bounds.filter((b) => !b.cancelled);
+
+  it('a renewal left unanswered is abandoned after RUNTIME_LOCK_REQUEST_MS, told and retried at the backoff as one that cannot connect is; one that lands after says so', async () => {
+    await throughHangingProxy('hung-renewal', async ({ prefix, proxy, beats, bounds, said }) => {
+      expect(pending(bounds)).toEqual([]); // the take's request answered
+      proxy.hang();
+      beats.shift()!.fn();
+      await waitFor('the renewal taken by the proxy', () => proxy.hung() > 0);
+      // before: no bound (the SDK sets no request timeout): the renewal waited for an answer for good, no retry, no line
+      expect(pending(bounds)).toHaveLength(1);
+      pending(bounds)[0]!.fn(); // its bound runs out
+      const next = await waitFor('the next beat set', () => beats[0]);
+      expect(next.ms).toBe(RUNTIME_LOCK_RETRY_MS);
+      expect(said).toEqual([expect.stringMatching(new RegExp(`^renewing the lock of table prefix ${prefix} failed \\(1 in a row; tried again in 0\\.5 s; .*\\): TimeoutError: DynamoDB gave no answer within ${RUNTIME_LOCK_REQUEST_MS} ms`))]);
+      proxy.pass();
+      beats.shift()!.fn();
+      await waitFor('the beat after the one that landed', () => beats[0]);
+      expect(said[1]).toBe(`renewed the lock of table prefix ${prefix} again, after 1 failed renewal`);
+    });
+  });
+
+  it('release() at the stop does not wait for a renewal left unanswered, and gives up on its delete after RUNTIME_LOCK_REQUEST_MS, saying the lock is left in place', async () => {
+    await throughHangingProxy('hung-release', async ({ prefix, proxy, lock, beats, bounds, said }) => {
+      proxy.hang();
+      beats.shift()!.fn();
+      await waitFor('the renewal taken by the proxy', () => proxy.hung() > 0);
+      // before: no bound on it, and release() waited for it for good
+      expect(pending(bounds)).toHaveLength(1);
+      const released = lock.release().then(() => undefined, (e: unknown) => e as Error);
+      // the renewal abandoned at once (release() aborts it); the delete sent, and taken too
+      await waitFor('the delete taken by the proxy', () => proxy.hung() > 1);
+      expect(pending(bounds)).toHaveLength(1);
+      pending(bounds)[0]!.fn();
+      const e = await released;
+      expect(e?.message).toMatch(new RegExp(`^the lock of local mode on table prefix ${prefix} was left in place, not deleted \\(TimeoutError: DynamoDB gave no answer within ${RUNTIME_LOCK_REQUEST_MS} ms.*\\): the next start on this host takes it over at once`));
+      expect(beats).toEqual([]); // no beat set after the release (the abandoned renewal is not retried)
+      expect(said).toEqual([]); // nor told as a failed renewal
+      expect((await lockItem(prefix))?.['pid']).toEqual({ N: String(process.pid) }); // left in place
+    });
   });
 });
 
