@@ -13,10 +13,11 @@ export function killPhases(runs: number, cycleMs: number): number[] {
 
 /**
  * How often each system's leader renews with these timings: the baseline every retry period
- * (client-go); Conclave's coordinated worker at its default renew interval's cadence
- * (lib/sdk/elector.ts). A crash sweep covers each system's own cycle.
+ * (client-go); Conclave's coordinated worker at its renew interval's cadence (lib/sdk/elector.ts):
+ * the timing's own `renewIntervalMs` where it sets one (the short timing's 1 s), else the default
+ * interval. A crash sweep covers each system's own cycle.
  */
-export function renewCycleMs(system: 'conclave' | 'baseline', t: { renewDeadlineMs: number; retryPeriodMs: number }): number {
+export function renewCycleMs(system: 'conclave' | 'baseline', t: { renewDeadlineMs: number; retryPeriodMs: number; renewIntervalMs?: number }): number {
   if (system === 'baseline') return t.retryPeriodMs;
-  return renewCadenceMs(defaultRenewIntervalMs({ mode: 'coordinated', ...t }), t.retryPeriodMs);
+  return renewCadenceMs(t.renewIntervalMs ?? defaultRenewIntervalMs({ mode: 'coordinated', ...t }), t.retryPeriodMs);
 }

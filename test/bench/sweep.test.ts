@@ -31,3 +31,12 @@ describe('renewCycleMs: each system killed across its own renew cycle', () => {
     expect(renewCycleMs('conclave', { renewDeadlineMs: 3_000, retryPeriodMs: 500 })).toBe(2_000 - 137);
   });
 });
+
+describe('renewCycleMs: a timing that sets its own renew interval', () => {
+  it("Conclave's cycle is that interval less the phase step (the short timing's 1 s: 863 ms, not the default interval's 1,863)", async () => {
+    const { DEMO_TIMING } = await import('../../lib/local/demo/stories.js');
+    expect(renewCycleMs('conclave', DEMO_TIMING)).toBe(1_000 - 137);
+    expect(renewCycleMs('conclave', { renewDeadlineMs: 10_000, retryPeriodMs: 2_000, renewIntervalMs: 7_999 })).toBe(7_999 - 137);
+    expect(renewCycleMs('baseline', DEMO_TIMING)).toBe(500); // the baseline renews every retry period whatever
+  });
+});
