@@ -27,6 +27,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 import { boundedClient, requestBoundMs } from '../sdk/bounded-client.js';
+import { callBack } from '../sdk/faults.js';
 import { parse } from '../schemas/validation.js';
 import { isConditionFailed } from '../stores/errors.js';
 import { createTable } from '../stores/table-admin.js';
@@ -199,7 +200,10 @@ export interface LockRuntimeOptions {
   readonly clock?: Clock;
   /** Where a waiting start says what it waits for, and a take-over whose. @default stderr */
   readonly say?: (line: string) => void;
-  /** Called once when a renewal finds the lock another's (taken over, judged stale) or gone, with the line saying so. @default `say` */
+  /**
+   * Called once when a renewal finds the lock another's (taken over, judged stale) or gone, with the
+   * line saying so. What it throws (or rejects with) is a process warning naming it. @default `say`
+   */
   readonly onLost?: (line: string) => void;
   /** The host named on the lock, whose pids this process can look at. @default os.hostname() */
   readonly host?: string;
@@ -342,7 +346,12 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       } catch (read) {
         what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;
       }
-      onLost(`the lock of local mode on table prefix ${prefix} was ${what}`);
+      const line = `the lock of local mode on table prefix ${prefix} was ${what}`;
+      // a throwing callback must not turn the loss, handled, into a failed renewal (dropped: the lock is over)
+      callBack(
+        () => onLost(line),
+        (thrown) => process.emitWarning(new Error(`lockRuntime: onLost threw while told "${line}": ${thrown instanceof Error ? thrown.message : String(thrown)}`, { cause: thrown })),
+      );
     }
   };
   // one at a time; a failed one (its caller told) does not fail the ones after it: each is sent

@@ -21,7 +21,7 @@ import type { FunctionDeps } from '../functions/core.js';
 import { observability } from '../functions/env.js';
 import { iotWaker } from '../functions/wake.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
-import { faultKind } from '../sdk/faults.js';
+import { callBack, faultKind } from '../sdk/faults.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 import { defaultTableNames } from '../tables.js';
 import { rulePattern, wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
@@ -105,7 +105,8 @@ export interface LocalRuntimeOptions {
    * RUNTIME_LOCK_STALE_MS and runs on this DynamoDB Local and prefix now), with the line saying so,
    * once its functions are stopped: no stream is polled, no timer message, tick or platform event
    * handled from then on (tick() and platformEvent() reject). Stop it then (`stop()`): a process
-   * exits non-zero (conclave-local, `npm start`). @default the line on stderr
+   * exits non-zero (conclave-local, `npm start`). What it throws (or rejects with) is a process
+   * warning naming it. @default the line on stderr
    */
   onLost?: (line: string) => void;
 }
@@ -291,8 +292,12 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
         for (const p of lost.pollers) void p.stop();
         void lost.timer?.stop();
         const told = `${line}: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`;
-        if (opts.onLost) opts.onLost(told);
-        else process.stderr.write(`conclave: local runtime: ${told}\n`);
+        if (!opts.onLost) return void process.stderr.write(`conclave: local runtime: ${told}\n`);
+        // what the caller's callback throws (or rejects with) is a process warning naming it, never lost in the renewal that told it
+        callBack(
+          () => opts.onLost!(told),
+          (thrown) => process.emitWarning(new Error(`startLocalRuntime: onLost threw while told "${told}": ${thrown instanceof Error ? thrown.message : String(thrown)}`, { cause: thrown })),
+        );
       },
     }),
   );

@@ -281,6 +281,49 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     expect((await lockItem(tablePrefix))?.['pid']).toEqual({ N: '4646' }); // the taker's, left to it
   });
 
+  it('lockRuntime and startLocalRuntime given an onLost that throws: reported as a process warning naming it and the loss, as startLocalConclave\'s onLockLost is; the runtime still stops its functions, and its stop still stops', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      await start(newPrefix('table')).then((rt) => rt.stop());
+      const prefix = newPrefix('throwing-lock-cb');
+      const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: () => {
+        throw new Error('a broken alarm');
+      } });
+      await holder(prefix, { pid: 4747, host: 'elsewhere', heartbeatAt: Date.now() });
+      // before: this renewal rejected with the callback's throw, which the heartbeat drops once the lock is lost: nothing told
+      await lock.renew();
+      await lock.release();
+      await waitFor('the warning', () => warnings.length > 0);
+      expect(warnings.map((w) => w.message)).toEqual([`lockRuntime: onLost threw while told "the lock of local mode on table prefix ${prefix} was taken over by process 4747 on elsewhere (judged not renewed)": a broken alarm`]);
+
+      warnings.length = 0;
+      const rtPrefix = newPrefix('throwing-rt-cb');
+      const beats: (() => void)[] = [];
+      const clock: Clock = { ...systemClock, setTimer: (ms, fn, o) => (ms === RUNTIME_LOCK_HEARTBEAT_MS ? (beats.push(fn), { cancel: () => undefined }) : systemClock.setTimer(ms, fn, o)) };
+      let called = false;
+      const rt = await startLocalRuntime({ endpoint: inject('ddbEndpoint'), prefix: rtPrefix, dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, clock, onLost: async () => {
+        called = true;
+        throw new Error('an alarm that rejects');
+      } });
+      try {
+        await holder(rtPrefix, { pid: 4848, host: 'elsewhere', heartbeatAt: Date.now() });
+        beats.shift()!();
+        await waitFor('onLost called', () => called);
+        // before: no warning, no line (its rejection unhandled, or dropped in the renewal that told it)
+        await waitFor('the warning', () => warnings.length > 0);
+        expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(new RegExp(`^startLocalRuntime: onLost threw while told "the lock of local mode on table prefix ${rtPrefix} was taken over by process 4848 on elsewhere \\(judged not renewed\\): this runtime's functions are stopped .*": an alarm that rejects$`))]);
+        await expect(rt.tick()).rejects.toThrow('was taken over by process 4848 on elsewhere');
+      } finally {
+        await rt.stop();
+      }
+      expect((await lockItem(rtPrefix))?.['pid']).toEqual({ N: '4848' });
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('the runtime: its lock taken over (judged stale) at a renewal, it stops every trigger of its functions (stream pollers, timer queue, tick, platform events) and says so, and leaves the taker its lock at the stop', async () => {
     const prefix = newPrefix('lost-rt');
     // the heartbeat's timers held by the test, fired by hand; every other timer the machine's
