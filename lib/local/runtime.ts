@@ -21,6 +21,7 @@ import type { FunctionDeps } from '../functions/core.js';
 import { observability } from '../functions/env.js';
 import { iotWaker } from '../functions/wake.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
+import { boundedClient, requestBoundMs } from '../sdk/bounded-client.js';
 import { callBack, faultKind } from '../sdk/faults.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 import { defaultTableNames } from '../tables.js';
@@ -156,6 +157,18 @@ export interface LocalRuntime {
 const EVENT_BUS = 'conclave-local';
 
 /**
+ * How long a request of the runtime's own to DynamoDB Local (the stream pollers' reads, the
+ * functions' reads and writes, the tables made at the start) is given, on the runtime's clock,
+ * before it is abandoned as a TimeoutError. The SDK sets no request timeout, and nothing here plays
+ * Lambda's function timeout: on a DynamoDB Local that accepts a connection and never answers, a
+ * poller's read (and so its shard) or a function (and the batch, tick or timer message it runs
+ * for) would wait for good, and the stop behind it. Abandoned, it is a fault like an unreachable
+ * DynamoDB Local's: a read is told and retried at the poller's backoff, a function fails and its
+ * trigger retries it. The lock bounds its own requests (RUNTIME_LOCK_REQUEST_MS).
+ */
+export const RUNTIME_REQUEST_MS = requestBoundMs(0);
+
+/**
  * The Lambda context a local invocation gets (timeout and memory from the wiring). `remainingTime`
  * false: without `getRemainingTimeInMillis` (the simulator's: see sim/functions.ts).
  */
@@ -258,6 +271,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   }
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
+  // the runtime's own requests (the caller's through `client` are the caller's; the lock bounds its own)
+  const requests = boundedClient(client, clock, RUNTIME_REQUEST_MS);
   const tables = defaultTableNames(prefix);
   // a DynamoDB Local the caller named is not there: say where, and the two ways on
   const reached = <T>(p: Promise<T>): Promise<T> =>
@@ -304,7 +319,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   parts.push({ name: 'the runtime lock', stop: () => lock.release() });
   // a DynamoDB Local the caller named may have these tables from an earlier run (-sharedDb -dbPath,
   // a restart, a crash): reused as they are, rows and streams; one of another shape is refused
-  await reached(createTables(client, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }));
+  await reached(createTables(requests, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }));
 
   const events: LocalEvent[] = [];
   const deadLetters: DeadLetter[] = [];
@@ -345,7 +360,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   lost.timer = timer;
   if (lost.line !== undefined) void timer.stop();
   const plain: FunctionDeps = {
-    coordinator: coordinatorDeps(client, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
+    coordinator: coordinatorDeps(requests, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
     timer,
     publish: async (list) => {
       await publishOrThrow(eventBridge, EVENT_BUS, list);
@@ -427,8 +442,9 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // TRIM_HORIZON (the earlier runs' events published again). One this runtime started is in memory,
   // its streams new: nothing is kept, and a file left by an endpoint run is not read.
   const checkpoints = opts.endpoint === undefined ? undefined : loadCheckpoints(join(dir, CHECKPOINTS_FILE), opts.endpoint, (message, extra) => plain.logger.warn(message, extra), clock);
-  const streams = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  parts.push({ name: 'the DynamoDB Streams client', stop: () => streams.destroy() });
+  const streamsClient = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  parts.push({ name: 'the DynamoDB Streams client', stop: () => streamsClient.destroy() });
+  const streams = boundedClient(streamsClient, clock, RUNTIME_REQUEST_MS);
   const pollers = lost.pollers;
   parts.push({ name: 'the stream pollers', stop: () => Promise.all(pollers.map((p) => p.stop())) });
   const streamed = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
@@ -436,7 +452,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     return trigger.kind === 'stream' ? [{ name, trigger }] : [];
   });
   const arns = new Map<string, string>();
-  for (const { trigger } of streamed) arns.set(trigger.table, await streamArn(client, tables[trigger.table]));
+  for (const { trigger } of streamed) arns.set(trigger.table, await streamArn(requests, tables[trigger.table]));
   // each function's streams as the checkpoints had them before pruning: the newest of a table's is where
   // its changes were read up to, whether or not pruning keeps it (one read to its end is dropped)
   let had: ReturnType<NonNullable<typeof checkpoints>['streams']> = [];
@@ -481,7 +497,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       streamArn: older[0] ?? latest,
       ...(older.length ? { then: [...older.slice(1), latest] } : {}),
       // a table deleted and created again while local mode runs: its new stream is followed (told once)
-      table: { name: table, describe: () => describeTable(client, table) },
+      table: { name: table, describe: () => describeTable(requests, table) },
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },
       // its own positions, as each event source mapping has: another function on the stream moves on at its own pace
       ...(checkpoints ? { checkpoints: checkpoints.of(name) } : {}),

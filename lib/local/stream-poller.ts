@@ -202,6 +202,7 @@ export class StreamPoller {
     this.loop = this.discover();
   }
 
+  /** Stops reading: a request under way is abandoned (a DynamoDB Local that never answers it holds no stop), a batch being handled is finished. */
   async stop(): Promise<void> {
     this.running = false;
     this.stopping.abort();
@@ -220,12 +221,13 @@ export class StreamPoller {
     while (this.running) {
       let ended = false;
       try {
-        const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.streamArn }));
+        const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.streamArn }), { abortSignal: this.stopping.signal });
         const listed = new Map((d.StreamDescription?.Shards ?? []).map((s) => [s.ShardId!, s]));
         for (const id of listed.keys()) this.follow(id, listed, new Set());
         ended = ENDED.has(d.StreamDescription?.StreamStatus ?? '');
         describes.succeeded();
       } catch (e) {
+        if (!this.running) break; // abandoned by stop(): no fault
         // tried again at the next round; a stream gone is an end
         if ((e as Error).name === 'ResourceNotFoundException' && (this.o.table || this.pending.length)) ended = true;
         else if (describes.failed().tell) this.o.onError?.(e as Error);
@@ -344,6 +346,7 @@ export class StreamPoller {
         ShardId: shardId,
         ...(after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: after } : { ShardIteratorType: from }),
       }),
+      { abortSignal: this.stopping.signal },
     );
     return it.ShardIterator;
   }
@@ -388,7 +391,7 @@ export class StreamPoller {
           started = true;
           continue;
         }
-        const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }));
+        const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }), { abortSignal: this.stopping.signal });
         iterator = r.NextShardIterator;
         reads.succeeded();
         const readAt = this.clock.now();
@@ -401,6 +404,7 @@ export class StreamPoller {
           if (last !== undefined) await this.o.checkpoints?.set(streamArn, shardId, last);
         } else await this.clock.sleep(idleMs, this.stopping.signal); // nothing new: a wait stop() cuts short
       } catch (e) {
+        if (!this.running) return; // abandoned by stop(): no fault, nothing delivered or moved past
         const name = (e as Error).name;
         // a stream gone (its table deleted) has no more records: the shard is done, and discover() sees the stream end
         if (name === 'ResourceNotFoundException') return;

@@ -36,12 +36,13 @@ export class RequestBoundError extends Error {
 /**
  * `client` whose `send` gives up after `boundMs` on `clock` (aborting the request), or sooner when
  * the caller's own `abortSignal` aborts: everything else is the client's own (its configuration,
- * middleware and credentials are shared, not copied).
+ * middleware and credentials are shared, not copied). A DynamoDB client, or another of the AWS
+ * SDK's (local mode's DynamoDB Streams client).
  */
-export function boundedClient(client: DynamoDBClient, clock: Pick<Clock, 'setTimer'>, boundMs: number): DynamoDBClient {
+export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 'setTimer'>, boundMs: number): C {
   // each failed request names its table: a table not found is looked at alone (TableWait)
-  const named = namedRequests(client);
-  const bounded = Object.create(client) as DynamoDBClient;
+  const named = namedRequests(client as unknown as DynamoDBClient);
+  const bounded = Object.create(client) as C;
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
     const abort = new AbortController();
     const timer = clock.setTimer(boundMs, () => abort.abort(new RequestBoundError(boundMs)));
