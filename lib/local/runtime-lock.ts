@@ -191,7 +191,11 @@ export interface RuntimeLock {
    * for DynamoDB Local to come back is not run, and its stop does not wait for it).
    */
   held(signal?: AbortSignal): Promise<boolean>;
-  /** Stops renewing and deletes it, if still ours. */
+  /**
+   * Stops renewing and deletes it, if still ours. A delete that fails (DynamoDB Local gone, or not
+   * answering within RUNTIME_LOCK_REQUEST_MS) leaves the lock in place, said through `say` with how
+   * a later start takes it over: the stop completes all the same.
+   */
   release(): Promise<void>;
 }
 
@@ -430,11 +434,13 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
         await client.send(new DeleteItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ...mine, ExpressionAttributeValues: { ':o': { S: owner } } }));
       } catch (e) {
         if (isConditionFailed(e)) return; // taken over meanwhile: left to its taker
-        // unanswered within RUNTIME_LOCK_REQUEST_MS, or DynamoDB Local unreachable: the stop goes on without it
-        throw new Error(
+        // unanswered within RUNTIME_LOCK_REQUEST_MS, or DynamoDB Local unreachable: the stop completes
+        // (a stop that failed here left nothing to do but stop again, which fails the same way); the
+        // item, no longer renewed, is taken over as decideLock judges a holder that is gone
+        say(
           `the lock of local mode on table prefix ${prefix} was left in place, not deleted (${String(e)}): ` +
-            `the next start on this host takes it over at once (this process gone); one elsewhere once it has seen it unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s`,
-          { cause: e },
+            `a later start takes it over, at once in this process or on this host once this process has exited; ` +
+            `elsewhere once it has seen it unrenewed for ${RUNTIME_LOCK_STALE_MS / 1000} s (one on this host while this process still runs is refused until ${RUNTIME_LOCK_STALE_MS / 1000} s after its last renewal)`,
         );
       }
     },

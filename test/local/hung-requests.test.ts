@@ -123,7 +123,7 @@ describe('a local runtime on a DynamoDB Local that accepts connections and never
         (e: unknown) => (stopped = (e as Error).message),
       );
       await waitFor('the stop', () => (runOut(from), stopped));
-      expect(stopped).not.toContain('stream pollers');
+      expect(stopped).toBe('stopped'); // (the lock left in place, said: its delete unanswered too)
     } finally {
       stderr.mockRestore();
       proxy.pass();
