@@ -105,6 +105,17 @@ export interface LockSeer {
   alive(pid: number): boolean;
 }
 
+/**
+ * What became of a lock lost, as the renewal that found it so read it: written over by another
+ * runtime that judged it not renewed (`takenOver`, naming it as the item does), gone (`deleted`: by
+ * hand, or with its table; no runtime deletes a lock not its own), or either (`unread`: who holds it
+ * now could not be read, `error` saying why).
+ */
+export type RuntimeLockLoss =
+  | { readonly kind: 'takenOver'; readonly pid: number; readonly host: string }
+  | { readonly kind: 'deleted' }
+  | { readonly kind: 'unread'; readonly error: unknown };
+
 /** What to do about the lock of a prefix, as found. */
 export type LockDecision =
   | { readonly kind: 'take' }
@@ -206,9 +217,10 @@ export interface LockRuntimeOptions {
   readonly say?: (line: string) => void;
   /**
    * Called once when a renewal finds the lock another's (taken over, judged stale) or gone, with the
-   * line saying so. What it throws (or rejects with) is a process warning naming it. @default `say`
+   * line saying so and what became of it (`loss`: tell taken over from deleted by it, not by the
+   * line). What it throws (or rejects with) is a process warning naming it. @default `say`
    */
-  readonly onLost?: (line: string) => void;
+  readonly onLost?: (line: string, loss: RuntimeLockLoss) => void;
   /** The host named on the lock, whose pids this process can look at. @default os.hostname() */
   readonly host?: string;
   /** This process's pid namespace (RuntimeLockItem.pidNamespace). @default the link /proc/self/ns/pid names, where there is one */
@@ -308,7 +320,7 @@ function refusal(endpoint: string, prefix: string, l: RuntimeLockItem): string {
  * or lost; a failed renewal is tried again at a backoff (RUNTIME_LOCK_RETRY_MS up to the heartbeat),
  * told through `say` at the 1st, 2nd, 4th … failure in a row and when one lands again.
  */
-function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, takenAt: number, say: (line: string) => void, onLost: (line: string) => void): RuntimeLock {
+function holding(client: DynamoDBClient, prefix: string, owner: string, clock: Clock, takenAt: number, say: (line: string) => void, onLost: (line: string, loss: RuntimeLockLoss) => void): RuntimeLock {
   let timer: Timer | undefined;
   let over = false;
   /** Aborted by release(): a confirmation's wait between its tries ends. */
@@ -342,18 +354,21 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       held.delete(owner);
       // who holds it now, for the message only: the loss is told whether or not this read answers
       let what: string;
+      let loss: RuntimeLockLoss;
       try {
         const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
         const taker = out.Item && RuntimeLockItem.safeParse(unmarshall(out.Item)).data;
         // a start that judged it not renewed writes its own over it; no runtime deletes a lock not its own
         what = taker ? `taken over by ${holderOf(taker)} (judged not renewed)` : 'deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)';
+        loss = taker ? { kind: 'takenOver', pid: taker.pid, host: taker.host } : { kind: 'deleted' };
       } catch (read) {
         what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;
+        loss = { kind: 'unread', error: read };
       }
       const line = `the lock of local mode on table prefix ${prefix} was ${what}`;
       // a throwing callback must not turn the loss, handled, into a failed renewal (dropped: the lock is over)
       callBack(
-        () => onLost(line),
+        () => onLost(line, loss),
         (thrown) => process.emitWarning(new Error(`lockRuntime: onLost threw while told "${line}": ${thrown instanceof Error ? thrown.message : String(thrown)}`, { cause: thrown })),
       );
     }

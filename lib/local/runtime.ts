@@ -36,7 +36,7 @@ import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
 import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow, streamsAfter, tableOfStream } from './stream-checkpoints.js';
 import { StreamPoller, tableStreams, type DeadLetter } from './stream-poller.js';
-import { lockRuntime } from './runtime-lock.js';
+import { lockRuntime, type RuntimeLockLoss } from './runtime-lock.js';
 import { createTables } from './tables.js';
 
 /** `fn` with at most `limit` calls running at once; the others wait their turn (Lambda's reserved concurrency). */
@@ -106,10 +106,11 @@ export interface LocalRuntimeOptions {
    * RUNTIME_LOCK_STALE_MS and runs on this DynamoDB Local and prefix now), with the line saying so,
    * once its functions are stopped: no stream is polled, no timer message, tick or platform event
    * handled from then on (tick() and platformEvent() reject). Stop it then (`stop()`): a process
-   * exits non-zero (conclave-local, `npm start`). What it throws (or rejects with) is a process
-   * warning naming it. @default the line on stderr
+   * exits non-zero (conclave-local, `npm start`). `loss` says what became of the lock (taken over by
+   * whom, or deleted): tell them apart by it, not by the line. What it throws (or rejects with) is a
+   * process warning naming it. @default the line on stderr
    */
-  onLost?: (line: string) => void;
+  onLost?: (line: string, loss: RuntimeLockLoss) => void;
 }
 
 /** One event as the local bus received it. */
@@ -299,7 +300,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const lock = await reached(
     lockRuntime(client, endpoint, prefix, {
       clock,
-      onLost: (line) => {
+      onLost: (line, loss) => {
         // judged gone and taken over: another runtime runs the functions now, so this one runs none
         // (each stop takes no new work at once; what is under way finishes)
         lost.line = line;
@@ -310,7 +311,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
         if (!opts.onLost) return void process.stderr.write(`conclave: local runtime: ${told}\n`);
         // what the caller's callback throws (or rejects with) is a process warning naming it, never lost in the renewal that told it
         callBack(
-          () => opts.onLost!(told),
+          () => opts.onLost!(told, loss),
           (thrown) => process.emitWarning(new Error(`startLocalRuntime: onLost threw while told "${told}": ${thrown instanceof Error ? thrown.message : String(thrown)}`, { cause: thrown })),
         );
       },

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { TickDuration } from '../schemas/duration.js';
 import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
-import { startLocalConclave, type LocalConclaveOptions } from './index.js';
+import { startLocalConclave, type LocalConclaveOptions, type RuntimeLockLoss } from './index.js';
 
 const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick DURATION] [--no-push] [--events-dir DIR]';
 
@@ -82,9 +82,9 @@ const FLAGS: Readonly<Record<string, string>> = { tablePrefix: '--table-prefix',
 
 const asked = options(process.argv.slice(2));
 /** What a loss of the lock does (told before the start has finished: once it has). */
-let onLockLost = (message: string) => void (lostEarly = message);
-let lostEarly: string | undefined;
-const local = await startLocalConclave({ ...asked, onLockLost: (message) => onLockLost(message) }).catch((e: unknown) => {
+let onLockLost = (message: string, loss: RuntimeLockLoss) => void (lostEarly = { message, loss });
+let lostEarly: { message: string; loss: RuntimeLockLoss } | undefined;
+const local = await startLocalConclave({ ...asked, onLockLost: (message, loss) => onLockLost(message, loss) }).catch((e: unknown) => {
   if (e instanceof ValidationError && e.issues.every((i) => FLAGS[i.field])) {
     console.error(`${e.issues.map((i) => `conclave-local: ${FLAGS[i.field]}: ${i.message}`).join('\n')}\n${USAGE}`);
     process.exit(2);
@@ -106,12 +106,16 @@ console.log(
 );
 console.log('ready');
 
-/**
- * What became of the lock, from the line saying it was lost (lib/local/runtime-lock.ts): taken over
- * by whom, deleted, or taken over or deleted (who holds it now unread); "lost" for a line of another form.
- */
-function whatBecame(message: string): string {
-  return /^the lock of local mode on table prefix \S+ was (taken over by process \d+ on \S+|deleted|taken over or deleted) \(/.exec(message)?.[1] ?? 'lost';
+/** What became of the lock: taken over by whom, deleted, or taken over or deleted (who holds it now unread). */
+function whatBecame(loss: RuntimeLockLoss): string {
+  switch (loss.kind) {
+    case 'takenOver':
+      return `taken over by process ${loss.pid} on ${loss.host}`;
+    case 'deleted':
+      return 'deleted';
+    case 'unread':
+      return 'taken over or deleted';
+  }
 }
 
 let stopping = false;
@@ -133,9 +137,9 @@ const stop = (why: string, code: number) => {
 process.on('SIGINT', () => stop('SIGINT', 0));
 process.on('SIGTERM', () => stop('SIGTERM', 0));
 // its lock taken over or deleted: its functions are stopped already; exit non-zero rather than stand idle as if ready
-onLockLost = (message) => {
+onLockLost = (message, loss) => {
   if (stopping) return;
   console.error(`conclave-local: ${message}`);
-  stop(`its lock ${whatBecame(message)}`, 1);
+  stop(`its lock ${whatBecame(loss)}`, 1);
 };
-if (lostEarly !== undefined) onLockLost(lostEarly);
+if (lostEarly !== undefined) onLockLost(lostEarly.message, lostEarly.loss);

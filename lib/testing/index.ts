@@ -12,12 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startLocalRuntime, type LocalEvent } from '../local/runtime.js';
+import type { RuntimeLockLoss } from '../local/runtime-lock.js';
 import { callBack } from '../sdk/faults.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { parse } from '../schemas/validation.js';
 import * as z from 'zod';
 
 export type { LocalEvent } from '../local/runtime.js';
+export type { RuntimeLockLoss } from '../local/runtime-lock.js';
 export { manualClock, simulatedClock, skewedClock, systemClock, type Clock, type ManualClock, type SimulatedClock, type Timer, type TimerOptions } from '../clock.js';
 // Types only, the schemas included (what the types are inferred from): the same shapes
 // @conclave/sdk exports as values. LocalEvent carries ConclaveEvent.
@@ -36,7 +38,7 @@ const LocalConclaveOptionsSchema = z
     logLevel: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional(),
     push: z.boolean().optional(),
     eventsDir: z.string().min(1, 'must name a folder, such as .local').optional(),
-    onLockLost: z.custom<(message: string) => void>((v) => typeof v === 'function', { error: 'must be a function' }).optional(),
+    onLockLost: z.custom<(message: string, loss: RuntimeLockLoss) => void>((v) => typeof v === 'function', { error: 'must be a function' }).optional(),
   })
   .strict();
 
@@ -94,11 +96,13 @@ export interface LocalConclaveOptions {
    * DynamoDB Local, that long). By the call this one's functions are stopped (no stream polled, no
    * timer message, tick or platform event handled: the other one handles them now) and `tick()`
    * rejects; call `stop()`. A renewal that only fails (DynamoDB Local unreachable for a moment) is
-   * retried and loses nothing. `npx conclave-local` stops and exits 1. What it throws (or rejects
-   * with) is a process warning naming it.
+   * retried and loses nothing. `npx conclave-local` stops and exits 1. `loss` says what became of
+   * the lock: `takenOver` (by process `pid` on `host`), `deleted` (by hand, or with its table), or
+   * `unread` (either: who holds it now could not be read); tell them apart by it, not by the
+   * message. What it throws (or rejects with) is a process warning naming it.
    * @defaultValue the message on stderr
    */
-  readonly onLockLost?: (message: string) => void;
+  readonly onLockLost?: (message: string, loss: RuntimeLockLoss) => void;
 }
 
 /** A running local Conclave: where it is, and what it published. */
@@ -193,8 +197,8 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
 }
 
 /** `onLockLost` as the runtime calls it: what it throws or rejects with is a process warning naming it and the loss it was told. */
-const lockLostTo = (onLockLost: (message: string) => void) => (message: string) =>
+const lockLostTo = (onLockLost: (message: string, loss: RuntimeLockLoss) => void) => (message: string, loss: RuntimeLockLoss) =>
   callBack(
-    () => onLockLost(message),
+    () => onLockLost(message, loss),
     (thrown) => process.emitWarning(new Error(`startLocalConclave: onLockLost threw while told "${message}": ${thrown instanceof Error ? thrown.message : String(thrown)}`, { cause: thrown })),
   );

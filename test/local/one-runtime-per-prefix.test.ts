@@ -128,12 +128,14 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     const { child, out, exited } = conclaveLocal(prefix);
     try {
       await waitFor('conclave-local ready', () => out.stdout.includes('\nready\n') || child.exitCode !== null);
-      await holder(prefix, { pid: 5151, host: 'elsewhere', heartbeatAt: Date.now() });
+      // a host name with a space (the lock's host is any name its holder gives): read from the loss's fields, not its line
+      await holder(prefix, { pid: 5151, host: 'build box', heartbeatAt: Date.now() });
       // before: it said the lock was taken over and kept running (its bus, broker and endpoint printed as ready) until Ctrl-C, then exited 0
       await waitFor('conclave-local exited', () => child.exitCode !== null);
       expect(await exited).toBe(1);
-      expect(out.stderr).toMatch(new RegExp(`^conclave-local: the lock of local mode on table prefix ${prefix} was taken over by process 5151 on elsewhere \\(judged not renewed\\): this runtime's functions are stopped .*\n`));
-      expect(out.stdout).toMatch(/\nstopped \(its lock taken over by process 5151 on elsewhere\)\n$/);
+      expect(out.stderr).toMatch(new RegExp(`^conclave-local: the lock of local mode on table prefix ${prefix} was taken over by process 5151 on build box \\(judged not renewed\\): this runtime's functions are stopped .*\n`));
+      // before (its line matched as text, the host as \S+): "stopped (its lock lost)"
+      expect(out.stdout).toMatch(/\nstopped \(its lock taken over by process 5151 on build box\)\n$/);
     } finally {
       child.kill('SIGKILL');
     }
@@ -236,10 +238,13 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     await start(newPrefix('table')).then((rt) => rt.stop());
     const prefix = newPrefix('lost');
     const lost: string[] = [];
-    const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: (m) => lost.push(m) });
+    const losses: unknown[] = [];
+    const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: (m, loss) => (lost.push(m), losses.push(loss)) });
     await holder(prefix, { pid: 4444, host: 'elsewhere', heartbeatAt: Date.now() });
     await lock.renew();
     expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was taken over by process 4444 on elsewhere (judged not renewed)`]);
+    // before: no second argument, only the line's text to tell taken over from deleted
+    expect(losses).toEqual([{ kind: 'takenOver', pid: 4444, host: 'elsewhere' }]);
     await lock.release();
     expect((await lockItem(prefix))?.['pid']).toEqual({ N: '4444' }); // the taker's, left to it
   });
@@ -248,11 +253,13 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     await start(newPrefix('table')).then((rt) => rt.stop());
     const prefix = newPrefix('deleted');
     const lost: string[] = [];
-    const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: (m) => lost.push(m) });
+    const losses: unknown[] = [];
+    const lock = await lockRuntime(admin, inject('ddbEndpoint'), prefix, { say: () => {}, onLost: (m, loss) => (lost.push(m), losses.push(loss)) });
     await admin.send(new DeleteItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } } }));
     await lock.renew();
     // before: "... was deleted (judged not renewed)": no start judged anything, none deletes a lock not its own
     expect(lost).toEqual([`the lock of local mode on table prefix ${prefix} was deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)`]);
+    expect(losses).toEqual([{ kind: 'deleted' }]);
     await lock.release();
     expect(await lockItem(prefix)).toBeUndefined();
   });
@@ -263,8 +270,10 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     const onWarning = (w: Error) => void warnings.push(w);
     process.on('warning', onWarning);
     let called = false;
-    const local = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix, tickEveryMs: 600_000, logLevel: 'SILENT', push: false, onLockLost: () => {
+    const losses: unknown[] = [];
+    const local = await startLocalConclave({ endpoint: inject('ddbEndpoint'), tablePrefix, tickEveryMs: 600_000, logLevel: 'SILENT', push: false, onLockLost: (_message, loss) => {
       called = true;
+      losses.push(loss);
       throw new Error('a broken alarm');
     } });
     try {
@@ -273,6 +282,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
       await waitFor('onLockLost called', () => called);
       await new Promise((r) => setImmediate(r)); // a warning is emitted on the next tick
       // before: no warning, no line: the throw went into the renewal's rejection, dropped once the lock was lost
+      expect(losses).toEqual([{ kind: 'takenOver', pid: 4646, host: 'elsewhere' }]);
       expect(warnings.map((w) => w.message)).toEqual([expect.stringMatching(new RegExp(`^startLocalConclave: onLockLost threw while told "the lock of local mode on table prefix ${tablePrefix} was taken over by process 4646 on elsewhere \\(judged not renewed\\): .*": a broken alarm$`))]);
     } finally {
       process.off('warning', onWarning);
@@ -655,7 +665,8 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
     const { proxy, arm } = await resettingProxy(inject('ddbEndpoint'), (request) => request.includes('DynamoDB_20120810.GetItem'));
     const client = localClient(proxy.endpoint, undefined, { maxAttempts: 1 });
     const lost: string[] = [];
-    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock: heldBeats().clock, say: () => {}, onLost: (m) => lost.push(m) });
+    const losses: { kind: string; error?: unknown }[] = [];
+    const lock = await lockRuntime(client, proxy.endpoint, prefix, { clock: heldBeats().clock, say: () => {}, onLost: (m, loss) => (lost.push(m), losses.push(loss)) });
     try {
       await holder(prefix, { pid: 5050, host: 'elsewhere', heartbeatAt: Date.now() });
       arm(); // the read of who holds it now: sent, its answer lost
@@ -664,6 +675,7 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
       await lock.renew();
       expect(lost).toHaveLength(1);
       expect(lost[0]).toMatch(new RegExp(`^the lock of local mode on table prefix ${prefix} was taken over or deleted \\(who holds it now could not be read: .+\\)`));
+      expect(losses).toEqual([{ kind: 'unread', error: expect.any(Error) }]);
     } finally {
       await lock.release();
       client.destroy();
