@@ -246,9 +246,9 @@ export async function lockTable(client: DynamoDBClient): Promise<void> {
 export async function lockRuntime(client: DynamoDBClient, endpoint: string, prefix: string, opts: LockRuntimeOptions = {}): Promise<RuntimeLock> {
   const clock = opts.clock ?? systemClock;
   const say = opts.say ?? ((line: string) => void process.stderr.write(`conclave: local runtime: ${line}\n`));
-  await lockTable(client);
-  // every request of the lock from here on gives up after RUNTIME_LOCK_REQUEST_MS (aborted, a TimeoutError)
+  // every request of the lock gives up after RUNTIME_LOCK_REQUEST_MS (aborted, a TimeoutError), the table's making included
   const requests = boundedClient(client, clock, RUNTIME_LOCK_REQUEST_MS);
+  await lockTable(requests);
   const me: LockSeer = { host: opts.host ?? hostname(), pidNamespace: opts.pidNamespace ?? ownPidNamespace(), pid: process.pid, holds: (o) => held.has(o), alive };
   const owner = randomUUID();
   const read = async (): Promise<RuntimeLockItem | undefined> => {

@@ -14,7 +14,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import { RUNTIME_REQUEST_MS, startLocalRuntime } from '../../lib/local/runtime.js';
-import { RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_REQUEST_MS } from '../../lib/local/runtime-lock.js';
+import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_REQUEST_MS } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
@@ -128,6 +128,31 @@ describe('a local runtime on a DynamoDB Local that accepts connections and never
       stderr.mockRestore();
       proxy.pass();
       if (stopped === undefined) await rt.stop().catch(() => undefined);
+      await proxy.close();
+    }
+  });
+
+  it('gives up a start whose first request, the lock table made if missing, is never answered (lockRuntime)', async () => {
+    // before: the lock table's making went out on the unbounded client, so a start against such an
+    // endpoint waited for good before its first bounded request. The bound here is a timer of the
+    // lock's clock, fired once the proxy has taken one more request than when it was set
+    const proxy = await hangingProxy(inject('ddbEndpoint'));
+    proxy.hang();
+    const clock: Clock = {
+      ...systemClock,
+      setTimer: (ms, fn, o) => {
+        if (ms !== RUNTIME_LOCK_REQUEST_MS) return systemClock.setTimer(ms, fn, o);
+        const taken = proxy.hung();
+        const poll = setInterval(() => proxy.hung() > taken && (clearInterval(poll), fn()), 10);
+        return { cancel: () => clearInterval(poll) };
+      },
+    };
+    const client = localClient(proxy.endpoint);
+    try {
+      await expect(lockRuntime(client, proxy.endpoint, `${prefix}-start`, { clock, say: () => undefined })).rejects.toThrow(`no answer within ${RUNTIME_LOCK_REQUEST_MS} ms`);
+    } finally {
+      client.destroy();
+      proxy.pass();
       await proxy.close();
     }
   });
