@@ -8,7 +8,7 @@
 import type { Clock } from '../clock.js';
 import { systemClock } from '../clock.js';
 import { portToBindLater } from './dynamodb-local.js';
-import { startHaproxy, type Haproxy, type LeaderCheckSettings } from './haproxy.js';
+import { startHaproxy, type Haproxy, type HaproxyServer, type LeaderCheckSettings } from './haproxy.js';
 import type { LocalRuntime } from './runtime.js';
 import { WorkerProcess, type WorkerSpec } from './worker-process.js';
 
@@ -34,6 +34,8 @@ interface Slot {
   worker?: WorkerProcess;
 }
 
+const serversOf = (slots: Map<string, Slot>): HaproxyServer[] => [...slots.values()].map((s) => ({ name: s.identity, host: '127.0.0.1', port: s.appPort, checkPort: s.healthPort }));
+
 /** The workers and HAProxy in front of them. */
 export class BehindHaproxy {
   private constructor(
@@ -51,7 +53,7 @@ export class BehindHaproxy {
     const slots = new Map<string, Slot>();
     const taken = new Set<number>();
     for (const identity of o.identities ?? ['w1', 'w2', 'w3']) slots.set(identity, { identity, appPort: await portToBindLater(taken), healthPort: await portToBindLater(taken) });
-    const servers = [...slots.values()].map((s) => ({ name: s.identity, host: '127.0.0.1', port: s.appPort, checkPort: s.healthPort }));
+    const servers = serversOf(slots);
     const haproxy = await startHaproxy({ servers, binary: o.binary, clock: o.clock, ...(o.settings ? { settings: o.settings } : {}) });
     const group = new BehindHaproxy(rt, haproxy, slots, o);
     try {
@@ -61,6 +63,11 @@ export class BehindHaproxy {
       throw e;
     }
     return group;
+  }
+
+  /** Every worker as a server of HAProxy's configuration (for another HAProxy in front of the same workers). */
+  get servers(): HaproxyServer[] {
+    return serversOf(this.slots);
   }
 
   /** The address clients use. */

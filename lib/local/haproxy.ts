@@ -108,16 +108,25 @@ const BACKEND = 'leader';
 /**
  * HAProxy's configuration: a frontend on 127.0.0.1:`port`, one backend with every worker as a server
  * health-checked by `GET /leader` on its check port (200 only on the leader), and MONITOR_PATH.
+ * `stateFile`: where serversDownState is written, so that every server starts down.
  */
-export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings; statsSocket?: string }): string {
+export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings; statsSocket?: string; stateFile: string }): string {
   const s = parse(LeaderCheckSettingsSchema, o.settings ?? LEADER_CHECK, 'HAProxy settings');
   const servers = o.servers.map((v) => parse(HaproxyServerSchema, v, 'HAProxy server'));
   return [
     'global',
     '  maxconn 1024',
+    // HAProxy counts a server it has not checked yet as up: for the first moments after a start or
+    // a reload (its first checks are spread over `fastinter`) it routed to followers. Every server
+    // starts down instead (HAProxy 2.6 has no `init-state down`, 3.1's), from this file ...
+    `  server-state-file ${o.stateFile}`,
+    // ... and each gets its first check at once, so the leader is routed to at its first 200
+    // wherever it is in the list (not spread over `inter`, the interval of a server down)
+    '  max-spread-checks 1ms',
     // read-only runtime API (`show servers state`): which workers are routed to (Haproxy.up)
     ...(o.statsSocket ? [`  stats socket ${o.statsSocket} mode 600 level user`] : []),
     'defaults',
+    '  load-server-state-from-file global',
     '  mode http',
     '  timeout connect 1s',
     '  timeout client 30s',
@@ -148,6 +157,24 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
   ].join('\n');
 }
 
+/**
+ * The server state file (`show servers state`'s format, version 1) that haproxyConfig's
+ * `server-state-file` names: every server of the backend stopped (srv_op_state 0), at the address
+ * and ports of its `server` line (HAProxy takes them from this file). A line HAProxy cannot read is
+ * skipped with a warning, and that server starts up.
+ */
+export function serversDownState(servers: readonly HaproxyServer[]): string {
+  const rows = servers.map((v, i) => {
+    const { name, host, port, checkPort } = parse(HaproxyServerSchema, v, 'HAProxy server');
+    // be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state srv_uweight srv_iweight
+    // srv_time_since_last_change srv_check_status srv_check_result srv_check_health srv_check_state
+    // srv_agent_state bk_f_forced_id srv_f_forced_id srv_fqdn srv_port srvrecord srv_use_ssl
+    // srv_check_port srv_check_addr srv_agent_addr srv_agent_port; matched by backend and server name
+    return `1 ${BACKEND} ${i + 1} ${name} ${host} 0 0 1 1 0 1 0 0 6 0 0 0 - ${port} - 0 ${checkPort} - - 0`;
+  });
+  return ['1', ...rows, ''].join('\n');
+}
+
 /** A running HAProxy (startHaproxy). */
 export interface Haproxy {
   /** The address clients use, `http://127.0.0.1:<port>`: whoever leads answers behind it. */
@@ -162,6 +189,8 @@ export interface Haproxy {
   routed(): Promise<boolean>;
   /** Whether HAProxy routes to the server of that name now (its runtime API's `show servers state`). */
   up(server: string): Promise<boolean>;
+  /** How many client requests HAProxy has sent to the server of that name (its `stot` in `show stat`; health checks not counted). */
+  sentTo(server: string): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -217,11 +246,28 @@ function serverUp(state: string, server: string): boolean {
   return row[5] === '2';
 }
 
+/** The `stot` (sessions sent to it, health checks not counted) of `server` in `show stat`'s CSV. */
+function sessionsTo(csv: string, server: string): number {
+  const [header, ...rows] = csv.split('\n').filter((l) => l.trim() !== '');
+  const names = header!.replace(/^# /, '').split(',');
+  const row = rows.map((l) => l.split(',')).find((f) => f[names.indexOf('pxname')] === BACKEND && f[names.indexOf('svname')] === server);
+  if (!row) throw new Error(`haproxy's runtime API has no server "${server}" in:\n${csv}`);
+  return Number(row[names.indexOf('stot')]);
+}
+
 /**
  * Runs HAProxy in the foreground (`-db`) with haproxyConfig, on a free loopback port, until stop();
  * resolves once its frontend answers. The binary: `haproxy`, from ensureHaproxy (the caller asks).
  */
-export async function startHaproxy(o: { servers: readonly HaproxyServer[]; settings?: LeaderCheckSettings; binary?: string; clock?: Clock; startTimeoutMs?: number }): Promise<Haproxy> {
+export async function startHaproxy(o: {
+  servers: readonly HaproxyServer[];
+  settings?: LeaderCheckSettings;
+  binary?: string;
+  clock?: Clock;
+  startTimeoutMs?: number;
+  /** Called once HAProxy is spawned, before it listens, with the address clients will use (a test sends from then on). */
+  onSpawn?: (url: string) => void;
+}): Promise<Haproxy> {
   const binary = o.binary ?? ensureHaproxy();
   const clock = o.clock ?? systemClock;
   // bound by HAProxy a moment later: never a port the kernel may hand out meanwhile, nor one its
@@ -230,7 +276,9 @@ export async function startHaproxy(o: { servers: readonly HaproxyServer[]; setti
   const dir = mkdtempSync(join(tmpdir(), 'conclave-haproxy-'));
   const file = join(dir, 'haproxy.cfg');
   const socket = join(dir, 'haproxy.sock');
-  const config = haproxyConfig({ port, servers: o.servers, statsSocket: socket, ...(o.settings ? { settings: o.settings } : {}) });
+  const stateFile = join(dir, 'servers-down.state');
+  const config = haproxyConfig({ port, servers: o.servers, statsSocket: socket, stateFile, ...(o.settings ? { settings: o.settings } : {}) });
+  writeFileSync(stateFile, serversDownState(o.servers));
   writeFileSync(file, config);
   const child = spawn(binary, ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -256,6 +304,7 @@ export async function startHaproxy(o: { servers: readonly HaproxyServer[]; setti
   };
   const url = `http://127.0.0.1:${port}`;
   const monitorUrl = `${url}${MONITOR_PATH}`;
+  o.onSpawn?.(url);
   const deadline = clock.monotonic() + (o.startTimeoutMs ?? 60_000);
   for (;;) {
     if (exited !== undefined) {
@@ -270,5 +319,6 @@ export async function startHaproxy(o: { servers: readonly HaproxyServer[]; setti
     await clock.sleep(50);
   }
   const up = async (server: string) => serverUp(await runtimeApi(socket, `show servers state ${BACKEND}`, clock), server);
-  return { url, port, monitorUrl, config, pid: child.pid, routed: async () => (await statusOf(monitorUrl, clock)) === 200, up, stop };
+  const sentTo = async (server: string) => sessionsTo(await runtimeApi(socket, 'show stat', clock), server);
+  return { url, port, monitorUrl, config, pid: child.pid, routed: async () => (await statusOf(monitorUrl, clock)) === 200, up, sentTo, stop };
 }

@@ -9,7 +9,8 @@
  * back, and no request is lost, across a SIGTERM (hand-off) and a kill -9 (crash). How long each
  * costs is bench/'s (`npm run bench -- --only load-balancer`), not this test's.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -21,7 +22,7 @@ import { systemClock } from '../../lib/clock.js';
 import { BehindHaproxy } from '../../lib/local/behind-haproxy.js';
 import { DEMO_ELECTION, DEMO_TIMING } from '../../lib/local/demo/stories.js';
 import { portToBindLater } from '../../lib/local/dynamodb-local.js';
-import { ensureHaproxy, haproxyConfig, startHaproxy, HaproxyMissingError, type Haproxy, INSTALL_HAPROXY_ENV, LEADER_CHECK, MONITOR_PATH } from '../../lib/local/haproxy.js';
+import { ensureHaproxy, haproxyConfig, serversDownState, startHaproxy, HaproxyMissingError, type Haproxy, INSTALL_HAPROXY_ENV, LEADER_CHECK, MONITOR_PATH } from '../../lib/local/haproxy.js';
 import { startLocalRuntime, type LocalRuntime } from '../../lib/local/runtime.js';
 import { answer, SteadyClient, succeeded, type Attempt, type RequestRecord } from '../../lib/local/steady-client.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -92,15 +93,15 @@ describe('ensureHaproxy: asked for, not taken', () => {
 
 describe('haproxyConfig', () => {
   it('every worker a server checked by GET /leader on its health port; a bad server name or setting is a ValidationError naming the field', () => {
-    const cfg = haproxyConfig({ port: 8080, servers: [{ name: 'w1', host: '127.0.0.1', port: 9001, checkPort: 9101 }] });
+    const cfg = haproxyConfig({ port: 8080, servers: [{ name: 'w1', host: '127.0.0.1', port: 9001, checkPort: 9101 }], stateFile: '/s' });
     for (const line of ['bind 127.0.0.1:8080', 'option httpchk GET /leader', 'http-check expect status 200', `monitor-uri ${MONITOR_PATH}`, 'server w1 127.0.0.1:9001 check port 9101', `default-server inter ${LEADER_CHECK.intervalMs}ms fastinter ${LEADER_CHECK.fastIntervalMs}ms rise 1 fall 2`])
       expect(cfg).toContain(line);
     const bad = (f: () => unknown, field: RegExp) => {
       expect(f).toThrow(ValidationError);
       expect(f).toThrow(field);
     };
-    bad(() => haproxyConfig({ port: 8080, servers: [{ name: 'w 1', host: '127.0.0.1', port: 9001, checkPort: 9101 }] }), /name/);
-    bad(() => haproxyConfig({ port: 8080, servers: [], settings: { ...LEADER_CHECK, rise: 0 } }), /rise/);
+    bad(() => haproxyConfig({ port: 8080, servers: [{ name: 'w 1', host: '127.0.0.1', port: 9001, checkPort: 9101 }], stateFile: '/s' }), /name/);
+    bad(() => haproxyConfig({ port: 8080, servers: [], settings: { ...LEADER_CHECK, rise: 0 }, stateFile: '/s' }), /rise/);
   });
 
   it("README's HAProxy configuration checks and routes as haproxyConfig does (the one this test and bench/ run): timeout check included", () => {
@@ -110,9 +111,34 @@ describe('haproxyConfig', () => {
     const block = /```haproxy\n([\s\S]*?)```/.exec(readme)?.[1];
     expect(block, 'README.md has a ```haproxy block').toBeDefined();
     // the lines that decide checking and routing; the addresses, the servers and the client timeouts are the reader's
-    const CHECKS = /^(timeout (connect|check)|option (httpchk|redispatch)|http-check|default-server|retry-on|retries|http-after-response)\b/;
-    const lines = (cfg: string) => cfg.split('\n').map((l) => l.replace(/#.*/, '').trim().replace(/\b(\d+)000ms\b/g, '$1s')).filter((l) => CHECKS.test(l)).sort();
-    expect(lines(block!)).toEqual(lines(haproxyConfig({ port: 8080, servers: [] })));
+    // every server starting down (server-state-file: the path is the reader's)
+    const CHECKS = /^(timeout (connect|check)|option (httpchk|redispatch)|http-check|default-server|retry-on|retries|http-after-response|server-state-file|load-server-state-from-file|max-spread-checks)\b/;
+    const lines = (cfg: string) =>
+      cfg
+        .split('\n')
+        .map((l) => l.replace(/#.*/, '').trim().replace(/\b(\d+)000ms\b/g, '$1s').replace(/^server-state-file \S+$/, 'server-state-file <file>'))
+        .filter((l) => CHECKS.test(l))
+        .sort();
+    expect(lines(block!)).toEqual(lines(haproxyConfig({ port: 8080, servers: [], stateFile: '/etc/haproxy/servers-down.state' })));
+  });
+
+  it("every server starts down: serversDownState and README's state file, as HAProxy reads them (`haproxy -c`)", () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const servers = ['w1', 'w2', 'w3'].map((name, i) => ({ name, host: `10.0.0.${5 + i}`, port: 8080, checkPort: 9090 }));
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-haproxy-state-'));
+    const check = (state: string) => {
+      writeFileSync(join(dir, 'servers-down.state'), state);
+      writeFileSync(join(dir, 'haproxy.cfg'), haproxyConfig({ port: 8080, servers, stateFile: join(dir, 'servers-down.state') }));
+      const r = spawnSync(ensureHaproxy(), ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+      return r.stderr.split('\n').filter((l) => /server-state|corrupted/.test(l)).map((l) => l.replace(/^.*?: config : /, '').replace(/\. \d+ active.*$/, ''));
+    };
+    const down = servers.map((v) => `Server leader/${v.name} is DOWN, changed from server-state after a reload`);
+    expect(check(serversDownState(servers))).toEqual(down);
+    expect(check(/```text\n(1\n1 leader[\s\S]*?)```/.exec(readme)![1]!)).toEqual(down);
+    // a line HAProxy cannot read is skipped, said in a warning: that server would start up
+    expect(check(serversDownState(servers).replace(' w2 10.0.0.6 0 ', ' w2 10.0.0.6 X '))).toContain("server-state application failed for server 'leader/w2', invalid srv_op_state value 'X'");
+    rmSync(dir, { recursive: true, force: true });
   });
 });
 
@@ -197,8 +223,7 @@ describe("HAProxy judges a worker by its check, not by its application's own err
 
   it("an application's 500s leave the leader routed to; its step-down (503) is followed to the new leader", async () => {
     const [a, b] = stands as [Stand, Stand];
-    // HAProxy starts every server up, until its first check says otherwise: a second check of the
-    // standby was sent after the first failed, so from here only the leader is routed to
+    // every server starts down (serversDownState), the leader routed to at its first 200
     await waitFor('the standby checked twice', () => b.checks >= 2);
     await waitFor('the leader routed to', () => haproxy.routed());
     // two of the application's own faults in a row, passed to the client as they are ...
@@ -286,6 +311,42 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
     judge(records, [leader.identity]);
     expect(records.every((r) => answer(r)?.identity === leader.identity)).toBe(true);
     await holds(leader.identity, records);
+  });
+
+  it('an HAProxy started in front of a leader (a start, or a reload) sends no request to a follower, from the moment it listens', async () => {
+    // found 2026-12-02: HAProxy counted every server up until its first check of it (within
+    // `fastinter` of its start): requests went to followers, and a follower's 503 reached a client
+    // when HAProxy's retries met followers only. Three starts: each a fresh HAProxy, as a reload is
+    const leader = await group.settled();
+    const followers = group.workers.filter((w) => w !== leader).map((w) => w.identity);
+    for (let start = 0; start < 3; start++) {
+      let c: SteadyClient | undefined;
+      const haproxy = await startHaproxy({
+        servers: group.servers,
+        binary: ensureHaproxy(),
+        // from its spawn on, a request every 2 ms: those sent before it listens fail to connect and are retried
+        onSpawn: (url) => {
+          const routed = async () => (await fetch(`${url}${MONITOR_PATH}`).then((r) => r.status, () => undefined)) === 200;
+          c = new SteadyClient({ url: `${url}/work`, everyMs: 2, retry: { after: 'routed', routed, pollMs: 20, maxWaitMs: WAIT_GUARD_MS } }).start();
+        },
+      });
+      try {
+        await waitFor('answers by the leader', () => tries(c!.records).filter((a) => succeeded(a) && a.identity === leader.identity).length >= 25);
+        const records = await c!.stop();
+        const answered = tries(records).filter((a) => a.status !== undefined);
+        // every answer came from HAProxy's first moments on: none by a follower (a refusal or a success) ...
+        expect(answered.filter((a) => a.identity !== undefined && a.identity !== leader.identity)).toEqual([]);
+        // ... HAProxy's own 503 (nobody routed to yet) only for a request sent before the leader's first answer ...
+        const firstOk = answered.filter(succeeded).sort((a, b) => a.doneAt - b.doneAt)[0]!;
+        expect(answered.filter((a) => !succeeded(a) && a.sentAt > firstOk.doneAt)).toEqual([]);
+        // ... each answered on its one retry, and HAProxy sent no request to a follower at all
+        expect(records.filter((r) => !answer(r))).toEqual([]);
+        expect(await Promise.all(followers.map(async (f) => [f, await haproxy.sentTo(f)]))).toEqual(followers.map((f) => [f, 0]));
+      } finally {
+        await c?.stop();
+        await haproxy.stop();
+      }
+    }
   });
 
   it('SIGTERM (hand-off): a client that retries once loses no request, and the new leader answers behind the same address', async () => {
