@@ -137,6 +137,11 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     // for a client or an upstream load balancer: is anyone routed to behind this address?
     `  monitor-uri ${MONITOR_PATH}`,
     `  monitor fail if { nbsrv(${BACKEND}) lt 1 }`,
+    // HAProxy's own 502 (each try's connection closed unanswered: a worker exiting after a hand-off,
+    // the only one routed to until the new leader's check) is a refusal too: 503. A worker's own
+    // 502, a response it sent (marked here), passes as it is
+    '  http-response set-var(txn.answered) bool(true)',
+    '  http-after-response set-status 503 if { status 502 } !{ var(txn.answered) -m found }',
     // a 503 (nobody routed to, or a worker that is not the leader) says when to try again
     `  http-after-response set-header Retry-After ${s.retryAfterSeconds} if { status 503 }`,
     `  default_backend ${BACKEND}`,
