@@ -33,7 +33,7 @@ async function runtime(config: ElectionConfigInput) {
   const log = new Log();
   // STEADY: what these tests time is the ack window and the election timer, not the renew deadline;
   // a term outlives a busy machine's stall, so the terms that change hands are the ones the test ends
-  const start = (id: string, versions: [string, string] = ['1.30.0', '1.30.0'], opts: { releaseOnCancel?: boolean } = {}) => {
+  const start = (id: string, versions: [string, string] = ['1.30.0', '1.30.0'], opts: { releaseOnCancel?: boolean; leaseDurationMs?: number } = {}) => {
     const e = startElector(t, log, id, { leaseName: LEASE, ...STEADY, ...opts }, { versions });
     env.electors.push(e);
     return e;
@@ -130,11 +130,16 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
 describe('local runtime: succession', () => {
   it('the coordinator names a successor with every term; a leader gone without releasing is followed by it with no election; a releasing one by it or the coordinator, whichever writes first', async () => {
     // The coordinator's term-end timer calls a silent holder's term over clockSkewMs after it runs
-    // out, and then opens an election: 10 s of it (not the 1 s default) so that b, starved on a
-    // busy machine, still takes the term as it runs out before anyone asks for an election.
-    const { rt, log, start, read } = await runtime({ clockSkewMs: 10_000 });
-    // a leaves without releasing (options are fixed at construction)
-    const electors = [start('a', ['1.30.0', '1.30.0'], { releaseOnCancel: false }), start('b', ['1.30.0', '1.30.1']), start('c', ['1.30.0', '1.30.2'])];
+    // out, and then opens an election: the most a configuration takes (60 s, not the 1 s default),
+    // so that b, starved on a busy machine, still takes the term as it runs out before anyone asks
+    // for an election. (Before: 10 s of it, a budget b had to meet.)
+    const { rt, log, start, read } = await runtime({ clockSkewMs: 60_000 });
+    // a leaves without releasing (options are fixed at construction). b's terms last 10 minutes: c
+    // follows b's release at once, or waits b's term out, which no wait of this test lasts (its hang
+    // guard is 3 minutes). (Before: 8 s terms, and c's take asserted to come within 8 s of b's last
+    // renewal: a budget on the wall clock, which a busy machine's stall could miss.)
+    const B_TERM_MS = 600_000;
+    const electors = [start('a', ['1.30.0', '1.30.0'], { releaseOnCancel: false }), start('b', ['1.30.0', '1.30.1'], { leaseDurationMs: B_TERM_MS }), start('c', ['1.30.0', '1.30.2'])];
     const byName = (n: string) => electors.find((e) => e.elector.options.identity === n)!;
     // a leads (lowest binary version), b is next best, then c
     await waitFor('a leading with b as its successor', async () => byName('a').elector.isLeader() && (await read())?.successor === 'b');
@@ -156,12 +161,15 @@ describe('local runtime: succession', () => {
     await waitFor('c named successor', async () => (await read())?.successor === 'c');
 
     const bTerm = (await read())!;
-    expect(bTerm).toMatchObject({ holderIdentity: 'b', fencingToken: byName('b').elector.fencingToken });
+    expect(bTerm).toMatchObject({ holderIdentity: 'b', fencingToken: byName('b').elector.fencingToken, leaseDurationSeconds: B_TERM_MS / 1000 });
     await byName('b').stop(); // releases
     expect(log.of('stopped', 'b').at(-1)).toMatchObject({ reason: 'cancelled', token: bTerm.fencingToken });
+    // without the release c would wait b's term out: 10 minutes, and this wait is called hung first
     await waitFor('c leading', () => byName('c').elector.isLeader());
-    // did not wait out b's term (15 s from its last renewal, which was no earlier than this read)
-    expect((await read())!.acquireTime!).toBeLessThan(bTerm.renewTime! + bTerm.leaseDurationSeconds * 1000);
+    // did not wait out b's term (from its last renewal, which was no earlier than this read), by the row's own stamps
+    const cTerm = (await read())!;
+    expect(cTerm.fencingToken).toBeGreaterThan(bTerm.fencingToken);
+    expect(cTerm.acquireTime!).toBeLessThan(bTerm.renewTime! + bTerm.leaseDurationSeconds * 1000);
     // A release also reaches the coordinator through the stream: whichever of the two writes first
     // gives c the lease; the other's write loses its condition.
     expect(['successor', 'coordinator']).toContain((await read())?.electedBy);
