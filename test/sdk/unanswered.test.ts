@@ -8,11 +8,11 @@
  * answers a write (it landed; the AWS SDK sends it again). Waits on conditions and simulated time,
  * never on a time budget.
  */
-import { connect } from 'node:net';
+import { createServer as createHttpServer, request } from 'node:http';
 import { GetItemCommand, ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { simulatedClock } from '../../lib/clock.js';
+import { simulatedClock, type Clock } from '../../lib/clock.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderElectorOptions } from '../../lib/sdk/index.js';
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
@@ -23,7 +23,7 @@ import { localClient } from '../../lib/stores/client.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
-import { close, listen, resettingProxy } from '../proxy.js';
+import { close, drivenClock, listen, resettingProxy } from '../proxy.js';
 
 describe('boundedClient', () => {
   it('a request never answered fails as a timeout once its bound has passed on the clock given, not before', async () => {
@@ -92,31 +92,80 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     await t?.drop();
   });
 
-  /** A proxy in front of DynamoDB Local: a connection whose data arrives while `kills()` says so swallows it and stays dead from then on (no answer, no reset: a black-holed flow). */
-  function blackHoling(kills: () => boolean): ReturnType<typeof listen> {
+  /**
+   * A proxy in front of DynamoDB Local: a request that arrives while `kills()` says so is taken and
+   * never answered (a black-holed flow: no answer, no reset; its connection stays open until the
+   * client lets go). The requests it swallowed are named by the header `driven()` puts on each.
+   */
+  async function blackHoling(kills: () => boolean) {
     const target = new URL(inject('ddbEndpoint'));
-    return listen((s) => {
-      let dead = false;
-      const up = connect(Number(target.port), target.hostname);
-      up.on('error', () => undefined);
-      s.on('data', (d) => {
-        if (!dead && kills()) dead = true;
-        if (!dead) up.write(d);
+    const swallowed = new Set<string>();
+    const server = createHttpServer((req, res) => {
+      if (kills()) {
+        swallowed.add(String(req.headers[REQUEST_ID]));
+        req.resume();
+        return;
+      }
+      const up = request({ host: target.hostname, port: Number(target.port), method: req.method, path: req.url, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 500, r.headers);
+        r.pipe(res);
       });
-      up.on('data', (d) => {
-        if (!dead) s.write(d);
-      });
-      s.on('close', () => up.destroy());
-      up.on('close', () => void (dead || s.destroy()));
+      up.on('error', () => res.destroy());
+      req.pipe(up);
     });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    return {
+      endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      swallowed: () => swallowed.size,
+      isSwallowed: (id: string) => swallowed.has(id),
+      close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    };
+  }
+  const REQUEST_ID = 'x-test-request';
+
+  /**
+   * A client through `proxy`, and a clock the test moves (drivenClock): its next timer fires only
+   * once every request the client sent is answered or swallowed, so no time passes on it while
+   * DynamoDB Local, or a busy machine, takes its time. `sent` lists each request (its command, when
+   * it went out, and once answered, whether it landed), on that clock.
+   */
+  function driven(proxy: Awaited<ReturnType<typeof blackHoling>>) {
+    const client = localClient(proxy.endpoint);
+    const pending = new Set<string>();
+    const sent: { command: string; at: number; ok?: boolean }[] = [];
+    const c = drivenClock(() => [...pending].some((id) => !proxy.isSwallowed(id)));
+    let seq = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const id = String(++seq);
+        (args.request as { headers: Record<string, string> }).headers[REQUEST_ID] = id;
+        const one: (typeof sent)[number] = { command: context.commandName ?? '?', at: c.clock.monotonic() };
+        sent.push(one);
+        pending.add(id);
+        try {
+          const out = await next(args);
+          one.ok = true;
+          return out;
+        } catch (e) {
+          one.ok = false;
+          throw e;
+        } finally {
+          pending.delete(id);
+        }
+      },
+      { step: 'build', name: 'testRequestId' },
+    );
+    return { client, ...c, sent };
   }
 
-  /** A NoCoordination leader "w1" of `leaseName` on `client`: its starts and stops in `log`, its faults in `errors`. */
-  function loneLeader(client: DynamoDBClient, leaseName: string, timings: Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'renewIntervalMs'>) {
+  /** A NoCoordination leader "w1" of `leaseName` on `client` and `clock`: its starts and stops in `log`, its faults in `errors`. */
+  function loneLeader(client: DynamoDBClient, clock: Clock, leaseName: string, timings: Pick<LeaderElectorOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs' | 'renewIntervalMs'>) {
     const errors: Error[] = [];
     const log: string[] = [];
     const elector = new LeaderElector({
       client,
+      clock,
+      clockSync: 'none', // the stamps are the driven clock's
       tables: t.names,
       leaseName,
       identity: 'w1',
@@ -131,72 +180,104 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     });
     return { elector, log, errors };
   }
+  /** True once `p` has settled, whichever way. */
+  const settled = (p: Promise<unknown>) => {
+    let over = false;
+    p.then(
+      () => (over = true),
+      () => (over = true),
+    );
+    return () => over;
+  };
+  const timedOut = (errors: Error[]) => errors.filter((e) => e instanceof DynamoDBUnreachableError && /timed out/.test(e.message));
 
+  // Both on the driven clock: the renew deadline and the request bounds are judged on time that
+  // stands still while a request is on its way, so a busy machine's stall ends no term here, and
+  // the moments are exact. (Before: on the machine's clock, a 1.5 s renew deadline, and 2 s between
+  // the abandoned renewal and the deadline, both of which a starved process could miss.)
   it('keeps its term when one renewal goes unanswered: abandoned after half the time left before the renew deadline, tried again on a new connection', async () => {
-    // the connection that carries the next request after `dropNext` swallows it; every other connection passes
+    // the next request after `dropNext` is swallowed; every other passes
     let dropNext = false;
-    let dropped = 0;
     const proxy = await blackHoling(() => {
       if (!dropNext) return false;
       dropNext = false;
-      dropped++;
       return true;
     });
-    const client = localClient(proxy.endpoint);
+    const { client, clock, drive, sent } = driven(proxy);
     const leases = localClient(inject('ddbEndpoint'));
     // a renewal every 4 s, 4 s before the renew deadline: a hung one is abandoned after 2 s, and the
     // client's own bound (its retry period, at least 5 s) would outlast the deadline
-    const { elector, log, errors } = loneLeader(client, 'kept', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 4_000 });
+    const { elector, log, errors } = loneLeader(client, clock, 'kept', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 4_000 });
     const stop = new AbortController();
     const done = elector.run(stop.signal);
-    await waitFor('w1 to lead', () => elector.isLeader());
+    await drive(() => elector.isLeader());
     const token = elector.fencingToken;
     const row = async () => (await leases.send(new GetItemCommand({ TableName: t.names.leases, Key: { name: { S: 'kept' } }, ConsistentRead: true }))).Item;
     dropNext = true;
-    await waitFor('a renewal to be swallowed', () => dropped === 1);
-    await waitFor('the unanswered renewal abandoned and reported', () => errors.find((e) => e instanceof DynamoDBUnreachableError && /timed out/.test(e.message)));
-    const abandonedAt = Number((await row())?.['renewTime']?.N);
-    await waitFor('a renewal after the abandoned one to land', async () => Number((await row())?.['renewTime']?.N) > abandonedAt);
+    await drive(() => proxy.swallowed() === 1);
+    const hung = sent.at(-1)!;
+    expect(hung.command).toBe('UpdateItemCommand');
+    // the renew deadline counts from when the last write that landed (the take or a renewal) went out
+    const deadline = sent.filter((r) => r.ok && r.at < hung.at && r.command !== 'GetItemCommand').at(-1)!.at + 8_000;
+    expect(deadline - hung.at).toBeGreaterThan(3_000); // a renewal due about 4 s before it
+    await drive(() => timedOut(errors).length > 0);
+    // abandoned after half the time left before the renew deadline, and tried again at once
+    const abandonedAt = hung.at + (deadline - hung.at) / 2;
+    expect(clock.monotonic()).toBe(abandonedAt);
+    await drive(() => sent.some((r) => r.command === 'UpdateItemCommand' && r.at > hung.at && r.ok));
+    const again = sent.find((r) => r.command === 'UpdateItemCommand' && r.at > hung.at)!;
+    expect(again).toMatchObject({ at: abandonedAt, ok: true });
+    expect(Number((await row())?.['renewTime']?.N)).toBe(clock.now()); // the renewal after it landed, stamped then
     // without the renewal's own bound it waits on the dead connection past its renew deadline and stops
     expect(log).toEqual(['started']);
     expect(elector.isLeader()).toBe(true);
     expect(elector.fencingToken).toBe(token);
     stop.abort();
+    await drive(settled(done));
     await done;
     client.destroy();
     leases.destroy();
-    await close(proxy);
+    await proxy.close();
   });
 
   it('loses its term at its renew deadline, its unanswered renewal is abandoned, and once the route is back it leads again', async () => {
-    // while `dropping`, every connection that carries a request swallows it and stays dead
+    // while `dropping`, every request is swallowed
     let dropping = false;
     const proxy = await blackHoling(() => dropping);
-    const client = localClient(proxy.endpoint);
-    const { elector, log, errors } = loneLeader(client, 'job', { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 });
+    const { client, clock, drive, sent } = driven(proxy);
+    const { elector, log, errors } = loneLeader(client, clock, 'job', { leaseDurationMs: 2_000, renewDeadlineMs: 1_500, retryPeriodMs: 250 });
     const stop = new AbortController();
     const done = elector.run(stop.signal);
-    await waitFor('w1 to lead', () => elector.isLeader());
+    await drive(() => elector.isLeader());
     dropping = true;
+    const droppedAt = clock.monotonic();
     // a fenced write sent now is never answered: it is abandoned when the term ends, not left waiting
+    let writeOver: number | undefined;
     const write = elector.fencedWrite({ TransactItems: [{ Put: { TableName: t.names.leases, Item: { name: { S: 'unanswered-item' } } } }] }).then(
       () => 'answered',
       (e: unknown) => e,
-    );
-    await waitFor('its term lost at the renew deadline', () => log.includes('stopped renewDeadline'));
+    ).finally(() => void (writeOver = clock.monotonic()));
+    await drive(() => log.includes('stopped renewDeadline'));
+    // at its renew deadline, counted from when the last write of its term that landed went out
+    const landed = sent.filter((r) => r.ok && r.at <= droppedAt && r.command !== 'GetItemCommand').at(-1)!;
+    expect(clock.monotonic()).toBe(landed.at + 1_500);
+    expect(log).toEqual(['started', 'stopped renewDeadline']);
+    await drive(() => writeOver !== undefined);
     const abandoned = await write;
     expect(abandoned).toBeInstanceOf(LeaseLostError);
     expect(abandoned).toMatchObject({ leaseName: 'job', reason: 'renewDeadline' });
+    expect(writeOver).toBe(landed.at + 1_500); // the moment the term ended
     // the unanswered request is abandoned after its bound and told as a timeout
-    await waitFor('the unanswered request reported', () => errors.find((e) => e instanceof DynamoDBUnreachableError && /timed out/.test(e.message)));
+    await drive(() => timedOut(errors).length > 0);
     dropping = false;
-    // without the bound the renewal (or the read after it) waits on the dead connection for minutes, and this never comes
-    await waitFor('w1 to lead again', () => log.filter((l) => l === 'started').length >= 2);
+    // without the bound the renewal (or the read after it) waits on the dead connection for good, and this never comes
+    await drive(() => log.filter((l) => l === 'started').length >= 2);
     expect(elector.isLeader()).toBe(true);
     stop.abort();
+    await drive(settled(done));
     await done;
     client.destroy();
-    await close(proxy);
+    await proxy.close();
   });
 });
 
