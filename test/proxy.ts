@@ -252,3 +252,21 @@ export function drivenClock(busy: () => boolean) {
   };
   return { clock, drive, waited: () => at - start };
 }
+
+/**
+ * Whether `client` has a request under way: sent and not yet answered (or failed), retries
+ * included. A drivenClock's `busy` for a client that talks to DynamoDB Local directly.
+ */
+export function inFlight(client: { middlewareStack: { add: (mw: never, opts: { step: 'initialize'; name: string; priority: 'high' }) => void } }): () => boolean {
+  let n = 0;
+  const count = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+    n++;
+    try {
+      return await next(args);
+    } finally {
+      n--;
+    }
+  };
+  client.middlewareStack.add(count as never, { step: 'initialize', name: 'inFlight', priority: 'high' });
+  return () => n > 0;
+}
