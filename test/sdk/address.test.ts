@@ -11,6 +11,7 @@ import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { drivenClock, inFlight } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 import { inject } from 'vitest';
 import { FAST, Log, STEADY, coordinatorLoop, startElector, validationError, waitFor } from './harness.js';
@@ -20,6 +21,11 @@ const B = '10.0.0.2:8080';
 let t: TestTables;
 let leases: LeaseStore;
 const row = async (lease: string) => (await leases.read(lease)).item;
+/** A client of DynamoDB Local and a clock that moves only while the test drives it, each timer once the client has no request under way (test/proxy.ts). */
+const driven = () => {
+  const client = localClient(inject('ddbEndpoint'));
+  return { client, ...drivenClock(inFlight(client)) };
+};
 
 beforeAll(async () => {
   t = await testTables('address');
@@ -96,10 +102,15 @@ describe('advertise', () => {
 describe('holderAddress on the lease', () => {
   it('a direct acquisition writes the address with the term, and the release removes it', async () => {
     const L = 'addr-direct';
-    const a = startElector(t, new Log(), 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A });
-    await waitFor('a to lead', () => a.elector.isLeader());
+    // on a clock the test moves, only while it waits for a to lead: no renew deadline passes before
+    // the row is read, however long a busy machine takes. (Before: the machine's clock and FAST's
+    // 1.5 s renew deadline: a stall past it released the term before the read.)
+    const { client, clock, drive } = driven();
+    const a = startElector(t, new Log(), 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A, clockSync: 'none', clock }, { client });
+    await drive(() => a.elector.isLeader());
     expect(await row(L)).toMatchObject({ holderIdentity: 'a', holderAddress: A, electedBy: 'self' });
     await a.stop();
+    client.destroy();
     const released = (await row(L))!;
     expect(released.holderIdentity).toBeUndefined();
     expect(released).not.toHaveProperty('holderAddress');
@@ -110,12 +121,14 @@ describe('holderAddress on the lease', () => {
     // x held the lease with an address, and stopped renewing long ago (a crash)
     const old = Date.now() - 60_000;
     await leases.write(LeaseStore.readOf(L, undefined), { set: { holderIdentity: 'x', holderInstance: 'x_1', holderAddress: 'http://10.0.0.9:8080', acquireTime: old, renewTime: old, leaseDurationSeconds: 2, leaseTransitions: 0, fencingToken: 5 } });
-    const b = startElector(t, new Log(), 'b', { leaseName: L, mode: 'NoCoordination', platform: 'none' }); // no advertise
-    await waitFor('b to lead', () => b.elector.isLeader());
+    const { client, clock, drive } = driven(); // as above: the row read while b's term stands
+    const b = startElector(t, new Log(), 'b', { leaseName: L, mode: 'NoCoordination', platform: 'none', clockSync: 'none', clock }, { client }); // no advertise
+    await drive(() => b.elector.isLeader());
     const taken = (await row(L))!;
     expect(taken).toMatchObject({ holderIdentity: 'b', lastHolderIdentity: 'x' });
     expect(taken).not.toHaveProperty('holderAddress');
     await b.stop();
+    client.destroy();
   });
 
   it('the coordinator’s election writes the winner’s address from its candidate row; the designated successor’s take writes its own', async () => {
