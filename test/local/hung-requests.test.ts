@@ -143,8 +143,9 @@ describe('a local runtime on a DynamoDB Local that accepts connections and never
       setTimer: (ms, fn, o) => {
         if (ms !== RUNTIME_LOCK_REQUEST_MS) return systemClock.setTimer(ms, fn, o);
         const taken = proxy.hung();
-        const poll = setInterval(() => proxy.hung() > taken && (clearInterval(poll), fn()), 10);
-        return { cancel: () => clearInterval(poll) };
+        let live = true;
+        void waitFor('the request taken and left unanswered', () => proxy.hung() > taken || !live).then(() => live && fn());
+        return { cancel: () => void (live = false) };
       },
     };
     const client = localClient(proxy.endpoint);
