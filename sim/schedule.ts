@@ -187,7 +187,7 @@ function drawStreamReplay(seed: number, faultEnd: number): StreamReplay | undefi
 /**
  * A `--kept` world's workers that run their electors with `releaseOnCancel: false` (client-go's
  * "leave the lease to run out"): a leader that stops writes nothing to its lease, and its term runs
- * out on its last renewal (taken off its process's live Session first: lib/sdk/elector.ts leaveKept).
+ * out on its last renewal (taken off its process's live Session first: lib/sdk/step.ts leave, its `kept` part).
  */
 export interface KeptTerms {
   /** The workers whose electors keep their terms on stop (at least one; in a `--kept all` world, every one). */

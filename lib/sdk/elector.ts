@@ -21,12 +21,7 @@ import {
   decide,
   decideFollower,
   decideLeader,
-  afterLeaving,
-  departure,
   gainedSince,
-  leavingDoubt,
-  leavingKept,
-  leftTerm,
   showsLeftTerm,
   leadFromRead,
   nextStepDelay,
@@ -40,6 +35,7 @@ import {
   wokenReadDelay,
   type Effect,
   type Event,
+  type LeavingWrite,
   type Moment,
   type Settings,
   type SleepGauge,
@@ -153,7 +149,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, ledOn: undefined, leftAt: undefined };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined };
     this.ready = startUp.ready;
   }
 
@@ -168,7 +164,9 @@ export class LeaderElector {
   private moment(): Moment {
     const t = this.x.time;
     const now = t.monotonic();
-    return { now, clock: t.check(this.options.maxClockErrorMs), offset: t.now() - now, jumps: t.jumps, session: this.sessionToWrite(), pushLive: this.pushLive, sessionCadences: this.x.sessions.cadences };
+    const session = this.sessionToWrite();
+    const sessionStamp = typeof session === 'string' ? sessionSeam(this.x.session!).stamp(session) : undefined;
+    return { now, clock: t.check(this.options.maxClockErrorMs), offset: t.now() - now, jumps: t.jumps, session, pushLive: this.pushLive, sessionCadences: this.x.sessions.cadences, sessionStamp };
   }
 
   /** How often this worker renews while it leads (the `renewIntervalMs` option, or its default). */
@@ -437,79 +435,10 @@ export class LeaderElector {
       // pick this departing worker (it would never confirm, and its term would have to run out).
       standing.abort(INTERNAL_STOP);
       await candidacy;
-      // the lease left so that no term waits for this worker: released, given up, or left to run out
-      await this.leaveLease(led);
-      // a write onto its session still in doubt: settled before the hold goes, or the hold stays
-      const doubt = await this.leaveDoubt();
-      // a term it led and keeps (releaseOnCancel false), on the session its process runs on: taken off it, or left there named as left
-      if (!doubt.done) await this.leaveKept(doubt.read);
+      // the lease left so that no term waits for this worker (step.ts leave): released, given up, or left to run out; a write
+      // onto its session in doubt settled before the hold goes (else the hold stays); a term it keeps taken off its live session
+      await this.feed({ kind: 'leave', led, held: x.takeInDoubt?.session });
       detach?.(); // after the release: the session outlives every term held on it
-    }
-  }
-
-  /**
-   * Stepped down (`led`: the term it led as it did, handed over or not), its candidacy withdrawn: the
-   * lease left so that no term waits for a worker that is gone. With releaseOnCancel, a term it led
-   * and did not hand over is released (as led, then as a consistent read shows it). A follower in
-   * coordinated mode gives up what the lease still names it for (departure) whatever releaseOnCancel
-   * says: that option keeps a term its work may outlive run() in, and a follower's name guards no
-   * work. Then the term left on the row is left to run out on its stamp (leaveTerm).
-   */
-  private async leaveLease(led: SteppedDown): Promise<void> {
-    const { options: o } = this;
-    // -1, or the token of a term it led whose release did not land
-    let unreleased = -1;
-    if (led && o.releaseOnCancel && !led.handed) {
-      if (!(await this.leaving((r) => this.departing(r), { first: { kind: 'release', term: led.term } }))) unreleased = led.term.fencingToken;
-    } else if (!led && this.candidate) await this.leaving((r) => this.departing(r));
-    this.leaveTerm(o.releaseOnCancel ? unreleased : this.keptToken);
-  }
-
-  /**
-   * What a stopping worker gives up of the lease as read (step.ts departure): a term of this
-   * start-up's it does not keep is released, by the token the row shows (a peer may have moved it
-   * under the term, termToken kept); its name as successor or second successor is declined.
-   */
-  private departing(read: LeaseRead | 'unread'): Leaving {
-    const o = this.options;
-    if (read === 'unread') return STAY;
-    const d = departure(read.item, o.identity, this.instance, this.keptToken);
-    return !d ? SETTLED : d.kind === 'decline' ? { ...d, read } : d;
-  }
-
-  /**
-   * A stopping elector's leaving, carried out until it settles: what `decide` makes of a consistent
-   * read of the lease ('unread': the read failed, reported) is written, and a write refused (a lost
-   * race: the row moved on since the read) or unanswered on every try (it may have landed) is decided
-   * again from a new read, up to LEAVING_READS reads (step.ts afterLeaving). `first`: the first move,
-   * decided without a read (the term its step-down led); `read`: the first read, made already.
-   * Resolves true once settled (nothing more to write, or the write landed), false where the row is
-   * left as it is (a fault, nothing it can write, or races lost on every read).
-   */
-  private async leaving(decide: (read: LeaseRead | 'unread') => Leaving, from: { readonly first?: Leaving; readonly read?: LeaseRead } = {}): Promise<boolean> {
-    let move = from.first;
-    let read = from.read;
-    for (let reads = 0; ; ) {
-      if (!move) {
-        reads++;
-        move = decide(read ?? (await this.readToLeave()));
-        read = undefined;
-      }
-      if (move.kind === 'settled') return true;
-      if (move.kind === 'stay') return false;
-      const next = afterLeaving(await this.leavingWrite(move), reads);
-      if (next !== 'again') return next === 'settled';
-      move = undefined;
-    }
-  }
-
-  /** A consistent read of the lease a stopping elector decides its leaving from: 'unread' where it fails (reported). */
-  private async readToLeave(): Promise<LeaseRead | 'unread'> {
-    try {
-      return await this.x.lock.get(true);
-    } catch (e) {
-      this.x.report(e);
-      return 'unread';
     }
   }
 
@@ -569,79 +498,15 @@ export class LeaderElector {
   }
 
   /**
-   * Stopping with a write onto its session in doubt (takeInDoubt): the doubt settled as step.ts
-   * leavingDoubt says, by `leaving`, before the hold goes; unsettled (the read fails, a fault, or
-   * races lost on every read), the hold outlives run(). `done`: nothing more to settle (leaveKept need
-   * not look); `read`: the row it read, where the hold was dropped for no term of its own there.
+   * Stopping on a process that runs a Session: `term` left on the lease is left to run out on its
+   * process's session rows (step.ts leftTerm, SessionSeam.leave), dropped there once a consistent
+   * read of the lease shows it no more; else the process's renewals for its other electors would keep
+   * it alive for ever, nobody leading it. Returns the stamp it was left at.
    */
-  private async leaveDoubt(): Promise<{ readonly done: boolean; readonly read?: LeaseRead }> {
+  private leaveTerm(term: { readonly token: number; readonly instance: string }): number {
     const { x, options: o } = this;
-    const d = x.takeInDoubt;
-    if (!d) return { done: false };
-    let dropped: LeaseRead | undefined;
-    // the last read answered showed its kept term there, named as left (leaveTerm): the doubt settled, the hold not needed
-    let left = false;
-    const settled = await this.leaving((read) => {
-      if (read === 'unread') return STAY;
-      const next = leavingDoubt(read.item, d.session, o.identity, this.instance, this.keptToken);
-      left = next.kind === 'keep' && next.left;
-      if (next.kind === 'release') return next;
-      if (next.kind === 'keep') return this.keptOffSession(read.item, d.session);
-      dropped = read;
-      return SETTLED;
-    });
-    if (settled || left) this.settleDoubt();
-    return dropped ? { done: false, read: dropped } : { done: true };
-  }
-
-  /**
-   * Stopping with releaseOnCancel false, no hold of its own on its session: a term it led and keeps,
-   * on the session its process renews for its other electors, is taken off it (step.ts leavingKept),
-   * so its followers, quiet while the session vouched for it, judge it by its stamp. `read`: a
-   * consistent read made since the step-down, if any. Where that cannot be done, the term stays on
-   * the session, which is not held: leaveTerm named it as left on every row of the process before
-   * this runs, so it runs out on that stamp, and a held session would end at its renew deadline,
-   * costing the process's other electors theirs.
-   */
-  private async leaveKept(read?: LeaseRead): Promise<void> {
-    const { x, options: o } = this;
-    const live = x.session?.name;
-    if (live === undefined || this.keptToken < 0) return;
-    // not taken off (a fault, nothing it can write, or races lost on every read): left on the session to run out on the stamp leaveTerm named it with
-    await this.leaving((r) => this.keptOffSession(r === 'unread' ? r : r.item, live), read ? { read } : {});
-  }
-
-  /**
-   * Stopping on a process that runs a Session: the term with fencing token `token` it leaves on the
-   * lease is left to run out on its process's session rows (step.ts leftTerm, SessionSeam.leave),
-   * dropped there once a consistent read of the lease shows it no more; else the process's renewals
-   * for its other electors would keep it alive for ever, nobody leading it. -1: nothing to leave.
-   */
-  private leaveTerm(token: number): void {
-    const { x, options: o } = this;
-    const term = leftTerm(token, this.instance, x.session !== undefined);
-    if (!term || !x.session) return;
     const lock = x.lock;
-    x.leftAt = sessionSeam(x.session).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
-  }
-
-  /**
-   * A term this start-up led and keeps, on session `name` as `l` shows it ('unread': the read
-   * failed): taken off the session as leavingKept says, stamped from the session's stamp as its
-   * process last knew it landed (SessionSeam.stamp), no later than the stamp leaveTerm left it at
-   * (the session's renewals since name it as left); `settled`: no such term; `stay`: the term stays
-   * where it is (the row unread, its last term on that session as it last knew).
-   */
-  private keptOffSession(l: Lease | undefined | 'unread', name: string): Leaving {
-    const { x, options: o } = this;
-    const stamp = x.session ? sessionSeam(x.session).stamp(name) : undefined;
-    const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp, leftAt: x.leftAt }, o.identity, this.instance, this.keptToken, x.ledOn);
-    return next.kind === 'none' ? SETTLED : next.kind === 'hold' ? STAY : next;
-  }
-
-  /** The token of the last term it led, kept with releaseOnCancel false (step.ts departure's `keptToken`); -1: none kept. */
-  private get keptToken(): number {
-    return this.options.releaseOnCancel ? -1 : this.known.ledToken;
+    return sessionSeam(x.session!).leave(o.leaseName, term, o.leaseDurationMs, async () => showsLeftTerm((await lock.get(true)).item, term));
   }
 
   /** The take in doubt settled: its session renewed again. */
@@ -675,7 +540,6 @@ export class LeaderElector {
     while (next) {
       const { state, effects } = decide(this.x.settings, this.known, next, this.moment());
       this.known = state;
-      if (state.lead) this.x.ledOn = state.lead.session;
       // leading a term it knows is on that session: renewed and stopped by its rules (a leader's
       // renewal onto it in doubt is settled once one is answered, or by a read)
       if (state.lead && state.lead.session === this.x.takeInDoubt?.session) this.settleDoubt();
@@ -855,6 +719,15 @@ export class LeaderElector {
       case 'workFailure':
         x.report(new LeaderWorkError(o.leaseName, f.token, f.outcome, f.cause));
         return undefined;
+      case 'readToLeave':
+        return { sent: x.lock.get(true), answer: (read) => ({ kind: 'leavingRead', read: read as LeaseRead }), fault: { kind: 'leavingRead', read: 'unread' } };
+      case 'leavingWrite':
+        return { sent: this.leavingWrite(f.write), answer: (out) => ({ kind: 'leavingWritten', out: out as WriteOutcome }) };
+      case 'leaveTerm':
+        return { sent: Promise.resolve(this.leaveTerm(f.term)), answer: (at) => ({ kind: 'termLeft', at: at as number }) };
+      case 'settleDoubt':
+        this.settleDoubt();
+        return undefined;
       case 'steppedDown':
       case 'sessionCadence':
         return undefined;
@@ -866,17 +739,6 @@ const STARTED = Promise.resolve();
 
 /** The writes that put a term on a session, as a hold's reason names them. */
 type PutOnSession = 'take' | 'confirmation' | 'renewal';
-
-/** A write a stopping elector leaves the lease with (leavingWrite). */
-type LeavingWrite =
-  | { readonly kind: 'release'; readonly term: Term }
-  | { readonly kind: 'decline'; readonly read: LeaseRead; readonly role: 'successor' | 'second' }
-  | { readonly kind: 'offSession'; readonly term: Term; readonly stamp: number; readonly seconds: number };
-
-/** What a stopping elector decides from the lease as read (departure, leavingDoubt, leavingKept): a write, `settled` (nothing more to write) or `stay` (nothing it can write: the row left as it is). */
-type Leaving = LeavingWrite | { readonly kind: 'settled' } | { readonly kind: 'stay' };
-const SETTLED: Leaving = { kind: 'settled' };
-const STAY: Leaving = { kind: 'stay' };
 
 /** The machine's clock since boot (else its wall clock) less its monotonic one, now: steady, but for a sleep the monotonic clock did not count (or a step of the wall clock standing in) and the two clocks' drift. */
 const sleepGauge = (c: Clock): SleepGauge => {
@@ -943,10 +805,6 @@ interface Shell {
    * the lease cannot be read (its requests throttled, or denied).
    */
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
-  /** The session the term it led last was on, as it last knew (leavingKept, where the lease cannot be read as it stops). */
-  ledOn: string | undefined;
-  /** The stamp the term it left to run out was left at (SessionSeam.leave: leaveTerm), which its take-off is stamped no later than (leavingKept). */
-  leftAt: number | undefined;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

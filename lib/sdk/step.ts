@@ -1068,6 +1068,8 @@ export interface Moment {
   readonly pushLive?: boolean;
   /** The renewal cadences of the sessions the process's electors follow leases on, shared by them (the effect `sessionCadence` updates one). */
   readonly sessionCadences?: ReadonlyMap<string, RenewalPhase>;
+  /** The live session's stamp as its process last knew it landed (SessionSeam.stamp), if any: what a kept term's take-off is stamped from (leavingKept). */
+  readonly sessionStamp?: number | undefined;
 }
 
 /** The part of the record a renewal changes: what client-go compares to reset observedTime. */
@@ -1864,9 +1866,13 @@ export interface State extends FollowerState {
   readonly lead: Lead | undefined;
   /** Terms this start-up has led. */
   readonly terms: number;
+  /** The session the last term it led was on, as it knew it when it stopped (leavingKept: where the lease cannot be read as it stops). */
+  readonly ledOn: string | undefined;
+  /** Stopping: its leaving of the lease under way (leave), after its step-down and its candidacy withdrawn. */
+  readonly leaving: Leaving | undefined;
 }
 
-export const START: State = { ...FOLLOWING, lead: undefined, terms: 0 };
+export const START: State = { ...FOLLOWING, lead: undefined, terms: 0, ledOn: undefined, leaving: undefined };
 
 /** The settings an elector decides by (its options, resolved), and the decisions it calls through (a planted bug's, in the simulator). */
 export interface Settings extends FollowerSettings {
@@ -1917,6 +1923,14 @@ export type Event =
   | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number }
   /** run() was cancelled: step down. */
   | { readonly kind: 'cancel' }
+  /** Stepped down (`led`: what its step-down led), its candidacy withdrawn: leave the lease (`held`: a session whose renewals are held for a write onto it in doubt). */
+  | { readonly kind: 'leave'; readonly led: SteppedDown; readonly held: string | undefined }
+  /** A stopping elector's consistent read of the lease ('unread': it failed, reported). */
+  | { readonly kind: 'leavingRead'; readonly read: LeaseRead | 'unread' }
+  /** A stopping elector's write (leavingWrite) came out so. */
+  | { readonly kind: 'leavingWritten'; readonly out: WriteOutcome }
+  /** The term left to run out was named on its process's session rows, left at stamp `at` (SessionSeam.leave). */
+  | { readonly kind: 'termLeft'; readonly at: number }
   /** A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row (it waits out their backoff). */
   | { readonly kind: 'endpointRecovered'; readonly failures: number }
   /** A leader's read or write answered (`failed`: a fault, already reported; `contended`: a transaction held the row, isContended); `rest`: what it does next. */
@@ -1952,8 +1966,16 @@ export type Effect =
   | { readonly kind: 'sleep'; readonly ms: number; readonly rest: readonly Next[] }
   /** Tell onError the leader's work failed, and what became of the term. */
   | { readonly kind: 'workFailure'; readonly token: number; readonly outcome: 'givenUp' | 'kept' | 'ended'; readonly cause: unknown }
-  /** Stepped down: the term led (handed over or not: the shell releases it after withdrawing the candidacy), or none. */
-  | { readonly kind: 'steppedDown'; readonly led: SteppedDown };
+  /** Stepped down: the term led (handed over or not: released as it leaves, after its candidacy is withdrawn), or none. */
+  | { readonly kind: 'steppedDown'; readonly led: SteppedDown }
+  /** Read the lease, strongly consistent, to decide the leaving from (a fault is reported, and answered 'unread'). */
+  | { readonly kind: 'readToLeave' }
+  /** Leave the lease with `write`: answered with how it came out (`leavingWritten`). */
+  | { readonly kind: 'leavingWrite'; readonly write: LeavingWrite }
+  /** Name `term` as left to run out on the process's session rows (SessionSeam.leave): answered `termLeft`. */
+  | { readonly kind: 'leaveTerm'; readonly term: { readonly token: number; readonly instance: string } }
+  /** The write onto its session in doubt is settled: the session's renewals go on. */
+  | { readonly kind: 'settleDoubt' };
 
 /** What a step-down led: the term it led as it stepped down, and whether it was handed over; undefined: it led none. */
 export type SteppedDown = { readonly term: Term; readonly handed: boolean } | undefined;
@@ -2050,6 +2072,11 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       const held = { ...state, heldOff: { until: at.now + retryDelayMs(failures, s.retryPeriodMs, e.random), failures } };
       return giveUp(s, held, lead, 'workFailed', [], at, fx);
     }
+    case 'leave':
+    case 'leavingRead':
+    case 'leavingWritten':
+    case 'termLeft':
+      return leave(s, state, e, at);
     case 'cancel': {
       // the lease is read first, unless wakes reach this leader and its view names an heir (`again`)
       const again = at.pushLive === true && lead !== undefined && heirOf(s, lead.lease) !== undefined;
@@ -2096,7 +2123,7 @@ function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): Stat
   // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term
   const lost = reason === 'renewDeadline' || reason === 'deposed';
   // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
-  return { ...st, lead: undefined, leaseReadAt: undefined, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
+  return { ...st, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
 }
 
 /** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */
@@ -2298,3 +2325,150 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
   }
   return { state: st, effects: fx };
 }
+
+// ---- stopping: the leaving of the lease, after the step-down ----
+
+/** A write a stopping elector leaves the lease with (the shell's leavingWrite): a release of its term, a decline of its name (the row at the revision read), a kept term's move off its session. */
+export type LeavingWrite =
+  | { readonly kind: 'release'; readonly term: Term }
+  | { readonly kind: 'decline'; readonly read: LeaseRead; readonly role: 'successor' | 'second' }
+  | { readonly kind: 'offSession'; readonly term: Term; readonly stamp: number; readonly seconds: number };
+
+/**
+ * A stopping elector's leaving, in order, each part decided from consistent reads of the lease, up
+ * to LEAVING_READS a part (afterLeaving): `lease`, the term it led released (its first move, from
+ * the step-down: unread) or what the row names it for given up (departure), then the term it keeps
+ * or did not release named as left on its process's session rows (leftTerm); `doubt`, a write onto
+ * its session in doubt settled (leavingDoubt) before the session's hold goes; `kept`, a term it led
+ * and keeps on its live session taken off it (leavingKept). Then it is `gone`: nothing more to write.
+ */
+export interface Leaving {
+  readonly part: 'lease' | 'doubt' | 'kept' | 'gone';
+  /** Consistent reads decided from in this part so far. */
+  readonly reads: number;
+  /** The session whose renewals are held for a write onto it in doubt. */
+  readonly held: string | undefined;
+  /** The token of the term its step-down led, released first: left to run out unless the release lands. */
+  readonly releasing?: number;
+  /** The stamp the term left to run out was left at (SessionSeam.leave): a take-off is stamped no later. */
+  readonly leftAt?: number;
+  /** The last doubt read showed its kept term there, named as left: the hold is not needed. */
+  readonly left?: boolean;
+}
+
+/** What a part of the leaving decides from a read: a write, `settled` (nothing more to write), or `stay` (nothing it can write: the row left as it is). */
+type Move = LeavingWrite | { readonly kind: 'settled' } | { readonly kind: 'stay' };
+const SETTLED: Move = { kind: 'settled' };
+const STAY: Move = { kind: 'stay' };
+const READ_TO_LEAVE: Effect = { kind: 'readToLeave' };
+
+/** The token of the last term it led, kept with releaseOnCancel false (departure's `keptToken`); -1: none kept. */
+const keptTokenOf = (s: Settings, st: State): number => (s.releaseOnCancel ? -1 : st.ledToken);
+
+/**
+ * The leaving, one event at a time: `leave` starts it; each read's answer decides the part's next
+ * move; each write's outcome says whether to read and decide again (afterLeaving); a part settled
+ * or given up leads to the next. A follower in coordinated mode gives up what the lease still names
+ * it for whatever releaseOnCancel says: that option keeps a term its work may outlive run() in, and
+ * a follower's name guards no work.
+ */
+function leave(s: Settings, state: State, e: Extract<Event, { kind: 'leave' | 'leavingRead' | 'leavingWritten' | 'termLeft' }>, at: Moment): Step {
+  const lv = state.leaving?.part === 'gone' ? undefined : state.leaving;
+  switch (e.kind) {
+    case 'leave': {
+      const first: Leaving = { part: 'lease', reads: 0, held: e.held };
+      // with releaseOnCancel, a term it led and did not hand over is released as led, then as a consistent read shows it
+      if (e.led && s.releaseOnCancel && !e.led.handed) return moved(s, state, { ...first, releasing: e.led.term.fencingToken }, { kind: 'release', term: e.led.term }, at);
+      if (!e.led && s.candidate) return { state: { ...state, leaving: first }, effects: [READ_TO_LEAVE] };
+      return partDone(s, state, first, true, at);
+    }
+    case 'leavingRead': {
+      if (!lv) return { state, effects: [] };
+      const read = { ...lv, reads: lv.reads + 1 };
+      return decidedFrom(s, state, read, e.read, at);
+    }
+    case 'leavingWritten': {
+      if (!lv) return { state, effects: [] };
+      const next = afterLeaving(e.out, lv.reads);
+      if (next === 'again') return { state, effects: [READ_TO_LEAVE] };
+      return partDone(s, state, lv, next === 'settled', at);
+    }
+    case 'termLeft':
+      return lv ? doubt(s, state, { ...lv, leftAt: e.at }, at) : { state, effects: [] };
+  }
+}
+
+/** Part `lv.part`'s move from `read` (its `lv.reads`-th read). */
+function decidedFrom(s: Settings, state: State, lv: Leaving, read: LeaseRead | 'unread', at: Moment): Step {
+  const keptToken = keptTokenOf(s, state);
+  switch (lv.part) {
+    case 'lease': {
+      // what it gives up of the lease as read: a term of its own it does not keep released, by the token the row shows (a peer may have moved it under the term, termToken kept); its name declined
+      const d = read === 'unread' ? undefined : departure(read.item, s.identity, s.instance, keptToken);
+      return moved(s, state, lv, read === 'unread' ? STAY : !d ? SETTLED : d.kind === 'decline' ? { ...d, read } : d, at);
+    }
+    case 'doubt': {
+      if (read === 'unread') return moved(s, state, lv, STAY, at);
+      const next = leavingDoubt(read.item, lv.held!, s.identity, s.instance, keptToken);
+      const left = { ...lv, left: next.kind === 'keep' && next.left };
+      if (next.kind === 'release') return moved(s, state, left, next, at);
+      if (next.kind === 'keep') return moved(s, state, left, keptOff(s, state, left, read.item, lv.held!, at), at);
+      // no term of its own on that session: the hold goes, and a kept term is looked for from this read
+      return kept(s, state, left, [{ kind: 'settleDoubt' }], read, at);
+    }
+    default:
+      return moved(s, state, lv, keptOff(s, state, lv, read === 'unread' ? read : read.item, at.session!, at), at);
+  }
+}
+
+/** Carries out `move`: its write, or the part settled (`settled`) or given up (`stay`). */
+function moved(s: Settings, state: State, lv: Leaving, move: Move, at: Moment): Step {
+  if (move.kind === 'settled' || move.kind === 'stay') return partDone(s, state, lv, move.kind === 'settled', at);
+  return { state: { ...state, leaving: lv }, effects: [{ kind: 'leavingWrite', write: move }] };
+}
+
+/** Part `lv.part` over, `settled` or not: the next part. */
+function partDone(s: Settings, state: State, lv: Leaving, settled: boolean, at: Moment): Step {
+  switch (lv.part) {
+    case 'lease': {
+      // the term left on the row is left to run out on its stamp, named so on its process's session rows: the one it keeps, or one whose release did not land
+      const token = s.releaseOnCancel ? (settled ? -1 : (lv.releasing ?? -1)) : keptTokenOf(s, state);
+      const term = leftTerm(token, s.instance, at.session !== undefined);
+      if (term) return { state: { ...state, leaving: lv }, effects: [{ kind: 'leaveTerm', term }] };
+      return doubt(s, state, lv, at);
+    }
+    case 'doubt':
+      // settled, or its kept term named as left there (a held session would end at its renew deadline, costing the process's other electors theirs): the hold goes
+      return gone(state, lv, settled || lv.left === true ? [{ kind: 'settleDoubt' }] : []);
+    default:
+      return gone(state, lv, []);
+  }
+}
+
+/** The `doubt` part: a write onto its session in doubt settled before the hold goes (unsettled, the hold outlives run()); without one, the `kept` part. */
+function doubt(s: Settings, state: State, lv: Leaving, at: Moment): Step {
+  if (lv.held === undefined) return kept(s, state, lv, [], undefined, at);
+  return { state: { ...state, leaving: { ...lv, part: 'doubt', reads: 0 } }, effects: [READ_TO_LEAVE] };
+}
+
+/**
+ * The `kept` part (releaseOnCancel false): a term it led and keeps on the session its process
+ * renews for its other electors taken off it, so its followers, quiet while the session vouched for
+ * it, judge it by its stamp; decided from `read` if one was made. Where that cannot be done, the term
+ * stays on the session, named as left on its process's rows: it runs out on that stamp.
+ */
+function kept(s: Settings, state: State, lv: Leaving, fx: Effect[], read: LeaseRead | undefined, at: Moment): Step {
+  const next: Leaving = { ...lv, part: 'kept', reads: read ? 1 : 0 };
+  if (typeof at.session !== 'string' || keptTokenOf(s, state) < 0) return gone(state, next, fx);
+  const step = read ? decidedFrom(s, state, next, read, at) : { state: { ...state, leaving: next }, effects: [READ_TO_LEAVE] };
+  return { state: step.state, effects: [...fx, ...step.effects] };
+}
+
+/** A kept term on session `name` as `l` shows it, taken off as leavingKept says: stamped from the session's stamp as its process last knew it landed, no later than the stamp it was left at. */
+function keptOff(s: Settings, state: State, lv: Leaving, l: Lease | undefined | 'unread', name: string, at: Moment): Move {
+  const stamp = at.session === name ? at.sessionStamp : undefined;
+  const next = leavingKept(l, stamp === undefined ? undefined : { name, stamp, leftAt: lv.leftAt }, s.identity, s.instance, keptTokenOf(s, state), state.ledOn);
+  return next.kind === 'none' ? SETTLED : next.kind === 'hold' ? STAY : next;
+}
+
+const gone = (state: State, lv: Leaving, fx: Effect[]): Step => ({ state: { ...state, leaving: { ...lv, part: 'gone' } }, effects: fx });

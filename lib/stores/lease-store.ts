@@ -291,7 +291,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * releases).
    *
    * The second successor moved up is the one the row names as the write lands, not only as the giver
-   * read it (`second`): one that declined since (stopping: LeaderElector.leaveLease), or that the
+   * read it (`second`): one that declined since (stopping: step.ts leave), or that the
    * coordinator replaced, is not named again. A giver that read a second successor conditions the
    * write on it too, and refused by that alone, writes again moving up the row's own (at most
    * HAND_OVER_TRIES writes); one that read none names none of its fields, as before (a worker grant

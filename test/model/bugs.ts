@@ -3,8 +3,7 @@
  * protocols for the model checker: each takes the real one and returns it with one decision or one
  * write changed. Nothing is patched: the explorer is handed the wrapped protocol.
  */
-import type { FollowerView } from '../../lib/sdk/step.js';
-import type { LeaderStep } from '../../lib/sdk/step.js';
+import type { FollowerView, LeaderStep, LeavingWrite, decide } from '../../lib/sdk/step.js';
 import type { PlantedBug } from '../../sim/bugs.js';
 import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
 import type { Protocol } from './election-model.js';
@@ -122,13 +121,8 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
     case 'leftTermDroppedUnread':
       return { ...p, showsLeftTerm: () => false };
     case 'takeOffStampedNow':
-      return {
-        ...p,
-        leavingKept: (l, live, identity, instance, keptToken, ledOn, env) => {
-          const k = p.leavingKept(l, live, identity, instance, keptToken, ledOn, env);
-          return k.kind === 'offSession' ? { ...k, stamp: env.stampNow } : k;
-        },
-      };
+      // (DynamoDB's time as the elector measures it now: the moment's monotonic now plus its offset)
+      return { ...p, decide: (s, st, e, at) => mapWrites(p.decide(s, st, e, at), (m) => (m.kind === 'offSession' ? { ...m, stamp: at.now + at.offset } : m)) };
     case 'leftPastMaxRenewed':
       return { ...p, holdsForLeft: () => false };
     case 'renewalWithoutTokenCondition':
@@ -146,3 +140,8 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
   }
 }
 
+
+/** A step's result with each leaving write (the 'leavingWrite' effect) changed by `f`. */
+function mapWrites(step: ReturnType<typeof decide>, f: (m: LeavingWrite) => LeavingWrite): ReturnType<typeof decide> {
+  return { state: step.state, effects: step.effects.map((x) => (x.kind === 'leavingWrite' ? { ...x, write: f(x.write) } : x)) };
+}

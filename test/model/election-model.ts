@@ -38,8 +38,10 @@
  *   and carries out the chain (a cancelled leader reads its lease, leads on — the 'sleep' effect ends
  *   at or after its time; between its slices it reads its heir's candidate row, as it is, and the
  *   lease again if the row is gone — then hands over, or steps down), then, as LeaderElector.takePart's
- *   `finally`, withdraws its candidacy (its candidate row deleted) and releases the term it led
- *   unless it handed it over; its wakes and clock jumps no longer reach it;
+ *   `finally`, withdraws its candidacy (its candidate row deleted) and leaves the lease as the step
+ *   decides (step.ts leave: the 'leave' event; its consistent reads and its writes — a release, a
+ *   decline, a kept term's take-off — in flight as any request, slow, lost, refused, landing late,
+ *   each answer fed back); its wakes and clock jumps no longer reach it;
  * - an operator's delete of the row (`deletes`, coordinated electors only; not within clockSkewMs
  *   of the last term's start: the fencing token's assumption (2)): its leader leads on until it
  *   hears (its next renewal finds the row gone; on a session, the mark in the answer to its next
@@ -81,7 +83,7 @@
  *   `termToken` kept). Checked besides: while the row shows a term so left, no session row of its
  *   process vouches for it past the stamp it was left at (renewedBySession: a bound on how long
  *   nobody leads, not a second leader); with `takeOffs`, the stopped elector takes the term off the
- *   session its process runs on (LeaderElector.leaveKept: a consistent read, step.ts leavingKept, a
+ *   session its process runs on (step.ts leave, its `kept` part: a consistent read, leavingKept, a
  *   renewal naming no session, decided again from a new read where refused or unanswered:
  *   afterLeaving), checked never to stamp it later than observers judged it by as it lands; with
  *   `leftElsewhere`, the process's other electors left terms of other leases, and past
@@ -102,17 +104,13 @@ import type { Lease } from '../../lib/schemas/lease.js';
 import type { RowPatch } from '../../lib/schemas/common.js';
 import { declinePatch, type Heir, type LeaseRead, type SecondSuccessor, type Term } from '../../lib/stores/lease-store.js';
 import {
-  afterLeaving,
   decide,
   decideFollower,
   decideLeader,
-  departure,
   FOLLOWING,
   holdsForLeft,
   inTerm,
   leadFromRead,
-  leavingKept,
-  leftTerm,
   SESSION_QUIET_LEASES,
   showsLeftTerm,
   sleepToCount,
@@ -167,13 +165,11 @@ export interface Protocol {
   readonly coordinatorView: (lease: Lease, session: SessionStamp | undefined, now: number) => Lease;
   /** The Session's rule for a term its process left (SessionSeam.leave's `stillHeld`, as LeaderElector.leaveTerm builds it): whether a consistent read of the lease still shows it (false: the name is dropped). */
   readonly showsLeftTerm: typeof showsLeftTerm;
-  /** What a stopping elector does about a kept term on the session its process runs on (LeaderElector.keptOffSession: step.ts leavingKept), as the shell calls it. */
-  readonly leavingKept: (...a: [...Parameters<typeof leavingKept>, Environment]) => ReturnType<typeof leavingKept>;
   /** Whether a process that left `count` terms to run out holds its session rows (Session.heldFor and start: step.ts holdsForLeft). */
   readonly holdsForLeft: typeof holdsForLeft;
 }
 
-export const realProtocol: Protocol = { decide, decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease, showsLeftTerm, leavingKept: (l, live, identity, instance, keptToken, ledOn) => leavingKept(l, live, identity, instance, keptToken, ledOn), holdsForLeft };
+export const realProtocol: Protocol = { decide, decideFollower: (v) => decideFollower(v), decideLeader, leadFromRead, decideCoordinator: decideWithSuccession, plan, rows: leaseRows, sessionRows: (rows) => rows, coordinatorView: effectiveLease, showsLeftTerm, holdsForLeft };
 
 export interface ModelConfig {
   readonly electors: number;
@@ -230,7 +226,7 @@ export interface ModelConfig {
   readonly keptStops?: boolean;
   /**
    * With `keptStops`: the stopped elector then takes its kept term off the session its process
-   * runs on (LeaderElector.leaveKept): a consistent read of the lease, step.ts leavingKept's
+   * runs on (step.ts leave, its `kept` part): a consistent read of the lease, leavingKept's
    * decision from it, a renewal conditioned on the term's token naming no session (`session: null`),
    * stamped from the session's stamp as its process last knew it landed, announced to the others
    * once it lands; refused or unanswered, decided again from a new read (afterLeaving, up to
@@ -315,12 +311,8 @@ type Request =
  */
 type Then =
   | { readonly kind: 'leaseRead' | 'confirmed' | 'acquired' | 'reported' | 'released' | 'endChanged' }
-  /** The release a cancelled elector's run() makes after its step-down (LeaderElector.ended: a fault is reported): then it is gone. */
-  | { readonly kind: 'lastRelease' }
-  /** A cancelled follower's read of the lease, and its decline, as LeaderElector.leaveLease (a fault is reported: then it is gone). */
-  | { readonly kind: 'departRead' | 'declined' }
-  /** A stopped elector's read of the lease to take its kept term off its session, and that take-off (LeaderElector.leaveKept), the `reads`-th read since it stepped down. */
-  | { readonly kind: 'takeOffRead' | 'takeOff'; readonly reads: number }
+  /** A stopping elector's consistent read of the lease, and its write leaving it (step.ts leave: readToLeave, leavingWrite; a fault is reported, answered 'unread' or as the write may have landed). */
+  | { readonly kind: 'leavingRead' | 'leavingWritten' }
   | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly as: 'lease' | 'ok' | 'none'; readonly onFault: 'throw' | 'failed' | 'quiet' };
 
 interface Op {
@@ -344,15 +336,10 @@ interface Orphan {
 /**
  * Where a cancelled elector is in LeaderElector.takePart's `finally`: its 'cancel' event's chain
  * running (`steppingDown`: the loop's wakes and clock jumps no longer reach it), stepped down (`down`:
- * the step's 'steppedDown' said what it led), its candidacy withdrawn and the term it led released
- * unless handed over (`releasing`), or, having led nothing, what the lease still names it for given up
- * (`departing`: LeaderElector.leaveLease), then `gone`.
+ * the step's 'steppedDown' said what it led), its candidacy withdrawn and the lease being left as the
+ * step decides (`leaving`: the 'leave' event and the answers it asks for, step.ts leave), then `gone`.
  */
-type Cancel =
-  | { readonly phase: 'steppingDown' }
-  | { readonly phase: 'down' | 'releasing' | 'departing' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined }
-  /** Taking the term it kept off `live`, the session its process ran on as it began (LeaderElector.leaveKept: takeOffs). */
-  | { readonly phase: 'takingOff'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined; readonly live: string };
+type Cancel = { readonly phase: 'steppingDown' } | { readonly phase: 'down' | 'leaving' | 'gone'; readonly led: { readonly term: Term; readonly handed: boolean } | undefined };
 
 /**
  * The process's Session (lib/sdk/session.ts), as its electors see it: the live session's name, or
@@ -381,8 +368,6 @@ export interface Elector {
   readonly session?: ElectorSession;
   /** The term it left to run out as it stopped (keptStops), and the stamp: the model's own record, kept after the Session drops the name (the invariant's). */
   readonly leftTerm?: LeftTerm;
-  /** The session the last term it led was on, as it last knew (LeaderElector's ledOn: leavingKept's where the lease cannot be read; kept with `takeOffs` only). */
-  readonly ledOn?: string;
   readonly stampOffset: number;
   readonly wallOffset: number;
   /** Its StampClock's jumps so far (Moment.jumps), and answers still to come before it is trusted again after the last. */
@@ -506,7 +491,14 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     jumps: e.jumps,
     session: e.session ? e.session.name : undefined,
     pushLive: false,
+    sessionStamp: sessionStampOf(w, e),
   });
+  /** SessionSeam.stamp of the live session: its row's stamp, or while a renewal's answer is late, the stamp before it (kept with `takeOffs` only: else no take-off reads it). */
+  const sessionStampOf = (w: World, e: Elector): number | undefined => {
+    const name = e.session?.name;
+    if (!name) return undefined;
+    return e.session!.late !== undefined ? e.session!.known : w.sessionRows.find((r) => r.name === name)?.renewTime;
+  };
 
   // ---- world updates (immutable) ----
   const withElector = (w: World, i: number, e: Elector): World => ({ ...w, electors: w.electors.map((x, j) => (j === i ? e : x)) });
@@ -583,7 +575,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       const e = w.electors[i]!;
       const { state, effects } = proto.decide(settings(w, e), e.state, next, moment(w, e));
       // (LeaderElector.feed: the session its term is on, as it knows it)
-      w = patchElector(w, i, cfg.takeOffs && state.lead ? { state, ledOn: state.lead.session } : { state });
+      w = patchElector(w, i, { state });
       next = undefined;
       for (const f of effects) {
         const c = carry(w, i, f);
@@ -672,6 +664,19 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return { w, req: { kind: 'sleep', until: monoOf(w, e) + f.ms }, then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'throw' } };
       case 'steppedDown':
         return { w: patchElector(w, i, { cancel: { phase: 'down', led: f.led } }) };
+      case 'readToLeave':
+        // without `takeOffs`, a kept term's take-off is not tried: its read fails (reported), as where it fails on every try
+        if (!cfg.takeOffs && e.state.leaving?.part === 'kept') return { w, next: { kind: 'leavingRead', read: 'unread' } };
+        return { w, req: { kind: 'read', consistent: true }, then: { kind: 'leavingRead' } };
+      case 'leavingWrite': {
+        const m = f.write;
+        const req: Request = m.kind === 'release' ? releaseRequest(w, e, m.term) : m.kind === 'decline' ? { kind: 'write', read: m.read, patch: declinePatch(m.read.item!, m.role) } : { kind: 'renew', term: m.term, renewTime: m.stamp, seconds: m.seconds, session: null, takeOff: true };
+        return { w, req, then: { kind: 'leavingWritten' } };
+      }
+      case 'leaveTerm':
+        return leaveTerm(w, i, f.term);
+      case 'settleDoubt':
+        return { w };
       case 'newLeader':
       case 'clockSkew':
       case 'stepNow':
@@ -691,7 +696,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     });
     const t = op.then;
     // LeaderElector.ended: a hand-over, release or end that landed is announced
-    const ends = op.req.kind === 'handOver' || op.req.kind === 'release' || op.req.kind === 'endChanged';
+    const ends = op.req.kind === 'handOver' || op.req.kind === 'release' || op.req.kind === 'endChanged' || (op.req.kind === 'renew' && op.req.takeOff === true);
     if (!timedOut && answer && ends) w = announce(w, i, answer.revision);
     if (t.kind === 'answer') {
       if (timedOut && t.onFault === 'throw') return w;
@@ -699,24 +704,17 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       return feed(w, i, a, main);
     }
     switch (t.kind) {
-      case 'lastRelease': {
-        const c = w.electors[i]!.cancel;
-        return patchElector(w, i, { cancel: { phase: 'gone', led: c && 'led' in c ? c.led : undefined } });
+      case 'leavingRead':
+        return leaving(w, i, { kind: 'leavingRead', read: timedOut ? 'unread' : { key: KEY, item: answer, revision: answer?.revision ?? 0 } });
+      case 'leavingWritten': {
+        // LeaderElector.leavingWrite: landed (a release or take-off announced: endWith), refused (a lost race), or unanswered (it may have landed)
+        const out = timedOut ? 'unknown' : answer ? 'landed' : 'refused';
+        const takenOff = out === 'landed' && op.req.kind === 'renew' && op.req.takeOff === true;
+        return leaving(takenOff ? { ...w, keptTakenOff: true } : w, i, { kind: 'leavingWritten', out });
       }
-      case 'departRead':
-      case 'declined':
-        return departed(w, i, t.kind, timedOut ? undefined : { answer });
       case 'released':
         // LeaderElector.ended reports a fault: the term runs out
         return feed(w, i, { kind: 'released' }, main);
-      case 'takeOffRead':
-        return takeOffFrom(w, i, timedOut ? 'unread' : answer, t.reads);
-      case 'takeOff': {
-        // LeaderElector.leavingWrite's offSession: landed (announced: endWith), refused (a lost race), or unanswered (it may have landed)
-        const out = timedOut ? 'unknown' : answer ? 'landed' : 'refused';
-        if (out === 'landed') return announce(takenOff(w, i), i, answer!.revision);
-        return afterLeaving(out, t.reads) === 'again' ? patchElector(w, i, { busy: takeOffRead(w, w.electors[i]!, t.reads + 1) }) : takenOff(w, i, false);
-      }
       case 'endChanged':
         return w; // the poll ends with it
     }
@@ -939,7 +937,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   /**
    * A cancelled elector (LeaderElector.takePart's `finally`): its cancel chain's request in flight;
    * once stepped down, its candidacy withdrawn (the candidate row deleted: no election picks it),
-   * then the term it led released unless it was handed over, and it is gone.
+   * then the lease left as the step decides (step.ts leave: the 'leave' event, each request it asks
+   * for in flight as any other, its answer fed back), and it is gone once the step asks for nothing more.
    */
   function* cancelled(w: World, i: number): Generator<Transition<World>> {
     const e = w.electors[i]!;
@@ -947,37 +946,32 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     if (e.busy) yield* inFlight(w, i, e.busy, true, w.budget.faults > 0);
     else if (c.phase === 'steppingDown') throw new Error(`${e.name}'s cancel ended without stepping down`);
     else if (c.phase === 'down') {
-      const withdrawn0: World = { ...w, candidates: w.candidates.filter((x) => x.name !== e.name) };
-      const led = c.led;
-      // releaseOnCancel false (keptStops): nothing released; the term it led last named as left on its process's rows (SessionSeam.leave)
-      const withdrawn = cfg.keptStops ? leave(withdrawn0, i) : withdrawn0;
-      if (cfg.keptStops && led) {
-        const after = leaveKept(withdrawn, i, led);
-        yield { label: `${e.name} withdraws its candidacy, leaves term ${led.term.fencingToken} to run out, and ${after.electors[i]!.busy ? 'reads the lease to take it off its session' : 'is gone'}`, state: after };
-        return;
-      }
-      if (!led && cfg.mode !== 'NoCoordination') yield { label: `${e.name} withdraws its candidacy and reads the lease (depart)`, state: patchElector(withdrawn, i, { cancel: { phase: 'departing', led }, busy: departRead(w, e) }) };
-      else if (!led || led.handed) yield { label: `${e.name} withdraws its candidacy and is gone`, state: patchElector(withdrawn, i, { cancel: { phase: 'gone', led } }) };
-      else {
-        const op: Op = { req: releaseRequest(w, e, led.term), then: { kind: 'lastRelease' }, sentAt: monoOf(w, e) };
-        const sent = patchElector(withdrawn, i, { cancel: { phase: 'releasing', led }, busy: op });
-        yield { label: `${e.name} withdraws its candidacy and releases term ${led.term.fencingToken}`, state: sent };
-      }
+      const withdrawn: World = { ...w, candidates: w.candidates.filter((x) => x.name !== e.name) };
+      const after = leaving(patchElector(withdrawn, i, { cancel: { phase: 'leaving', led: c.led } }), i, { kind: 'leave', led: c.led, held: undefined });
+      const x = after.electors[i]!;
+      const doing = x.busy ? (x.busy.req.kind === 'read' ? 'reads the lease to leave it' : `sends its ${what(x.busy)}`) : 'is gone';
+      yield { label: `${e.name} withdraws its candidacy${x.leftTerm && !e.leftTerm ? `, leaves term ${x.leftTerm.token} to run out,` : ''} and ${doing}`, state: after };
     }
   }
 
+  /** A stopping elector's leaving event (step.ts leave) through the step: gone once it asks for nothing more. */
+  function leaving(w: World, i: number, ev: Event): World {
+    const after = feed(w, i, ev, true);
+    const x = after.electors[i]!;
+    return x.busy ? after : patchElector(after, i, { cancel: { phase: 'gone', led: x.cancel && 'led' in x.cancel ? x.cancel.led : undefined } });
+  }
+
   /**
-   * SessionSeam.leave, as LeaderElector.leaveTerm calls it (step.ts leftTerm): the term it led last,
-   * stamped with the latest stamp of its process's session rows (each renewal here lands as sent:
-   * no earlier than any its electors counted), named on every row its process writes from now on.
+   * SessionSeam.leave, as LeaderElector.leaveTerm calls it (the step's 'leaveTerm': step.ts leftTerm):
+   * `term`, stamped with the latest stamp of its process's session rows (each renewal here lands as
+   * sent: no earlier than any its electors counted), named on every row its process writes from now
+   * on; answered with that stamp.
    */
-  function leave(w: World, i: number): World {
+  function leaveTerm(w: World, i: number, term: { readonly token: number; readonly instance: string }): { w: World; next: Event } {
     const e = w.electors[i]!;
-    const term = leftTerm(e.state.ledToken, e.instance, e.session !== undefined);
-    if (!term || !e.session) return w;
     const stampNow = w.sessionRows.filter((r) => r.process === e.process).reduce((m, r) => Math.max(m, r.renewTime), 0);
     const left = { ...term, stamp: stampNow };
-    return patchElector(w, i, { session: { ...e.session, left }, leftTerm: left });
+    return { w: patchElector(w, i, { session: { ...e.session!, left }, leftTerm: left }), next: { kind: 'termLeft', at: stampNow } };
   }
   /** A row as its process writes it: naming the term it left, or none once that name is dropped (IdentityStore.renewSession: `leftTerms` removed). */
   const withLeft = (r: IdentityLease, left: LeftTerm | undefined): IdentityLease => {
@@ -986,63 +980,6 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const { leftTerms: _, ...rest } = r;
     return rest;
   };
-
-  /** The take-off's read, the `reads`-th since the step-down: consistent, as LeaderElector.readToLeave's. */
-  const takeOffRead = (w: World, e: Elector, reads: number): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'takeOffRead', reads }, sentAt: monoOf(w, e) });
-  /** The take-off over: the elector gone (`landed`: its term is off the session, a goal). */
-  function takenOff(w: World, i: number, landed = true): World {
-    const c = w.electors[i]!.cancel;
-    const gone = patchElector(w, i, { cancel: { phase: 'gone', led: c && 'led' in c ? c.led : undefined } });
-    return landed ? { ...gone, keptTakenOff: true } : gone;
-  }
-  /**
-   * LeaderElector.keptOffSession, from a read of the lease (`l`; 'unread': it timed out): step.ts
-   * leavingKept, given the session's stamp as its process last knew it landed (SessionSeam.stamp:
-   * none once that session is not the live one); a take-off sent, or nothing more to do (`none`:
-   * settled; `hold`: the term stays).
-   */
-  function takeOffFrom(w: World, i: number, l: Lease | undefined | 'unread', reads: number): World {
-    const e = w.electors[i]!;
-    const c = e.cancel;
-    if (c?.phase !== 'takingOff') throw new Error(`${e.name} takes a term off its session while ${c?.phase ?? 'running'}`);
-    const s = e.session;
-    const known = s?.name === c.live ? (s.late !== undefined ? s.known : w.sessionRows.find((r) => r.name === c.live)?.renewTime) : undefined;
-    const k = proto.leavingKept(l, known === undefined ? undefined : { name: c.live, stamp: known, leftAt: e.leftTerm?.stamp }, e.name, e.instance, e.state.ledToken, e.ledOn, { wallNow: mono(w) + e.wallOffset, stampNow: stamp(w, e) });
-    if (k.kind !== 'offSession') return takenOff(w, i, false);
-    const req: Request = { kind: 'renew', term: k.term, renewTime: k.stamp, seconds: k.seconds, session: null, takeOff: true };
-    return patchElector(w, i, { busy: { req, then: { kind: 'takeOff', reads }, sentAt: monoOf(w, e) } });
-  }
-  /**
-   * The end of a stopped elector's leaving (LeaderElector.takePart's `finally`): with `takeOffs`, one
-   * that led a term (its ledToken) on a process whose session lives reads the lease to take that term
-   * off it (LeaderElector.leaveKept); otherwise it is gone.
-   */
-  function leaveKept(w: World, i: number, led: { readonly term: Term; readonly handed: boolean } | undefined): World {
-    const e = w.electors[i]!;
-    const live = e.session?.name;
-    if (!cfg.keptStops || !cfg.takeOffs || !live || e.state.ledToken < 0) return patchElector(w, i, { cancel: { phase: 'gone', led } });
-    return patchElector(w, i, { cancel: { phase: 'takingOff', led, live }, busy: takeOffRead(w, e, 1) });
-  }
-
-  const departRead = (w: World, e: Elector): Op => ({ req: { kind: 'read', consistent: true }, then: { kind: 'departRead' }, sentAt: monoOf(w, e) });
-
-  /**
-   * LeaderElector.leaveLease, a cancelled follower's after its candidacy: the lease read (`then`
-   * departRead) and what it names this start-up for given up (step.ts departure): a term handed to
-   * it released, its name as successor declined (conditioned on the revision read: refused, it reads
-   * again). `got` undefined: a fault, reported, and it is gone.
-   */
-  function departed(w: World, i: number, then: 'departRead' | 'declined', got: { answer: Lease | undefined } | undefined): World {
-    const e = w.electors[i]!;
-    const gone = leaveKept(w, i, undefined);
-    if (!got) return gone;
-    if (then === 'declined') return got.answer ? gone : patchElector(w, i, { busy: departRead(w, e) });
-    const d = departure(got.answer, e.name, e.instance);
-    if (!d) return gone;
-    if (d.kind === 'release') return patchElector(w, i, { busy: { req: releaseRequest(w, e, d.term), then: { kind: 'lastRelease' }, sentAt: monoOf(w, e) } });
-    const read: RowRead = { item: got.answer, revision: got.answer!.revision };
-    return patchElector(w, i, { busy: { req: { kind: 'write', read, patch: declinePatch(got.answer!, d.role) }, then: { kind: 'declined' }, sentAt: monoOf(w, e) } });
-  }
 
   /**
    * The process's Session (lib/sdk/session.ts), at any moment: its renewal (answered within the unit,
@@ -1055,7 +992,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const e = w.electors[i]!;
     const s = e.session!;
     // (its elector gone, a kept stop's: the Session runs on for the process's other electors, and tells it nothing)
-    const gone = e.cancel?.phase === 'gone' || e.cancel?.phase === 'takingOff';
+    const gone = e.cancel?.phase === 'gone' || e.cancel?.phase === 'leaving';
     const tell = (x: World, ev: Event) => (gone ? x : feed(x, i, ev, false));
     const kept = { ...(s.left ? { left: s.left } : {}), ...(s.others ? { others: s.others } : {}) };
     // more terms left than a row names: the rows held (Session.heldFor and start), none renewed or started
@@ -1341,7 +1278,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
 function what(op: Op): string {
   const t = op.then;
   if (t.kind !== 'answer')
-    return t.kind === 'takeOffRead' ? 'read (to take its kept term off its session)' : t.kind === 'takeOff' ? 'take-off (its kept term off its session)' : t.kind === 'leaseRead' ? 'read' : t.kind === 'confirmed' ? 'confirmation' : t.kind === 'acquired' ? 'acquisition' : t.kind === 'reported' ? 'vacancy report' : t.kind === 'released' ? 'release (given back)' : 'end of a rewritten term';
+    return t.kind === 'leavingRead' ? 'read (to leave the lease)' : t.kind === 'leavingWritten' ? leavingWhat(op.req) : t.kind === 'leaseRead' ? 'read' : t.kind === 'confirmed' ? 'confirmation' : t.kind === 'acquired' ? 'acquisition' : t.kind === 'reported' ? 'vacancy report' : t.kind === 'released' ? 'release (given back)' : 'end of a rewritten term';
   const head = t.rest[0]?.k;
   switch (op.req.kind) {
     case 'renew':
@@ -1356,6 +1293,9 @@ function what(op: Op): string {
       return op.req.kind;
   }
 }
+
+/** A stopping elector's write, for a trace. */
+const leavingWhat = (r: Request): string => (r.kind === 'release' ? 'release (leaving)' : r.kind === 'renew' ? 'take-off (its kept term off its session)' : 'decline (its name off the lease)');
 
 const shown = (l: Lease | undefined) => (l ? `holder ${l.holderIdentity}, token ${l.fencingToken}` : 'no row');
 
@@ -1406,7 +1346,7 @@ function describe(d: Decision): string {
  */
 const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
-const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited', 'heldOff'];
+const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited', 'heldOff', 'ledOn', 'leaving'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
 for (const f of Object.keys(START) as (keyof State)[])
   if (!FOLLOWER_TIMING.has(f) && !FOLLOWER_KEYED.includes(f)) throw new Error(`test/model: State.${f} is in neither FOLLOWER_KEYED nor FOLLOWER_TIMING (election-model.ts): say whether a decision reads it`);
@@ -1444,7 +1384,6 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
     if (e.cancel) out += `|X${enc(e.cancel)}`;
     if (e.leftTerm) out += `|Y${K(c, e.leftTerm.token)}/${T(c, e.leftTerm.stamp)}`;
     if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}${e.session.known !== undefined ? `k${T(c, e.session.known)}` : ''}${e.session.others ? `o${e.session.others}` : ''}${e.session.left ? `<${K(c, e.session.left.token)}/${e.session.left.instance}/${T(c, e.session.left.stamp)}` : ''}`;
-    if (e.ledOn !== undefined) out += `|O${e.ledOn}`;
     if (e.sleep) out += `|Z${e.lag ?? 0}/${enc(e.sleep)}/${e.gain ?? ''}/${e.behind ?? ''}`;
   }
   const co = w.coordinator;

@@ -32,9 +32,11 @@ const GOALS: Record<string, (w: World) => boolean> = {
   "a cancelled leader leading on in slices, its heir's candidate row read after the slice": (w) => w.electors.some((e) => e.cancel !== undefined && e.state.lead !== undefined && e.busy?.req.kind === 'sleep' && e.busy.then.kind === 'answer' && e.busy.then.rest[0]?.k === 'checkHeir'),
   "a cancelled leader that found its heir's candidate row gone reading the lease for the heir named now": (w) => w.electors.some((e) => e.cancel !== undefined && e.state.lead !== undefined && e.busy?.req.kind === 'read' && e.busy.then.kind === 'answer' && e.busy.then.rest.some((n) => n.k === 'leadOn' && n.gone !== undefined)),
   'a cancelled leader handing its term over, and the heir leading': (w) => w.electors.some((e) => e.cancel?.phase === 'gone' && e.cancel.led?.handed === true) && w.electors.some((e) => e.cancel === undefined && e.state.lead !== undefined),
-  'a cancelled leader releasing its term after stepping down': (w) => w.electors.some((e) => e.cancel?.phase === 'releasing'),
-  'a cancelled follower declining succession (depart)': (w) => w.electors.some((e) => e.cancel?.phase === 'departing' && e.busy?.then.kind === 'declined'),
-  'a cancelled follower releasing a term handed to it as it stopped (depart)': (w) => w.electors.some((e) => e.cancel?.phase === 'departing' && e.busy?.req.kind === 'release' && w.row?.holderInstance === e.instance),
+  'a cancelled leader releasing its term after stepping down': (w) => w.electors.some((e) => e.cancel?.phase === 'leaving' && e.cancel.led?.handed === false && e.busy?.req.kind === 'release' && e.state.leaving?.reads === 0),
+  'a cancelled follower declining succession (depart)': (w) => w.electors.some((e) => e.cancel?.phase === 'leaving' && e.busy?.then.kind === 'leavingWritten' && e.busy.req.kind === 'write'),
+  'a cancelled follower releasing a term handed to it as it stopped (depart)': (w) => w.electors.some((e) => e.cancel?.phase === 'leaving' && !e.cancel.led && e.busy?.req.kind === 'release' && w.row?.holderInstance === e.instance),
+  // the leaving's loop (step.ts leave, afterLeaving): a write refused or unanswered, decided again from a new read
+  "a stopping elector's leaving decided again from a new read after its write was refused or went unanswered": (w) => w.electors.some((e) => e.busy?.then.kind === 'leavingRead' && e.state.leaving?.part === 'lease' && (e.state.leaving.reads >= 1 || e.cancel?.phase === 'leaving' && e.cancel.led !== undefined)),
   'a term held on its leader\'s session': (w) => w.row?.session !== undefined && w.electors.some((e) => e.state.lead?.session !== undefined),
   'a session ended under its leader': (w) => w.electors.some((e) => e.session?.name === null && e.state.lead !== undefined),
   'a term moved onto the next session after one ended': (w) => w.electors.some((e) => e.session !== undefined && e.session.gen > 1 && e.session.name !== null && e.state.lead?.session === e.session.name),
@@ -59,7 +61,7 @@ const GOALS: Record<string, (w: World) => boolean> = {
   "a left term's name dropped by its process's Session once a consistent read of the lease showed the term no more": (w) => w.electors.some((e) => e.leftTerm !== undefined && e.session?.left === undefined),
   // …the take-off (takeOffs): the kept term off its session, and decided again from a new read once the take-off went unanswered
   "a kept term taken off its session by its stopped elector (leavingKept)": (w) => w.keptTakenOff === true,
-  "a kept term's take-off decided again from a new read after it went unanswered (afterLeaving)": (w) => w.electors.some((e) => e.busy?.then.kind === 'takeOffRead' && e.busy.then.reads > 1),
+  "a kept term's take-off decided again from a new read after it went unanswered (afterLeaving)": (w) => w.electors.some((e) => e.busy?.then.kind === 'leavingRead' && e.state.leaving?.part === 'kept' && e.state.leaving.reads >= 1),
   // …the hold past MAX_LEFT_TERMS (leftElsewhere): held, then lifted once a name was dropped and a row renewed naming the kept term
   "a process's session rows held, more terms left than a row names (MAX_LEFT_TERMS), its elector gone": (w) => w.electors.some((e) => e.cancel?.phase === 'gone' && e.session !== undefined && holdsForLeft((e.session.others ?? 0) + (e.session.left ? 1 : 0))),
   "a hold past MAX_LEFT_TERMS lifted once a name was dropped, a row of its process renewed naming the kept term": (w) => w.electors.some((e) => e.session?.left !== undefined && e.session.others === MAX_LEFT_TERMS - 1 && w.sessionRows.some((r) => r.process === e.process && r.leftTerms !== undefined && r.renewTime > e.session!.left!.stamp)),

@@ -18,7 +18,7 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // run() cancelled: the leader leads on, hands over (or releases after stepping down), withdraws its candidacy, is gone
   { name: "a cancelled leader's step-down from a held lease, one older copy, one slow or lost request", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 1, cancels: 1, staleReads: 1 }, depth: 7 },
   // the whole fleet cancelled (a deploy's SIGTERM to every worker): the leader hands over (or releases), and the heir, stopping
-  // too, gives up what the lease names it for — a term handed to it released, its name as successor declined (LeaderElector.leaveLease)
+  // too, gives up what the lease names it for — a term handed to it released, its name as successor declined (step.ts leave)
   { name: 'a held lease, both electors cancelled', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, cancels: 2 }, depth: 8 },
   // every process on a Session: the leader moves its term onto its session and renews the session instead; followers and the
   // coordinator judge the term by the session's row; a session ends (its leader takes the term off it, or onto the next one)
@@ -33,7 +33,7 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // …an operator moving the fencing token under it instead (its termToken kept): the name still matches the term (by termToken), and is
   // dropped once a consistent read of the lease shows the term no more; no row of the process vouches for it past its stamp
   { name: 'a held lease on sessions, its leader stopped with releaseOnCancel false, an operator moving the fencing token under its term', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, cancels: 1, keptStops: true, tokenMoves: 1, maxTickUnits: 5 }, depth: 6 },
-  // …its term on the session its process runs on taken off it as the elector stops (LeaderElector.leaveKept, step.ts leavingKept): a
+  // …its term on the session its process runs on taken off it as the elector stops (step.ts leave, its `kept` part: leavingKept): a
   // consistent read, a renewal conditioned on its token naming no session, stamped from the session's stamp no later than the stamp the
   // term was left at (depth 7 reaches a session renewal landing between the leave and the take-off: 25b5c34's defect, 498 ms past)
   { name: 'take-off: a held lease on sessions, its leader stopped with releaseOnCancel false taking its term off its session', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, cancels: 1, keptStops: true, takeOffs: true, maxTickUnits: 3 }, depth: 7 },
