@@ -42,6 +42,10 @@
  *   decides (step.ts leave: the 'leave' event; its consistent reads and its writes — a release, a
  *   decline, a kept term's take-off — in flight as any request, slow, lost, refused, landing late,
  *   each answer fed back); its wakes and clock jumps no longer reach it;
+ * - a take in doubt (with `sessions`): a write putting a term on the elector's session that timed
+ *   out (it may have landed) holds that session's renewals (LeaderElector.putOnSession), until a
+ *   consistent read shows no term of this start-up there, it leads a term there, or its leaving
+ *   settles it (the 'leave' event's `held`; step.ts leave's `doubt` part);
  * - an operator's delete of the row (`deletes`, coordinated electors only; not within clockSkewMs
  *   of the last term's start: the fencing token's assumption (2)): its leader leads on until it
  *   hears (its next renewal finds the row gone; on a session, the mark in the answer to its next
@@ -368,6 +372,14 @@ export interface Elector {
   readonly session?: ElectorSession;
   /** The term it left to run out as it stopped (keptStops), and the stamp: the model's own record, kept after the Session drops the name (the invariant's). */
   readonly leftTerm?: LeftTerm;
+  /**
+   * A write putting a term on this session (a take, a confirmation, a leader's renewal naming it)
+   * timed out, so it may have landed: the session's renewals are held (LeaderElector.putOnSession,
+   * doubtTake) until a consistent read of the lease shows no term of this start-up on it
+   * (doubtRead: while held, every read of the lease is consistent), it leads a term on it, or its
+   * leaving settles it (step.ts leave's `doubt` part: the 'leave' event's `held`, 'settleDoubt').
+   */
+  readonly held?: string;
   readonly stampOffset: number;
   readonly wallOffset: number;
   /** Its StampClock's jumps so far (Moment.jumps), and answers still to come before it is trusted again after the last. */
@@ -575,7 +587,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       const e = w.electors[i]!;
       const { state, effects } = proto.decide(settings(w, e), e.state, next, moment(w, e));
       // (LeaderElector.feed: the session its term is on, as it knows it)
-      w = patchElector(w, i, { state });
+      // (LeaderElector.feed: leading a term it knows is on the held session settles the doubt)
+      w = patchElector(w, i, state.lead !== undefined && state.lead.session === e.held ? { state, held: undefined } : { state });
       next = undefined;
       for (const f of effects) {
         const c = carry(w, i, f);
@@ -599,7 +612,10 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     const lease = (rest: readonly Next[], onFault: 'throw' | 'failed'): Then => ({ kind: 'answer', rest, as: 'lease', onFault });
     switch (f.kind) {
       case 'readLease':
-        return { w, req: { kind: 'read', consistent: f.consistent }, then: { kind: 'leaseRead' } };
+        // (a take in doubt: a copy may not show it, so the row itself)
+        return { w, req: { kind: 'read', consistent: f.consistent || e.held !== undefined }, then: { kind: 'leaseRead' } };
+      case 'settleDoubt':
+        return { w: patchElector(w, i, { held: undefined }) };
       case 'readSession':
         // (answered with the row as it is: the SessionReader's sharing of an earlier read, and older copies, are not modelled)
         return { w, next: { kind: 'sessionRead', read: { row: proto.sessionRows(w.sessionRows, 'elector').find((r) => r.name === f.name), sentAt: monoOf(w, e), ...(f.consistent ? {} : { consistent: false }) } } };
@@ -675,8 +691,6 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       }
       case 'leaveTerm':
         return leaveTerm(w, i, f.term);
-      case 'settleDoubt':
-        return { w };
       case 'newLeader':
       case 'clockSkew':
       case 'stepNow':
@@ -689,10 +703,16 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
   /** What the sender does with the answer to `op` (undefined: it timed out), in the loop (`main`) or its own chain. */
   function answered(w: World, i: number, op: Op, answer: Lease | undefined, timedOut: boolean, main: boolean): World {
     const before = w.electors[i]!;
+    const onSession = timedOut && before.session ? sessionPut(op) : undefined;
+    const read = !timedOut && op.then.kind === 'leaseRead' && op.req.kind === 'read' && op.req.consistent;
+    // LeaderElector.putOnSession: a write naming a session that timed out holds that session (one hold: a later one replaces it);
+    // doubtRead: a consistent read of the lease settles it unless the row shows a term of this start-up on it
+    const held = onSession ?? (read && before.held !== undefined && !(answer?.holderInstance === before.instance && answer.session === before.held) ? undefined : before.held);
     // each answer is a sample of DynamoDB's time: after a jump, the estimate is trusted again after CONFIRMATIONS of them
     w = patchElector(w, i, {
       unconfirmed: timedOut ? before.unconfirmed : Math.max(0, before.unconfirmed - 1),
       ...(main ? { busy: undefined } : { background: before.background.filter((o) => o !== op) }),
+      held,
     });
     const t = op.then;
     // LeaderElector.ended: a hand-over, release or end that landed is announced
@@ -947,11 +967,19 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     else if (c.phase === 'steppingDown') throw new Error(`${e.name}'s cancel ended without stepping down`);
     else if (c.phase === 'down') {
       const withdrawn: World = { ...w, candidates: w.candidates.filter((x) => x.name !== e.name) };
-      const after = leaving(patchElector(withdrawn, i, { cancel: { phase: 'leaving', led: c.led } }), i, { kind: 'leave', led: c.led, held: undefined });
+      const after = leaving(patchElector(withdrawn, i, { cancel: { phase: 'leaving', led: c.led } }), i, { kind: 'leave', led: c.led, held: e.held });
       const x = after.electors[i]!;
       const doing = x.busy ? (x.busy.req.kind === 'read' ? 'reads the lease to leave it' : `sends its ${what(x.busy)}`) : 'is gone';
       yield { label: `${e.name} withdraws its candidacy${x.leftTerm && !e.leftTerm ? `, leaves term ${x.leftTerm.token} to run out,` : ''} and ${doing}`, state: after };
     }
+  }
+
+  /** The session a write of `op` puts a term on (LeaderElector.putOnSession: a take, a confirmation, a leader's renewal naming it), if any. */
+  function sessionPut(op: Op): string | undefined {
+    const r = op.req;
+    if (r.kind === 'renew' && !r.takeOff && typeof r.session === 'string') return r.session;
+    if (r.kind === 'write' && op.then.kind === 'acquired' && typeof r.patch.set?.session === 'string') return r.patch.set.session;
+    return undefined;
   }
 
   /** A stopping elector's leaving event (step.ts leave) through the step: gone once it asks for nothing more. */
@@ -1023,7 +1051,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
     if (s.late !== undefined) {
       const sentAt = s.late;
       yield { label: `${e.process}'s session ${name}: the late answer to its renewal arrives`, state: tell(patchElector(w, i, { session: { name, gen: s.gen, ...kept } }), { kind: 'sessionRenewed', name, sentAt, ended: endedOn(w) }) };
-    } else if (!held) {
+    } else if (!held && e.held !== name) {
       // (each renewal names the terms its process left: leftTerms)
       const renewed: World = { ...w, sessionRows: w.sessionRows.map((r) => (r.name === name ? withLeft({ ...r, renewTime: stamp(w, e), revision: r.revision + 1 }, named) : r)) };
       yield { label: `${e.process}'s session ${name} renews`, state: tell(renewed, { kind: 'sessionRenewed', name, sentAt: monoOf(w, e), ended: endedOn(renewed) }) };
@@ -1383,6 +1411,7 @@ export function canonicalKey(w: World, unitMs: number, sessions = false): string
     if (e.deadline) out += `|D${T(c, e.deadline.at)}/${e.deadline.no}`;
     if (e.cancel) out += `|X${enc(e.cancel)}`;
     if (e.leftTerm) out += `|Y${K(c, e.leftTerm.token)}/${T(c, e.leftTerm.stamp)}`;
+    if (e.held !== undefined) out += `|H${e.held}`;
     if (e.session) out += `|S${e.session.name ?? '-'}${e.session.late !== undefined ? `@${T(c, e.session.late)}` : ''}${e.session.known !== undefined ? `k${T(c, e.session.known)}` : ''}${e.session.others ? `o${e.session.others}` : ''}${e.session.left ? `<${K(c, e.session.left.token)}/${e.session.left.instance}/${T(c, e.session.left.stamp)}` : ''}`;
     if (e.sleep) out += `|Z${e.lag ?? 0}/${enc(e.sleep)}/${e.gain ?? ''}/${e.behind ?? ''}`;
   }

@@ -42,6 +42,10 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   // …its process's other electors (not modelled) having left MAX_LEFT_TERMS terms of other leases: the kept stop's is one more than a
   // row names, so the process's session rows are held (step.ts holdsForLeft: none renewed, none started) until a name is dropped
   { name: 'past MAX_LEFT_TERMS: a held lease on sessions, its leader stopped with releaseOnCancel false, its process holding its session rows', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, sessions: true, cancels: 1, keptStops: true, leftElsewhere: MAX_LEFT_TERMS, sessionEnds: 1, maxTickUnits: 3 }, depth: 6 },
+  // a take in doubt (LeaderElector.putOnSession): the leader's renewal moving its term onto its session slow or lost, so the session's
+  // renewals are held; cancelled, its leaving settles the doubt from a consistent read (step.ts leave, its `doubt` part: the term
+  // there released, or the hold dropped) before the hold goes; its release and reads lost, late or refused as any request
+  { name: 'a take in doubt: a held lease on sessions, its leader cancelled, one slow or lost request', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 1, sessions: true, cancels: 1, maxTickUnits: 3 }, depth: 7 },
   // client-go's mode without a coordinator: every elector takes a vacant lease itself, by a write conditioned on the revision it read
   { name: 'NoCoordination: two electors, clocks off by ±500 ms, one jump', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [-500, 500], faults: 0, clockJumps: 1 }, depth: 8 },
   { name: 'NoCoordination: two electors, one slow or lost request, one work failure, one cancel', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [0], faults: 1, workFailures: 1, cancels: 1 }, depth: 8 },
