@@ -29,7 +29,9 @@ export type ModelBug =
   /** A stopping elector's take-off of its kept term (step.ts leavingKept) stamped as a renewal is, with DynamoDB's time now, not from the session's stamp. */
   | 'takeOffStampedNow'
   /** The Session renews past MAX_LEFT_TERMS (step.ts holdsForLeft never holds), its rows naming the first MAX_LEFT_TERMS terms left: the newest unnamed. */
-  | 'leftPastMaxRenewed';
+  | 'leftPastMaxRenewed'
+  /** A stopping elector's leaving (step.ts leave, its `lease` part) releases the term its read shows whoever holds it, not only one of this start-up's (departure's holder check dropped). */
+  | 'leavingReleasesAnyTerm';
 
 export function planted(bug: ModelBug, p: Protocol): Protocol {
   switch (bug) {
@@ -123,6 +125,17 @@ export function planted(bug: ModelBug, p: Protocol): Protocol {
     case 'takeOffStampedNow':
       // (DynamoDB's time as the elector measures it now: the moment's monotonic now plus its offset)
       return { ...p, decide: (s, st, e, at) => mapWrites(p.decide(s, st, e, at), (m) => (m.kind === 'offSession' ? { ...m, stamp: at.now + at.offset } : m)) };
+    case 'leavingReleasesAnyTerm':
+      return {
+        ...p,
+        decide: (s, st, e, at) => {
+          const l = e.kind === 'leavingRead' && e.read !== 'unread' ? e.read.item : undefined;
+          const lv = st.leaving;
+          if (lv?.part !== 'lease' || l?.holderIdentity === undefined || l.holderInstance === s.instance) return p.decide(s, st, e, at);
+          // the term as read, released by its holder and token: the lock's condition holds, so it lands on a live term
+          return { state: { ...st, leaving: { ...lv, reads: lv.reads + 1 } }, effects: [{ kind: 'leavingWrite', write: { kind: 'release', term: { holderIdentity: l.holderIdentity, fencingToken: l.fencingToken } } }] };
+        },
+      };
     case 'leftPastMaxRenewed':
       return { ...p, holdsForLeft: () => false };
     case 'renewalWithoutTokenCondition':

@@ -58,6 +58,9 @@ const PLANTS: { bug: ModelBug; cfg: Partial<ModelConfig>; depth: number; breaks:
   // past MAX_LEFT_TERMS the Session renews on instead of holding its rows, naming the first MAX_LEFT_TERMS terms left: the kept stop's,
   // the newest, unnamed, so the next renewal vouches for it by its own stamp
   { bug: 'leftPastMaxRenewed', cfg: PAST_MAX, depth: 4, breaks: /p1's session row p1-s1 vouches for term \d+, which w1 left to run out, 500 ms past the stamp it was left at/, trace: ['w1 is cancelled', 'w1 withdraws its candidacy, leaves term 499999500000 to run out, and is gone', 'tick', "p1's session p1-s1 renews"] },
+  // a stopping follower (its leaving: step.ts leave) releases the term its read shows, its leader's: the lock's condition (holder and
+  // token, as read) holds, so the release lands under a live term
+  { bug: 'leavingReleasesAnyTerm', cfg: { start: 'held', stampOffsetsMs: [0], faults: 0, cancels: 1 }, depth: 4, breaks: /w1 leads in term \d+ while the lease row is in no term/, control: true, trace: ['w2 is cancelled', 'w2 withdraws its candidacy and reads the lease to leave it', "w2's read (to leave the lease) lands and is answered", "w2's release (leaving) lands and is answered"] },
 ];
 
 describe('the model check catches the planted bugs', () => {
