@@ -40,8 +40,10 @@ export interface LeadingTerm {
  */
 export interface LeaderCallbacks {
   /**
-   * Runs when this worker becomes leader; `signal` aborts the moment it must stop acting, and
-   * `term` writes in this term only. A promise it returns that rejects (or a throw) before the
+   * Runs when this worker becomes leader; `signal` aborts the moment it must stop acting (its
+   * `aborted` and `throwIfAborted()` judge the renew deadline when read, so work resumed after a
+   * freeze sees it aborted before the elector's own timers have run), and `term` writes in this
+   * term only. A promise it returns that rejects (or a throw) before the
    * signal aborts is the work failing (onLeaderWorkFailure); one that rejects after it is the work
    * stopping, as asked. Nothing waits for it: on a step-down or a cancel, onStoppedLeading runs and
    * run() resolves whether or not the work has returned. Work that never returns, or ignores its

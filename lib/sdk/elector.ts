@@ -79,6 +79,31 @@ export function electorWith(internals: ElectorInternals, options: AnyLeaderElect
 }
 
 /**
+ * The term's signal, whose `aborted` and `throwIfAborted()` judge the renew deadline at the moment
+ * they are read (LeaderElector.isLeader): after a freeze the deadline timer may not have run yet
+ * when the function resumes, but its first look at the signal already says the term is over. The
+ * signal onStartedLeading and withLease's function are given.
+ * @internal
+ */
+export function judgedSignal(signal: AbortSignal, elector: LeaderElector): AbortSignal {
+  const aborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
+  Object.defineProperty(signal, 'aborted', {
+    get() {
+      elector.isLeader();
+      return aborted.call(signal) as boolean;
+    },
+  });
+  const throwIfAborted = signal.throwIfAborted.bind(signal);
+  Object.defineProperty(signal, 'throwIfAborted', {
+    value: () => {
+      elector.isLeader();
+      throwIfAborted();
+    },
+  });
+  return signal;
+}
+
+/**
  * client-go's LeaderElector on a DynamoDB lease, taking part in KEP-4355's coordinated election:
  * a follower reads the lease, judges expiry on its own monotonic clock, acknowledges elections and
  * reports vacancies; a leader renews every renew interval (`renewIntervalMs`), stops acting when it
@@ -685,7 +710,8 @@ export class LeaderElector {
         // work that never asks isLeader() learns of a sleep within a retry period of waking too (the gauge is the step's: set before it, following)
         x.clocks?.cancel();
         x.clocks = every(x.time, o.retryPeriodMs, () => this.lookAtClocks(), { background: true });
-        callBack(() => x.callbacks.onStartedLeading(controller.signal, leading), failed);
+        // judged when read: after a freeze (SIGSTOP) the work's own timer may run before the deadline timer
+        callBack(() => x.callbacks.onStartedLeading(judgedSignal(controller.signal, this), leading), failed);
         return { sent: STARTED, answer: () => ({ kind: 'answer', rest: f.rest }) };
       }
       case 'stop':

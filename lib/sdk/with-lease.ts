@@ -22,7 +22,7 @@ import { BrokenSessionError, ConflictError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
-import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, type ElectorInternals, type StopReason } from './elector.js';
+import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, type ElectorInternals, type StopReason } from './elector.js';
 import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, TableWait, stampClockFor, tableNotFound, type ClockSync } from './options.js';
@@ -418,28 +418,6 @@ function refusedAt(e: unknown, index: number): boolean {
   return e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[index]?.Code === 'ConditionalCheckFailed';
 }
 
-/**
- * The term's signal, whose `aborted` and `throwIfAborted()` judge the renew deadline at the moment
- * they are read (LeaderElector.isLeader): after a freeze the deadline timer may not have run yet
- * when the function resumes, but its first look at the signal already says the term is over.
- */
-function judgedSignal(signal: AbortSignal, elector: LeaderElector): AbortSignal {
-  const aborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
-  Object.defineProperty(signal, 'aborted', {
-    get() {
-      elector.isLeader();
-      return aborted.call(signal) as boolean;
-    },
-  });
-  const throwIfAborted = signal.throwIfAborted.bind(signal);
-  Object.defineProperty(signal, 'throwIfAborted', {
-    value: () => {
-      elector.isLeader();
-      throwIfAborted();
-    },
-  });
-  return signal;
-}
 
 /**
  * The run's renew interval: the option, or the coordinated default in either mode (fewer writes than

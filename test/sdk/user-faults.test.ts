@@ -321,6 +321,40 @@ async function asleepWhileAnotherLeads(sim: Sim, es: SimElector[]) {
   return { leader, id: leader.elector.options.identity, token, m, sleptAt, next };
 }
 
+describe('a leader whose work looks only at its signal, frozen (SIGSTOP) past its lease', () => {
+  /**
+   * After SIGCONT Node runs the timers that came due in the order they were due: the work's own
+   * (a sleep between two acts) before the elector's renew-deadline timer, so the work's first look
+   * at `signal.aborted` comes before anything of the elector has run. Seen with real processes: a
+   * leader SIGSTOPped for 30 s acted once more on waking (`signal.aborted` false) 23 s into
+   * another's term, its onStoppedLeading 60 ms later.
+   */
+  it('its first look at the signal after the freeze sees it aborted (judged when read), and it is told it stopped', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const terms = new Map<string, { signal: AbortSignal; token: number }>();
+    const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
+      const m = sim.machine();
+      m.clock.monotonicTimers = true;
+      const onStartedLeading = (signal: AbortSignal, term: LeadingTerm) => void terms.set(id, { signal, token: term.fencingToken });
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, callbacks: { onStartedLeading, onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }) } }, { machine: m });
+    });
+    const { id, token, m, next } = await asleepWhileAnotherLeads(sim, es);
+    // SIGSTOP: no time lost to the monotonic clock, only every timer of the process held
+    expect(m.clock.paused).toBe(true);
+    const { signal, token: ofTerm } = terms.get(id)!;
+    expect(ofTerm).toBe(token);
+    expect(next.elector.fencingToken!).toBeGreaterThan(token);
+    // still frozen, so nothing of the elector has run: the work's look (its timer came due first) judges the deadline
+    expect(signal.aborted).toBe(true);
+    expect(() => signal.throwIfAborted()).toThrow();
+    expect(sim.log.of('stopped', id).find((s) => s.token === token)).toMatchObject({ reason: 'renewDeadline' });
+    m.clock.resume();
+    await sim.run(5_000);
+    expect(leaders(es)).toEqual([next]);
+  });
+});
+
 describe('a laptop that slept past its lease: its monotonic clock, and every timer on it, stood still', () => {
   /**
    * Three electors on machines whose timers count down on the monotonic clock, as Node's do
