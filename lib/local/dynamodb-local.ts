@@ -20,6 +20,11 @@ export interface DynamoDBLocal {
    * Linux), or every interface of this machine (elsewhere; a warning said so at the start).
    */
   readonly listensOn: 'loopback' | 'every interface';
+  /**
+   * Calls `fn` once if DynamoDB Local exits by itself (killed, crashed: not by stop()), with how it
+   * exited. Its tables were in memory: they are gone with it, and nothing brings them back.
+   */
+  onExit(fn: (how: string) => void): void;
   stop(): Promise<void>;
 }
 
@@ -238,8 +243,13 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
     stderr = (stderr + b.toString()).slice(-4000);
   });
   let exited: number | null | undefined;
-  child.on('exit', (code) => {
+  let stopped = false;
+  const onExit: ((how: string) => void)[] = [];
+  child.on('exit', (code, sig) => {
     exited = code;
+    // (the relay exits with Java's code, 1 for a signal; without one, child is Java)
+    const how = sig ? `killed by ${sig}` : `with code ${code}`;
+    if (!stopped) for (const fn of onExit.splice(0)) fn(how);
   });
   let pid: number | undefined;
   const killOnExit = () => {
@@ -279,7 +289,12 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
     port,
     pid,
     listensOn: ns.ok ? 'loopback' : 'every interface',
+    onExit(fn) {
+      if (exited !== undefined) fn('before it was watched');
+      else onExit.push(fn);
+    },
     async stop() {
+      stopped = true;
       process.off('exit', killOnExit);
       if (exited !== undefined) return;
       const gone = new Promise<void>((r) => child.once('exit', () => r()));

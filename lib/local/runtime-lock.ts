@@ -109,12 +109,14 @@ export interface LockSeer {
  * What became of a lock lost, as the renewal that found it so read it: written over by another
  * runtime that judged it not renewed (`takenOver`, naming it as the item does), gone (`deleted`: by
  * hand, or with its table; no runtime deletes a lock not its own), or either (`unread`: who holds it
- * now could not be read, `error` saying why).
+ * now could not be read, `error` saying why); or lost with the runtime's own DynamoDB Local, which
+ * exited (`storeExited`: its in-memory tables, the lock's among them, gone; no renewal read it).
  */
 export type RuntimeLockLoss =
   | { readonly kind: 'takenOver'; readonly pid: number; readonly host: string }
   | { readonly kind: 'deleted' }
-  | { readonly kind: 'unread'; readonly error: unknown };
+  | { readonly kind: 'unread'; readonly error: unknown }
+  | { readonly kind: 'storeExited' };
 
 /** What to do about the lock of a prefix, as found. */
 export type LockDecision =
@@ -208,6 +210,12 @@ export interface RuntimeLock {
    * a later start takes it over: the stop completes all the same.
    */
   release(): Promise<void>;
+  /**
+   * Lost with the DynamoDB Local it was in (the runtime's own, exited: its in-memory tables gone):
+   * no renewal is sent again, release() deletes nothing, and onLost is told `line` (once, unless
+   * already lost or released).
+   */
+  lostWithStore(line: string): void;
 }
 
 export interface LockRuntimeOptions {
@@ -438,6 +446,14 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
     prefix,
     renew,
     held: stillHeld,
+    lostWithStore(line) {
+      if (over || releasing.signal.aborted) return;
+      over = true;
+      held.delete(owner);
+      timer?.cancel();
+      releasing.abort(); // a renewal or confirmation waiting on the gone endpoint ends
+      onLost(line, { kind: 'storeExited' });
+    },
     async release() {
       timer?.cancel();
       releasing.abort();

@@ -129,6 +129,8 @@ export interface LocalEvent {
 
 export interface LocalRuntime {
   endpoint: string;
+  /** Java's pid, for a DynamoDB Local of its own (none on an `endpoint` given). */
+  dynamoDBLocalPid: number | undefined;
   tables: TableNames;
   eventsFile: string;
   deadLetterFile: string;
@@ -265,10 +267,11 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const deadLetterFile = join(dir, 'dead-letters.jsonl');
   appendFileSync(eventsFile, ''); // there from the start: `conclave events` finds no events yet, not a missing file
   let endpoint = opts.endpoint;
+  let ddb: DynamoDBLocal | undefined;
   if (endpoint === undefined) {
-    const ddb: DynamoDBLocal = await startDynamoDBLocal(opts.installJava === undefined ? {} : { installJava: opts.installJava });
-    parts.push({ name: 'DynamoDB Local', stop: () => ddb.stop() });
-    endpoint = ddb.endpoint;
+    const own = (ddb = await startDynamoDBLocal(opts.installJava === undefined ? {} : { installJava: opts.installJava }));
+    parts.push({ name: 'DynamoDB Local', stop: () => own.stop() });
+    endpoint = own.endpoint;
   }
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
@@ -303,6 +306,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       onLost: (line, loss) => {
         // judged gone and taken over: another runtime runs the functions now, so this one runs none
         // (each stop takes no new work at once; what is under way finishes)
+        if (lost.line !== undefined) return;
         lost.line = line;
         lost.tick?.cancel();
         for (const p of lost.pollers) void p.stop();
@@ -318,6 +322,11 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     }),
   );
   parts.push({ name: 'the runtime lock', stop: () => lock.release() });
+  // its own DynamoDB Local killed (the OOM killer, a stray kill) or crashed: its in-memory tables,
+  // and the lock in them, are gone for good; the functions would only fail on every poll and tick
+  // against a port nobody serves, so they stop as at the lock's loss, and the process is told to stop
+  const own = ddb;
+  own?.onExit((how) => lock.lostWithStore(`the lock of local mode on table prefix ${prefix} was lost with its DynamoDB Local (Java, pid ${own.pid}), which exited ${how}: its tables were in memory and are gone; start local mode again`));
   // a DynamoDB Local the caller named may have these tables from an earlier run (-sharedDb -dbPath,
   // a restart, a crash): reused as they are, rows and streams; one of another shape is refused
   await reached(createTables(requests, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }));
@@ -544,6 +553,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
 
   return {
     endpoint,
+    dynamoDBLocalPid: ddb?.pid,
     tables,
     eventsFile,
     deadLetterFile,

@@ -8,7 +8,8 @@
  * reused), --tick DURATION (default 10s), --no-push, --events-dir DIR (default .local: events.jsonl
  * there is what `conclave events` reads by default, as for `npm start`). Exits 0 at Ctrl-C; 1 if
  * another local mode took its lock over (it was paused or cut off from DynamoDB Local for 10 s):
- * its functions are stopped then, and the other runs them.
+ * its functions are stopped then, and the other runs them; 1 too if its own DynamoDB Local exits
+ * (killed, crashed: its in-memory tables are gone).
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
@@ -33,6 +34,7 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
                           one conclave-local per endpoint and prefix: a second is refused, naming the first's pid;
                           one whose lock another took over (paused or cut off for 10 s), or whose lock item was deleted,
                           stops and exits 1, saying which
+                          (without --endpoint: one whose own DynamoDB Local exits stops and exits 1 too, naming Java's pid)
   --tick DURATION         how often the coordinator's scheduled reconcile runs, such as 10s or 500ms (default 10s; 1m in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
@@ -106,7 +108,7 @@ console.log(
 );
 console.log('ready');
 
-/** What became of the lock: taken over by whom, deleted, or taken over or deleted (who holds it now unread). */
+/** What became of the lock: taken over by whom, deleted, taken over or deleted (who holds it now unread), or gone with its DynamoDB Local. */
 function whatBecame(loss: RuntimeLockLoss): string {
   switch (loss.kind) {
     case 'takenOver':
@@ -115,6 +117,8 @@ function whatBecame(loss: RuntimeLockLoss): string {
       return 'deleted';
     case 'unread':
       return 'taken over or deleted';
+    case 'storeExited':
+      return 'lost with its DynamoDB Local';
   }
 }
 

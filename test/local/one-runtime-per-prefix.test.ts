@@ -21,7 +21,7 @@ import { manualClock, systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_DEPLOYMENT } from '../../lib/local/ecs-task.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
 import { startLocalConclave } from '../../lib/testing/index.js';
-import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_REQUEST_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_SURE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
+import { lockRuntime, type RuntimeLockLoss, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_REQUEST_MS, RUNTIME_LOCK_RETRY_MS, RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_SURE_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
@@ -173,6 +173,27 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
       expect(refused?.message).toMatch(new RegExp(`^local mode already runs on the DynamoDB Local at ${own.endpoint.replace(/[.]/g, '\\.')} with table prefix conclave-local: process ${process.pid} on `));
       const beside = await start('beside-own', own.endpoint);
       await beside.stop();
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('a runtime whose own DynamoDB Local exits under it (killed) stops its functions and says so at once, naming its pid; the stop then stops', async () => {
+    const lines: string[] = [];
+    const losses: RuntimeLockLoss[] = [];
+    const own = await startLocalRuntime({ prefix: 'conclave-local', dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, onLost: (line, loss) => (lines.push(line), losses.push(loss)) });
+    try {
+      const pid = own.dynamoDBLocalPid!;
+      expect(pid).toBeGreaterThan(0);
+      process.kill(pid, 'SIGKILL');
+      // before: nothing told, ever; every poll and tick failed against the port (ECONNREFUSED) for as long as it ran,
+      // its lock's renewals too: conclave-local stood as if ready beside tables that were gone
+      await waitFor('the runtime told its DynamoDB Local exited', () => lines.length > 0);
+      expect(lines).toEqual([
+        `the lock of local mode on table prefix conclave-local was lost with its DynamoDB Local (Java, pid ${pid}), which exited with code 1: its tables were in memory and are gone; start local mode again: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`,
+      ]);
+      expect(losses).toEqual([{ kind: 'storeExited' }]);
+      await expect(own.tick()).rejects.toThrow("start local mode again: this runtime's functions are stopped; stop it");
     } finally {
       await own.stop();
     }
