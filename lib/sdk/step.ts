@@ -236,6 +236,10 @@ export function leadFromRead(r: {
   if (l.vacancyReport !== undefined || l.session !== undefined || (l.preferredHolder !== undefined && l.preferredHolder !== r.identity)) return CONFIRM_FIRST;
   // no later than the hand-over landed, on this worker's monotonic clock
   const anchor = l.renewTime - r.clock.offset - r.clock.errorMs - r.stampErrorMs;
+  // a hand-over stamped after this read's answer by this worker's clock: that clock is behind (clockSync
+  // 'none' on a slow wall clock), and a term led from the stamp would stand past any deadline (renewedAt in
+  // the monotonic future, no renewal due): confirmed by renewing first, judged from its send
+  if (anchor > r.now) return CONFIRM_FIRST;
   const until = anchor + (l.leaseDurationSeconds * 1000 * r.renewDeadlineMs) / r.leaseDurationMs;
   if (until - r.now < r.retryPeriodMs / 2) return CONFIRM_FIRST;
   return r.consistent ? { kind: 'lead', renewedAt: until - r.renewDeadlineMs } : READ_AGAIN;

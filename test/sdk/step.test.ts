@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { at, OFFSET, read, stepSettings, T } from './step-fixtures.js';
-import { FOLLOWING, followerDelay, followerStep, READ_AFTER_MS, RenewalPhase, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { FOLLOWING, followerDelay, followerStep, leadFromRead, READ_AFTER_MS, RenewalPhase, type FollowerEvent, type FollowerSettings, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 
 const settings = (o: Partial<FollowerSettings> = {}): FollowerSettings => stepSettings('b', o);
 /** A held row, renewed (by its stamp) at monotonic T: a term first seen at T or later is counted from when it was seen, not from its stamp. */
@@ -697,4 +697,22 @@ describe("the follower's step", () => {
     for (const revision of [1, 2, undefined]) expect(followerStep(settings(), before, { kind: 'wake', revision }, at(20)).state.awaited).toBeUndefined();
     expect(followerStep(settings(), FOLLOWING, { kind: 'wake', revision: 1 }, at(20)).state.awaited).toBeUndefined();
   });
+});
+
+describe('leadFromRead: an heir handed a term judges it from the hand-over stamp, on its own clock', () => {
+  // handed over by the giver 2 s before this read was answered, stamped with DynamoDB's time
+  const handed: Lease = { name: 'job', holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 7, leaseDurationSeconds: 15, leaseTransitions: 3, revision: 9, electedBy: 'successor', acquireTime: OFFSET + T - 2_000, renewTime: OFFSET + T - 2_000 } as Lease;
+  const judged = (offset: number) => leadFromRead({ lease: handed, identity: 'b', consistent: true, clock: { offset, errorMs: 1 }, stampErrorMs: 500, now: T, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 });
+
+  it.each([
+    // a clock that agrees with DynamoDB's: led from the stamp (less the errors), not from the read
+    { name: 'its clock agrees', offset: OFFSET, want: { kind: 'lead', renewedAt: T - 2_000 - 1 - 500 } },
+    // ahead of DynamoDB's: the stamp looks older, the term shorter (here too short: confirmed first)
+    { name: 'its clock 9 s ahead', offset: OFFSET + 9_000, want: { kind: 'confirm' } },
+    // behind (clockSync 'none' on a wall clock 10 min slow): the stamp looks 10 min ahead of now. Before, it
+    // was led from then: renewedAt 10 min in the monotonic future, so no renewal was due and no deadline came
+    // for 10 min (seen with real processes: isLeader() true and 0 requests for 35 s while another led)
+    { name: 'its clock 10 min behind', offset: OFFSET - 600_000, want: { kind: 'confirm' } },
+    { name: 'its clock 3 s behind (the stamp after its now by more than the errors)', offset: OFFSET - 3_000, want: { kind: 'confirm' } },
+  ])('$name', ({ offset, want }) => expect(judged(offset)).toEqual(want));
 });
