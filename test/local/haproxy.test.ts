@@ -317,7 +317,13 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
   // the refuser seen out first, then someone routed: sampled the other way round, `routed` could
   // count the refuser in the moment before it went out, and the retry meet nobody (HAProxy's own
   // 503; seen once on a busy machine). A refuser that stepped down does not come back in.
-  const routedAgain = async (failed: Attempt) => (failed.identity === undefined || !(await group.haproxy.up(failed.identity))) && (await group.haproxy.routed());
+  // A worker killed answers nothing, so HAProxy's own 503 names no refuser: it too is seen out first
+  // (HAProxy counts it up until `fall` checks fail; a retry routed to it meets HAProxy's 1 s
+  // turn-around and its 503 again: seen once on a busy machine). Watched once for every request
+  // (`killedOut`): each failed request polling the runtime API every 20 ms filled its socket's backlog
+  const out = async (identity: string) => !(await group.haproxy.up(identity));
+  let killedOut = true;
+  const routedAgain = async (failed: Attempt) => (failed.identity === undefined ? killedOut : await out(failed.identity)) && (await group.haproxy.routed());
   const client = () => new SteadyClient({ url: `${group.url}/work`, everyMs: 20, retry: { after: 'routed', routed: routedAgain, pollMs: 20, maxWaitMs: WAIT_GUARD_MS } }).start();
   const tries = (records: readonly RequestRecord[]): Attempt[] => records.flatMap((r) => (r.retry ? [r.first, r.retry] : [r.first]));
   /** Until `n` requests sent after `after` were answered by `identity`. */
@@ -419,7 +425,9 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
     const old = await group.settled();
     const c = client();
     await answeredBy(c, old.identity, 5);
+    killedOut = false;
     await old.kill();
+    void waitFor('the killed worker out', () => out(old.identity)).then(() => (killedOut = true));
     const next = await waitFor('another worker to answer', () => tries(c.records).find((a) => succeeded(a) && a.identity !== old.identity)?.identity);
     const seen = tries(c.records).find((a) => a.identity === next)!.doneAt;
     await answeredBy(c, next, 10, seen);
