@@ -24,7 +24,7 @@ const EVERY_MS = 20;
 const BEFORE_MS = 1_000;
 const AFTER_MS = 1_500;
 
-export const HAPROXY_SETTINGS = `inter ${LEADER_CHECK.intervalMs}ms rise ${LEADER_CHECK.rise} fall ${LEADER_CHECK.fall} fastinter ${LEADER_CHECK.fastIntervalMs}ms, observe layer7 error-limit 1 on-error fastinter, retry-on conn-failure empty-response 503, retries ${LEADER_CHECK.retries}, option redispatch 1, Retry-After ${LEADER_CHECK.retryAfterSeconds}`;
+export const HAPROXY_SETTINGS = `every server down at the start (server-state-file, max-spread-checks 1ms), inter ${LEADER_CHECK.intervalMs}ms rise ${LEADER_CHECK.rise} fall ${LEADER_CHECK.fall} fastinter ${LEADER_CHECK.fastIntervalMs}ms downinter ${LEADER_CHECK.downIntervalMs}ms, observe layer7 error-limit 1 on-error fastinter, retry-on conn-failure empty-response 503, retries ${LEADER_CHECK.retries}, option redispatch 1, HAProxy's own 502 answered as a 503, Retry-After ${LEADER_CHECK.retryAfterSeconds} on every 503`;
 
 interface Sample extends FailoverFigures {
   kind: 'handoff' | 'crash';

@@ -76,6 +76,12 @@ export const LeaderCheckSettingsSchema = z.strictObject({
    * `observe layer7 error-limit 1 on-error fastinter`), and between checks while it goes up or down.
    */
   fastIntervalMs: z.number().int().min(10, 'must be at least 10 ms'),
+  /**
+   * `downinter`: how often a worker counted down (a follower) is asked. A follower that becomes the
+   * leader is routed to at its next check, so this bounds a hand-off's wait for HAProxy; a check is
+   * a GET on loopback or the LAN, cheap at this rate.
+   */
+  downIntervalMs: z.number().int().min(10, 'must be at least 10 ms'),
   /** `timeout check`: a check unanswered this long fails. */
   checkTimeoutMs: z.number().int().min(1),
   /** `retries`: how often HAProxy itself tries a request again (`retry-on conn-failure empty-response 503`, `option redispatch 1`: on another routed worker when there is one). */
@@ -88,9 +94,10 @@ export type LeaderCheckSettings = z.infer<typeof LeaderCheckSettingsSchema>;
 /**
  * The settings the test, the benchmark and `npm start`'s story run with: a check every 250 ms, a
  * single 200 to route to a new leader, two failed checks to stop (50 ms apart after a failed
- * request), one second for the client's retry.
+ * request), a follower asked every 50 ms (so a new leader's first 200 comes soon), one second for
+ * the client's retry.
  */
-export const LEADER_CHECK: LeaderCheckSettings = { intervalMs: 250, rise: 1, fall: 2, fastIntervalMs: 50, checkTimeoutMs: 1_000, retries: 2, retryAfterSeconds: 1 };
+export const LEADER_CHECK: LeaderCheckSettings = { intervalMs: 250, rise: 1, fall: 2, fastIntervalMs: 50, downIntervalMs: 50, checkTimeoutMs: 1_000, retries: 2, retryAfterSeconds: 1 };
 
 /** One worker behind HAProxy: its application's port, and the port its health check (`serveHealth`) answers on. */
 export const HaproxyServerSchema = z.strictObject({
@@ -152,8 +159,9 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     // and the check decides: a worker that stepped down (503) or died fails it and is out after
     // `fall` checks; the application's own 500 leaves the leader in, as its `/leader` still answers
     // 200 (`on-error mark-down` would take the only leader out at its first 500). A 503 or a dead
-    // connection is retried on another routed worker, if any
-    `  default-server inter ${s.intervalMs}ms fastinter ${s.fastIntervalMs}ms rise ${s.rise} fall ${s.fall} observe layer7 error-limit 1 on-error fastinter`,
+    // connection is retried on another routed worker, if any. A worker counted down is asked every
+    // `downinter`: a new leader waited up to `inter` for its first check as one, the hand-off's tail
+    `  default-server inter ${s.intervalMs}ms fastinter ${s.fastIntervalMs}ms downinter ${s.downIntervalMs}ms rise ${s.rise} fall ${s.fall} observe layer7 error-limit 1 on-error fastinter`,
     '  retry-on conn-failure empty-response 503',
     `  retries ${s.retries}`,
     '  option redispatch 1',

@@ -94,7 +94,7 @@ describe('ensureHaproxy: asked for, not taken', () => {
 describe('haproxyConfig', () => {
   it('every worker a server checked by GET /leader on its health port; a bad server name or setting is a ValidationError naming the field', () => {
     const cfg = haproxyConfig({ port: 8080, servers: [{ name: 'w1', host: '127.0.0.1', port: 9001, checkPort: 9101 }], stateFile: '/s' });
-    for (const line of ['bind 127.0.0.1:8080', 'option httpchk GET /leader', 'http-check expect status 200', `monitor-uri ${MONITOR_PATH}`, 'server w1 127.0.0.1:9001 check port 9101', `default-server inter ${LEADER_CHECK.intervalMs}ms fastinter ${LEADER_CHECK.fastIntervalMs}ms rise 1 fall 2`])
+    for (const line of ['bind 127.0.0.1:8080', 'option httpchk GET /leader', 'http-check expect status 200', `monitor-uri ${MONITOR_PATH}`, 'server w1 127.0.0.1:9001 check port 9101', `default-server inter ${LEADER_CHECK.intervalMs}ms fastinter ${LEADER_CHECK.fastIntervalMs}ms downinter ${LEADER_CHECK.downIntervalMs}ms rise 1 fall 2`])
       expect(cfg).toContain(line);
     const bad = (f: () => unknown, field: RegExp) => {
       expect(f).toThrow(ValidationError);
@@ -290,6 +290,60 @@ describe('a request HAProxy could not get answered reaches the client as a 503 w
     };
     expect(await get('/gone')).toEqual({ status: 503, retryAfter: String(LEADER_CHECK.retryAfterSeconds) });
     expect(await get('/bad')).toEqual({ status: 502, retryAfter: null });
+  });
+});
+
+/**
+ * A leader and a standby as stand-ins (no traffic): how often HAProxy checks a worker it counts down.
+ * A standby that becomes the leader is routed to at its next check, so that interval is the hand-off
+ * window's tail: the checks are counted, each worker's by its own `/leader` server.
+ */
+describe('a worker counted down is checked every downinter, sooner than the leader (inter)', () => {
+  let haproxy: Haproxy;
+  const servers: Server[] = [];
+  const state = { a: { leading: true, checks: 0 }, b: { leading: false, checks: 0 } };
+  const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+    const s = createServer(handler);
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    servers.push(s);
+    return (s.address() as AddressInfo).port;
+  };
+  beforeAll(async () => {
+    const stands = [];
+    for (const name of ['a', 'b'] as const) {
+      const w = state[name];
+      const port = await listen((_req, res) => res.writeHead(w.leading ? 200 : 503).end());
+      const checkPort = await listen((_req, res) => {
+        w.checks++;
+        res.writeHead(w.leading ? 200 : 503).end();
+      });
+      stands.push({ name, host: '127.0.0.1', port, checkPort });
+    }
+    haproxy = await startHaproxy({ servers: stands, binary: ensureHaproxy() });
+    await waitFor('the leader routed to', () => haproxy.routed());
+  });
+  afterAll(async () => {
+    await haproxy?.stop();
+    for (const s of servers) await new Promise((r) => s.close(r));
+  });
+
+  it('the standby is checked several times for each check of the leader, and routed to at its first 200', async () => {
+    // found 2026-12-02: a new leader waited for HAProxy's next check of it, every `inter` (250 ms),
+    // as long as the leader's; with `downinter` (50 ms) a server counted down is asked 5 times as often
+    const { a, b } = state;
+    const a0 = a.checks;
+    const b0 = b.checks;
+    await waitFor('four checks of the leader', () => a.checks >= a0 + 4);
+    // nominally 16-20 (one every 50 ms against one every 250 ms); 3-5 when a down server waits `inter`
+    expect(b.checks - b0).toBeGreaterThanOrEqual(10);
+    // the hand-off: the standby leads, and its first 200 (rise 1) routes to it
+    const before = b.checks;
+    a.leading = false;
+    b.leading = true;
+    await waitFor('the new leader routed to', () => haproxy.up('b'));
+    // its first check after the flip routed it; a second may have come before the runtime API was asked
+    expect(b.checks - before).toBeGreaterThanOrEqual(1);
+    expect(b.checks - before).toBeLessThanOrEqual(2);
   });
 });
 

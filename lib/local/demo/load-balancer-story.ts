@@ -45,7 +45,7 @@ export async function playLoadBalancer(rt: LocalRuntime, opts: { short?: boolean
   const all: RequestRecord[] = [];
   let ok = true;
   try {
-    print(`  ${since()}  HAProxy ${g.url} → api-1, api-2, api-3: option httpchk GET /leader, http-check expect status 200, inter ${LEADER_CHECK.intervalMs}ms rise ${LEADER_CHECK.rise} fall ${LEADER_CHECK.fall}, observe layer7 on-error fastinter (a failed request brings the worker's next check forward to ${LEADER_CHECK.fastIntervalMs}ms), retry-on 503 with redispatch`);
+    print(`  ${since()}  HAProxy ${g.url} → api-1, api-2, api-3: option httpchk GET /leader, http-check expect status 200, inter ${LEADER_CHECK.intervalMs}ms rise ${LEADER_CHECK.rise} fall ${LEADER_CHECK.fall}, observe layer7 on-error fastinter (a failed request brings the worker's next check forward to ${LEADER_CHECK.fastIntervalMs}ms), a follower checked every ${LEADER_CHECK.downIntervalMs}ms, retry-on 503 with redispatch`);
     print(`  ${since()}  a client: GET ${g.url}/work every ${EVERY_MS} ms, a failed request retried once after its Retry-After (${LEADER_CHECK.retryAfterSeconds} s)`);
     const moves = opts.short ? (['stop'] as const) : (['stop', 'kill'] as const);
     for (const move of moves) {
