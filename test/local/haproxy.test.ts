@@ -204,9 +204,18 @@ describe("HAProxy judges a worker by its check, not by its application's own err
     stands.push(w);
     return w;
   }
-  /** A GET through HAProxy: its status and who answered (undefined: HAProxy's own answer). */
+  /**
+   * A GET through HAProxy: its status and who answered (undefined: HAProxy's own answer). Sent again
+   * once when the kept-alive connection fetch reused was closed before any answer came ('fetch
+   * failed: other side closed', seen once): HTTP clients resend an idempotent request so.
+   */
   const get = async (path: string) => {
-    const res = await fetch(`${haproxy.url}${path}`);
+    const send = () => fetch(`${haproxy.url}${path}`);
+    const closedUnanswered = (e: unknown) => e instanceof TypeError && (e.cause as { code?: string } | undefined)?.code === 'UND_ERR_SOCKET';
+    const res = await send().catch((e: unknown) => {
+      if (closedUnanswered(e)) return send();
+      throw e;
+    });
     const body = await res.text();
     return { status: res.status, by: body.startsWith('{') ? (JSON.parse(body) as { identity: string }).identity : undefined };
   };
