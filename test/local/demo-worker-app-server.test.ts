@@ -55,4 +55,38 @@ describe('the demo worker application server, facing a client that says nothing'
       await w.stop();
     }
   });
+
+  it('exits gracefully: stops taking connections, and answers a request under way with 503, Retry-After and Connection: close', async () => {
+    // found 2026-12-02: the worker exited with closeAllConnections(), closing connections that held a
+    // request unanswered; behind HAProxy each became a retry (back to the exiting worker, the only one
+    // routed to until the new leader's check) or a 502
+    const port = await portToBindLater(new Set());
+    const w = new WorkerProcess(
+      { identity: 'app', lease: `app-${randomUUID().slice(0, 8)}`, emulationVersion: '1.30.0', binaryVersion: '1.30.0' },
+      { endpoint: inject('ddbEndpoint'), tablePrefix: t.names.leases.replace(/-leases$/, ''), extra: { MODE: 'NoCoordination', HTTP_PORT: String(port) } },
+    );
+    try {
+      await waitFor('the worker ready (its application listening), or exited', () => w.events.some((e) => e.event === 'ready') || !w.alive);
+      expect(w.alive, w.stderrTail).toBe(true);
+      // a request under way: its headers begun, not finished
+      let got = '';
+      let closed = false;
+      const held = connect(port, '127.0.0.1');
+      held.on('data', (d) => (got += d)).on('error', () => undefined).on('close', () => (closed = true));
+      await new Promise<void>((r) => held.write('GET /work HTTP/1.1\r\nHost: app\r\n', () => r()));
+      w.child.kill('SIGTERM');
+      // the worker has stopped taking connections: a new one is refused
+      const refused = () => new Promise<boolean>((r) => connect(port, '127.0.0.1').on('connect', function (this: import('node:net').Socket) { this.destroy(); r(false); }).on('error', () => r(true)));
+      await waitFor('the application to stop listening', refused);
+      expect(closed, 'the connection holding a request was closed unanswered').toBe(false);
+      held.write('\r\n');
+      await waitFor('the answer and the connection closed', () => closed);
+      expect(got).toMatch(/^HTTP\/1\.1 503 /);
+      expect(got).toMatch(/\r\nRetry-After: 1\r\n/i);
+      expect(got).toMatch(/\r\nConnection: close\r\n/i);
+      expect(await w.exited).toBe(0);
+    } finally {
+      await w.stop();
+    }
+  });
 });

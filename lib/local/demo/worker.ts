@@ -107,12 +107,17 @@ const listen = (server: Server, port: number) => new Promise<void>((resolve, rej
 // nothing holds a connection for a minute or more (headersTimeout 60 s, requestTimeout 300 s,
 // checked every 30 s; no idle timeout), and any number of them may be open. `/work` is answered at once.
 const APP_TIMEOUT_MS = 5_000;
+/** Exiting: requests still coming on open connections are refused, each connection closed after its answer. */
+let closing = false;
 const app = httpPort
   ? createServer({ headersTimeout: APP_TIMEOUT_MS, requestTimeout: APP_TIMEOUT_MS, keepAliveTimeout: APP_TIMEOUT_MS, connectionsCheckingInterval: 1_000 }, (req, res) => {
       const leading = req.url === '/work' && elector.isLeader();
       const token = elector.fencingToken;
       res.statusCode = req.url !== '/work' ? 404 : leading ? 200 : 503;
       res.setHeader('Content-Type', 'application/json');
+      // a refusal says when to try again (a load balancer's own 503 does too)
+      if (res.statusCode === 503) res.setHeader('Retry-After', '1');
+      if (closing) res.setHeader('Connection', 'close');
       res.end(JSON.stringify(leading ? { identity, fencingToken: token } : { identity, leader: elector.leader ?? null }));
     })
   : undefined;
@@ -134,6 +139,17 @@ await elector.run(controller.signal);
 pushStop.abort();
 await pushing;
 await health?.close();
-await new Promise<void>((resolve) => (app ? app.close(() => resolve()).closeAllConnections() : resolve()));
+// A graceful exit: no new connections; idle ones closed; a request under way answered (503, the
+// elector has stopped) and its connection closed after it. closeAllConnections() here dropped such
+// requests unanswered: behind HAProxy each became a retry back to this worker, or a 502. Bounded:
+// a request has APP_TIMEOUT_MS in all, and past it whatever is open is closed.
+if (app) {
+  closing = true;
+  const closed = new Promise<void>((resolve) => app.close(() => resolve()));
+  app.closeIdleConnections();
+  const force = systemClock.setTimer(APP_TIMEOUT_MS, () => app.closeAllConnections());
+  await closed;
+  force.cancel();
+}
 say('exited');
 client.destroy();
