@@ -104,7 +104,7 @@ export async function loadBalancer(ctx: BenchContext, opts: BenchOptions): Promi
     c.latency(`HAProxy · crash (kill -9) · ${m}: kill → first answer by the new leader`, 'conclave', crashMs, { text: `max ≤ lease + one check interval (${bound / 1000} s)`, met: (st) => st.max <= bound && crashMs.length === crashes.length });
     // the whole wait: the term ran out a lease after the leader's last renewal, not after the kill
     const pastTerm = crashes.flatMap((s) => (s.msToNewLeader === undefined || s.phaseMs === undefined ? [] : [s.phaseMs + s.msToNewLeader - timing.leaseDurationMs]));
-    c.latency(`HAProxy · crash (kill -9) · ${m}: first answer by the new leader past the term's end (last renewal + lease)`, 'conclave', pastTerm, undefined, `the successor's take past expiry, then HAProxy's next check (every ${LEADER_CHECK.intervalMs} ms)`);
+    c.latency(`HAProxy · crash (kill -9) · ${m}: first answer by the new leader past the term's end (last renewal + lease)`, 'conclave', pastTerm, undefined, `the successor's take past expiry, then HAProxy's next check of it (a follower's: every ${LEADER_CHECK.downIntervalMs} ms)`);
     c.value(`HAProxy · crash (kill -9) · ${m}: requests failed at the first try`, 'conclave', crashes.reduce((n, s) => n + s.failedFirst, 0), 'requests', undefined, `per run ${list(crashes, (s) => s.failedFirst)} of ${list(crashes, (s) => s.sent)} sent`);
     c.value(`HAProxy · crash (kill -9) · ${m}: requests lost with one retry`, 'conclave', crashes.reduce((n, s) => n + s.failedAfterRetry, 0), 'requests', undefined, `per run ${list(crashes, (s) => s.failedAfterRetry)}`);
   }
