@@ -2383,7 +2383,9 @@ function leave(s: Settings, state: State, e: Extract<Event, { kind: 'leave' | 'l
       const first: Leaving = { part: 'lease', reads: 0, held: e.held };
       // with releaseOnCancel, a term it led and did not hand over is released as led, then as a consistent read shows it
       if (e.led && s.releaseOnCancel && !e.led.handed) return moved(s, state, { ...first, releasing: e.led.term.fencingToken }, { kind: 'release', term: e.led.term }, at);
-      if (!e.led && s.candidate) return { state: { ...state, leaving: first }, effects: [READ_TO_LEAVE] };
+      // a follower reads what the row still names it for: coordinated, its succession or a term handed to it; with
+      // releaseOnCancel, also a term it led and stopped leading (its renew deadline, a clock jump) that may stand on the row still
+      if (!e.led && (s.candidate || (s.releaseOnCancel && state.ledToken >= 0))) return { state: { ...state, leaving: first }, effects: [READ_TO_LEAVE] };
       return partDone(s, state, first, true, at);
     }
     case 'leavingRead': {

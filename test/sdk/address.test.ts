@@ -116,6 +116,36 @@ describe('holderAddress on the lease', () => {
     expect(released).not.toHaveProperty('holderAddress');
   });
 
+  it('a term stopped at its renew deadline is still released by the stop (NoCoordination, releaseOnCancel), its address with it', async () => {
+    const L = 'addr-deadline-stop';
+    // a busy machine: a's renewals go unanswered past its renew deadline (here refused before they
+    // are sent, so none lands), so a stops leading while its term stands on the row. Its stop then
+    // gives the term up as a leader's does (client-go releases a lease it is still the holder of
+    // after a failed renew loop), rather than leave it to run out with no one leading it.
+    const { client, clock, drive } = driven();
+    let refuseRenewals = false;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (refuseRenewals && context.commandName === 'UpdateItemCommand') throw Object.assign(new Error('throttled'), { name: 'ThrottlingException', $metadata: {} });
+        return next(args);
+      },
+      { step: 'initialize', name: 'refuseRenewals', priority: 'high' },
+    );
+    const log = new Log();
+    const a = startElector(t, log, 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A, clockSync: 'none', clock }, { client });
+    await drive(() => a.elector.isLeader());
+    refuseRenewals = true;
+    await drive(() => log.of('stopped', 'a').length > 0);
+    expect(log.of('stopped', 'a')).toMatchObject([{ reason: 'renewDeadline' }]);
+    expect(await row(L)).toMatchObject({ holderIdentity: 'a', holderAddress: A });
+    refuseRenewals = false;
+    await a.stop();
+    client.destroy();
+    const released = (await row(L))!;
+    expect(released.holderIdentity).toBeUndefined();
+    expect(released).not.toHaveProperty('holderAddress');
+  });
+
   it('a take over a term that ran out writes the taker’s address or none, never the previous holder’s', async () => {
     const L = 'addr-take';
     // x held the lease with an address, and stopped renewing long ago (a crash)
