@@ -172,11 +172,14 @@ describe('holderAddress on the lease', () => {
     expect((await new CandidateStore(t.client, t.names.candidates).read(L, 'a')).item).toMatchObject({ address: A });
     const b = startElector(t, log, 'b', { leaseName: L, platform: 'none', advertise: B }, { versions: ['1.31.0', '1.31.0'] });
     await waitFor('b named successor', async () => (await row(L))?.successor === 'b');
+    // nobody but the two workers writes the lease from here on. (Before: the coordinator ran on, and
+    // its term-end timer elected b itself clockSkewMs, 1 s, after a's term ran out: a b slower than
+    // that on a busy machine was elected by the coordinator, not as the successor.)
+    await coord.stop();
     crashing.crash(); // a stops renewing; b takes the lease at its term's end, as the designated successor
     await waitFor('b to lead', () => b.elector.isLeader());
     const taken = (await row(L))!;
     expect(taken).toMatchObject({ holderIdentity: 'b', electedBy: 'successor', holderAddress: B, lastHolderIdentity: 'a' });
-    await coord.stop();
     await b.stop();
     await a.stop();
     crashing.client.destroy();
