@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { localClient } from '../stores/client.js';
 import { ensureJava } from './java.js';
-import { INNER_PORT, namespaceSupport, startInNamespace, type NamespaceSupport } from './network-namespace.js';
+import { INNER_PORT, namespaceSupport, startInNamespace, startKept, type NamespaceSupport } from './network-namespace.js';
 import { systemClock } from '../clock.js';
 
 export interface DynamoDBLocal {
@@ -209,7 +209,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   const ns = (opts.namespace ?? namespaceSupport)();
   let child: ChildProcess;
   let port: number;
-  let javaPid: Promise<number | undefined>;
+  let javaPid: Promise<number>;
   if (ns.ok) {
     const front = await listenLoopback(opts.port ?? 0).catch((e: unknown) => {
       if (opts.port !== undefined && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw portInUse(opts.port, 'it cannot be bound on 127.0.0.1', e);
@@ -235,8 +235,9 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
     (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
       `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}`,
     );
-    child = spawn('java', javaArgs(port), { stdio: ['ignore', 'ignore', 'pipe'] });
-    javaPid = Promise.resolve(child.pid);
+    const started = startKept(javaArgs(port));
+    child = started.relay;
+    javaPid = started.javaPid;
   }
   let stderr = '';
   child.stderr?.on('data', (b: Buffer) => {
@@ -247,13 +248,13 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   const onExit: ((how: string) => void)[] = [];
   child.on('exit', (code, sig) => {
     exited = code;
-    // (the relay exits with Java's code, 1 for a signal; without one, child is Java)
+    // (the keeper exits with Java's code, 1 for a signal)
     const how = sig ? `killed by ${sig}` : `with code ${code}`;
     if (!stopped) for (const fn of onExit.splice(0)) fn(how);
   });
   let pid: number | undefined;
   const killOnExit = () => {
-    signal(pid, 'SIGKILL'); // Java first: a relay killed before it can't stop it
+    signal(pid, 'SIGKILL'); // Java first: a keeper killed before it can't stop it
     child.kill('SIGKILL');
   };
   process.on('exit', killOnExit);
@@ -298,7 +299,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
       process.off('exit', killOnExit);
       if (exited !== undefined) return;
       const gone = new Promise<void>((r) => child.once('exit', () => r()));
-      // the relay stops Java when its parent disconnects; without one, child is Java
+      // the keeper stops Java when its parent disconnects
       if (child.connected) child.disconnect();
       else child.kill('SIGTERM');
       const timer = systemClock.setTimer(3000, killOnExit);

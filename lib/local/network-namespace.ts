@@ -41,9 +41,10 @@ export function namespaceSupport(): NamespaceSupport {
 }
 
 /**
- * Runs in the namespace (`node -e`, so it needs no file and no loader): starts Java with the
- * arguments it is given, tells the parent Java's pid, pipes each connection of the listening
- * socket the parent sends to Java's port, and stops Java when the parent goes or disconnects.
+ * Java's keeper (`node -e`, so it needs no file and no loader): starts Java with the arguments it
+ * is given, tells the parent Java's pid, stops Java when the parent goes or disconnects (its IPC
+ * channel closes however the parent ends, SIGKILL included), and, in a namespace, pipes each
+ * connection of the listening socket the parent sends to Java's port.
  */
 const RELAY = `
 const { spawn } = require('node:child_process');
@@ -67,10 +68,10 @@ process.on('message', (_m, front) => {
 process.on('disconnect', () => java.kill('SIGTERM'));
 `;
 
-export interface IsolatedJava {
-  /** unshare, then the relay (the same process: unshare and sh exec). Its stderr carries Java's. */
+export interface KeptJava {
+  /** Java's keeper (in a namespace: unshare, then the keeper, the same process). Its stderr carries Java's. */
   readonly relay: ChildProcess;
-  /** Java's pid (in this machine's pid namespace), once the relay has started it. */
+  /** Java's pid (in this machine's pid namespace), once the keeper has started it. */
   readonly javaPid: Promise<number>;
 }
 
@@ -79,17 +80,28 @@ export interface IsolatedJava {
  * through `front`, a server listening on this machine's loopback. `front` is closed here once the
  * relay holds it, so every connection to its port goes to Java. `relay.disconnect()` stops Java.
  */
-export function startInNamespace(flags: string[], javaArgs: string[], front: Server): IsolatedJava {
-  const relay = spawn(
-    'unshare',
-    [...flags, 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '-e', RELAY, String(INNER_PORT), ...javaArgs],
-    { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] },
-  );
-  relay.send('front', front, () => front.close());
+export function startInNamespace(flags: string[], javaArgs: string[], front: Server): KeptJava {
+  const kept = keep('unshare', [...flags, 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '-e', RELAY, String(INNER_PORT), ...javaArgs]);
+  kept.relay.send('front', front, () => front.close());
+  return kept;
+}
+
+/** Starts `java javaArgs` under its keeper, in this machine's network: Java listens where its arguments say. */
+export function startKept(javaArgs: string[]): KeptJava {
+  return keep(process.execPath, ['-e', RELAY, String(INNER_PORT), ...javaArgs]);
+}
+
+/**
+ * The keeper starts in a session of its own (`detached`), and Java in it: a terminal's Ctrl-C,
+ * sent to its whole foreground process group, reaches this process alone, which then stops in
+ * order (a local runtime deletes its lock while DynamoDB Local still answers) and stops Java last.
+ */
+function keep(command: string, args: string[]): KeptJava {
+  const relay = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], detached: true });
   const javaPid = new Promise<number>((resolve, reject) => {
     relay.once('message', (m: { javaPid: number }) => resolve(m.javaPid));
     // 'close', not 'exit': by then its stderr (the caller's message) has been read
-    relay.once('close', (code) => reject(new Error(`DynamoDB Local's relay in its network namespace exited with code ${code} before starting Java`)));
+    relay.once('close', (code) => reject(new Error(`DynamoDB Local's keeper exited with code ${code} before starting Java`)));
   });
   javaPid.catch(() => undefined); // the caller sees the exit itself, with Java's stderr
   return { relay, javaPid };
