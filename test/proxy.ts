@@ -7,6 +7,7 @@
 import { createServer as createHttpServer, request, type ServerResponse } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { sleepOn, type Clock } from '../lib/clock.js';
+import { listenOnLoopback } from './support.js';
 
 export interface Listening {
   server: Server;
@@ -201,9 +202,9 @@ export async function creatingTableProxy(
       up.end(body);
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = await listenOnLoopback(server);
   return {
-    endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    endpoint: `http://127.0.0.1:${port}`,
     creating: (n) => void (left = n),
     notFound: () => notFound,
     described: () => described,

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
@@ -104,4 +106,37 @@ export async function streamRecords(client: DynamoDBClient, table: string): Prom
   } finally {
     streams.destroy();
   }
+}
+
+/** Starts `server` (HTTP or plain TCP) on a free port of 127.0.0.1; its port, once it listens. */
+export async function listenOnLoopback(server: NetServer): Promise<number> {
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * A test's HTTP stand-ins (an application, a health check, a metadata endpoint), each on a free
+ * loopback port: `listen(handler)` starts one and gives its port; `close()` closes every one
+ * started so far, its open connections too.
+ */
+export function loopbackServers() {
+  const servers: Server[] = [];
+  return {
+    listen(handler: RequestListener): Promise<number> {
+      const s = createServer(handler);
+      servers.push(s);
+      return listenOnLoopback(s);
+    },
+    async close(): Promise<void> {
+      await Promise.all(
+        servers.splice(0).map(
+          (s) =>
+            new Promise<void>((r) => {
+              s.close(() => r());
+              s.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
 }

@@ -21,6 +21,7 @@ import { LeaseStore, type Term } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, runMain, type CliHarness } from './harness.js';
 import { close, resettingProxy } from '../proxy.js';
+import { listenOnLoopback } from '../support.js';
 
 let h: CliHarness;
 /** Three seconds after the rows were written: ages are exact. */
@@ -715,8 +716,7 @@ describe('where DynamoDB is', () => {
     });
     const sockets = new Set<Socket>();
     silent.on('connection', (s) => sockets.add(s));
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
-    const endpoint = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    const endpoint = `http://127.0.0.1:${await listenOnLoopback(silent)}`;
     const r = await runMain(['--endpoint', endpoint, '--request-timeout', '200', 'get', 'leases']);
     expect(r.code).toBe(1);
     expect(r.err).toBe(`error: DynamoDB at ${endpoint} gave no answer within --request-timeout (200 ms, each of 3 tries) - check the network path to it and --endpoint, or raise --request-timeout on a slow link`);

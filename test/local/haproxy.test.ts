@@ -11,8 +11,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +26,7 @@ import { answer, SteadyClient, succeeded, type Attempt, type RequestRecord } fro
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { WAIT_GUARD_MS } from '../guards.js';
 import { waitFor } from '../sdk/harness.js';
+import { loopbackServers } from '../support.js';
 
 describe('ensureHaproxy: asked for, not taken', () => {
   const saved = process.env[INSTALL_HAPROXY_ENV];
@@ -176,27 +175,22 @@ describe("HAProxy judges a worker by its check, not by its application's own err
     /** Checks of `/leader` received, and requests to the application. */
     checks: number;
     served: number;
-    app: Server;
-    health: Server;
+    appPort: number;
+    healthPort: number;
   }
   const stands: Stand[] = [];
+  const servers = loopbackServers();
   let haproxy: Haproxy;
-  const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-    const s = createServer(handler);
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    return s;
-  };
-  const port = (s: Server) => (s.address() as AddressInfo).port;
   async function stand(name: string, leading: boolean): Promise<Stand> {
     const w = { name, leading, checks: 0, served: 0 } as Stand;
     // the worker's application: /boom is the application's own fault; /work only the leader answers
-    w.app = await listen((req, res) => {
+    w.appPort = await servers.listen((req, res) => {
       w.served++;
       res.setHeader('content-type', 'application/json');
       res.statusCode = req.url === '/boom' ? 500 : w.leading ? 200 : 503;
       res.end(JSON.stringify({ identity: w.name }));
     });
-    w.health = await listen((_req, res) => {
+    w.healthPort = await servers.listen((_req, res) => {
       w.checks++;
       res.statusCode = w.leading ? 200 : 503;
       res.end();
@@ -223,11 +217,11 @@ describe("HAProxy judges a worker by its check, not by its application's own err
   beforeAll(async () => {
     const a = await stand('a', true);
     const b = await stand('b', false);
-    haproxy = await startHaproxy({ servers: [a, b].map((w) => ({ name: w.name, host: '127.0.0.1', port: port(w.app), checkPort: port(w.health) })), binary: ensureHaproxy() });
+    haproxy = await startHaproxy({ servers: [a, b].map((w) => ({ name: w.name, host: '127.0.0.1', port: w.appPort, checkPort: w.healthPort })), binary: ensureHaproxy() });
   });
   afterAll(async () => {
     await haproxy?.stop();
-    for (const w of stands) for (const s of [w.app, w.health]) await new Promise((r) => s.close(r));
+    await servers.close();
   });
 
   it("an application's 500s leave the leader routed to; its step-down (503) is followed to the new leader", async () => {
@@ -265,28 +259,22 @@ describe("HAProxy judges a worker by its check, not by its application's own err
  */
 describe('a request HAProxy could not get answered reaches the client as a 503 with Retry-After, not a 502', () => {
   let haproxy: Haproxy;
-  const servers: Server[] = [];
-  const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-    const s = createServer(handler);
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    servers.push(s);
-    return (s.address() as AddressInfo).port;
-  };
+  const servers = loopbackServers();
   beforeAll(async () => {
-    const port = await listen((req, res) => {
+    const port = await servers.listen((req, res) => {
       // /gone: the connection closed with the request unanswered; /bad: the application's own 502
       if (req.url === '/gone') return void req.socket.destroy();
       res.statusCode = 502;
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ identity: 'a' }));
     });
-    const checkPort = await listen((_req, res) => res.end());
+    const checkPort = await servers.listen((_req, res) => res.end());
     haproxy = await startHaproxy({ servers: [{ name: 'a', host: '127.0.0.1', port, checkPort }], binary: ensureHaproxy() });
     await waitFor('the stand-in routed to', () => haproxy.routed());
   });
   afterAll(async () => {
     await haproxy?.stop();
-    for (const s of servers) await new Promise((r) => s.close(r));
+    await servers.close();
   });
 
   it("HAProxy's own 502 (its retries met a closed connection each time) becomes a 503 with Retry-After; the application's own 502 passes as it is", async () => {
@@ -309,20 +297,14 @@ describe('a request HAProxy could not get answered reaches the client as a 503 w
  */
 describe('a worker counted down is checked every downinter, sooner than the leader (inter)', () => {
   let haproxy: Haproxy;
-  const servers: Server[] = [];
+  const servers = loopbackServers();
   const state = { a: { leading: true, checks: 0 }, b: { leading: false, checks: 0 } };
-  const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-    const s = createServer(handler);
-    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-    servers.push(s);
-    return (s.address() as AddressInfo).port;
-  };
   beforeAll(async () => {
     const stands = [];
     for (const name of ['a', 'b'] as const) {
       const w = state[name];
-      const port = await listen((_req, res) => res.writeHead(w.leading ? 200 : 503).end());
-      const checkPort = await listen((_req, res) => {
+      const port = await servers.listen((_req, res) => res.writeHead(w.leading ? 200 : 503).end());
+      const checkPort = await servers.listen((_req, res) => {
         w.checks++;
         res.writeHead(w.leading ? 200 : 503).end();
       });
@@ -333,7 +315,7 @@ describe('a worker counted down is checked every downinter, sooner than the lead
   });
   afterAll(async () => {
     await haproxy?.stop();
-    for (const s of servers) await new Promise((r) => s.close(r));
+    await servers.close();
   });
 
   it('the standby is checked several times for each check of the leader, and routed to at its first 200', async () => {

@@ -48,6 +48,15 @@ function crashable(): { client: DynamoDBClient; crash(): void } {
 }
 
 describe('advertise', () => {
+  /** An elector that never runs, given `advertise`. */
+  const advertising = (advertise: string) => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise });
+  /** The ValidationError `advertise` is refused with: it names that field alone. */
+  const refused = (advertise: string) => {
+    const e = validationError(() => advertising(advertise));
+    expect(e.fields).toEqual(['advertise']);
+    return e;
+  };
+
   it.each([
     ['an empty string', ''],
     ['a host without a port', '10.0.0.1'],
@@ -55,8 +64,7 @@ describe('advertise', () => {
     ['spaces', 'http://10.0.0.1:8080 '],
     ['more than 2048 characters', `http://${'a'.repeat(2048)}:8080`],
   ])('refuses %s, naming the field and the forms it takes', (_what, advertise) => {
-    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
-    expect(e.fields).toEqual(['advertise']);
+    const e = refused(advertise);
     if (advertise !== '' && advertise.length <= 2048) expect(e.message).toMatch(/URL such as http:\/\/10\.0\.0\.5:8080 or host:port/);
   });
 
@@ -71,8 +79,7 @@ describe('advertise', () => {
     ['10.0.0.1:0', 0],
     ['http://10.0.0.1:0/', 0],
   ])('refuses %s: its port is out of range, and says so', (advertise, port) => {
-    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
-    expect(e.fields).toEqual(['advertise']);
+    const e = refused(advertise);
     expect(e.message).toContain(`advertise: has port ${port}, out of range: a port is 1-65535`);
     expect(e.message).not.toMatch(/must be a URL/);
   });
@@ -80,22 +87,19 @@ describe('advertise', () => {
   // found by a review (2026-12-01): a worker that binds 0.0.0.0 and advertises the same variable
   // published 0.0.0.0, which a client dials as its own host; before the fix each was taken
   it.each(['0.0.0.0:8080', 'http://0.0.0.0:8080', '[::]:8080', 'http://[::]:8080/', 'grpc://[0:0::0]:50051', 'http://0:8080'])('refuses the wildcard address %s, naming the field and what to give instead', (advertise) => {
-    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
-    expect(e.fields).toEqual(['advertise']);
+    const e = refused(advertise);
     expect(e.message).toMatch(/listens on every interface, and no client reaches it there: advertise this worker's own address/);
   });
 
   // found by a review (2026-12-01): README's `http://${process.env.POD_IP}:8080` with POD_IP unset
   // (ECS has none) advertised http://undefined:8080; before the fix each was taken
   it.each(['http://undefined:8080', 'undefined:8080', 'http://null:8080', 'grpc://NaN:50051', 'http://undefined.:8080'])('refuses %s, a template whose variable was unset', (advertise) => {
-    const e = validationError(() => new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise }));
-    expect(e.fields).toEqual(['advertise']);
+    const e = refused(advertise);
     expect(e.message).toMatch(/an unset variable written into a template: set it/);
   });
 
   it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://user@10.0.0.1:8080/a:1'])('takes %s', (advertise) => {
-    const e = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client: t.client, callbacks: { onStartedLeading: () => undefined }, advertise });
-    expect(e.options.advertise).toBe(advertise);
+    expect(advertising(advertise).options.advertise).toBe(advertise);
   });
 });
 

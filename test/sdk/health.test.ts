@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
-import { connect, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
@@ -15,7 +15,7 @@ import { drivenClock, inFlight } from '../proxy.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
 import { HEALTH_HEADERS, HealthResponseSchema, ServeHealthOptionsSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
-import { testTables, type TestTables } from '../support.js';
+import { listenOnLoopback, testTables, type TestTables } from '../support.js';
 import { FAST, Log, STEADY, startElector, validationError, waitFor } from './harness.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LATENCY_MS, Sim, type SimElector } from '../../sim/harness.js';
@@ -143,8 +143,7 @@ describe('on simulated time: /leader follows the renew deadline to the milliseco
 /** A bare server around `handler` (as a user without serveHealth would write it), on loopback. */
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<HealthServer & { server: Server }> {
   const server = createServer(handler);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const port = await listenOnLoopback(server);
   return {
     server,
     port,

@@ -2,26 +2,16 @@
  * Platform detection against loopback stand-ins for the ECS task metadata endpoint and the EC2
  * instance metadata service (IMDSv2: a PUT for a token, then GETs that must carry it).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { RequestListener } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { detectPlatform } from '../../lib/sdk/platform.js';
 import { startEcsTask } from '../../lib/local/ecs-task.js';
+import { loopbackServers } from '../support.js';
 
-const servers: { close(): void }[] = [];
-afterEach(() => servers.splice(0).forEach((s) => s.close()));
+const servers = loopbackServers();
+afterEach(() => servers.close());
 
-async function serve(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
-  const server = createServer(handler);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  servers.push({
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
-  });
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
+const serve = async (handler: RequestListener): Promise<string> => `http://127.0.0.1:${await servers.listen(handler)}`;
 
 /** IMDSv2 as EC2 serves it: GETs without the session token are refused. */
 const imds = (opts: { v2?: boolean; id?: string } = {}) =>

@@ -20,6 +20,7 @@ import { PushChannel } from '../../lib/sdk/push-channel.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
 import { waitFor } from './harness.js';
+import { listenOnLoopback } from '../support.js';
 
 let broker: PushBroker;
 beforeAll(async () => void (broker = await startPushBroker()));
@@ -50,9 +51,9 @@ async function proxy(opts: { blackHole?: boolean } = {}) {
     a.on('data', (d) => void (frozen || b.write(d))).on('close', () => b.destroy());
     b.on('data', (d) => void (frozen || a.write(d))).on('close', () => a.destroy());
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = await listenOnLoopback(server);
   const dropAll = () => socks.forEach((s) => s.destroy());
-  return { endpoint: `ws://127.0.0.1:${(server.address() as { port: number }).port}/mqtt`, sockets: socks, dropAll, freeze: () => void (frozen = true), close: () => (dropAll(), server.close()) };
+  return { endpoint: `ws://127.0.0.1:${port}/mqtt`, sockets: socks, dropAll, freeze: () => void (frozen = true), close: () => (dropAll(), server.close()) };
 }
 
 const publisher = () => {

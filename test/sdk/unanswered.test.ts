@@ -21,7 +21,7 @@ import { Session } from '../../lib/sdk/session.js';
 import { withLease } from '../../lib/sdk/with-lease.js';
 import { localClient } from '../../lib/stores/client.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
-import { testTables, type TestTables } from '../support.js';
+import { listenOnLoopback, testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
 import { close, drivenClock, listen, resettingProxy } from '../proxy.js';
 
@@ -113,9 +113,9 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
       up.on('error', () => res.destroy());
       req.pipe(up);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = await listenOnLoopback(server);
     return {
-      endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+      endpoint: `http://127.0.0.1:${port}`,
       swallowed: () => swallowed.size,
       isSwallowed: (id: string) => swallowed.has(id),
       close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
