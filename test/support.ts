@@ -5,7 +5,7 @@ import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynam
 import { DescribeStreamCommand, DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand } from '@aws-sdk/client-dynamodb-streams';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { systemClock, type Clock } from '../lib/clock.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../lib/local/dynamodb-local.js';
 import { toLambdaRecord } from '../lib/local/stream-poller.js';
@@ -139,4 +139,36 @@ export function loopbackServers() {
       );
     },
   };
+}
+
+/**
+ * The machine an `ensure…` of a tool asked for, not taken (HAProxy, etcd), sees: its probe finds
+ * `found` until an install, `installed` after one; `root`, whether it runs as root; `installs:
+ * false`, an install that fails (exit 100). `calls` records each install and each line logged.
+ */
+export function installWorld<T>(o: { found: T; installed: T; root: boolean; installs?: boolean }) {
+  let found = o.found;
+  const calls: string[] = [];
+  const opts = {
+    probe: () => found,
+    isRoot: () => o.root,
+    runInstall: () => {
+      calls.push('install');
+      if (o.installs !== false) found = o.installed;
+      return o.installs === false ? 100 : 0;
+    },
+    log: (l: string) => calls.push(l),
+  };
+  return { calls, opts };
+}
+
+/** The message of the error `f` throws, which must be a `type`. */
+export function messageOf(f: () => unknown, type: abstract new (...args: never[]) => Error): string {
+  try {
+    f();
+  } catch (e) {
+    expect(e).toBeInstanceOf(type);
+    return (e as Error).message;
+  }
+  throw new Error(`expected a ${type.name}`);
 }

@@ -10,6 +10,7 @@ import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureEtcd, EtcdMissingError, etcdLacking, findEtcd, INSTALL_ETCD_ENV, parseElected, versusEtcd, watcherCount, type EtcdBinaries } from '../../bench/etcd.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
+import { installWorld, messageOf as messageOfError } from '../support.js';
 
 /** `etcdctl -w json elect el p1`, elected: its key el/390da2234675df06, value p1 (etcd 3.4.23). */
 const ELECTED_P1 =
@@ -103,30 +104,8 @@ describe('ensureEtcd: asked for, not taken', () => {
     else process.env[INSTALL_ETCD_ENV] = saved;
   });
   const BOTH: EtcdBinaries = { etcd: '/usr/bin/etcd', etcdctl: '/usr/bin/etcdctl' };
-  function world(o: { found?: Partial<EtcdBinaries>; root: boolean; installs?: boolean }) {
-    let found = o.found ?? {};
-    const calls: string[] = [];
-    const opts = {
-      probe: () => found,
-      isRoot: () => o.root,
-      runInstall: () => {
-        calls.push('install');
-        if (o.installs !== false) found = BOTH;
-        return o.installs === false ? 100 : 0;
-      },
-      log: (l: string) => calls.push(l),
-    };
-    return { calls, opts };
-  }
-  const messageOf = (f: () => unknown) => {
-    try {
-      f();
-    } catch (e) {
-      expect(e).toBeInstanceOf(EtcdMissingError);
-      return (e as Error).message;
-    }
-    throw new Error('expected an EtcdMissingError');
-  };
+  const world = (o: { found?: Partial<EtcdBinaries>; root: boolean; installs?: boolean }) => installWorld<Partial<EtcdBinaries>>({ installed: BOTH, ...o, found: o.found ?? {} });
+  const messageOf = (f: () => unknown) => messageOfError(f, EtcdMissingError);
 
   it('both found: nothing to do', () => {
     const w = world({ found: BOTH, root: true });

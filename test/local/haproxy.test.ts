@@ -26,7 +26,7 @@ import { answer, SteadyClient, succeeded, type Attempt, type RequestRecord } fro
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { WAIT_GUARD_MS } from '../guards.js';
 import { waitFor } from '../sdk/harness.js';
-import { loopbackServers } from '../support.js';
+import { installWorld, loopbackServers, messageOf as messageOfError } from '../support.js';
 
 describe('ensureHaproxy: asked for, not taken', () => {
   const saved = process.env[INSTALL_HAPROXY_ENV];
@@ -34,30 +34,8 @@ describe('ensureHaproxy: asked for, not taken', () => {
     if (saved === undefined) delete process.env[INSTALL_HAPROXY_ENV];
     else process.env[INSTALL_HAPROXY_ENV] = saved;
   });
-  function world(o: { found?: string; root: boolean; installs?: boolean }) {
-    let found = o.found;
-    const calls: string[] = [];
-    const opts = {
-      probe: () => found,
-      isRoot: () => o.root,
-      runInstall: () => {
-        calls.push('install');
-        if (o.installs !== false) found = '/usr/sbin/haproxy';
-        return o.installs === false ? 100 : 0;
-      },
-      log: (l: string) => calls.push(l),
-    };
-    return { calls, opts };
-  }
-  const messageOf = (f: () => unknown) => {
-    try {
-      f();
-    } catch (e) {
-      expect(e).toBeInstanceOf(HaproxyMissingError);
-      return (e as Error).message;
-    }
-    throw new Error('expected a HaproxyMissingError');
-  };
+  const world = (o: { found?: string; root: boolean; installs?: boolean }) => installWorld<string | undefined>({ found: undefined, installed: '/usr/sbin/haproxy', ...o });
+  const messageOf = (f: () => unknown) => messageOfError(f, HaproxyMissingError);
 
   it('found: nothing to do', () => {
     const w = world({ found: '/usr/local/bin/haproxy', root: true });
