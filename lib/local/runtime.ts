@@ -31,6 +31,7 @@ import { startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
 import { LOCAL_DEPLOYMENT, startEcsTask, type LocalEcsTask } from './ecs-task.js';
 import { startLocalEventBus } from './event-bus.js';
 import { matchesPattern } from './event-filter.js';
+import { environments } from './environments.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
@@ -79,7 +80,10 @@ export interface LocalRuntimeOptions {
   onEvent?: (e: LocalEvent) => void;
   /** Called for every batch or message sent to the dead-letter file. */
   onDeadLetter?: (d: DeadLetter) => void;
-  /** Wraps the functions' dependencies (fault injection: lost responses, failing publishes). */
+  /**
+   * Wraps the functions' dependencies (fault injection: lost responses, failing publishes). Their
+   * `logger` and `metrics` are each execution environment's own, as in Lambda, not the ones given here.
+   */
   decorate?: (deps: FunctionDeps) => FunctionDeps;
   /**
    * Stands between every trigger and its function: stream batches, timer messages and ticks pass
@@ -369,6 +373,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   parts.push({ name: 'the timer queue', stop: () => timer.stop() });
   lost.timer = timer;
   if (lost.line !== undefined) void timer.stop();
+  const logLevel = opts.logLevel ?? 'WARN';
   const plain: FunctionDeps = {
     coordinator: coordinatorDeps(requests, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
     timer,
@@ -377,15 +382,18 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     },
     // the dead-letter file stands in for the function's SQS dead-letter queue
     deadLetter: async (p) => deadLetter({ function: p.function, reason: p.reason, records: [{ eventID: p.eventID, sequenceNumber: p.sequenceNumber, record: p.record }], at: p.at }),
-    ...observability('local', opts.logLevel ?? 'WARN'),
+    ...observability('local', logLevel),
     ...(iotData ? { wake: iotWaker(iotData, tables.leases, { clock }) } : {}),
   };
   const deps = opts.decorate ? opts.decorate(plain) : plain;
 
-  // The same handler modules Lambda runs, built with local dependencies.
+  // The same handler modules Lambda runs, built with local dependencies, one handler per execution
+  // environment, each with a Powertools Logger and Metrics of its own: two invocations at once (a
+  // stream's shards, the timer queue's messages) run in two environments, as in Lambda, so neither
+  // logs with the other's context (its request id, the keys its record appended)
   for (const name of Object.keys(wiring) as FunctionName[]) {
-    const handler = await loadHandler(name, deps);
-    const invoke = (event: unknown) => handler(event, lambdaContext(name, clock));
+    const envs = await environments(() => loadHandler(name, { ...deps, ...observability('local', logLevel) }));
+    const invoke = (event: unknown) => envs.run((handler) => handler(event, lambdaContext(name, clock)));
     const intercept = opts.intercept;
     const limit = (wiring[name] as FunctionWiring).reservedConcurrency;
     const intercepted = intercept ? (event: unknown) => intercept(name, event, invoke) : invoke;
