@@ -28,7 +28,8 @@ export type { DETAIL_SCHEMAS, ConclaveEvent, DetailOf, DetailType } from '../eve
 
 const LocalConclaveOptionsSchema = z
   .object({
-    endpoint: z.url({ message: 'must be the URL of a running DynamoDB Local, such as http://127.0.0.1:8000' }).optional(),
+    // http(s) only: 'localhost:8000' parses as a URL of scheme 'localhost:', which the AWS SDK fails with 'UnknownError' alone
+    endpoint: z.url({ protocol: /^https?$/, message: 'must be the URL of a running DynamoDB Local, such as http://127.0.0.1:8000' }).optional(),
     tablePrefix: z
       .string()
       .regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be 1-200 of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)')

@@ -35,6 +35,10 @@ describe('conclave-local', () => {
   it.each([
     [['--table-prefix', 'bad prefix!'], /^conclave-local: --table-prefix: must be 1-200 of A-Z a-z 0-9 _ \. -/],
     [['--endpoint', 'localhost'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
+    // host:port without a scheme parses as a URL of scheme "localhost:" (or "127.0.0.1:"): the AWS SDK then failed with "UnknownError" alone
+    [['--endpoint', 'localhost:8000'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
+    [['--endpoint', '127.0.0.1:8000'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
+    [['--endpoint', 'ftp://127.0.0.1:8000'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
     // --tick takes a duration, parsed as every duration flag of the CLI is (--for, --timeout, watch --interval): a number alone is refused
     [['--tick', '10'], /^conclave-local: --tick: must be a duration such as 90s, 1\.5s, 500ms, 10m, 2h or 1h30m \(units ms, s, m, h\); a number alone has no unit: 10 seconds is 10s\n/],
     [['--tick', '0.5'], /^conclave-local: --tick: must be a duration such as .*; a number alone has no unit: 0\.5 seconds is 0\.5s\n/],
