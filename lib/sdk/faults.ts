@@ -50,6 +50,21 @@ const isRegionMissing = (e: Error): boolean => /^Region is missing/.test(e.messa
 const REGION_ADVICE = "give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it)";
 const noRegion = (subject: string, e: Error, then: string): Error => new Error(`${subject}: the DynamoDB client has no region (${e.message}): ${REGION_ADVICE}; ${then}`, { cause: e });
 
+/**
+ * The endpoint the AWS SDK could not parse as a URL (Node's ERR_INVALID_URL, e.g. `endpoint:
+ * '127.0.0.1:8000'` without its scheme), when `e` is that failure: nothing was sent, nor will be.
+ */
+const invalidEndpoint = (e: Error): string | undefined => {
+  if ((e as { code?: unknown }).code !== 'ERR_INVALID_URL') return undefined;
+  const input = (e as { input?: unknown }).input;
+  return typeof input === 'string' ? input : '';
+};
+const badEndpoint = (subject: string, e: Error, input: string, then: string): Error =>
+  new Error(
+    `${subject}: the DynamoDB client's endpoint ${JSON.stringify(input)} is not a URL (${e.message}): give it with its scheme, such as ${input !== '' && !input.includes('://') ? `http://${input}` : 'http://127.0.0.1:8000'} (npx conclave-local prints DynamoDB Local's); ${then}`,
+    { cause: e },
+  );
+
 /** The system error code of a failed connection (Node puts it on the error, or on each of an AggregateError's). */
 function networkCode(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
@@ -94,7 +109,7 @@ export function faultKind(e: unknown): FaultKind {
  */
 export function mayHaveLanded(e: unknown): boolean {
   if (!(e instanceof Error)) return true;
-  if (NO_CREDENTIALS.has(e.name) || isRegionMissing(e) || e instanceof ValidationError) return false;
+  if (NO_CREDENTIALS.has(e.name) || isRegionMissing(e) || invalidEndpoint(e) !== undefined || e instanceof ValidationError) return false;
   const attempts = (e as { $metadata?: { attempts?: unknown } }).$metadata?.attempts;
   if (typeof attempts === 'number' && attempts > 1) return true;
   const kind = faultKind(e);
@@ -183,7 +198,8 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
 /**
  * `e`, named for what it is: a DynamoDBUnreachableError (naming `endpoint`) or a
  * DynamoDBRefusedError; credentials the AWS SDK could not load, under the SDK's name with `subject`
- * and what to check; a client with no region, with `subject` and where to give one; a fault on
+ * and what to check; a client with no region, with `subject` and where to give one; an endpoint
+ * that is no URL (no scheme), with `subject`, the endpoint and the URL meant; a fault on
  * DynamoDB's side (HTTP 5xx), under the SDK's name with `subject` and that it is retried; any other error as it is (a ValidationError already names the row and field).
  */
 export function namedFault(e: unknown, subject: string, endpoint: string): Error {
@@ -199,6 +215,8 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
     return named;
   }
   if (isRegionMissing(error)) return noRegion(subject, error, 'retrying with backoff');
+  const input = invalidEndpoint(error);
+  if (input !== undefined) return badEndpoint(subject, error, input, 'retrying with backoff');
   const kind = faultKind(error);
   if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, error);
   if (kind === 'other' && isServerFault(error) && !namedServerFaults.has(error)) {
@@ -220,12 +238,15 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
  * an unreachable endpoint as a DynamoDBUnreachableError naming the call, what it did not `read`,
  * and that the caller calls again; a throttled request as a DynamoDBRefusedError saying as much;
  * a denied one as a DynamoDBRefusedError with `denied` (what the role may not read, and the grant),
- * when given; a client with no region, naming the call and where to give one; any other error as it is (a request unanswered within its bound stays the
+ * when given; a client with no region, naming the call and where to give one; an endpoint that is
+ * no URL, naming the call, the endpoint and the URL meant; any other error as it is (a request unanswered within its bound stays the
  * TimeoutError it is).
  */
 export async function oneShotFault(e: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
   const subject = `${call} of lease "${leaseName}"`;
   if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
+  const input = e instanceof Error ? invalidEndpoint(e) : undefined;
+  if (input !== undefined) return badEndpoint(subject, e as Error, input, `${read} was not read`);
   const kind = faultKind(e);
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);

@@ -127,6 +127,32 @@ describe('credentials that expire mid-term, then come back', () => {
     await e.stop();
   });
 
+  it('a client whose endpoint is no URL (`endpoint: \'127.0.0.1:8000\'`, no scheme: the AWS SDK\'s bare "Invalid URL", nothing sent): each try is reported naming the elector, the endpoint and the fix', async () => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    // what the AWS SDK throws for it, at each send: Node's own URL error
+    e.machine.fault = () => {
+      try {
+        new URL('127.0.0.1:8000');
+      } catch (thrown) {
+        return thrown as Error;
+      }
+      throw new Error('unreachable: 127.0.0.1:8000 parsed as a URL');
+    };
+    await sim.run(30_000);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors.length).toBeLessThanOrEqual(bound(30_000));
+    // before the fix: the SDK's bare "TypeError: Invalid URL", naming neither the elector, the endpoint nor the fix
+    expect(new Set(errors.map((x) => x.message))).toEqual(
+      new Set([`LeaderElector "lone" of lease "job": the DynamoDB client's endpoint "127.0.0.1:8000" is not a URL (Invalid URL): give it with its scheme, such as http://127.0.0.1:8000 (npx conclave-local prints DynamoDB Local's); retrying with backoff`]),
+    );
+    expect((errors[0]!.cause as Error).message).toBe('Invalid URL');
+    e.machine.fault = undefined;
+    await sim.until('it leads', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs);
+    await e.stop();
+  });
+
   it('a client with no region and no onError: the first warning in full, then one "still failing" line a minute with the count; a changed fault in full at once', async () => {
     const warned: { text: string; type?: string }[] = [];
     const spy = vi.spyOn(process, 'emitWarning').mockImplementation((w: string | Error, o?: unknown) => {
