@@ -13,6 +13,7 @@ import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, ownChecksPassed, parse } from '../schemas/validation.js';
 import type { Term } from '../stores/lease-store.js';
 import { electorWith, type LeaderElectorOptions } from './elector.js';
+import { optionErrors } from './options.js';
 import type { LeadingTerm } from './elector-options.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
@@ -240,13 +241,29 @@ export interface LeaderMigrationOptions {
   defaultLeaderName?: string | undefined;
 }
 
+/** LeaderMigrationOptions as checked: an unknown key or a wrong type is a ValidationError naming it. */
+const LeaderMigrationOptionsSchema = z.strictObject(
+  {
+    enabled: z.boolean(),
+    configPath: z.string().optional(),
+    component: z.string().min(1),
+    defaultControllers: z.array(z.string()).readonly().optional(),
+    defaultLeaderName: z.string().optional(),
+  },
+  { error: optionErrors('resolveLeaderMigration', 'enabled and component', { configFile: 'the file is configPath here (--leader-migration-config)', config: 'the file is configPath here (--leader-migration-config)' }) },
+);
+
 /**
  * Applies KEP-2436's flag rules once at start-up, so a component either runs with a valid
  * migration configuration, runs without migration, or does not start: a file given while
  * migration is off is an error (the operator meant something the component would ignore);
- * enabled without a file means the default; neither means no migration (undefined).
+ * enabled without a file means the default; neither means no migration (undefined). An unknown
+ * option or a wrong type (`configFile`, `enabled: 'true'`) is a ValidationError naming it, never
+ * read as a flag left out.
  */
 export async function resolveLeaderMigration(opts: LeaderMigrationOptions): Promise<LeaderMigrationConfiguration | undefined> {
+  // checked first: a misspelt flag (`configFile`, `enable`) read as left out would mean no migration, or the default
+  opts = parse(LeaderMigrationOptionsSchema, opts, 'resolveLeaderMigration options');
   const given = opts.configPath !== undefined && opts.configPath !== '';
   if (!opts.enabled) {
     if (!given) return undefined;

@@ -204,6 +204,19 @@ describe('resolveLeaderMigration: the KEP’s flag rules', () => {
     expect((e as Error).message).toMatch(/no default migration\. Give a configuration file, or disable leader migration/);
   });
 
+  // a typo or a wrong type was read as the flag left out: `configFile` as no file ("enabled without a
+  // configuration file"), `enable` as migration off, a path string as the options (no migration, silently)
+  it.each([
+    { name: 'a misspelt option', opts: { enabled: true, configFile: 'migration.yaml', component: 'kcm' }, message: 'invalid resolveLeaderMigration options: configFile: unknown option of resolveLeaderMigration: "configFile": the file is configPath here (--leader-migration-config)' },
+    { name: 'another', opts: { enable: true, component: 'kcm', defaultControllers: ['route'] }, message: 'invalid resolveLeaderMigration options: enabled: is required: give true or false; enable: unknown option of resolveLeaderMigration: "enable" (did you mean "enabled"?)' },
+    { name: 'a flag given as text', opts: { enabled: 'true', component: 'kcm', defaultControllers: ['route'] }, message: 'invalid resolveLeaderMigration options: enabled: must be true or false, not the string "true": give true, without quotes' },
+    { name: 'a path in place of the options', opts: 'migration.yaml', message: 'invalid resolveLeaderMigration options: (root): must be the resolveLeaderMigration options: an object with enabled and component' },
+  ])('$name: a ValidationError naming the field, not a flag read as left out', async ({ opts, message }) => {
+    const e = await rejection(resolveLeaderMigration(opts as never));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as Error).message).toBe(message);
+  });
+
   it('enabled with a file: the file replaces the default entirely', async () => {
     const p = await file('.yaml', kepYaml);
     expect(await resolveLeaderMigration({ enabled: true, configPath: p, component: 'kcm', defaultControllers: ['nodeipam'] })).toEqual(kepConfig);
