@@ -378,6 +378,23 @@ export interface LeaderMigrationRun {
   signal: AbortSignal;
 }
 
+const aFunction = (what: string) => z.custom<StartElector>((v) => typeof v === 'function', { error: `must be a function (${what})` });
+/** LeaderMigrationRun as checked: a missing or unknown field, or a controller that is no function, is a ValidationError naming it. */
+const LeaderMigrationRunSchema = z.strictObject(
+  {
+    startElector: aFunction('electorStarter(options) makes one'),
+    controllers: z.custom<LeaderMigrationRun['controllers']>(
+      (v) => typeof v === 'object' && v !== null && (v instanceof Map ? [...v.values()] : Object.values(v)).every((c) => typeof c === 'function'),
+      { error: 'must be a Map or a record of controllers by name, each a function (signal, term)' },
+    ),
+    component: z.string().min(1),
+    primaryLeaseName: z.string().min(1),
+    config: z.custom<LeaderMigrationConfiguration>((v) => typeof v === 'object' && v !== null, { error: 'must be what resolveLeaderMigration returned (a configuration, or undefined: no migration)' }).optional(),
+    signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: "must be an AbortSignal (an AbortController's signal): it stops the run" }),
+  },
+  { error: optionErrors('runWithLeaderMigration', 'startElector, controllers, component, primaryLeaseName, config and signal') },
+);
+
 /**
  * Runs a component's controllers under the lease each belongs to. As in Kubernetes' controller
  * managers, the migration lease is campaigned for only while this process leads its primary lease,
@@ -392,9 +409,12 @@ export interface LeaderMigrationRun {
  * rejects `onStartedLeading`; what follows is the elector's policy. Resolves once `signal` has
  * aborted and both electors have stepped down (the controllers are not waited for, as an elector's
  * run() does not wait for its work). Rejects, after stepping down, with what either elector's
- * run() rejects with (what can never succeed: a bad option, a missing table).
+ * run() rejects with (what can never succeed: a bad option, a missing table). A field missing,
+ * unknown or of the wrong type is a ValidationError naming it, before any lease is touched.
  */
 export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
+  // checked first: a run missing a field failed deep inside ("Cannot convert undefined or null to object")
+  parse(LeaderMigrationRunSchema, run, 'runWithLeaderMigration options');
   const { startElector, component, primaryLeaseName, config, signal } = run;
   if (config && config.leaderName === primaryLeaseName) {
     throw new MigrationConfigError(

@@ -471,4 +471,15 @@ describe('runWithLeaderMigration', () => {
     expect((e as Error).message).toMatch(/"cloud-migration" is kcm's own lease/);
     expect(elector.campaigning('cloud-migration')).toBe(false);
   });
+
+  // a run missing its fields failed with "TypeError: Cannot convert undefined or null to object" (Object.entries of no controllers), naming nothing
+  it.each([
+    { name: 'only a component', run: { component: 'kcm' }, message: /^invalid runWithLeaderMigration options: startElector: .*; controllers: .*; primaryLeaseName: .*; signal: / },
+    { name: 'a misspelt field', run: { startElector: async () => {}, controllers: {}, component: 'kcm', primaryLease: 'kcm', config: undefined, signal: new AbortController().signal }, message: /^invalid runWithLeaderMigration options: primaryLeaseName: is required.*primaryLease: unknown option of runWithLeaderMigration: "primaryLease" \(did you mean "primaryLeaseName"\?\)$/ },
+    { name: 'a controller that is no function', run: { startElector: async () => {}, controllers: { gc: 'run' }, component: 'kcm', primaryLeaseName: 'kcm', config: undefined, signal: new AbortController().signal }, message: /^invalid runWithLeaderMigration options: controllers: must be a Map or a record of controllers by name, each a function \(signal, term\)$/ },
+  ])('$name: a ValidationError naming each field, before any lease is touched', async ({ run, message }) => {
+    const e = await rejection(runWithLeaderMigration(run as never));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as Error).message).toMatch(message);
+  });
 });
