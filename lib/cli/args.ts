@@ -51,7 +51,7 @@ export const GlobalOptions = z
     leasesTable: z.string().optional(),
     candidatesTable: z.string().optional(),
     identitiesTable: z.string().optional(),
-    output: z.enum(OUTPUTS, { error: `must be one of: ${OUTPUTS.join(', ')}` }).default('table'),
+    output: z.enum(OUTPUTS, { error: (i) => `must be one of: ${OUTPUTS.join(', ')} (given ${JSON.stringify(i.input)}${typeof i.input === 'string' && i.input.startsWith('=') ? ': write -o json or --output=json' : ''})` }).default('table'),
     electionConfig: z.object({ value: z.string(), from: z.enum(['--election-config', 'CONCLAVE_ELECTION_CONFIG']) }).optional(),
     requestTimeout: Milliseconds.optional(),
   })

@@ -84,7 +84,7 @@ describe('CLI input schemas', () => {
     expect(() => globalOptions({}, { CONCLAVE_ENDPOINT: 'localhost:8000' })).toThrow(/: CONCLAVE_ENDPOINT: must be an http\(s\) URL/);
     expect(() => globalOptions({}, { CONCLAVE_TABLE_PREFIX: 'a b' })).toThrow(/: CONCLAVE_TABLE_PREFIX: may use/);
     expect(() => globalOptions({ tablePrefix: 'a b' }, {})).toThrow(/: --table-prefix: may use/);
-    expect(() => globalOptions({ output: 'yaml' }, {})).toThrow(/: --output: must be one of: table, json/);
+    expect(() => globalOptions({ output: 'yaml' }, {})).toThrow(/: --output: must be one of: table, json \(given "yaml"\)/);
   });
 });
 

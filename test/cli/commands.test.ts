@@ -783,7 +783,9 @@ describe('where DynamoDB is', () => {
 
   it('bad global options are named', async () => {
     expect(await runMain(['--endpoint', 'localhost:8000', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: --endpoint: must be an http(s) URL such as http://127.0.0.1:8000' });
-    expect(await runMain(['-o', 'yaml', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: --output: must be one of: table, json' });
+    expect(await runMain(['-o', 'yaml', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: --output: must be one of: table, json (given "yaml")' });
+    // a short option's value follows a space: commander reads -o=json as "=json"
+    expect(await runMain(['-o=json', 'get', 'leases'])).toMatchObject({ code: 1, err: 'error: invalid global options: --output: must be one of: table, json (given "=json": write -o json or --output=json)' });
   });
 
   it('an unknown command is a usage error (exit 2)', async () => {
