@@ -469,7 +469,8 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
 export function electorStarter(
   options: Omit<Extract<LeaderElectorOptions, { mode?: 'coordinated' }>, 'leaseName' | 'callbacks'> | Omit<Extract<LeaderElectorOptions, { mode: 'NoCoordination' }>, 'leaseName' | 'callbacks'>,
 ): StartElector {
-  return (leaseName, onStartedLeading, signal, how) =>
+  // async: options the elector refuses reject its start, as StartElector's promise says, rather than throw at the call
+  return async (leaseName, onStartedLeading, signal, how) =>
     electorWith({ promptly: how?.promptly === true }, {
       ...options,
       leaseName,

@@ -187,3 +187,13 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     stop.abort();
   });
 });
+
+describe('electorStarter', () => {
+  it('options a LeaderElector refuses make the started elector reject with the ValidationError (a promise, as StartElector is typed), not throw where it is called', async () => {
+    const start = electorStarter({ identity: '', client: {} as never, tables: 'conclave', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } });
+    let started: Promise<void> | undefined;
+    expect(() => (started = start('kcm', () => undefined, new AbortController().signal))).not.toThrow();
+    await expect(started).rejects.toBeInstanceOf(ValidationError);
+    await expect(started).rejects.toThrow(/identity/);
+  });
+});
