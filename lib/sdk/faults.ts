@@ -65,6 +65,18 @@ const badEndpoint = (subject: string, e: Error, input: string, then: string): Er
     { cause: e },
   );
 
+/**
+ * A client endpoint given as `host:port`, without its scheme (`endpoint: 'dynamodb-local:8000'`, a
+ * compose service's name; `'localhost:8000'`), as endpointOf formats it: the URL parses with the
+ * host as its scheme and no host, and the AWS SDK sends to port 80 of this machine (an
+ * UnknownError, or refused). What was given, and the URL meant.
+ */
+function schemelessEndpoint(endpoint: string): { given: string; meant: string } | undefined {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(\d.*)$/.exec(endpoint);
+  if (!m || /^https?$/i.test(m[1]!)) return undefined;
+  return { given: `${m[1]}:${m[2]}`, meant: `http://${m[1]}:${m[2]}` };
+}
+
 /** The system error code of a failed connection (Node puts it on the error, or on each of an AggregateError's). */
 function networkCode(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
@@ -199,12 +211,18 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
  * `e`, named for what it is: a DynamoDBUnreachableError (naming `endpoint`) or a
  * DynamoDBRefusedError; credentials the AWS SDK could not load, under the SDK's name with `subject`
  * and what to check; a client with no region, with `subject` and where to give one; an endpoint
- * that is no URL (no scheme), with `subject`, the endpoint and the URL meant; a fault on
+ * that is no URL or `host:port` (no scheme), with `subject`, the endpoint and the URL meant; a fault on
  * DynamoDB's side (HTTP 5xx), under the SDK's name with `subject` and that it is retried; any other error as it is (a ValidationError already names the row and field).
  */
 export function namedFault(e: unknown, subject: string, endpoint: string): Error {
   const error = e instanceof Error ? e : new Error(String(e));
   if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError) return error;
+  const schemeless = schemelessEndpoint(endpoint);
+  if (schemeless)
+    return new Error(
+      `${subject}: the DynamoDB client's endpoint ${JSON.stringify(schemeless.given)} is not an http(s) URL (its host read as the scheme, the AWS SDK sends to port 80 of this machine: ${error.name}: ${error.message}): give it with its scheme, such as ${schemeless.meant}; retrying with backoff`,
+      { cause: error },
+    );
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
   if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) {
@@ -315,10 +333,12 @@ export function errorSink(onError: ((e: Error) => void) | undefined, subject: st
 /**
  * What an SDK object reports its faults with: `onError` (an errorSink), each fault named
  * (namedFault), or by `own` first when it names it (a missing table: options.ts' runningTableNotFound).
- * The endpoint is looked up once, at the first fault that needs it.
+ * The endpoint is looked up once, when it is made (or at the first fault that needs it, if sooner).
  */
 export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient, own?: (e: unknown) => Error | undefined): (e: unknown) => void {
   let endpoint: string | undefined;
+  // looked up now too, so a fault of any kind names an endpoint that is no http(s) URL (namedFault)
+  void endpointOf(client).then((found) => (endpoint ??= found));
   return (e) => {
     const named = own?.(e);
     if (named) return onError(named);
