@@ -423,6 +423,10 @@ export class LeaderElector {
     const unrecovered = onRecovered(x.client, () => this.note({ kind: 'endpointRecovered', failures: x.failures }));
     try {
       while (!signal.aborted) {
+        // when this step's first request goes out: a backoff after it fails counts from here, so a
+        // request left unanswered until its bound (a black-holed DynamoDB) waits that bound once, not
+        // that bound and then the whole backoff (DynamoDB back meanwhile: read again within the backoff)
+        const triedAt = time.monotonic();
         try {
           this.lookAtClocks();
           // following: the gauge from before this step, so a sleep while a take is in flight counts against the term it starts
@@ -441,7 +445,7 @@ export class LeaderElector {
           x.report(e);
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
-        if (!this.known.wakePending && !signal.aborted) await this.napFor(x.failures > 0 && !this.known.lead ? x.retryDelayMs(x.failures, o.retryPeriodMs, time.random()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
+        if (!this.known.wakePending && !signal.aborted) await this.napFor(x.failures > 0 && !this.known.lead ? Math.max(0, triedAt + x.retryDelayMs(x.failures, o.retryPeriodMs, time.random()) - time.monotonic()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
         // woken (before the nap or during it): a flood of wakes is read WOKEN_READS times a window at most
         for (let ms; this.known.wakePending && !signal.aborted && (ms = wokenReadDelay(x.wokenAt, time.monotonic())) > 0; ) await this.napFor(ms, signal);
       }
