@@ -464,6 +464,8 @@ export class Session {
     let first = true;
     let failures = 0;
     while (!leaving()) {
+      // when a start goes out: its backoff after a failure counts from here (a start left unanswered waited its bound already)
+      const triedAt = this.time.monotonic();
       if (!this.current) {
         try {
           if (await this.start()) {
@@ -483,7 +485,7 @@ export class Session {
       }
       const l = this.current;
       // no session: try again soon (while DynamoDB's time is in doubt, at another point of its second)
-      const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failures > 0 ? retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
+      const wait = l ? Math.max(0, l.renewedAt + this.cadenceMs - this.time.monotonic()) : failures > 0 ? Math.max(0, triedAt + retryDelayMs(failures, this.options.retryPeriodMs, this.time.random()) - this.time.monotonic()) : Math.min(this.options.retryPeriodMs, 500 * (0.6 + 0.8 * this.time.random()));
       // after a failed renewal, the next a retry period after it went out (at once after one abandoned unanswered: it waited its bound);
       // after one answered that vouches for a term left past its stamp (sent before the leave), the next at once, naming it
       await this.sleep(l && this.retrying ? Math.max(0, this.triedAt + this.options.retryPeriodMs - this.time.monotonic()) : l && this.vouchesPastLeft(l) ? 0 : wait, signal, leaving);

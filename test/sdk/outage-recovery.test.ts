@@ -4,12 +4,16 @@
  * request of every process is black-holed (DynamoDB gone, no answer: each request waits out its
  * bound), long enough for each follower's backoff to reach its cap, and DynamoDB comes back just
  * after the successor sent a read into the void. Its backoff counts from when that try went out, so
- * the wait it spent on the unanswered request is part of it, not added to it.
+ * the wait it spent on the unanswered request is part of it, not added to it. A Session that ended
+ * in the outage likewise starts again once its last try's bound or its capped backoff is over,
+ * whichever is longer.
  */
 import { describe, expect, it } from 'vitest';
-import { MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
+import { MIN_REQUEST_BOUND_MS, requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { RETRY_CAP_PERIODS, RETRY_JITTER } from '../../lib/sdk/faults.js';
-import { CLIENT_GO, L, group, leaders, onLeases } from './fault-group.js';
+import { Session } from '../../lib/sdk/session.js';
+import { Sim } from '../../sim/harness.js';
+import { CLIENT_GO, CONFIG, L, group, leaders, onLeases } from './fault-group.js';
 
 /** The longest backoff a follower waits between two tries (its cap, jittered at most). */
 const CAPPED_MS = CLIENT_GO.retryPeriodMs * RETRY_CAP_PERIODS * (1 + RETRY_JITTER);
@@ -33,5 +37,27 @@ describe('DynamoDB back after an outage', () => {
     await sim.until('a leader again', () => leaders(es)[0], 60_000);
     expect(sim.clock.monotonic() - backAt).toBeLessThanOrEqual(CAPPED_MS + CLIENT_GO.retryPeriodMs);
     expect((await sim.leases.read(L)).item?.holderIdentity).toBe(leaders(es)[0]!.elector.options.identity);
+  });
+
+  it('a Session that ended in the outage: its start that went into the void is tried again once the bound of that try or the capped backoff is over, whichever is longer', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const m = sim.machine();
+    const session = new Session({ client: m.client, tables: sim.names, clock: m.clock, onError: () => undefined });
+    const running = session.run(new AbortController().signal);
+    await sim.until('the session started', () => session.name);
+    const { retryPeriodMs, renewDeadlineMs } = session.options;
+    const capped = retryPeriodMs * RETRY_CAP_PERIODS * (1 + RETRY_JITTER);
+    m.swallow = () => true;
+    await sim.run(60_000); // the session ended at its deadline; its starts back off to the cap
+    expect(session.name).toBeUndefined();
+    const sent = m.sent.length;
+    await sim.until('a start sent into the void', () => m.sent.length > sent, 2 * (capped + requestBoundMs(renewDeadlineMs)));
+    const backAt = sim.clock.monotonic();
+    m.swallow = undefined;
+    await sim.until('a session again', () => session.name, 60_000);
+    // the longer of the start's bound (7.5 s: that start is never answered) and the capped backoff (7.2 s), and one more start;
+    // before: the bound and then the whole capped backoff after it
+    expect(sim.clock.monotonic() - backAt).toBeLessThanOrEqual(Math.max(capped, requestBoundMs(renewDeadlineMs)) + retryPeriodMs);
+    void running;
   });
 });
