@@ -2,26 +2,26 @@
  * `npx tsx bench/outage-recovery.ts [--runs 5] [--down 30] [--spread 10] [--workers 3] [--session] [--push] [--tick 10] [--default-lease] [--hang]`:
  * how long workers are without a leader once DynamoDB comes back after an outage, and what they
  * send while it is gone. A real DynamoDB Local and local runtime (conclave-local's, tick 10 s) behind
- * one loopback proxy (test/proxy.ts closableProxy): the runtime's functions and each worker (a
+ * one loopback proxy (outageProxy, below): the runtime's functions and each worker (a
  * LeaderElector with its candidacy, and with --session a Session, on a DynamoDB client of its own
  * with the AWS SDK's defaults, as lib/local/demo/worker.ts builds it) reach DynamoDB only through
- * it. A run: a leader elected and settled, the proxy closed (connections reset, new ones refused:
+ * it. A run: a leader elected and settled, the proxy down (connections reset, new ones refused:
  * DynamoDB gone; with --hang it takes every request and never answers: frozen, black-holed) for
  * `--down` seconds (each run `--spread` / runs longer than the last, so DynamoDB comes back at
- * another point of the workers' backoff), then opened again. Prints per run the time from the reopening
+ * another point of the workers' backoff), then up again. Prints per run the time from the reopening
  * to the first onStartedLeading, and the requests (attempts, the SDK's own retries included) the
  * workers sent per second while it was down. Timing: local mode's short leases (DEMO_TIMING, lease
  * 4 s, retry 0.5 s), or client-go's defaults (15/10/2 s) with --default-lease. BENCH_TRACE=1 prints
  * each attempt after DynamoDB is back. Asserts nothing.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { connect, createServer, type Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import { startDynamoDBLocal } from '../lib/local/dynamodb-local.js';
 import { DEMO_ELECTION, DEMO_TIMING } from '../lib/local/demo/stories.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { LeaderElector, Session } from '../lib/sdk/index.js';
 import { PushChannel } from '../lib/sdk/push-channel.js';
-import { closableProxy, hangingProxy } from '../test/proxy.js';
 
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 
@@ -88,16 +88,42 @@ const trace = (line: string) => {
 process.on('unhandledRejection', (e) => console.error('bench: unhandled rejection:', e instanceof Error ? e.stack : e));
 
 const ddb = await startDynamoDBLocal({ startTimeoutMs: 120_000 });
-/** --hang: DynamoDB takes requests and never answers (frozen, black-holed); else its port is closed (stopped). */
-const proxy = v.hang
-  ? await (async () => {
-      const p = await hangingProxy(ddb.endpoint);
-      return { endpoint: p.endpoint, close: async () => p.hang(), open: async () => p.pass(), end: () => p.close() };
-    })()
-  : await (async () => {
-      const p = await closableProxy(ddb.endpoint);
-      return { ...p, end: () => p.close() };
-    })();
+/**
+ * A loopback proxy in front of DynamoDB Local, its own (bench/ imports no test harness): `close()`
+ * resets every connection and refuses new ones (DynamoDB stopped), or with --hang takes every
+ * connection and request and never answers (frozen, black-holed); `open()` passes on again.
+ */
+async function outageProxy(target: string, hang: boolean) {
+  const to = new URL(target);
+  let down = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((s) => {
+    s.on('error', () => undefined);
+    if (down && !hang) return void s.resetAndDestroy();
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    const upstream = connect(Number(to.port), to.hostname);
+    upstream.on('error', () => undefined);
+    s.on('data', (d) => void (down ? undefined : upstream.write(d)));
+    upstream.on('data', (d) => void (down ? undefined : s.write(d)));
+    s.on('close', () => upstream.destroy());
+    upstream.on('close', () => s.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: async () => {
+      down = true;
+      if (!hang) for (const s of sockets) s.resetAndDestroy();
+    },
+    open: async () => void (down = false),
+    end: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+const proxy = await outageProxy(ddb.endpoint, v.hang);
 const results: { recoveryMs: number; perSecondDown: number; first: string }[] = [];
 try {
   for (let run = 1; run <= RUNS; run++) {
