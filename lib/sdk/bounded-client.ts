@@ -74,7 +74,11 @@ export function abortAfter(clock: Pick<Clock, 'setTimer'>, ms: number): { readon
 
 /** `sent`, or a rejection with `signal`'s reason once it aborts first: the answer is no longer waited for. */
 export function raced<T>(sent: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // abandoned before it began: its own outcome (a rejection, once the aborted send gives up) is nobody's, and unhandled it would end the process
+    sent.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
   let stop: (() => void) | undefined;
   const abandoned = new Promise<never>((_, reject) => {
     stop = () => reject(signal.reason);

@@ -23,7 +23,7 @@ import { localClient } from '../../lib/stores/client.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { listenOnLoopback, testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
-import { close, drivenClock, listen, resettingProxy } from '../proxy.js';
+import { close, drivenClock, inFlight, listen, resettingProxy } from '../proxy.js';
 
 describe('boundedClient', () => {
   it('a request never answered fails as a timeout once its bound has passed on the clock given, not before', async () => {
@@ -55,6 +55,33 @@ describe('boundedClient', () => {
     expect(Array.isArray(out.TableNames)).toBe(true);
     expect(clock.pending()).toBe(0);
     client.destroy();
+  });
+
+  it("a request sent with its caller's signal already aborted rejects with the signal's reason, and the client's own rejection after it is handled, not left unhandled", async () => {
+    // a stopping worker's last requests are sent so (run()'s signal aborted); an unhandled rejection ends a Node process
+    const silent = await listen((s) => s.on('data', () => undefined));
+    const client = localClient(silent.endpoint);
+    const busy = inFlight(client);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const stop = new AbortController();
+      stop.abort(new Error('stopping'));
+      const out = await boundedClient(client, simulatedClock({ start: 1_800_000_000_000, seed: 1 }), 5_000)
+        .send(new GetItemCommand({ TableName: 't', Key: { k: { S: 'a' } } }), { abortSignal: stop.signal })
+        .then(
+          () => 'answered',
+          (e: unknown) => e,
+        );
+      expect(out).toBe(stop.signal.reason);
+      await waitFor("the client's own send settled", () => !busy());
+      for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r)); // Node tells an unhandled rejection once the microtasks ran
+      expect(unhandled).toEqual([]); // before: [AbortError: Request aborted]
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await close(silent);
+    }
   });
 
   it('the bound: the loop’s period, never under 5 s', () => {
