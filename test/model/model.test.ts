@@ -72,11 +72,19 @@ const GOALS: Record<string, (w: World) => boolean> = {
 
 function exploreNoting(cfg: ModelConfig, depth: number, reached: Set<string>): Exploration<World> {
   const spec = electionSpec(cfg);
+  // (the goals not reached yet, made once: each state is tested against these only, dropped as they are reached)
+  let pending = Object.entries(GOALS).filter(([goal]) => !reached.has(goal));
   return explore(
     {
       ...spec,
       check: (w) => {
-        for (const [goal, test] of Object.entries(GOALS)) if (!reached.has(goal) && test(w)) reached.add(goal);
+        let hit = false;
+        for (const [goal, test] of pending)
+          if (test(w)) {
+            reached.add(goal);
+            hit = true;
+          }
+        if (hit) pending = pending.filter(([goal]) => !reached.has(goal));
         return spec.check(w);
       },
     },
