@@ -2167,6 +2167,12 @@ const steppedDown = (state: State, led: SteppedDown, fx: Effect[]): Step => ({ s
 
 /** The leader's step: renews its term, or reads the lease (woken, on its live session, or the clock in doubt). */
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
+  // client-go: past its renew deadline it stops, never renews. A loop stalled past it (a busy machine) may see
+  // its renewal's turn before the deadline's timer: the deadline is judged here, as isLeader() judges it
+  if (at.now >= lead.renewedAt + s.renewDeadlineMs) {
+    const st = apply(s, state, lead, { kind: 'asked', now: at.now }, at, fx);
+    if (!st.lead) return go(s, st, rest, {}, at, fx);
+  }
   const withinMs = inTermMs(s, lead, at.now);
   if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx, withinMs);
   if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx, withinMs);

@@ -125,6 +125,26 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(run(planted, leading(), [[{ kind: 'deadline', no: 1 }, at(10_000)]]).state.lead?.no).toBe(1);
   });
 
+  it("its loop stalled past its renew deadline (a busy machine), the renewal's turn seen before the deadline's timer: it stops ('renewDeadline'), never renews; the read sent instead in doubt of its clock, or a handed term's first step, the same", () => {
+    // the clock moved past renewedAt + renewDeadline, the deadline's timer not fired yet: the step's poll comes first
+    const late = run(settings(), leading(), [[poll, at(12_500)]]);
+    expect(late.effects[0]).toEqual([{ kind: 'stop', reason: 'renewDeadline', token: 7 }]);
+    expect(late.state.lead).toBeUndefined();
+    expect(late.state.standAgain).toBe(7); // lost, as at the timer: it stands again once the lease is in a later term
+    expect(run(settings(), leading(), [[poll, at(10_000)]]).kinds).toEqual([['stop']]); // at the deadline itself, as 'asked'
+    expect(run(settings(), leading(), [[poll, at(9_999)]]).kinds).toEqual([['renew']]); // inside it: renewed as ever
+    // the read sent instead of a renewal while the clock was in doubt, answered past the deadline, its Date settling the doubt
+    const doubt = { clock: { ok: false, reason: 'uncertain', errorMs: 502 } as Moment['clock'] };
+    const resampled = run(settings(), leading(), [
+      [poll, at(9_000, doubt)],
+      [answer({ lease: mine() }), at(10_200)],
+    ]);
+    expect(resampled.effects[1]).toEqual([{ kind: 'stop', reason: 'renewDeadline', token: 7 }]);
+    // a planted decision is the one obeyed (the simulator's, the model's)
+    const planted = settings({ decideLeader: (s, t, o) => (o.kind === 'asked' ? { kind: 'none' } : decideLeader(s, t, o)) });
+    expect(run(planted, leading(), [[poll, at(12_500)]]).kinds).toEqual([['renew']]);
+  });
+
   it('a renewal that fails (a fault) leaves the term retrying until its deadline; the deadline stops it; an earlier term’s timer does nothing', () => {
     const r = run(settings(), leading(), [
       [poll, at(5_900)],
