@@ -2372,6 +2372,13 @@ const SETTLED: Move = { kind: 'settled' };
 const STAY: Move = { kind: 'stay' };
 const READ_TO_LEAVE: Effect = { kind: 'readToLeave' };
 
+/**
+ * Whether the write of a term this start-up's follower won, or took, or gave back went unanswered (a
+ * timeout, a dropped connection: the shell's step failed with it pending): the row may name it in a
+ * term nobody leads. NoCoordination's take above all, whose follower reads nothing else as it stops.
+ */
+const takeInDoubt = (st: State): boolean => st.pending?.kind === 'acquire' || st.pending?.kind === 'confirm' || st.pending?.kind === 'giveBack';
+
 /** The token of the last term it led, kept with releaseOnCancel false (departure's `keptToken`); -1: none kept. */
 const keptTokenOf = (s: Settings, st: State): number => (s.releaseOnCancel ? -1 : st.ledToken);
 
@@ -2390,8 +2397,9 @@ function leave(s: Settings, state: State, e: Extract<Event, { kind: 'leave' | 'l
       // with releaseOnCancel, a term it led and did not hand over is released as led, then as a consistent read shows it
       if (e.led && s.releaseOnCancel && !e.led.handed) return moved(s, state, { ...first, releasing: e.led.term.fencingToken }, { kind: 'release', term: e.led.term }, at);
       // a follower reads what the row still names it for: coordinated, its succession or a term handed to it; with
-      // releaseOnCancel, also a term it led and stopped leading (its renew deadline, a clock jump) that may stand on the row still
-      if (!e.led && (s.candidate || (s.releaseOnCancel && state.ledToken >= 0))) return { state: { ...state, leaving: first }, effects: [READ_TO_LEAVE] };
+      // releaseOnCancel, also a term it led and stopped leading (its renew deadline, a clock jump) that may stand on the row still;
+      // in any mode, a term its unanswered take may have won (never led: no work outlives run() in it, so never kept)
+      if (!e.led && (s.candidate || takeInDoubt(state) || (s.releaseOnCancel && state.ledToken >= 0))) return { state: { ...state, leaving: first }, effects: [READ_TO_LEAVE] };
       return partDone(s, state, first, true, at);
     }
     case 'leavingRead': {

@@ -150,6 +150,36 @@ describe('holderAddress on the lease', () => {
     expect(released).not.toHaveProperty('holderAddress');
   });
 
+  it('a take in doubt (landed, its answer lost) is released by the stop, its address with it (NoCoordination, releaseOnCancel)', async () => {
+    const L = 'addr-take-doubt';
+    // a's take lands, but its answer is lost (a timeout, a dropped connection): its step fails, and
+    // run() is cancelled before the next. The row names a in a term nobody leads; its stop reads the
+    // lease and releases it, rather than leave it to run out, a lease duration leaderless.
+    const { client, clock, drive } = driven();
+    let lost = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (lost === 0 && context.commandName === 'UpdateItemCommand' && (args.input as { TableName?: string }).TableName === t.names.leases) {
+          lost++;
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'loseTakeAnswer', priority: 'high' },
+    );
+    const errors: Error[] = [];
+    const a = startElector(t, new Log(), 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A, clockSync: 'none', clock }, { client, errors });
+    await drive(() => errors.length > 0); // the lost answer reported: its step failed, the loop naps its backoff
+    expect(a.elector.isLeader()).toBe(false);
+    expect(await row(L)).toMatchObject({ holderIdentity: 'a', holderAddress: A }); // the take landed
+    await a.stop();
+    client.destroy();
+    const released = (await row(L))!;
+    expect(released.holderIdentity).toBeUndefined();
+    expect(released).not.toHaveProperty('holderAddress');
+  });
+
   it('a take over a term that ran out writes the taker’s address or none, never the previous holder’s', async () => {
     const L = 'addr-take';
     // x held the lease with an address, and stopped renewing long ago (a crash)

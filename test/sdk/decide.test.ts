@@ -517,3 +517,32 @@ describe("the elector's step: a sleep counted against the renew deadline ('slept
     expect(r.state.lead).toMatchObject({ renewedAt: T + 300 });
   });
 });
+
+describe("the elector's step: a NoCoordination follower's take in doubt as it stops", () => {
+  const s = settings({ mode: 'NoCoordination', candidate: false });
+  const vacant = mine({ holderIdentity: undefined, holderInstance: undefined, revision: 5, fencingToken: 7, termToken: undefined });
+  /** Polled, read the lease vacant, sent its take: the take's answer never came (a timeout, a dropped connection: the shell's step failed). */
+  const taking: Parameters<typeof run>[2] = [
+    [poll, at()],
+    [{ kind: 'leaseRead', raw: read(vacant) }, at(10)],
+  ];
+
+  it('run() cancelled with its take unanswered: the lease is read, and a term of this start-up the row shows is released by its holder and token; one it never got is left alone', () => {
+    const r = run(s, START, [...taking, [{ kind: 'cancel' }, at(30)], [{ kind: 'leave', led: undefined, held: undefined }, at(40)]]);
+    expect(r.kinds[1]).toContain('acquire');
+    expect(r.kinds.slice(2)).toEqual([['steppedDown'], ['readToLeave']]);
+    // the take landed: its term is released, conditioned on holder and token
+    const taken = mine({ revision: 6, fencingToken: 8, termToken: 8 });
+    const landed = decide(s, r.state, { kind: 'leavingRead', read: read(taken) }, at(50));
+    expect(landed.effects).toEqual([{ kind: 'leavingWrite', write: { kind: 'release', term: { holderIdentity: 'a', fencingToken: 8 } } }]);
+    // another holds it (the take never landed, or lost the race): nothing to write
+    const other = decide(s, r.state, { kind: 'leavingRead', read: read(mine({ holderIdentity: 'b', holderInstance: 'b-1', revision: 6, fencingToken: 8 })) }, at(50));
+    expect(other.effects).toEqual([]);
+    expect(other.state.leaving?.part).toBe('gone');
+  });
+
+  it('a take answered (won and given back, or refused) leaves no doubt: stopped as before, without a read', () => {
+    const refused = run(s, START, [...taking, [{ kind: 'acquired', got: { refusedBy: 'b' } }, at(20)], [{ kind: 'cancel' }, at(30)], [{ kind: 'leave', led: undefined, held: undefined }, at(40)]]);
+    expect(refused.kinds.slice(3)).toEqual([['steppedDown'], []]);
+  });
+});
