@@ -230,7 +230,8 @@ export async function creatingTableProxy(
 /**
  * A clock the test moves: its timers fire in the order they are due, the next one only once no
  * request is in flight at the proxy and the process has turned its event loop IDLE_TURNS times
- * since (the SDK is waiting on a timer, not on DynamoDB). `waited()` is the time gone by on it.
+ * since (the SDK is waiting on a timer, not on DynamoDB). `waited()` is the time gone by on it;
+ * `stall(ms)` moves it without firing any timer.
  */
 const IDLE_TURNS = 20;
 export function drivenClock(busy: () => boolean) {
@@ -265,7 +266,9 @@ export function drivenClock(busy: () => boolean) {
       }
     }
   };
-  return { clock, drive, waited: () => at - start };
+  /** The clock moves `ms` and no timer fires (the event loop blocked: a busy machine); the next drive fires the overdue ones in the order they were due. */
+  const stall = (ms: number) => void (at += ms);
+  return { clock, drive, stall, waited: () => at - start };
 }
 
 /**

@@ -150,6 +150,32 @@ describe('holderAddress on the lease', () => {
     expect(released).not.toHaveProperty('holderAddress');
   });
 
+  it("a leader whose loop stalled past its renew deadline stops ('renewDeadline') at its next step, never renews: the step's timer, due first, fires before the deadline's", async () => {
+    const L = 'addr-stall';
+    // a busy machine: the event loop blocked past a's renew deadline, so its overdue timers fire in the
+    // order they were due, its next step's (a renewal's turn) before the deadline's
+    const { client, clock, drive, stall } = driven();
+    let stalled = false;
+    let renewalsAfter = 0;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (stalled && context.commandName === 'UpdateItemCommand' && (args.input as { TableName?: string }).TableName === t.names.leases) renewalsAfter++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countRenewals', priority: 'high' },
+    );
+    const log = new Log();
+    const a = startElector(t, log, 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A, clockSync: 'none', clock }, { client });
+    await drive(() => a.elector.isLeader());
+    stalled = true;
+    stall(FAST.renewDeadlineMs + 500);
+    await drive(() => log.of('stopped', 'a').length > 0 || renewalsAfter > 0);
+    expect(renewalsAfter).toBe(0);
+    expect(log.of('stopped', 'a')).toMatchObject([{ reason: 'renewDeadline' }]);
+    await a.stop();
+    client.destroy();
+  });
+
   it('a take in doubt (landed, its answer lost) is released by the stop, its address with it (NoCoordination, releaseOnCancel)', async () => {
     const L = 'addr-take-doubt';
     // a's take lands, but its answer is lost (a timeout, a dropped connection): its step fails, and
