@@ -33,6 +33,17 @@ beforeAll(async () => {
 });
 afterAll(() => t?.drop());
 
+/** Each UpdateItem `client` sends to the lease table (a take, a renewal, a release) goes through `around`, which sends it with `send`. */
+function leaseUpdates(client: DynamoDBClient, around: (send: () => Promise<unknown>) => Promise<unknown>): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const lease = context.commandName === 'UpdateItemCommand' && (args.input as { TableName?: string }).TableName === t.names.leases;
+      return lease ? ((await around(() => next(args))) as Awaited<ReturnType<typeof next>>) : next(args);
+    },
+    { step: 'initialize', name: 'leaseUpdates', priority: 'high' },
+  );
+}
+
 /** A client whose every request fails once `down` is set: a process that crashed, as its peers see it. */
 function crashable(): { client: DynamoDBClient; crash(): void } {
   const client = localClient(inject('ddbEndpoint'));
@@ -128,13 +139,10 @@ describe('holderAddress on the lease', () => {
     // after a failed renew loop), rather than leave it to run out with no one leading it.
     const { client, clock, drive } = driven();
     let refuseRenewals = false;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (refuseRenewals && context.commandName === 'UpdateItemCommand') throw Object.assign(new Error('throttled'), { name: 'ThrottlingException', $metadata: {} });
-        return next(args);
-      },
-      { step: 'initialize', name: 'refuseRenewals', priority: 'high' },
-    );
+    leaseUpdates(client, async (send) => {
+      if (refuseRenewals) throw Object.assign(new Error('throttled'), { name: 'ThrottlingException', $metadata: {} });
+      return send();
+    });
     const log = new Log();
     const a = startElector(t, log, 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A, clockSync: 'none', clock }, { client });
     await drive(() => a.elector.isLeader());
@@ -157,13 +165,10 @@ describe('holderAddress on the lease', () => {
     const { client, clock, drive, stall } = driven();
     let stalled = false;
     let renewalsAfter = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (stalled && context.commandName === 'UpdateItemCommand' && (args.input as { TableName?: string }).TableName === t.names.leases) renewalsAfter++;
-        return next(args);
-      },
-      { step: 'initialize', name: 'countRenewals', priority: 'high' },
-    );
+    leaseUpdates(client, (send) => {
+      if (stalled) renewalsAfter++;
+      return send();
+    });
     const log = new Log();
     const a = startElector(t, log, 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A, clockSync: 'none', clock }, { client });
     await drive(() => a.elector.isLeader());
@@ -183,17 +188,11 @@ describe('holderAddress on the lease', () => {
     // lease and releases it, rather than leave it to run out, a lease duration leaderless.
     const { client, clock, drive } = driven();
     let lost = 0;
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const out = await next(args);
-        if (lost === 0 && context.commandName === 'UpdateItemCommand' && (args.input as { TableName?: string }).TableName === t.names.leases) {
-          lost++;
-          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
-        }
-        return out;
-      },
-      { step: 'initialize', name: 'loseTakeAnswer', priority: 'high' },
-    );
+    leaseUpdates(client, async (send) => {
+      const out = await send();
+      if (lost++ === 0) throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} });
+      return out;
+    });
     const errors: Error[] = [];
     const a = startElector(t, new Log(), 'a', { leaseName: L, mode: 'NoCoordination', platform: 'none', advertise: A, clockSync: 'none', clock }, { client, errors });
     await drive(() => errors.length > 0); // the lost answer reported: its step failed, the loop naps its backoff
