@@ -125,8 +125,8 @@ export function electorInternals(bug: PlantedBug | undefined, c: ElectorPlantCon
     case 'sessionDeleteUnheld': // likewise
       return undefined;
     case 'leaderIgnoresRenewDeadline':
-      // the renew deadline's timer changes nothing (a leader asked isLeader() still judges it)
-      return { decisions: { decideLeader: (s, t, o) => (o.kind === 'deadline' ? { kind: 'none' } : DECISIONS.decideLeader(s, t, o)) } };
+      // the renew deadline changes nothing, at its timer or at the leader's step (a leader asked isLeader() still judges it)
+      return { decisions: { decideLeader: (s, t, o) => (o.kind === 'deadline' || o.kind === 'step' ? { kind: 'none' } : DECISIONS.decideLeader(s, t, o)) } };
     case 'renewalIgnoresAnswer':
       // renewed is renewed: the row it answered with is not looked at
       return { decisions: { decideLeader: (s, t, o) => (o.kind === 'renewed' && o.lease ? { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease } : DECISIONS.decideLeader(s, t, o)) } };

@@ -657,8 +657,12 @@ export interface LeaderSettings {
 
 /** One thing a leader learnt. */
 export type LeaderObservation =
-  /** The renew deadline's timer fired (armed for renewedAt + renewDeadline), or someone asked `isLeader()` (judged on the monotonic clock at `now`). */
-  | { readonly kind: 'deadline' | 'asked'; readonly now: number }
+  /**
+   * The renew deadline's timer fired (armed for renewedAt + renewDeadline), someone asked
+   * `isLeader()`, or its step's turn came (before it renews or reads): the last two judged on the
+   * monotonic clock at `now`.
+   */
+  | { readonly kind: 'deadline' | 'asked' | 'step'; readonly now: number }
   /** Its session was renewed by a write sent at `sentAt`, answered at `now`; `ended`: the row's marks. */
   | { readonly kind: 'sessionRenewed'; readonly name: string; readonly sentAt: number; readonly now: number; readonly ended: Readonly<Record<string, number>> }
   /** Its session ended: the term must be renewed by the elector itself from now on. */
@@ -698,7 +702,8 @@ export function decideLeader(s: LeaderSettings, t: TermView, o: LeaderObservatio
       // even should the monotonic clock read a hair short of it: a timer may fire a millisecond early
       return stop('renewDeadline');
     case 'asked':
-      // client-go: stop acting once the renew deadline has passed since the last renewal was sent
+    case 'step':
+      // client-go: stop acting once the renew deadline has passed since the last renewal was sent (and never renew after)
       return o.now >= t.renewedAt + s.renewDeadlineMs ? stop('renewDeadline') : NONE;
     case 'sessionRenewed': {
       if (t.session !== o.name) return NONE;
@@ -2168,9 +2173,9 @@ const steppedDown = (state: State, led: SteppedDown, fx: Effect[]): Step => ({ s
 /** The leader's step: renews its term, or reads the lease (woken, on its live session, or the clock in doubt). */
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
   // client-go: past its renew deadline it stops, never renews. A loop stalled past it (a busy machine) may see
-  // its renewal's turn before the deadline's timer: the deadline is judged here, as isLeader() judges it
+  // its renewal's turn before the deadline's timer: the deadline is judged here too
   if (at.now >= lead.renewedAt + s.renewDeadlineMs) {
-    const st = apply(s, state, lead, { kind: 'asked', now: at.now }, at, fx);
+    const st = apply(s, state, lead, { kind: 'step', now: at.now }, at, fx);
     if (!st.lead) return go(s, st, rest, {}, at, fx);
   }
   const withinMs = inTermMs(s, lead, at.now);

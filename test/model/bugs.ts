@@ -36,8 +36,8 @@ export type ModelBug =
 export function planted(bug: ModelBug, p: Protocol): Protocol {
   switch (bug) {
     case 'leaderIgnoresRenewDeadline':
-      // the renew deadline's timer changes nothing
-      return { ...p, decideLeader: (s, t, o): LeaderStep => (o.kind === 'deadline' ? { kind: 'none' } : p.decideLeader(s, t, o)) };
+      // the renew deadline changes nothing, at its timer or at the leader's step
+      return { ...p, decideLeader: (s, t, o): LeaderStep => (o.kind === 'deadline' || o.kind === 'step' ? { kind: 'none' } : p.decideLeader(s, t, o)) };
     case 'renewalIgnoresAnswer':
       // renewed is renewed: the row it answered with is not looked at
       return { ...p, decideLeader: (s, t, o): LeaderStep => (o.kind === 'renewed' && o.lease ? { kind: 'renewed', renewedAt: Math.max(t.renewedAt, o.sentAt), lease: o.lease } : p.decideLeader(s, t, o)) };

@@ -140,8 +140,8 @@ describe("the elector's step: the leader's order of actions", () => {
       [answer({ lease: mine() }), at(10_200)],
     ]);
     expect(resampled.effects[1]).toEqual([{ kind: 'stop', reason: 'renewDeadline', token: 7 }]);
-    // a planted decision is the one obeyed (the simulator's, the model's)
-    const planted = settings({ decideLeader: (s, t, o) => (o.kind === 'asked' ? { kind: 'none' } : decideLeader(s, t, o)) });
+    // judged as a 'step' observation: a planted decision is the one obeyed (the simulator's leaderIgnoresRenewDeadline, the model's)
+    const planted = settings({ decideLeader: (s, t, o) => (o.kind === 'step' ? { kind: 'none' } : decideLeader(s, t, o)) });
     expect(run(planted, leading(), [[poll, at(12_500)]]).kinds).toEqual([['renew']]);
   });
 

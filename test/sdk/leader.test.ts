@@ -16,6 +16,8 @@ describe('decideLeader', () => {
   const rows: { name: string; t?: Partial<TermView>; o: LeaderObservation; want: LeaderStep }[] = [
     { name: 'asked inside the renew deadline: leads on', o: { kind: 'asked', now: 109_999 }, want: { kind: 'none' } },
     { name: 'asked at the renew deadline: stops (client-go)', o: { kind: 'asked', now: 110_000 }, want: { kind: 'stop', reason: 'renewDeadline', look: false } },
+    { name: "its step's turn inside the renew deadline: renews on", o: { kind: 'step', now: 109_999 }, want: { kind: 'none' } },
+    { name: "its step's turn at or past the renew deadline (a loop stalled past it, the deadline's timer not fired yet): stops, never renews", o: { kind: 'step', now: 112_500 }, want: { kind: 'stop', reason: 'renewDeadline', look: false } },
     { name: "the deadline's timer fired: stops, even a hair early by the monotonic clock", o: { kind: 'deadline', now: 109_999 }, want: { kind: 'stop', reason: 'renewDeadline', look: false } },
     { name: 'its session renewed by a write sent later than the last: the term is renewed from that send', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 105_000, now: 105_050, ended: {} }, want: { kind: 'renewed', renewedAt: 105_000, lease: undefined } },
     { name: 'a session renewal sent before the last renewal: nothing new', o: { kind: 'sessionRenewed', name: 's-1', sentAt: 99_000, now: 105_050, ended: {} }, want: { kind: 'none' } },
