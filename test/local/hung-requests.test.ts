@@ -14,12 +14,13 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';
 import { systemClock, type Clock } from '../../lib/clock.js';
 import { RUNTIME_REQUEST_MS, startLocalRuntime } from '../../lib/local/runtime.js';
-import { lockRuntime, RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_REQUEST_MS } from '../../lib/local/runtime-lock.js';
+import { lockRuntime, RUNTIME_LOCK_REQUEST_MS } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
 import { hangingProxy } from '../proxy.js';
+import { heldBoundsClock } from './held-bounds.js';
 
 const admin = localClient(inject('ddbEndpoint'));
 const prefix = `hung-${randomUUID().slice(0, 8)}`;
@@ -40,18 +41,11 @@ describe('a local runtime on a DynamoDB Local that accepts connections and never
     const bounds: { fn: () => void; live: boolean; hung: boolean }[] = [];
     /** Whether the proxy takes requests and leaves them unanswered now. */
     let hanging = false;
-    const still = systemClock.monotonic();
-    const clock: Clock = {
-      ...systemClock,
-      monotonic: () => still,
-      setTimer: (ms, fn, o) => {
-        if (ms === RUNTIME_LOCK_HEARTBEAT_MS) return { cancel: () => undefined };
-        if (ms !== RUNTIME_REQUEST_MS) return systemClock.setTimer(ms, fn, o);
-        const b = { fn, live: true, hung: hanging };
-        bounds.push(b);
-        return { cancel: () => void (b.live = false) };
-      },
-    };
+    const clock = heldBoundsClock((fn) => {
+      const b = { fn, live: true, hung: hanging };
+      bounds.push(b);
+      return { cancel: () => void (b.live = false) };
+    });
     /** Runs out the bounds of the requests the proxy may have taken while hanging (from the `from`th bound set on): an answered one is never cut short. */
     const runOut = (from = 0) => {
       for (const b of bounds.slice(from).filter((x) => x.live && x.hung)) {

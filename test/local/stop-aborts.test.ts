@@ -12,14 +12,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { systemClock, type Clock } from '../../lib/clock.js';
-import { RUNTIME_REQUEST_MS, startLocalRuntime } from '../../lib/local/runtime.js';
-import { RUNTIME_LOCK_HEARTBEAT_MS, RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
+import { startLocalRuntime } from '../../lib/local/runtime.js';
+import { RUNTIME_LOCK_TABLE } from '../../lib/local/runtime-lock.js';
 import { deleteTables } from '../../lib/local/tables.js';
 import { localClient } from '../../lib/stores/client.js';
 import { defaultTableNames } from '../../lib/tables.js';
 import { waitFor } from '../sdk/harness.js';
 import { hangingProxy } from '../proxy.js';
+import { heldBoundsClock } from './held-bounds.js';
 
 const admin = localClient(inject('ddbEndpoint'));
 const prefix = `stop-${randomUUID().slice(0, 8)}`;
@@ -37,22 +37,18 @@ describe('a local runtime stopped while a function waits on a request DynamoDB L
     // monotonic clock still (the lock stays sure: no confirmation), and the tick fired by the test
     const bounds: { fn: () => void; live: boolean }[] = [];
     let fireTick: (() => void) | undefined;
-    const still = systemClock.monotonic();
-    const clock: Clock = {
-      ...systemClock,
-      monotonic: () => still,
-      setTimer: (ms, fn, o) => {
-        if (ms === RUNTIME_LOCK_HEARTBEAT_MS) return { cancel: () => undefined };
-        if (ms === TICK_MS) {
-          fireTick = fn;
-          return { cancel: () => void (fireTick = undefined) };
-        }
-        if (ms !== RUNTIME_REQUEST_MS) return systemClock.setTimer(ms, fn, o);
+    const clock = heldBoundsClock(
+      (fn) => {
         const b = { fn, live: true };
         bounds.push(b);
         return { cancel: () => void (b.live = false) };
       },
-    };
+      (ms, fn) => {
+        if (ms !== TICK_MS) return undefined;
+        fireTick = fn;
+        return { cancel: () => void (fireTick = undefined) };
+      },
+    );
     // only the functions' requests (DynamoDB's API, not the Streams API the pollers read) are taken and left unanswered
     const proxy = await hangingProxy(inject('ddbEndpoint'), (head) => /^x-amz-target: DynamoDB_20120810\./im.test(head));
     let ticked: 'running' | 'ended' | undefined;
