@@ -141,6 +141,9 @@ function deleteSession(c: WorldContext, workers: Workers, f: SessionDelete, tick
  * same process `forMs` after the old one's run() ended (unless the process is gone or stopping by
  * then). The window spans the stop to the new start.
  */
+/** Electors already asked to stop: a frozen process's stop waits on its gate, so its signal is not yet aborted. */
+const stopAsked = new WeakSet<object>();
+
 function stopElector(c: WorldContext, workers: Workers, f: NonNullable<Schedule['kept']>['electorStops'][number]): void {
   const { world, feed } = c;
   const clock = world.clock;
@@ -149,10 +152,11 @@ function stopElector(c: WorldContext, workers: Workers, f: NonNullable<Schedule[
   const worker = c.schedule.kept!.workers.find((w) => workers.procs[w]?.leading.has(lease) && !workers.procs[w]!.machine.clock.dead) ?? f.worker;
   const proc = workers.procs[worker]!;
   const own = proc.own?.get(lease);
-  if (!own || proc.machine.clock.dead || proc.stop.signal.aborted || own.stop.signal.aborted) {
+  if (!own || proc.machine.clock.dead || proc.stop.signal.aborted || own.stop.signal.aborted || stopAsked.has(own)) {
     feed.count('skipped:electorStop'); // gone, stopping, or that elector already stopped
     return;
   }
+  stopAsked.add(own);
   const from = clock.monotonic();
   feed.count('fault:electorStop');
   feed.log(`stop ${proc.identity}'s elector of ${lease} (its process runs on)`);

@@ -15,7 +15,8 @@ process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 const BUDGET_MS = 120_000;
 /** Seeds that once found a violation: each must stay fixed. */
 /** `mixed`: a world of `npm run sim -- --mixed` (a fleet part way through a change). */
-const REGRESSIONS: { seed: number; found: string; mixed?: boolean }[] = [
+const REGRESSIONS: { seed: number; found: string; mixed?: boolean; kept?: 'some' | 'all' }[] = [
+  { seed: 13308355, kept: 'some', found: "a simulator bug (--kept some): two elector stops of job-0 fell on w0 while it was frozen; the first's abort waited on the process's gate, so the second saw the elector not yet stopping, and both started a new elector; the second was refused (DuplicateIdentityError) but replaced the running one in the process's elector list, so a later pause named the refused start-up, not the leader: its frozen leader's 16.1 s overlap was not forgiven (fixed: an elector is stopped once, sim/faults.ts stopElector)" },
   { seed: 12800135, found: "a machine whose clock runs 4 % fast stopped its terms at each jump of DynamoDB's time; its next poll read only its session, judged by its view of the row from before it led, and ended that old term on the row (refused): nobody read the row until a wake or the term ran out, 124 s leaderless over the run against the 120 s bound (fixed: a stopped term's next poll reads the lease row)" },
   { seed: 6306473, mixed: true, found: "an operator deleted a session-held row while the coordinator was down; a worker without a Session, restarted before and never seeing a held row, found it gone, then a row created again without a holder (its election held for the deleted term), and took it at the three-term fallback counted from the missing row, before the holder heard of the delete: 137.7 ms of two leaders" },
   { seed: 6303933, found: "an operator moved a handed-over term's fencing token back below the term before it; the coordinator's next write adopted the moved token as the term's copy, and the heir led with it: tokens went back, and its fenced writes were accepted over the earlier term's" },
@@ -82,7 +83,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // exhaustive check still catches it (test/model/plants.test.ts), where no write tells the leader.
 ];
 
-const run = (seed: number, mixed = false) => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed }), DEFAULT_SETTINGS, { trace: true });
+const run = (seed: number, mixed = false, kept?: 'some' | 'all') => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed, ...(kept ? { kept } : {}) }), DEFAULT_SETTINGS, { trace: true });
 
 describe('deterministic simulation', () => {
   it('a seed replays exactly: the same timeline, the same counts', async () => {
@@ -146,8 +147,8 @@ describe('deterministic simulation', () => {
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 
-  it.each(REGRESSIONS)('regression seed $seed ($found)', async ({ seed, mixed }) => {
-    const r = await run(seed, mixed);
+  it.each(REGRESSIONS)('regression seed $seed ($found)', async ({ seed, mixed, kept }) => {
+    const r = await run(seed, mixed, kept);
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 
