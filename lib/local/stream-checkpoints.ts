@@ -54,6 +54,14 @@ export interface ShardCheckpoints {
   set(streamArn: string, shardId: string, sequenceNumber: string): Promise<void> | void;
   /** The checkpoint of `shardId` was of no use (its records trimmed): forgotten; resolves once written. */
   drop(streamArn: string, shardId: string): Promise<void> | void;
+  /**
+   * `streamArn` is about to be read: its entry is made, with no shard's position yet, unless there
+   * is one. Written before the first batch is handed to the function, so a stop before any batch
+   * of it finished (a failing batch, a stop mid-invocation) still leaves the stream named: a start
+   * that finds its table made again meanwhile reads it (olderStreamsToRead) from TRIM_HORIZON.
+   * Resolves once written.
+   */
+  open(streamArn: string): Promise<void> | void;
 }
 
 /** One entry of an endpoint's checkpoints: a function's (none: a version 1 entry not yet adopted) in one stream. */
@@ -276,6 +284,14 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
         e.shards[shardId] = sequenceNumber;
         return true;
       }),
+    open: (streamArn) =>
+      entryIn(state, fn, streamArn)
+        ? undefined
+        : write((f) => {
+            if (entryIn(f, fn, streamArn)) return false;
+            f.streams.push({ endpoint: key, function: fn, streamArn, shards: {} });
+            return true;
+          }),
     drop: (streamArn, shardId) =>
       write((f) => {
         const e = entryIn(f, fn, streamArn);

@@ -186,6 +186,8 @@ export class StreamPoller {
   private readonly tableLooks = new Backoff(TABLE_LOOK_FIRST_MS, TABLE_LOOK_MAX_MS);
   /** The table's absence (or its stream's) has been told since the stream read now ended. */
   private told = false;
+  /** The stream whose entry the checkpoints have (ShardCheckpoints.open). */
+  private opened: string | undefined;
   /** The streams still to read after the one read now, before the table's newest (`then`). */
   private readonly pending: string[];
 
@@ -221,6 +223,11 @@ export class StreamPoller {
     while (this.running) {
       let ended = false;
       try {
+        // the stream named in the checkpoints before any of its records is handed over
+        if (this.opened !== this.streamArn) {
+          await this.o.checkpoints?.open(this.streamArn);
+          this.opened = this.streamArn;
+        }
         const d = await this.o.client.send(new DescribeStreamCommand({ StreamArn: this.streamArn }), { abortSignal: this.stopping.signal });
         const listed = new Map((d.StreamDescription?.Shards ?? []).map((s) => [s.ShardId!, s]));
         for (const id of listed.keys()) this.follow(id, listed, new Set());

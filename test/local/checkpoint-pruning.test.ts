@@ -79,6 +79,7 @@ describe('local mode on an endpoint prunes stream-checkpoints.json at its start'
     await createTables(admin, defaultTableNames(prefix));
     const own = (await admin.send(new DescribeTableCommand({ TableName: defaultTableNames(prefix).leases }))).Table!.LatestStreamArn!;
     const ownShard = (await streams.send(new DescribeStreamCommand({ StreamArn: own }))).StreamDescription!.Shards![0]!.ShardId!;
+    const ownCandidates = (await admin.send(new DescribeTableCommand({ TableName: defaultTableNames(prefix).candidates }))).Table!.LatestStreamArn!;
 
     const here = endpointKey(inject('ddbEndpoint'));
     const planted: CheckpointsFile = {
@@ -105,6 +106,7 @@ describe('local mode on an endpoint prunes stream-checkpoints.json at its start'
       [here, live.arn], // another prefix's live stream: another process's to move on
       [here, own],
       ['http://127.0.0.1:1', GONE], // unreachable is not gone: left alone
+      [here, ownCandidates], // named as its poller began reading it, no batch finished yet (ShardCheckpoints.open)
     ]);
     expect(Object.keys(kept.find((s) => s.streamArn === own)!.shards)).toEqual([ownShard]); // a shard its stream does not list: forgotten
   });

@@ -276,13 +276,14 @@ describe('createTable on a table that exists', () => {
 
 /**
  * A local runtime on its own prefix and events folder, started anew by `startSeeing()`, whose lease
- * stream's records (lease name, stream) are collected in `seen`; `put` writes a lease row.
+ * stream's records (lease name, stream) are collected in `seen`; `put` writes a lease row. With
+ * `failAfter`, the lease stream's function fails each batch once that promise settles.
  */
 function seeingLeaseStream(label: string) {
   const prefix = newPrefix(label);
   const dir = mkdtempSync(join(tmpdir(), `conclave-${label}-`));
   const seen: { name: string; stream: string | undefined }[] = [];
-  const startSeeing = () =>
+  const startSeeing = (failAfter?: Promise<void>) =>
     startLocalRuntime({
       endpoint: inject('ddbEndpoint'),
       prefix,
@@ -292,6 +293,10 @@ function seeingLeaseStream(label: string) {
       push: false,
       intercept: async (name, event, invoke) => {
         if (name === 'leaseStream') seen.push(...(event as DynamoDBStreamEvent).Records.map((r) => ({ name: r.dynamodb!.Keys!['name']!.S!, stream: r.eventSourceARN })));
+        if (name === 'leaseStream' && failAfter) {
+          await failAfter;
+          throw new Error('the function failed');
+        }
         return invoke(event);
       },
     });
@@ -339,6 +344,45 @@ describe('local mode started again after a table was made again while it was dow
     const kept = CheckpointsFile.parse(JSON.parse(readFileSync(join(dir, CHECKPOINTS_FILE), 'utf8'))).streams.map((s) => s.streamArn);
     expect(kept).toContain(newer);
     expect(kept).not.toContain(older);
+  });
+});
+
+describe('local mode stopped before a stream’s first batch finished, its table made again while it was down', () => {
+  it('reads that stream again from TRIM_HORIZON, before the newest: the unfinished batch and every change written while down reach the function, in order', async () => {
+    const { dir, seen, startSeeing, leases, put } = seeingLeaseStream('unfinished');
+    let stopBegun!: () => void;
+    const rt1 = await startSeeing(new Promise<void>((r) => (stopBegun = r)));
+    const older = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
+    await put('before');
+    await waitFor('the first batch given to the function', () => seen.some((s) => s.name === 'before'));
+    // the stop begins with the batch's invocation under way; it fails once the stop is under way (the
+    // pollers told to stop: a failed batch is then left unfinished, not retried or dead-lettered)
+    const stopped = rt1.stop();
+    await new Promise((r) => setImmediate(r));
+    stopBegun();
+    await stopped;
+    expect(rt1.deadLetters).toEqual([]);
+    await put('down-1');
+    await deleteTable(admin, leases);
+    await createTable(admin, leases, TABLES.leases);
+    const newer = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
+    await put('new-1');
+
+    seen.length = 0;
+    const rt2 = await startSeeing();
+    try {
+      await waitFor('the record written to the table made again', () => seen.some((s) => s.name === 'new-1'));
+    } finally {
+      await rt2.stop();
+    }
+    // before the fix: [new-1] alone (no checkpoint of the older stream, so it was never read again)
+    expect(seen).toEqual([
+      { name: 'before', stream: older },
+      { name: 'down-1', stream: older },
+      { name: 'new-1', stream: newer },
+    ]);
+    expect(rt2.deadLetters).toEqual([]);
+    expect(CheckpointsFile.parse(JSON.parse(readFileSync(join(dir, CHECKPOINTS_FILE), 'utf8'))).streams.map((s) => s.streamArn)).not.toContain(older);
   });
 });
 

@@ -339,6 +339,41 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
     expect((await run(file, 'c5', { endpoint: 'http://127.0.0.1:1' })).seen).toEqual(['c1', 'c2', 'c3', 'c4', 'c5']);
   });
 
+  it('a stream is named in the file before its first batch is handed over: stopped before any batch of it finished (its function failing), a start that finds its table made again reads it from TRIM_HORIZON', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    await write('first-batch');
+    /** The file's entries as the function was first given a batch. */
+    let atFirstBatch: ReturnType<ReturnType<typeof loadCheckpoints>['streams']> | undefined;
+    const seen: string[] = [];
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: FN,
+      checkpoints: load(file, endpoint(), () => undefined),
+      invoke: async (e) => {
+        atFirstBatch ??= loadCheckpoints(file, endpoint(), () => undefined).streams();
+        seen.push(...names(e));
+        throw new Error('not now');
+      },
+      deadLetter: () => undefined,
+    });
+    poller.start();
+    try {
+      await waitFor('the batch given', () => seen.includes('first-batch'));
+    } finally {
+      await poller.stop();
+    }
+    const entry = { streamArn: arn, function: FN, shards: {} };
+    // before the fix: [] (no entry until a batch finished), so the stream was forgotten
+    expect(atFirstBatch).toEqual([entry]);
+    const kept = loadCheckpoints(file, endpoint(), () => undefined).streams();
+    expect(kept).toEqual([entry]);
+    // its table made again: the stream is read before the new one, each shard from TRIM_HORIZON (no position)
+    const newer = arn.replace(/\/stream\/.*$/, '/stream/9999-12-31T00:00:00.000');
+    expect(olderStreamsToRead(kept.map((s) => s.streamArn), newer)).toEqual([arn]);
+  });
+
   it('started again on the same DynamoDB Local spelled another way (localhost, a trailing slash): each shard resumes after its checkpoint, nothing read again', async () => {
     const file = join(folder(), CHECKPOINTS_FILE);
     await write('l1');

@@ -120,6 +120,7 @@ describe('StreamPoller on a read that keeps failing', () => {
       get: (s, id) => (s === arn ? kept.get(id) : undefined),
       set: (s, id, seq) => void (s === arn && kept.set(id, seq)),
       drop: (s, id) => void (s === arn && (dropped.push(id), kept.delete(id))),
+      open: () => undefined,
     };
     const warned: { message: string; extra: Record<string, unknown> }[] = [];
     const log = { warn: (message: string, extra: Record<string, unknown>) => void warned.push({ message, extra }), error: () => undefined };
@@ -160,7 +161,7 @@ describe('StreamPoller on a read that keeps failing', () => {
     );
     const streams = streamsAt(proxy.endpoint);
     const dropped: string[] = [];
-    const checkpoints: ShardCheckpoints = { get: (s, id) => (s === arn && id === shardId ? at : undefined), set: () => undefined, drop: (_s, id) => void dropped.push(id) };
+    const checkpoints: ShardCheckpoints = { get: (s, id) => (s === arn && id === shardId ? at : undefined), set: () => undefined, drop: (_s, id) => void dropped.push(id), open: () => undefined };
     const warned: string[] = [];
     const { poller: p, unhold, handled, errors, look } = poller(streams, { checkpoints, log: { warn: (m) => void warned.push(m), error: () => undefined } });
     p.start();
