@@ -98,24 +98,38 @@ export async function closableProxy(target: string): Promise<{ endpoint: string;
  * A proxy in front of `target` (DynamoDB Local) that passes everything on until `hang()`: from then
  * on it accepts connections and takes every request, on new connections and on those kept alive,
  * and never answers (a DynamoDB Local wedged, a flow black-holed past the proxy); `pass()` passes on
- * again. `hung()` counts the requests taken and left unanswered.
+ * again. `hung()` counts the requests taken and left unanswered. With `matches`, only the requests
+ * whose head (request line and headers, e.g. `x-amz-target`) it picks are taken so: one request
+ * stalled while the others are answered. A request taken stays unanswered after `pass()`, and its
+ * connection open until the client closes it (DynamoDB Local closing the idle connection behind
+ * it, after 30 s, is not passed on: a stall never ends by itself); `abandoned()` counts the requests
+ * taken whose connection the client closed (gave up on them).
  */
-export async function hangingProxy(target: string): Promise<{ endpoint: string; hang: () => void; pass: () => void; hung: () => number; close: () => Promise<void> }> {
+export async function hangingProxy(target: string, matches: (head: string) => boolean = () => true): Promise<{ endpoint: string; hang: () => void; pass: () => void; hung: () => number; abandoned: () => number; close: () => Promise<void> }> {
   const to = new URL(target);
   let hanging = false;
   let hung = 0;
+  let abandoned = 0;
   const l = await listen((s) => {
     const up = connect(Number(to.port), to.hostname);
     up.on('error', () => undefined);
+    let taking = false; // the request the connection carries now is taken and left unanswered
     s.on('data', (d) => {
-      if (!hanging) return void up.write(d);
-      if (d.toString('latin1').startsWith('POST ')) hung++;
+      const text = d.toString('latin1');
+      if (text.startsWith('POST ')) {
+        taking = hanging && matches(text);
+        if (taking) hung++;
+      }
+      if (!taking) up.write(d);
     });
-    up.pipe(s);
-    s.on('close', () => up.destroy());
-    up.on('close', () => s.destroy());
+    up.pipe(s, { end: false });
+    s.on('close', () => {
+      if (taking) abandoned++;
+      up.destroy();
+    });
+    up.on('close', () => void (taking || s.destroy()));
   });
-  return { endpoint: l.endpoint, hang: () => void (hanging = true), pass: () => void (hanging = false), hung: () => hung, close: () => close(l) };
+  return { endpoint: l.endpoint, hang: () => void (hanging = true), pass: () => void (hanging = false), hung: () => hung, abandoned: () => abandoned, close: () => close(l) };
 }
 
 /**

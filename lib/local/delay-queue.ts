@@ -80,6 +80,7 @@ export class DelayQueue implements TimerQueue {
       failed = `handler threw: ${(e as Error).message}`;
     }
     if (!failed) return;
+    if (this.stopped) return; // failed as the queue stopped (its requests abandoned): dropped as a pending message is, not dead-lettered
     if (m.receives >= this.o.trigger.maxReceiveCount) {
       this.o.deadLetter({ function: this.o.functionName, reason: failed, records: [{ eventID: m.id }], at: new Date(this.clock.now()).toISOString() });
       return;

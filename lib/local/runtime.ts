@@ -219,7 +219,7 @@ async function streamArn(client: DynamoDBClient, table: string): Promise<string>
   return arn;
 }
 
-/** Why a function was not run: the runtime stopped (or stopping) before its lock was confirmed. */
+/** Why a function was not run (the runtime stopped, or stopping, before its lock was confirmed), or why its request was abandoned (the stop). */
 class RuntimeStopped extends Error {
   constructor() {
     super('the local runtime is stopped');
@@ -279,8 +279,15 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   }
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
-  // the runtime's own requests (the caller's through `client` are the caller's; the lock bounds its own)
-  const requests = boundedClient(client, clock, RUNTIME_REQUEST_MS);
+  // aborted as stop() begins (with a RuntimeStopped): a function waiting for its lock to be confirmed
+  // (DynamoDB Local unreachable) gives up, and every request of the runtime's own under way is
+  // abandoned, rather than hold up the stop until DynamoDB Local answers or the request's bound
+  const stopping = new AbortController();
+  // the runtime's own requests (the caller's through `client` are the caller's; the lock bounds its
+  // own, and its release at the stop is not abandoned so). One abandoned at the stop is a request
+  // whose outcome is unknown, as at its bound: a conditional write landed whole or not at all, and
+  // nothing more is sent after it (every later request of the invocation fails at once)
+  const requests = boundedClient(client, clock, RUNTIME_REQUEST_MS, stopping.signal);
   const tables = defaultTableNames(prefix);
   // a DynamoDB Local the caller named is not there: say where, and the two ways on
   const reached = <T>(p: Promise<T>): Promise<T> =>
@@ -296,9 +303,6 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // and the one that took its lock over never both handle a record, a timer message, a tick or a platform event
   const lost = { line: undefined as string | undefined, pollers: [] as StreamPoller[], tick: undefined as { cancel(): void } | undefined, timer: undefined as DelayQueue | undefined };
   const lostError = () => new Error(`${lost.line!}: this runtime's functions are stopped; stop it`);
-  // aborted as stop() begins: a function waiting for its lock to be confirmed (DynamoDB Local
-  // unreachable) gives up, rather than hold up the stop until DynamoDB Local is back
-  const stopping = new AbortController();
   // before a table is touched: a second runtime on this DynamoDB Local and prefix is refused, naming
   // the first. One on a DynamoDB Local of its own locks too: it prints that endpoint for workers and
   // the CLI, and a `conclave-local --endpoint` given it would otherwise read every stream from its
@@ -425,7 +429,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
             await invokers[name](event);
             return;
           } catch (e) {
-            if (e instanceof RuntimeStopped) return; // not run: the runtime stopping is no failure of the function's (no retry, no dead letter)
+            // not run, or its requests abandoned by the stop: no failure of the function's (no retry, no dead letter)
+            if (e instanceof RuntimeStopped || stopping.signal.aborted) return;
             last = e as Error;
             await clock.sleep(200 * (attempt + 1));
           }
@@ -462,7 +467,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const checkpoints = opts.endpoint === undefined ? undefined : loadCheckpoints(join(dir, CHECKPOINTS_FILE), opts.endpoint, (message, extra) => plain.logger.warn(message, extra), clock);
   const streamsClient = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   parts.push({ name: 'the DynamoDB Streams client', stop: () => streamsClient.destroy() });
-  const streams = boundedClient(streamsClient, clock, RUNTIME_REQUEST_MS);
+  const streams = boundedClient(streamsClient, clock, RUNTIME_REQUEST_MS, stopping.signal);
   const pollers = lost.pollers;
   parts.push({ name: 'the stream pollers', stop: () => Promise.all(pollers.map((p) => p.stop())) });
   const streamed = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
@@ -546,7 +551,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     if (inFlight) return;
     inFlight = true;
     ticking = tick()
-      .catch((e: unknown) => void (e instanceof RuntimeStopped || deps.logger.error('tick failed', { error: e as Error })))
+      .catch((e: unknown) => void (e instanceof RuntimeStopped || stopping.signal.aborted || deps.logger.error('tick failed', { error: e as Error })))
       .finally(() => (inFlight = false));
   });
   lost.tick = tickTimer;
@@ -582,7 +587,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     // pollers, the timer queue, the broker, the bus, DynamoDB Local; a part that fails to stop
     // does not keep the others running
     async stop() {
-      stopping.abort();
+      stopping.abort(new RuntimeStopped());
       const failures = await stopParts(parts);
       if (failures.length) throw new Error(`stopping the local runtime: ${failures.map((f) => `${f.part}: ${String(f.error)}`).join('; ')}`, { cause: failures[0]!.error });
     },

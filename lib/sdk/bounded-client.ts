@@ -35,25 +35,30 @@ export class RequestBoundError extends Error {
 
 /**
  * `client` whose `send` gives up after `boundMs` on `clock` (aborting the request), or sooner when
- * the caller's own `abortSignal` aborts: everything else is the client's own (its configuration,
- * middleware and credentials are shared, not copied). A DynamoDB client, or another of the AWS
- * SDK's (local mode's DynamoDB Streams client).
+ * the caller's own `abortSignal` aborts, or `until` (every request of the client's: local mode's
+ * stop, which does not wait out a request DynamoDB Local never answers): everything else is the
+ * client's own (its configuration, middleware and credentials are shared, not copied). A DynamoDB
+ * client, or another of the AWS SDK's (local mode's DynamoDB Streams client).
  */
-export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 'setTimer'>, boundMs: number): C {
+export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 'setTimer'>, boundMs: number, until?: AbortSignal): C {
   // each failed request names its table: a table not found is looked at alone (TableWait)
   const named = namedRequests(client as unknown as DynamoDBClient);
   const bounded = Object.create(client) as C;
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
     const abort = new AbortController();
     const timer = clock.setTimer(boundMs, () => abort.abort(new RequestBoundError(boundMs)));
-    const caller = options?.abortSignal;
-    const passOn = () => abort.abort(caller?.reason);
-    if (caller?.aborted) passOn();
-    else caller?.addEventListener('abort', passOn, { once: true });
+    // the caller's signal and `until`: a request sent once either has aborted fails at once
+    const signals = [options?.abortSignal, until].filter((x) => x !== undefined);
+    const passOns = signals.map((signal) => {
+      const passOn = () => abort.abort(signal.reason);
+      if (signal.aborted) passOn();
+      else signal.addEventListener('abort', passOn, { once: true });
+      return () => signal.removeEventListener('abort', passOn);
+    });
     // raced as well as aborted: a request handler that does not honour the signal still lets go
     return raced(named.send(command as never, { ...options, abortSignal: abort.signal }), abort.signal).finally(() => {
       timer.cancel();
-      caller?.removeEventListener('abort', passOn);
+      for (const off of passOns) off();
     });
   };
   Object.defineProperty(bounded, 'send', { value: send });

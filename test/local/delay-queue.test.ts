@@ -62,4 +62,29 @@ describe('DelayQueue (the election timer queue in local mode)', () => {
     await clock.run(120_000);
     expect(received).toEqual([1_000]);
   });
+  it('a message on its last receive whose invocation fails as the queue stops (its requests abandoned by the stop) is dropped, not dead-lettered', async () => {
+    const clock = simulatedClock({ start: T0 });
+    const dead: DeadLetter[] = [];
+    let stopping: () => void = () => undefined;
+    const stopped = new Promise<void>((resolve) => (stopping = resolve));
+    let invoked = false;
+    const q = new DelayQueue({
+      trigger: { ...wiring.electionTimer.trigger, maxReceiveCount: 1 },
+      functionName: 'electionTimer',
+      clock,
+      invoke: async () => {
+        invoked = true;
+        await stopped;
+        throw new Error('the local runtime is stopped');
+      },
+      deadLetter: (d) => dead.push(d),
+    });
+    await q.schedule({}, 0);
+    await clock.run(0);
+    expect(invoked).toBe(true);
+    const stop = q.stop();
+    stopping();
+    await stop;
+    expect(dead).toEqual([]);
+  });
 });
