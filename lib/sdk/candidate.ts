@@ -352,6 +352,8 @@ export class LeaseCandidate {
     let row: Candidate | undefined;
     let asked = false;
     for (let failures = 1; !row; failures++) {
+      // when this try goes out: the backoff after it fails counts from here (a try left unanswered waited its bound already)
+      const triedAt = this.clock.monotonic();
       try {
         if (!asked) await this.askForName(signal);
         asked = true;
@@ -362,7 +364,7 @@ export class LeaseCandidate {
         if (e instanceof DuplicateIdentityError || (await this.startUp.cannotStart(e))) throw this.startUp.fail(e);
         // a fault it can outlive (unreachable, denied, throttled, a malformed row): told, tried again
         this.report(e);
-        await new Nap(this.clock, retryDelayMs(failures, START_RETRY_MS, this.clock.random()), signal).done;
+        await new Nap(this.clock, Math.max(0, triedAt + retryDelayMs(failures, START_RETRY_MS, this.clock.random()) - this.clock.monotonic()), signal).done;
         if (signal.aborted) return this.startUp.failed(signal.reason);
       }
     }

@@ -273,6 +273,8 @@ export class IdentityLeaseHeartbeat {
     }
     let row: IdentityLease | undefined;
     for (let failures = 1; !row; failures++) {
+      // when this try goes out: the backoff after it fails counts from here (a try left unanswered waited its bound already)
+      const triedAt = this.clock.monotonic();
       try {
         row = await this.startRenewing();
       } catch (e) {
@@ -283,7 +285,7 @@ export class IdentityLeaseHeartbeat {
           throw this.startUp.fail(e);
         }
         this.report(e);
-        await new Nap(this.clock, retryDelayMs(failures, START_RETRY_MS, this.clock.random()), signal).done;
+        await new Nap(this.clock, Math.max(0, triedAt + retryDelayMs(failures, START_RETRY_MS, this.clock.random()) - this.clock.monotonic()), signal).done;
         if (signal.aborted) {
           this.status = 'stopped';
           try {

@@ -10,7 +10,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MIN_REQUEST_BOUND_MS, requestBoundMs } from '../../lib/sdk/bounded-client.js';
-import { RETRY_CAP_PERIODS, RETRY_JITTER } from '../../lib/sdk/faults.js';
+import { LeaseCandidate } from '../../lib/sdk/candidate.js';
+import { RETRY_CAP_PERIODS, RETRY_JITTER, START_RETRY_MS } from '../../lib/sdk/faults.js';
+import { IdentityLeaseHeartbeat } from '../../lib/sdk/identity.js';
 import { Session } from '../../lib/sdk/session.js';
 import { Sim } from '../../sim/harness.js';
 import { CLIENT_GO, CONFIG, L, group, leaders, onLeases } from './fault-group.js';
@@ -59,5 +61,44 @@ describe('DynamoDB back after an outage', () => {
     // before: the bound and then the whole capped backoff after it
     expect(sim.clock.monotonic() - backAt).toBeLessThanOrEqual(Math.max(capped, requestBoundMs(renewDeadlineMs)) + retryPeriodMs);
     void running;
+  });
+
+  /** The longest backoff between two start-up tries (START_RETRY_MS at its cap, jittered at most). */
+  const START_CAPPED_MS = START_RETRY_MS * RETRY_CAP_PERIODS * (1 + RETRY_JITTER);
+
+  /**
+   * `start` (a LeaseCandidate's or IdentityLeaseHeartbeat's run) begun with every request
+   * black-holed, long enough for its start-up's backoff to reach its cap; DynamoDB back just after
+   * a try went into the void. How long from then until `ready` resolves.
+   */
+  async function startedAfterOutage(start: (m: ReturnType<Sim['machine']>, sim: Sim) => { ready: Promise<unknown>; run: (s: AbortSignal) => Promise<void> }, boundMs: number): Promise<number> {
+    const sim = await Sim.create({ config: CONFIG });
+    const m = sim.machine();
+    m.swallow = () => true;
+    const o = start(m, sim);
+    let ready = false;
+    void o.ready.then(() => (ready = true));
+    void o.run(new AbortController().signal);
+    await sim.run(120_000); // its start-up's tries back off to the cap
+    const sent = m.sent.length;
+    await sim.until('a start-up try sent into the void', () => m.sent.length > sent, 2 * (START_CAPPED_MS + boundMs));
+    const backAt = sim.clock.monotonic();
+    m.swallow = undefined;
+    await sim.until('started', () => ready, 120_000);
+    return sim.clock.monotonic() - backAt;
+  }
+
+  it('a LeaseCandidate starting in the outage: its registration that went into the void is tried again once the bound of that try or the capped backoff is over, whichever is longer', async () => {
+    const boundMs = requestBoundMs(15_000); // its claim window's
+    const ms = await startedAfterOutage((m, sim) => new LeaseCandidate({ leaseName: L, name: 'c', emulationVersion: '1.30.0', binaryVersion: '1.30.0', client: m.client, tables: sim.names, clock: m.clock, onError: () => undefined }), boundMs);
+    // before: the bound (15 s: that try is never answered) and then the whole capped backoff (4-4.8 s) after it
+    expect(ms).toBeLessThanOrEqual(Math.max(START_CAPPED_MS, boundMs) + START_RETRY_MS);
+  });
+
+  it('an IdentityLeaseHeartbeat starting in the outage: its first write that went into the void is tried again once the bound of that try or the capped backoff is over, whichever is longer', async () => {
+    const boundMs = requestBoundMs(10_000); // its renew interval's
+    const ms = await startedAfterOutage((m, sim) => new IdentityLeaseHeartbeat({ component: 'c', hostname: 'host-1', client: m.client, tables: sim.names, clock: m.clock, onError: () => undefined }), boundMs);
+    // before: the bound (10 s) and then the whole capped backoff (4-4.8 s) after it
+    expect(ms).toBeLessThanOrEqual(Math.max(START_CAPPED_MS, boundMs) + START_RETRY_MS);
   });
 });
