@@ -17,7 +17,10 @@ import type { TestTables } from '../support.js';
 
 const LEASE = 'reports';
 const running: { rt: LocalRuntime; electors: RunningElector[] }[] = [];
+// a test that fails before it releases the held batch must not leave its runtime's stop waiting on it
+const releases: (() => void)[] = [];
 afterEach(async () => {
+  for (const release of releases.splice(0)) release();
   for (const { rt, electors } of running.splice(0)) {
     await Promise.all(electors.map((e) => e.stop()));
     await rt.stop();
@@ -32,12 +35,15 @@ const naming = (event: unknown, name: string): number[] =>
 const removes = (event: unknown, name: string) => ((event as Records).Records ?? []).some((r) => r.eventName === 'REMOVE' && r.dynamodb?.OldImage?.name?.S === name);
 
 /**
- * a leading, b its named heir (and `others` started after b, named after it); the candidate
- * stream's batch removing b's row is held until `release()`.
+ * a leading, b its named heir (and `others` started after b, named after it: a newer binary
+ * version ranks them after b, as their start order would not: a row's createdAt is its elector's
+ * estimate of DynamoDB's clock, from Date headers to the second, so a later start-up's stamp can be
+ * the earlier); the candidate stream's batch removing b's row is held until `release()`.
  */
 async function heirNamed(others: string[] = []) {
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
+  releases.push(() => release());
   // the revisions of the writes naming b whose lease stream records were handled: a test waits for its own write's (the setup's own record may still be on its way)
   const handled = { remove: false, namedB: [] as number[] };
   const calls: FunctionName[] = [];
@@ -65,8 +71,8 @@ async function heirNamed(others: string[] = []) {
   running.push({ rt, electors });
   const t: TestTables = { client: rt.client, names: rt.tables, drop: async () => undefined };
   const log = new Log();
-  const start = (id: string) => {
-    const e = startElector(t, log, id, { leaseName: LEASE, ...STEADY }, { versions: ['1.30.0', '1.30.0'] });
+  const start = (id: string, binaryVersion = '1.30.0') => {
+    const e = startElector(t, log, id, { leaseName: LEASE, ...STEADY }, { versions: ['1.30.0', binaryVersion] });
     electors.push(e);
     return e;
   };
@@ -76,7 +82,7 @@ async function heirNamed(others: string[] = []) {
   const b = start('b');
   await waitFor('b named successor', async () => (await read()).item?.successor === 'b');
   for (const id of others) {
-    start(id);
+    start(id, '1.31.0');
     await waitFor(`${id} named second successor`, async () => (await read()).item?.secondSuccessor === id);
   }
   return { rt, a, b, read, release, handled, calls };
