@@ -306,12 +306,32 @@ function seeingLeaseStream(label: string) {
     });
   const leases = defaultTableNames(prefix).leases;
   const put = (name: string) => admin.send(new PutItemCommand({ TableName: leases, Item: { name: { S: name }, leaseTransitions: { N: '0' }, leaseDurationSeconds: { N: '15' }, fencingToken: { N: '1' }, revision: { N: '1' } } }));
-  return { dir, seen, handled, startSeeing, leases, put };
+  /**
+   * While local mode is down: `downPuts` written, the table deleted and made again, and `new-1`
+   * written to it; then local mode started again until it handled `new-1`. The newer stream's ARN.
+   */
+  const remadeWhileDown = async (downPuts: string[]): Promise<string> => {
+    for (const name of downPuts) await put(name);
+    await deleteTable(admin, leases);
+    await createTable(admin, leases, TABLES.leases);
+    const newer = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
+    await put('new-1');
+    seen.length = 0;
+    const rt2 = await startSeeing();
+    try {
+      await waitFor('the record written to the table made again handled', () => handled.includes('new-1'));
+    } finally {
+      await rt2.stop();
+    }
+    expect(rt2.deadLetters).toEqual([]);
+    return newer;
+  };
+  return { dir, seen, handled, startSeeing, leases, put, remadeWhileDown };
 }
 
 describe('local mode started again after a table was made again while it was down', () => {
   it('reads the older stream’s remainder, from its checkpoint, before the newest stream: every change written while down reaches the function, in order', async () => {
-    const { dir, seen, handled, startSeeing, leases, put } = seeingLeaseStream('older');
+    const { dir, seen, handled, startSeeing, leases, put, remadeWhileDown } = seeingLeaseStream('older');
 
     const rt1 = await startSeeing();
     const older = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
@@ -323,28 +343,14 @@ describe('local mode started again after a table was made again while it was dow
       await rt1.stop();
     }
     // while local mode is down: two changes to the table, which is then deleted and made again, and a change to the new one
-    await put('down-1');
-    await put('down-2');
-    await deleteTable(admin, leases);
-    await createTable(admin, leases, TABLES.leases);
-    const newer = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
+    const newer = await remadeWhileDown(['down-1', 'down-2']);
     expect(newer).not.toBe(older);
-    await put('new-1');
-
-    seen.length = 0;
-    const rt2 = await startSeeing();
-    try {
-      await waitFor('the record written to the table made again handled', () => handled.includes('new-1'));
-    } finally {
-      await rt2.stop();
-    }
     // before the fix: [new-1] alone, down-1 and down-2 (after the older stream's checkpoint) never delivered
     expect(seen).toEqual([
       { name: 'down-1', stream: older },
       { name: 'down-2', stream: older },
       { name: 'new-1', stream: newer },
     ]);
-    expect(rt2.deadLetters).toEqual([]);
     // the older stream read to its end: its entry gives way to the newer's
     const kept = CheckpointsFile.parse(JSON.parse(readFileSync(join(dir, CHECKPOINTS_FILE), 'utf8'))).streams.map((s) => s.streamArn);
     expect(kept).toContain(newer);
@@ -354,7 +360,7 @@ describe('local mode started again after a table was made again while it was dow
 
 describe('local mode stopped before a stream’s first batch finished, its table made again while it was down', () => {
   it('reads that stream again from TRIM_HORIZON, before the newest: the unfinished batch and every change written while down reach the function, in order', async () => {
-    const { dir, seen, handled, startSeeing, leases, put } = seeingLeaseStream('unfinished');
+    const { dir, seen, startSeeing, leases, put, remadeWhileDown } = seeingLeaseStream('unfinished');
     let stopBegun!: () => void;
     const rt1 = await startSeeing(new Promise<void>((r) => (stopBegun = r)));
     const older = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
@@ -367,26 +373,13 @@ describe('local mode stopped before a stream’s first batch finished, its table
     stopBegun();
     await stopped;
     expect(rt1.deadLetters).toEqual([]);
-    await put('down-1');
-    await deleteTable(admin, leases);
-    await createTable(admin, leases, TABLES.leases);
-    const newer = (await admin.send(new DescribeTableCommand({ TableName: leases }))).Table!.LatestStreamArn!;
-    await put('new-1');
-
-    seen.length = 0;
-    const rt2 = await startSeeing();
-    try {
-      await waitFor('the record written to the table made again handled', () => handled.includes('new-1'));
-    } finally {
-      await rt2.stop();
-    }
+    const newer = await remadeWhileDown(['down-1']);
     // before the fix: [new-1] alone (no checkpoint of the older stream, so it was never read again)
     expect(seen).toEqual([
       { name: 'before', stream: older },
       { name: 'down-1', stream: older },
       { name: 'new-1', stream: newer },
     ]);
-    expect(rt2.deadLetters).toEqual([]);
     expect(CheckpointsFile.parse(JSON.parse(readFileSync(join(dir, CHECKPOINTS_FILE), 'utf8'))).streams.map((s) => s.streamArn)).not.toContain(older);
   });
 });
