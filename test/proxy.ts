@@ -227,6 +227,63 @@ export async function creatingTableProxy(
   };
 }
 
+/** What foreignAnswersProxy answers instead of DynamoDB: see there. */
+export type ForeignAnswer = 'empty200' | 'html502' | 'cut200';
+
+/**
+ * A proxy in front of `target` (DynamoDB Local) that passes each request on and DynamoDB's answer
+ * back as it is (its headers, x-amzn-RequestId among them), except the requests `matches` picks
+ * (by operation: `GetItem`, `UpdateItem`…) while `answer(kind)` is set, which are answered as
+ * something other than DynamoDB would: `empty200`, "200 OK" with no body and no x-amzn-RequestId,
+ * not passed on (a stand-in that says yes to anything); `html502`, a load balancer's HTML error
+ * page, not passed on; `cut200`, passed on (so a write lands) and DynamoDB's answer cut to half its
+ * length. `answer(undefined)` passes everything again. `foreign()` counts the requests so
+ * answered, `inFlight()` the requests not answered yet.
+ */
+export async function foreignAnswersProxy(target: string, matches: (operation: string) => boolean = () => true) {
+  const to = new URL(target);
+  let kind: ForeignAnswer | undefined;
+  let foreign = 0;
+  let inFlight = 0;
+  const server = createHttpServer((req, res) => {
+    inFlight++;
+    res.on('close', () => void inFlight--);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
+      const now = kind !== undefined && matches(operation) ? kind : undefined;
+      if (now !== undefined) foreign++;
+      if (now === 'empty200') return void res.writeHead(200, { 'content-length': 0 }).end();
+      if (now === 'html502') {
+        // (led by a terminal escape, which a message printing the page must not pass on)
+        const page = '\u001b[2J<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>';
+        return void res.writeHead(502, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page) }).end(page);
+      }
+      const up = request({ host: to.hostname, port: Number(to.port), method: req.method, path: req.url, headers: req.headers }, (r) => {
+        const back: Buffer[] = [];
+        r.on('data', (c: Buffer) => back.push(c));
+        r.on('end', () => {
+          let body = Buffer.concat(back);
+          if (now === 'cut200' && r.statusCode === 200) body = body.subarray(0, Math.ceil(body.length / 2));
+          const { 'content-length': _, 'x-amz-crc32': __, ...headers } = r.headers; // the body may be cut: its length is the new one's
+          res.writeHead(r.statusCode ?? 500, { ...headers, 'content-length': body.length }).end(body);
+        });
+      });
+      up.on('error', () => res.destroy());
+      up.end(Buffer.concat(chunks));
+    });
+  });
+  const port = await listenOnLoopback(server);
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    answer: (k: ForeignAnswer | undefined) => void (kind = k),
+    foreign: () => foreign,
+    inFlight: () => inFlight,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
 /**
  * A clock the test moves: its timers fire in the order they are due, the next one only once no
  * request is in flight at the proxy and the process has turned its event loop IDLE_TURNS times

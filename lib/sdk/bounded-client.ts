@@ -5,11 +5,13 @@
  * Session each wait for their request before their next step, so one such request would stop them
  * until then: a follower that never takes over, a leader that never stands again after its term
  * ran out. Bounded, the request fails as a timeout (a fault like any other: reported, and tried
- * again after the backoff) and the loop goes on.
+ * again after the backoff) and the loop goes on. An answer that is not DynamoDB's fails too
+ * (faults.ts fromDynamoDB), never taken for a write that landed or a row not there.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
+import { fromDynamoDB } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -56,7 +58,8 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
       return () => signal.removeEventListener('abort', passOn);
     });
     // raced as well as aborted: a request handler that does not honour the signal still lets go
-    return raced(named.send(command as never, { ...options, abortSignal: abort.signal }), abort.signal).finally(() => {
+    // an answer not DynamoDB's (an empty "200 OK" from something else at the endpoint) is no success
+    return raced(fromDynamoDB(named.send(command as never, { ...options, abortSignal: abort.signal }), client as unknown as DynamoDBClient), abort.signal).finally(() => {
       timer.cancel();
       for (const off of passOns) off();
     });

@@ -182,6 +182,76 @@ export class DynamoDBRefusedError extends Error {
 }
 
 /**
+ * An answer that is not DynamoDB's: something else answers at the client's endpoint (a proxy's or a
+ * load balancer's error page, a captive portal, another server on that port, a stand-in that says
+ * "200 OK" to anything). DynamoDB and DynamoDB Local send every answer as JSON with an
+ * x-amzn-RequestId header; the AWS SDK takes an empty "200 OK" without one for a write that landed
+ * and a read that found no item. Such an answer is never taken for either: the request fails with
+ * this error, and a write counts as one that may have landed (a proxy may have passed it on).
+ */
+export class NotDynamoDBError extends Error {
+  /** Always `NotDynamoDBError`. */
+  override readonly name = 'NotDynamoDBError';
+  constructor(
+    /** Where the client sends its requests, e.g. `http://127.0.0.1:8000`. */
+    readonly endpoint: string,
+    /** The answer's HTTP status, e.g. 200 or 502. */
+    readonly httpStatusCode: number | undefined,
+    /** What tells it is not DynamoDB's: no x-amzn-RequestId header, or a body the AWS SDK could not read (with its content type). */
+    readonly sign: string,
+    /** The AWS SDK's error, for a body it could not read. */
+    override readonly cause?: Error,
+    /** The call that does not retry, e.g. `getLeader of lease "jobs"`. @default a worker's request, retried */
+    readonly subject?: string,
+    /** For such a call: what was not done and what to do. */
+    advice?: string,
+  ) {
+    super(
+      `${subject !== undefined ? `${subject}: ` : ''}the answer from ${endpoint} is not DynamoDB's (HTTP ${httpStatusCode ?? 'status unknown'}, ${sign}): ` +
+        "something else answers there (a proxy's or load balancer's error page, a captive portal, another server on that port): check the client's endpoint and region, and any HTTPS_PROXY or HTTP_PROXY setting; " +
+        (advice ?? 'retrying with backoff'),
+    );
+  }
+}
+
+/** `text` with control characters escaped (`\u001b`): an answer's text, which anyone on the path may have written, printed in a message. */
+const controlsEscaped = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * The HTTP status and what gives it away, when `e` is the AWS SDK failing to read an answer's body
+ * (a SyntaxError with the answer's `$metadata`: HTML, plain text, JSON cut short); else undefined.
+ */
+function unreadableAnswer(e: Error): { status: number; sign: string } | undefined {
+  const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  if (e.name !== 'SyntaxError' || typeof status !== 'number') return undefined;
+  const type = (e as { $response?: { headers?: Record<string, unknown> } }).$response?.headers?.['content-type'];
+  const parse = controlsEscaped(e.message.split('\n')[0]!.slice(0, 200));
+  return { status, sign: `${typeof type === 'string' ? `content-type ${controlsEscaped(type.slice(0, 100))}, ` : ''}a body the AWS SDK could not read: ${parse}` };
+}
+
+/**
+ * `sent`'s answer, when DynamoDB gave it; else a rejection with a NotDynamoDBError naming where
+ * `client` sends its requests: an answer without x-amzn-RequestId (which the AWS SDK alone takes for
+ * a success), or a body the AWS SDK could not read. Every other failure is rejected as it is.
+ */
+export async function fromDynamoDB<T>(sent: Promise<T>, client: DynamoDBClient): Promise<T> {
+  let out: T;
+  try {
+    out = await sent;
+  } catch (e) {
+    const unreadable = e instanceof Error ? unreadableAnswer(e) : undefined;
+    if (unreadable) throw new NotDynamoDBError(await endpointOf(client), unreadable.status, unreadable.sign, e as Error);
+    throw e;
+  }
+  const metadata = (out as { $metadata?: { requestId?: unknown; httpStatusCode?: unknown } } | undefined)?.$metadata;
+  if (metadata !== undefined && metadata.requestId === undefined) {
+    const status = typeof metadata.httpStatusCode === 'number' ? metadata.httpStatusCode : undefined;
+    throw new NotDynamoDBError(await endpointOf(client), status, 'no x-amzn-RequestId header, which DynamoDB sends with every answer');
+  }
+  return out;
+}
+
+/**
  * Where a client with local mode's region and no endpoint sends its requests: no AWS Region has it
  * (the AWS SDK asks dynamodb.local.amazonaws.com), so the fix is the endpoint local mode prints.
  */
@@ -212,7 +282,8 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
  * DynamoDBRefusedError; credentials the AWS SDK could not load, under the SDK's name with `subject`
  * and what to check; a client with no region, with `subject` and where to give one; an endpoint
  * that is no URL or `host:port` (no scheme), with `subject`, the endpoint and the URL meant; a fault on
- * DynamoDB's side (HTTP 5xx), under the SDK's name with `subject` and that it is retried; any other error as it is (a ValidationError already names the row and field).
+ * DynamoDB's side (HTTP 5xx), under the SDK's name with `subject` and that it is retried; an answer
+ * not DynamoDB's (NotDynamoDBError, fromDynamoDB) as it is; any other error as it is (a ValidationError already names the row and field).
  */
 export function namedFault(e: unknown, subject: string, endpoint: string): Error {
   const error = e instanceof Error ? e : new Error(String(e));
@@ -223,6 +294,7 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
       `${subject}: the DynamoDB client's endpoint ${JSON.stringify(schemeless.given)} is not an http(s) URL (its host read as the scheme, the AWS SDK sends to port 80 of this machine: ${error.name}: ${error.message}): give it with its scheme, such as ${schemeless.meant}; retrying with backoff`,
       { cause: error },
     );
+  if (error instanceof NotDynamoDBError) return error;
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
   if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) {
@@ -257,7 +329,8 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
  * and that the caller calls again; a throttled request as a DynamoDBRefusedError saying as much;
  * a denied one as a DynamoDBRefusedError with `denied` (what the role may not read, and the grant),
  * when given; a client with no region, naming the call and where to give one; an endpoint that is
- * no URL, naming the call, the endpoint and the URL meant; any other error as it is (a request unanswered within its bound stays the
+ * no URL, naming the call, the endpoint and the URL meant; an answer not DynamoDB's, naming the call
+ * and what it did not read; any other error as it is (a request unanswered within its bound stays the
  * TimeoutError it is).
  */
 export async function oneShotFault(e: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
@@ -269,6 +342,8 @@ export async function oneShotFault(e: unknown, call: string, leaseName: string, 
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);
   if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, denied);
+  if (e instanceof NotDynamoDBError && e.subject === undefined)
+    return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
   const code = networkCode(e);
   if (!code || code === 'timed out' || e instanceof DynamoDBUnreachableError) return e;
   return new DynamoDBUnreachableError(await endpointOf(client), code, e as Error, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers`);

@@ -17,6 +17,7 @@ import { FencingToken } from '../schemas/fencing-token.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
 import type { StopReason } from './step.js';
+import { fromDynamoDB } from './faults.js';
 
 /** Why a transaction is refused on multi-Region strongly consistent tables (the `multiRegion` option). */
 export const NO_TRANSACTIONS =
@@ -133,7 +134,7 @@ export async function fencedTransactWrite(
     },
   };
   try {
-    return await client.send(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, check] }), { abortSignal: fence.signal });
+    return await fromDynamoDB(client.send(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, check] }), { abortSignal: fence.signal }), client);
   } catch (e) {
     const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
@@ -214,8 +215,8 @@ export async function fencedItemWrite(
     const p = input.put;
     if (p.Item?.[attribute] !== undefined) throw new RangeError(`fencedItemWrite: the item already names the fence attribute "${attribute}"; leave it out (the write sets it) or give another attribute`);
     if (p.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
-    return client
-      .send(
+    return fromDynamoDB(
+      client.send(
         new PutItemCommand({
           ...p,
           Item: { ...p.Item, ...marshall({ [attribute]: token }) },
@@ -225,14 +226,15 @@ export async function fencedItemWrite(
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
         { abortSignal: fence.signal },
-      )
-      .catch(refused);
+      ),
+      client,
+    ).catch(refused);
   }
   const u = input.update;
   if (!u.UpdateExpression) throw new RangeError('fencedItemWrite: the update needs an UpdateExpression (the fence adds `SET fence = token` to it)');
   if (u.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
-  return client
-    .send(
+  return fromDynamoDB(
+    client.send(
       new UpdateItemCommand({
         ...u,
         UpdateExpression: withSet(u.UpdateExpression, '#conclaveFence = :conclaveToken'),
@@ -242,8 +244,9 @@ export async function fencedItemWrite(
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
       { abortSignal: fence.signal },
-    )
-    .catch(refused);
+    ),
+    client,
+  ).catch(refused);
 }
 
 /**

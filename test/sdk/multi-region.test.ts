@@ -71,7 +71,7 @@ describe('the start-up check on DynamoDB Local', () => {
         if (context.commandName === 'DescribeGlobalTableCommand' && global) {
           const answer = global((args.input as { GlobalTableName: string }).GlobalTableName);
           if (answer instanceof Error) throw answer;
-          return { output: { $metadata: {}, GlobalTableDescription: answer }, response: undefined } as Awaited<ReturnType<typeof next>>;
+          return { output: { $metadata: { httpStatusCode: 200, requestId: 'answered-here' }, GlobalTableDescription: answer }, response: undefined } as Awaited<ReturnType<typeof next>>;
         }
         const out = await next(args);
         if (context.commandName !== 'DescribeTableCommand' || !describe) return out;

@@ -1,0 +1,208 @@
+/**
+ * Answers that are not DynamoDB's: something else at the client's endpoint (a proxy's or load
+ * balancer's error page, a stand-in that says "200 OK" to anything, an answer cut short). The AWS
+ * SDK takes an empty "200 OK" for a write that landed and a read that found no item: before
+ * fromDynamoDB (lib/sdk/faults.ts), a worker behind such a thing read its lease as missing, "created"
+ * it and led on a term no row held, beside the worker that took the real row. On DynamoDB Local,
+ * through a loopback proxy (test/proxy.ts foreignAnswersProxy), on a clock moved while no request is
+ * in flight: waits on simulated time, never on a time budget.
+ */
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { fencedItemWrite, getLeader, LeaderElector, NotDynamoDBError } from '../../lib/sdk/index.js';
+import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
+import { drivenClock, foreignAnswersProxy, inFlight, type ForeignAnswer } from '../proxy.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('foreign')));
+afterAll(async () => t.drop());
+
+const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
+/** The most tries of one kind in `ms` while each fails: one per retry period, and one more. */
+const bound = (ms: number) => Math.floor((ms / 1000) * maxFailingRequestsPerSecond(CLIENT_GO.retryPeriodMs)) + 1;
+
+type Driven = ReturnType<typeof drivenClock>;
+/** Who led when, on the driven clock's monotonic time. */
+type Terms = { who: string; from: number; to?: number }[];
+
+/** A NoCoordination elector `id` of lease `lease` on `client`, each term noted in `terms`, each fault in `errors`; `stop()` cancels it and waits for run() to resolve. */
+function elector(id: string, lease: string, client: ReturnType<typeof localClient>, c: Driven, terms: Terms, errors: Error[]) {
+  const e = new LeaderElector({
+    client,
+    tables: t.names,
+    clock: c.clock,
+    clockSync: 'none', // stamped with the test's clock, not DynamoDB's (its Date headers are the machine's)
+    leaseName: lease,
+    identity: id,
+    mode: 'NoCoordination',
+    ...CLIENT_GO,
+    onError: (x) => void errors.push(x),
+    callbacks: {
+      onStartedLeading: () => void terms.push({ who: id, from: c.clock.monotonic() }),
+      onStoppedLeading: () => void (terms.findLast((x) => x.who === id)!.to = c.clock.monotonic()),
+    },
+  });
+  const cancel = new AbortController();
+  let settled: string | undefined;
+  const running = e.run(cancel.signal).then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
+  return {
+    e,
+    settled: () => settled,
+    stop: async () => {
+      cancel.abort();
+      await c.drive(() => settled !== undefined);
+      await running;
+    },
+  };
+}
+
+/** The longest time two terms overlapped (0: never two leaders at once). */
+function overlapMs(terms: Terms, now: number): number {
+  let most = 0;
+  for (const a of terms)
+    for (const b of terms) if (a !== b && a.who !== b.who) most = Math.max(most, Math.min(a.to ?? now, b.to ?? now) - Math.max(a.from, b.from));
+  return most;
+}
+
+/** A proxy in front of DynamoDB Local, a client through it and one straight to DynamoDB Local, and a clock driven while neither has a request in flight. */
+async function setUp() {
+  const proxy = await foreignAnswersProxy(inject('ddbEndpoint'));
+  const through = localClient(proxy.endpoint);
+  const direct = localClient(inject('ddbEndpoint'));
+  // (a request counts as in flight while the AWS SDK waits to try it again, as it does after a 5xx, on its own timers)
+  const busy = [inFlight(through), inFlight(direct)];
+  const c = drivenClock(() => proxy.inFlight() > 0 || busy.some((b) => b()));
+  return {
+    proxy,
+    through,
+    direct,
+    c,
+    close: async () => {
+      through.destroy();
+      direct.destroy();
+      await proxy.close();
+    },
+  };
+}
+
+describe('a worker behind something that answers every request "200 OK" with no body (no x-amzn-RequestId)', () => {
+  it('never leads, nor does a second one behind it: each try is told as a NotDynamoDBError naming the endpoint, at most once per retry period; run() resolves on cancel', async () => {
+    const s = await setUp();
+    s.proxy.answer('empty200');
+    const terms: Terms = [];
+    const errors = { a: [] as Error[], b: [] as Error[] };
+    const a = elector('a', 'stand-in', s.through, s.c, terms, errors.a);
+    const b = elector('b', 'stand-in', s.through, s.c, terms, errors.b);
+    await s.c.drive(() => s.c.waited() >= 60_000);
+    // before: each read "found no row", each create "landed", and both led at once (a term no row holds)
+    expect(terms).toEqual([]);
+    for (const x of [errors.a, errors.b]) {
+      expect(x.length).toBeGreaterThanOrEqual(3);
+      expect(x.length).toBeLessThanOrEqual(bound(60_000));
+      for (const err of x) {
+        expect(err).toBeInstanceOf(NotDynamoDBError);
+        expect(err).toMatchObject({ endpoint: s.proxy.endpoint, httpStatusCode: 200 });
+        expect(err.message).toBe(
+          `the answer from ${s.proxy.endpoint} is not DynamoDB's (HTTP 200, no x-amzn-RequestId header, which DynamoDB sends with every answer): something else answers there (a proxy's or load balancer's error page, a captive portal, another server on that port): check the client's endpoint and region, and any HTTPS_PROXY or HTTP_PROXY setting; retrying with backoff`,
+        );
+      }
+    }
+    expect(s.proxy.foreign()).toBeLessThanOrEqual(2 * 2 * bound(60_000)); // a read and a write a try at most, no hot loop
+    expect([a.settled(), b.settled()]).toEqual([undefined, undefined]);
+    await a.stop();
+    await b.stop();
+    expect([a.settled(), b.settled()]).toEqual(['resolved', 'resolved']);
+    await s.close();
+  });
+
+  it('a leader whose answers turn so mid-term, beside a peer that reaches DynamoDB: it stops by its renew deadline and never leads on a term no row holds; the peer takes the real lease, one leader at a time', async () => {
+    const s = await setUp();
+    const terms: Terms = [];
+    const errors = { a: [] as Error[], b: [] as Error[] };
+    const a = elector('a', 'mid-term', s.through, s.c, terms, errors.a);
+    await s.c.drive(() => a.e.isLeader());
+    const b = elector('b', 'mid-term', s.direct, s.c, terms, errors.b);
+    await s.c.drive(() => s.c.waited() >= 20_000);
+    const from = s.c.clock.monotonic();
+    s.proxy.answer('empty200');
+    await s.c.drive(() => s.c.clock.monotonic() - from >= 60_000);
+    const now = s.c.clock.monotonic();
+    // before: 'a' led again on a lease it read as missing and "created", beside 'b' on the real row (10 s of two leaders, measured)
+    expect(overlapMs(terms, now)).toBe(0);
+    expect(terms.filter((x) => x.who === 'a')).toHaveLength(1);
+    expect(terms[0]!.to! - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    expect(terms.filter((x) => x.who === 'b' && x.to === undefined)).toHaveLength(1); // b leads now
+    expect(errors.a.length).toBeGreaterThanOrEqual(3);
+    expect(errors.a.every((x) => x instanceof NotDynamoDBError)).toBe(true);
+    expect(errors.b).toEqual([]);
+    await a.stop();
+    await b.stop();
+    await s.close();
+  });
+});
+
+describe.each<[ForeignAnswer, string, RegExp]>([
+  ['html502', 'a load balancer answering its HTML error page (HTTP 502)', /^the answer from \S+ is not DynamoDB's \(HTTP 502, content-type text\/html, a body the AWS SDK could not read: Unexpected token '\\u001b', "\\u001b\[2J<html>"\.\.\. is not valid JSON\): .*; retrying with backoff$/],
+  ['cut200', 'answers cut to half their length on the way (HTTP 200, the write landed)', /^the answer from \S+ is not DynamoDB's \(HTTP 200, content-type application\/x-amz-json-1\.0, a body the AWS SDK could not read: .*JSON.*\): .*; retrying with backoff$/],
+])('a leader whose answers turn into %s', (kind, _, told) => {
+  it('stops by its renew deadline, each try told as a NotDynamoDBError (control characters escaped), no hot loop; it leads again once DynamoDB answers', async () => {
+    const s = await setUp();
+    const terms: Terms = [];
+    const errors: Error[] = [];
+    const a = elector('a', `turned-${kind}`, s.through, s.c, terms, errors);
+    await s.c.drive(() => a.e.isLeader());
+    await s.c.drive(() => s.c.waited() >= 10_000);
+    const from = s.c.clock.monotonic();
+    s.proxy.answer(kind);
+    await s.c.drive(() => s.c.clock.monotonic() - from >= 60_000);
+    expect(terms).toHaveLength(1);
+    expect(terms[0]!.to! - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    // before: the AWS SDK's bare SyntaxError ("Unexpected token '<' … Deserialization error"), naming neither the endpoint nor what answered
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(NotDynamoDBError);
+      expect(e.message).toMatch(told);
+      expect(e.message).not.toMatch(/[\u0000-\u001f]/);
+      expect((e as NotDynamoDBError).cause?.name).toBe('SyntaxError');
+    }
+    expect(s.proxy.foreign()).toBeLessThanOrEqual(3 * 2 * bound(60_000)); // the AWS SDK tries a 5xx three times; a read and a write a try
+    s.proxy.answer(undefined);
+    await s.c.drive(() => a.e.isLeader());
+    expect(s.c.clock.monotonic() - from - 60_000).toBeLessThanOrEqual(2 * 4 * CLIENT_GO.retryPeriodMs + CLIENT_GO.leaseDurationMs);
+    expect(a.settled()).toBeUndefined();
+    await a.stop();
+    await s.close();
+  });
+});
+
+describe('one-shot calls behind something that answers "200 OK" with no body', () => {
+  it('getLeader rejects with a NotDynamoDBError naming the call and what it did not read (before: "no leader", a lease it never read)', async () => {
+    const s = await setUp();
+    await s.direct.send(new PutItemCommand({ TableName: t.names.leases, Item: marshall({ name: 'held', holderIdentity: 'w9', holderInstance: 'w9_1@p1', leaseDurationSeconds: 3_600, acquireTime: Date.now(), renewTime: Date.now(), leaseTransitions: 1, fencingToken: 7, revision: 1 }) }));
+    s.proxy.answer('empty200');
+    const e = await getLeader('held', { client: s.through, tables: t.names, clockSync: 'none' }).then(
+      (r) => r,
+      (x: unknown) => x,
+    );
+    expect(e).toBeInstanceOf(NotDynamoDBError);
+    expect((e as Error).message).toMatch(/^getLeader of lease "held": the answer from \S+ is not DynamoDB's \(HTTP 200, no x-amzn-RequestId header.*; the lease's row on the leases table "\S+" was not read, and getLeader does not retry: call it again once DynamoDB answers there$/);
+    s.proxy.answer(undefined);
+    expect(await getLeader('held', { client: s.through, tables: t.names, clockSync: 'none' })).toMatchObject({ holder: 'w9', fencingToken: 7 });
+    await s.close();
+  });
+
+  it('fencedItemWrite rejects with a NotDynamoDBError, never resolving as a write that landed', async () => {
+    const s = await setUp();
+    s.proxy.answer('empty200');
+    const table = t.names.leases; // any table: the write never reaches it
+    const r = await fencedItemWrite(s.through, { leaseName: 'job', fencingToken: 3 }, { put: { TableName: table, Item: marshall({ name: 'fenced-item', v: 1 }) } }).then(
+      () => 'landed',
+      (x: unknown) => x,
+    );
+    expect(r).toBeInstanceOf(NotDynamoDBError);
+    await s.close();
+  });
+});
