@@ -17,7 +17,7 @@ export const TEST_GUARD_MS = 300_000;
 
 /**
  * One exhaustive exploration of the step (test/model): pure computation, the largest scope
- * 121.0 s when idle (docs/safety.md's table), which a busy machine runs several times slower
+ * 79.6 s when idle (docs/safety.md's table), which a busy machine runs several times slower
  * (the 300 s guard above timed a 90 s scope out at load 14). Still a hang guard: a scope that
  * explores for half an hour is stuck, or has outgrown the suite.
  */

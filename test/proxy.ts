@@ -228,7 +228,7 @@ export async function creatingTableProxy(
 }
 
 /** What foreignAnswersProxy answers instead of DynamoDB: see there. */
-export type ForeignAnswer = 'empty200' | 'html502' | 'cut200';
+export type ForeignAnswer = 'empty200' | 'html502' | 'cut200' | 'throttled';
 
 /**
  * A proxy in front of `target` (DynamoDB Local) that passes each request on and DynamoDB's answer
@@ -237,7 +237,8 @@ export type ForeignAnswer = 'empty200' | 'html502' | 'cut200';
  * something other than DynamoDB would: `empty200`, "200 OK" with no body and no x-amzn-RequestId,
  * not passed on (a stand-in that says yes to anything); `html502`, a load balancer's HTML error
  * page, not passed on; `cut200`, passed on (so a write lands) and DynamoDB's answer cut to half its
- * length. `answer(undefined)` passes everything again. `foreign()` counts the requests so
+ * length; `throttled`, DynamoDB's own answer to a throttled request (HTTP 400 ThrottlingException,
+ * with a request id), not passed on. `answer(undefined)` passes everything again. `foreign()` counts the requests so
  * answered, `inFlight()` the requests not answered yet.
  */
 export async function foreignAnswersProxy(target: string, matches: (operation: string) => boolean = () => true) {
@@ -255,6 +256,10 @@ export async function foreignAnswersProxy(target: string, matches: (operation: s
       const now = kind !== undefined && matches(operation) ? kind : undefined;
       if (now !== undefined) foreign++;
       if (now === 'empty200') return void res.writeHead(200, { 'content-length': 0 }).end();
+      if (now === 'throttled') {
+        const body = JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' });
+        return void res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `throttled-${foreign}`, 'content-length': Buffer.byteLength(body) }).end(body);
+      }
       if (now === 'html502') {
         // (led by a terminal escape, which a message printing the page must not pass on)
         const page = '\u001b[2J<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>';

@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { fromDynamoDB } from './faults.js';
+import { fromDynamoDB, noteLastTry } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -48,11 +48,29 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
   const bounded = Object.create(client) as C;
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
     const abort = new AbortController();
-    const timer = clock.setTimer(boundMs, () => abort.abort(new RequestBoundError(boundMs)));
+    // the AWS SDK's failed tries of this request as each fails (it tries one again after a throttle, say), noted
+    // on the error that abandons it: a request abandoned so is told as what DynamoDB answered (faults.ts namedFault)
+    let lastTry: Error | undefined;
+    (command as { middlewareStack?: { add(mw: never, o: object): void } }).middlewareStack?.add(
+      ((next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+        try {
+          return await next(args);
+        } catch (e) {
+          if (e instanceof Error) lastTry = e;
+          throw e;
+        }
+      }) as never,
+      { step: 'finalizeRequest', priority: 'low', name: 'conclaveLastTry', override: true },
+    );
+    const abandon = (reason: unknown) => {
+      noteLastTry(reason, lastTry);
+      abort.abort(reason);
+    };
+    const timer = clock.setTimer(boundMs, () => abandon(new RequestBoundError(boundMs)));
     // the caller's signal and `until`: a request sent once either has aborted fails at once
     const signals = [options?.abortSignal, until].filter((x) => x !== undefined);
     const passOns = signals.map((signal) => {
-      const passOn = () => abort.abort(signal.reason);
+      const passOn = () => abandon(signal.reason);
       if (signal.aborted) passOn();
       else signal.addEventListener('abort', passOn, { once: true });
       return () => signal.removeEventListener('abort', passOn);

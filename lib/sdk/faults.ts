@@ -128,6 +128,20 @@ export function mayHaveLanded(e: unknown): boolean {
   return kind !== 'throttled' && kind !== 'denied';
 }
 
+/** The AWS SDK's last failed try of a request abandoned at its bound, the SDK trying it again as the bound passed (after a throttle, say): by the error it was abandoned with. */
+const lastTries = new WeakMap<object, Error>();
+
+/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) had last failed with `lastTry`, DynamoDB's answer or not. */
+export function noteLastTry(abandoned: unknown, lastTry: Error | undefined): void {
+  if (lastTry !== undefined && typeof abandoned === 'object' && abandoned !== null) lastTries.set(abandoned, lastTry);
+}
+
+/** What DynamoDB answered to the last try of a request abandoned with `e` (noteLastTry), when it did answer. */
+const answeredLastTry = (e: Error): Error | undefined => {
+  const last = lastTries.get(e);
+  return last !== undefined && typeof (last as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode === 'number' ? last : undefined;
+};
+
 /**
  * DynamoDB could not be reached: the connection was refused, reset or timed out, or the host
  * name did not resolve. A worker's request is retried with backoff; a call that does not retry
@@ -295,6 +309,9 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
       { cause: error },
     );
   if (error instanceof NotDynamoDBError) return error;
+  // abandoned while the AWS SDK tried again what DynamoDB refused or failed: told as that, not as "cannot reach DynamoDB"
+  const answered = answeredLastTry(error);
+  if (answered) return namedFault(answered, subject, endpoint);
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
   if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) {

@@ -1,9 +1,20 @@
-/** The scopes `npm test` explores (test/model/model.test.ts), shared with test/model/run.ts. */
+/**
+ * The scopes `npm test` explores, in two files run side by side (test/model/model.test.ts the
+ * elections, test/model/deletes.test.ts an operator's deletes and a suspended machine), shared with
+ * test/model/run.ts.
+ */
 import { SMALL, type ModelConfig } from './election-model.js';
 import { MAX_LEFT_TERMS } from '../../lib/schemas/identity.js';
 
-/** The scopes CI explores, each to its depth (transitions from the start: elections, polls, writes landing, ticks, faults). */
-export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
+export interface Scope {
+  readonly name: string;
+  readonly cfg: ModelConfig;
+  /** Transitions from the start: elections, polls, writes landing, ticks, faults. */
+  readonly depth: number;
+}
+
+/** The elections: timing, faults, clocks, sessions, cancels and kept stops, NoCoordination (test/model/model.test.ts). */
+export const ELECTION_SCOPES: readonly Scope[] = [
   // stamp clocks at either end of ±maxClockErrorMs, and one jump within it, anywhere
   { name: 'two electors, clocks off by ±500 ms, one jump', cfg: { ...SMALL, stampOffsetsMs: [-500, 500], faults: 0, clockJumps: 1 }, depth: 6 },
   // one request slow, answered late or lost (and then maybe landing later), and the leader's work failing once
@@ -50,6 +61,10 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   { name: 'NoCoordination: two electors, clocks off by ±500 ms, one jump', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [-500, 500], faults: 0, clockJumps: 1 }, depth: 8 },
   { name: 'NoCoordination: two electors, one slow or lost request, one work failure, one cancel', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [0], faults: 1, workFailures: 1, cancels: 1 }, depth: 8 },
   { name: 'NoCoordination: two electors on sessions, one slow or lost request, one session ending', cfg: { ...SMALL, mode: 'NoCoordination', stampOffsetsMs: [0], faults: 1, sessions: true, sessionEnds: 1 }, depth: 7 },
+];
+
+/** An operator's deletes of the lease row, and a machine suspended (test/model/deletes.test.ts). */
+export const DELETE_SCOPES: readonly Scope[] = [
   // an operator deletes the row under the leading term: the lease stream holds the election for the deleted term (notBefore), a
   // function that reconciles the missing row first opens one awaiting the stream, the successor takes the row gone under its watch
   { name: "a held lease, an operator deleting its row", cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, maxTickUnits: 4 }, depth: 10 },
@@ -65,3 +80,5 @@ export const SCOPES: { name: string; cfg: ModelConfig; depth: number }[] = [
   { name: 'a held lease on no session, its row naming a missing session, an operator deleting its row', cfg: { ...SMALL, start: 'held', stampOffsetsMs: [0], faults: 0, deletes: 1, heldSession: 'no-such-session', maxTickUnits: 4 }, depth: 8 },
 ];
 
+/** Every scope CI explores, each to its depth. */
+export const SCOPES: readonly Scope[] = [...ELECTION_SCOPES, ...DELETE_SCOPES];

@@ -11,7 +11,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { fencedItemWrite, getLeader, LeaderElector, NotDynamoDBError } from '../../lib/sdk/index.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, fencedItemWrite, getLeader, LeaderElector, NotDynamoDBError } from '../../lib/sdk/index.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
 import { drivenClock, foreignAnswersProxy, inFlight, type ForeignAnswer } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
@@ -67,14 +67,18 @@ function overlapMs(terms: Terms, now: number): number {
   return most;
 }
 
-/** A proxy in front of DynamoDB Local, a client through it and one straight to DynamoDB Local, and a clock driven while neither has a request in flight. */
-async function setUp() {
+/**
+ * A proxy in front of DynamoDB Local, a client through it and one straight to DynamoDB Local, and a
+ * clock driven while neither has a request in flight; with `sdkRetriesTakeTime`, while the proxy
+ * has none (the clock moves while the AWS SDK waits to try a request again, as time passes then).
+ */
+async function setUp(o: { sdkRetriesTakeTime?: boolean } = {}) {
   const proxy = await foreignAnswersProxy(inject('ddbEndpoint'));
   const through = localClient(proxy.endpoint);
   const direct = localClient(inject('ddbEndpoint'));
   // (a request counts as in flight while the AWS SDK waits to try it again, as it does after a 5xx, on its own timers)
   const busy = [inFlight(through), inFlight(direct)];
-  const c = drivenClock(() => proxy.inFlight() > 0 || busy.some((b) => b()));
+  const c = drivenClock(() => proxy.inFlight() > 0 || (!o.sdkRetriesTakeTime && busy.some((b) => b())));
   return {
     proxy,
     through,
@@ -173,6 +177,33 @@ describe.each<[ForeignAnswer, string, RegExp]>([
     await s.c.drive(() => a.e.isLeader());
     expect(s.c.clock.monotonic() - from - 60_000).toBeLessThanOrEqual(2 * 4 * CLIENT_GO.retryPeriodMs + CLIENT_GO.leaseDurationMs);
     expect(a.settled()).toBeUndefined();
+    await a.stop();
+    await s.close();
+  });
+});
+
+describe('a leader every request of which DynamoDB throttles, the AWS SDK trying each again until its bound passes', () => {
+  it('each try is told as throttled (DynamoDBRefusedError), not as "cannot reach DynamoDB (timed out)"; it stops by its renew deadline and leads again once answered', async () => {
+    const s = await setUp({ sdkRetriesTakeTime: true });
+    const terms: Terms = [];
+    const errors: Error[] = [];
+    const a = elector('a', 'throttled', s.through, s.c, terms, errors);
+    await s.c.drive(() => a.e.isLeader());
+    await s.c.drive(() => s.c.waited() >= 10_000);
+    const from = s.c.clock.monotonic();
+    s.proxy.answer('throttled');
+    await s.c.drive(() => s.c.clock.monotonic() - from >= 60_000);
+    expect(terms).toHaveLength(1);
+    expect(terms[0]!.to! - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    // before: every try abandoned at its bound was told "cannot reach DynamoDB at … (timed out): check the client's endpoint and region"
+    expect(errors.filter((e) => e instanceof DynamoDBUnreachableError)).toEqual([]);
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(DynamoDBRefusedError);
+      expect(e).toMatchObject({ kind: 'throttled', cause: { name: 'ThrottlingException' } });
+    }
+    s.proxy.answer(undefined);
+    await s.c.drive(() => a.e.isLeader());
     await a.stop();
     await s.close();
   });
