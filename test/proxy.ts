@@ -4,7 +4,7 @@
  * DynamoDB answers (the request landed, its answer never arrives, and the AWS SDK sends it again),
  * a table still being created (AWS's CREATING).
  */
-import { createServer as createHttpServer, request, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, request, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { sleepOn, type Clock } from '../lib/clock.js';
 import { listenOnLoopback } from './support.js';
@@ -150,6 +150,48 @@ export async function rewritingProxy(target: string, rewrite: (chunk: string) =>
 }
 
 /**
+ * An HTTP proxy in front of `target` (DynamoDB Local) on loopback: each request, its body read whole,
+ * goes to `handle` with its operation (`GetItem`, …) and `passOn`, which sends it to `target` and
+ * hands DynamoDB's answer to `back` (its status, headers but length and checksum, and body, which
+ * `back` may rewrite). `inFlight()` counts the requests not answered yet.
+ */
+async function answeringProxy(
+  target: string,
+  handle: (x: { res: ServerResponse; body: Buffer; operation: string; passOn: (back: (status: number, headers: IncomingHttpHeaders, body: Buffer) => void) => void }) => void,
+): Promise<{ endpoint: string; inFlight: () => number; close: () => Promise<void> }> {
+  const to = new URL(target);
+  let inFlight = 0;
+  const server = createHttpServer((req, res) => {
+    inFlight++;
+    res.on('close', () => void inFlight--);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const passOn = (back: (status: number, headers: IncomingHttpHeaders, body: Buffer) => void) => {
+        const up = request({ host: to.hostname, port: Number(to.port), method: req.method, path: req.url, headers: req.headers }, (r) => {
+          const answer: Buffer[] = [];
+          r.on('data', (c: Buffer) => answer.push(c));
+          r.on('end', () => {
+            const { 'content-length': _, 'x-amz-crc32': __, ...headers } = r.headers; // the body may be rewritten: its length and checksum are the new one's
+            back(r.statusCode ?? 500, headers, Buffer.concat(answer));
+          });
+        });
+        up.on('error', () => res.destroy());
+        up.end(body);
+      };
+      handle({ res, body, operation: String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '', passOn });
+    });
+  });
+  const port = await listenOnLoopback(server);
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    inFlight: () => inFlight,
+    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+  };
+}
+
+/**
  * A proxy in front of `target` (DynamoDB Local) under which `table` is being created, as AWS shows
  * a table still CREATING (DynamoDB Local never does: its CreateTable answers with the table ACTIVE).
  * `creating(n)`: the next `n` requests on the table other than DescribeTable are answered
@@ -168,67 +210,42 @@ export async function creatingTableProxy(
   o: { describe: 'creating' | 'denied' | 'active'; creatingToo?: readonly string[] },
 ): Promise<{ endpoint: string; creating: (n: number) => void; notFound: () => number; described: () => number; inFlight: () => number; close: () => Promise<void> }> {
   let left = 0;
-  let inFlight = 0;
   let notFound = 0;
   let described = 0;
   /** An answer as DynamoDB's: its headers (a Date, which a server clock reads), the length of the body as sent. */
-  const answer = (res: ServerResponse, status: number, body: string, headers: Record<string, string | string[] | undefined> = { date: new Date().toUTCString() }) => {
+  const answer = (res: ServerResponse, status: number, body: string, headers: IncomingHttpHeaders = { date: new Date().toUTCString() }) => {
     res.writeHead(status, { ...headers, 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   };
   const error = (type: string, message: string) => JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message });
-  const server = createHttpServer((req, res) => {
-    inFlight++;
-    res.on('close', () => void inFlight--);
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1];
-      let name: unknown;
-      try {
-        name = (JSON.parse(body.toString('utf8')) as { TableName?: unknown }).TableName;
-      } catch {
-        name = undefined;
-      }
-      const named = name === table;
-      const describing = named && operation === 'DescribeTable';
-      const otherCreating = operation === 'DescribeTable' && typeof name === 'string' && (o.creatingToo ?? []).includes(name);
-      if (describing) described++;
-      if (named && left > 0 && !describing) {
-        left--;
-        notFound++;
-        return answer(res, 400, error('ResourceNotFoundException', 'Requested resource not found'));
-      }
-      if (describing && left > 0 && o.describe === 'denied') return answer(res, 400, error('AccessDeniedException', `not authorized to perform: dynamodb:DescribeTable on resource ${table}`));
-      const to = new URL(target);
-      const up = request({ host: to.hostname, port: Number(to.port), method: req.method, path: req.url, headers: req.headers }, (r) => {
-        const back: Buffer[] = [];
-        r.on('data', (c: Buffer) => back.push(c));
-        r.on('end', () => {
-          let text = Buffer.concat(back).toString('utf8');
-          if ((describing && left > 0 && o.describe === 'creating') || otherCreating) text = text.replace('"TableStatus":"ACTIVE"', '"TableStatus":"CREATING"');
-          const { 'content-length': _, 'x-amz-crc32': __, ...headers } = r.headers; // the body may be rewritten: its length and checksum are the new one's
-          answer(res, r.statusCode ?? 500, text, headers);
-        });
-      });
-      up.on('error', () => res.destroy());
-      up.end(body);
+  const proxy = await answeringProxy(target, ({ res, body, operation, passOn }) => {
+    let name: unknown;
+    try {
+      name = (JSON.parse(body.toString('utf8')) as { TableName?: unknown }).TableName;
+    } catch {
+      name = undefined;
+    }
+    const named = name === table;
+    const describing = named && operation === 'DescribeTable';
+    const otherCreating = operation === 'DescribeTable' && typeof name === 'string' && (o.creatingToo ?? []).includes(name);
+    if (describing) described++;
+    if (named && left > 0 && !describing) {
+      left--;
+      notFound++;
+      return answer(res, 400, error('ResourceNotFoundException', 'Requested resource not found'));
+    }
+    if (describing && left > 0 && o.describe === 'denied') return answer(res, 400, error('AccessDeniedException', `not authorized to perform: dynamodb:DescribeTable on resource ${table}`));
+    passOn((status, headers, back) => {
+      let text = back.toString('utf8');
+      if ((describing && left > 0 && o.describe === 'creating') || otherCreating) text = text.replace('"TableStatus":"ACTIVE"', '"TableStatus":"CREATING"');
+      answer(res, status, text, headers);
     });
   });
-  const port = await listenOnLoopback(server);
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    creating: (n) => void (left = n),
-    notFound: () => notFound,
-    described: () => described,
-    inFlight: () => inFlight,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
+  return { ...proxy, creating: (n) => void (left = n), notFound: () => notFound, described: () => described };
 }
 
 /** What foreignAnswersProxy answers instead of DynamoDB: see there. */
-export type ForeignAnswer = 'empty200' | 'html502' | 'cut200' | 'throttled';
+export type ForeignAnswer = 'empty200' | 'html502' | 'forbidden403' | 'cut200' | 'throttled';
 
 /**
  * A proxy in front of `target` (DynamoDB Local) that passes each request on and DynamoDB's answer
@@ -236,57 +253,32 @@ export type ForeignAnswer = 'empty200' | 'html502' | 'cut200' | 'throttled';
  * (by operation: `GetItem`, `UpdateItem`…) while `answer(kind)` is set, which are answered as
  * something other than DynamoDB would: `empty200`, "200 OK" with no body and no x-amzn-RequestId,
  * not passed on (a stand-in that says yes to anything); `html502`, a load balancer's HTML error
- * page, not passed on; `cut200`, passed on (so a write lands) and DynamoDB's answer cut to half its
+ * page, not passed on; `forbidden403`, an API gateway's refusal (JSON, `{"message":"Forbidden"}`, no
+ * request id), not passed on; `cut200`, passed on (so a write lands) and DynamoDB's answer cut to half its
  * length; `throttled`, DynamoDB's own answer to a throttled request (HTTP 400 ThrottlingException,
  * with a request id), not passed on. `answer(undefined)` passes everything again. `foreign()` counts the requests so
  * answered, `inFlight()` the requests not answered yet.
  */
 export async function foreignAnswersProxy(target: string, matches: (operation: string) => boolean = () => true) {
-  const to = new URL(target);
   let kind: ForeignAnswer | undefined;
   let foreign = 0;
-  let inFlight = 0;
-  const server = createHttpServer((req, res) => {
-    inFlight++;
-    res.on('close', () => void inFlight--);
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? '';
-      const now = kind !== undefined && matches(operation) ? kind : undefined;
-      if (now !== undefined) foreign++;
-      if (now === 'empty200') return void res.writeHead(200, { 'content-length': 0 }).end();
-      if (now === 'throttled') {
-        const body = JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' });
-        return void res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': `throttled-${foreign}`, 'content-length': Buffer.byteLength(body) }).end(body);
-      }
-      if (now === 'html502') {
-        // (led by a terminal escape, which a message printing the page must not pass on)
-        const page = '\u001b[2J<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>';
-        return void res.writeHead(502, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page) }).end(page);
-      }
-      const up = request({ host: to.hostname, port: Number(to.port), method: req.method, path: req.url, headers: req.headers }, (r) => {
-        const back: Buffer[] = [];
-        r.on('data', (c: Buffer) => back.push(c));
-        r.on('end', () => {
-          let body = Buffer.concat(back);
-          if (now === 'cut200' && r.statusCode === 200) body = body.subarray(0, Math.ceil(body.length / 2));
-          const { 'content-length': _, 'x-amz-crc32': __, ...headers } = r.headers; // the body may be cut: its length is the new one's
-          res.writeHead(r.statusCode ?? 500, { ...headers, 'content-length': body.length }).end(body);
-        });
-      });
-      up.on('error', () => res.destroy());
-      up.end(Buffer.concat(chunks));
+  const send = (res: ServerResponse, status: number, type: string, body: string, headers: IncomingHttpHeaders = {}) =>
+    void res.writeHead(status, { ...headers, 'content-type': type, 'content-length': Buffer.byteLength(body) }).end(body);
+  const proxy = await answeringProxy(target, ({ res, operation, passOn }) => {
+    const now = kind !== undefined && matches(operation) ? kind : undefined;
+    if (now !== undefined) foreign++;
+    if (now === 'empty200') return send(res, 200, 'application/x-amz-json-1.0', '');
+    if (now === 'throttled')
+      return send(res, 400, 'application/x-amz-json-1.0', JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#ThrottlingException', message: 'Rate of requests exceeds the allowed throughput.' }), { 'x-amzn-requestid': `throttled-${foreign}` });
+    if (now === 'forbidden403') return send(res, 403, 'application/json', JSON.stringify({ message: 'Forbidden' }));
+    // (led by a terminal escape, which a message printing the page must not pass on)
+    if (now === 'html502') return send(res, 502, 'text/html', '\u001b[2J<html><head><title>502 Bad Gateway</title></head><body>502 Bad Gateway</body></html>');
+    passOn((status, headers, body) => {
+      const cut = now === 'cut200' && status === 200 ? body.subarray(0, Math.ceil(body.length / 2)) : body;
+      res.writeHead(status, { ...headers, 'content-length': cut.length }).end(cut);
     });
   });
-  const port = await listenOnLoopback(server);
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    answer: (k: ForeignAnswer | undefined) => void (kind = k),
-    foreign: () => foreign,
-    inFlight: () => inFlight,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
-  };
+  return { ...proxy, answer: (k: ForeignAnswer | undefined) => void (kind = k), foreign: () => foreign };
 }
 
 /**

@@ -43,6 +43,8 @@ const namedNoCredentials = new WeakSet<Error>();
 const isServerFault = (e: Error): boolean => (e as { $fault?: unknown }).$fault === 'server' || e.name === 'InternalServerError' || e.name === 'ServiceUnavailable';
 /** Server faults as namedFault named them (named once). */
 const namedServerFaults = new WeakSet<Error>();
+/** Answers not DynamoDB's as namedFault named them (named once). */
+const namedNotDynamoDB = new WeakSet<Error>();
 
 /** The AWS SDK found no region for the client (no `region` option, AWS_REGION or profile): nothing was sent, nor will be. */
 const isRegionMissing = (e: Error): boolean => /^Region is missing/.test(e.message);
@@ -217,13 +219,13 @@ export class NotDynamoDBError extends Error {
     override readonly cause?: Error,
     /** The call that does not retry, e.g. `getLeader of lease "jobs"`. @default a worker's request, retried */
     readonly subject?: string,
-    /** For such a call: what was not done and what to do. */
+    /** What was not done, or what the caller does now, e.g. `retrying with backoff`. @default nothing said */
     advice?: string,
   ) {
     super(
       `${subject !== undefined ? `${subject}: ` : ''}the answer from ${endpoint} is not DynamoDB's (HTTP ${httpStatusCode ?? 'status unknown'}, ${sign}): ` +
-        "something else answers there (a proxy's or load balancer's error page, a captive portal, another server on that port): check the client's endpoint and region, and any HTTPS_PROXY or HTTP_PROXY setting; " +
-        (advice ?? 'retrying with backoff'),
+        "something else answers there (a proxy's or load balancer's error page, a captive portal, another server on that port): check the client's endpoint and region, and any HTTPS_PROXY or HTTP_PROXY setting" +
+        (advice !== undefined ? `; ${advice}` : ''),
     );
   }
 }
@@ -233,11 +235,16 @@ const controlsEscaped = (text: string): string => text.replace(/[\u0000-\u001f\u
 
 /**
  * The HTTP status and what gives it away, when `e` is the AWS SDK failing to read an answer's body
- * (a SyntaxError with the answer's `$metadata`: HTML, plain text, JSON cut short); else undefined.
+ * (a SyntaxError with the answer's `$metadata`: HTML, plain text, JSON cut short) or an error
+ * answer that is not DynamoDB's (no error type, no request id); else undefined.
  */
 function unreadableAnswer(e: Error): { status: number; sign: string } | undefined {
-  const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
-  if (e.name !== 'SyntaxError' || typeof status !== 'number') return undefined;
+  const metadata = (e as { $metadata?: { httpStatusCode?: unknown; requestId?: unknown } }).$metadata;
+  const status = metadata?.httpStatusCode;
+  if (typeof status !== 'number') return undefined;
+  // JSON the AWS SDK read but found no DynamoDB error type in (`{"message":"Forbidden"}`, an API gateway's), without a request id
+  if (e.name === 'Unknown' && metadata?.requestId === undefined) return { status, sign: `no x-amzn-RequestId header and no DynamoDB error type, saying: ${controlsEscaped(e.message.slice(0, 200))}` };
+  if (e.name !== 'SyntaxError') return undefined;
   const type = (e as { $response?: { headers?: Record<string, unknown> } }).$response?.headers?.['content-type'];
   const parse = controlsEscaped(e.message.split('\n')[0]!.slice(0, 200));
   return { status, sign: `${typeof type === 'string' ? `content-type ${controlsEscaped(type.slice(0, 100))}, ` : ''}a body the AWS SDK could not read: ${parse}` };
@@ -253,7 +260,7 @@ export async function fromDynamoDB<T>(sent: Promise<T>, client: DynamoDBClient):
   try {
     out = await sent;
   } catch (e) {
-    const unreadable = e instanceof Error ? unreadableAnswer(e) : undefined;
+    const unreadable = e instanceof Error && (e.name === 'SyntaxError' || e.name === 'Unknown') ? unreadableAnswer(e) : undefined;
     if (unreadable) throw new NotDynamoDBError(await endpointOf(client), unreadable.status, unreadable.sign, e as Error);
     throw e;
   }
@@ -308,7 +315,12 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
       `${subject}: the DynamoDB client's endpoint ${JSON.stringify(schemeless.given)} is not an http(s) URL (its host read as the scheme, the AWS SDK sends to port 80 of this machine: ${error.name}: ${error.message}): give it with its scheme, such as ${schemeless.meant}; retrying with backoff`,
       { cause: error },
     );
-  if (error instanceof NotDynamoDBError) return error;
+  if (error instanceof NotDynamoDBError) {
+    if (namedNotDynamoDB.has(error)) return error;
+    const named = new NotDynamoDBError(error.endpoint, error.httpStatusCode, error.sign, error.cause, undefined, 'retrying with backoff');
+    namedNotDynamoDB.add(named);
+    return named;
+  }
   // abandoned while the AWS SDK tried again what DynamoDB refused or failed: told as that, not as "cannot reach DynamoDB"
   const answered = answeredLastTry(error);
   if (answered) return namedFault(answered, subject, endpoint);
@@ -359,7 +371,7 @@ export async function oneShotFault(e: unknown, call: string, leaseName: string, 
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);
   if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, denied);
-  if (e instanceof NotDynamoDBError && e.subject === undefined)
+  if (e instanceof NotDynamoDBError)
     return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
   const code = networkCode(e);
   if (!code || code === 'timed out' || e instanceof DynamoDBUnreachableError) return e;

@@ -17,7 +17,7 @@ import { FencingToken } from '../schemas/fencing-token.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
 import type { StopReason } from './step.js';
-import { fromDynamoDB } from './faults.js';
+import { fromDynamoDB, NotDynamoDBError } from './faults.js';
 
 /** Why a transaction is refused on multi-Region strongly consistent tables (the `multiRegion` option). */
 export const NO_TRANSACTIONS =
@@ -140,9 +140,18 @@ export async function fencedTransactWrite(
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
       throw new FencingError(fence.leaseName, fence.term.fencingToken);
     }
+    if (e instanceof NotDynamoDBError) throw answerInDoubt(e, `fencedTransactWrite on lease "${fence.leaseName}"`);
     const named = items.map((i, k) => `${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName} (TransactItems[${k}])`);
     throw missingTableNamed(e, [...named, `${fence.table} (the fence on lease "${fence.leaseName}": the leases table of the \`tables\` option)`]);
   }
+}
+
+/**
+ * An answer not DynamoDB's to a fenced write, `call` named: the write's outcome is unknown (what
+ * answered may have passed it on), which a caller that does not retry must be told.
+ */
+function answerInDoubt(e: NotDynamoDBError, call: string): NotDynamoDBError {
+  return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, call, 'the write may have landed (what answered may have passed it on): read what it writes before writing again');
 }
 
 /**
@@ -192,6 +201,7 @@ export async function fencedItemWrite(
   const values = marshall({ ':conclaveToken': token });
   const guard = '(attribute_not_exists(#conclaveFence) OR #conclaveFence <= :conclaveToken)';
   const refused = (e: unknown): never => {
+    if (e instanceof NotDynamoDBError) throw answerInDoubt(e, `fencedItemWrite on lease "${fence.leaseName}"`);
     missingTableNamed(e, [own.TableName ?? '(no TableName)']);
     const old = (e as { Item?: Record<string, AttributeValue> }).Item;
     const seen = old ? unmarshall(old)[attribute] : undefined;

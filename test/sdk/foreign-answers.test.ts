@@ -11,7 +11,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { DynamoDBRefusedError, DynamoDBUnreachableError, fencedItemWrite, getLeader, LeaderElector, NotDynamoDBError } from '../../lib/sdk/index.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, fencedItemWrite, getLeader, LeaderElector, listIdentities, NotDynamoDBError } from '../../lib/sdk/index.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
 import { drivenClock, foreignAnswersProxy, inFlight, type ForeignAnswer } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
@@ -150,6 +150,7 @@ describe('a worker behind something that answers every request "200 OK" with no 
 
 describe.each<[ForeignAnswer, string, RegExp]>([
   ['html502', 'a load balancer answering its HTML error page (HTTP 502)', /^the answer from \S+ is not DynamoDB's \(HTTP 502, content-type text\/html, a body the AWS SDK could not read: Unexpected token '\\u001b', "\\u001b\[2J<html>"\.\.\. is not valid JSON\): .*; retrying with backoff$/],
+  ['forbidden403', "an API gateway's refusal (HTTP 403, JSON with no DynamoDB error type)", /^the answer from \S+ is not DynamoDB's \(HTTP 403, no x-amzn-RequestId header and no DynamoDB error type, saying: Forbidden\): .*; retrying with backoff$/],
   ['cut200', 'answers cut to half their length on the way (HTTP 200, the write landed)', /^the answer from \S+ is not DynamoDB's \(HTTP 200, content-type application\/x-amz-json-1\.0, a body the AWS SDK could not read: .*JSON.*\): .*; retrying with backoff$/],
 ])('a leader whose answers turn into %s', (kind, _, told) => {
   it('stops by its renew deadline, each try told as a NotDynamoDBError (control characters escaped), no hot loop; it leads again once DynamoDB answers', async () => {
@@ -170,7 +171,7 @@ describe.each<[ForeignAnswer, string, RegExp]>([
       expect(e).toBeInstanceOf(NotDynamoDBError);
       expect(e.message).toMatch(told);
       expect(e.message).not.toMatch(/[\u0000-\u001f]/);
-      expect((e as NotDynamoDBError).cause?.name).toBe('SyntaxError');
+      expect((e as NotDynamoDBError).cause?.name).toBe(kind === 'forbidden403' ? 'Unknown' : 'SyntaxError'); // the AWS SDK's own error
     }
     expect(s.proxy.foreign()).toBeLessThanOrEqual(3 * 2 * bound(60_000)); // the AWS SDK tries a 5xx three times; a read and a write a try
     s.proxy.answer(undefined);
@@ -225,6 +226,18 @@ describe('one-shot calls behind something that answers "200 OK" with no body', (
     await s.close();
   });
 
+  it('listIdentities rejects with a NotDynamoDBError (before: a listing of no identities, a table it never read), saying nothing of retrying', async () => {
+    const s = await setUp();
+    s.proxy.answer('empty200');
+    const r = await listIdentities({ client: s.through, tables: t.names, component: 'scheduler', clockSync: 'none' }).then(
+      (x) => x,
+      (x: unknown) => x,
+    );
+    expect(r).toBeInstanceOf(NotDynamoDBError);
+    expect((r as Error).message).toMatch(/^the answer from \S+ is not DynamoDB's \(HTTP 200, .*HTTPS_PROXY or HTTP_PROXY setting$/);
+    await s.close();
+  });
+
   it('fencedItemWrite rejects with a NotDynamoDBError, never resolving as a write that landed', async () => {
     const s = await setUp();
     s.proxy.answer('empty200');
@@ -234,6 +247,8 @@ describe('one-shot calls behind something that answers "200 OK" with no body', (
       (x: unknown) => x,
     );
     expect(r).toBeInstanceOf(NotDynamoDBError);
+    // a call that does not retry: named, and told its write may have landed (not "retrying with backoff")
+    expect((r as Error).message).toMatch(/^fencedItemWrite on lease "job": the answer from \S+ is not DynamoDB's \(HTTP 200, no x-amzn-RequestId header.*; the write may have landed \(what answered may have passed it on\): read what it writes before writing again$/);
     await s.close();
   });
 });
