@@ -255,6 +255,7 @@ export const LAYERS: readonly string[] = [
   'lib/schemas/', // zod shapes of every row, event and config, and the session partitions' names
   'lib/tables.ts', // the three tables, declared once
   'lib/table-wait.ts', // a table still being created, waited for by the SDK and the CLI: no I/O
+  'lib/dynamodb-answers.ts', // an answer that is not DynamoDB's, told apart by the SDK and the CLI: no I/O
   'lib/stores/', // the only writers; making a declared table
   'lib/election/', // the coordinator's decisions: pure
   'lib/events/', // EventBridge events derived from stream images

@@ -8,6 +8,7 @@ import { clean, jsonText, shown, type Named } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
 import { namedRequests } from '../table-wait.js';
+import { answersChecked } from '../dynamodb-answers.js';
 
 /** Where a command writes: results to `out`, notes and errors to `err`. Each call is one line or more. */
 export interface Sink {
@@ -104,8 +105,9 @@ export interface CliContext {
 export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'requestTimeoutMs'>): DynamoDBClient {
   const requestHandler = { requestTimeout: opts.requestTimeoutMs, throwOnRequestTimeout: true };
   // each failed request names its table: a table not found is looked at alone (TableWait)
-  if (opts.endpoint) return namedRequests(localClient(opts.endpoint, opts.region, { requestHandler }));
-  return namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler }));
+  // and an answer that is not DynamoDB's (an empty "200 OK" from another server on the port) is never taken for "no leases" or a write done
+  if (opts.endpoint) return answersChecked(namedRequests(localClient(opts.endpoint, opts.region, { requestHandler })), opts.endpoint);
+  return answersChecked(namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler })), `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
 }
 
 /** Nobody to ask and no `--yes`: every write is refused. The default when none is given. */

@@ -2,6 +2,7 @@ import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb
 import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
+import { NotDynamoDBError } from '../dynamodb-answers.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
 import type { Named } from './format.js';
@@ -105,6 +106,12 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (e instanceof ValidationError) return new CliError(e.message);
   if (e instanceof ConflictError) return new CliError(`the row changed while writing (${e.message.replace(/; read it again.*$/, '')}); nothing was written - run the command again`);
   if (!(e instanceof Error)) return e;
+  if (e instanceof NotDynamoDBError) {
+    return new CliError(
+      `the answer ${where(target)} is not DynamoDB's (HTTP ${e.httpStatusCode ?? 'status unknown'}, ${e.sign}) - something else answers there (another server on that port, a proxy's error page): ` +
+        `check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and any HTTPS_PROXY or HTTP_PROXY setting; a write the command sent may have landed: run it again once DynamoDB answers (every write it makes is conditional, so a second run never applies one twice)`,
+    );
+  }
   // the SDK's own request timeout (it carries ETIMEDOUT too): the endpoint took the request and gave no answer
   if (e.name === 'TimeoutError') {
     return new CliError(

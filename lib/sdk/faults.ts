@@ -7,6 +7,9 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
+import { answeredByDynamoDB, NotDynamoDBError } from '../dynamodb-answers.js';
+
+export { NotDynamoDBError };
 
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
 export const RETRY_JITTER = 0.2;
@@ -198,78 +201,11 @@ export class DynamoDBRefusedError extends Error {
 }
 
 /**
- * An answer that is not DynamoDB's: something else answers at the client's endpoint (a proxy's or a
- * load balancer's error page, a captive portal, another server on that port, a stand-in that says
- * "200 OK" to anything). DynamoDB and DynamoDB Local send every answer as JSON with an
- * x-amzn-RequestId header; the AWS SDK takes an empty "200 OK" without one for a write that landed
- * and a read that found no item. Such an answer is never taken for either: the request fails with
- * this error, and a write counts as one that may have landed (a proxy may have passed it on).
- */
-export class NotDynamoDBError extends Error {
-  /** Always `NotDynamoDBError`. */
-  override readonly name = 'NotDynamoDBError';
-  constructor(
-    /** Where the client sends its requests, e.g. `http://127.0.0.1:8000`. */
-    readonly endpoint: string,
-    /** The answer's HTTP status, e.g. 200 or 502. */
-    readonly httpStatusCode: number | undefined,
-    /** What tells it is not DynamoDB's: no x-amzn-RequestId header, or a body the AWS SDK could not read (with its content type). */
-    readonly sign: string,
-    /** The AWS SDK's error, for a body it could not read. */
-    override readonly cause?: Error,
-    /** The call that does not retry, e.g. `getLeader of lease "jobs"`. @default a worker's request, retried */
-    readonly subject?: string,
-    /** What was not done, or what the caller does now, e.g. `retrying with backoff`. @default nothing said */
-    advice?: string,
-  ) {
-    super(
-      `${subject !== undefined ? `${subject}: ` : ''}the answer from ${endpoint} is not DynamoDB's (HTTP ${httpStatusCode ?? 'status unknown'}, ${sign}): ` +
-        "something else answers there (a proxy's or load balancer's error page, a captive portal, another server on that port): check the client's endpoint and region, and any HTTPS_PROXY or HTTP_PROXY setting" +
-        (advice !== undefined ? `; ${advice}` : ''),
-    );
-  }
-}
-
-/** `text` with control characters escaped (`\u001b`): an answer's text, which anyone on the path may have written, printed in a message. */
-const controlsEscaped = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-
-/**
- * The HTTP status and what gives it away, when `e` is the AWS SDK failing to read an answer's body
- * (a SyntaxError with the answer's `$metadata`: HTML, plain text, JSON cut short) or an error
- * answer that is not DynamoDB's (no error type, no request id); else undefined.
- */
-function unreadableAnswer(e: Error): { status: number; sign: string } | undefined {
-  const metadata = (e as { $metadata?: { httpStatusCode?: unknown; requestId?: unknown } }).$metadata;
-  const status = metadata?.httpStatusCode;
-  if (typeof status !== 'number') return undefined;
-  // JSON the AWS SDK read but found no DynamoDB error type in (`{"message":"Forbidden"}`, an API gateway's), without a request id
-  if (e.name === 'Unknown' && metadata?.requestId === undefined) return { status, sign: `no x-amzn-RequestId header and no DynamoDB error type, saying: ${controlsEscaped(e.message.slice(0, 200))}` };
-  if (e.name !== 'SyntaxError') return undefined;
-  const type = (e as { $response?: { headers?: Record<string, unknown> } }).$response?.headers?.['content-type'];
-  const parse = controlsEscaped(e.message.split('\n')[0]!.slice(0, 200));
-  return { status, sign: `${typeof type === 'string' ? `content-type ${controlsEscaped(type.slice(0, 100))}, ` : ''}a body the AWS SDK could not read: ${parse}` };
-}
-
-/**
  * `sent`'s answer, when DynamoDB gave it; else a rejection with a NotDynamoDBError naming where
- * `client` sends its requests: an answer without x-amzn-RequestId (which the AWS SDK alone takes for
- * a success), or a body the AWS SDK could not read. Every other failure is rejected as it is.
+ * `client` sends its requests (lib/dynamodb-answers.ts).
  */
-export async function fromDynamoDB<T>(sent: Promise<T>, client: DynamoDBClient): Promise<T> {
-  let out: T;
-  try {
-    out = await sent;
-  } catch (e) {
-    const unreadable = e instanceof Error && (e.name === 'SyntaxError' || e.name === 'Unknown') ? unreadableAnswer(e) : undefined;
-    if (unreadable) throw new NotDynamoDBError(await endpointOf(client), unreadable.status, unreadable.sign, e as Error);
-    throw e;
-  }
-  const metadata = (out as { $metadata?: { requestId?: unknown; httpStatusCode?: unknown } } | undefined)?.$metadata;
-  if (metadata !== undefined && metadata.requestId === undefined) {
-    const status = typeof metadata.httpStatusCode === 'number' ? metadata.httpStatusCode : undefined;
-    throw new NotDynamoDBError(await endpointOf(client), status, 'no x-amzn-RequestId header, which DynamoDB sends with every answer');
-  }
-  return out;
+export function fromDynamoDB<T>(sent: Promise<T>, client: DynamoDBClient): Promise<T> {
+  return answeredByDynamoDB(sent, () => endpointOf(client));
 }
 
 /**

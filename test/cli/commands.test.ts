@@ -1,6 +1,7 @@
 import { CreateTableCommand, DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/cli/args.js';
@@ -707,6 +708,29 @@ describe('where DynamoDB is', () => {
     const r = await runMain(['--endpoint', 'http://127.0.0.1:1', 'get', 'leases']);
     expect(r.code).toBe(1);
     expect(r.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (ECONNREFUSED) - is the local system (`npx conclave-local`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)');
+  });
+
+  it("an endpoint where another server answers (an empty '200 OK' to anything, an HTML error page): said so, not \"No leases\" nor a write done", async () => {
+    const stub = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => (req.url?.startsWith('/html') ? res.writeHead(502, { 'content-type': 'text/html' }).end('<html>502 Bad Gateway</html>') : res.writeHead(200).end()));
+    });
+    const port = await listenOnLoopback(stub);
+    try {
+      const endpoint = `http://127.0.0.1:${port}`;
+      // before: "No leases in conclave-leases", exit 0, and a preempt that "succeeded" writing nothing
+      const read = await runMain(['--endpoint', endpoint, 'get', 'leases']);
+      expect(read).toMatchObject({ code: 1 });
+      expect(read.err).toBe(`error: the answer at ${endpoint} is not DynamoDB's (HTTP 200, no x-amzn-RequestId header, which DynamoDB sends with every answer) - something else answers there (another server on that port, a proxy's error page): check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and any HTTPS_PROXY or HTTP_PROXY setting; a write the command sent may have landed: run it again once DynamoDB answers (every write it makes is conditional, so a second run never applies one twice)`);
+      const write = await runMain(['--endpoint', endpoint, 'set-priority', '--yes', 'nightly-report', 'w1', '5']);
+      expect(write).toMatchObject({ code: 1 });
+      expect(write.err).toMatch(/^error: the answer at \S+ is not DynamoDB's \(HTTP 200, /);
+      const page = await runMain(['--endpoint', `${endpoint}/html`, 'get', 'leases']);
+      expect(page).toMatchObject({ code: 1 });
+      expect(page.err).toMatch(/^error: the answer at \S+\/html is not DynamoDB's \(HTTP 502, content-type text\/html, a body the AWS SDK could not read: Unexpected token '<', "<html>502 "\.\.\. is not valid JSON\) - /);
+    } finally {
+      await new Promise<void>((r) => stub.close(() => r()));
+    }
   });
 
   it('an endpoint that accepts and never answers (a black-holed route) gives up after --request-timeout on each of 3 tries and says so; a bad value is named', async () => {

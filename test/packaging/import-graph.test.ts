@@ -34,7 +34,7 @@ const cdkEntry = existsSync(join(REPO_ROOT, 'infra/index.ts')) ? 'infra/index.ts
 const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected> = {
   sdk: {
     entry: 'lib/sdk/index.ts',
-    areas: ['lib/clock.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
+    areas: ['lib/clock.ts', 'lib/dynamodb-answers.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
     never: {
       // the push path's MQTT side is @conclave/sdk/push: a worker without it loads (and installs) no MQTT client
       modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'lib/sdk/push-channel.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
@@ -47,7 +47,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',
     // faults.ts: the user's onError and watchers called as every SDK object calls them (errorSink, callBack)
-    areas: ['lib/clock.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/faults.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/table-wait.ts', 'lib/tables.ts'],
+    areas: ['lib/clock.ts', 'lib/dynamodb-answers.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/faults.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/table-wait.ts', 'lib/tables.ts'],
     never: {
       // the channel alone: no elector, store or schema of the leases
       modules: ['lib/sdk/elector.ts', 'lib/stores/', 'lib/election/', 'lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/testing/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
@@ -63,7 +63,8 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     // coordinator/vouched.ts: a lease's candidates read as the coordinator judges them, each by the session it names
     // coordinator/refused-session.ts: when the tick deletes a refused session row, reckoned as the tick does (describe; no I/O)
     // table-wait.ts: a table still being created waited for as the SDK waits for it (no I/O)
-    areas: ['lib/cli/', 'lib/clock.ts', 'lib/coordinator/refused-session.ts', 'lib/coordinator/vouched.ts', 'lib/election/', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
+    // dynamodb-answers.ts: an answer that is not DynamoDB's told apart as the SDK tells it (no I/O)
+    areas: ['lib/cli/', 'lib/clock.ts', 'lib/coordinator/refused-session.ts', 'lib/dynamodb-answers.ts', 'lib/coordinator/vouched.ts', 'lib/election/', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
     never: {
       modules: ['lib/local/', 'lib/functions/', 'lib/history/', 'lib/testing/', 'lib/sdk/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
       packages: [...SERVER_PACKAGES, '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-sqs'],
@@ -103,6 +104,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
       'lib/sdk/faults.ts', // the local runtime tells an unreachable endpoint it was given as the SDK does (faultKind)
       'lib/stores/',
       'lib/table-wait.ts', // boundedClient names each failed request's table (namedRequests; no I/O)
+      'lib/dynamodb-answers.ts', // boundedClient refuses an answer that is not DynamoDB's (no I/O)
       'lib/tables.ts',
       'lib/testing/',
       'lib/util/',
