@@ -148,6 +148,19 @@ const answeredLastTry = (e: Error): Error | undefined => {
 };
 
 /**
+ * For an endpoint not on this machine, when this process's environment names a proxy (HTTPS_PROXY,
+ * HTTP_PROXY, either case): that the AWS SDK's Node.js HTTP handler does not go through it by itself
+ * (a network that reaches AWS only through a proxy then reaches nothing). Else nothing.
+ */
+function proxyUnused(endpoint: string): string {
+  if (/^https?:\/\/(localhost|127\.|\[::1\])/i.test(endpoint)) return '';
+  const named = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].find((k) => process.env[k]);
+  return named === undefined
+    ? ''
+    : `; ${named} is set in this process's environment, but the AWS SDK's HTTP handler does not go through a proxy by itself: if DynamoDB is reached only through it, give the DynamoDB client a requestHandler whose agent does`;
+}
+
+/**
  * DynamoDB could not be reached: the connection was refused, reset or timed out, or the host
  * name did not resolve. A worker's request is retried with backoff; a call that does not retry
  * (getLeader, withLease's first reads) names itself and what it did not read. The message names
@@ -169,7 +182,7 @@ export class DynamoDBUnreachableError extends Error {
     advice?: string,
   ) {
     super(
-      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up"}; ${advice ?? 'retrying with backoff'}`,
+      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up"}${proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
     );
   }
 }

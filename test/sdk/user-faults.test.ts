@@ -855,6 +855,31 @@ describe('a host name that does not resolve, a connection refused', () => {
   });
 });
 
+describe('a host name that does not resolve, with a proxy named in the environment (HTTPS_PROXY), which the AWS SDK does not use by itself', () => {
+  it('the report says so, and what to give the client; a loopback endpoint (DynamoDB Local) is told nothing of it', async () => {
+    vi.stubEnv('HTTPS_PROXY', 'http://proxy.corp.example:3128');
+    try {
+      const sim = await Sim.create({});
+      const errors: Error[] = [];
+      const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+      e.machine.fault = () => Object.assign(new Error('getaddrinfo ENOTFOUND dynamodb.eu-west-1.amazonaws.com'), { code: 'ENOTFOUND', syscall: 'getaddrinfo' });
+      await sim.run(10_000);
+      expect(errors.length).toBeGreaterThanOrEqual(1);
+      // before: "check the client's endpoint and region, and that DynamoDB … is up", nothing of the proxy the network needs
+      for (const x of errors) {
+        expect(x).toBeInstanceOf(DynamoDBUnreachableError);
+        expect(x.message).toMatch(/\(ENOTFOUND\): check the client's endpoint and region, .*; HTTPS_PROXY is set in this process's environment, but the AWS SDK's HTTP handler does not go through a proxy by itself: if DynamoDB is reached only through it, give the DynamoDB client a requestHandler whose agent does; retrying with backoff$/);
+      }
+      const local = new DynamoDBUnreachableError('http://127.0.0.1:8000', 'ECONNREFUSED', new Error('connect ECONNREFUSED 127.0.0.1:8000'));
+      expect(local.message).not.toMatch(/PROXY/);
+      e.machine.fault = undefined;
+      await e.stop();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+});
+
 describe("a leader's work that throws, or never returns", () => {
   /** An elector whose work throws (or rejects) at once while `throwing` says so. */
   function throwingOn(sim: Sim, errors: Error[], throwing: (id: string) => boolean, mode?: 'NoCoordination', how: 'throws' | 'rejects' = 'throws') {
