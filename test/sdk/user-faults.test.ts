@@ -855,6 +855,32 @@ describe('a host name that does not resolve, a connection refused', () => {
   });
 });
 
+describe('a TLS certificate this process does not trust (a proxy that intercepts TLS, a clock far off)', () => {
+  it.each([
+    ['SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'],
+    ['UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'unable to get local issuer certificate'],
+    ['CERT_HAS_EXPIRED', 'certificate has expired'],
+  ])('%s: each try told as unreachable, naming the certificate and NODE_EXTRA_CA_CERTS, not "check that DynamoDB is up"; it leads again once the connection is trusted', async (code, message) => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    e.machine.fault = () => Object.assign(new Error(message), { code });
+    await sim.run(30_000);
+    expect(e.elector.isLeader()).toBe(false);
+    expect(errors.length).toBeGreaterThanOrEqual(3);
+    expect(errors.length).toBeLessThanOrEqual(bound(30_000) + 1);
+    // before: the bare Node error ("self-signed certificate in certificate chain"), naming neither the endpoint nor what to do
+    for (const x of errors) {
+      expect(x).toBeInstanceOf(DynamoDBUnreachableError);
+      expect(x.message).toMatch(new RegExp(`^cannot reach DynamoDB at \\S+ \\(${code}\\): the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way \\(give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca\\.pem\\), or this machine's clock far off .*; retrying with backoff$`));
+    }
+    e.machine.fault = undefined;
+    await sim.until('it leads again', () => e.elector.isLeader(), 4 * 2 * CLIENT_GO.retryPeriodMs + CLIENT_GO.leaseDurationMs);
+    await e.stop();
+  });
+});
+
 describe('a host name that does not resolve, with a proxy named in the environment (HTTPS_PROXY), which the AWS SDK does not use by itself', () => {
   it('the report says so, and what to give the client; a loopback endpoint (DynamoDB Local) is told nothing of it', async () => {
     vi.stubEnv('HTTPS_PROXY', 'http://proxy.corp.example:3128');
