@@ -9,8 +9,6 @@ import type { Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
 import { answeredByDynamoDB, NotDynamoDBError } from '../dynamodb-answers.js';
 
-export { NotDynamoDBError };
-
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
 export const RETRY_JITTER = 0.2;
 /** The backoff doubles per failed try in a row up to this many retry periods. */

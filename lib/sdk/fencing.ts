@@ -17,7 +17,8 @@ import { FencingToken } from '../schemas/fencing-token.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
 import type { StopReason } from './step.js';
-import { fromDynamoDB, NotDynamoDBError } from './faults.js';
+import { NotDynamoDBError } from '../dynamodb-answers.js';
+import { fromDynamoDB } from './faults.js';
 
 /** Why a transaction is refused on multi-Region strongly consistent tables (the `multiRegion` option). */
 export const NO_TRANSACTIONS =

@@ -44,7 +44,8 @@ export { getLeader, GetLeaderOptionsSchema, type GetLeaderOptions } from './get-
 export { LeaderInfoSchema, type LeaderInfo } from '../election/leader.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { TableNotFoundError } from './options.js';
-export { DynamoDBUnreachableError, DynamoDBRefusedError, NotDynamoDBError } from './faults.js';
+export { DynamoDBUnreachableError, DynamoDBRefusedError } from './faults.js';
+export { NotDynamoDBError } from '../dynamodb-answers.js';
 export { RequestBoundError } from './bounded-client.js';
 export { LeaderWorkError } from './elector.js';
 // PushChannel, the push path's MQTT side, is the entry @conclave/sdk/push (lib/sdk/push-entry.ts)
