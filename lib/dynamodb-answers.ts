@@ -1,7 +1,7 @@
 /**
  * Answers that are not DynamoDB's, told apart from DynamoDB's: an answer without x-amzn-RequestId
  * (which DynamoDB and DynamoDB Local send with every answer), a body the AWS SDK could not read, an
- * error with no DynamoDB error type. The SDK's requests (lib/sdk/bounded-client.ts, fencing.ts) and
+ * error with no DynamoDB error type; and a TLS certificate not trusted, which no answer gets past. The SDK's requests (lib/sdk/bounded-client.ts, fencing.ts) and
  * the CLI's (lib/cli/context.ts) go through answeredByDynamoDB. No I/O of its own, no AWS SDK import.
  */
 /**
@@ -89,3 +89,24 @@ export function answersChecked<C extends object>(client: C, endpoint: string): C
   Object.defineProperty(checked, 'send', { value: (...args: unknown[]) => answeredByDynamoDB(own.send(...args), () => endpoint) });
   return checked;
 }
+
+/**
+ * A TLS certificate this process does not trust (Node's codes from OpenSSL's verification): a
+ * proxy that intercepts TLS on the way (a corporate one), or a clock so far off that a good
+ * certificate looks expired or not yet valid. DynamoDB is not reached through such a connection.
+ */
+export const UNTRUSTED_CERTIFICATE_CODES: ReadonlySet<string> = new Set([
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_UNTRUSTED',
+]);
+
+/** What to do about a certificate not trusted (UNTRUSTED_CERTIFICATE_CODES). */
+export const UNTRUSTED_CERTIFICATE_FIX =
+  "the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way (give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca.pem), or this machine's clock far off (the certificate looks expired or not yet valid)";

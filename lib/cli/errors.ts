@@ -2,7 +2,7 @@ import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb
 import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
-import { NotDynamoDBError } from '../dynamodb-answers.js';
+import { NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
 import type { Named } from './format.js';
@@ -120,6 +120,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     );
   }
   const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && UNTRUSTED_CERTIFICATE_CODES.has(code)) return new CliError(`cannot reach DynamoDB ${where(target)} (${code}: ${e.message}) - ${UNTRUSTED_CERTIFICATE_FIX}`);
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
     return new CliError(
       target.endpoint

@@ -7,7 +7,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
-import { answeredByDynamoDB, NotDynamoDBError } from '../dynamodb-answers.js';
+import { answeredByDynamoDB, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
 export const RETRY_JITTER = 0.2;
@@ -33,16 +33,7 @@ export function maxFailingRequestsPerSecond(retryPeriodMs: number): number {
   return 1000 / retryPeriodMs;
 }
 
-/**
- * A TLS certificate this process does not trust (Node's codes from OpenSSL's verification): a
- * proxy that intercepts TLS on the way (a corporate one), or a clock so far off that a good
- * certificate looks expired or not yet valid. DynamoDB is not reached through such a connection.
- */
-const TLS_CODES = new Set(['SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_UNTRUSTED']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED', ...TLS_CODES]);
-/** What to do about a certificate not trusted (TLS_CODES). */
-const TLS_ADVICE =
-  "the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way (give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca.pem), or this machine's clock far off (the certificate looks expired or not yet valid)";
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED', ...UNTRUSTED_CERTIFICATE_CODES]);
 const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']);
 const DENIED = new Set(['AccessDeniedException', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'MissingAuthenticationTokenException']);
 /** The AWS SDK found no credentials, or could not refresh them (an SSO session expired, a role not assumable): nothing was sent. */
@@ -189,7 +180,7 @@ export class DynamoDBUnreachableError extends Error {
     advice?: string,
   ) {
     super(
-      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : TLS_CODES.has(code) ? TLS_ADVICE : "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up"}${TLS_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
+      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up"}${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
     );
   }
 }

@@ -686,6 +686,16 @@ describe('where DynamoDB is', () => {
     );
   });
 
+  it('a TLS certificate the CLI does not trust (a proxy that intercepts TLS) names the code and NODE_EXTRA_CA_CERTS, not "is the local system running?"', async () => {
+    const target = { region: 'eu-west-1', tablePrefix: 'conclave', tables: { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' } };
+    const told = await explain(Object.assign(new Error('self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' }), target);
+    // before: the bare "self-signed certificate in certificate chain", with a stack trace (not a CliError)
+    expect(told).toBeInstanceOf(CliError);
+    expect((told as CliError).message).toBe(
+      "cannot reach DynamoDB in region eu-west-1 (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain) - the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way (give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca.pem), or this machine's clock far off (the certificate looks expired or not yet valid)",
+    );
+  });
+
   it("region local without --endpoint and without AWS credentials says region 'local' is local mode's (docs/cli.md), before any request", async () => {
     // before: "no AWS credentials found - configure them ..." (the SDK looks for credentials before
     // it resolves dynamodb.local.amazonaws.com), pointing a local-mode user at AWS credentials they
