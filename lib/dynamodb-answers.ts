@@ -1,7 +1,8 @@
 /**
  * Answers that are not DynamoDB's, told apart from DynamoDB's: an answer without x-amzn-RequestId
  * (which DynamoDB and DynamoDB Local send with every answer), a body the AWS SDK could not read, an
- * error with no DynamoDB error type; and a TLS certificate not trusted, which no answer gets past. The SDK's requests (lib/sdk/bounded-client.ts, fencing.ts) and
+ * error with no DynamoDB error type; and a TLS certificate not trusted, which no answer gets past;
+ * and DynamoDB's own answers that refuse the request's credentials, not the role's rights. The SDK's requests (lib/sdk/bounded-client.ts, fencing.ts) and
  * the CLI's (lib/cli/context.ts) go through answeredByDynamoDB. No I/O of its own, no AWS SDK import.
  */
 /**
@@ -110,3 +111,10 @@ export const UNTRUSTED_CERTIFICATE_CODES: ReadonlySet<string> = new Set([
 /** What to do about a certificate not trusted (UNTRUSTED_CERTIFICATE_CODES). */
 export const UNTRUSTED_CERTIFICATE_FIX =
   "the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way (give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca.pem), or this machine's clock far off (the certificate looks expired or not yet valid)";
+
+/**
+ * DynamoDB's error types that refuse the request's credentials, not the role's rights: expired,
+ * unknown to AWS, signed with the wrong secret (or on a clock more than 5 minutes off), or none
+ * given. A grant does not help; new credentials do.
+ */
+export const CREDENTIALS_REFUSED: ReadonlySet<string> = new Set(['UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'MissingAuthenticationTokenException']);

@@ -2,7 +2,7 @@ import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb
 import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
-import { NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
+import { CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
 import type { Named } from './format.js';
@@ -160,8 +160,8 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     );
   }
   if (/^Region is missing/.test(e.message)) return new CliError('no AWS region configured - pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
-  if (e.name === 'UnrecognizedClientException' || e.name === 'InvalidSignatureException' || e.name === 'ExpiredTokenException') {
-    return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) - refresh them (aws sso login) or check AWS_PROFILE`);
+  if (CREDENTIALS_REFUSED.has(e.name)) {
+    return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) - refresh them (aws sso login) or check AWS_PROFILE; a signature refused as expired means this machine's clock is more than 5 minutes off`);
   }
   // still throttled after the SDK's own tries: the table's capacity (or the account's), not a bug
   if (THROTTLED.has(e.name)) {

@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { fromDynamoDB, noteLastTry } from './faults.js';
+import { credentialsAwaited, fromDynamoDB, noteLastTry, noteUnsent } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -36,6 +36,46 @@ export class RequestBoundError extends Error {
 }
 
 /**
+ * Per client: its requests abandoned at their bound while the AWS SDK was still getting the client's
+ * credentials (nothing of theirs sent), each with its bound, until the credentials come or fail.
+ * The AWS SDK asks the credential provider once for every request waiting (a credential_process
+ * waiting for input, STS unreachable and given no timeout: the one call hangs, and every request
+ * of the client with it), so a request sent meanwhile would only wait on that call too, abandoned
+ * at its bound and left pending for good: it fails at once instead, sending nothing.
+ */
+const awaitingCredentials = new WeakMap<object, Map<object, number>>();
+
+type Middleware = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>;
+
+/**
+ * What the AWS SDK has done with `command`, told by middleware on the command's own stack (a client
+ * that runs none, the simulator's, tells nothing): its last failed try, noted as each fails (the SDK
+ * tries one again after a throttle, say), and whether it is still getting the client's credentials
+ * (in the stack, not yet past the serialize step where the SDK gets them). `onCredentials` once it
+ * is past, or settled without.
+ */
+function watched(command: unknown, onCredentials: () => void) {
+  const seen = { lastTry: undefined as Error | undefined, entered: false, credentialed: false };
+  const credentialsSettled = () => {
+    seen.credentialed = true;
+    onCredentials();
+  };
+  const stack = (command as { middlewareStack?: { add(mw: never, o: object): void } }).middlewareStack;
+  const add = (step: string, priority: string, name: string, mw: Middleware) => stack?.add(mw as never, { step, priority, name, override: true });
+  add('initialize', 'high', 'conclaveEntered', (next) => (args) => ((seen.entered = true), next(args)));
+  add('build', 'high', 'conclaveCredentialed', (next) => (args) => (credentialsSettled(), next(args)));
+  add('finalizeRequest', 'low', 'conclaveLastTry', (next) => async (args) => {
+    try {
+      return await next(args);
+    } catch (e) {
+      if (e instanceof Error) seen.lastTry = e;
+      throw e;
+    }
+  });
+  return { lastTry: () => seen.lastTry, awaitsCredentials: () => seen.entered && !seen.credentialed, credentialsSettled };
+}
+
+/**
  * `client` whose `send` gives up after `boundMs` on `clock` (aborting the request), or sooner when
  * the caller's own `abortSignal` aborts, or `until` (every request of the client's: local mode's
  * stop, which does not wait out a request DynamoDB Local never answers): everything else is the
@@ -46,24 +86,20 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
   // each failed request names its table: a table not found is looked at alone (TableWait)
   const named = namedRequests(client as unknown as DynamoDBClient);
   const bounded = Object.create(client) as C;
+  const stalled = awaitingCredentials.get(client) ?? new Map<object, number>();
+  awaitingCredentials.set(client, stalled);
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
+    const waiting = stalled.values().next();
+    if (!waiting.done) return Promise.reject(credentialsAwaited(waiting.value));
     const abort = new AbortController();
-    // the AWS SDK's failed tries of this request as each fails (it tries one again after a throttle, say), noted
-    // on the error that abandons it: a request abandoned so is told as what DynamoDB answered (faults.ts namedFault)
-    let lastTry: Error | undefined;
-    (command as { middlewareStack?: { add(mw: never, o: object): void } }).middlewareStack?.add(
-      ((next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
-        try {
-          return await next(args);
-        } catch (e) {
-          if (e instanceof Error) lastTry = e;
-          throw e;
-        }
-      }) as never,
-      { step: 'finalizeRequest', priority: 'low', name: 'conclaveLastTry', override: true },
-    );
+    const request = watched(command, () => stalled.delete(abort));
     const abandon = (reason: unknown) => {
-      noteLastTry(reason, lastTry);
+      // told as what DynamoDB last answered (faults.ts namedFault), or as credentials awaited
+      noteLastTry(reason, request.lastTry());
+      if (request.awaitsCredentials() && reason instanceof RequestBoundError) {
+        noteUnsent(reason);
+        stalled.set(abort, reason.boundMs);
+      }
       abort.abort(reason);
     };
     const timer = clock.setTimer(boundMs, () => abandon(new RequestBoundError(boundMs)));
@@ -77,7 +113,10 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
     });
     // raced as well as aborted: a request handler that does not honour the signal still lets go
     // an answer not DynamoDB's (an empty "200 OK" from something else at the endpoint) is no success
-    return raced(fromDynamoDB(named.send(command as never, { ...options, abortSignal: abort.signal }), client as unknown as DynamoDBClient), abort.signal).finally(() => {
+    const sent = named.send(command as never, { ...options, abortSignal: abort.signal });
+    // its credentials failed, or came after its bound (it fails then, aborted, sending nothing)
+    sent.then(request.credentialsSettled, request.credentialsSettled);
+    return raced(fromDynamoDB(sent, client as unknown as DynamoDBClient), abort.signal).finally(() => {
       timer.cancel();
       for (const off of passOns) off();
     });

@@ -7,7 +7,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
-import { answeredByDynamoDB, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
+import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
 export const RETRY_JITTER = 0.2;
@@ -35,11 +35,23 @@ export function maxFailingRequestsPerSecond(retryPeriodMs: number): number {
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ECONNABORTED', ...UNTRUSTED_CERTIFICATE_CODES]);
 const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'LimitExceededException']);
-const DENIED = new Set(['AccessDeniedException', 'UnrecognizedClientException', 'InvalidSignatureException', 'ExpiredTokenException', 'MissingAuthenticationTokenException']);
+const DENIED = new Set(['AccessDeniedException', ...CREDENTIALS_REFUSED]);
+/** What to do about credentials DynamoDB refused (CREDENTIALS_REFUSED): a grant would not help. */
+const CREDENTIALS_REFUSED_FIX =
+  "the credentials are expired or not valid (a grant would not help): renew them (an SSO login, the role's session, AWS_PROFILE or the environment) or check the secret key; a signature refused as expired means this machine's clock is more than 5 minutes off";
+/** A denied request's advice for `e`: when DynamoDB refused its credentials, CREDENTIALS_REFUSED_FIX and `then`; else `role` (what the role may not do, the grant, and what follows). */
+const deniedAdvice = (e: Error, role: string, then: string): string => (CREDENTIALS_REFUSED.has(e.name) ? `${CREDENTIALS_REFUSED_FIX}; ${then}` : role);
 /** The AWS SDK found no credentials, or could not refresh them (an SSO session expired, a role not assumable): nothing was sent. */
 const NO_CREDENTIALS = new Set(['CredentialsProviderError', 'TokenProviderError']);
 /** Such errors as namedFault named them (named once). */
 const namedNoCredentials = new WeakSet<Error>();
+/** `e` (NO_CREDENTIALS) named with `subject`, what to check (`whose` credentials), and `then`; the AWS SDK's own name kept, so code that tells it by name still does. */
+function noCredentials(subject: string, e: Error, whose: string, then: string): Error {
+  const named = new Error(`${subject}: the AWS SDK has no valid credentials (${e.name}: ${e.message}): check ${whose} credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login); ${then}`, { cause: e });
+  named.name = e.name;
+  namedNoCredentials.add(named);
+  return named;
+}
 /** DynamoDB failed the request on its side (HTTP 5xx: InternalServerError, ServiceUnavailable), after the AWS SDK's own retries. */
 const isServerFault = (e: Error): boolean => (e as { $fault?: unknown }).$fault === 'server' || e.name === 'InternalServerError' || e.name === 'ServiceUnavailable';
 /** Server faults as namedFault named them (named once). */
@@ -138,6 +150,31 @@ const lastTries = new WeakMap<object, Error>();
 export function noteLastTry(abandoned: unknown, lastTry: Error | undefined): void {
   if (lastTry !== undefined && typeof abandoned === 'object' && abandoned !== null) lastTries.set(abandoned, lastTry);
 }
+
+/** Requests abandoned at their bound before the AWS SDK sent any try: it was still getting the client's credentials. */
+const unsentAtBound = new WeakSet<object>();
+
+/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) was never sent: its credentials had not come. */
+export function noteUnsent(abandoned: object): void {
+  unsentAtBound.add(abandoned);
+}
+
+/**
+ * A request not sent because the DynamoDB client's credential provider had not answered in
+ * `waitedMs` (bounded-client.ts): named as the AWS SDK names credentials it could not load
+ * (CredentialsProviderError), so code that tells that fault by name tells this one too; nothing
+ * was sent.
+ */
+export function credentialsAwaited(waitedMs: number): Error {
+  const e = new Error(
+    `the DynamoDB client's credential provider has not answered within ${Math.round(waitedMs)} ms, and the AWS SDK sends none of this client's requests until it does (a credential_process waiting for input; STS, SSO or the instance metadata unreachable with no request timeout): give the provider a timeout (its clientConfig's requestHandler: { requestTimeout })`,
+  );
+  e.name = 'CredentialsProviderError';
+  return e;
+}
+
+/** `e`, or for a request abandoned at its bound before it was sent (noteUnsent), credentialsAwaited: what held it. */
+const unsentAs = (e: unknown): unknown => (e instanceof Error && unsentAtBound.has(e) ? credentialsAwaited((e as { boundMs?: number }).boundMs ?? 0) : e);
 
 /** What DynamoDB answered to the last try of a request abandoned with `e` (noteLastTry), when it did answer. */
 const answeredLastTry = (e: Error): Error | undefined => {
@@ -254,7 +291,8 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
  * not DynamoDB's (NotDynamoDBError, fromDynamoDB) as it is; any other error as it is (a ValidationError already names the row and field).
  */
 export function namedFault(e: unknown, subject: string, endpoint: string): Error {
-  const error = e instanceof Error ? e : new Error(String(e));
+  const unsent = unsentAs(e);
+  const error = unsent instanceof Error ? unsent : new Error(String(unsent));
   if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError) return error;
   const schemeless = schemelessEndpoint(endpoint);
   if (schemeless)
@@ -273,18 +311,13 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   if (answered) return namedFault(answered, subject, endpoint);
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
-  if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) {
-    // the SDK's own name kept: code that tells it by name still does
-    const named = new Error(`${subject}: the AWS SDK has no valid credentials (${error.name}: ${error.message}): check the worker's credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login); retrying with backoff`, { cause: error });
-    named.name = error.name;
-    namedNoCredentials.add(named);
-    return named;
-  }
+  if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) return noCredentials(subject, error, "the worker's", 'retrying with backoff');
   if (isRegionMissing(error)) return noRegion(subject, error, 'retrying with backoff');
   const input = invalidEndpoint(error);
   if (input !== undefined) return badEndpoint(subject, error, input, 'retrying with backoff');
   const kind = faultKind(error);
-  if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, error);
+  if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, error);
+  if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, error, deniedAdvice(error, "check the worker's role (grantWorker) and credentials; retrying with backoff", 'retrying with backoff'));
   if (kind === 'other' && isServerFault(error) && !namedServerFaults.has(error)) {
     // the SDK's own name kept, as for credentials: code that tells it by name still does
     const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
@@ -300,24 +333,27 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
 }
 
 /**
- * `e`, a request's failure in `call` (e.g. `getLeader`) of lease `leaseName`, which does not retry:
+ * `fault`, a request's failure in `call` (e.g. `getLeader`) of lease `leaseName`, which does not retry:
  * an unreachable endpoint as a DynamoDBUnreachableError naming the call, what it did not `read`,
  * and that the caller calls again; a throttled request as a DynamoDBRefusedError saying as much;
  * a denied one as a DynamoDBRefusedError with `denied` (what the role may not read, and the grant),
- * when given; a client with no region, naming the call and where to give one; an endpoint that is
+ * when given, or with what to do about credentials DynamoDB refused (expired, not valid); a client with no region, naming the call and where to give one; an endpoint that is
  * no URL, naming the call, the endpoint and the URL meant; an answer not DynamoDB's, naming the call
- * and what it did not read; any other error as it is (a request unanswered within its bound stays the
- * TimeoutError it is).
+ * and what it did not read; credentials the AWS SDK could not load, or whose provider had not answered
+ * when the request's bound passed (nothing sent), naming the call and what to check; any other error as
+ * it is (a request unanswered within its bound stays the TimeoutError it is).
  */
-export async function oneShotFault(e: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
+export async function oneShotFault(fault: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
   const subject = `${call} of lease "${leaseName}"`;
+  const e = unsentAs(fault);
+  if (e instanceof Error && NO_CREDENTIALS.has(e.name)) return noCredentials(subject, e, "the caller's", `${read} was not read, and ${call} does not retry: call it again once they load`);
   if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
   const input = e instanceof Error ? invalidEndpoint(e) : undefined;
   if (input !== undefined) return badEndpoint(subject, e as Error, input, `${read} was not read`);
   const kind = faultKind(e);
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);
-  if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, denied);
+  if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, deniedAdvice(e as Error, denied, `${read} was not read, and ${call} does not retry: call it again once they are renewed`));
   if (e instanceof NotDynamoDBError)
     return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
   const code = networkCode(e);

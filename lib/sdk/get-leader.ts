@@ -14,7 +14,7 @@ import { BrokenSessionError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
-import { DynamoDBRefusedError, faultKind, oneShotFault } from './faults.js';
+import { oneShotFault } from './faults.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TableWait, TablesSchema, optionErrors, stampClockFor, tableNotFound } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { readWhileCreating, tableState } from './table-state.js';
@@ -70,7 +70,8 @@ type ResolvedOptions = z.output<typeof GetLeaderOptionsSchema>;
  * partitions' Query).
  * @throws ValidationError naming a bad lease name or option
  * @throws BrokenSessionError (a ValidationError) naming the identities table, the session row, what the schema refused and the repair, when the term is held on a session whose row the schema refuses, or is judged off its named row while a row of its holder's process's partitions that the schema refuses may be that process's own session
- * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs
+ * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs, or DynamoDB refused the credentials (expired, not valid: what to do about them, not a grant)
+ * @throws CredentialsProviderError (the AWS SDK's name) naming the call, when the AWS SDK could not load the credentials, or their provider had not answered when the read's bound passed (nothing sent)
  * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); a table still being created (CREATING) is waited for, tried again with backoff as a worker's start-up is, until it answers or `signal` aborts
@@ -99,9 +100,16 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
 async function readLeader(name: string, o: ResolvedOptions, time: StampClock, requests: ResolvedOptions['client']): Promise<LeaderInfo | null> {
   // `row`: the row not read, and its table
   const refused = async (e: unknown, what: string, row: string, action: 'GetItem' | 'Query' = 'GetItem'): Promise<unknown> =>
-    faultKind(e) === 'denied'
-      ? new DynamoDBRefusedError('denied', `getLeader of lease "${name}"`, e as Error, action === 'GetItem' ? `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials` : `${what} this role may not read (Query); grant it Conclave's grantGetLeader (a worker's role: grantWorker) of @conclave/cdk 0.2.0 or later (the lease rows, and reads and queries of every session partition), and check its credentials`)
-      : oneShotFault(e, 'getLeader', name, row, o.client);
+    oneShotFault(
+      e,
+      'getLeader',
+      name,
+      row,
+      o.client,
+      action === 'GetItem'
+        ? `${what} this role may not read (GetItem); grant it Conclave's grantGetLeader (the lease rows and every session row), and check its credentials`
+        : `${what} this role may not read (Query); grant it Conclave's grantGetLeader (a worker's role: grantWorker) of @conclave/cdk 0.2.0 or later (the lease rows, and reads and queries of every session partition), and check its credentials`,
+    );
   const sentAt = time.monotonic();
   const leaseRow = `the lease's row on the leases table "${o.tables.leases}"`;
   const lease = (await new LeaseStore(requests, o.tables.leases).read(name).catch(async (e: unknown) => {

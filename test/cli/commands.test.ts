@@ -743,6 +743,25 @@ describe('where DynamoDB is', () => {
     }
   });
 
+  it.each([
+    ['ExpiredTokenException', 'The security token included in the request is expired'],
+    ['MissingAuthenticationTokenException', 'Request is missing Authentication Token'],
+  ])('credentials DynamoDB refuses (%s): told as credentials to renew, with the clock named, exit 1', async (name, message) => {
+    const stub = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => void res.writeHead(400, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'refused-1' }).end(JSON.stringify({ __type: `com.amazon.coral.service#${name}`, message })));
+    });
+    const port = await listenOnLoopback(stub);
+    try {
+      const r = await runMain(['--endpoint', `http://127.0.0.1:${port}`, 'get', 'leases']);
+      expect(r.code).toBe(1);
+      // before (MissingAuthenticationTokenException): the AWS SDK's bare error
+      expect(r.err).toBe(`error: AWS rejected the credentials (${name}: ${message}) - refresh them (aws sso login) or check AWS_PROFILE; a signature refused as expired means this machine's clock is more than 5 minutes off`);
+    } finally {
+      await new Promise<void>((r) => stub.close(() => r()));
+    }
+  });
+
   it('an endpoint that accepts and never answers (a black-holed route) gives up after --request-timeout on each of 3 tries and says so; a bad value is named', async () => {
     const silent = createServer((s) => {
       s.on('data', () => undefined); // reads the request, never answers

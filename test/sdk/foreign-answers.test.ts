@@ -11,53 +11,14 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { DynamoDBRefusedError, DynamoDBUnreachableError, fencedItemWrite, getLeader, LeaderElector, listIdentities, NotDynamoDBError } from '../../lib/sdk/index.js';
-import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, fencedItemWrite, getLeader, listIdentities, NotDynamoDBError } from '../../lib/sdk/index.js';
 import { drivenClock, foreignAnswersProxy, inFlight, type ForeignAnswer } from '../proxy.js';
+import { bound, CLIENT_GO, drivenElector, type Terms } from './driven-elector.js';
 import { testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
 beforeAll(async () => void (t = await testTables('foreign')));
 afterAll(async () => t.drop());
-
-const CLIENT_GO = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 } as const;
-/** The most tries of one kind in `ms` while each fails: one per retry period, and one more. */
-const bound = (ms: number) => Math.floor((ms / 1000) * maxFailingRequestsPerSecond(CLIENT_GO.retryPeriodMs)) + 1;
-
-type Driven = ReturnType<typeof drivenClock>;
-/** Who led when, on the driven clock's monotonic time. */
-type Terms = { who: string; from: number; to?: number }[];
-
-/** A NoCoordination elector `id` of lease `lease` on `client`, each term noted in `terms`, each fault in `errors`; `stop()` cancels it and waits for run() to resolve. */
-function elector(id: string, lease: string, client: ReturnType<typeof localClient>, c: Driven, terms: Terms, errors: Error[]) {
-  const e = new LeaderElector({
-    client,
-    tables: t.names,
-    clock: c.clock,
-    clockSync: 'none', // stamped with the test's clock, not DynamoDB's (its Date headers are the machine's)
-    leaseName: lease,
-    identity: id,
-    mode: 'NoCoordination',
-    ...CLIENT_GO,
-    onError: (x) => void errors.push(x),
-    callbacks: {
-      onStartedLeading: () => void terms.push({ who: id, from: c.clock.monotonic() }),
-      onStoppedLeading: () => void (terms.findLast((x) => x.who === id)!.to = c.clock.monotonic()),
-    },
-  });
-  const cancel = new AbortController();
-  let settled: string | undefined;
-  const running = e.run(cancel.signal).then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
-  return {
-    e,
-    settled: () => settled,
-    stop: async () => {
-      cancel.abort();
-      await c.drive(() => settled !== undefined);
-      await running;
-    },
-  };
-}
 
 /** The longest time two terms overlapped (0: never two leaders at once). */
 function overlapMs(terms: Terms, now: number): number {
@@ -98,8 +59,8 @@ describe('a worker behind something that answers every request "200 OK" with no 
     s.proxy.answer('empty200');
     const terms: Terms = [];
     const errors = { a: [] as Error[], b: [] as Error[] };
-    const a = elector('a', 'stand-in', s.through, s.c, terms, errors.a);
-    const b = elector('b', 'stand-in', s.through, s.c, terms, errors.b);
+    const a = drivenElector(t.names, 'a', 'stand-in', s.through, s.c, terms, errors.a);
+    const b = drivenElector(t.names, 'b', 'stand-in', s.through, s.c, terms, errors.b);
     await s.c.drive(() => s.c.waited() >= 60_000);
     // before: each read "found no row", each create "landed", and both led at once (a term no row holds)
     expect(terms).toEqual([]);
@@ -126,9 +87,9 @@ describe('a worker behind something that answers every request "200 OK" with no 
     const s = await setUp();
     const terms: Terms = [];
     const errors = { a: [] as Error[], b: [] as Error[] };
-    const a = elector('a', 'mid-term', s.through, s.c, terms, errors.a);
+    const a = drivenElector(t.names, 'a', 'mid-term', s.through, s.c, terms, errors.a);
     await s.c.drive(() => a.e.isLeader());
-    const b = elector('b', 'mid-term', s.direct, s.c, terms, errors.b);
+    const b = drivenElector(t.names, 'b', 'mid-term', s.direct, s.c, terms, errors.b);
     await s.c.drive(() => s.c.waited() >= 20_000);
     const from = s.c.clock.monotonic();
     s.proxy.answer('empty200');
@@ -157,7 +118,7 @@ describe.each<[ForeignAnswer, string, RegExp]>([
     const s = await setUp();
     const terms: Terms = [];
     const errors: Error[] = [];
-    const a = elector('a', `turned-${kind}`, s.through, s.c, terms, errors);
+    const a = drivenElector(t.names, 'a', `turned-${kind}`, s.through, s.c, terms, errors);
     await s.c.drive(() => a.e.isLeader());
     await s.c.drive(() => s.c.waited() >= 10_000);
     const from = s.c.clock.monotonic();
@@ -188,7 +149,7 @@ describe('a leader every request of which DynamoDB throttles, the AWS SDK trying
     const s = await setUp({ sdkRetriesTakeTime: true });
     const terms: Terms = [];
     const errors: Error[] = [];
-    const a = elector('a', 'throttled', s.through, s.c, terms, errors);
+    const a = drivenElector(t.names, 'a', 'throttled', s.through, s.c, terms, errors);
     await s.c.drive(() => a.e.isLeader());
     await s.c.drive(() => s.c.waited() >= 10_000);
     const from = s.c.clock.monotonic();

@@ -70,7 +70,12 @@ describe('credentials that expire mid-term, then come back', () => {
     expect(leader.machine.sent.filter((r) => r.at >= from).length).toBeLessThanOrEqual(3 * 3 * bound(60_000)); // the AWS SDK's own attempts too
     expect(told.every((e) => e instanceof DynamoDBRefusedError && e.kind === 'denied')).toBe(true);
     expect(told[0]!.message).toContain(`${name}: ${message}`);
-    expect(told[0]!.message).toMatch(/check the worker's role \(grantWorker\) and credentials; retrying with backoff/);
+    // credentials DynamoDB refused are told as such, not as a role short of a grant (before: "check the worker's role (grantWorker)" for all three)
+    expect(told[0]!.message).toMatch(
+      name === 'AccessDeniedException'
+        ? /check the worker's role \(grantWorker\) and credentials; retrying with backoff$/
+        : /: the credentials are expired or not valid \(a grant would not help\): renew them \(an SSO login, the role's session, AWS_PROFILE or the environment\) or check the secret key; a signature refused as expired means this machine's clock is more than 5 minutes off; retrying with backoff$/,
+    );
     expect(state.v).toBeUndefined(); // run() goes on
     leader.machine.fault = undefined;
     await sim.run(10_000);
@@ -202,7 +207,7 @@ describe('credentials that expire mid-term, then come back', () => {
 });
 
 describe('an IdentityLeaseHeartbeat whose credentials are expired at start, then come back', () => {
-  it('keeps trying with backoff, reporting each try as refused with what to check; its row is written once they are back', async () => {
+  it('keeps trying with backoff, reporting each try as refused credentials with what to do (not a grant); its row is written once they are back', async () => {
     const sim = await Sim.create({});
     const m = sim.machine();
     const errors: Error[] = [];
@@ -218,7 +223,7 @@ describe('an IdentityLeaseHeartbeat whose credentials are expired at start, then
     // its start retried from 1 s, doubling to 4 s: at most one try a second, the AWS SDK's attempts aside
     expect(errors.length).toBeLessThanOrEqual(60);
     expect(sent).toBeLessThanOrEqual(3 * 60);
-    expect(errors.every((e) => e instanceof DynamoDBRefusedError && e.kind === 'denied' && /check the worker's role \(grantWorker\) and credentials/.test(e.message))).toBe(true);
+    expect(errors.every((e) => e instanceof DynamoDBRefusedError && e.kind === 'denied' && /the credentials are expired or not valid \(a grant would not help\): renew them/.test(e.message))).toBe(true);
     m.fault = undefined;
     await sim.settle(hb.ready, 'the row written', 10_000);
     stop.abort();
