@@ -37,13 +37,28 @@ export class RequestBoundError extends Error {
 
 /**
  * Per client: its requests abandoned at their bound while the AWS SDK was still getting the client's
- * credentials (nothing of theirs sent), each with its bound, until the credentials come or fail.
- * The AWS SDK asks the credential provider once for every request waiting (a credential_process
- * waiting for input, STS unreachable and given no timeout: the one call hangs, and every request
- * of the client with it), so a request sent meanwhile would only wait on that call too, abandoned
- * at its bound and left pending for good: it fails at once instead, sending nothing.
+ * credentials (nothing of theirs sent), each with its bound and when it was sent (monotonic), until
+ * the credentials come or fail. The AWS SDK asks the credential provider once for every request
+ * waiting (a credential_process waiting for input, STS unreachable and given no timeout: the one
+ * call hangs, and every request of the client with it), so a request sent meanwhile would only wait
+ * on that call too, abandoned at its bound and left pending for good: it fails at once instead,
+ * sending nothing.
  */
-const awaitingCredentials = new WeakMap<object, Map<object, number>>();
+const awaitingCredentials = new WeakMap<object, Map<object, { readonly boundMs: number; readonly sentAt: number }>>();
+
+/** How long a worker's client may be held on its credential provider before its liveness check fails (LeaderElector.healthy()): legitimate refreshes take a few seconds at most. */
+export const CREDENTIALS_STUCK_MS = 60_000;
+
+/**
+ * How long, as of `now` (monotonic), `client`'s requests have been held on its credential provider:
+ * since the first still held was sent; 0 when none is. A worker held so long cannot go on by itself
+ * (LeaderElector.healthy()).
+ */
+export function heldOnCredentialsMs(client: object, now: number): number {
+  let first = now;
+  for (const held of awaitingCredentials.get(client)?.values() ?? []) first = Math.min(first, held.sentAt);
+  return now - first;
+}
 
 type Middleware = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>;
 
@@ -82,23 +97,24 @@ function watched(command: unknown, onCredentials: () => void) {
  * client's own (its configuration, middleware and credentials are shared, not copied). A DynamoDB
  * client, or another of the AWS SDK's (local mode's DynamoDB Streams client).
  */
-export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 'setTimer'>, boundMs: number, until?: AbortSignal): C {
+export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 'setTimer' | 'monotonic'>, boundMs: number, until?: AbortSignal): C {
   // each failed request names its table: a table not found is looked at alone (TableWait)
   const named = namedRequests(client as unknown as DynamoDBClient);
   const bounded = Object.create(client) as C;
-  const stalled = awaitingCredentials.get(client) ?? new Map<object, number>();
+  const stalled = awaitingCredentials.get(client) ?? new Map<object, { readonly boundMs: number; readonly sentAt: number }>();
   awaitingCredentials.set(client, stalled);
   const send = (command: Parameters<DynamoDBClient['send']>[0], options?: { abortSignal?: AbortSignal }) => {
     const waiting = stalled.values().next();
-    if (!waiting.done) return Promise.reject(credentialsAwaited(waiting.value));
+    if (!waiting.done) return Promise.reject(credentialsAwaited(waiting.value.boundMs));
     const abort = new AbortController();
+    const sentAt = clock.monotonic();
     const request = watched(command, () => stalled.delete(abort));
     const abandon = (reason: unknown) => {
       // told as what DynamoDB last answered (faults.ts namedFault), or as credentials awaited
       noteLastTry(reason, request.lastTry());
       if (request.awaitsCredentials() && reason instanceof RequestBoundError) {
         noteUnsent(reason);
-        stalled.set(abort, reason.boundMs);
+        stalled.set(abort, { boundMs: reason.boundMs, sentAt });
       }
       abort.abort(reason);
     };

@@ -46,7 +46,7 @@ import {
 import { sessionSeam, type Session } from './session.js';
 import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
-import { abortAfter, boundedClient, raced, requestBoundMs } from './bounded-client.js';
+import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
@@ -252,12 +252,17 @@ export class LeaderElector {
   /**
    * client-go's healthz adaptor: a leader whose term, as it last renewed it, is expired by more
    * than the tolerance is unhealthy (it is stuck: its renew deadline should have stopped it). A
-   * leader asked looks at its clocks too, as isLeader() does.
+   * leader asked looks at its clocks too, as isLeader() does. So is a worker whose DynamoDB client
+   * has been held on its credential provider for longer than the lease duration and the tolerance,
+   * and at least CREDENTIALS_STUCK_MS (the AWS SDK holds every request of the client on that one
+   * call until it ends, which may be never: a restart is what ends it).
    */
   healthy(toleranceMs = this.options.healthToleranceMs): boolean {
     this.lookAtClocks();
+    const now = this.x.time.monotonic();
+    if (heldOnCredentialsMs(this.x.client, this.x.machine.monotonic()) > Math.max(CREDENTIALS_STUCK_MS, this.options.leaseDurationMs + toleranceMs)) return false;
     const l = this.known.lead;
-    return !l || this.x.time.monotonic() - l.renewedAt <= this.options.leaseDurationMs + toleranceMs;
+    return !l || now - l.renewedAt <= this.options.leaseDurationMs + toleranceMs;
   }
 
   /**

@@ -10,7 +10,8 @@
  *   its candidacy not displaced), leader or not: what an orchestrator's readiness probe asks, so a
  *   standby is ready too and a rolling update is never blocked by one that can never lead.
  * - `/healthz` answers 503 only for an elector that failed (run() rejected) or is stuck (a leader
- *   whose term ran out without it stepping down: client-go's healthz): a liveness probe.
+ *   whose term ran out without it stepping down: client-go's healthz; a client held on a credential
+ *   provider that does not answer, for over a minute): a liveness probe.
  *
  * A process running several electors serves each lease under its name: `/leader/<lease>`,
  * `/ready/<lease>`, `/healthz/<lease>`; `/ready` and `/healthz` answer for all of them, and `/leader`

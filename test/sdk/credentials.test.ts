@@ -9,7 +9,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, localClient } from '../../lib/local/dynamodb-local.js';
-import { DynamoDBRefusedError, DynamoDBUnreachableError, getLeader } from '../../lib/sdk/index.js';
+import { CREDENTIALS_STUCK_MS, requestBoundMs } from '../../lib/sdk/bounded-client.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, getLeader, leaseHealth } from '../../lib/sdk/index.js';
 import { drivenClock } from '../proxy.js';
 import { bound, CLIENT_GO, drivenElector, type Terms } from './driven-elector.js';
 import { testTables, type TestTables } from '../support.js';
@@ -76,7 +77,7 @@ const AWAITED =
   /^LeaderElector "a" of lease "held": the AWS SDK has no valid credentials \(CredentialsProviderError: the DynamoDB client's credential provider has not answered within \d+ ms, and the AWS SDK sends none of this client's requests until it does \(a credential_process waiting for input; STS, SSO or the instance metadata unreachable with no request timeout\): give the provider a timeout \(its clientConfig's requestHandler: \{ requestTimeout \}\)\): check the worker's credentials \(its role, AWS_PROFILE or the environment; an SSO session may need a new login\); retrying with backoff$/;
 
 describe('a leader whose credential provider stops answering (the AWS SDK holds every request of its client on that one call)', () => {
-  it('stops by its renew deadline and a peer leads; each try is told as credentials awaited, not "cannot reach DynamoDB"; no request piles up on the call; once it answers, the worker leads again', async () => {
+  it('stops by its renew deadline and a peer leads; each try is told as credentials awaited, not "cannot reach DynamoDB"; no request piles up on the call; held past a minute, its liveness check fails; once it answers, the worker leads again', async () => {
     const held = heldCredentials();
     const healthy = localClient(inject('ddbEndpoint'));
     const healthyBusy = counted(healthy, 'initialize', 'inFlight');
@@ -91,6 +92,9 @@ describe('a leader whose credential provider stops answering (the AWS SDK holds 
     held.hang();
     const from = c.clock.monotonic();
     const calls = held.calls();
+    await c.drive(() => c.clock.monotonic() - from >= 30_000);
+    // held half a minute: a slow refresh, no reason to restart the process
+    expect(leaseHealth(a.e)).toMatchObject({ leading: false, live: true });
     await c.drive(() => c.clock.monotonic() - from >= 60_000);
     // a's term ended by its renew deadline, and b's began after it: never two leaders at once
     const [ofA, ofB] = [terms.filter((x) => x.who === 'a'), terms.filter((x) => x.who === 'b')];
@@ -113,6 +117,10 @@ describe('a leader whose credential provider stops answering (the AWS SDK holds 
     expect(held.calls() - calls).toBe(1);
     expect(held.waiting()).toBeLessThanOrEqual(1);
     expect(a.settled()).toBeUndefined(); // run() goes on
+    // held past CREDENTIALS_STUCK_MS: /healthz fails, so the orchestrator restarts what only a restart ends (before: live)
+    await c.drive(() => c.clock.monotonic() - from >= CREDENTIALS_STUCK_MS + requestBoundMs(CLIENT_GO.retryPeriodMs) + 1);
+    expect(leaseHealth(a.e)).toMatchObject({ leading: false, live: false, ready: false });
+    expect(leaseHealth(b.e)).toMatchObject({ leading: true, live: true });
 
     held.release();
     await c.drive(() => held.waiting() === 0);
@@ -120,6 +128,7 @@ describe('a leader whose credential provider stops answering (the AWS SDK holds 
     await b.stop();
     await c.drive(() => a.e.isLeader());
     expect(errors.a.length).toBe(quiet);
+    expect(leaseHealth(a.e)).toMatchObject({ leading: true, live: true, ready: true });
     await a.stop();
     held.client.destroy();
     healthy.destroy();
