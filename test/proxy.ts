@@ -282,6 +282,31 @@ export async function foreignAnswersProxy(target: string, matches: (operation: s
 }
 
 /**
+ * A proxy in front of `target` (DynamoDB Local) that passes every request on, except that while
+ * `holding(true)` it holds the requests `matches` picks (by operation and body) unanswered until
+ * `release()` passes them on. `held()` counts the requests held, `inFlight()` every request not
+ * answered yet, held ones included.
+ */
+export async function holdingProxy(target: string, matches: (operation: string, body: string) => boolean) {
+  let holding = false;
+  const held: (() => void)[] = [];
+  const proxy = await answeringProxy(target, ({ res, body, operation, passOn }) => {
+    const answer = () => passOn((status, headers, back) => void res.writeHead(status, { ...headers, 'content-length': back.length }).end(back));
+    if (holding && matches(operation, body.toString('utf8'))) held.push(answer);
+    else answer();
+  });
+  return {
+    ...proxy,
+    holding: (on: boolean) => void (holding = on),
+    held: () => held.length,
+    release: () => {
+      holding = false;
+      for (const answer of held.splice(0)) answer();
+    },
+  };
+}
+
+/**
  * A clock the test moves: its timers fire in the order they are due, the next one only once no
  * request is in flight at the proxy and the process has turned its event loop IDLE_TURNS times
  * since (the SDK is waiting on a timer, not on DynamoDB). `waited()` is the time gone by on it;

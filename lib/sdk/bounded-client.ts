@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { credentialsAwaited, fromDynamoDB, noteLastTry, noteUnsent } from './faults.js';
+import { credentialsAwaited, fromDynamoDB, fullConnectionPool, noteFullPool, noteLastTry, noteUnsent } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -31,7 +31,7 @@ export class RequestBoundError extends Error {
     /** How long the request was given, in milliseconds. */
     readonly boundMs: number,
   ) {
-    super(`DynamoDB gave no answer within ${boundMs} ms: the request was abandoned`);
+    super(`DynamoDB gave no answer within ${Math.round(boundMs)} ms: the request was abandoned`);
   }
 }
 
@@ -115,6 +115,10 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
       if (request.awaitsCredentials() && reason instanceof RequestBoundError) {
         noteUnsent(reason);
         stalled.set(abort, { boundMs: reason.boundMs, sentAt });
+      } else if (reason instanceof RequestBoundError) {
+        // sent, or waiting for a socket of a pool the process's other requests fill: told as that
+        const pool = fullConnectionPool(client);
+        if (pool) noteFullPool(reason, pool);
       }
       abort.abort(reason);
     };

@@ -151,6 +151,54 @@ export function noteLastTry(abandoned: unknown, lastTry: Error | undefined): voi
   if (lastTry !== undefined && typeof abandoned === 'object' && abandoned !== null) lastTries.set(abandoned, lastTry);
 }
 
+/** A client's connection pool, full: its size (maxSockets) and the requests waiting for a socket. */
+export interface FullPool {
+  readonly maxSockets: number;
+  readonly waiting: number;
+}
+
+/** Requests abandoned at their bound while their client's connection pool was full (noteFullPool). */
+const fullPools = new WeakMap<object, FullPool>();
+
+type Agent = { readonly maxSockets?: unknown; readonly sockets?: Record<string, unknown[] | undefined>; readonly requests?: Record<string, unknown[] | undefined> };
+
+/**
+ * `client`'s connection pool, when it is full now: for some host, every socket its HTTP agent may
+ * open in use (maxSockets: 50 unless the client was given more) and requests queued for one. Read
+ * from Node's http.Agent (its documented `sockets`, `requests` and `maxSockets`), reached through
+ * the AWS SDK's Node.js request handler's resolved config, which the SDK does not document: where
+ * it is not found, undefined (nothing is claimed).
+ */
+export function fullConnectionPool(client: object): FullPool | undefined {
+  const handler = (client as { config?: { requestHandler?: { config?: { httpAgent?: Agent; httpsAgent?: Agent } } } }).config?.requestHandler;
+  for (const agent of [handler?.config?.httpAgent, handler?.config?.httpsAgent]) {
+    if (typeof agent?.maxSockets !== 'number' || !Number.isFinite(agent.maxSockets)) continue;
+    for (const [host, queued] of Object.entries(agent.requests ?? {}))
+      if ((queued?.length ?? 0) > 0 && (agent.sockets?.[host]?.length ?? 0) >= agent.maxSockets) return { maxSockets: agent.maxSockets, waiting: queued!.length };
+  }
+  return undefined;
+}
+
+/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) was abandoned while its client's connection pool was `pool`, full. */
+export function noteFullPool(abandoned: object, pool: FullPool): void {
+  fullPools.set(abandoned, pool);
+}
+
+/** A request abandoned at its bound while its client's pool was full (noteFullPool), named with `subject`, the pool, what to do, and `then`; else undefined. */
+function waitedOnPool(subject: string, e: Error, then: string): Error | undefined {
+  const pool = fullPools.get(e);
+  if (!pool) return undefined;
+  const boundMs = (e as { boundMs?: unknown }).boundMs;
+  const named = new Error(
+    `${subject}: no answer within ${typeof boundMs === 'number' ? Math.round(boundMs) : '?'} ms, the request abandoned, while the DynamoDB client's connection pool was full (all ${pool.maxSockets} sockets its HTTP agent may open in use, ${pool.waiting} request${pool.waiting === 1 ? '' : 's'} waiting for one): ` +
+      `this process's other requests on the same client (a leader's own work, say) hold the sockets, and Conclave's requests wait behind them; give the LeaderElector (and Session) a DynamoDBClient of their own, or the client a larger pool (new DynamoDBClient({ requestHandler: { httpsAgent: { maxSockets: 500 } } }), httpAgent for an http endpoint); ${then}`,
+    { cause: e },
+  );
+  // the AWS SDK's name for a timeout, as the bound's own error has it: code that tells faults by name treats both alike
+  named.name = e.name;
+  return named;
+}
+
 /** Requests abandoned at their bound before the AWS SDK sent any try: it was still getting the client's credentials. */
 const unsentAtBound = new WeakSet<object>();
 
@@ -309,6 +357,8 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   // abandoned while the AWS SDK tried again what DynamoDB refused or failed: told as that, not as "cannot reach DynamoDB"
   const answered = answeredLastTry(error);
   if (answered) return namedFault(answered, subject, endpoint);
+  const pooled = waitedOnPool(subject, error, 'retrying with backoff');
+  if (pooled) return pooled;
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
   if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) return noCredentials(subject, error, "the worker's", 'retrying with backoff');
@@ -347,6 +397,8 @@ export async function oneShotFault(fault: unknown, call: string, leaseName: stri
   const subject = `${call} of lease "${leaseName}"`;
   const e = unsentAs(fault);
   if (e instanceof Error && NO_CREDENTIALS.has(e.name)) return noCredentials(subject, e, "the caller's", `${read} was not read, and ${call} does not retry: call it again once they load`);
+  const pooled = e instanceof Error ? waitedOnPool(subject, e, `${read} was not read, and ${call} does not retry`) : undefined;
+  if (pooled) return pooled;
   if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
   const input = e instanceof Error ? invalidEndpoint(e) : undefined;
   if (input !== undefined) return badEndpoint(subject, e as Error, input, `${read} was not read`);

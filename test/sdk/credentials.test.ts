@@ -12,7 +12,7 @@ import { LOCAL_CREDENTIALS, localClient } from '../../lib/local/dynamodb-local.j
 import { CREDENTIALS_STUCK_MS, requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBRefusedError, DynamoDBUnreachableError, getLeader, leaseHealth } from '../../lib/sdk/index.js';
 import { drivenClock } from '../proxy.js';
-import { bound, CLIENT_GO, drivenElector, type Terms } from './driven-elector.js';
+import { bound, CLIENT_GO, drivenElector, handedOver, type Terms } from './driven-elector.js';
 import { testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
@@ -96,12 +96,7 @@ describe('a leader whose credential provider stops answering (the AWS SDK holds 
     // held half a minute: a slow refresh, no reason to restart the process
     expect(leaseHealth(a.e)).toMatchObject({ leading: false, live: true });
     await c.drive(() => c.clock.monotonic() - from >= 60_000);
-    // a's term ended by its renew deadline, and b's began after it: never two leaders at once
-    const [ofA, ofB] = [terms.filter((x) => x.who === 'a'), terms.filter((x) => x.who === 'b')];
-    expect(ofA).toHaveLength(1);
-    expect(ofA[0]!.to! - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
-    expect(ofB).toHaveLength(1);
-    expect(ofB[0]!.from).toBeGreaterThanOrEqual(ofA[0]!.to!);
+    handedOver(terms, from);
     expect(b.e.isLeader()).toBe(true);
     // before: each try told as DynamoDBUnreachableError "cannot reach DynamoDB at … (timed out): check the client's endpoint"
     const told = errors.a;

@@ -5,6 +5,7 @@
  * credentials.test.ts).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { expect } from 'vitest';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
 import { LeaderElector } from '../../lib/sdk/index.js';
 import type { TableNames } from '../../lib/schemas/config.js';
@@ -47,4 +48,13 @@ export function drivenElector(tables: TableNames, id: string, lease: string, cli
       await running;
     },
   };
+}
+
+/** `a` led once and its term ended by its renew deadline after `from` (its fault began), and `b`'s one term began after it: never two leaders at once. */
+export function handedOver(terms: Terms, from: number, a = 'a', b = 'b'): void {
+  const [ofA, ofB] = [terms.filter((x) => x.who === a), terms.filter((x) => x.who === b)];
+  expect(ofA).toHaveLength(1);
+  expect(ofA[0]!.to! - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+  expect(ofB).toHaveLength(1);
+  expect(ofB[0]!.from).toBeGreaterThanOrEqual(ofA[0]!.to!);
 }
