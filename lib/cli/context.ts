@@ -66,6 +66,8 @@ export const landed = (ctx: Pick<CliContext, 'progress'>, lease: string, what: s
 /** Where DynamoDB is, as the user gave it: named in error messages. */
 export interface Target {
   endpoint?: string | undefined;
+  /** With no endpoint given: one configured in the environment, which the AWS SDK sends to (configuredEndpoint), as `URL (VARIABLE)`. */
+  configured?: string | undefined;
   region?: string | undefined;
   tablePrefix: string;
   tables: TableNames;
@@ -102,12 +104,24 @@ export interface CliContext {
  * chain. Each try of a request gives up after `requestTimeoutMs` (the SDK sets no timeout: on a
  * black-holed route a command would wait for TCP to give up, many minutes later).
  */
-export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'requestTimeoutMs'>): DynamoDBClient {
+export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'requestTimeoutMs'>, configured?: string): DynamoDBClient {
   const requestHandler = { requestTimeout: opts.requestTimeoutMs, throwOnRequestTimeout: true };
   // each failed request names its table: a table not found is looked at alone (TableWait)
   // and an answer that is not DynamoDB's (an empty "200 OK" from another server on the port) is never taken for "no leases" or a write done
   if (opts.endpoint) return answersChecked(namedRequests(localClient(opts.endpoint, opts.region, { requestHandler })), opts.endpoint);
-  return answersChecked(namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler })), `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
+  return answersChecked(namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler })), configured ?? `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
+}
+
+/**
+ * The endpoint the environment configures for DynamoDB, which the AWS SDK (and the AWS CLI) send
+ * to when the code gives none: AWS_ENDPOINT_URL_DYNAMODB, else AWS_ENDPOINT_URL, unless
+ * AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true; as `URL (VARIABLE)`. (A profile's endpoint_url is not
+ * looked at: the SDK sends there too, and messages name the Region.)
+ */
+export function configuredEndpoint(env: Record<string, string | undefined>): string | undefined {
+  if (env['AWS_IGNORE_CONFIGURED_ENDPOINT_URLS']?.toLowerCase() === 'true') return undefined;
+  const from = ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'].find((k) => env[k]);
+  return from ? `${env[from]!.replace(/\/$/, '')} (${from})` : undefined;
 }
 
 /** Nobody to ask and no `--yes`: every write is refused. The default when none is given. */

@@ -76,12 +76,12 @@ export function isPassingFault(e: unknown): boolean {
 }
 
 const regionOf = (t: Target) => t.region ?? process.env['AWS_REGION'];
-const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : `in region ${regionOf(t) ?? '(default)'}`);
+const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : t.configured ? `at ${t.configured}` : `in region ${regionOf(t) ?? '(default)'}`);
 /**
  * Region `local` without an endpoint: no AWS Region has it (the SDK asks dynamodb.local.amazonaws.com),
  * so the fix is local mode's endpoint, not the network (as the SDK's DynamoDBUnreachableError says).
  */
-const localWithoutEndpoint = (t: Target) => !t.endpoint && regionOf(t) === LOCAL_REGION;
+const localWithoutEndpoint = (t: Target) => !t.endpoint && !t.configured && regionOf(t) === LOCAL_REGION;
 export const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpoint was given: pass the endpoint \`npx conclave-local\` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)`;
 
 /** What to check where a table DescribeTable shows ACTIVE answers "not found" (TableWait.active): the endpoint or Region, and the name. */
@@ -116,7 +116,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (e.name === 'TimeoutError') {
     return new CliError(
       `DynamoDB ${where(target)} gave no answer within --request-timeout (${target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) - ` +
-        (localWithoutEndpoint(target) ? LOCAL_REGION_FIX : `check the network path to it${target.endpoint ? ' and --endpoint' : ' and --region'}, or raise --request-timeout on a slow link`),
+        (localWithoutEndpoint(target) ? LOCAL_REGION_FIX : `check the network path to it${target.endpoint ? ' and --endpoint' : target.configured ? ' and the endpoint the environment gives' : ' and --region'}, or raise --request-timeout on a slow link`),
     );
   }
   const code = (e as { code?: unknown }).code;
@@ -125,7 +125,9 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     return new CliError(
       target.endpoint
         ? `cannot reach DynamoDB at ${target.endpoint} (${code}) - is the local system (\`npx conclave-local\`, from @conclave/testing) running? It prints the endpoint to pass as --endpoint URL (or set CONCLAVE_ENDPOINT)`
-        : `cannot reach DynamoDB ${where(target)} (${code}) - ${localWithoutEndpoint(target) ? LOCAL_REGION_FIX : 'check the network and --region; for DynamoDB Local pass --endpoint URL'}`,
+        : target.configured
+          ? `cannot reach DynamoDB at ${target.configured} (${code}) - is DynamoDB (or the local system, \`npx conclave-local\`) up there? The endpoint is the environment's: unset that variable to reach the Region's`
+          : `cannot reach DynamoDB ${where(target)} (${code}) - ${localWithoutEndpoint(target) ? LOCAL_REGION_FIX : 'check the network and --region; for DynamoDB Local pass --endpoint URL'}`,
     );
   }
   if (e.name === 'ResourceNotFoundException') {

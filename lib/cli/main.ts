@@ -16,7 +16,7 @@ import { TABLE_WAIT_MS, TableWait, isMissingTable } from '../table-wait.js';
 import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
 import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
-import { DEFAULT_SETTINGS, cliContext, clientFor, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
+import { DEFAULT_SETTINGS, cliContext, clientFor, configuredEndpoint, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { describeLease } from './describe.js';
 import { ACTIVE_NOT_FOUND_CHECK, CliError, LOCAL_REGION_FIX, activeNotFound, explain } from './errors.js';
 import { LOCAL_REGION } from '../stores/client.js';
@@ -187,12 +187,14 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
   /** Runs `fn` with a client for the global options; known SDK errors become what-to-do messages. */
   const withDb = async (cmd: Command, fn: (ctx: CliContext) => Promise<void>): Promise<void> => {
     const opts: GlobalOptions = globalOptions(cmd.optsWithGlobals(), io.env);
+    // an endpoint the environment configures (AWS_ENDPOINT_URL_DYNAMODB), which the AWS SDK sends to
+    const configured = opts.endpoint ? undefined : configuredEndpoint(io.env);
     // no AWS Region is called local: refused before any request, so neither a missing credential
     // (the SDK looks for one first) nor a DNS lookup of dynamodb.local.amazonaws.com hides the fix
-    if (!opts.endpoint && (opts.region ?? io.env['AWS_REGION']) === LOCAL_REGION) throw new CliError(LOCAL_REGION_FIX);
+    if (!opts.endpoint && !configured && (opts.region ?? io.env['AWS_REGION']) === LOCAL_REGION) throw new CliError(LOCAL_REGION_FIX);
     const judging = judgingConfig(opts.electionConfig);
-    const client = clientFor(opts);
-    const target = { endpoint: opts.endpoint, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
+    const client = clientFor(opts, configured);
+    const target = { endpoint: opts.endpoint, configured, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
     // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run

@@ -316,13 +316,27 @@ const LOCAL_REGION_FIX =
   `region '${LOCAL_REGION}' is local mode's, and the client has no endpoint: give it the endpoint \`npx conclave-local\` prints (CONCLAVE_ENDPOINT) or startLocalConclave()'s \`endpoint\` ` +
   `(new DynamoDBClient({ endpoint, region: '${LOCAL_REGION}', credentials }))`;
 
-/** Where `client` sends its requests: its endpoint option, or the Region's DynamoDB endpoint. */
+/**
+ * Where `client` sends its requests: its endpoint option; else one configured outside the code,
+ * which the AWS SDK sends to as well (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, or the profile's
+ * endpoint_url: named with where it came from); else the Region's DynamoDB endpoint.
+ */
 export async function endpointOf(client: DynamoDBClient): Promise<string> {
   try {
-    const config = client.config as { endpoint?: () => Promise<{ protocol: string; hostname: string; port?: number; path: string }>; region: () => Promise<string> };
+    const config = client.config as {
+      endpoint?: () => Promise<{ protocol: string; hostname: string; port?: number; path: string }>;
+      region: () => Promise<string>;
+      serviceConfiguredEndpoint?: () => Promise<string | undefined>;
+      ignoreConfiguredEndpointUrls?: boolean;
+    };
     if (config.endpoint) {
       const e = await config.endpoint();
       return `${e.protocol}//${e.hostname}${e.port ? `:${e.port}` : ''}${e.path === '/' ? '' : e.path}`;
+    }
+    const configured = config.ignoreConfiguredEndpointUrls ? undefined : await config.serviceConfiguredEndpoint?.();
+    if (configured) {
+      const from = ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'].find((k) => process.env[k] === configured) ?? "the profile's endpoint_url";
+      return `${configured.replace(/\/$/, '')} (${from})`;
     }
     return `the DynamoDB endpoint of region ${await config.region()}`;
   } catch {

@@ -3,7 +3,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/cli/args.js';
 import { assumeYes } from '../../lib/cli/confirm.js';
 import { cliContext } from '../../lib/cli/context.js';
@@ -759,6 +759,28 @@ describe('where DynamoDB is', () => {
       expect(r.err).toBe(`error: AWS rejected the credentials (${name}: ${message}) - refresh them (aws sso login) or check AWS_PROFILE; a signature refused as expired means this machine's clock is more than 5 minutes off`);
     } finally {
       await new Promise<void>((r) => stub.close(() => r()));
+    }
+  });
+
+  it('an endpoint the environment configures (AWS_ENDPOINT_URL_DYNAMODB), no --endpoint: used with region local (before: refused, "no endpoint was given"), and named when it cannot be reached', async () => {
+    const keys = ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'] as const;
+    const saved = keys.map((k) => process.env[k]);
+    // the AWS SDK reads the process's environment; the CLI is given the same
+    const env = (endpoint: string) => {
+      const e = { AWS_ENDPOINT_URL_DYNAMODB: endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'local' };
+      for (const k of keys) process.env[k] = e[k];
+      return e;
+    };
+    try {
+      const up = await runMain(['--region', 'local', '--table-prefix', 'no-such-prefix', 'get', 'leases'], { env: env(inject('ddbEndpoint')) });
+      expect(up.err).not.toContain("no endpoint was given");
+      // it reached DynamoDB Local (which has no such tables), and names it with where it came from
+      expect(up.err).toMatch(/^error: tables no-such-prefix-leases, no-such-prefix-candidates, no-such-prefix-identities do not exist at http:\/\/127\.0\.0\.1:\d+ \(AWS_ENDPOINT_URL_DYNAMODB\) /);
+      const down = await runMain(['--region', 'local', 'get', 'leases'], { env: env('http://127.0.0.1:1/') });
+      expect(down.code).toBe(1);
+      expect(down.err).toBe('error: cannot reach DynamoDB at http://127.0.0.1:1 (AWS_ENDPOINT_URL_DYNAMODB) (ECONNREFUSED) - is DynamoDB (or the local system, `npx conclave-local`) up there? The endpoint is the environment\'s: unset that variable to reach the Region\'s');
+    } finally {
+      keys.forEach((k, i) => (saved[i] === undefined ? delete process.env[k] : (process.env[k] = saved[i])));
     }
   });
 
