@@ -271,6 +271,31 @@ export class DynamoDBUnreachableError extends Error {
 }
 
 /**
+ * A coordinated worker took its lease itself: the lease stood vacant with no coordinator electing
+ * anyone (a vacancy report or election unanswered, or `fallbackAfterMs` passed), so its term was
+ * not chosen by versions or priority (KEP-4355). It leads, as the fallback intends; reported to
+ * onError once per such take, as a fault of the deployment: no coordinator runs on these tables
+ * (the construct not deployed, other table names, local mode not started), or it fails.
+ */
+export class NoCoordinatorError extends Error {
+  /** Always `NoCoordinatorError`. */
+  override readonly name = 'NoCoordinatorError';
+  constructor(
+    /** The lease taken. */
+    readonly leaseName: string,
+    /** The worker that took it. */
+    readonly identity: string,
+    /** How long it had stood vacant when taken, as this worker saw it, in milliseconds. */
+    readonly vacantMs: number,
+  ) {
+    super(
+      `LeaderElector "${identity}" of lease "${leaseName}" took the lease itself after it stood vacant ${(vacantMs / 1000).toFixed(1)} s with no coordinator electing anyone (the fallback): ` +
+        `its term was not chosen by versions or priority. Check that Conclave's coordinator runs on these tables (the Conclave construct's coordinator and stream functions, deployed with these table names; locally, npx conclave-local), or give mode: 'NoCoordination' for a plain race without one`,
+    );
+  }
+}
+
+/**
  * DynamoDB answered, and refused: too many requests (throttled), or not allowed (IAM, credentials).
  * A worker's request is retried with backoff; a call that does not retry (getLeader, withLease's
  * first reads) names itself and what it did not read. The message says which and what to check.

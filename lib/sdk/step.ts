@@ -1299,6 +1299,8 @@ export type FollowerEffect =
   | { readonly kind: 'claim'; readonly claim: IdentityClaim }
   /** Tell onError this worker cannot vouch for its times. */
   | { readonly kind: 'clockSkew'; readonly doubt: ClockDoubt }
+  /** Tell onError a coordinated worker took the lease itself (the fallback), after it stood vacant `vacantMs` with no coordinator electing anyone. */
+  | { readonly kind: 'tookUnelected'; readonly vacantMs: number }
   /** End the sleep before the next step (a wake). */
   | { readonly kind: 'stepNow' }
   /** Session `name`'s renewal cadence is now `phase`: shared with the process's other electors before anything else is carried out. */
@@ -1621,6 +1623,8 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
         return p.then === 'confirm' ? done({ ...st, leaseReadAt: undefined }, fx) : attempted(s, st, p.then, false, at, fx);
       }
       const written = e.got.written;
+      // taken by the fallback: no coordinator elected anyone (none runs on these tables, or it fails)
+      if (p.then === 'self' && s.mode === 'coordinated') fx.push({ kind: 'tookUnelected', vacantMs: state.vacantSince === undefined ? 0 : at.now - state.vacantSince });
       const { st } = observe(s, state, { ...p.read, item: written, revision: written.revision }, at, fx);
       return won(s, st, { holderIdentity: s.identity, fencingToken: written.fencingToken }, p.jumps, p.sentAt, written, p.then, at, fx);
     }

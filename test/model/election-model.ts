@@ -693,6 +693,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return leaveTerm(w, i, f.term);
       case 'newLeader':
       case 'clockSkew':
+      case 'tookUnelected':
       case 'stepNow':
       case 'workFailure':
       case 'sessionCadence':

@@ -15,7 +15,7 @@ import { CHASE_FIRST_MS, HEIR_CHECK_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, S
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
-import { RequestBoundError } from '../../lib/sdk/index.js';
+import { NoCoordinatorError, RequestBoundError } from '../../lib/sdk/index.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim, T0, type SimElector } from '../../sim/harness.js';
@@ -836,7 +836,8 @@ describe('without the coordinator', () => {
     // two leaders when a follower restarted after the delete took it at the three-term fallback)
     const waitMs = Math.max(FALLBACK_MS, sessionFallbackMs({ sessionBackstopMs: SESSION_QUIET_LEASES * FAST.leaseDurationMs, ...FAST }));
     expect(waitMs).toBeGreaterThan(FALLBACK_MS);
-    const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: FALLBACK_MS }));
+    const errors = new Map<string, Error[]>(['a', 'b', 'c'].map((id) => [id, []]));
+    const es = ['a', 'b', 'c'].map((id) => sim.elector(id, { leaseName: L, fallbackAfterMs: FALLBACK_MS }, { errors: errors.get(id)! }));
     const leader = await sim.until('a self-elected leader', () => leaders(es)[0], 4 * waitMs);
     // vacant from each worker's first poll: the fallback, then at most a poll to act on it
     expect(sim.elapsed).toBeGreaterThanOrEqual(waitMs);
@@ -845,6 +846,14 @@ describe('without the coordinator', () => {
     expect(l).toMatchObject({ holderIdentity: leader.elector.options.identity, electedBy: 'self', fencingToken: nextFencingToken(undefined, l.acquireTime!) });
     await sim.during(5 * FAST.leaseDurationMs, 'one leader', () => leaders(es).length === 1);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    // the taker says so, once: no coordinator elected anyone (before: nothing was told, the deployment's fault hidden)
+    const id = leader.elector.options.identity;
+    expect(errors.get(id)).toHaveLength(1);
+    expect(errors.get(id)![0]).toBeInstanceOf(NoCoordinatorError);
+    expect(errors.get(id)![0]).toMatchObject({ leaseName: L, identity: id });
+    expect((errors.get(id)![0] as NoCoordinatorError).vacantMs).toBeGreaterThanOrEqual(waitMs);
+    expect(errors.get(id)![0]!.message).toMatch(new RegExp(`^LeaderElector "${id}" of lease "${L}" took the lease itself after it stood vacant \\d+\\.\\d s with no coordinator electing anyone \\(the fallback\\): its term was not chosen by versions or priority\\. Check that Conclave's coordinator runs on these tables`));
+    for (const other of es.filter((e) => e !== leader)) expect(errors.get(other.elector.options.identity)).toEqual([]);
   });
 
   it('a vacant row whose election the lease stream held (a term on a session ended, its mark not yet written): no fallback takes it before the hold ends', async () => {
