@@ -285,7 +285,7 @@ export class NoCoordinatorError extends Error {
     readonly leaseName: string,
     /** The worker that took it. */
     readonly identity: string,
-    /** How long it had stood vacant when taken, as this worker saw it, in milliseconds. */
+    /** How long it had stood vacant when taken, as this worker saw it, in whole milliseconds. */
     readonly vacantMs: number,
   ) {
     super(

@@ -1624,7 +1624,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       }
       const written = e.got.written;
       // taken by the fallback: no coordinator elected anyone (none runs on these tables, or it fails)
-      if (p.then === 'self' && s.mode === 'coordinated') fx.push({ kind: 'tookUnelected', vacantMs: state.vacantSince === undefined ? 0 : at.now - state.vacantSince });
+      if (p.then === 'self' && s.mode === 'coordinated') fx.push({ kind: 'tookUnelected', vacantMs: state.vacantSince === undefined ? 0 : Math.round(at.now - state.vacantSince) });
       const { st } = observe(s, state, { ...p.read, item: written, revision: written.revision }, at, fx);
       return won(s, st, { holderIdentity: s.identity, fencingToken: written.fencingToken }, p.jumps, p.sentAt, written, p.then, at, fx);
     }
