@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { MqttClient } from 'mqtt';
+import type { IClientOptions, MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock } from '../clock.js';
 import { processOf } from '../schemas/instance.js';
@@ -108,6 +108,54 @@ const END_GRACE_MS = 1_000;
 const PRESIGN_EXPIRES_SECONDS = 300;
 
 type MqttPackage = typeof import('mqtt');
+
+/** mqtt.js's words for a connection closed before the broker's CONNACK, with no error of the WebSocket's. */
+const CLOSED_BEFORE_CONNACK = "Couldn't connect to server";
+
+/**
+ * What to check when the broker refused the WebSocket itself (`message`: the WebSocket's own error,
+ * connectTelling): a refusal (401, 403) of IoT Core's is the signed URL's (the worker's
+ * credentials, expired or refused, or this machine's clock), a 404 the path's; a connection closed
+ * before its CONNACK, IoT Core's answer to a CONNECT its policy refuses; else nothing.
+ */
+function upgradeRefused(message: string): string {
+  if (message === CLOSED_BEFORE_CONNACK)
+    return ": the endpoint took the WebSocket and closed it before accepting the connection; for IoT Core, the role needs iot:Connect for this clientId (grantWorker allows the deployment's own, which PushChannel uses unless given a clientId)";
+  const status = /Unexpected server response: (\d{3})/.exec(message)?.[1];
+  if (status === '401' || status === '403')
+    return ": the broker refused the WebSocket; for IoT Core, the URL's signature: the worker's credentials (expired, or not valid), or this machine's clock more than 5 minutes off";
+  if (status === '404') return ': nothing answers at that path: give the stack output PushEndpoint as it is (wss://<id>-ats.iot.<region>.amazonaws.com/mqtt)';
+  return '';
+}
+
+/**
+ * mqtt's connectAsync without retries, except that a connection closed before the broker's
+ * CONNACK fails with what closed it: mqtt.js says only "Couldn't connect to server" and drops the
+ * WebSocket's own error (an upgrade refused with HTTP 403, say), which its stream still carries.
+ */
+function connectTelling(connect: MqttPackage['connect'], url: string, options: IClientOptions): Promise<MqttClient> {
+  return new Promise((resolve, reject) => {
+    const m = connect(url, options);
+    let streamError: Error | undefined;
+    m.stream?.on('error', (e: Error) => void (streamError ??= e));
+    const settle = (then: () => void) => {
+      m.off('connect', connected);
+      m.off('error', failed);
+      m.off('close', closed);
+      then();
+    };
+    const connected = () => settle(() => resolve(m));
+    const fail = (e: Error) => {
+      m.end(true);
+      reject(e);
+    };
+    const failed = (e: Error) => settle(() => fail(e));
+    const closed = () => settle(() => fail(streamError ?? new Error(CLOSED_BEFORE_CONNACK)));
+    m.on('connect', connected);
+    m.on('error', failed);
+    m.on('close', closed);
+  });
+}
 
 /**
  * The mqtt package, an optional peer dependency of @conclave/sdk: loaded when a channel first runs,
@@ -291,14 +339,15 @@ export class PushChannel implements Push {
   /** Connects and stays connected until `signal` aborts; resolves once disconnected. */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('PushChannel');
-    const { connectAsync } = await mqttPackage().catch((e: unknown) => {
+    const { connect } = await mqttPackage().catch((e: unknown) => {
       throw this.startUp.fail(e);
     });
     let backoff = this.options.reconnectFirstMs;
     try {
       while (!signal.aborted) {
-        const up = await this.connectOnce(connectAsync, signal).catch((e: unknown) => {
-          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${(e as Error).message}`, { cause: e }));
+        const up = await this.connectOnce(connect, signal).catch((e: unknown) => {
+          const why = (e as Error).message;
+          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${why}${upgradeRefused(why)}`, { cause: e }));
           return undefined;
         });
         if (up) {
@@ -339,13 +388,9 @@ export class PushChannel implements Push {
   }
 
   /** Opens one connection and subscribes; resolves to `closed`, which settles when it closes. */
-  private async connectOnce(connectAsync: MqttPackage['connectAsync'], signal: AbortSignal): Promise<{ closed: Promise<void> }> {
+  private async connectOnce(connect: MqttPackage['connect'], signal: AbortSignal): Promise<{ closed: Promise<void> }> {
     const url = await this.connectionUrl();
-    const connecting = connectAsync(
-      url,
-      { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS },
-      false,
-    );
+    const connecting = connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS });
     // stopped while connecting: run() does not wait out the connect timeout (a broker that never answers); the connection, if it comes, is dropped
     const m = await new Promise<MqttClient | undefined>((resolve, reject) => {
       const onAbort = () => resolve(undefined);

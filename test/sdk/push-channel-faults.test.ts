@@ -9,6 +9,7 @@
  */
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { once } from 'node:events';
+import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { Aedes } from 'aedes';
 import { createWebSocketStream, WebSocketServer } from 'ws';
@@ -76,6 +77,18 @@ async function whileRunning(channel: PushChannel, body: (publish: (topic: string
   }
 }
 
+/** A channel to `endpoint` run until it tells its first fault, then stopped: that fault, and the channel. */
+async function firstReport(endpoint: string): Promise<{ first: Error; channel: PushChannel }> {
+  const errors: Error[] = [];
+  const channel = new PushChannel({ endpoint, tables: 'refused', reconnectFirstMs: 100, onError: (e) => errors.push(e) });
+  const stop = new AbortController();
+  const run = channel.run(stop.signal);
+  await waitFor('a try told', () => errors.length > 0);
+  stop.abort();
+  await run;
+  return { first: errors[0]!, channel };
+}
+
 describe('PushChannel under faults', () => {
   it('a connection that was up and dropped: onError hears of it, and the next try comes after the first backoff, not a doubled one', async () => {
     const p = await proxy();
@@ -114,6 +127,33 @@ describe('PushChannel under faults', () => {
     expect(drops[0]!.message).toMatch(/may have been taken over: does another process connect with the same clientId\?/);
     const waits = drops.map((e) => Number(/trying again in about (\d+) ms/.exec(e.message)![1]));
     expect(waits.at(-1)).toBeGreaterThan(waits[0]!);
+  });
+
+  it.each([
+    ['403', "the broker refused the WebSocket; for IoT Core, the URL's signature: the worker's credentials (expired, or not valid), or this machine's clock more than 5 minutes off"],
+    ['404', 'nothing answers at that path: give the stack output PushEndpoint as it is (wss://<id>-ats.iot.<region>.amazonaws.com/mqtt)'],
+  ])('a WebSocket upgrade the endpoint refuses with HTTP %s (IoT Core and a bad signature; a wrong path): told by its status and what to check, not mqtt.js\'s bare "Couldn\'t connect to server"', async (status, why) => {
+    const refusing = createHttpServer((_, res) => void res.writeHead(Number(status)).end());
+    refusing.on('upgrade', (_, socket: Socket) => void socket.end(`HTTP/1.1 ${status} No\r\ncontent-length: 0\r\n\r\n`));
+    const endpoint = `ws://127.0.0.1:${await listenOnLoopback(refusing)}/mqtt`;
+    const { first, channel } = await firstReport(endpoint);
+    refusing.close();
+    // before: "PushChannel: could not connect to ws://…/mqtt (trying again in 100 ms): Couldn't connect to server"
+    expect(first.message).toBe(`PushChannel: could not connect to ${endpoint} (trying again in 100 ms): Unexpected server response: ${status}: ${why}`);
+    expect(channel.healthy()).toBe(false);
+  });
+
+  it('a connection closed before the CONNACK (IoT Core refusing a CONNECT its policy does not allow): told with iot:Connect to check', async () => {
+    const closing = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await once(closing, 'listening');
+    closing.on('connection', (ws) => ws.once('message', () => ws.terminate()));
+    const endpoint = `ws://127.0.0.1:${(closing.address() as AddressInfo).port}/mqtt`;
+    const { first } = await firstReport(endpoint);
+    closing.close();
+    // before: "… (trying again in 100 ms): Couldn't connect to server", and no more
+    expect(first.message).toBe(
+      `PushChannel: could not connect to ${endpoint} (trying again in 100 ms): Couldn't connect to server: the endpoint took the WebSocket and closed it before accepting the connection; for IoT Core, the role needs iot:Connect for this clientId (grantWorker allows the deployment's own, which PushChannel uses unless given a clientId)`,
+    );
   });
 
   it('stopped while connecting to a broker that never answers: run() resolves (at once: bench/push-stop.ts)', async () => {
