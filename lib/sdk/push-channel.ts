@@ -497,8 +497,20 @@ export class PushChannel implements Push {
     const endpoint = this.options.endpoint;
     if (!this.options.iotCore) return endpoint;
     const client = this.client!;
-    return presignIotUrl(endpoint, await client.config.region(), await client.config.credentials(), this.clock.now());
+    return presignIotUrl(endpoint, await client.config.region(), await client.config.credentials(), awsTime(this.clock.now(), client));
   }
+}
+
+/**
+ * `now` (this machine's clock) as AWS's time, as the DynamoDB `client` last saw it: the AWS SDK
+ * keeps AWS's clock less this machine's (`systemClockOffset`) from its answers' Date headers, and
+ * signs its own requests with it. IoT Core's URL is signed the same way, so a machine whose clock
+ * is minutes off, which DynamoDB's requests survive, is not refused by IoT Core either (it refuses
+ * a signature more than 5 minutes from its time).
+ */
+export function awsTime(now: number, client: Pick<DynamoDBClient, 'config'>): number {
+  const offset = (client.config as { systemClockOffset?: unknown }).systemClockOffset;
+  return now + (typeof offset === 'number' && Number.isFinite(offset) ? offset : 0);
 }
 
 /**

@@ -3,15 +3,17 @@
  * loopback. What test/local/push-broker.test.ts does not cover: stopping it at any moment of its
  * start-up, and the URL it signs for IoT Core.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { createServer as createHttpServer } from 'node:http';
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
 import { hashedPushTopic, plainPushTopic, pushClientIdPrefix, type Wake } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { PushChannel, presignIotUrl } from '../../lib/sdk/push-channel.js';
-import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
+import { awsTime, PushChannel, presignIotUrl } from '../../lib/sdk/push-channel.js';
+import { LOCAL_CREDENTIALS, localClient } from '../../lib/stores/client.js';
 import { waitFor } from './harness.js';
+import { listenOnLoopback } from '../support.js';
 
 let broker: PushBroker;
 beforeAll(async () => {
@@ -115,6 +117,31 @@ describe('PushChannel', () => {
       stop.abort();
       await run;
       data.destroy();
+    }
+  });
+
+  it("signs at AWS's time as the DynamoDB client last saw it: a machine whose clock is 10 minutes off, which the AWS SDK's own requests survive, is not refused by IoT Core either", async () => {
+    // an endpoint whose clock is 10 minutes ahead of this machine's (as AWS's is of a machine 10 minutes behind)
+    const AHEAD_MS = 600_000;
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const body = JSON.stringify({ TableNames: [] });
+        res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body), 'x-amzn-requestid': 'r-1', date: new Date(Date.now() + AHEAD_MS).toUTCString() }).end(body);
+      });
+    });
+    const client = localClient(`http://127.0.0.1:${await listenOnLoopback(server)}`);
+    try {
+      expect(awsTime(1_000, client)).toBe(1_000); // nothing heard yet: this machine's time
+      await client.send(new ListTablesCommand({}));
+      const skew = awsTime(Date.now(), client) - Date.now();
+      expect(Math.abs(skew - AHEAD_MS)).toBeLessThan(2_000); // the Date header's second, and the round trip
+      // before: signed at this machine's time, 10 minutes from IoT Core's, which refuses a signature 5 minutes off
+      const url = new URL(await presignIotUrl('wss://abc123-ats.iot.eu-west-1.amazonaws.com/mqtt', 'eu-west-1', { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' }, awsTime(Date.UTC(2026, 11, 4, 6, 0, 0), client)));
+      expect(url.searchParams.get('X-Amz-Date')).toMatch(/^20261204T06(09|10)\d\dZ$/);
+    } finally {
+      client.destroy();
+      server.close();
     }
   });
 
