@@ -17,7 +17,7 @@ export class NotDynamoDBError extends Error {
   /** Always `NotDynamoDBError`. */
   override readonly name = 'NotDynamoDBError';
   constructor(
-    /** Where the client sends its requests, e.g. `http://127.0.0.1:8000`. */
+    /** Where the client sends its requests, e.g. `http://127.0.0.1:8000`, or `http://127.0.0.1:8000 (AWS_ENDPOINT_URL_DYNAMODB)` for one configured outside the code. */
     readonly endpoint: string,
     /** The answer's HTTP status, e.g. 200 or 502. */
     readonly httpStatusCode: number | undefined,

@@ -253,7 +253,7 @@ export class DynamoDBUnreachableError extends Error {
   /** Always `DynamoDBUnreachableError`. */
   override readonly name = 'DynamoDBUnreachableError';
   constructor(
-    /** Where the client sends its requests, e.g. `http://127.0.0.1:8000` or `https://dynamodb.eu-west-1.amazonaws.com`. */
+    /** Where the client sends its requests, e.g. `http://127.0.0.1:8000`, `the DynamoDB endpoint of region eu-west-1`, or one configured outside the code with where it came from: `http://127.0.0.1:8000 (AWS_ENDPOINT_URL_DYNAMODB)`. */
     readonly endpoint: string,
     /** The system's code, e.g. `ECONNREFUSED`, or `timed out`. */
     readonly code: string,
