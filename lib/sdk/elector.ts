@@ -48,7 +48,7 @@ import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
-import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, NoCoordinatorError, onRecovered, recovered, retryDelayMs } from './faults.js';
+import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -699,6 +699,9 @@ export class LeaderElector {
         return undefined;
       case 'tookUnelected':
         x.report(new NoCoordinatorError(o.leaseName, o.identity, f.vacantMs));
+        return undefined;
+      case 'stalled':
+        x.report(new LeaderStalledError(o.leaseName, o.identity, f.lateMs));
         return undefined;
       case 'stepNow':
         x.nap?.end();

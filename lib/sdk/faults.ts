@@ -296,6 +296,32 @@ export class NoCoordinatorError extends Error {
 }
 
 /**
+ * A leader's term ended at its renew deadline only because this process did not run the elector:
+ * the deadline was judged `lateMs` after it passed, when the elector checks its term at least once
+ * a retry period. Its renewals were not tried in time; nothing else failed. The usual causes:
+ * synchronous work holding Node's event loop (a long computation, a blocking call), the process
+ * stopped or starved of CPU (SIGSTOP, a debugger, a frozen container, a CPU limit), or the machine
+ * suspended. Reported to onError once per such term; the worker stands for the lease again.
+ */
+export class LeaderStalledError extends Error {
+  /** Always `LeaderStalledError`. */
+  override readonly name = 'LeaderStalledError';
+  constructor(
+    /** The lease whose term ended. */
+    readonly leaseName: string,
+    /** The worker that led it. */
+    readonly identity: string,
+    /** How long past its renew deadline the term was judged over, in whole milliseconds: at least that long, nothing of the elector ran. */
+    readonly lateMs: number,
+  ) {
+    super(
+      `LeaderElector "${identity}" of lease "${leaseName}" stopped leading ${(lateMs / 1000).toFixed(1)} s past its renew deadline: for at least that long this process ran none of the elector's timers, so its term was not renewed in time. ` +
+        `Look for synchronous work holding the event loop (run CPU-bound work in a worker thread, or await between slices of it), a process stopped or starved of CPU (SIGSTOP, a debugger, a frozen container, a CPU limit), or a suspended machine`,
+    );
+  }
+}
+
+/**
  * DynamoDB answered, and refused: too many requests (throttled), or not allowed (IAM, credentials).
  * A worker's request is retried with backoff; a call that does not retry (getLeader, withLease's
  * first reads) names itself and what it did not read. The message says which and what to check.

@@ -44,7 +44,7 @@ export { getLeader, GetLeaderOptionsSchema, type GetLeaderOptions } from './get-
 export { LeaderInfoSchema, type LeaderInfo } from '../election/leader.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
 export { TableNotFoundError } from './options.js';
-export { DynamoDBUnreachableError, DynamoDBRefusedError, NoCoordinatorError } from './faults.js';
+export { DynamoDBUnreachableError, DynamoDBRefusedError, LeaderStalledError, NoCoordinatorError } from './faults.js';
 export { NotDynamoDBError } from '../dynamodb-answers.js';
 export { RequestBoundError } from './bounded-client.js';
 export { LeaderWorkError } from './elector.js';

@@ -1301,6 +1301,8 @@ export type FollowerEffect =
   | { readonly kind: 'clockSkew'; readonly doubt: ClockDoubt }
   /** Tell onError a coordinated worker took the lease itself (the fallback), after it stood vacant `vacantMs` with no coordinator electing anyone. */
   | { readonly kind: 'tookUnelected'; readonly vacantMs: number }
+  /** Tell onError a leader stopped `lateMs` past its renew deadline: none of its timers ran meanwhile (its process did not run them), which is what cost the term. */
+  | { readonly kind: 'stalled'; readonly lateMs: number }
   /** End the sleep before the next step (a wake). */
   | { readonly kind: 'stepNow' }
   /** Session `name`'s renewal cadence is now `phase`: shared with the process's other electors before anything else is carried out. */
@@ -2146,6 +2148,9 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
   const d = s.decideLeader(s, { ...lead.term, instance: s.instance, renewedAt: lead.renewedAt, session: lead.session, shortMs: shortTermMs(s, lead.lease) }, early ? { ...o, sentAt: o.sentAt - lead.slept!.ms } : o);
   switch (d.kind) {
     case 'stop': {
+      // judged more than a retry period past its deadline: its timers, which check at least that often, were held (a stalled process)
+      const lateMs = at.now - (lead.renewedAt + s.renewDeadlineMs);
+      if (d.reason === 'renewDeadline' && lateMs >= s.retryPeriodMs) fx.push({ kind: 'stalled', lateMs: Math.round(lateMs) });
       let next = stopTerm(st, lead, d.reason, fx);
       if (d.endTerm) {
         // the follower never confirms this term again, its end in flight or not (termToConfirm)

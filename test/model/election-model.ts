@@ -694,6 +694,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'newLeader':
       case 'clockSkew':
       case 'tookUnelected':
+      case 'stalled':
       case 'stepNow':
       case 'workFailure':
       case 'sessionCadence':

@@ -128,7 +128,12 @@ describe("the elector's step: the leader's order of actions", () => {
   it("its loop stalled past its renew deadline (a busy machine), the renewal's turn seen before the deadline's timer: it stops ('renewDeadline'), never renews; the read sent instead in doubt of its clock, or a handed term's first step, the same", () => {
     // the clock moved past renewedAt + renewDeadline, the deadline's timer not fired yet: the step's poll comes first
     const late = run(settings(), leading(), [[poll, at(12_500)]]);
-    expect(late.effects[0]).toEqual([{ kind: 'stop', reason: 'renewDeadline', token: 7 }]);
+    // judged a retry period or more past it: its timers were held, and onError is told how late (LeaderStalledError)
+    expect(late.effects[0]).toEqual([
+      { kind: 'stalled', lateMs: 2_500 },
+      { kind: 'stop', reason: 'renewDeadline', token: 7 },
+    ]);
+    expect(run(settings(), leading(), [[poll, at(11_999)]]).kinds).toEqual([['stop']]); // late by less than a retry period (2 s): a busy loop, nothing told
     expect(late.state.lead).toBeUndefined();
     expect(late.state.standAgain).toBe(7); // lost, as at the timer: it stands again once the lease is in a later term
     expect(run(settings(), leading(), [[poll, at(10_000)]]).kinds).toEqual([['stop']]); // at the deadline itself, as 'asked'

@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import type { LeaderElectorOptions, LeadingTerm } from '../../lib/sdk/elector.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
-import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderWorkError, TableNotFoundError } from '../../lib/sdk/index.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderStalledError, LeaderWorkError, TableNotFoundError } from '../../lib/sdk/index.js';
 import { TABLES } from '../../lib/tables.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
 import { CLIENT_GO, CONFIG, L, bound, group, leaders, onLeases } from './fault-group.js';
@@ -273,6 +273,7 @@ describe('a process suspended past its lease, then resumed', () => {
     await sim.client.send(new PutItemCommand({ TableName: target, Item: marshall({ ...key, v: 0, by: '', leaseDurationSeconds: 1, leaseTransitions: 0, fencingToken: 0, revision: 1 }) }));
     const landed: { by: string; token: number; at: number }[] = [];
     const refusedAfter: { by: string; token: number; error: unknown }[] = [];
+    const told = new Map<string, Error[]>();
     let n = 0;
     const es: SimElector[] = ['a', 'b', 'c'].map((id) => {
       const m = sim.machine();
@@ -291,26 +292,28 @@ describe('a process suspended past its lease, then resumed', () => {
           }
         }
       };
-      return sim.elector(id, { leaseName: L, ...CLIENT_GO, callbacks: { onStartedLeading: (signal, term) => void work(signal, term), onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }) } }, { machine: m });
+      told.set(id, []);
+      return sim.elector(id, { leaseName: L, ...CLIENT_GO, callbacks: { onStartedLeading: (signal, term) => void work(signal, term), onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }) } }, { machine: m, errors: told.get(id)! });
     });
     const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
     await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
     await sim.run(20_000);
     const read = async () => unmarshall((await sim.client.send(new GetItemCommand({ TableName: target, Key: marshall(key), ConsistentRead: true }))).Item!);
-    return { sim, es, leader, landed, refusedAfter, read };
+    return { sim, es, leader, landed, refusedAfter, read, told };
   }
 
   it.each([
     ['SIGSTOP or a frozen container: its monotonic clock counts the time', false],
     ['laptop sleep: its monotonic clock does not count the time', true],
-  ])('%s: after resuming it writes nothing in its old term and is told it stopped', async (_how, lost) => {
-    const { sim, es, leader, landed, read } = await working();
+  ])('%s: after resuming it writes nothing in its old term, is told it stopped, and onError why', async (_how, lost) => {
+    const { sim, es, leader, landed, read, told } = await working();
     const id = leader.elector.options.identity;
     const oldToken = leader.elector.fencingToken!;
     const m = leader.machine;
     m.clock.pause();
     const pausedAt = sim.clock.monotonic();
-    const next = await sim.until('another leader', () => leaders(es).find((e) => e !== leader), 60_000);
+    // nothing asks the frozen process anything (isLeader() included) until it runs again
+    const next = await sim.until('another leader', () => leaders(es.filter((e) => e !== leader))[0], 60_000);
     const newToken = next.elector.fencingToken!;
     await sim.run(5_000);
     const tookOver = sim.clock.monotonic() - 5_000;
@@ -328,6 +331,16 @@ describe('a process suspended past its lease, then resumed', () => {
     expect((await read())['by']).toBe(`${next.elector.options.identity}:${newToken}`);
     expect(sim.log.maxConcurrentLeaders()).toBeLessThanOrEqual(2); // the frozen one is told only once it runs
     expect(leaders(es)).toEqual([next]);
+    // onError is told why the term ended, once: the process ran nothing of the elector past its renew deadline (before: nothing was told)
+    const stalled = told.get(id)!.filter((e): e is LeaderStalledError => e instanceof LeaderStalledError);
+    expect(stalled).toHaveLength(1);
+    expect(stalled[0]).toMatchObject({ leaseName: L, identity: id });
+    // at least from its deadline (its last renewal landed before the pause, a renew deadline before it at most) to its waking
+    expect(stalled[0]!.lateMs).toBeGreaterThanOrEqual(resumedAt - pausedAt - CLIENT_GO.renewDeadlineMs);
+    expect(stalled[0]!.lateMs).toBeLessThanOrEqual(resumedAt - pausedAt);
+    expect(stalled[0]!.message).toMatch(new RegExp(`^LeaderElector "${id}" of lease "${L}" stopped leading \\d+\\.\\d s past its renew deadline: for at least that long this process ran none of the elector's timers`));
+    // the others were never held: none is told so
+    for (const e of es.filter((x) => x !== leader)) expect(told.get(e.elector.options.identity)!.filter((x) => x instanceof LeaderStalledError)).toEqual([]);
   });
 });
 
