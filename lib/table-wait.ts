@@ -84,6 +84,20 @@ export type TableState = 'missing' | 'creating' | 'there' | 'unknown';
 /** DynamoDB's own missing table (ResourceNotFoundException), not yet told as anyone's (the SDK's TableNotFoundError has a name of its own). */
 export const isMissingTable = (e: unknown): boolean => e instanceof Error && e.name === 'ResourceNotFoundException';
 
+/**
+ * Whether `e` is DynamoDB refusing a request's key: the table exists but is keyed otherwise than
+ * the request (a table made by hand, or another application's, named where a Conclave table was
+ * meant). AWS: "The provided key element does not match the schema", "Missing the key … in the
+ * item", "Type mismatch for key …", "Query condition missed key schema element"; DynamoDB Local:
+ * "One of the required keys was not given a value", "The number of conditions on the keys is
+ * invalid", "Query key condition not supported". No try again changes it.
+ */
+export const isWrongKey = (e: unknown): boolean =>
+  e instanceof Error && e.name === 'ValidationException' && /key element|key schema|Missing the key|Type mismatch for key|required keys was not given a value|conditions on the keys|key condition not supported/i.test(e.message);
+
+/** The table the request that failed with `e` named (noted by namedRequests); undefined when none was (a transaction) or it was not noted. */
+export const requestTableOf = (e: unknown): string | undefined => (typeof e === 'object' && e !== null ? requestTables.get(e) : undefined);
+
 /** The tables DescribeTable showed ACTIVE where TableWait gave up on a missing table (TableWait.active), by the error given up on. */
 const givenUpActive = new WeakMap<object, readonly string[]>();
 

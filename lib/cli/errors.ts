@@ -3,6 +3,7 @@ import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
 import { CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
+import { isWrongKey } from '../table-wait.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
 import type { Named } from './format.js';
@@ -146,9 +147,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     );
   }
   // a table named (--leases-table, …) that exists but is not one of ours: DynamoDB refuses the key
-  // (AWS: "The provided key element does not match the schema", "Query condition missed key schema element";
-  // DynamoDB Local: "The number of conditions on the keys is invalid", "Query key condition not supported")
-  if (e.name === 'ValidationException' && /key element|key schema|conditions on the keys|key condition not supported/i.test(e.message)) {
+  if (isWrongKey(e)) {
     const t = target.tables;
     return new CliError(
       `DynamoDB refused a request on the tables named (ValidationException: ${e.message}): one is not a Conclave table of its kind (its key differs) - ` +

@@ -14,7 +14,7 @@ import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { STAMP_ERROR_MS } from './step.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableNotFound, stampClockFor, LEASES_AND_CANDIDATES, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableFault, stampClockFor, LEASES_AND_CANDIDATES, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { Session, SessionSchema, sessionSeam } from './session.js';
@@ -278,7 +278,7 @@ export class LeaseCandidate {
     this.onError = errorSink(onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, clock ?? systemClock);
     this.client = requests;
     const subject = `candidate "${this.options.name}" of lease "${this.options.leaseName}"`;
-    this.report = faultReporter(this.onError, subject, client, runningTableNotFound(subject, this.options.tables, LEASES_AND_CANDIDATES));
+    this.report = faultReporter(this.onError, subject, client, runningTableFault(subject, this.options.tables, LEASES_AND_CANDIDATES));
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, LEASES_AND_CANDIDATES);
     this.ready = this.startUp.ready;

@@ -12,7 +12,7 @@ import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired,
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
-import { INTERNAL_STOP, StartUp, deepFreeze, runningTableNotFound, stampClockFor } from './options.js';
+import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor } from './options.js';
 import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type LeadingTerm, type ResolvedLeaderElectorOptions, type StopReason, type AnyLeaderElectorOptions } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
@@ -144,7 +144,7 @@ export class LeaderElector {
     const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
     const subject = `LeaderElector "${data.identity}" of lease "${data.leaseName}"`;
     const told = errorSink(onError, subject, machine);
-    const report = faultReporter(told, subject, client, runningTableNotFound(subject, data.tables));
+    const report = faultReporter(told, subject, client, runningTableFault(subject, data.tables));
     const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);
     const lock = internals.lock ? internals.lock(built) : built;
     const decisions = { ...DECISIONS, ...internals.decisions };
@@ -351,7 +351,7 @@ export class LeaderElector {
    * mode), then polls and leads as the options say; resolves after stepping down, withdrawing the
    * candidacy and releasing the lease (if releaseOnCancel). Rejects only for what can never
    * succeed, and `ready` rejects with the same: a TableNotFoundError (the `tables` option names no
-   * table), a ValidationError on `multiRegion` (the table is a global table without multi-Region
+   * table), a TableKeyError met by the candidacy (a table keyed otherwise than Conclave's), a ValidationError on `multiRegion` (the table is a global table without multi-Region
    * strong consistency), a DuplicateIdentityError (another live process stands under this
    * identity), or a second run(). Every other fault, at start-up or later (DynamoDB unreachable, a
    * denied or throttled request, a malformed row), goes to onError, once per try, and is tried

@@ -536,7 +536,7 @@ export function errorSink(onError: ((e: Error) => void) | undefined, subject: st
 
 /**
  * What an SDK object reports its faults with: `onError` (an errorSink), each fault named
- * (namedFault), or by `own` first when it names it (a missing table: options.ts' runningTableNotFound).
+ * (namedFault), or by `own` first when it names it (a missing table: options.ts' runningTableFault).
  * The endpoint is looked up once, when it is made (or at the first fault that needs it, if sooner).
  */
 export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient, own?: (e: unknown) => Error | undefined): (e: unknown) => void {

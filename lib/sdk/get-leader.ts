@@ -15,7 +15,7 @@ import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { oneShotFault } from './faults.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TableWait, TablesSchema, optionErrors, stampClockFor, tableNotFound } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TableWait, TablesSchema, optionErrors, stampClockFor, tableNotThere } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { readWhileCreating, tableState } from './table-state.js';
 
@@ -93,7 +93,7 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
   // and waited for while it is made, as a worker's start-up waits (StartUp.cannotStart); the
   // caller's signal ends the call at once, a read in flight abandoned (it gives up at its bound)
   const tables = new TableWait([o.tables.leases, o.tables.identities], { state: tableState(requests), clock });
-  return readWhileCreating(() => readLeader(name, o, time, requests), { tables, clock, signal: o.signal, fail: (e) => tableNotFound(`getLeader of lease "${name}"`, o.tables, e, ['leases', 'identities']) });
+  return readWhileCreating(() => readLeader(name, o, time, requests), { tables, clock, signal: o.signal, fail: (e) => tableNotThere(`getLeader of lease "${name}"`, o.tables, e, ['leases', 'identities']) });
 }
 
 /** One answer of getLeader: the lease's row and, for a term held on a session, the rows that judge it, read now; DynamoDB's missing table as it is (getLeader waits for a table being made). */

@@ -13,7 +13,7 @@ import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
 import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableNotFound, stampClockFor, tableNotFound, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, tableNotThere, type DeepReadonly } from './options.js';
 import { readWhileCreating, tableState } from './table-state.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
@@ -219,7 +219,7 @@ export class IdentityLeaseHeartbeat {
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(errorSink(onError, `identity lease ${this.leaseName}`, clock ?? systemClock), `identity lease ${this.leaseName}`, client, runningTableNotFound(`identity lease ${this.leaseName}`, this.options.tables, IDENTITIES_ONLY));
+    this.onError = faultReporter(errorSink(onError, `identity lease ${this.leaseName}`, clock ?? systemClock), `identity lease ${this.leaseName}`, client, runningTableFault(`identity lease ${this.leaseName}`, this.options.tables, IDENTITIES_ONLY));
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, IDENTITIES_ONLY);
     this.ready = this.startUp.ready;
@@ -547,7 +547,7 @@ async function listing(options: ListIdentitiesOptions, call: 'listIdentities' | 
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
   // and waited for while it is made, as getLeader waits; one not there is told as getLeader tells it
   const tables = new TableWait([o.tables.identities], { state: tableState(requests), clock });
-  const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => tableNotFound(`${call} of component "${o.component}"`, o.tables, e, IDENTITIES_ONLY) });
+  const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => tableNotThere(`${call} of component "${o.component}"`, o.tables, e, IDENTITIES_ONLY) });
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   return {
     live: items.filter((i) => isIdentityLive(i, now)).sort(byName),

@@ -43,7 +43,7 @@ export {
 export { getLeader, GetLeaderOptionsSchema, type GetLeaderOptions } from './get-leader.js';
 export { LeaderInfoSchema, type LeaderInfo } from '../election/leader.js';
 export { ClockSkewError, type ClockDoubt } from './server-clock.js';
-export { TableNotFoundError } from './options.js';
+export { TableKeyError, TableNotFoundError } from './options.js';
 export { DynamoDBUnreachableError, DynamoDBRefusedError, LeaderStalledError, NoCoordinatorError } from './faults.js';
 export { NotDynamoDBError } from '../dynamodb-answers.js';
 export { RequestBoundError } from './bounded-client.js';

@@ -8,9 +8,9 @@ import * as z from 'zod';
 import type { Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
-import { defaultTableNames as tableNamesUnder } from '../tables.js';
+import { TABLES, defaultTableNames as tableNamesUnder } from '../tables.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
-import { TableWait, activeNotFoundOf, type TableState } from '../table-wait.js';
+import { TableWait, activeNotFoundOf, isWrongKey, requestTableOf, type TableState } from '../table-wait.js';
 
 /** The prefix of the table names when `tables` is not given: `conclave-leases`, `conclave-candidates`, `conclave-identities`. */
 export const DEFAULT_TABLE_PREFIX = 'conclave';
@@ -217,8 +217,8 @@ export class StartUp<T> {
    */
   fail(error: unknown): unknown {
     // a part's (a LeaderElector's candidacy) is told as this object's, the one its caller made
-    const part = error instanceof TableNotFoundError && error.subject !== this.who ? error.cause : undefined;
-    const e = this.tables && (isTableNotFound(error) || part) ? new TableNotFoundError(this.who, this.tables, part ?? (error as Error), false, this.uses) : error;
+    const part = (error instanceof TableNotFoundError || error instanceof TableKeyError) && error.subject !== this.who ? error.cause : undefined;
+    const e = this.tables ? (tableFault(this.who, this.tables, part ?? error, false, this.uses) ?? error) : error;
     this.reject(e);
     return e;
   }
@@ -231,7 +231,10 @@ export class StartUp<T> {
    * looked at (TableWait, over each of the object's tables): one still being created is waited for.
    */
   async cannotStart(error: unknown): Promise<boolean> {
-    if (this.tables === undefined || !isTableNotFound(error)) return false;
+    if (this.tables === undefined) return false;
+    // a table keyed otherwise than Conclave's: no try again, nor wait, changes it
+    if (isWrongKey(error)) return true;
+    if (!isTableNotFound(error)) return false;
     return !(await this.wait?.waitsFor(error));
   }
 }
@@ -242,20 +245,24 @@ export { TABLE_WAIT_MS, TableWait, type TableState } from '../table-wait.js';
 const isTableNotFound = (e: unknown): boolean => e instanceof Error && !(e instanceof TableNotFoundError) && e.name === 'ResourceNotFoundException';
 
 /**
- * For a running object's faultReporter: DynamoDB's bare missing table ("Requested resource not
- * found" names no table, nor what to do) as a TableNotFoundError of `who` naming the tables of
- * `tables` it `uses`, which it goes on retrying; undefined for any other fault.
+ * DynamoDB's bare answers on a table that is not what `tables` says ("Requested resource not found"
+ * and a refused key name no table, nor what to do) as the SDK's errors of `who`, naming the tables
+ * of `tables` it `uses`: a TableNotFoundError, or a TableKeyError; undefined for any other fault.
  */
-export const runningTableNotFound =
-  (who: string, tables: TableNames, uses: readonly TableKind[] = ALL_TABLES) =>
-  (e: unknown): TableNotFoundError | undefined =>
-    isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error, true, uses) : undefined;
+function tableFault(who: string, tables: TableNames, e: unknown, retrying: boolean, uses: readonly TableKind[]): TableNotFoundError | TableKeyError | undefined {
+  if (isTableNotFound(e)) return new TableNotFoundError(who, tables, e as Error, retrying, uses);
+  if (isWrongKey(e) && !(e instanceof TableKeyError)) return new TableKeyError(who, tables, e as Error, retrying, uses);
+  return undefined;
+}
 
-/**
- * `e` as a TableNotFoundError naming the tables of `tables` the call `uses` when it is DynamoDB's
- * bare missing table, else `e` itself: for calls that are no long-lived object (getLeader, withLease).
- */
-export const tableNotFound = (who: string, tables: TableNames, e: unknown, uses: readonly TableKind[] = ALL_TABLES): unknown => (isTableNotFound(e) ? new TableNotFoundError(who, tables, e as Error, false, uses) : e);
+/** For a running object's faultReporter: a table missing or keyed otherwise (tableFault), told as such while it goes on retrying; undefined for any other fault. */
+export const runningTableFault =
+  (who: string, tables: TableNames, uses: readonly TableKind[] = ALL_TABLES) =>
+  (e: unknown): TableNotFoundError | TableKeyError | undefined =>
+    tableFault(who, tables, e, true, uses);
+
+/** `e` as tableFault tells it, else `e` itself: for calls that are no long-lived object (getLeader, withLease). */
+export const tableNotThere = (who: string, tables: TableNames, e: unknown, uses: readonly TableKind[] = ALL_TABLES): unknown => tableFault(who, tables, e, false, uses) ?? e;
 
 /** One of the three tables, as {@link TableNames} names it. */
 type TableKind = keyof TableNames;
@@ -333,5 +340,48 @@ export class TableNotFoundError extends Error {
     readonly uses: readonly (keyof TableNames)[] = ALL_TABLES,
   ) {
     super(notFoundMessage(subject, tables, cause, retrying, uses));
+  }
+}
+
+/** How each Conclave table is keyed (lib/tables.ts), in words. */
+const keyOf = (k: TableKind): string => {
+  const t: { partitionKey: string; sortKey?: string } = TABLES[k];
+  return t.sortKey === undefined ? `partition key ${t.partitionKey} (string), no sort key` : `partition key ${t.partitionKey} (string) and sort key ${t.sortKey} (string)`;
+};
+
+/**
+ * A table an SDK object uses exists but is keyed otherwise than Conclave's table of its kind, so
+ * DynamoDB refuses the key of every request on it (a table made by hand, or another application's,
+ * named in `tables`). No try again changes it: run() rejects with it, and a running object tells
+ * it to onError while it retries (its table replaced under it). The message names the table where
+ * the request named one, the key Conclave's has, and the fix.
+ */
+export class TableKeyError extends Error {
+  /** Always `TableKeyError`. */
+  override readonly name = 'TableKeyError';
+  /** The table DynamoDB refused the key on, where the request named one (a transaction names none). */
+  readonly table: string | undefined;
+  constructor(
+    /** The object or call, e.g. `LeaderElector "w1" of lease "jobs"`. */
+    readonly subject: string,
+    /** The tables it uses, as its `tables` option resolved them. */
+    readonly tables: TableNames,
+    /** DynamoDB's error (a ValidationException). */
+    override readonly cause: Error,
+    /** Whether the object goes on trying, with backoff (told to its onError while it runs), rather than failing to start. @default false */
+    readonly retrying: boolean = false,
+    /** Which of `tables` the object or call uses. @default all three */
+    readonly uses: readonly (keyof TableNames)[] = ALL_TABLES,
+  ) {
+    const table = requestTableOf(cause);
+    const kinds = uses.filter((k) => table === undefined || tables[k] === table);
+    const named = kinds.length > 0 ? kinds : uses;
+    super(
+      `${subject}: DynamoDB refused the key of a request on ${table !== undefined ? `table ${table}` : `one of ${listed(named.map((k) => tables[k]))}`} (ValidationException: ${cause.message}): ` +
+        `${named.length === 1 && table !== undefined ? 'it is' : 'one is'} not keyed as Conclave's ${named.length === 1 ? `${named[0]!} table` : 'tables are'} (${named.map((k) => (named.length === 1 ? keyOf(k) : `${k}: ${keyOf(k)}`)).join('; ')}), and no try again changes that. ` +
+        `Give \`tables\` your deployment's names (the stack's ${listed(named.map((k) => OUTPUT_OF[k]))} output${named.length === 1 ? '' : 's'}), or create the tables as the Conclave construct does (\`cdk deploy\`; locally \`npx conclave-local\` or startLocalConclave() from @conclave/testing)` +
+        (retrying ? '. Retrying with backoff (a leader stops leading by its renew deadline meanwhile)' : ''),
+    );
+    this.table = table;
   }
 }

@@ -24,7 +24,7 @@ import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { holdsForLeft, renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableNotFound, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import type { StampClock } from './server-clock.js';
 
@@ -253,7 +253,7 @@ export class Session {
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(errorSink(onError, 'Session', this.clock), 'Session', client, runningTableNotFound('Session', data.tables, IDENTITIES_ONLY));
+    this.onError = faultReporter(errorSink(onError, 'Session', this.clock), 'Session', client, runningTableFault('Session', data.tables, IDENTITIES_ONLY));
     // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts)
     const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
     this.store = new IdentityStore(requests, data.tables.identities);

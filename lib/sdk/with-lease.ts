@@ -25,7 +25,7 @@ import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, type ElectorInternals, type StopReason } from './elector.js';
 import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
-import { INTERNAL_STOP, TableWait, stampClockFor, tableNotFound, type ClockSync } from './options.js';
+import { INTERNAL_STOP, TableWait, stampClockFor, tableNotThere, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { errorSink, oneShotFault } from './faults.js';
@@ -133,7 +133,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
   // and waited for while it is made, as getLeader and a worker's start-up wait (TableWait)
   const tables = new TableWait([o.tables.leases, ...(o.mode === 'auto' ? [o.tables.candidates] : []), ...(immediate ? [o.tables.identities] : [])], { state: tableState(requests), clock });
-  const looked = await readWhileCreating(firstLook, { tables, clock, signal: cancel, fail: (e) => tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e) });
+  const looked = await readWhileCreating(firstLook, { tables, clock, signal: cancel, fail: (e) => tableNotThere(`${call} of lease "${leaseName}"`, o.tables, e) });
   const { lease, mode } = looked;
   // `auto` found candidates (mode 'coordinated' without one was refused before the read)
   if (mode === 'coordinated' && !o.candidacy) throw new ValidationError(what, [candidacyRequired(o.mode, leaseName)]);
@@ -246,7 +246,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         return Promise.reject(e);
       };
       const ends = cancel ? AbortSignal.any([got.signal, cancel]) : got.signal;
-      return readWhileCreating(tryAgain, { tables: wait, clock, signal: ends, fail: (e) => tableNotFound(`${call} of lease "${leaseName}"`, o.tables, e) }).catch((e: unknown) => {
+      return readWhileCreating(tryAgain, { tables: wait, clock, signal: ends, fail: (e) => tableNotThere(`${call} of lease "${leaseName}"`, o.tables, e) }).catch((e: unknown) => {
         throw got.signal.aborted ? theTerm.error() : e;
       });
     };
