@@ -111,16 +111,21 @@ type MqttPackage = typeof import('mqtt');
 
 /** mqtt.js's words for a connection closed before the broker's CONNACK, with no error of the WebSocket's. */
 const CLOSED_BEFORE_CONNACK = "Couldn't connect to server";
+/** mqtt.js's words for a CONNACK not come within its connectTimeout (CONNECT_TIMEOUT_MS). */
+const CONNACK_TIMEOUT = 'connack timeout';
 
 /**
  * What to check when the broker refused the WebSocket itself (`message`: the WebSocket's own error,
  * connectTelling): a refusal (401, 403) of IoT Core's is the signed URL's (the worker's
  * credentials, expired or refused, or this machine's clock), a 404 the path's; a connection closed
- * before its CONNACK, IoT Core's answer to a CONNECT its policy refuses; else nothing.
+ * before its CONNACK, IoT Core's answer to a CONNECT its policy refuses; no CONNACK at all, no
+ * broker there; else nothing.
  */
 function upgradeRefused(message: string): string {
   if (message === CLOSED_BEFORE_CONNACK)
     return ": the endpoint took the WebSocket and closed it before accepting the connection; for IoT Core, the role needs iot:Connect for this clientId (grantWorker allows the deployment's own, which PushChannel uses unless given a clientId)";
+  if (message === CONNACK_TIMEOUT)
+    return `: nothing accepted the connection within ${CONNECT_TIMEOUT_MS / 1000} s (the endpoint took the TCP connection but answered neither the WebSocket upgrade nor the MQTT CONNECT): something other than an MQTT broker listens there, or a proxy or firewall holds the connection; check the endpoint (the stack output PushEndpoint, or local mode's CONCLAVE_PUSH_URL)`;
   const status = /Unexpected server response: (\d{3})/.exec(message)?.[1];
   if (status === '401' || status === '403')
     return ": the broker refused the WebSocket; for IoT Core, the URL's signature: the worker's credentials (expired, or not valid), or this machine's clock more than 5 minutes off";

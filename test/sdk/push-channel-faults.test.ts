@@ -156,6 +156,17 @@ describe('PushChannel under faults', () => {
     );
   });
 
+  it('an endpoint that takes the connection and never answers (no MQTT broker there, a proxy holding it): told once mqtt.js gives up on the CONNACK, with what to check, not its bare "connack timeout"', async () => {
+    const p = await proxy({ blackHole: true });
+    // waits out mqtt.js's connect timeout (10 s): the condition waited for is the report, whatever the machine's load
+    const { first, channel } = await firstReport(p.endpoint);
+    p.close();
+    expect(first.message).toBe(
+      `PushChannel: could not connect to ${p.endpoint} (trying again in 100 ms): connack timeout: nothing accepted the connection within 10 s (the endpoint took the TCP connection but answered neither the WebSocket upgrade nor the MQTT CONNECT): something other than an MQTT broker listens there, or a proxy or firewall holds the connection; check the endpoint (the stack output PushEndpoint, or local mode's CONCLAVE_PUSH_URL)`,
+    );
+    expect(channel.healthy()).toBe(false);
+  }, 60_000);
+
   it('stopped while connecting to a broker that never answers: run() resolves (at once: bench/push-stop.ts)', async () => {
     const p = await proxy({ blackHole: true });
     const channel = new PushChannel({ endpoint: p.endpoint, tables: 'hole', onError: () => undefined });
