@@ -111,13 +111,21 @@ export const activeNotFoundOf = (error: unknown): readonly string[] | undefined 
 /** The table each failed request named (its input's TableName), noted by namedRequests. */
 const requestTables = new WeakMap<object, string>();
 
+/** Where the client sent each request that met a table missing or keyed otherwise, noted by namedRequests given `where`. */
+const requestEndpoints = new WeakMap<object, string>();
+
+/** Where the request that failed with `e` went (the SDK's endpointOf: a URL, or the Region's endpoint in words), where namedRequests noted it: a table missing or keyed otherwise. */
+export const requestEndpointOf = (e: unknown): string | undefined => (typeof e === 'object' && e !== null ? requestEndpoints.get(e) : undefined);
+
 /**
  * `client` (a DynamoDB client) whose `send` notes, on the error a request meets, the table the
  * request named (a TransactWriteItems or a ListTables names none), so that TableWait looks at that
- * table only; everything else is the client's own (its configuration, middleware and credentials
- * are shared, not copied).
+ * table only, and, given `where` (never rejecting), where the client sends a request that met a
+ * table missing or keyed otherwise, for the error to name (a table in another Region is the usual
+ * cause); everything else is the client's own (its configuration, middleware and credentials are
+ * shared, not copied).
  */
-export function namedRequests<C extends object>(client: C): C {
+export function namedRequests<C extends object>(client: C, where?: () => Promise<string>): C {
   const named = Object.create(client) as C;
   const own = client as unknown as { send(command: { input?: unknown }, ...rest: unknown[]): Promise<unknown> };
   const send = async (command: { input?: unknown }, ...rest: unknown[]): Promise<unknown> => {
@@ -125,7 +133,10 @@ export function namedRequests<C extends object>(client: C): C {
       return await own.send(command, ...rest);
     } catch (e) {
       const table = (command.input as { TableName?: unknown } | undefined)?.TableName;
-      if (typeof table === 'string' && typeof e === 'object' && e !== null) requestTables.set(e, table);
+      if (typeof e === 'object' && e !== null) {
+        if (typeof table === 'string') requestTables.set(e, table);
+        if (where && (isMissingTable(e) || isWrongKey(e))) requestEndpoints.set(e, await where());
+      }
       throw e;
     }
   };

@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { credentialsAwaited, fromDynamoDB, fullConnectionPool, noteFullPool, noteLastTry, noteUnsent } from './faults.js';
+import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteLastTry, noteUnsent } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -99,7 +99,7 @@ function watched(command: unknown, onCredentials: () => void) {
  */
 export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 'setTimer' | 'monotonic'>, boundMs: number, until?: AbortSignal): C {
   // each failed request names its table: a table not found is looked at alone (TableWait)
-  const named = namedRequests(client as unknown as DynamoDBClient);
+  const named = namedRequests(client as unknown as DynamoDBClient, () => endpointOf(client as unknown as DynamoDBClient));
   const bounded = Object.create(client) as C;
   const stalled = awaitingCredentials.get(client) ?? new Map<object, { readonly boundMs: number; readonly sentAt: number }>();
   awaitingCredentials.set(client, stalled);

@@ -316,7 +316,7 @@ export class LeaderStalledError extends Error {
   ) {
     super(
       `LeaderElector "${identity}" of lease "${leaseName}" stopped leading ${(lateMs / 1000).toFixed(1)} s past its renew deadline: for at least that long this process ran none of the elector's timers, so its term was not renewed in time. ` +
-        `Look for synchronous work holding the event loop (run CPU-bound work in a worker thread, or await between slices of it), a process stopped or starved of CPU (SIGSTOP, a debugger, a frozen container, a CPU limit), or a suspended machine`,
+        `Look for synchronous work holding the event loop (run CPU-bound work in a worker thread, or await between slices of it), a process stopped or starved of CPU (SIGSTOP, a debugger, a frozen container, a CPU limit; a Lambda function between invocations, where withLease is the tool), or a suspended machine`,
     );
   }
 }

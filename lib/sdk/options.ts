@@ -10,7 +10,7 @@ import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { TABLES, defaultTableNames as tableNamesUnder } from '../tables.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
-import { TableWait, activeNotFoundOf, isWrongKey, requestTableOf, type TableState } from '../table-wait.js';
+import { TableWait, activeNotFoundOf, isWrongKey, requestEndpointOf, requestTableOf, type TableState } from '../table-wait.js';
 
 /** The prefix of the table names when `tables` is not given: `conclave-leases`, `conclave-candidates`, `conclave-identities`. */
 export const DEFAULT_TABLE_PREFIX = 'conclave';
@@ -289,6 +289,12 @@ function meantPrefix(tables: TableNames): string {
   return meant !== given && meant !== '' ? `\`tables\` is the prefix the three names share, without the dash: '${meant}', not '${given}'. ` : '';
 }
 
+/** `sep` and where the request went, where the request that failed with `cause` had it noted (namedRequests); else nothing. */
+const at = (cause: Error, sep: string): string => {
+  const where = requestEndpointOf(cause);
+  return where === undefined ? '' : `${sep}${where}`;
+};
+
 /** TableNotFoundError's message: the tables, and the fix. */
 function notFoundMessage(subject: string, tables: TableNames, cause: Error, retrying: boolean, kinds: readonly TableKind[]): string {
   const one = kinds.length === 1;
@@ -303,7 +309,7 @@ function notFoundMessage(subject: string, tables: TableNames, cause: Error, retr
     );
   }
   return (
-    `${subject}: a table it uses does not exist where its DynamoDB client points (DynamoDB said: ${cause.message}). ` +
+    `${subject}: a table it uses does not exist where its DynamoDB client points${at(cause, ', ')} (DynamoDB said: ${cause.message}). ` +
     (retrying ? 'It was deleted, or is being restored or created again, while this worker ran; or it was never there. ' : '') +
     `${uses} ` +
     meantPrefix(tables) +
@@ -377,7 +383,7 @@ export class TableKeyError extends Error {
     const kinds = uses.filter((k) => table === undefined || tables[k] === table);
     const named = kinds.length > 0 ? kinds : uses;
     super(
-      `${subject}: DynamoDB refused the key of a request on ${table !== undefined ? `table ${table}` : `one of ${listed(named.map((k) => tables[k]))}`} (ValidationException: ${cause.message}): ` +
+      `${subject}: DynamoDB refused the key of a request on ${table !== undefined ? `table ${table}` : `one of ${listed(named.map((k) => tables[k]))}`}${at(cause, ' at ')} (ValidationException: ${cause.message}): ` +
         `${named.length === 1 && table !== undefined ? 'it is' : 'one is'} not keyed as Conclave's ${named.length === 1 ? `${named[0]!} table` : 'tables are'} (${named.map((k) => (named.length === 1 ? keyOf(k) : `${k}: ${keyOf(k)}`)).join('; ')}), and no try again changes that. ` +
         `Give \`tables\` your deployment's names (the stack's ${listed(named.map((k) => OUTPUT_OF[k]))} output${named.length === 1 ? '' : 's'}), or create the tables as the Conclave construct does (\`cdk deploy\`; locally \`npx conclave-local\` or startLocalConclave() from @conclave/testing)` +
         (retrying ? '. Retrying with backoff (a leader stops leading by its renew deadline meanwhile)' : ''),

@@ -49,7 +49,8 @@ describe('a table keyed otherwise than Conclave’s', () => {
     const k = error as TableKeyError;
     expect(k).toMatchObject({ name: 'TableKeyError', subject: 'LeaderElector "w1" of lease "job"', table: wrong.candidates, retrying: false, tables });
     expect(k.cause.name).toBe('ValidationException');
-    expect(k.message).toContain(`LeaderElector "w1" of lease "job": DynamoDB refused the key of a request on table ${wrong.candidates} (ValidationException: `);
+    // where the request went, too: a table in another Region (or on another endpoint) is the usual cause
+    expect(k.message).toContain(`LeaderElector "w1" of lease "job": DynamoDB refused the key of a request on table ${wrong.candidates} at ${inject('ddbEndpoint')} (ValidationException: `);
     expect(k.message).toContain("it is not keyed as Conclave's candidates table (partition key leaseName (string) and sort key name (string)), and no try again changes that.");
     expect(k.message).toMatch(FIX);
     expect(k.message).toContain('CandidatesTable output');
@@ -66,7 +67,7 @@ describe('a table keyed otherwise than Conclave’s', () => {
     stop.abort();
     expect(error).toBeInstanceOf(TableKeyError);
     expect((error as TableKeyError).table).toBe(wrong.identities);
-    expect((error as TableKeyError).message).toContain(`on table ${wrong.identities} (ValidationException: `);
+    expect((error as TableKeyError).message).toContain(`on table ${wrong.identities} at ${inject('ddbEndpoint')} (ValidationException: `);
     expect((error as TableKeyError).message).toContain("it is not keyed as Conclave's identities table (partition key component (string) and sort key name (string))");
   });
 

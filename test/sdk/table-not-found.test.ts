@@ -38,6 +38,8 @@ describe('a `tables` option that names no table', () => {
     // local mode as the README starts it: the prefix conclave-local prints
     expect(e.message).toMatch(/`npx conclave-local` \(its CONCLAVE_TABLE_PREFIX\) or startLocalConclave\(\) \(its tablePrefix\)/);
     expect(e.cause.name).toBe('ResourceNotFoundException');
+    // where the client sent it: a table in another Region (or on another endpoint) is the usual cause
+    expect(e.message).toContain(`a table it uses does not exist where its DynamoDB client points, ${inject('ddbEndpoint')} (DynamoDB said: `);
     // named as the object the caller made, not a part of it (a LeaderElector's candidacy)
     if (_ === 'LeaderElector') expect(e.message).toMatch(/^LeaderElector "w1" of lease "job": /);
     await expect(o.ready).rejects.toBe(error); // ready says the same

@@ -1123,7 +1123,7 @@ describe('a leases table deleted under running workers (a stack torn down, a tab
       expect(told.every((x) => x instanceof TableNotFoundError && x.retrying)).toBe(true);
       const named = told[0] as TableNotFoundError;
       expect(named.cause.name).toBe('ResourceNotFoundException');
-      expect(named.message).toMatch(new RegExp(`^LeaderElector "${e.elector.options.identity}" of lease "${L}": a table it uses does not exist where its DynamoDB client points \\(DynamoDB said: `));
+      expect(named.message).toMatch(new RegExp(`^LeaderElector "${e.elector.options.identity}" of lease "${L}": a table it uses does not exist where its DynamoDB client points, model://dynamodb-model \\(DynamoDB said: `));
       expect(named.message).toContain(`It uses ${sim.names.leases}, ${sim.names.candidates} and ${sim.names.identities}`);
       expect(named.message).toMatch(/It was deleted, or is being restored or created again, while this worker ran; or it was never there/);
       expect(named.message).toMatch(/Retrying with backoff: it takes part again once the table is back/);
