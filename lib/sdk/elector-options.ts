@@ -50,7 +50,13 @@ export interface LeaderCallbacks {
    * signal, runs on in the process; its term's writes (`term`) are refused from then on.
    */
   onStartedLeading(signal: AbortSignal, term: LeadingTerm): void | Promise<void>;
-  /** Runs when it stops leading, before the lease is released. */
+  /**
+   * Runs when it stops leading: the moment it stops acting, before the hand-over to its successor
+   * or the release is written, so that no successor leads before it has run. Do not exit the
+   * process here (client-go's example does, where OnStoppedLeading follows the release): the write
+   * is cut off and the successor waits for the term to run out, which the process says on stderr
+   * as it exits. Exit once run() has resolved.
+   */
   onStoppedLeading?(info: { reason: StopReason; fencingToken: number }): void;
   /** Runs whenever a new holder is observed (this worker included); what it throws goes to onError. */
   onNewLeader?(identity: string): void;

@@ -48,6 +48,7 @@ import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
+import { leaving } from './leaving.js';
 import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
@@ -174,7 +175,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, subject };
     this.ready = startUp.ready;
   }
 
@@ -456,22 +457,28 @@ export class LeaderElector {
       }
     } finally {
       x.phase = 'stopping';
+      // leading, it hands over or releases from here: a process that exits before that is answered is told why (leaving.ts)
+      const stepDown = this.known.lead && this.options.releaseOnCancel ? leaving(x.subject) : undefined;
       unrecovered();
       unsubscribe();
       unsleep();
       unwatch?.();
-      await this.besideDone();
-      // With an heir, lead on until the next renewal would be due and hand the term over then. The
-      // candidacy stands until then: withdrawn earlier, the coordinator would re-elect meanwhile.
-      const led = await this.feed({ kind: 'cancel' });
-      await this.besideDone();
-      // Candidacy goes before the lease is released, so the election the release starts cannot
-      // pick this departing worker (it would never confirm, and its term would have to run out).
-      standing.abort(INTERNAL_STOP);
-      await candidacy;
-      // the lease left so that no term waits for this worker (step.ts leave): released, given up, or left to run out; a write
-      // onto its session in doubt settled before the hold goes (else the hold stays); a term it keeps taken off its live session
-      await this.feed({ kind: 'leave', led, held: x.takeInDoubt?.session });
+      try {
+        await this.besideDone();
+        // With an heir, lead on until the next renewal would be due and hand the term over then. The
+        // candidacy stands until then: withdrawn earlier, the coordinator would re-elect meanwhile.
+        const led = await this.feed({ kind: 'cancel' });
+        await this.besideDone();
+        // Candidacy goes before the lease is released, so the election the release starts cannot
+        // pick this departing worker (it would never confirm, and its term would have to run out).
+        standing.abort(INTERNAL_STOP);
+        await candidacy;
+        // the lease left so that no term waits for this worker (step.ts leave): released, given up, or left to run out; a write
+        // onto its session in doubt settled before the hold goes (else the hold stays); a term it keeps taken off its live session
+        await this.feed({ kind: 'leave', led, held: x.takeInDoubt?.session });
+      } finally {
+        stepDown?.();
+      }
       detach?.(); // after the release: the session outlives every term held on it
     }
   }
@@ -569,6 +576,16 @@ export class LeaderElector {
 
   /** Feeds `e` to the step and carries out its effects, each answer fed back, until it asks for nothing more; returns what a step-down led. */
   private async feed(e: Event): Promise<SteppedDown> {
+    // a term given up while running (preempted, its work failed) is handed over or released in this step: noted until it is answered (leaving.ts)
+    let stepDown: (() => void) | undefined;
+    try {
+      return await this.steps(e, () => (stepDown ??= leaving(this.x.subject)));
+    } finally {
+      stepDown?.();
+    }
+  }
+
+  private async steps(e: Event, givingUp: () => void): Promise<SteppedDown> {
     let next: Event | undefined = e;
     let led: SteppedDown;
     while (next) {
@@ -582,6 +599,7 @@ export class LeaderElector {
       for (const f of effects) if (f.kind === 'sessionCadence') this.x.sessions.setCadence(f.name, f.phase);
       for (const f of effects) {
         if (f.kind === 'steppedDown') led = f.led;
+        if (f.kind === 'stop' && (f.reason === 'preempted' || f.reason === 'workFailed')) givingUp();
         // a leader waits for an answer only as long as the step says (withinMs): abandoned then, aborted where the lock can
         const bound = 'withinMs' in f && f.withinMs !== undefined ? abortAfter(this.x.time, f.withinMs) : undefined;
         const io = this.carry(f, bound?.signal);
@@ -846,6 +864,8 @@ interface Shell {
    * the lease cannot be read (its requests throttled, or denied).
    */
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
+  /** How it names itself: `LeaderElector "w1" of lease "jobs"`. */
+  readonly subject: string;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

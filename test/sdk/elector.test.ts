@@ -10,10 +10,11 @@ import type { ElectionConfigInput } from '../../lib/schemas/config.js';
 import { unmarkedHoldMs } from '../../lib/election/decide.js';
 import { nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { LeaderElector, type LeaderElectorOptions, type LeadingTerm } from '../../lib/sdk/elector.js';
+import { LeaderElector, type LeaderElectorOptions, type LeadingTerm, type StopReason } from '../../lib/sdk/elector.js';
 import { CHASE_FIRST_MS, HEIR_CHECK_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
+import { leavingNow } from '../../lib/sdk/leaving.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { NoCoordinatorError, RequestBoundError } from '../../lib/sdk/index.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
@@ -441,6 +442,46 @@ describe('succession: the designated successor takes a vacant lease itself', () 
     // …and the successor, reading just after that moment, confirmed at once: no poll waited for
     const started = sim.log.of('started', successor.elector.options.identity).at(-1)!.at;
     expect(started - stopped).toBeLessThanOrEqual(READ_AFTER_MS + 2 * CHASE_FIRST_MS + 6 * RTT_MS); // its aim is within 100 ms of the landing once locked on
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
+  it.each([
+    ['cancelled (SIGTERM)', 'cancelled'],
+    ['its work failed', 'workFailed'],
+  ] as const)('a leader %s: onStoppedLeading runs before the step-down write is answered, which is noted as in progress until it is (a process exiting meanwhile is told why its successor waits), and before the successor leads', async (_, how) => {
+    const sim = await Sim.create({ config: CONFIG });
+    const coord = sim.coordinator();
+    const fail = new Map<string, (e: Error) => void>();
+    const inProgress = new Map<string, string[]>();
+    const es = ['a', 'b', 'c'].map((id) => {
+      const onStartedLeading = (signal: AbortSignal, term: LeadingTerm) => {
+        sim.log.add({ who: id, what: 'started', token: term.fencingToken });
+        return new Promise<void>((_resolve, reject) => void fail.set(id, reject));
+      };
+      const onStoppedLeading = ({ reason, fencingToken }: { reason: StopReason; fencingToken: number }) => {
+        sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken });
+        inProgress.set(id, leavingNow());
+      };
+      return sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, callbacks: { onStartedLeading, onStoppedLeading } });
+    });
+    const leader = await sim.until('a leader', () => leaders(es)[0]);
+    const held = await sim.until('a successor on the lease', async () => {
+      const l = (await sim.leases.read(L)).item;
+      return l?.successor && !l.election ? l : undefined;
+    });
+    coord.stop();
+    const successor = es.find((e) => e.elector.options.identity === held.successor)!;
+    await sim.run(3 * leader.elector.renewIntervalMs);
+    const id = leader.elector.options.identity;
+    if (how === 'cancelled') leader.controller.abort();
+    else fail.get(id)!(new Error('the job crashed'));
+    await sim.until('the successor leading', () => successor.elector.isLeader(), 5 * FAST.leaseDurationMs);
+    expect(sim.log.of('stopped', id).at(-1)!.reason).toBe(how);
+    expect((await sim.leases.read(L)).item).toMatchObject({ holderIdentity: successor.elector.options.identity, electedBy: 'successor', lastHolderIdentity: id });
+    // its step-down was in progress as onStoppedLeading ran (the hand-over not yet answered), and is over now
+    expect(inProgress.get(id)).toContain(`LeaderElector "${id}" of lease "${L}"`);
+    if (how === 'cancelled') await leader.done;
+    expect(leavingNow()).not.toContain(`LeaderElector "${id}" of lease "${L}"`);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 

@@ -1,0 +1,30 @@
+/**
+ * A worker as users port client-go's example (examples/leader-election: os.Exit in
+ * OnStoppedLeading), run as a child process by exit-in-callback.test.ts: a NoCoordination elector
+ * on DynamoDB Local (lease LEASE) that prints `leading` once it leads; on SIGTERM it aborts run()'s signal and,
+ * with EXIT=onStopped, exits in onStoppedLeading (before the release is answered), else once run()
+ * has resolved.
+ */
+import { LeaderElector } from '../../lib/sdk/index.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { defaultTableNames } from '../../lib/tables.js';
+
+const env = (k: string): string => process.env[k] ?? (() => { throw new Error(`${k} is not set`); })();
+const stop = new AbortController();
+process.on('SIGTERM', () => stop.abort());
+const elector = new LeaderElector({
+  client: localClient(env('ENDPOINT')),
+  tables: defaultTableNames(env('PREFIX')),
+  leaseName: env('LEASE'),
+  identity: env('IDENTITY'),
+  mode: 'NoCoordination',
+  platform: 'none',
+  callbacks: {
+    onStartedLeading: () => console.log('leading'),
+    onStoppedLeading: () => {
+      if (process.env['EXIT'] === 'onStopped') process.exit(0);
+    },
+  },
+});
+await elector.run(stop.signal);
+process.exit(0);
