@@ -344,9 +344,15 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
   // (HAProxy counts it up until `fall` checks fail; a retry routed to it meets HAProxy's 1 s
   // turn-around and its 503 again: seen once on a busy machine). Watched once for every request
   // (`killedOut`): each failed request polling the runtime API every 20 ms filled its socket's backlog
+  // A worker stepping down refuses with its 503, which HAProxy retries on the next server (retry-on
+  // 503, redispatch): with none up, HAProxy's own 503 comes back, naming nobody. So a failure that
+  // names nobody during a step-down waits for the leaver to be out too: `routed` could still count
+  // it, and the retry meet its refusal and HAProxy's 503 again (seen in a fresh-clone CI run on a busy machine)
   const out = async (identity: string) => !(await group.haproxy.up(identity));
   let killedOut = true;
-  const routedAgain = async (failed: Attempt) => (failed.identity === undefined ? killedOut : await out(failed.identity)) && (await group.haproxy.routed());
+  let leaving: string | undefined;
+  const routedAgain = async (failed: Attempt) =>
+    (failed.identity === undefined ? killedOut && (leaving === undefined || (await out(leaving))) : await out(failed.identity)) && (await group.haproxy.routed());
   const client = () => new SteadyClient({ url: `${group.url}/work`, everyMs: 20, retry: { after: 'routed', routed: routedAgain, pollMs: 20, maxWaitMs: WAIT_GUARD_MS } }).start();
   const tries = (records: readonly RequestRecord[]): Attempt[] => records.flatMap((r) => (r.retry ? [r.first, r.retry] : [r.first]));
   /** Until `n` requests sent after `after` were answered by `identity`. */
@@ -426,6 +432,7 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
     const old = await group.settled();
     const c = client();
     await answeredBy(c, old.identity, 5);
+    leaving = old.identity;
     await old.stop();
     const next = await waitFor('another worker to answer', () => tries(c.records).find((a) => succeeded(a) && a.identity !== old.identity)?.identity);
     // requests sent after the first answer by the new leader, answered: every earlier retry has had its turn
@@ -441,6 +448,7 @@ describe('HAProxy in front of three workers: one address reaches whoever leads',
     // may already have been redispatched to the new leader (a fresh-clone CI run at 8202ed3 saw none)
     expect(records.filter((r) => !answer(r))).toEqual([]);
     await holds(next, records);
+    leaving = undefined;
     await group.startWorker(old.identity);
   });
 
