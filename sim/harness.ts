@@ -296,7 +296,7 @@ export class Sim {
   elector(
     identity: string,
     opts: Partial<AnyLeaderElectorOptions> & { leaseName: string },
-    extra: { machine?: Machine; versions?: [string, string]; priority?: number; errors?: Error[] } = {},
+    extra: { machine?: Machine; versions?: [string, string]; priority?: number; errors?: Error[]; internals?: ElectorInternals } = {},
   ): SimElector {
     const machine = extra.machine ?? this.machine();
     const e = startElector(this.tables, this.log, identity, { platform: 'none', clock: machine.clock, ...opts }, { ...extra, client: machine.client });

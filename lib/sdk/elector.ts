@@ -60,6 +60,8 @@ export interface ElectorInternals {
   readonly decisions?: Partial<Decisions>;
   /** A cancelled leader hands over or releases at once, not at its next renewal slot (withLease: its caller waits). */
   readonly promptly?: boolean;
+  /** How a step-down whose write is in progress is noted (leaving.ts); by default only on the system clock: a simulated machine's process never exits. */
+  readonly stepDowns?: (who: string) => () => void;
 }
 
 /** The internals of the elector being constructed by electorWith (read once, by the constructor). */
@@ -175,7 +177,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, subject };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, subject, stepDowns: internals.stepDowns ?? (machine === systemClock ? leaving : undefined) };
     this.ready = startUp.ready;
   }
 
@@ -458,7 +460,7 @@ export class LeaderElector {
     } finally {
       x.phase = 'stopping';
       // leading, it hands over or releases from here: a process that exits before that is answered is told why (leaving.ts)
-      const stepDown = this.known.lead && this.options.releaseOnCancel ? leaving(x.subject) : undefined;
+      const stepDown = this.known.lead && this.options.releaseOnCancel ? x.stepDowns?.(x.subject) : undefined;
       unrecovered();
       unsubscribe();
       unsleep();
@@ -579,7 +581,7 @@ export class LeaderElector {
     // a term given up while running (preempted, its work failed) is handed over or released in this step: noted until it is answered (leaving.ts)
     let stepDown: (() => void) | undefined;
     try {
-      return await this.steps(e, () => (stepDown ??= leaving(this.x.subject)));
+      return await this.steps(e, () => (stepDown ??= this.x.stepDowns?.(this.x.subject)));
     } finally {
       stepDown?.();
     }
@@ -866,6 +868,8 @@ interface Shell {
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
   /** How it names itself: `LeaderElector "w1" of lease "jobs"`. */
   readonly subject: string;
+  /** Notes a step-down whose write is in progress until the function it returns is called (ElectorInternals.stepDowns). */
+  readonly stepDowns: ((who: string) => () => void) | undefined;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

@@ -14,7 +14,7 @@ import { LeaderElector, type LeaderElectorOptions, type LeadingTerm, type StopRe
 import { CHASE_FIRST_MS, HEIR_CHECK_FIRST_MS, READ_AFTER_MS, REPORT_ANSWER_MS, SECOND_SUCCESSOR_GRACE_MS, SESSION_QUIET_LEASES, SETTLING_READ_MS, sessionFallbackMs } from '../../lib/sdk/step.js';
 import { FencingError, fencedTransactWrite } from '../../lib/sdk/fencing.js';
 import { RETRY_JITTER } from '../../lib/sdk/faults.js';
-import { leavingNow } from '../../lib/sdk/leaving.js';
+import { leaving, leavingNow } from '../../lib/sdk/leaving.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { NoCoordinatorError, RequestBoundError } from '../../lib/sdk/index.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
@@ -462,7 +462,8 @@ describe('succession: the designated successor takes a vacant lease itself', () 
         sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken });
         inProgress.set(id, leavingNow());
       };
-      return sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, callbacks: { onStartedLeading, onStoppedLeading } });
+      // noted as a real process's elector notes it (by default, only on the system clock)
+      return sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, callbacks: { onStartedLeading, onStoppedLeading } }, { internals: { stepDowns: leaving } });
     });
     const leader = await sim.until('a leader', () => leaders(es)[0]);
     const held = await sim.until('a successor on the lease', async () => {
