@@ -177,7 +177,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, subject, stepDowns: internals.stepDowns ?? (machine === systemClock ? leaving : undefined) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 
@@ -354,9 +354,10 @@ export class LeaderElector {
    * mode), then polls and leads as the options say; resolves after stepping down, withdrawing the
    * candidacy and releasing the lease (if releaseOnCancel). Rejects only for what can never
    * succeed, and `ready` rejects with the same: a TableNotFoundError (the `tables` option names no
-   * table), a TableKeyError met by the candidacy (a table keyed otherwise than Conclave's), a ValidationError on `multiRegion` (the table is a global table without multi-Region
-   * strong consistency), a DuplicateIdentityError (another live process stands under this
-   * identity), or a second run(). Every other fault, at start-up or later (DynamoDB unreachable, a
+   * table), a TableKeyError met by the candidacy (a table keyed otherwise than Conclave's), a
+   * ValidationError on `multiRegion` (the table is a global table without multi-Region strong
+   * consistency), a DuplicateIdentityError (another live process stands under this identity), or a
+   * second run(). Every other fault, at start-up or later (DynamoDB unreachable, a
    * denied or throttled request, a malformed row), goes to onError, once per try, and is tried
    * again with backoff (lib/sdk/faults.ts). Once per instance: a new start-up is a new LeaderElector.
    */
@@ -460,7 +461,7 @@ export class LeaderElector {
     } finally {
       x.phase = 'stopping';
       // leading, it hands over or releases from here: a process that exits before that is answered is told why (leaving.ts)
-      const stepDown = this.known.lead && this.options.releaseOnCancel ? x.stepDowns?.(x.subject) : undefined;
+      const stepDown = this.known.lead && this.options.releaseOnCancel ? x.stepDown() : undefined;
       unrecovered();
       unsubscribe();
       unsleep();
@@ -581,12 +582,13 @@ export class LeaderElector {
     // a term given up while running (preempted, its work failed) is handed over or released in this step: noted until it is answered (leaving.ts)
     let stepDown: (() => void) | undefined;
     try {
-      return await this.steps(e, () => (stepDown ??= this.x.stepDowns?.(this.x.subject)));
+      return await this.steps(e, () => (stepDown ??= this.x.stepDown()));
     } finally {
       stepDown?.();
     }
   }
 
+  /** feed's loop; `givingUp` is called as a term is given up (its hand-over or release follows in this step). */
   private async steps(e: Event, givingUp: () => void): Promise<SteppedDown> {
     let next: Event | undefined = e;
     let led: SteppedDown;
@@ -866,10 +868,8 @@ interface Shell {
    * the lease cannot be read (its requests throttled, or denied).
    */
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
-  /** How it names itself: `LeaderElector "w1" of lease "jobs"`. */
-  readonly subject: string;
-  /** Notes a step-down whose write is in progress until the function it returns is called (ElectorInternals.stepDowns). */
-  readonly stepDowns: ((who: string) => () => void) | undefined;
+  /** Notes this elector's step-down as in progress until the function it returns is called (ElectorInternals.stepDowns; none on a simulated machine). */
+  readonly stepDown: () => (() => void) | undefined;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */
