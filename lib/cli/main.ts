@@ -17,6 +17,7 @@ import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
 import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
 import { DEFAULT_SETTINGS, cliContext, clientFor, configuredEndpoint, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
+import { credentialsWaitLine, tellCredentialsWait } from './credentials-wait.js';
 import { describeLease } from './describe.js';
 import { ACTIVE_NOT_FOUND_CHECK, CliError, LOCAL_REGION_FIX, activeNotFound, explain } from './errors.js';
 import { LOCAL_REGION } from '../stores/client.js';
@@ -194,6 +195,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     if (!opts.endpoint && !configured && (opts.region ?? io.env['AWS_REGION']) === LOCAL_REGION) throw new CliError(LOCAL_REGION_FIX);
     const judging = judgingConfig(opts.electionConfig);
     const client = clientFor(opts, configured);
+    tellCredentialsWait(client, io.clock, (waited) => io.err(clean(credentialsWaitLine(waited, io.env['AWS_PROFILE'] || undefined))));
     const target = { endpoint: opts.endpoint, configured, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
