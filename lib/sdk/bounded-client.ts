@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteLastTry, noteUnsent } from './faults.js';
+import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteUnsent } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -70,7 +70,7 @@ type Middleware = (next: (args: unknown) => Promise<unknown>) => (args: unknown)
  * is past, or settled without.
  */
 function watched(command: unknown, onCredentials: () => void) {
-  const seen = { lastTry: undefined as Error | undefined, entered: false, credentialed: false };
+  const seen = { lastTry: undefined as Error | undefined, entered: false, credentialed: false, tried: false };
   const credentialsSettled = () => {
     seen.credentialed = true;
     onCredentials();
@@ -80,6 +80,7 @@ function watched(command: unknown, onCredentials: () => void) {
   add('initialize', 'high', 'conclaveEntered', (next) => (args) => ((seen.entered = true), next(args)));
   add('build', 'high', 'conclaveCredentialed', (next) => (args) => (credentialsSettled(), next(args)));
   add('finalizeRequest', 'low', 'conclaveLastTry', (next) => async (args) => {
+    seen.tried = true;
     try {
       return await next(args);
     } catch (e) {
@@ -87,7 +88,13 @@ function watched(command: unknown, onCredentials: () => void) {
       throw e;
     }
   });
-  return { lastTry: () => seen.lastTry, awaitsCredentials: () => seen.entered && !seen.credentialed, credentialsSettled };
+  return {
+    lastTry: () => seen.lastTry,
+    awaitsCredentials: () => seen.entered && !seen.credentialed,
+    // credentials come, no try begun: the client's retry strategy holds it (the adaptive mode's rate limiter)
+    heldBeforeFirstTry: () => seen.credentialed && !seen.tried,
+    credentialsSettled,
+  };
 }
 
 /**
@@ -115,6 +122,8 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
       if (request.awaitsCredentials() && reason instanceof RequestBoundError) {
         noteUnsent(reason);
         stalled.set(abort, { boundMs: reason.boundMs, sentAt });
+      } else if (request.heldBeforeFirstTry() && reason instanceof RequestBoundError) {
+        noteHeldClientSide(reason);
       } else if (reason instanceof RequestBoundError) {
         // sent, or waiting for a socket of a pool the process's other requests fill: told as that
         const pool = fullConnectionPool(client);

@@ -151,6 +151,18 @@ export function noteLastTry(abandoned: unknown, lastTry: Error | undefined): voi
   if (lastTry !== undefined && typeof abandoned === 'object' && abandoned !== null) lastTries.set(abandoned, lastTry);
 }
 
+/**
+ * Requests abandoned at their bound before the AWS SDK began their first try, their credentials
+ * come: held in the process by the client's retry strategy. The adaptive retry mode (`retryMode:
+ * 'adaptive'`) does that, slowing every request of the client once DynamoDB throttled some.
+ */
+const heldClientSide = new WeakSet<object>();
+
+/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) was held by its client's retry strategy, never tried. */
+export function noteHeldClientSide(abandoned: object): void {
+  heldClientSide.add(abandoned);
+}
+
 /** A client's connection pool, full: its size (maxSockets) and the requests waiting for a socket. */
 export interface FullPool {
   readonly maxSockets: number;
@@ -341,11 +353,17 @@ export class DynamoDBRefusedError extends Error {
   ) {
     super(
       kind === 'throttled'
-        ? `${subject}: DynamoDB throttled the request (${cause.name}): ${advice ?? "the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit); retrying with backoff"}`
+        ? `${subject}: ${heldClientSide.has(cause) ? heldLine(cause) : `DynamoDB throttled the request (${cause.name})`}: ${advice ?? "the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit); retrying with backoff"}`
         : `${subject}: DynamoDB refused the request (${cause.name}: ${cause.message}): ${advice ?? "check the worker's role (grantWorker) and credentials; retrying with backoff"}`,
     );
   }
 }
+
+/** A request its client's retry strategy held (noteHeldClientSide), as DynamoDBRefusedError tells it. */
+const heldLine = (held: Error): string => {
+  const boundMs = (held as { boundMs?: unknown }).boundMs;
+  return `the AWS SDK held the request in this process${typeof boundMs === 'number' ? ` for ${Math.round(boundMs)} ms` : ''} and never sent it (the client's retry mode is adaptive, which slows every request once DynamoDB throttled some, a renewal past its deadline too: give Conclave a client in the standard retry mode)`;
+};
 
 /**
  * `sent`'s answer, when DynamoDB gave it; else a rejection with a NotDynamoDBError naming where
@@ -419,7 +437,9 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
     namedNotDynamoDB.add(named);
     return named;
   }
-  // abandoned while the AWS SDK tried again what DynamoDB refused or failed: told as that, not as "cannot reach DynamoDB"
+  // abandoned while the AWS SDK held it before its first try (adaptive retries), or tried again
+  // what DynamoDB refused or failed: told as that, not as "cannot reach DynamoDB"
+  if (heldClientSide.has(error)) return new DynamoDBRefusedError('throttled', subject, error);
   const answered = answeredLastTry(error);
   if (answered) return namedFault(answered, subject, endpoint);
   const pooled = waitedOnPool(subject, error, 'retrying with backoff');
@@ -467,7 +487,7 @@ export async function oneShotFault(fault: unknown, call: string, leaseName: stri
   if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
   const input = e instanceof Error ? invalidEndpoint(e) : undefined;
   if (input !== undefined) return badEndpoint(subject, e as Error, input, `${read} was not read`);
-  const kind = faultKind(e);
+  const kind = e instanceof Error && heldClientSide.has(e) ? 'throttled' : faultKind(e);
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);
   if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, deniedAdvice(e as Error, denied, `${read} was not read, and ${call} does not retry: call it again once they are renewed`));

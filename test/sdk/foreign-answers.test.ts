@@ -33,9 +33,9 @@ function overlapMs(terms: Terms, now: number): number {
  * clock driven while neither has a request in flight; with `sdkRetriesTakeTime`, while the proxy
  * has none (the clock moves while the AWS SDK waits to try a request again, as time passes then).
  */
-async function setUp(o: { sdkRetriesTakeTime?: boolean } = {}) {
+async function setUp(o: { sdkRetriesTakeTime?: boolean; retryMode?: 'adaptive' } = {}) {
   const proxy = await foreignAnswersProxy(inject('ddbEndpoint'));
-  const through = localClient(proxy.endpoint);
+  const through = localClient(proxy.endpoint, undefined, o.retryMode ? { retryMode: o.retryMode } : {});
   const direct = localClient(inject('ddbEndpoint'));
   // (a request counts as in flight while the AWS SDK waits to try it again, as it does after a 5xx, on its own timers)
   const busy = [inFlight(through), inFlight(direct)];
@@ -166,6 +166,33 @@ describe('a leader every request of which DynamoDB throttles, the AWS SDK trying
     }
     s.proxy.answer(undefined);
     await s.c.drive(() => a.e.isLeader());
+    await a.stop();
+    await s.close();
+  });
+});
+
+describe("a leader whose client uses the AWS SDK's adaptive retry mode, every request throttled", () => {
+  it('a request the SDK holds in the process (its rate limiter) past its bound is told as held and throttled, not as "cannot reach DynamoDB (timed out)"', async () => {
+    // the adaptive mode's rate limiter waits on real time; the clock moves while the proxy has no request, as it does then
+    const s = await setUp({ sdkRetriesTakeTime: true, retryMode: 'adaptive' });
+    const terms: Terms = [];
+    const errors: Error[] = [];
+    const a = drivenElector(t.names, 'a', 'adaptive', s.through, s.c, terms, errors);
+    await s.c.drive(() => a.e.isLeader());
+    const from = s.c.clock.monotonic();
+    s.proxy.answer('throttled');
+    const held = () => errors.filter((e) => /the AWS SDK held the request in this process for \d+ ms and never sent it/.test(e.message));
+    await s.c.drive(() => s.c.clock.monotonic() - from >= 60_000);
+    expect(held().length).toBeGreaterThan(0);
+    // before: told "cannot reach DynamoDB at … (timed out): check the client's endpoint and region"
+    expect(errors.filter((e) => e instanceof DynamoDBUnreachableError)).toEqual([]);
+    for (const e of errors) expect(e).toMatchObject({ name: 'DynamoDBRefusedError', kind: 'throttled' });
+    expect(held()[0]!.message).toMatch(
+      /^LeaderElector "a" of lease "adaptive": the AWS SDK held the request in this process for \d+ ms and never sent it \(the client's retry mode is adaptive, which slows every request once DynamoDB throttled some, a renewal past its deadline too: give Conclave a client in the standard retry mode\): the table's capacity is exhausted .*; retrying with backoff$/,
+    );
+    expect(held()[0]!.cause).toMatchObject({ name: 'TimeoutError' });
+    expect(terms[0]!.to! - from).toBeLessThanOrEqual(CLIENT_GO.renewDeadlineMs);
+    // (no recovery asked for here: the rate limiter waits on real time, which this clock outruns)
     await a.stop();
     await s.close();
   });
