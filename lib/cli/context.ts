@@ -69,6 +69,8 @@ export interface Target {
   /** With no endpoint given: one configured in the environment, which the AWS SDK sends to (configuredEndpoint), as `URL (VARIABLE)`. */
   configured?: string | undefined;
   region?: string | undefined;
+  /** The AWS_PROFILE the AWS SDK takes credentials from, named when they cannot be loaded. */
+  profile?: string | undefined;
   tablePrefix: string;
   tables: TableNames;
   /** How long a try of a request waits for its answer (--request-timeout). */

@@ -195,8 +195,8 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     if (!opts.endpoint && !configured && (opts.region ?? io.env['AWS_REGION']) === LOCAL_REGION) throw new CliError(LOCAL_REGION_FIX);
     const judging = judgingConfig(opts.electionConfig);
     const client = clientFor(opts, configured);
-    tellCredentialsWait(client, io.clock, (waited) => io.err(clean(credentialsWaitLine(waited, io.env['AWS_PROFILE'] || undefined))));
-    const target = { endpoint: opts.endpoint, configured, region: opts.region, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
+    const target = { endpoint: opts.endpoint, configured, region: opts.region, profile: io.env['AWS_PROFILE'] || undefined, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
+    tellCredentialsWait(client, io.clock, (waited) => io.err(clean(credentialsWaitLine(waited, target.profile))));
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
     // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run

@@ -1,6 +1,8 @@
 import { CreateTableCommand, DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -708,6 +710,36 @@ describe('where DynamoDB is', () => {
       expect(await runMain(['--region', 'local', 'get', 'leases'])).toMatchObject({ code: 1, err: fix });
       // the SDK's region from the environment, as the CLI reads it
       expect(await runMain(['describe', 'lease', 'nightly-report'], { env: { AWS_REGION: 'local' } })).toMatchObject({ code: 1, err: fix });
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  });
+
+  it("credentials the AWS SDK cannot load name the profile, and keep the SDK's own words where they say more (an SSO session to log in again)", async () => {
+    // before: "no AWS credentials found - configure them ..." for both, the profile and the SSO login unnamed.
+    // An SSO profile with no cached token, and a profile not in the file: both fail before any request, no network
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-profiles-'));
+    const config = join(dir, 'config');
+    writeFileSync(config, '[profile dev]\nsso_session = corp\nsso_account_id = 111111111111\nsso_role_name = Admin\nregion = eu-west-1\n\n[sso-session corp]\nsso_start_url = https://example.awsapps.com/start\nsso_region = eu-west-1\n');
+    const saved = { ...process.env };
+    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
+    Object.assign(process.env, { HOME: dir, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'), AWS_REGION: 'eu-west-1' });
+    const as = async (profile: string) => {
+      process.env['AWS_PROFILE'] = profile;
+      return runMain(['get', 'leases'], { env: { AWS_PROFILE: profile, AWS_REGION: 'eu-west-1' } });
+    };
+    try {
+      const sso = await as('dev');
+      expect(sso.code).toBe(1);
+      expect(sso.err).toBe(
+        "error: the AWS credentials of profile dev could not be loaded (CredentialsProviderError: The SSO session token associated with profile=dev was not found or is invalid. To refresh this SSO session run 'aws sso login' with the corresponding profile.) - do what it says (an SSO session: aws sso login --profile dev), check with `aws sts get-caller-identity --profile dev`, or pass --endpoint URL for DynamoDB Local",
+      );
+      const missing = await as('nosuch');
+      expect(missing.code).toBe(1);
+      expect(missing.err).toBe(
+        'error: no AWS credentials found for profile nosuch (AWS_PROFILE) - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile and that its credentials load (`aws sts get-caller-identity --profile nosuch`), or pass --endpoint URL for DynamoDB Local',
+      );
     } finally {
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);
