@@ -47,6 +47,7 @@ export const GlobalOptions = z
   .object({
     endpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000' }).optional(),
     region: z.string().regex(/^[a-z0-9-]{2,32}$/, 'must be an AWS region such as eu-west-1').optional(),
+    profile: z.string().regex(/^[^\s\[\]]{1,128}$/, 'must be a profile name of the AWS config file (no spaces or brackets), such as prod').optional(),
     tablePrefix: z.string().regex(/^[A-Za-z0-9_.-]{1,200}$/, 'may use A-Z a-z 0-9 _ . - (tables are PREFIX-leases, PREFIX-candidates, PREFIX-identities)').default('conclave'),
     leasesTable: z.string().optional(),
     candidatesTable: z.string().optional(),
@@ -66,7 +67,7 @@ export const GlobalOptions = z
       for (const i of tables.error.issues) ctx.addIssue({ code: 'custom', path: [`${String(i.path[0])}Table`], message: i.message });
       return z.NEVER;
     }
-    return { endpoint: o.endpoint, region: o.region, tablePrefix: o.tablePrefix, tables: tables.data, output: o.output, electionConfig: o.electionConfig, requestTimeoutMs: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS };
+    return { endpoint: o.endpoint, region: o.region, profile: o.profile, tablePrefix: o.tablePrefix, tables: tables.data, output: o.output, electionConfig: o.electionConfig, requestTimeoutMs: o.requestTimeout ?? DEFAULT_REQUEST_TIMEOUT_MS };
   });
 export type GlobalOptions = z.output<typeof GlobalOptions>;
 

@@ -69,7 +69,7 @@ export interface Target {
   /** With no endpoint given: one configured in the environment, which the AWS SDK sends to (configuredEndpoint), as `URL (VARIABLE)`. */
   configured?: string | undefined;
   region?: string | undefined;
-  /** The AWS_PROFILE the AWS SDK takes credentials from, named when they cannot be loaded. */
+  /** The profile the AWS SDK takes credentials from (--profile, else AWS_PROFILE), named when they cannot be loaded. */
   profile?: string | undefined;
   tablePrefix: string;
   tables: TableNames;
@@ -103,15 +103,15 @@ export interface CliContext {
 
 /**
  * The SDK client for the options: DynamoDB Local with dummy credentials, or the default credential
- * chain. Each try of a request gives up after `requestTimeoutMs` (the SDK sets no timeout: on a
+ * chain (`profile`'s when given, --profile; else AWS_PROFILE's). Each try of a request gives up after `requestTimeoutMs` (the SDK sets no timeout: on a
  * black-holed route a command would wait for TCP to give up, many minutes later).
  */
-export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'requestTimeoutMs'>, configured?: string): DynamoDBClient {
+export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'profile' | 'requestTimeoutMs'>, configured?: string): DynamoDBClient {
   const requestHandler = { requestTimeout: opts.requestTimeoutMs, throwOnRequestTimeout: true };
   // each failed request names its table: a table not found is looked at alone (TableWait)
   // and an answer that is not DynamoDB's (an empty "200 OK" from another server on the port) is never taken for "no leases" or a write done
   if (opts.endpoint) return answersChecked(namedRequests(localClient(opts.endpoint, opts.region, { requestHandler })), opts.endpoint);
-  return answersChecked(namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), requestHandler })), configured ?? `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
+  return answersChecked(namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), ...(opts.profile ? { profile: opts.profile } : {}), requestHandler })), configured ?? `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
 }
 
 /**

@@ -161,7 +161,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     // the AWS SDK's own words where they say more than "none found": an SSO session to log in again, a role it could not assume
     if (!/^Could not load credentials from any providers/.test(e.message))
       return new CliError(`the AWS credentials${p ? ` of profile ${p}` : ''} could not be loaded (${e.name}: ${e.message}) - do what it says (an SSO session: aws sso login${p ? ` --profile ${p}` : ''}), ${check}, or pass --endpoint URL for DynamoDB Local`);
-    if (p) return new CliError(`no AWS credentials found for profile ${p} (AWS_PROFILE) - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile and that its credentials load (${check.replace(/^check with /, '')}), or pass --endpoint URL for DynamoDB Local`);
+    if (p) return new CliError(`no AWS credentials found for profile ${p} - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile and that its credentials load (${check.replace(/^check with /, '')}), or pass --endpoint URL for DynamoDB Local`);
     return new CliError(
       'no AWS credentials found - configure them (aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or pass --endpoint URL for DynamoDB Local',
     );

@@ -171,6 +171,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .version(cliVersion(), '-V, --version', 'the version of @conclave/cli')
     .option('--endpoint <url>', 'DynamoDB endpoint, e.g. DynamoDB Local; dummy credentials (env CONCLAVE_ENDPOINT)')
     .option('--region <region>', "AWS region (default: the AWS SDK's, e.g. AWS_REGION)")
+    .option('--profile <name>', "the AWS config file's profile for credentials and region, as the AWS CLI's --profile (default: AWS_PROFILE's; not used with --endpoint)")
     .option('--table-prefix <prefix>', 'tables PREFIX-leases, PREFIX-candidates, PREFIX-identities (env CONCLAVE_TABLE_PREFIX; default "conclave")')
     .option('--leases-table <name>', "the leases table's name, overriding the prefix")
     .option('--candidates-table <name>', "the candidates table's name, overriding the prefix")
@@ -194,8 +195,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     // (the SDK looks for one first) nor a DNS lookup of dynamodb.local.amazonaws.com hides the fix
     if (!opts.endpoint && !configured && (opts.region ?? io.env['AWS_REGION']) === LOCAL_REGION) throw new CliError(LOCAL_REGION_FIX);
     const judging = judgingConfig(opts.electionConfig);
+    const profile = opts.profile ?? (io.env['AWS_PROFILE'] || undefined);
     const client = clientFor(opts, configured);
-    const target = { endpoint: opts.endpoint, configured, region: opts.region, profile: io.env['AWS_PROFILE'] || undefined, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
+    const target = { endpoint: opts.endpoint, configured, region: opts.region, profile, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
     tellCredentialsWait(client, io.clock, (waited) => io.err(clean(credentialsWaitLine(waited, target.profile))));
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode

@@ -725,21 +725,26 @@ describe('where DynamoDB is', () => {
     const saved = { ...process.env };
     for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
     Object.assign(process.env, { HOME: dir, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'), AWS_REGION: 'eu-west-1' });
+    // the profile as AWS_PROFILE (the AWS SDK reads the process's environment; the CLI is given the same), or as --profile
     const as = async (profile: string) => {
       process.env['AWS_PROFILE'] = profile;
       return runMain(['get', 'leases'], { env: { AWS_PROFILE: profile, AWS_REGION: 'eu-west-1' } });
     };
     try {
-      const sso = await as('dev');
+      const sso = await runMain(['--profile', 'dev', 'get', 'leases'], { env: { AWS_REGION: 'eu-west-1' } });
       expect(sso.code).toBe(1);
       expect(sso.err).toBe(
         "error: the AWS credentials of profile dev could not be loaded (CredentialsProviderError: The SSO session token associated with profile=dev was not found or is invalid. To refresh this SSO session run 'aws sso login' with the corresponding profile.) - do what it says (an SSO session: aws sso login --profile dev), check with `aws sts get-caller-identity --profile dev`, or pass --endpoint URL for DynamoDB Local",
       );
+      expect(await as('dev')).toEqual(sso);
       const missing = await as('nosuch');
       expect(missing.code).toBe(1);
       expect(missing.err).toBe(
-        'error: no AWS credentials found for profile nosuch (AWS_PROFILE) - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile and that its credentials load (`aws sts get-caller-identity --profile nosuch`), or pass --endpoint URL for DynamoDB Local',
+        'error: no AWS credentials found for profile nosuch - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile and that its credentials load (`aws sts get-caller-identity --profile nosuch`), or pass --endpoint URL for DynamoDB Local',
       );
+      delete process.env['AWS_PROFILE'];
+      expect(await runMain(['--profile', 'nosuch', 'get', 'leases'], { env: { AWS_REGION: 'eu-west-1' } })).toEqual(missing);
+      expect((await runMain(['--profile', 'my prod', 'get', 'leases'])).err).toMatch(/--profile: must be a profile name of the AWS config file/);
     } finally {
       for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
       Object.assign(process.env, saved);

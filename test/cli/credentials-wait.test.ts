@@ -96,15 +96,16 @@ answer();
     await h.t.drop();
   });
 
-  it('says after 10 s what it waits for and how to check it, then runs once the credentials come', async () => {
+  it('says after 10 s what it waits for and how to check it, then runs once the credentials come (the profile given as --profile)', async () => {
     // the AWS SDK reads the process's environment (the profile, the endpoint); the CLI is given the same
     for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
-    const env = { AWS_CONFIG_FILE: join(dir, 'config'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'), AWS_PROFILE: 'waiting', AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL_DYNAMODB: h.endpoint };
+    // the profile given as --profile, not AWS_PROFILE: its credential_process runs only if the flag reaches the AWS SDK
+    const env = { AWS_CONFIG_FILE: join(dir, 'config'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-credentials'), AWS_EC2_METADATA_DISABLED: 'true', AWS_ENDPOINT_URL_DYNAMODB: h.endpoint };
     Object.assign(process.env, env);
     const clock = simulatedClock();
     const out: string[] = [];
     const err: string[] = [];
-    const run = main(['--table-prefix', h.prefix, 'get', 'leases'], { out: (s) => out.push(s), err: (s) => err.push(s), color: false, env, clock, stdinIsTTY: false });
+    const run = main(['--profile', 'waiting', '--table-prefix', h.prefix, 'get', 'leases'], { out: (s) => out.push(s), err: (s) => err.push(s), color: false, env, clock, stdinIsTTY: false });
     await waitFor('the credential_process started', () => existsSync(join(dir, 'started')));
     await clock.run(CREDENTIALS_TOLD_AFTER_MS - 1);
     expect(err).toEqual([]);
