@@ -487,7 +487,8 @@ export async function oneShotFault(fault: unknown, call: string, leaseName: stri
   if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
   const input = e instanceof Error ? invalidEndpoint(e) : undefined;
   if (input !== undefined) return badEndpoint(subject, e as Error, input, `${read} was not read`);
-  const kind = e instanceof Error && heldClientSide.has(e) ? 'throttled' : faultKind(e);
+  if (e instanceof Error && heldClientSide.has(e)) return new DynamoDBRefusedError('throttled', subject, e, `${read} was not read, and ${call} does not retry: call it again later`);
+  const kind = faultKind(e);
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);
   if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, deniedAdvice(e as Error, denied, `${read} was not read, and ${call} does not retry: call it again once they are renewed`));

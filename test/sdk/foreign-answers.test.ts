@@ -196,6 +196,26 @@ describe("a leader whose client uses the AWS SDK's adaptive retry mode, every re
     await a.stop();
     await s.close();
   });
+
+  it('getLeader, which does not retry, says the same and what it did not read', async () => {
+    const s = await setUp({ sdkRetriesTakeTime: true, retryMode: 'adaptive' });
+    s.proxy.answer('throttled');
+    const read = () => getLeader('adaptive-one-shot', { client: s.through, tables: t.names, clockSync: 'none', clock: s.c.clock }).then((r) => r, (x: unknown) => x as Error);
+    // DynamoDB's throttles slow the client's rate limiter: a later call waits in it past its bound
+    const told: Error[] = [];
+    for (let calls = 0; calls < 20 && !told.some((e) => /held the request in this process/.test(e.message)); calls++) {
+      const r = read();
+      let done: Error | undefined;
+      void r.then((x) => void (done = x as Error));
+      await s.c.drive(() => done !== undefined);
+      told.push(done!);
+    }
+    const held = told.find((e) => /held the request in this process/.test(e.message));
+    expect(held).toBeInstanceOf(DynamoDBRefusedError);
+    expect(held!.message).toMatch(/^getLeader of lease "adaptive-one-shot": the AWS SDK held the request in this process for \d+ ms and never sent it \(the client's retry mode is adaptive, .*\): the lease's row on the leases table "\S+" was not read, and getLeader does not retry: call it again later$/);
+    expect(told.filter((e) => e instanceof DynamoDBUnreachableError)).toEqual([]);
+    await s.close();
+  });
 });
 
 describe('one-shot calls behind something that answers "200 OK" with no body', () => {
