@@ -32,9 +32,12 @@ const optional = (field: string): boolean => {
   return shape[field]?.safeParse(undefined).success ?? true; // an attribute the schema does not know is not required either
 };
 
-/** The AWS CLI options that reach the CLI's own DynamoDB: its endpoint and region, when given. */
-export const awsTarget = (ctx: Pick<CliContext, 'target'>): string =>
-  [ctx.target.endpoint ? `--endpoint-url ${ctx.target.endpoint}` : '', ctx.target.region ? `--region ${ctx.target.region}` : ''].filter(Boolean).join(' ');
+/** The AWS CLI options that reach the CLI's own DynamoDB: its endpoint, region and profile (the account), when given. */
+export const awsTarget = (ctx: Pick<CliContext, 'target'>): string => {
+  const { endpoint, region, profile } = ctx.target;
+  const asWord = (s: string) => (/^[\w.@+=:/-]+$/.test(s) ? s : shellQuote(s));
+  return [endpoint ? `--endpoint-url ${endpoint}` : '', region ? `--region ${region}` : '', profile && !endpoint ? `--profile ${asWord(profile)}` : ''].filter(Boolean).join(' ');
+};
 
 /** The AWS CLI commands that fix the row in place (one UpdateItem) or delete it. */
 export function repairCommands(ctx: Pick<CliContext, 'target'>, lease: string, error: ValidationError): string[] {

@@ -8,7 +8,8 @@ import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/cli/args.js';
 import { assumeYes } from '../../lib/cli/confirm.js';
-import { cliContext } from '../../lib/cli/context.js';
+import { awsTarget } from '../../lib/cli/broken.js';
+import { cliContext, type Target } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
 import { release } from '../../lib/cli/release.js';
 import { setPriority } from '../../lib/cli/priority.js';
@@ -240,6 +241,16 @@ describe('describe lease', () => {
     const doc = JSON.parse(r.out) as { lease: Lease; candidates: Candidate[] };
     expect(doc.lease.holderIdentity).toBe('w1');
     expect(doc.candidates.map((c) => c.name)).toEqual(['w2', 'w1', 'w3', 'w4']);
+  });
+
+  it("the repair commands reach the CLI's own DynamoDB: its endpoint, or its region and profile (the account: before --profile's, the AWS CLI's default)", () => {
+    const tables = { leases: 'l', candidates: 'c', identities: 'i' };
+    const of = (target: Partial<Target>) => awsTarget({ target: { tablePrefix: 'conclave', tables, ...target } });
+    expect(of({ region: 'eu-west-1', profile: 'prod' })).toBe('--region eu-west-1 --profile prod');
+    expect(of({ profile: "ops's" })).toBe(`--profile 'ops'\\''s'`);
+    // DynamoDB Local: the endpoint alone, its dummy credentials any profile's
+    expect(of({ endpoint: 'http://127.0.0.1:8000', profile: 'prod' })).toBe('--endpoint-url http://127.0.0.1:8000');
+    expect(of({})).toBe('');
   });
 
   it('a broken lease row: names the field and the schema\'s message, shows the row, and gives the commands that repair it', async () => {
