@@ -11,13 +11,24 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteUnsent } from './faults.js';
+import { followTry, TryConnection } from './connection-phase.js';
+import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteOnTheWay, noteUnsent } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
 
 /** The bound for a loop that steps every `periodMs` (an elector's retry period, a Session's renew deadline, a candidacy's claim window): that, and never under MIN_REQUEST_BOUND_MS. */
 export const requestBoundMs = (periodMs: number): number => Math.max(periodMs, MIN_REQUEST_BOUND_MS);
+
+/**
+ * How much longer than its bound a request may wait on the lookup of its endpoint's name. A resolver
+ * ends its own lookups: glibc's at most 5 s (its timeout) × 2 attempts × 3 nameservers. A slow one
+ * (a nameserver that does not answer, tried first, costs its timeout on every lookup, and Node.js
+ * caches none) would otherwise starve the client: each request abandoned during its lookup, its
+ * connection with it, the next one looks the name up again. Waited for, the request connects, and
+ * its connection is kept for the next ones, as the AWS SDK's own requests do.
+ */
+export const LOOKUP_MOST_MS = 30_000;
 
 /**
  * A request to DynamoDB given no answer within its bound (`boundMs`), abandoned: a write's outcome
@@ -70,7 +81,7 @@ type Middleware = (next: (args: unknown) => Promise<unknown>) => (args: unknown)
  * is past, or settled without.
  */
 function watched(command: unknown, onCredentials: () => void) {
-  const seen = { lastTry: undefined as Error | undefined, entered: false, credentialed: false, tried: false };
+  const seen = { lastTry: undefined as Error | undefined, entered: false, credentialed: false, tried: false, connection: undefined as TryConnection | undefined };
   const credentialsSettled = () => {
     seen.credentialed = true;
     onCredentials();
@@ -81,8 +92,9 @@ function watched(command: unknown, onCredentials: () => void) {
   add('build', 'high', 'conclaveCredentialed', (next) => (args) => (credentialsSettled(), next(args)));
   add('finalizeRequest', 'low', 'conclaveLastTry', (next) => async (args) => {
     seen.tried = true;
+    const connection = (seen.connection = new TryConnection());
     try {
-      return await next(args);
+      return await followTry(connection, () => next(args));
     } catch (e) {
       if (e instanceof Error) seen.lastTry = e;
       throw e;
@@ -93,6 +105,8 @@ function watched(command: unknown, onCredentials: () => void) {
     awaitsCredentials: () => seen.entered && !seen.credentialed,
     // credentials come, no try begun: the client's retry strategy holds it (the adaptive mode's rate limiter)
     heldBeforeFirstTry: () => seen.credentialed && !seen.tried,
+    // the last try's HTTP request, followed on its way out (connection-phase.ts)
+    connection: () => seen.connection,
     credentialsSettled,
   };
 }
@@ -116,9 +130,12 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
     const abort = new AbortController();
     const sentAt = clock.monotonic();
     const request = watched(command, () => stalled.delete(abort));
+    let settled = false;
     const abandon = (reason: unknown) => {
       // told as what DynamoDB last answered (faults.ts namedFault), or as credentials awaited
       noteLastTry(reason, request.lastTry());
+      const unsent = request.connection()?.unsent;
+      if (unsent && reason instanceof RequestBoundError) noteOnTheWay(reason, unsent);
       if (request.awaitsCredentials() && reason instanceof RequestBoundError) {
         noteUnsent(reason);
         stalled.set(abort, { boundMs: reason.boundMs, sentAt });
@@ -131,7 +148,22 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
       }
       abort.abort(reason);
     };
-    const timer = clock.setTimer(boundMs, () => abandon(new RequestBoundError(boundMs)));
+    // at the bound: abandoned, unless its try still looks up the endpoint's name (LOOKUP_MOST_MS),
+    // then given its bound again once the lookup ends
+    let waitedOnLookup = false;
+    const atBound = () => {
+      const waited = clock.monotonic() - sentAt;
+      const connection = request.connection();
+      if (connection?.unsent?.phase !== 'lookup' || waited >= boundMs + LOOKUP_MOST_MS) return abandon(new RequestBoundError(waitedOnLookup ? waited : boundMs));
+      waitedOnLookup = true;
+      timer = clock.setTimer(boundMs + LOOKUP_MOST_MS - waited, atBound);
+      connection.afterLookup(() => {
+        if (settled) return;
+        timer.cancel();
+        timer = clock.setTimer(boundMs, atBound);
+      });
+    };
+    let timer = clock.setTimer(boundMs, atBound);
     // the caller's signal and `until`: a request sent once either has aborted fails at once
     const signals = [options?.abortSignal, until].filter((x) => x !== undefined);
     const passOns = signals.map((signal) => {
@@ -146,6 +178,7 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
     // its credentials failed, or came after its bound (it fails then, aborted, sending nothing)
     sent.then(request.credentialsSettled, request.credentialsSettled);
     return raced(fromDynamoDB(sent, client as unknown as DynamoDBClient), abort.signal).finally(() => {
+      settled = true;
       timer.cancel();
       for (const off of passOns) off();
     });

@@ -211,6 +211,41 @@ function waitedOnPool(subject: string, e: Error, then: string): Error | undefine
   return named;
 }
 
+/** A try not yet sent (connection-phase.ts): still looking up `host`, or connecting to `address` (TCP), or in its TLS handshake there. */
+export type Unsent = { readonly phase: 'lookup'; readonly host: string } | { readonly phase: 'connect' | 'tls'; readonly host: string; readonly address: string };
+
+/** Requests abandoned at their bound with their last try not yet sent: where it stood. */
+const onTheWay = new WeakMap<object, Unsent>();
+
+/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) had its last try `unsent`: looking up the endpoint's name, connecting, or in the TLS handshake. */
+export function noteOnTheWay(abandoned: object, unsent: Unsent): void {
+  onTheWay.set(abandoned, unsent);
+}
+
+/** For a request abandoned on its way out (noteOnTheWay): how far it got, and what to check. */
+function notSent(cause: Error): { readonly how: string; readonly fix: string } | undefined {
+  const at = onTheWay.get(cause);
+  if (!at) return undefined;
+  const ms = Math.round((cause as { boundMs?: number }).boundMs ?? 0);
+  switch (at.phase) {
+    case 'lookup':
+      return {
+        how: `looking up ${at.host}: this machine's DNS resolver gave no address within ${ms} ms`,
+        fix: 'check the resolver (the nameservers in /etc/resolv.conf, or the VPC\'s DNS: one that does not answer costs its timeout on every lookup, and Node.js caches no lookups)',
+      };
+    case 'connect':
+      return {
+        how: `connecting to ${at.address}: the TCP handshake was not answered within ${ms} ms`,
+        fix: "something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint (or a NAT gateway) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall",
+      };
+    case 'tls':
+      return {
+        how: `in the TLS handshake with ${at.address}: connected, but no TLS answer within ${ms} ms`,
+        fix: 'something that accepts the connection does not speak TLS (a proxy or firewall holding it, or a plain-http server: an http:// endpoint?)',
+      };
+  }
+}
+
 /** Requests abandoned at their bound before the AWS SDK sent any try: it was still getting the client's credentials. */
 const unsentAtBound = new WeakSet<object>();
 
@@ -276,8 +311,9 @@ export class DynamoDBUnreachableError extends Error {
     /** For such a call: what was not done and what to do. */
     advice?: string,
   ) {
+    const unsent = notSent(cause);
     super(
-      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up"}${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
+      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}${unsent ? ` ${unsent.how}` : ''}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : (unsent?.fix ?? "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up")}${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
     );
   }
 }

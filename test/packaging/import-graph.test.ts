@@ -42,7 +42,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
     typeOnly: ['lib/sdk/push.ts'], // the Push interface an elector takes
-    builtins: ['node:crypto', 'node:fs', 'node:http', 'node:os', 'node:path', 'node:util'], // http: the health check (lib/sdk/health.ts); util: a run-once mark compared with the row (isDeepStrictEqual)
+    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'node:util'], // http: the health check (lib/sdk/health.ts); util: a run-once mark compared with the row (isDeepStrictEqual); async_hooks, diagnostics_channel, net: where a request stopped on its way out (lib/sdk/connection-phase.ts)
   },
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',
@@ -101,6 +101,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
       'lib/platform/',
       'lib/schemas/',
       'lib/sdk/bounded-client.ts', // the runtime lock's requests given a time bound as the SDK's are (boundedClient)
+      'lib/sdk/connection-phase.ts', // boundedClient waits on a slow lookup of the endpoint's name, and tells where a request stopped
       'lib/sdk/faults.ts', // the local runtime tells an unreachable endpoint it was given as the SDK does (faultKind)
       'lib/stores/',
       'lib/table-wait.ts', // boundedClient names each failed request's table (namedRequests; no I/O)
@@ -130,7 +131,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
       'zod',
     ],
     typeOnly: ['aws-lambda'],
-    builtins: ['node:child_process', 'node:crypto', 'node:fs', 'node:http', 'node:module', 'node:net', 'node:os', 'node:path'],
+    builtins: ['node:async_hooks', 'node:child_process', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:module', 'node:net', 'node:os', 'node:path'],
   },
 };
 

@@ -1,0 +1,146 @@
+/**
+ * A request stuck before it reaches DynamoDB: the endpoint's name looked up slowly (a nameserver
+ * that does not answer, tried first, costs its timeout on every lookup, and Node.js caches none),
+ * a TCP handshake nobody answers (a private subnet with no route to DynamoDB), a TLS handshake
+ * nobody answers. A request whose lookup outlives its bound waits for it (LOOKUP_MOST_MS), so its
+ * connection is made and kept; each other one is told as where it stopped, with what to check. On
+ * DynamoDB Local, the real AWS SDK and Node.js sockets, the clock driven (test/proxy.ts).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import type { LookupFunction } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { LOOKUP_MOST_MS, MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
+import { DynamoDBUnreachableError } from '../../lib/sdk/index.js';
+import { drivenClock, inFlight, listen, close, type Listening } from '../proxy.js';
+import { testTables, type TestTables } from '../support.js';
+import { drivenElector, type Terms } from './driven-elector.js';
+
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('on-the-way')));
+afterAll(async () => t.drop());
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A lookup of any name as 127.0.0.1, answered when `answer` says (never, when it never calls back). */
+function lookupAs(answer: (reply: () => void) => void): LookupFunction {
+  return ((_host: string, options: { all?: boolean }, callback: (...a: unknown[]) => void) =>
+    answer(() => (options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)))) as LookupFunction;
+}
+
+/** DynamoDB Local's endpoint by a name to look up: `localhost` for 127.0.0.1. */
+const byName = (): string => inject('ddbEndpoint').replace('127.0.0.1', 'localhost');
+
+describe('a request still looking up its endpoint at its bound', () => {
+  it('a resolver slower than the bound: the request waits for its lookup, so the worker leads, on one lookup, and keeps its term on the connection made', async () => {
+    const LOOKUP_MS = MIN_REQUEST_BOUND_MS + 500;
+    let lookups = 0;
+    let pending = 0;
+    const box: { c?: ReturnType<typeof drivenClock> } = {};
+    const client = localClient(byName(), 'local', {
+      requestHandler: {
+        httpAgent: {
+          keepAlive: true,
+          lookup: lookupAs((reply) => {
+            lookups++;
+            pending++;
+            box.c!.clock.setTimer(LOOKUP_MS, () => {
+              pending--;
+              reply();
+            });
+          }),
+        },
+      },
+    });
+    cleanups.push(() => client.destroy());
+    const busy = inFlight(client);
+    const c = (box.c = drivenClock(() => busy() && pending === 0));
+    const terms: Terms = [];
+    const errors: Error[] = [];
+    const a = drivenElector(t.names, 'a', 'slow-lookup', client, c, terms, errors);
+    cleanups.push(() => a.stop());
+    // before: never (each try abandoned at its bound in its lookup, its connection with it, and the next one looked the name up again)
+    await c.drive(() => a.e.isLeader() || c.waited() > 120_000);
+    expect(a.e.isLeader()).toBe(true);
+    expect(lookups).toBe(1);
+    const token = a.e.fencingToken;
+    const from = c.waited();
+    await c.drive(() => c.waited() - from > 60_000);
+    expect(a.e.isLeader()).toBe(true);
+    expect(a.e.fencingToken).toBe(token);
+    expect(lookups).toBe(1);
+    expect(terms).toHaveLength(1);
+    expect(errors).toEqual([]);
+  });
+
+  it('a lookup that never ends: abandoned LOOKUP_MOST_MS past the bound, told as the lookup that held it, and tried again', async () => {
+    let lookups = 0;
+    const client = localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } });
+    cleanups.push(() => client.destroy());
+    const c = drivenClock(() => false);
+    const errors: Error[] = [];
+    const a = drivenElector(t.names, 'a', 'lost-lookup', client, c, [], errors);
+    cleanups.push(() => a.stop());
+    await c.drive(() => errors.length >= 2);
+    expect(c.waited()).toBeGreaterThanOrEqual(2 * (MIN_REQUEST_BOUND_MS + LOOKUP_MOST_MS));
+    for (const e of errors) {
+      expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+      expect((e as DynamoDBUnreachableError).code).toBe('timed out');
+      // before: "cannot reach DynamoDB at … (timed out): check the client's endpoint and region, and that DynamoDB … is up", at the bound
+      expect(e.message).toMatch(
+        /^cannot reach DynamoDB at http:\/\/localhost:\d+ \(timed out looking up localhost: this machine's DNS resolver gave no address within 35000 ms\): check the resolver \(the nameservers in \/etc\/resolv\.conf, or the VPC's DNS: one that does not answer costs its timeout on every lookup, and Node\.js caches no lookups\); retrying with backoff$/,
+      );
+    }
+    expect(lookups).toBe(2);
+  });
+});
+
+describe('a request whose handshake is not answered', () => {
+  it('TCP (a listener whose queue is full drops the SYN): told as the handshake not answered, with the private subnet\'s routes to check', async () => {
+    // a listener that never accepts (its process blocked for good once it prints its port; a pipe's write is synchronous on Linux), its queue of one filled: the kernel drops further SYNs
+    const blocked: ChildProcess = spawn(
+      process.execPath,
+      ['-e', "const s = require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => { console.log(s.address().port); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });"],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    cleanups.push(() => blocked.kill('SIGKILL'));
+    const port = await new Promise<number>((resolve) => blocked.stdout!.once('data', (d) => resolve(Number(String(d)))));
+    const queued = await Promise.all(
+      [0, 1].map(async () => {
+        const s = connect({ port, host: '127.0.0.1' });
+        await new Promise((resolve) => s.once('connect', resolve));
+        return s;
+      }),
+    );
+    cleanups.push(() => queued.forEach((s) => s.destroy()));
+    const client = localClient(`http://127.0.0.1:${port}`);
+    cleanups.push(() => client.destroy());
+    const c = drivenClock(() => false);
+    const errors: Error[] = [];
+    const a = drivenElector(t.names, 'a', 'syn-dropped', client, c, [], errors);
+    cleanups.push(() => a.stop());
+    await c.drive(() => errors.length >= 1);
+    // before: "cannot reach DynamoDB at … (timed out): check the client's endpoint and region, and that DynamoDB … is up"
+    expect(errors[0]!.message).toMatch(
+      /^cannot reach DynamoDB at http:\/\/127\.0\.0\.1:\d+ \(timed out connecting to 127\.0\.0\.1: the TCP handshake was not answered within 5000 ms\): something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint \(or a NAT gateway\) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall; retrying with backoff$/,
+    );
+  });
+
+  it('TLS (a server that accepts and says nothing): told as the TLS handshake not answered', async () => {
+    const silent: Listening = await listen(() => undefined);
+    cleanups.push(() => close(silent));
+    const client = localClient(silent.endpoint.replace('http:', 'https:'));
+    cleanups.push(() => client.destroy());
+    const c = drivenClock(() => false);
+    const errors: Error[] = [];
+    const a = drivenElector(t.names, 'a', 'tls-silent', client, c, [], errors);
+    cleanups.push(() => a.stop());
+    await c.drive(() => errors.length >= 1);
+    expect(errors[0]!.message).toMatch(
+      /^cannot reach DynamoDB at https:\/\/127\.0\.0\.1:\d+ \(timed out in the TLS handshake with 127\.0\.0\.1: connected, but no TLS answer within 5000 ms\): something that accepts the connection does not speak TLS \(a proxy or firewall holding it, or a plain-http server: an http:\/\/ endpoint\?\); retrying with backoff$/,
+    );
+  });
+});
