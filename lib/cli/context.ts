@@ -69,6 +69,8 @@ export interface Target {
   /** With no endpoint given: one configured in the environment, which the AWS SDK sends to (configuredEndpoint), as `URL (VARIABLE)`. */
   configured?: string | undefined;
   region?: string | undefined;
+  /** With no --region or AWS_REGION: the Region the AWS SDK took from the AWS config file (the profile's), named in messages only. */
+  profileRegion?: string | undefined;
   /** The profile the AWS SDK takes credentials from (--profile, else AWS_PROFILE), named when they cannot be loaded. */
   profile?: string | undefined;
   tablePrefix: string;
@@ -112,6 +114,20 @@ export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'pro
   // and an answer that is not DynamoDB's (an empty "200 OK" from another server on the port) is never taken for "no leases" or a write done
   if (opts.endpoint) return answersChecked(namedRequests(localClient(opts.endpoint, opts.region, { requestHandler })), opts.endpoint);
   return answersChecked(namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), ...(opts.profile ? { profile: opts.profile } : {}), requestHandler })), configured ?? `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
+}
+
+/**
+ * The Region `client` takes from the AWS config file (its profile's `region`), read from the file
+ * as the AWS SDK reads it, no request made; undefined when there is none (its requests then fail
+ * as "Region is missing", told as such).
+ */
+export async function configFileRegion(client: DynamoDBClient): Promise<string | undefined> {
+  try {
+    const region = await client.config.region();
+    return region || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

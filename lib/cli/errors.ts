@@ -77,7 +77,9 @@ export function isPassingFault(e: unknown): boolean {
 }
 
 const regionOf = (t: Target) => t.region ?? process.env['AWS_REGION'];
-const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : t.configured ? `at ${t.configured}` : `in region ${regionOf(t) ?? '(default)'}`);
+const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : t.configured ? `at ${t.configured}` : `in region ${regionOf(t) ?? fromConfigFile(t) ?? '(default)'}`);
+/** The Region the AWS config file gave (Target.profileRegion), with the profile it came from. */
+const fromConfigFile = (t: Target) => (t.profileRegion === undefined ? undefined : `${t.profileRegion} (${t.profile ? `profile ${t.profile}` : 'the default profile'})`);
 /**
  * Region `local` without an endpoint: no AWS Region has it (the SDK asks dynamodb.local.amazonaws.com),
  * so the fix is local mode's endpoint, not the network (as the SDK's DynamoDBUnreachableError says).

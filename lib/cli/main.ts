@@ -16,7 +16,7 @@ import { TABLE_WAIT_MS, TableWait, isMissingTable } from '../table-wait.js';
 import { KNOWN_STRATEGIES } from '../schemas/strategy.js';
 import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLocationsArgs, SetPriorityArgs, SetStrategyArgs, WatchArgs, globalOptions, parseElectionConfig, type GlobalOptions } from './args.js';
-import { DEFAULT_SETTINGS, cliContext, clientFor, configuredEndpoint, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
+import { DEFAULT_SETTINGS, cliContext, clientFor, configFileRegion, configuredEndpoint, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { credentialsWaitLine, tellCredentialsWait } from './credentials-wait.js';
 import { describeLease } from './describe.js';
 import { ACTIVE_NOT_FOUND_CHECK, CliError, LOCAL_REGION_FIX, activeNotFound, explain } from './errors.js';
@@ -197,7 +197,10 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     const judging = judgingConfig(opts.electionConfig);
     const profile = opts.profile ?? (io.env['AWS_PROFILE'] || undefined);
     const client = clientFor(opts, configured);
-    const target = { endpoint: opts.endpoint, configured, region: opts.region, profile, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
+    // a Region from the AWS config file, named as where the command looked (the local-mode check above keeps to --region and AWS_REGION:
+    // a profile's `region = local` with its own endpoint_url is the profile's business)
+    const profileRegion = opts.endpoint || configured || opts.region || io.env['AWS_REGION'] ? undefined : await configFileRegion(client);
+    const target = { endpoint: opts.endpoint, configured, region: opts.region, profileRegion, profile, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
     tellCredentialsWait(client, io.clock, (waited) => io.err(clean(credentialsWaitLine(waited, target.profile))));
     const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode

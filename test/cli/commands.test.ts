@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/cli/args.js';
 import { assumeYes } from '../../lib/cli/confirm.js';
 import { awsTarget } from '../../lib/cli/broken.js';
-import { cliContext, type Target } from '../../lib/cli/context.js';
+import { cliContext, clientFor, configFileRegion, type Target } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
 import { release } from '../../lib/cli/release.js';
 import { setPriority } from '../../lib/cli/priority.js';
@@ -707,6 +707,34 @@ describe('where DynamoDB is', () => {
     expect((told as CliError).message).toBe(
       "cannot reach DynamoDB in region eu-west-1 (SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain) - the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way (give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca.pem), or this machine's clock far off (the certificate looks expired or not yet valid)",
     );
+  });
+
+  it("a Region from the AWS config file is named with its profile, not as '(default)'", async () => {
+    // before: "cannot reach DynamoDB in region (default) (ENOTFOUND)" with --profile p, whose region is eu-west-1.
+    // The Region read from the file as the AWS SDK reads it (no request); the message made by explain itself
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-profile-region-'));
+    const config = join(dir, 'config');
+    writeFileSync(config, '[default]\nregion = us-east-2\n\n[profile p]\nregion = eu-west-1\n\n[profile bare]\noutput = json\n');
+    const saved = { ...process.env };
+    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
+    Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials') });
+    try {
+      const client = (profile?: string) => clientFor({ endpoint: undefined, region: undefined, profile, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS });
+      expect(await configFileRegion(client('p'))).toBe('eu-west-1');
+      expect(await configFileRegion(client())).toBe('us-east-2');
+      expect(await configFileRegion(client('bare'))).toBeUndefined();
+    } finally {
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+    const tables = { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' };
+    const notFound = Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+    const told = async (target: Target) => ((await explain(notFound, target)) as CliError).message;
+    expect(await told({ tablePrefix: 'conclave', tables, profile: 'p', profileRegion: 'eu-west-1' })).toBe(
+      'cannot reach DynamoDB in region eu-west-1 (profile p) (ENOTFOUND) - check the network and --region; for DynamoDB Local pass --endpoint URL',
+    );
+    expect(await told({ tablePrefix: 'conclave', tables, profileRegion: 'us-east-2' })).toMatch(/^cannot reach DynamoDB in region us-east-2 \(the default profile\) \(ENOTFOUND\)/);
+    expect(await told({ tablePrefix: 'conclave', tables })).toMatch(/^cannot reach DynamoDB in region \(default\) \(ENOTFOUND\)/);
   });
 
   it("region local without --endpoint and without AWS credentials says region 'local' is local mode's (docs/cli.md), before any request", async () => {
