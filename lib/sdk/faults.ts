@@ -531,7 +531,8 @@ export async function oneShotFault(fault: unknown, call: string, leaseName: stri
   if (e instanceof NotDynamoDBError)
     return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
   const code = networkCode(e);
-  if (!code || code === 'timed out' || e instanceof DynamoDBUnreachableError) return e;
+  // a timeout stays the TimeoutError it is (a write may have landed), unless the request never left (noteOnTheWay)
+  if (!code || (code === 'timed out' && !onTheWay.has(e as Error)) || e instanceof DynamoDBUnreachableError) return e;
   return new DynamoDBUnreachableError(await endpointOf(client), code, e as Error, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers`);
 }
 

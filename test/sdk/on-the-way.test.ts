@@ -12,7 +12,7 @@ import type { LookupFunction } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LOOKUP_MOST_MS, MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
-import { DynamoDBUnreachableError } from '../../lib/sdk/index.js';
+import { DynamoDBUnreachableError, getLeader } from '../../lib/sdk/index.js';
 import { drivenClock, inFlight, listen, close, type Listening } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 import { drivenElector, type Terms } from './driven-elector.js';
@@ -123,9 +123,16 @@ describe('a request whose handshake is not answered', () => {
     const a = drivenElector(t.names, 'a', 'syn-dropped', client, c, [], errors);
     cleanups.push(() => a.stop());
     await c.drive(() => errors.length >= 1);
+    const fix = "something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint \\(or a NAT gateway\\) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall";
     // before: "cannot reach DynamoDB at … (timed out): check the client's endpoint and region, and that DynamoDB … is up"
-    expect(errors[0]!.message).toMatch(
-      /^cannot reach DynamoDB at http:\/\/127\.0\.0\.1:\d+ \(timed out connecting to 127\.0\.0\.1: the TCP handshake was not answered within 5000 ms\): something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint \(or a NAT gateway\) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall; retrying with backoff$/,
+    expect(errors[0]!.message).toMatch(new RegExp(`^cannot reach DynamoDB at http://127\\.0\\.0\\.1:\\d+ \\(timed out connecting to 127\\.0\\.0\\.1: the TCP handshake was not answered within 5000 ms\\): ${fix}; retrying with backoff$`));
+    // a call that does not retry says the same, and what it did not read (before: the bare TimeoutError "DynamoDB gave no answer within 5000 ms")
+    let read: unknown;
+    void getLeader('syn-dropped', { client, clock: c.clock, tables: t.names }).catch((x: unknown) => void (read = x));
+    await c.drive(() => read !== undefined);
+    expect(read).toBeInstanceOf(DynamoDBUnreachableError);
+    expect((read as Error).message).toMatch(
+      new RegExp(`^getLeader of lease "syn-dropped": cannot reach DynamoDB at http://127\\.0\\.0\\.1:\\d+ \\(timed out connecting to 127\\.0\\.0\\.1: the TCP handshake was not answered within 5000 ms\\): ${fix}; the lease's row on the leases table "${t.names.leases}" was not read, and getLeader does not retry: call it again once DynamoDB answers$`),
     );
   });
 
