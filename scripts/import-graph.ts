@@ -256,6 +256,7 @@ export const LAYERS: readonly string[] = [
   'lib/tables.ts', // the three tables, declared once
   'lib/table-wait.ts', // a table still being created, waited for by the SDK and the CLI: no I/O
   'lib/dynamodb-answers.ts', // an answer that is not DynamoDB's, told apart by the SDK and the CLI: no I/O
+  'lib/connection-phase.ts', // where a request stopped on its way out, told by the SDK and the CLI: Node's built-ins only
   'lib/stores/', // the only writers; making a declared table
   'lib/election/', // the coordinator's decisions: pure
   'lib/events/', // EventBridge events derived from stream images

@@ -4,6 +4,7 @@
  * DynamoDB answers (the request landed, its answer never arrives, and the AWS SDK sends it again),
  * a table still being created (AWS's CREATING).
  */
+import { spawn } from 'node:child_process';
 import { createServer as createHttpServer, request, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { sleepOn, type Clock } from '../lib/clock.js';
@@ -366,4 +367,32 @@ export function inFlight(client: { middlewareStack: { add: (mw: never, opts: { s
   };
   client.middlewareStack.add(count as never, { step: 'initialize', name: 'inFlight', priority: 'high' });
   return () => n > 0;
+}
+
+/**
+ * A loopback port whose TCP handshakes are never answered, as a route that drops packets: a
+ * listener (in a process of its own, blocked for good once it prints its port; a pipe's write is
+ * synchronous on Linux) that never accepts, its queue of one filled, so the kernel drops further SYNs.
+ */
+export async function synDroppingPort(): Promise<{ port: number; close: () => void }> {
+  const blocked = spawn(
+    process.execPath,
+    ['-e', "const s = require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => { console.log(s.address().port); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });"],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const port = await new Promise<number>((resolve) => blocked.stdout.once('data', (d) => resolve(Number(String(d)))));
+  const queued = await Promise.all(
+    [0, 1].map(async () => {
+      const s = connect({ port, host: '127.0.0.1' });
+      await new Promise((resolve) => s.once('connect', resolve));
+      return s;
+    }),
+  );
+  return {
+    port,
+    close: () => {
+      for (const s of queued) s.destroy();
+      blocked.kill('SIGKILL');
+    },
+  };
 }

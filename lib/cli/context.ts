@@ -8,6 +8,7 @@ import { clean, jsonText, shown, type Named } from './format.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { GlobalOptions, OutputFormat } from './args.js';
 import { namedRequests } from '../table-wait.js';
+import { followTries } from '../connection-phase.js';
 import { answersChecked } from '../dynamodb-answers.js';
 
 /** Where a command writes: results to `out`, notes and errors to `err`. Each call is one line or more. */
@@ -112,8 +113,9 @@ export function clientFor(opts: Pick<GlobalOptions, 'endpoint' | 'region' | 'pro
   const requestHandler = { requestTimeout: opts.requestTimeoutMs, throwOnRequestTimeout: true };
   // each failed request names its table: a table not found is looked at alone (TableWait)
   // and an answer that is not DynamoDB's (an empty "200 OK" from another server on the port) is never taken for "no leases" or a write done
-  if (opts.endpoint) return answersChecked(namedRequests(localClient(opts.endpoint, opts.region, { requestHandler })), opts.endpoint);
-  return answersChecked(namedRequests(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), ...(opts.profile ? { profile: opts.profile } : {}), requestHandler })), configured ?? `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
+  // and a try that times out before it was sent is told by where it stopped (a DNS lookup, the TCP or TLS handshake)
+  if (opts.endpoint) return answersChecked(namedRequests(followTries(localClient(opts.endpoint, opts.region, { requestHandler }))), opts.endpoint);
+  return answersChecked(namedRequests(followTries(new DynamoDBClient({ ...(opts.region ? { region: opts.region } : {}), ...(opts.profile ? { profile: opts.profile } : {}), requestHandler }))), configured ?? `DynamoDB in region ${opts.region ?? process.env['AWS_REGION'] ?? '(default)'}`);
 }
 
 /**

@@ -4,6 +4,7 @@ import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
 import { CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 import { isWrongKey } from '../table-wait.js';
+import { unsentTold, unsentWhenFailed } from '../connection-phase.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
 import type { Target } from './context.js';
 import type { Named } from './format.js';
@@ -115,7 +116,13 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
         `check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and any HTTPS_PROXY or HTTP_PROXY setting; a write the command sent may have landed: run it again once DynamoDB answers (every write it makes is conditional, so a second run never applies one twice)`,
     );
   }
-  // the SDK's own request timeout (it carries ETIMEDOUT too): the endpoint took the request and gave no answer
+  // the SDK's own request timeout (it carries ETIMEDOUT too), its last try never sent: told by where it stopped
+  const unsent = e.name === 'TimeoutError' ? unsentWhenFailed(e) : undefined;
+  if (unsent) {
+    const told = unsentTold(unsent, target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    return new CliError(`cannot reach DynamoDB ${where(target)} (the last of 3 tries timed out ${told.how}) - ${told.fix}${unsent.phase === 'lookup' ? ", or raise --request-timeout above a lookup's time" : ''}`);
+  }
+  // the SDK's own request timeout: the endpoint took the request and gave no answer
   if (e.name === 'TimeoutError') {
     return new CliError(
       `DynamoDB ${where(target)} gave no answer within --request-timeout (${target.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS} ms, each of 3 tries) - ` +

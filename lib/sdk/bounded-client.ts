@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { followTry, TryConnection } from './connection-phase.js';
+import { followTry, TryConnection } from '../connection-phase.js';
 import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteOnTheWay, noteUnsent } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
@@ -105,7 +105,7 @@ function watched(command: unknown, onCredentials: () => void) {
     awaitsCredentials: () => seen.entered && !seen.credentialed,
     // credentials come, no try begun: the client's retry strategy holds it (the adaptive mode's rate limiter)
     heldBeforeFirstTry: () => seen.credentialed && !seen.tried,
-    // the last try's HTTP request, followed on its way out (connection-phase.ts)
+    // the last try's HTTP request, followed on its way out (lib/connection-phase.ts)
     connection: () => seen.connection,
     credentialsSettled,
   };

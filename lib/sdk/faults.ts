@@ -6,6 +6,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
+import { unsentTold, type Unsent } from '../connection-phase.js';
 import { ValidationError } from '../schemas/validation.js';
 import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 
@@ -211,9 +212,6 @@ function waitedOnPool(subject: string, e: Error, then: string): Error | undefine
   return named;
 }
 
-/** A try not yet sent (connection-phase.ts): still looking up `host`, or connecting to `address` (TCP), or in its TLS handshake there. */
-export type Unsent = { readonly phase: 'lookup'; readonly host: string } | { readonly phase: 'connect' | 'tls'; readonly host: string; readonly address: string };
-
 /** Requests abandoned at their bound with their last try not yet sent: where it stood. */
 const onTheWay = new WeakMap<object, Unsent>();
 
@@ -225,25 +223,7 @@ export function noteOnTheWay(abandoned: object, unsent: Unsent): void {
 /** For a request abandoned on its way out (noteOnTheWay): how far it got, and what to check. */
 function notSent(cause: Error): { readonly how: string; readonly fix: string } | undefined {
   const at = onTheWay.get(cause);
-  if (!at) return undefined;
-  const ms = Math.round((cause as { boundMs?: number }).boundMs ?? 0);
-  switch (at.phase) {
-    case 'lookup':
-      return {
-        how: `looking up ${at.host}: this machine's DNS resolver gave no address within ${ms} ms`,
-        fix: 'check the resolver (the nameservers in /etc/resolv.conf, or the VPC\'s DNS: one that does not answer costs its timeout on every lookup, and Node.js caches no lookups)',
-      };
-    case 'connect':
-      return {
-        how: `connecting to ${at.address}: the TCP handshake was not answered within ${ms} ms`,
-        fix: "something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint (or a NAT gateway) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall",
-      };
-    case 'tls':
-      return {
-        how: `in the TLS handshake with ${at.address}: connected, but no TLS answer within ${ms} ms`,
-        fix: 'something that accepts the connection does not speak TLS (a proxy or firewall holding it, or a plain-http server: an http:// endpoint?)',
-      };
-  }
+  return at && unsentTold(at, (cause as { boundMs?: number }).boundMs ?? 0);
 }
 
 /** Requests abandoned at their bound before the AWS SDK sent any try: it was still getting the client's credentials. */

@@ -24,7 +24,7 @@ import { sessionKey } from '../../lib/schemas/identity.js';
 import { LeaseStore, type Term } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, runMain, type CliHarness } from './harness.js';
-import { close, resettingProxy } from '../proxy.js';
+import { close, listen, resettingProxy, synDroppingPort } from '../proxy.js';
 import { listenOnLoopback } from '../support.js';
 
 let h: CliHarness;
@@ -877,6 +877,31 @@ describe('where DynamoDB is', () => {
     const bad = await runMain(['--endpoint', endpoint, '--request-timeout', '5s', 'get', 'leases']);
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/--request-timeout: must be whole milliseconds, such as 5000/);
+  });
+
+  it('a try timed out before it was sent is told by where it stopped: a TCP handshake nobody answers (a private subnet without a route), a TLS handshake nobody answers', async () => {
+    // before: both "DynamoDB at … gave no answer within --request-timeout (200 ms, each of 3 tries) - check the network path to it and --endpoint, or raise --request-timeout on a slow link"
+    const dropping = await synDroppingPort();
+    try {
+      const r = await runMain(['--endpoint', `http://127.0.0.1:${dropping.port}`, '--request-timeout', '200', 'get', 'leases']);
+      expect(r.code).toBe(1);
+      expect(r.err).toBe(
+        `error: cannot reach DynamoDB at http://127.0.0.1:${dropping.port} (the last of 3 tries timed out connecting to 127.0.0.1: the TCP handshake was not answered within 200 ms) - something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint (or a NAT gateway) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall`,
+      );
+    } finally {
+      dropping.close();
+    }
+    const silent = await listen(() => undefined);
+    try {
+      const endpoint = silent.endpoint.replace('http:', 'https:');
+      // (a second: the loopback connection is made long before, on a busy machine too)
+      const r = await runMain(['--endpoint', endpoint, '--request-timeout', '1000', 'get', 'leases']);
+      expect(r.err).toBe(
+        `error: cannot reach DynamoDB at ${endpoint} (the last of 3 tries timed out in the TLS handshake with 127.0.0.1: connected, but no TLS answer within 1000 ms) - something that accepts the connection does not speak TLS (a proxy or firewall holding it, or a plain-http server: an http:// endpoint?)`,
+      );
+    } finally {
+      await close(silent);
+    }
   });
 
   it('a missing table is named, with the prefixes that do exist, the closest to the one asked first', async () => {

@@ -34,7 +34,7 @@ const cdkEntry = existsSync(join(REPO_ROOT, 'infra/index.ts')) ? 'infra/index.ts
 const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected> = {
   sdk: {
     entry: 'lib/sdk/index.ts',
-    areas: ['lib/clock.ts', 'lib/dynamodb-answers.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
+    areas: ['lib/clock.ts', 'lib/connection-phase.ts', 'lib/dynamodb-answers.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
     never: {
       // the push path's MQTT side is @conclave/sdk/push: a worker without it loads (and installs) no MQTT client
       modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'lib/sdk/push-channel.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
@@ -42,12 +42,12 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
     typeOnly: ['lib/sdk/push.ts'], // the Push interface an elector takes
-    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'node:util'], // http: the health check (lib/sdk/health.ts); util: a run-once mark compared with the row (isDeepStrictEqual); async_hooks, diagnostics_channel, net: where a request stopped on its way out (lib/sdk/connection-phase.ts)
+    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'node:util'], // http: the health check (lib/sdk/health.ts); util: a run-once mark compared with the row (isDeepStrictEqual); async_hooks, diagnostics_channel, net: where a request stopped on its way out (lib/connection-phase.ts)
   },
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',
     // faults.ts: the user's onError and watchers called as every SDK object calls them (errorSink, callBack)
-    areas: ['lib/clock.ts', 'lib/dynamodb-answers.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/faults.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/table-wait.ts', 'lib/tables.ts'],
+    areas: ['lib/clock.ts', 'lib/connection-phase.ts', 'lib/dynamodb-answers.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/faults.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/table-wait.ts', 'lib/tables.ts'],
     never: {
       // the channel alone: no elector, store or schema of the leases
       modules: ['lib/sdk/elector.ts', 'lib/stores/', 'lib/election/', 'lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/testing/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
@@ -56,7 +56,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     // mqtt (an optional peer of @conclave/sdk) and SigV4 signing: one MQTT connection per worker process
     external: ['@aws-sdk/client-dynamodb', '@smithy/hash-node', '@smithy/signature-v4', 'mqtt', 'zod'],
     typeOnly: ['@aws-sdk/client-dynamodb', 'lib/sdk/push.ts'],
-    builtins: ['node:crypto', 'node:os'], // os: lib/clock.ts' systemClock.sinceBoot (os.uptime: a sleep told from an NTP step)
+    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:net', 'node:os'], // os: lib/clock.ts' systemClock.sinceBoot (os.uptime: a sleep told from an NTP step); async_hooks, diagnostics_channel, net: faults.ts' words for a request stopped on its way out (lib/connection-phase.ts)
   },
   cli: {
     entry: 'lib/cli/main.ts',
@@ -64,14 +64,15 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     // coordinator/refused-session.ts: when the tick deletes a refused session row, reckoned as the tick does (describe; no I/O)
     // table-wait.ts: a table still being created waited for as the SDK waits for it (no I/O)
     // dynamodb-answers.ts: an answer that is not DynamoDB's told apart as the SDK tells it (no I/O)
-    areas: ['lib/cli/', 'lib/clock.ts', 'lib/coordinator/refused-session.ts', 'lib/dynamodb-answers.ts', 'lib/coordinator/vouched.ts', 'lib/election/', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
+    // connection-phase.ts: a request timed out unsent told by where it stopped, in the SDK's words
+    areas: ['lib/cli/', 'lib/clock.ts', 'lib/connection-phase.ts', 'lib/coordinator/refused-session.ts', 'lib/dynamodb-answers.ts', 'lib/coordinator/vouched.ts', 'lib/election/', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
     never: {
       modules: ['lib/local/', 'lib/functions/', 'lib/history/', 'lib/testing/', 'lib/sdk/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
       packages: [...SERVER_PACKAGES, '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-sqs'],
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'commander', 'semver', 'zod'],
     typeOnly: [], // identity.ts: the CLI reads session rows (IdentityStore) to judge leases held on them
-    builtins: ['node:crypto', 'node:fs', 'node:os', 'node:path', 'node:readline', 'node:string_decoder', 'node:tty'], // readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id); os: lib/clock.ts' systemClock.sinceBoot; path: the events file's absolute path (conclave events)
+    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:net', 'node:os', 'node:path', 'node:readline', 'node:string_decoder', 'node:tty'], // async_hooks, diagnostics_channel, net: lib/connection-phase.ts; readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id); os: lib/clock.ts' systemClock.sinceBoot; path: the events file's absolute path (conclave events)
   },
   cdk: {
     entry: cdkEntry,
@@ -101,7 +102,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
       'lib/platform/',
       'lib/schemas/',
       'lib/sdk/bounded-client.ts', // the runtime lock's requests given a time bound as the SDK's are (boundedClient)
-      'lib/sdk/connection-phase.ts', // boundedClient waits on a slow lookup of the endpoint's name, and tells where a request stopped
+      'lib/connection-phase.ts', // boundedClient waits on a slow lookup of the endpoint's name, and tells where a request stopped
       'lib/sdk/faults.ts', // the local runtime tells an unreachable endpoint it was given as the SDK does (faultKind)
       'lib/stores/',
       'lib/table-wait.ts', // boundedClient names each failed request's table (namedRequests; no I/O)

@@ -6,14 +6,12 @@
  * connection is made and kept; each other one is told as where it stopped, with what to check. On
  * DynamoDB Local, the real AWS SDK and Node.js sockets, the clock driven (test/proxy.ts).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
 import type { LookupFunction } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LOOKUP_MOST_MS, MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBUnreachableError, getLeader } from '../../lib/sdk/index.js';
-import { drivenClock, inFlight, listen, close, type Listening } from '../proxy.js';
+import { close, drivenClock, inFlight, listen, synDroppingPort, type Listening } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 import { drivenElector, type Terms } from './driven-elector.js';
 
@@ -100,22 +98,8 @@ describe('a request still looking up its endpoint at its bound', () => {
 
 describe('a request whose handshake is not answered', () => {
   it('TCP (a listener whose queue is full drops the SYN): told as the handshake not answered, with the private subnet\'s routes to check', async () => {
-    // a listener that never accepts (its process blocked for good once it prints its port; a pipe's write is synchronous on Linux), its queue of one filled: the kernel drops further SYNs
-    const blocked: ChildProcess = spawn(
-      process.execPath,
-      ['-e', "const s = require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => { console.log(s.address().port); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0); });"],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    cleanups.push(() => blocked.kill('SIGKILL'));
-    const port = await new Promise<number>((resolve) => blocked.stdout!.once('data', (d) => resolve(Number(String(d)))));
-    const queued = await Promise.all(
-      [0, 1].map(async () => {
-        const s = connect({ port, host: '127.0.0.1' });
-        await new Promise((resolve) => s.once('connect', resolve));
-        return s;
-      }),
-    );
-    cleanups.push(() => queued.forEach((s) => s.destroy()));
+    const { port, close: unblock } = await synDroppingPort();
+    cleanups.push(unblock);
     const client = localClient(`http://127.0.0.1:${port}`);
     cleanups.push(() => client.destroy());
     const c = drivenClock(() => false);

@@ -4,12 +4,39 @@
  * diagnostics channels (published for every http.ClientRequest of the process): a request is this
  * try's when it is made in the try's async context (AsyncLocalStorage). A client whose request
  * handler does not use Node's http module (the simulator's, a fetch-based one) tells nothing.
+ * The worker SDK (lib/sdk/bounded-client.ts) and the CLI (lib/cli/context.ts) tell a try that timed
+ * out unsent by where it stopped, in the words below.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
-import type { ClientRequest } from 'node:http';
 import { isIP, type Socket } from 'node:net';
-import type { Unsent } from './faults.js';
+
+/** What is read of Node's http.ClientRequest (published on its diagnostics channels). */
+type ClientRequest = { readonly host: string; readonly socket: Socket | null; once(event: 'socket', listener: (socket: Socket) => void): unknown };
+
+/** A try not yet sent: still looking up `host`, or connecting to `address` (TCP), or in its TLS handshake there. */
+export type Unsent = { readonly phase: 'lookup'; readonly host: string } | { readonly phase: 'connect' | 'tls'; readonly host: string; readonly address: string };
+
+/** How far a try that timed out unsent got after `ms`, and what to check. */
+export function unsentTold(at: Unsent, ms: number): { readonly how: string; readonly fix: string } {
+  switch (at.phase) {
+    case 'lookup':
+      return {
+        how: `looking up ${at.host}: this machine's DNS resolver gave no address within ${Math.round(ms)} ms`,
+        fix: "check the resolver (the nameservers in /etc/resolv.conf, or the VPC's DNS: one that does not answer costs its timeout on every lookup, and Node.js caches no lookups)",
+      };
+    case 'connect':
+      return {
+        how: `connecting to ${at.address}: the TCP handshake was not answered within ${Math.round(ms)} ms`,
+        fix: "something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint (or a NAT gateway) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall",
+      };
+    case 'tls':
+      return {
+        how: `in the TLS handshake with ${at.address}: connected, but no TLS answer within ${Math.round(ms)} ms`,
+        fix: 'something that accepts the connection does not speak TLS (a proxy or firewall holding it, or a plain-http server: an http:// endpoint?)',
+      };
+  }
+}
 
 /** One try's HTTP request, followed. */
 export class TryConnection {
@@ -78,4 +105,26 @@ export function followTry<T>(connection: TryConnection, send: () => T): T {
     subscribe('http.client.request.start', onRequest);
   }
   return tries.run(connection, send);
+}
+
+/** Errors of tries that failed unsent (followTries), with where each stopped. */
+const failedUnsent = new WeakMap<object, Unsent>();
+
+/** Where the try that failed with `e` stopped, when it failed unsent on a client given followTries. */
+export const unsentWhenFailed = (e: unknown): Unsent | undefined => (typeof e === 'object' && e !== null ? failedUnsent.get(e) : undefined);
+
+/** Follows each try of `client`'s requests on its way out: one that fails unsent (the AWS SDK's own request timeout, say) is known by where it stopped (unsentWhenFailed). */
+export function followTries<C extends { middlewareStack: { add(mw: never, o: object): void } }>(client: C): C {
+  const mw = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+    const connection = new TryConnection();
+    try {
+      return await followTry(connection, () => next(args));
+    } catch (e) {
+      const at = connection.unsent;
+      if (at && typeof e === 'object' && e !== null) failedUnsent.set(e, at);
+      throw e;
+    }
+  };
+  client.middlewareStack.add(mw as never, { step: 'finalizeRequest', priority: 'low', name: 'conclaveFollowTries', override: true });
+  return client;
 }
