@@ -682,6 +682,22 @@ describe('release', () => {
   });
 });
 
+/**
+ * Runs `fn` with the process's environment holding no AWS_ variable but those of `env` (the AWS SDK
+ * reads the process's own, not the CLI's `env`), then puts it back as it was.
+ */
+async function withAwsEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = { ...process.env };
+  for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
+  Object.assign(process.env, env);
+  try {
+    return await fn();
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}
+
 describe('where DynamoDB is', () => {
   it("region local without --endpoint is told that region is local mode's and which endpoint to give", async () => {
     // before: "cannot reach DynamoDB in region local (ENOTFOUND) — check the network and --region", as
@@ -715,18 +731,12 @@ describe('where DynamoDB is', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-profile-region-'));
     const config = join(dir, 'config');
     writeFileSync(config, '[default]\nregion = us-east-2\n\n[profile p]\nregion = eu-west-1\n\n[profile bare]\noutput = json\n');
-    const saved = { ...process.env };
-    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
-    Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials') });
-    try {
+    await withAwsEnv({ AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials') }, async () => {
       const client = (profile?: string) => clientFor({ endpoint: undefined, region: undefined, profile, requestTimeoutMs: DEFAULT_REQUEST_TIMEOUT_MS });
       expect(await configFileRegion(client('p'))).toBe('eu-west-1');
       expect(await configFileRegion(client())).toBe('us-east-2');
       expect(await configFileRegion(client('bare'))).toBeUndefined();
-    } finally {
-      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-      Object.assign(process.env, saved);
-    }
+    });
     const tables = { leases: 'conclave-leases', candidates: 'conclave-candidates', identities: 'conclave-identities' };
     const notFound = Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
     const told = async (target: Target) => ((await explain(notFound, target)) as CliError).message;
@@ -741,18 +751,12 @@ describe('where DynamoDB is', () => {
     // before: "no AWS credentials found - configure them ..." (the SDK looks for credentials before
     // it resolves dynamodb.local.amazonaws.com), pointing a local-mode user at AWS credentials they
     // do not need. No credentials anywhere the SDK looks, and no instance metadata: no network at all
-    const saved = { ...process.env };
-    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
-    Object.assign(process.env, { AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent/config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials' });
-    try {
+    await withAwsEnv({ AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent/config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/credentials' }, async () => {
       const fix = "error: region 'local' is local mode's, and no endpoint was given: pass the endpoint `npx conclave-local` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)";
       expect(await runMain(['--region', 'local', 'get', 'leases'])).toMatchObject({ code: 1, err: fix });
       // the SDK's region from the environment, as the CLI reads it
       expect(await runMain(['describe', 'lease', 'nightly-report'], { env: { AWS_REGION: 'local' } })).toMatchObject({ code: 1, err: fix });
-    } finally {
-      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-      Object.assign(process.env, saved);
-    }
+    });
   });
 
   it("credentials the AWS SDK cannot load name the profile, and keep the SDK's own words where they say more (an SSO session to log in again)", async () => {
@@ -761,15 +765,12 @@ describe('where DynamoDB is', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-profiles-'));
     const config = join(dir, 'config');
     writeFileSync(config, '[profile dev]\nsso_session = corp\nsso_account_id = 111111111111\nsso_role_name = Admin\nregion = eu-west-1\n\n[sso-session corp]\nsso_start_url = https://example.awsapps.com/start\nsso_region = eu-west-1\n');
-    const saved = { ...process.env };
-    for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
-    Object.assign(process.env, { HOME: dir, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'), AWS_REGION: 'eu-west-1' });
     // the profile as AWS_PROFILE (the AWS SDK reads the process's environment; the CLI is given the same), or as --profile
     const as = async (profile: string) => {
       process.env['AWS_PROFILE'] = profile;
       return runMain(['get', 'leases'], { env: { AWS_PROFILE: profile, AWS_REGION: 'eu-west-1' } });
     };
-    try {
+    await withAwsEnv({ HOME: dir, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'), AWS_REGION: 'eu-west-1' }, async () => {
       const sso = await runMain(['--profile', 'dev', 'get', 'leases'], { env: { AWS_REGION: 'eu-west-1' } });
       expect(sso.code).toBe(1);
       expect(sso.err).toBe(
@@ -784,10 +785,7 @@ describe('where DynamoDB is', () => {
       delete process.env['AWS_PROFILE'];
       expect(await runMain(['--profile', 'nosuch', 'get', 'leases'], { env: { AWS_REGION: 'eu-west-1' } })).toEqual(missing);
       expect((await runMain(['--profile', 'my prod', 'get', 'leases'])).err).toMatch(/--profile: must be a profile name of the AWS config file/);
-    } finally {
-      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-      Object.assign(process.env, saved);
-    }
+    });
   });
 
   it('an unreachable endpoint says how to start local mode', async () => {

@@ -6,6 +6,7 @@
  * connection is made and kept; each other one is told as where it stopped, with what to check. On
  * DynamoDB Local, the real AWS SDK and Node.js sockets, the clock driven (test/proxy.ts).
  */
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LookupFunction } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
@@ -27,6 +28,16 @@ afterEach(async () => {
 function lookupAs(answer: (reply: () => void) => void): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...a: unknown[]) => void) =>
     answer(() => (options.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4)))) as LookupFunction;
+}
+
+/** An elector of lease `lease` on `client` (destroyed after the test) and a clock driven whenever the process is idle, its faults in `errors`. */
+function unreached(client: DynamoDBClient, lease: string) {
+  cleanups.push(() => client.destroy());
+  const c = drivenClock(() => false);
+  const errors: Error[] = [];
+  const a = drivenElector(t.names, 'a', lease, client, c, [], errors);
+  cleanups.push(() => a.stop());
+  return { c, errors };
 }
 
 /** DynamoDB Local's endpoint by a name to look up: `localhost` for 127.0.0.1. */
@@ -76,12 +87,7 @@ describe('a request still looking up its endpoint at its bound', () => {
 
   it('a lookup that never ends: abandoned LOOKUP_MOST_MS past the bound, told as the lookup that held it, and tried again', async () => {
     let lookups = 0;
-    const client = localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } });
-    cleanups.push(() => client.destroy());
-    const c = drivenClock(() => false);
-    const errors: Error[] = [];
-    const a = drivenElector(t.names, 'a', 'lost-lookup', client, c, [], errors);
-    cleanups.push(() => a.stop());
+    const { c, errors } = unreached(localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } }), 'lost-lookup');
     await c.drive(() => errors.length >= 2);
     expect(c.waited()).toBeGreaterThanOrEqual(2 * (MIN_REQUEST_BOUND_MS + LOOKUP_MOST_MS));
     for (const e of errors) {
@@ -101,11 +107,7 @@ describe('a request whose handshake is not answered', () => {
     const { port, close: unblock } = await synDroppingPort();
     cleanups.push(unblock);
     const client = localClient(`http://127.0.0.1:${port}`);
-    cleanups.push(() => client.destroy());
-    const c = drivenClock(() => false);
-    const errors: Error[] = [];
-    const a = drivenElector(t.names, 'a', 'syn-dropped', client, c, [], errors);
-    cleanups.push(() => a.stop());
+    const { c, errors } = unreached(client, 'syn-dropped');
     await c.drive(() => errors.length >= 1);
     const fix = "something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint \\(or a NAT gateway\\) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall";
     // before: "cannot reach DynamoDB at … (timed out): check the client's endpoint and region, and that DynamoDB … is up"
@@ -123,12 +125,7 @@ describe('a request whose handshake is not answered', () => {
   it('TLS (a server that accepts and says nothing): told as the TLS handshake not answered', async () => {
     const silent: Listening = await listen(() => undefined);
     cleanups.push(() => close(silent));
-    const client = localClient(silent.endpoint.replace('http:', 'https:'));
-    cleanups.push(() => client.destroy());
-    const c = drivenClock(() => false);
-    const errors: Error[] = [];
-    const a = drivenElector(t.names, 'a', 'tls-silent', client, c, [], errors);
-    cleanups.push(() => a.stop());
+    const { c, errors } = unreached(localClient(silent.endpoint.replace('http:', 'https:')), 'tls-silent');
     await c.drive(() => errors.length >= 1);
     expect(errors[0]!.message).toMatch(
       /^cannot reach DynamoDB at https:\/\/127\.0\.0\.1:\d+ \(timed out in the TLS handshake with 127\.0\.0\.1: connected, but no TLS answer within 5000 ms\): something that accepts the connection does not speak TLS \(a proxy or firewall holding it, or a plain-http server: an http:\/\/ endpoint\?\); retrying with backoff$/,
