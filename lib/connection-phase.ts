@@ -17,8 +17,14 @@ type ClientRequest = { readonly host: string; readonly socket: Socket | null; on
 /** A try not yet sent: still looking up `host`, or connecting to `address` (TCP), or in its TLS handshake there. */
 export type Unsent = { readonly phase: 'lookup'; readonly host: string } | { readonly phase: 'connect' | 'tls'; readonly host: string; readonly address: string };
 
-/** How far a try that timed out unsent got after `ms`, and what to check. */
-export function unsentTold(at: Unsent, ms: number): { readonly how: string; readonly fix: string } {
+/** The service a try goes to, as what reaches it from a private subnet is named. */
+const ROUTE = {
+  dynamodb: 'DynamoDB is reached through a gateway VPC endpoint (or a NAT gateway) in the subnet\'s route table',
+  iot: 'IoT Core is reached through an interface VPC endpoint for its data plane (docs/deploy.md) or a NAT gateway',
+} as const;
+
+/** How far a try to `service` that timed out unsent got after `ms`, and what to check. */
+export function unsentTold(at: Unsent, ms: number, service: keyof typeof ROUTE = 'dynamodb'): { readonly how: string; readonly fix: string } {
   switch (at.phase) {
     case 'lookup':
       return {
@@ -28,7 +34,7 @@ export function unsentTold(at: Unsent, ms: number): { readonly how: string; read
     case 'connect':
       return {
         how: `connecting to ${at.address}: the TCP handshake was not answered within ${Math.round(ms)} ms`,
-        fix: "something on the way drops the packets: from a private subnet, DynamoDB is reached through a gateway VPC endpoint (or a NAT gateway) in the subnet's route table; check the security group's and the network ACL's outbound rules, and any firewall",
+        fix: `something on the way drops the packets: from a private subnet, ${ROUTE[service]}; check the security group's and the network ACL's outbound rules, and any firewall`,
       };
     case 'tls':
       return {
@@ -113,18 +119,21 @@ const failedUnsent = new WeakMap<object, Unsent>();
 /** Where the try that failed with `e` stopped, when it failed unsent on a client given followTries. */
 export const unsentWhenFailed = (e: unknown): Unsent | undefined => (typeof e === 'object' && e !== null ? failedUnsent.get(e) : undefined);
 
-/** Follows each try of `client`'s requests on its way out: one that fails unsent (the AWS SDK's own request timeout, say) is known by where it stopped (unsentWhenFailed). */
+/** Runs `send` (one try) with its HTTP request followed: the error it fails with before the request was sent is known by where it stopped (unsentWhenFailed). */
+export async function tryFollowed<T>(send: () => Promise<T>): Promise<T> {
+  const connection = new TryConnection();
+  try {
+    return await followTry(connection, send);
+  } catch (e) {
+    const at = connection.unsent;
+    if (at && typeof e === 'object' && e !== null) failedUnsent.set(e, at);
+    throw e;
+  }
+}
+
+/** Follows each try of `client`'s requests on its way out (tryFollowed): one that fails unsent (the AWS SDK's own request timeout, say) is known by where it stopped. */
 export function followTries<C extends { middlewareStack: { add(mw: never, o: object): void } }>(client: C): C {
-  const mw = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
-    const connection = new TryConnection();
-    try {
-      return await followTry(connection, () => next(args));
-    } catch (e) {
-      const at = connection.unsent;
-      if (at && typeof e === 'object' && e !== null) failedUnsent.set(e, at);
-      throw e;
-    }
-  };
+  const mw = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => tryFollowed(() => next(args));
   client.middlewareStack.add(mw as never, { step: 'finalizeRequest', priority: 'low', name: 'conclaveFollowTries', override: true });
   return client;
 }

@@ -14,6 +14,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock } from '../clock.js';
+import { tryFollowed, unsentTold, unsentWhenFailed } from '../connection-phase.js';
 import { processOf } from '../schemas/instance.js';
 import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
@@ -352,7 +353,10 @@ export class PushChannel implements Push {
       while (!signal.aborted) {
         const up = await this.connectOnce(connect, signal).catch((e: unknown) => {
           const why = (e as Error).message;
-          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${why}${upgradeRefused(why)}`, { cause: e }));
+          // not connected yet when mqtt.js gave up: where the connection stopped (the TCP handshake, say), not what the broker did
+          const unsent = unsentWhenFailed(e);
+          const told = unsent ? unsentTold(unsent, CONNECT_TIMEOUT_MS, 'iot') : undefined;
+          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${why}${told ? `: timed out ${told.how}: ${told.fix}` : upgradeRefused(why)}`, { cause: e }));
           return undefined;
         });
         if (up) {
@@ -395,7 +399,7 @@ export class PushChannel implements Push {
   /** Opens one connection and subscribes; resolves to `closed`, which settles when it closes. */
   private async connectOnce(connect: MqttPackage['connect'], signal: AbortSignal): Promise<{ closed: Promise<void> }> {
     const url = await this.connectionUrl();
-    const connecting = connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS });
+    const connecting = tryFollowed(() => connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS }));
     // stopped while connecting: run() does not wait out the connect timeout (a broker that never answers); the connection, if it comes, is dropped
     const m = await new Promise<MqttClient | undefined>((resolve, reject) => {
       const onAbort = () => resolve(undefined);

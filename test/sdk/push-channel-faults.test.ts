@@ -22,6 +22,7 @@ import { systemClock, type Clock } from '../../lib/clock.js';
 import { LOCAL_CREDENTIALS } from '../../lib/stores/client.js';
 import { waitFor } from './harness.js';
 import { listenOnLoopback } from '../support.js';
+import { synDroppingPort } from '../proxy.js';
 
 let broker: PushBroker;
 beforeAll(async () => void (broker = await startPushBroker()));
@@ -165,6 +166,20 @@ describe('PushChannel under faults', () => {
       `PushChannel: could not connect to ${p.endpoint} (trying again in 100 ms): connack timeout: nothing accepted the connection within 10 s (the endpoint took the TCP connection but answered neither the WebSocket upgrade nor the MQTT CONNECT): something other than an MQTT broker listens there, or a proxy or firewall holds the connection; check the endpoint (the stack output PushEndpoint, or local mode's CONCLAVE_PUSH_URL)`,
     );
     expect(channel.healthy()).toBe(false);
+  }, 60_000);
+
+  it("an endpoint whose TCP handshake nobody answers (a private subnet with no route to IoT Core): told as that, not as an endpoint that took the connection", async () => {
+    const dropping = await synDroppingPort();
+    try {
+      const endpoint = `ws://127.0.0.1:${dropping.port}/mqtt`;
+      // waits out mqtt.js's connect timeout (10 s), as above; before: "... nothing accepted the connection within 10 s (the endpoint took the TCP connection but ...)", which it never did
+      const { first } = await firstReport(endpoint);
+      expect(first.message).toBe(
+        `PushChannel: could not connect to ${endpoint} (trying again in 100 ms): connack timeout: timed out connecting to 127.0.0.1: the TCP handshake was not answered within 10000 ms: something on the way drops the packets: from a private subnet, IoT Core is reached through an interface VPC endpoint for its data plane (docs/deploy.md) or a NAT gateway; check the security group's and the network ACL's outbound rules, and any firewall`,
+      );
+    } finally {
+      dropping.close();
+    }
   }, 60_000);
 
   it('stopped while connecting to a broker that never answers: run() resolves (at once: bench/push-stop.ts)', async () => {
