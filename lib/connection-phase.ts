@@ -1,11 +1,12 @@
 /**
- * Where one try of a request to DynamoDB stands on its way out: looking up the endpoint's name,
- * connecting (the TCP handshake), in the TLS handshake, or sent. Followed through Node.js's http
- * diagnostics channels (published for every http.ClientRequest of the process): a request is this
- * try's when it is made in the try's async context (AsyncLocalStorage). A client whose request
- * handler does not use Node's http module (the simulator's, a fetch-based one) tells nothing.
- * The worker SDK (lib/sdk/bounded-client.ts) and the CLI (lib/cli/context.ts) tell a try that timed
- * out unsent by where it stopped, in the words below.
+ * Where one try of a request to DynamoDB (or of a PushChannel's connection to IoT Core) stands on
+ * its way out: looking up the endpoint's name, connecting (the TCP handshake), in the TLS handshake,
+ * or sent. Followed through Node.js's http diagnostics channels (published for every
+ * http.ClientRequest of the process): a request is this try's when it is made in the try's async
+ * context (AsyncLocalStorage). A client whose request handler does not use Node's http module (the
+ * simulator's, a fetch-based one) tells nothing. The worker SDK (lib/sdk/bounded-client.ts), the
+ * CLI (lib/cli/context.ts) and PushChannel tell a try that timed out unsent by where it stopped, in
+ * the words below.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
@@ -113,10 +114,10 @@ export function followTry<T>(connection: TryConnection, send: () => T): T {
   return tries.run(connection, send);
 }
 
-/** Errors of tries that failed unsent (followTries), with where each stopped. */
+/** Errors of tries that failed unsent (tryFollowed), with where each stopped. */
 const failedUnsent = new WeakMap<object, Unsent>();
 
-/** Where the try that failed with `e` stopped, when it failed unsent on a client given followTries. */
+/** Where the try that failed with `e` stopped, when it failed unsent under tryFollowed (a client given followTries, say). */
 export const unsentWhenFailed = (e: unknown): Unsent | undefined => (typeof e === 'object' && e !== null ? failedUnsent.get(e) : undefined);
 
 /** Runs `send` (one try) with its HTTP request followed: the error it fails with before the request was sent is known by where it stopped (unsentWhenFailed). */
