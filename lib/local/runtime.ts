@@ -6,7 +6,7 @@
  * (the push path) as a loopback MQTT broker the real IoTDataPlaneClient publishes wakes to.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
@@ -25,6 +25,7 @@ import { boundedClient, requestBoundMs } from '../sdk/bounded-client.js';
 import { callBack, faultKind } from '../sdk/faults.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 import { defaultTableNames } from '../tables.js';
+import { makeFolder } from '../util/folder.js';
 import { rulePattern, wiring, type FunctionName, type FunctionWiring } from '../wiring.js';
 import { DelayQueue } from './delay-queue.js';
 import { startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.js';
@@ -266,7 +267,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const clock = opts.clock ?? systemClock;
   const prefix = opts.prefix ?? 'conclave-local';
   const dir = resolve(opts.dir ?? '.local');
-  mkdirSync(dir, { recursive: true });
+  makeFolder(dir);
   const eventsFile = join(dir, 'events.jsonl');
   const deadLetterFile = join(dir, 'dead-letters.jsonl');
   appendFileSync(eventsFile, ''); // there from the start: `conclave events` finds no events yet, not a missing file

@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -16,6 +16,7 @@ import type { RuntimeLockLoss } from '../local/runtime-lock.js';
 import { callBack } from '../sdk/faults.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { parse } from '../schemas/validation.js';
+import { makeFolder } from '../util/folder.js';
 import * as z from 'zod';
 
 export type { LocalEvent } from '../local/runtime.js';
@@ -134,7 +135,7 @@ export interface LocalConclave {
 /** The events folder, made if missing; one that cannot be (a file there, no permission) is named with its option, before anything starts. */
 function madeFolder(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    makeFolder(dir);
   } catch (e) {
     throw new Error(`cannot use ${dir} as the events folder, eventsDir (conclave-local: --events-dir): ${(e as Error).message} - name a folder (made if missing), such as .local`, { cause: e });
   }

@@ -4,6 +4,7 @@
  * startLocalConclave() option behind it. Nothing is started: each case fails before DynamoDB Local.
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -55,5 +56,14 @@ describe('conclave-local', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).toMatch(/\nusage: conclave-local /);
+  });
+
+  // Node's recursive mkdir never returns where mkdir answers ENOENT under a parent that exists: the
+  // command hung there, with nothing printed, before DynamoDB Local or anything else started
+  it.skipIf(!existsSync('/proc/self'))('--events-dir under a folder that takes no new folders (/proc): refused naming the flag and the parent, exit 1', () => {
+    const r = run('--events-dir', '/proc/conclave-no-such/events', '--endpoint', 'http://127.0.0.1:9');
+    expect(r.error).toBeUndefined();
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/^conclave-local: cannot use \/proc\/conclave-no-such\/events as the events folder, eventsDir \(conclave-local: --events-dir\): \/proc takes no new folders .* - name a folder/);
   });
 });
