@@ -361,6 +361,7 @@ export class LeaseCandidate {
         row = await this.register();
         this.registered = true;
       } catch (e) {
+        if (signal.aborted && e === signal.reason) return this.startUp.failed(signal.reason); // a read the stop abandoned
         if (e instanceof DuplicateIdentityError || (await this.startUp.cannotStart(e))) throw this.startUp.fail(e);
         // a fault it can outlive (unreachable, denied, throttled, a malformed row): told, tried again
         this.report(e);
@@ -433,7 +434,8 @@ export class LeaseCandidate {
    */
   private async askForName(signal: AbortSignal): Promise<void> {
     const { leaseName, name, claimWindowMs } = this.options;
-    const found = (await this.store.read(leaseName, name)).item;
+    // a read the stop abandons (a lookup of DynamoDB's name that takes long, say); the claim's write is waited for
+    const found = (await this.store.read(leaseName, name, true, signal)).item;
     const holder = found?.identity;
     if (!found || holder === undefined || holder === this.instance) return;
     const leases = new LeaseStore(this.client, this.options.tables.leases);
@@ -450,7 +452,7 @@ export class LeaseCandidate {
     let seen = found.renewTime;
     for (let left = claimWindowMs; left > 0 && !signal.aborted; left = claimWindowMs - (this.clock.monotonic() - since)) {
       await new Nap(this.clock, Math.min(left, claimWindowMs / CLAIM_READS), signal).done;
-      const now = (await this.store.read(leaseName, name)).item;
+      const now = (await this.store.read(leaseName, name, true, signal)).item;
       if (now?.identity !== holder) return; // withdrawn (it stopped), or another start-up's now
       if (now.renewTime === seen) continue;
       // An answer is a renewal stamped after the claim was put. One stamped well before it was sent

@@ -177,7 +177,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (() => detectPlatform()), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 
@@ -430,6 +430,9 @@ export class LeaderElector {
       : undefined;
     // a request of this process (the Session's, another elector's) answered after failures: a backoff nap ends
     const unrecovered = onRecovered(x.client, () => this.note({ kind: 'endpointRecovered', failures: x.failures }));
+    const reads = (x.reads = new AbortController());
+    const abandonReads = () => reads.abort(READ_ABANDONED);
+    signal.addEventListener('abort', abandonReads, { once: true });
     try {
       while (!signal.aborted) {
         // when this step's first request goes out: a backoff after it fails counts from here, so a
@@ -451,7 +454,7 @@ export class LeaderElector {
           // leader's retry period (its renew deadline guards its term). A row the schema refuses is
           // no load to shed: read again every retry period, so its repair is seen at once
           x.failures = faultKind(e) === 'invalidRow' ? 1 : x.failures + 1;
-          x.report(e);
+          this.report(e);
         }
         // (cancelled during the step: no nap — a nap begun on an aborted signal would run its whole length before the step-down)
         if (!this.known.wakePending && !signal.aborted) await this.napFor(x.failures > 0 && !this.known.lead ? Math.max(0, triedAt + x.retryDelayMs(x.failures, o.retryPeriodMs, time.random()) - time.monotonic()) : nextStepDelay(x.settings, this.known, this.moment(), () => time.random()), signal);
@@ -460,6 +463,8 @@ export class LeaderElector {
       }
     } finally {
       x.phase = 'stopping';
+      signal.removeEventListener('abort', abandonReads);
+      x.reads = undefined;
       // leading, it hands over or releases from here: a process that exits before that is answered is told why (leaving.ts)
       const stepDown = this.known.lead && this.options.releaseOnCancel ? x.stepDown() : undefined;
       unrecovered();
@@ -627,7 +632,18 @@ export class LeaderElector {
 
   /** An event from outside the step's own reads and writes (a timer, a wake, the session, the clock, the work): decided and carried out now. */
   private note(e: Event): void {
-    this.aside(this.feed(e).catch(this.x.report));
+    this.aside(this.feed(e).catch(this.report));
+  }
+
+  /** onError, told `e`: not a read the stop abandoned. */
+  private readonly report = (e: unknown): void => {
+    if (e !== READ_ABANDONED) this.x.report(e);
+  };
+
+  /** `read`, abandoned (rejected with READ_ABANDONED) as run()'s signal aborts during the loop. */
+  private untilStop<T>(read: Promise<T>): Promise<T> {
+    const reads = this.x.reads;
+    return reads ? raced(read, reads.signal) : read;
   }
 
   /** Work carried out beside the loop (a chain `note` began, a write not waited on): run() resolves only once it is done. */
@@ -680,13 +696,14 @@ export class LeaderElector {
           if (consistent) this.doubtRead((raw as LeaseRead).item);
           return { kind: 'leaseRead', raw: raw as LeaseRead };
         };
-        return { sent: x.lock.get(consistent), answer };
+        return { sent: x.lock.get(consistent, x.reads?.signal), answer };
       }
       case 'readSession':
         // on multi-Region tables every read is strongly consistent, as the lease store's are
-        return { sent: x.lock.session(f.name, f.shareMs, f.pendingMs, f.consistent || o.multiRegion, f.term), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
+        // (one read the process's electors share: abandoned by this elector, not aborted)
+        return { sent: this.untilStop(x.lock.session(f.name, f.shareMs, f.pendingMs, f.consistent || o.multiRegion, f.term)), answer: (read) => ({ kind: 'sessionRead', read: read as SessionRead }) };
       case 'readProcessSession':
-        return { sent: x.lock.processSession(f.named, f.process, f.term), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
+        return { sent: this.untilStop(x.lock.processSession(f.named, f.process, f.term)), answer: (read) => ({ kind: 'processSessionRead', read: read as SessionRead }) };
       case 'readCandidates':
         return { sent: x.lock.candidates(), answer: (rows) => ({ kind: 'candidatesRead', instances: (rows as readonly Candidate[]).map((c) => c.identity) }), fault: { kind: 'candidatesRead', instances: undefined } };
       case 'renewCandidate':
@@ -800,6 +817,9 @@ export class LeaderElector {
 
 const STARTED = Promise.resolve();
 
+/** Why a read the loop waited on was abandoned: run()'s signal aborted (Shell.reads). Never told to onError. */
+const READ_ABANDONED = new DOMException('the read was abandoned: the elector is stopping', 'AbortError');
+
 /** The writes that put a term on a session, as a hold's reason names them. */
 type PutOnSession = 'take' | 'confirmation' | 'renewal';
 
@@ -846,6 +866,12 @@ interface Shell {
   platform: Platform | undefined;
   /** Ends the sleep between steps early (a wake). */
   nap: Nap | undefined;
+  /**
+   * While the loop runs: aborted with READ_ABANDONED as run()'s signal aborts, so the read a step waits
+   * on (a lease or session read still looking up DynamoDB's name, say) is abandoned and the stop goes
+   * on. A read changes nothing. Writes are waited for, and the stop's own reads are not abandoned.
+   */
+  reads: AbortController | undefined;
   /** When its last WOKEN_READS woken polls went out (monotonic, oldest first): wokenReadDelay. */
   wokenAt: readonly number[];
   /** Steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned, unless the endpoint recovers first. */

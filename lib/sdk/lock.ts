@@ -46,8 +46,8 @@ export interface HandOff {
 export interface LeaseLock {
   /** The lease's name. */
   readonly name: string;
-  /** The lease row: strongly consistent unless `consistent` is false (a follower's poll; every write it leads to is conditioned on it). */
-  get(consistent?: boolean): Promise<LeaseRead>;
+  /** The lease row: strongly consistent unless `consistent` is false (a follower's poll; every write it leads to is conditioned on it). `signal` abandons it. */
+  get(consistent?: boolean, signal?: AbortSignal): Promise<LeaseRead>;
   /** Writes `record` (a new term: NoCoordination, the fallback, the designated successor) if the row is still at the revision read. */
   acquire(read: LeaseRead, record: LeasePatch): Promise<Acquired>;
   /** Confirms or renews `term`, conditioned on the row's copy of its token; never moves renewTime back. Undefined: no longer this term. */
@@ -151,7 +151,7 @@ export function takenAgain(lease: Lease, c: Pick<Claim, 'now' | 'leaseDurationSe
 export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: CandidateStore, sessions: SessionReader): LeaseLock {
   return {
     name,
-    get: (consistent = true) => leases.read(name, consistent),
+    get: (consistent = true, signal) => leases.read(name, consistent, signal),
     async acquire(read, record) {
       try {
         return { written: await leases.write(read, record) };

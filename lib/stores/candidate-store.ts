@@ -24,9 +24,9 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     super({ client, table, keys: ['leaseName', 'name'], schema: CandidateItem, kind: 'candidate' });
   }
 
-  /** The row, strongly consistent unless `consistent` is false (half the read units). */
-  read(leaseName: string, name: string, consistent = true): Promise<CandidateRead> {
-    return this.get({ leaseName, name }, consistent);
+  /** The row, strongly consistent unless `consistent` is false (half the read units); `signal` abandons it. */
+  read(leaseName: string, name: string, consistent = true, signal?: AbortSignal): Promise<CandidateRead> {
+    return this.get({ leaseName, name }, consistent, signal);
   }
 
   static readOf(c: Candidate): CandidateRead {

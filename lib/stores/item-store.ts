@@ -155,10 +155,10 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   /**
    * Reads one item, strongly consistent unless `consistent` is false (half the read units; the copy
    * may be a moment old — for reads whose next write is conditioned anyway). A malformed item is a
-   * ValidationError.
+   * ValidationError. `signal` abandons it (the request aborted).
    */
-  async get(key: Record<string, string>, consistent = true): Promise<Read<z.output<S>>> {
-    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }));
+  async get(key: Record<string, string>, consistent = true, signal?: AbortSignal): Promise<Read<z.output<S>>> {
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }), signal && { abortSignal: signal });
     if (!r.Item) return { key, item: undefined, revision: 0 };
     const item = this.parseRow(r.Item);
     return { key, item, revision: item.revision };

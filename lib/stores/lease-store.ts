@@ -187,9 +187,10 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
   /**
    * Reads the lease: strongly consistent unless `consistent` is false (a follower's poll: every write
    * it leads to is conditioned on what it read) and the store was not made for strong reads only.
+   * `signal` abandons it.
    */
-  read(name: string, consistent = true): Promise<LeaseRead> {
-    return this.get({ name }, consistent || this.strongReadsOnly);
+  read(name: string, consistent = true, signal?: AbortSignal): Promise<LeaseRead> {
+    return this.get({ name }, consistent || this.strongReadsOnly, signal);
   }
 
   /**

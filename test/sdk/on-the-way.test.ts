@@ -11,10 +11,10 @@ import type { LookupFunction } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LOOKUP_MOST_MS, MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
-import { DynamoDBUnreachableError, getLeader } from '../../lib/sdk/index.js';
+import { DynamoDBUnreachableError, LeaderElector, getLeader } from '../../lib/sdk/index.js';
 import { close, drivenClock, inFlight, listen, synDroppingPort, type Listening } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
-import { drivenElector, type Terms } from './driven-elector.js';
+import { CLIENT_GO, drivenElector, type Terms } from './driven-elector.js';
 
 let t: TestTables;
 beforeAll(async () => void (t = await testTables('on-the-way')));
@@ -99,6 +99,45 @@ describe('a request still looking up its endpoint at its bound', () => {
       );
     }
     expect(lookups).toBe(2);
+  });
+});
+
+describe('a stop while a read waits on a lookup that never ends', () => {
+  // before: run() resolved only once the read was abandoned at its bound and LOOKUP_MOST_MS (35 s),
+  // the abandoned read told to onError meanwhile
+  it.each(['NoCoordination', 'coordinated'] as const)('%s: the read is abandoned, run() resolves with no time passed, and nothing is told', async (mode) => {
+    let lookups = 0;
+    const client = localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } });
+    cleanups.push(() => client.destroy());
+    const c = drivenClock(() => false);
+    const errors: Error[] = [];
+    const e = new LeaderElector({
+      client,
+      tables: t.names,
+      clock: c.clock,
+      clockSync: 'none',
+      leaseName: `stop-in-lookup-${mode}`,
+      identity: 'a',
+      platform: 'none',
+      ...(mode === 'coordinated' ? { candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } } : { mode }),
+      ...CLIENT_GO,
+      onError: (x) => void errors.push(x),
+      callbacks: { onStartedLeading: () => undefined, onStoppedLeading: () => undefined },
+    });
+    const cancel = new AbortController();
+    let settled: string | undefined;
+    const running = e.run(cancel.signal).then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
+    // the first read is in its lookup (the candidacy's, coordinated; the lease's, NoCoordination)
+    await c.drive(() => lookups >= 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const stoppedAt = c.waited();
+    cancel.abort();
+    await c.drive(() => settled !== undefined);
+    await running;
+    expect(settled).toBe('resolved');
+    expect(c.waited() - stoppedAt).toBe(0);
+    expect(errors).toEqual([]);
+    expect(lookups).toBe(1);
   });
 });
 
