@@ -276,8 +276,13 @@ export class IdentityLeaseHeartbeat {
       // when this try goes out: the backoff after it fails counts from here (a try left unanswered waited its bound already)
       const triedAt = this.clock.monotonic();
       try {
-        row = await this.startRenewing();
+        row = await this.startRenewing(signal);
       } catch (e) {
+        if (signal.aborted && e === signal.reason) {
+          // its read abandoned by the stop (a lookup of DynamoDB's name that takes long, say): nothing of it was written
+          this.status = 'stopped';
+          return this.startUp.failed(signal.reason);
+        }
         // only what can never succeed ends run() (a table that does not exist); a fault it can
         // outlive (unreachable, denied, throttled) is reported and tried again with backoff
         if (await this.startUp.cannotStart(e)) {
@@ -316,9 +321,9 @@ export class IdentityLeaseHeartbeat {
     return this.serial(() => this.renewOnce());
   }
 
-  private startRenewing(): Promise<IdentityLease> {
+  private startRenewing(signal: AbortSignal): Promise<IdentityLease> {
     return this.serial(async () => {
-      const written = await this.acquire(true);
+      const written = await this.acquire(true, undefined, signal);
       if ('supersededBy' in written) throw new Error('unreachable: a take-over is never superseded');
       this.status = 'running';
       this.timer = every(this.clock, this.options.renewIntervalMs, () => this.tick(), { background: true }); // a heartbeat never keeps a process alive
@@ -403,11 +408,11 @@ export class IdentityLeaseHeartbeat {
 
   /**
    * Writes the row as this start-up's: a new acquisition (acquireTime = now) unless it already is
-   * ours. Without `takeOver`, a row another start-up holds is left alone and reported instead.
+   * ours. Without `takeOver`, a row another start-up holds is left alone and reported instead. `signal` abandons its read.
    */
-  private async acquire(takeOver: boolean, first?: IdentityRead): Promise<IdentityLease | { supersededBy: string }> {
+  private async acquire(takeOver: boolean, first?: IdentityRead, signal?: AbortSignal): Promise<IdentityLease | { supersededBy: string }> {
     return retryOnConflict(async (attempt) => {
-      const read = attempt === 1 && first ? first : await this.store.read(this.options.component, this.leaseName);
+      const read = attempt === 1 && first ? first : await this.store.read(this.options.component, this.leaseName, true, signal);
       const ours = read.item?.holderIdentity === this.holder;
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
       const sentAt = this.clock.monotonic();

@@ -208,6 +208,9 @@ interface Live {
   deadline: Timer | undefined;
 }
 
+/** Why a Session's probe read was abandoned: it is leaving (run()'s signal aborted, no elector on it). Never told to onError. */
+const LEAVING = new DOMException('the read was abandoned: the session is leaving', 'AbortError');
+
 /**
  * A process's session: share one among all the process's LeaderElectors (the `session` option),
  * as a PushChannel is shared, and run it beside them. While it lives, the leases they hold are
@@ -243,6 +246,8 @@ export class Session {
   private failing = false;
   /** run()'s signal, once run() is called. */
   private signal: AbortSignal | undefined;
+  /** Aborted (with LEAVING) once the session is leaving: the probe read a start waits on is abandoned (a lookup of DynamoDB's name that takes long, say). */
+  private readonly departure = new AbortController();
 
   /** @throws ValidationError naming each bad option */
   constructor(options: SessionOptions) {
@@ -419,8 +424,15 @@ export class Session {
       left = true;
       this.listeners.delete(listener);
       this.attached--;
-      if (this.leaving()) this.nap?.end();
+      this.departIfLeaving();
     };
+  }
+
+  /** Once leaving: the nap ends, and the probe read a start waits on is abandoned. */
+  private departIfLeaving(): void {
+    if (!this.leaving()) return;
+    this.nap?.end();
+    this.departure.abort(LEAVING);
   }
 
   /** Whether run()'s signal has aborted and every elector on the session has left: run() deletes the row and ends. */
@@ -452,9 +464,12 @@ export class Session {
     const unsleep = this.time.onSleep((sleptMs) => {
       if (this.current) this.end(this.current, `this machine slept ${Math.round(sleptMs)} ms, which its renew deadline on the monotonic clock did not count`);
     });
+    const depart = () => this.departIfLeaving();
+    signal.addEventListener('abort', depart, { once: true });
     try {
       await this.runRows(signal, leaving);
     } finally {
+      signal.removeEventListener('abort', depart);
       unsubscribe();
       unsleep();
     }
@@ -474,6 +489,7 @@ export class Session {
             failures = 0;
           }
         } catch (e) {
+          if (e === LEAVING) break; // its probe read abandoned: nothing was written
           // only what can never succeed ends run() (a table that does not exist); a fault it can
           // outlive (unreachable, denied, throttled) is reported and tried again with backoff, as a
           // LeaderElector's start-up is: its electors renew their leases themselves meanwhile
@@ -539,7 +555,7 @@ export class Session {
     }
     if (!this.trusted()) {
       // a response with DynamoDB's Date: the estimate settles, over a few, before the row is stamped
-      await this.store.read(this.component, `${this.options.prefix}-probe`);
+      await this.store.read(this.component, `${this.options.prefix}-probe`, true, this.departure.signal);
       this.answered();
       if (!this.trusted()) return false;
     }

@@ -107,9 +107,9 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
     return r.Item && unmarshall(r.Item);
   }
 
-  /** The row of `component` named `name` (a consistent read unless `consistent` is false), with the revision to write against. */
-  read(component: string, name: string, consistent = true): Promise<IdentityRead> {
-    return this.get({ component, name }, consistent);
+  /** The row of `component` named `name` (a consistent read unless `consistent` is false), with the revision to write against; `signal` abandons it. */
+  read(component: string, name: string, consistent = true, signal?: AbortSignal): Promise<IdentityRead> {
+    return this.get({ component, name }, consistent, signal);
   }
 
   /**

@@ -11,7 +11,7 @@ import type { LookupFunction } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LOOKUP_MOST_MS, MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
-import { DynamoDBUnreachableError, LeaderElector, getLeader } from '../../lib/sdk/index.js';
+import { DynamoDBUnreachableError, IdentityLeaseHeartbeat, LeaderElector, Session, getLeader } from '../../lib/sdk/index.js';
 import { close, drivenClock, inFlight, listen, synDroppingPort, type Listening } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 import { CLIENT_GO, drivenElector, type Terms } from './driven-elector.js';
@@ -128,6 +128,36 @@ describe('a stop while a read waits on a lookup that never ends', () => {
     let settled: string | undefined;
     const running = e.run(cancel.signal).then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
     // the first read is in its lookup (the candidacy's, coordinated; the lease's, NoCoordination)
+    await c.drive(() => lookups >= 1);
+    await new Promise((resolve) => setImmediate(resolve));
+    const stoppedAt = c.waited();
+    cancel.abort();
+    await c.drive(() => settled !== undefined);
+    await running;
+    expect(settled).toBe('resolved');
+    expect(c.waited() - stoppedAt).toBe(0);
+    expect(errors).toEqual([]);
+    expect(lookups).toBe(1);
+  });
+});
+
+describe('a Session or an IdentityLeaseHeartbeat stopped while its first read waits on a lookup that never ends', () => {
+  // before: run() resolved 37.5 s (a Session: its probe of DynamoDB's clock) and 40 s (a heartbeat:
+  // its first read of its row) of driven time after the abort, the abandoned read told to onError
+  it.each(['Session', 'IdentityLeaseHeartbeat'] as const)('%s: the read is abandoned, run() resolves with no time passed, and nothing is told', async (kind) => {
+    let lookups = 0;
+    const client = localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } });
+    cleanups.push(() => client.destroy());
+    const c = drivenClock(() => false);
+    const errors: Error[] = [];
+    const onError = (x: Error) => void errors.push(x);
+    const part =
+      kind === 'Session'
+        ? new Session({ client, tables: t.names, clock: c.clock, onError })
+        : new IdentityLeaseHeartbeat({ client, tables: t.names, clock: c.clock, component: 'stop-in-lookup', hostname: 'h', onError });
+    const cancel = new AbortController();
+    let settled: string | undefined;
+    const running = part.run(cancel.signal).then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
     await c.drive(() => lookups >= 1);
     await new Promise((resolve) => setImmediate(resolve));
     const stoppedAt = c.waited();
