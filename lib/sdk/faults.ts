@@ -226,6 +226,28 @@ function notSent(cause: Error): { readonly how: string; readonly fix: string } |
   return at && unsentTold(at, (cause as { boundMs?: number }).boundMs ?? 0);
 }
 
+/**
+ * The client's own HTTP handler ended the request at a timeout the user gave it (its requestHandler
+ * option `requestTimeout` with `throwOnRequestTimeout`, `connectionTimeout` or `socketTimeout`; the
+ * older handlers' wording too): told with the option and its value, not as DynamoDB out of reach.
+ * DynamoDB answers in milliseconds, but a new connection's handshakes, a throttled try's backoff or
+ * a busy DynamoDB Local take longer, and a bound shorter than that fails requests DynamoDB answers.
+ */
+function handlerTimeout(cause: Error): { readonly how: string; readonly fix: string; readonly unsent?: true } | undefined {
+  if (cause.name !== 'TimeoutError') return undefined;
+  const m = cause.message;
+  const told = (option: string, ms: string, before: string) => ({
+    how: `at the client's own ${option} of ${ms} ms, its requestHandler option: ${before}`,
+    fix: `DynamoDB answers within milliseconds, but a new connection, a retried try or a busy DynamoDB Local takes longer: raise ${option} to a second or more, or leave it out (Conclave bounds each request itself)`,
+  });
+  let x: RegExpExecArray | null;
+  if ((x = /exceeded the configured (\d+) ms requestTimeout/.exec(m)) || (x = /^Connection timed out after (\d+) ms$/.exec(m))) return told('requestTimeout', x[1]!, 'no answer by then');
+  if ((x = /did not establish a connection with the server within the configured timeout of (\d+) ms/.exec(m)) || (x = /^Socket timed out without establishing a connection within (\d+) ms$/.exec(m)))
+    return { ...told('connectionTimeout', x[1]!, 'no connection by then'), fix: `check the route to DynamoDB, and raise connectionTimeout to a second or more, or leave it out (Conclave bounds each request itself)`, unsent: true };
+  if ((x = /socket timed out after (\d+) ms of inactivity \(configured by client requestHandler\)/.exec(m))) return told('socketTimeout', x[1]!, 'the connection idle that long');
+  return undefined;
+}
+
 /** Requests abandoned at their bound before the AWS SDK sent any try: it was still getting the client's credentials. */
 const unsentAtBound = new WeakSet<object>();
 
@@ -291,9 +313,10 @@ export class DynamoDBUnreachableError extends Error {
     /** For such a call: what was not done and what to do. */
     advice?: string,
   ) {
-    const unsent = notSent(cause);
+    const own = handlerTimeout(cause);
+    const unsent = notSent(cause) ?? own;
     super(
-      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${code}${unsent ? ` ${unsent.how}` : ''}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : (unsent?.fix ?? "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up")}${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
+      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${own ? 'timed out' : code}${unsent ? ` ${unsent.how}` : ''}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : (unsent?.fix ?? "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up")}${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
     );
   }
 }
@@ -511,8 +534,8 @@ export async function oneShotFault(fault: unknown, call: string, leaseName: stri
   if (e instanceof NotDynamoDBError)
     return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
   const code = networkCode(e);
-  // a timeout stays the TimeoutError it is (a write may have landed), unless the request never left (noteOnTheWay)
-  if (!code || (code === 'timed out' && !onTheWay.has(e as Error)) || e instanceof DynamoDBUnreachableError) return e;
+  // a timeout stays the TimeoutError it is (a write may have landed), unless the request never left (noteOnTheWay, or no connection made)
+  if (!code || (code === 'timed out' && !onTheWay.has(e as Error) && !handlerTimeout(e as Error)?.unsent) || e instanceof DynamoDBUnreachableError) return e;
   return new DynamoDBUnreachableError(await endpointOf(client), code, e as Error, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers`);
 }
 

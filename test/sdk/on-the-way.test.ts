@@ -3,7 +3,9 @@
  * that does not answer, tried first, costs its timeout on every lookup, and Node.js caches none),
  * a TCP handshake nobody answers (a private subnet with no route to DynamoDB), a TLS handshake
  * nobody answers. A request whose lookup outlives its bound waits for it (LOOKUP_MOST_MS), so its
- * connection is made and kept; each other one is told as where it stopped, with what to check. On
+ * connection is made and kept; each other one is told as where it stopped, with what to check. A
+ * request the client's own HTTP handler ended at a timeout the user gave it is told with that option.
+ * A stop abandons the read a loop waits on, in its lookup or not. On
  * DynamoDB Local, the real AWS SDK and Node.js sockets, the clock driven (test/proxy.ts).
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -199,5 +201,55 @@ describe('a request whose handshake is not answered', () => {
     expect(errors[0]!.message).toMatch(
       /^cannot reach DynamoDB at https:\/\/127\.0\.0\.1:\d+ \(timed out in the TLS handshake with 127\.0\.0\.1: connected, but no TLS answer within 5000 ms\): something that accepts the connection does not speak TLS \(a proxy or firewall holding it, or a plain-http server: an http:\/\/ endpoint\?\); retrying with backoff$/,
     );
+  });
+});
+
+describe("a request ended by the client's own HTTP handler timeout", () => {
+  // before: "cannot reach DynamoDB at … (ETIMEDOUT): check the client's endpoint and region, and that
+  // DynamoDB … is up" for a requestTimeout shorter than DynamoDB's answers; "(timed out)" likewise for
+  // the other two: DynamoDB named out of reach, the option that ended the request not named
+  const timedOut = async (endpoint: string, requestHandler: Record<string, unknown>, lease: string) => {
+    const client = localClient(endpoint, 'local', { requestHandler });
+    cleanups.push(() => client.destroy());
+    // the clock held while a request is under way: only the handler's own timer (real time) ends it
+    const busy = inFlight(client);
+    const c = drivenClock(() => busy());
+    const errors: Error[] = [];
+    const a = drivenElector(t.names, 'a', lease, client, c, [], errors);
+    cleanups.push(() => a.stop());
+    await c.drive(() => errors.length >= 1);
+    return { client, c, error: errors[0]! };
+  };
+  const FIX = 'DynamoDB answers within milliseconds, but a new connection, a retried try or a busy DynamoDB Local takes longer';
+
+  it('requestTimeout (thrown, throwOnRequestTimeout): told with the option and its value, and to raise it or leave it out', async () => {
+    const silent: Listening = await listen(() => undefined);
+    cleanups.push(() => close(silent));
+    const { error } = await timedOut(silent.endpoint, { requestTimeout: 50, throwOnRequestTimeout: true }, 'own-request-timeout');
+    expect(error).toBeInstanceOf(DynamoDBUnreachableError);
+    expect(error.message).toBe(
+      `cannot reach DynamoDB at ${silent.endpoint} (timed out at the client's own requestTimeout of 50 ms, its requestHandler option: no answer by then): ${FIX}: raise requestTimeout to a second or more, or leave it out (Conclave bounds each request itself); retrying with backoff`,
+    );
+  });
+
+  it('socketTimeout: told with the option and its value', async () => {
+    const silent: Listening = await listen(() => undefined);
+    cleanups.push(() => close(silent));
+    const { error } = await timedOut(silent.endpoint, { socketTimeout: 50 }, 'own-socket-timeout');
+    expect(error.message).toMatch(/\(timed out at the client's own socketTimeout of 50 ms, its requestHandler option: the connection idle that long\): .*raise socketTimeout to a second or more, or leave it out/);
+  });
+
+  it('connectionTimeout (a SYN dropped): told with the option, the route to check; getLeader tells it as never sent', async () => {
+    const { port, close: unblock } = await synDroppingPort();
+    cleanups.push(unblock);
+    const { client, c, error } = await timedOut(`http://127.0.0.1:${port}`, { connectionTimeout: 50 }, 'own-connection-timeout');
+    const told = /\(timed out at the client's own connectionTimeout of 50 ms, its requestHandler option: no connection by then\): check the route to DynamoDB, and raise connectionTimeout to a second or more, or leave it out \(Conclave bounds each request itself\)/;
+    expect(error.message).toMatch(told);
+    let read: unknown;
+    void getLeader('own-connection-timeout', { client, clock: c.clock, tables: t.names }).catch((x: unknown) => void (read = x));
+    await c.drive(() => read !== undefined);
+    // before: the bare TimeoutError of the handler
+    expect(read).toBeInstanceOf(DynamoDBUnreachableError);
+    expect((read as Error).message).toMatch(told);
   });
 });
