@@ -11,6 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { LookupFunction } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Clock } from '../../lib/clock.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LOOKUP_MOST_MS, MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBUnreachableError, IdentityLeaseHeartbeat, LeaderElector, Session, getLeader } from '../../lib/sdk/index.js';
@@ -104,73 +105,61 @@ describe('a request still looking up its endpoint at its bound', () => {
   });
 });
 
+/**
+ * Runs what `make` makes (on a client whose lookups never end, a driven clock, its faults in
+ * `errors`) until its first request is in its lookup, then stops it: run() resolves with no time
+ * passed on the clock, nothing told, no second lookup.
+ */
+async function stoppedInLookup(make: (client: DynamoDBClient, clock: Clock, onError: (e: Error) => void) => { run(signal: AbortSignal): Promise<unknown> }) {
+  let lookups = 0;
+  const client = localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } });
+  cleanups.push(() => client.destroy());
+  const c = drivenClock(() => false);
+  const errors: Error[] = [];
+  const cancel = new AbortController();
+  let settled: string | undefined;
+  const running = make(client, c.clock, (x) => void errors.push(x))
+    .run(cancel.signal)
+    .then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
+  await c.drive(() => lookups >= 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  const stoppedAt = c.waited();
+  cancel.abort();
+  await c.drive(() => settled !== undefined);
+  await running;
+  expect(settled).toBe('resolved');
+  expect(c.waited() - stoppedAt).toBe(0);
+  expect(errors).toEqual([]);
+  expect(lookups).toBe(1);
+}
+
 describe('a stop while a read waits on a lookup that never ends', () => {
   // before: run() resolved only once the read was abandoned at its bound and LOOKUP_MOST_MS (35 s),
-  // the abandoned read told to onError meanwhile
-  it.each(['NoCoordination', 'coordinated'] as const)('%s: the read is abandoned, run() resolves with no time passed, and nothing is told', async (mode) => {
-    let lookups = 0;
-    const client = localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } });
-    cleanups.push(() => client.destroy());
-    const c = drivenClock(() => false);
-    const errors: Error[] = [];
-    const e = new LeaderElector({
-      client,
-      tables: t.names,
-      clock: c.clock,
-      clockSync: 'none',
-      leaseName: `stop-in-lookup-${mode}`,
-      identity: 'a',
-      platform: 'none',
-      ...(mode === 'coordinated' ? { candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } } : { mode }),
-      ...CLIENT_GO,
-      onError: (x) => void errors.push(x),
-      callbacks: { onStartedLeading: () => undefined, onStoppedLeading: () => undefined },
-    });
-    const cancel = new AbortController();
-    let settled: string | undefined;
-    const running = e.run(cancel.signal).then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
-    // the first read is in its lookup (the candidacy's, coordinated; the lease's, NoCoordination)
-    await c.drive(() => lookups >= 1);
-    await new Promise((resolve) => setImmediate(resolve));
-    const stoppedAt = c.waited();
-    cancel.abort();
-    await c.drive(() => settled !== undefined);
-    await running;
-    expect(settled).toBe('resolved');
-    expect(c.waited() - stoppedAt).toBe(0);
-    expect(errors).toEqual([]);
-    expect(lookups).toBe(1);
-  });
-});
+  // the abandoned read told to onError meanwhile; the candidacy's first read (coordinated) 45 s
+  it.each(['NoCoordination', 'coordinated'] as const)('a LeaderElector, %s: the read is abandoned, run() resolves with no time passed, and nothing is told', (mode) =>
+    stoppedInLookup(
+      (client, clock, onError) =>
+        new LeaderElector({
+          client,
+          tables: t.names,
+          clock,
+          clockSync: 'none',
+          leaseName: `stop-in-lookup-${mode}`,
+          identity: 'a',
+          platform: 'none',
+          ...(mode === 'coordinated' ? { candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } } : { mode }),
+          ...CLIENT_GO,
+          onError,
+          callbacks: { onStartedLeading: () => undefined, onStoppedLeading: () => undefined },
+        }),
+    ),
+  );
 
-describe('a Session or an IdentityLeaseHeartbeat stopped while its first read waits on a lookup that never ends', () => {
-  // before: run() resolved 37.5 s (a Session: its probe of DynamoDB's clock) and 40 s (a heartbeat:
-  // its first read of its row) of driven time after the abort, the abandoned read told to onError
-  it.each(['Session', 'IdentityLeaseHeartbeat'] as const)('%s: the read is abandoned, run() resolves with no time passed, and nothing is told', async (kind) => {
-    let lookups = 0;
-    const client = localClient(byName(), 'local', { requestHandler: { httpAgent: { lookup: lookupAs(() => void lookups++) } } });
-    cleanups.push(() => client.destroy());
-    const c = drivenClock(() => false);
-    const errors: Error[] = [];
-    const onError = (x: Error) => void errors.push(x);
-    const part =
-      kind === 'Session'
-        ? new Session({ client, tables: t.names, clock: c.clock, onError })
-        : new IdentityLeaseHeartbeat({ client, tables: t.names, clock: c.clock, component: 'stop-in-lookup', hostname: 'h', onError });
-    const cancel = new AbortController();
-    let settled: string | undefined;
-    const running = part.run(cancel.signal).then(() => void (settled = 'resolved'), (x: unknown) => void (settled = `rejected: ${String(x)}`));
-    await c.drive(() => lookups >= 1);
-    await new Promise((resolve) => setImmediate(resolve));
-    const stoppedAt = c.waited();
-    cancel.abort();
-    await c.drive(() => settled !== undefined);
-    await running;
-    expect(settled).toBe('resolved');
-    expect(c.waited() - stoppedAt).toBe(0);
-    expect(errors).toEqual([]);
-    expect(lookups).toBe(1);
-  });
+  // before: 37.5 s (a Session: its probe of DynamoDB's clock) and 40 s (a heartbeat: its first read of its row)
+  it('a Session: its probe read is abandoned, run() resolves with no time passed, and nothing is told', () =>
+    stoppedInLookup((client, clock, onError) => new Session({ client, tables: t.names, clock, onError })));
+  it('an IdentityLeaseHeartbeat: its first read is abandoned, run() resolves with no time passed, and nothing is told', () =>
+    stoppedInLookup((client, clock, onError) => new IdentityLeaseHeartbeat({ client, tables: t.names, clock, component: 'stop-in-lookup', hostname: 'h', onError })));
 });
 
 describe('a request whose handshake is not answered', () => {
