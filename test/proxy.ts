@@ -308,6 +308,21 @@ export async function holdingProxy(target: string, matches: (operation: string, 
 }
 
 /**
+ * A proxy in front of `target` (DynamoDB Local) that answers as DynamoDB Local before 2.2.0 does: a
+ * write its condition refuses (ConditionalCheckFailedException) comes back without the item that
+ * ReturnValuesOnConditionCheckFailure asks for. Everything else is passed on as it is.
+ */
+export async function itemlessConflictsProxy(target: string) {
+  return answeringProxy(target, ({ res, passOn }) =>
+    passOn((status, headers, back) => {
+      const text = back.toString('utf8');
+      const answer = status === 400 && text.includes('ConditionalCheckFailedException') ? Buffer.from(JSON.stringify({ ...(JSON.parse(text) as Record<string, unknown>), Item: undefined })) : back;
+      res.writeHead(status, { ...headers, 'content-length': answer.length }).end(answer);
+    }),
+  );
+}
+
+/**
  * A clock the test moves: its timers fire in the order they are due, the next one only once no
  * request is in flight at the proxy and the process has turned its event loop IDLE_TURNS times
  * since (the SDK is waiting on a timer, not on DynamoDB). `waited()` is the time gone by on it;

@@ -314,6 +314,32 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
   }
 }
 
+/**
+ * Whether the DynamoDB Local `client` reaches gives back the item a condition refused a write on
+ * (ReturnValuesOnConditionCheckFailure: DynamoDB Local 2.2.0, December 2023, and later). Conclave's
+ * stores rely on it: a conflict's item tells a write that landed with its answer lost from another
+ * writer's, and a renewal refused by its own earlier stamp from a deposed term. Asked of the lock
+ * held for `prefix`: its take sent again, which its condition refuses (the item is there), so
+ * nothing is written.
+ */
+export async function conflictsShowTheItem(client: DynamoDBClient, prefix: string): Promise<boolean> {
+  try {
+    await client.send(
+      new PutItemCommand({
+        TableName: RUNTIME_LOCK_TABLE,
+        Item: { prefix: { S: prefix } },
+        ConditionExpression: 'attribute_not_exists(#p)',
+        ExpressionAttributeNames: { '#p': 'prefix' },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  } catch (e) {
+    if (!isConditionFailed(e)) throw e;
+    return (e as { Item?: unknown }).Item !== undefined;
+  }
+  throw new Error(`the runtime lock of table prefix ${prefix} (item "${prefix}" of table ${RUNTIME_LOCK_TABLE}) was not there to ask: it was written now; stop this runtime, and delete that item if no runtime holds it`);
+}
+
 /** Why a start is refused: the live holder, where the lock is, and the fix. */
 function refusal(endpoint: string, prefix: string, l: RuntimeLockItem): string {
   return (

@@ -38,7 +38,7 @@ import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
 import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow, streamsAfter, tableOfStream } from './stream-checkpoints.js';
 import { StreamPoller, tableStreams, type DeadLetter } from './stream-poller.js';
-import { lockRuntime, type RuntimeLockLoss } from './runtime-lock.js';
+import { conflictsShowTheItem, lockRuntime, type RuntimeLockLoss } from './runtime-lock.js';
 import { createTables } from './tables.js';
 
 /** `fn` with at most `limit` calls running at once; the others wait their turn (Lambda's reserved concurrency). */
@@ -331,6 +331,12 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     }),
   );
   parts.push({ name: 'the runtime lock', stop: () => lock.release() });
+  // a DynamoDB Local the caller named may be older than Conclave's stores allow (its own is not)
+  if (opts.endpoint !== undefined && !(await reached(conflictsShowTheItem(requests, prefix))))
+    throw new Error(
+      `the DynamoDB Local at ${endpoint}, the endpoint given (conclave-local: --endpoint), is older than 2.2.0 (December 2023): a write its condition refuses comes back without the item (it ignores ReturnValuesOnConditionCheckFailure), which Conclave relies on to tell whose write a row holds - ` +
+        'run DynamoDB Local 2.2.0 or later there (the Docker image amazon/dynamodb-local:latest, or DynamoDBLocal.jar from AWS), or leave the endpoint out and one of its own is started (Java 17 or later)',
+    );
   // its own DynamoDB Local killed (the OOM killer, a stray kill) or crashed: its in-memory tables,
   // and the lock in them, are gone for good; the functions would only fail on every poll and tick
   // against a port nobody serves, so they stop as at the lock's loss, and the process is told to stop
