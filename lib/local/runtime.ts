@@ -159,6 +159,10 @@ export interface LocalRuntime {
   ecsTask(opts?: { signal?: boolean; delayMs?: number; zone?: string }): Promise<LocalEcsTask>;
   /** Puts an event on the default bus: the functions whose rules match it get it, with Lambda's asynchronous retries; rejects once the runtime's lock is lost (`onLost`). */
   platformEvent(event: unknown): Promise<void>;
+  /**
+   * Stops every part, the last started first. The triggers stop first and the invocations under way
+   * finish; requests DynamoDB Local leaves unanswered STOP_GRACE_MS in are abandoned.
+   */
   stop(): Promise<void>;
 }
 
@@ -175,6 +179,13 @@ const EVENT_BUS = 'conclave-local';
  * trigger retries it. The lock bounds its own requests (RUNTIME_LOCK_REQUEST_MS).
  */
 export const RUNTIME_REQUEST_MS = requestBoundMs(0);
+
+/**
+ * How long stop() lets the functions' invocations under way finish (a local invocation takes
+ * milliseconds) before it abandons their requests: a DynamoDB Local that answers nothing does not
+ * hold up the stop until the requests' bound.
+ */
+export const STOP_GRACE_MS = 1_000;
 
 /**
  * The Lambda context a local invocation gets (timeout and memory from the wiring). `remainingTime`
@@ -280,9 +291,10 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   }
   const client = localClient(endpoint);
   parts.push({ name: 'the DynamoDB client', stop: () => client.destroy() });
-  // aborted as stop() begins (with a RuntimeStopped): a function waiting for its lock to be confirmed
-  // (DynamoDB Local unreachable) gives up, and every request of the runtime's own under way is
-  // abandoned, rather than hold up the stop until DynamoDB Local answers or the request's bound
+  // aborted STOP_GRACE_MS into stop() (with a RuntimeStopped), or once its functions have stopped:
+  // a function waiting for its lock to be confirmed (DynamoDB Local unreachable) gives up, and every
+  // request of the runtime's own under way is abandoned, rather than hold up the stop until DynamoDB
+  // Local answers or the request's bound
   const stopping = new AbortController();
   // the runtime's own requests (the caller's through `client` are the caller's; the lock bounds its
   // own, and its release at the stop is not abandoned so). One abandoned at the stop is a request
@@ -594,8 +606,13 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     // pollers, the timer queue, the broker, the bus, DynamoDB Local; a part that fails to stop
     // does not keep the others running
     async stop() {
-      stopping.abort(new RuntimeStopped());
+      // the triggers stop first and what the functions are running is let finish (a record half done
+      // would be told failed and read again at the next start); what DynamoDB Local leaves unanswered
+      // past the grace is abandoned
+      const grace = clock.setTimer(STOP_GRACE_MS, () => stopping.abort(new RuntimeStopped()));
       const failures = await stopParts(parts);
+      grace.cancel();
+      stopping.abort(new RuntimeStopped());
       if (failures.length) throw new Error(`stopping the local runtime: ${failures.map((f) => `${f.part}: ${String(f.error)}`).join('; ')}`, { cause: failures[0]!.error });
     },
   };
