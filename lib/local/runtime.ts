@@ -185,7 +185,7 @@ export const RUNTIME_REQUEST_MS = requestBoundMs(0);
  * milliseconds) before it abandons their requests: a DynamoDB Local that answers nothing does not
  * hold up the stop until the requests' bound.
  */
-export const STOP_GRACE_MS = 1_500;
+export const STOP_GRACE_MS = 2_500;
 
 /**
  * The Lambda context a local invocation gets (timeout and memory from the wiring). `remainingTime`
