@@ -1,4 +1,5 @@
 import { decideWithSuccession } from '../election/successor.js';
+import { reelectionWindowMs } from '../election/decide.js';
 import { strategyConsensus } from '../election/strategy.js';
 import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -157,7 +158,11 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
     // decided on the lease as judged, as the coordinator decides (reconcile.ts)
     ['Next step', session?.refused ? UNJUDGED_STEP : as(...nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease, best?.candidate.name))],
   ]));
-  lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
+  // a held lease's re-election (a preemption asked first, a liveness check) waits longer than a vacancy's election: said, as its events show it
+  const judged = judgedLease(lease, session, now);
+  const reelection = judged && !session?.refused && !vacancy(judged, now, config.clockSkewMs).vacant ? reelectionWindowMs(judged, config) : config.ackWindowMs;
+  const window = reelection === config.ackWindowMs ? '' : ` (a re-election of this held lease: ${span(reelection)})`;
+  lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}${window}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);
   return lines;
 }
 

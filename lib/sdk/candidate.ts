@@ -343,12 +343,14 @@ export class LeaseCandidate {
    * renewIntervalMs; once the signal aborts, removes the row if it is still this start-up's and
    * resolves. A first write that fails for a fault it can outlive (DynamoDB unreachable, a denied
    * or throttled request) is reported to onError and tried again with backoff; it rejects only when
-   * its table does not exist (a TableNotFoundError; `ready` rejects with it). A failed removal is
+   * its client can never send (no region, an endpoint that is not a URL or has no host) or its table
+   * does not exist (a TableNotFoundError; `ready` rejects with it). A failed removal is
    * reported to onError (the row expires). Once per instance.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('LeaseCandidate');
     if (signal.aborted) return this.startUp.failed(signal.reason);
+    await this.startUp.checkClient(this.client);
     let row: Candidate | undefined;
     let asked = false;
     for (let failures = 1; !row; failures++) {

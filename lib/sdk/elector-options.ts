@@ -10,7 +10,7 @@ import { AdvertisedAddress } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import type { FencedItemInput } from './fencing.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, defaulted, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
 import { Session, SessionSchema } from './session.js';
 
@@ -62,6 +62,10 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
+/** client-go's RenewDeadline and RetryPeriod: the defaults. */
+const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+const DEFAULT_RETRY_PERIOD_MS = 2_000;
+
 const CALLBACKS = '{ onStartedLeading(signal, term), onStoppedLeading?(info), onNewLeader?(identity) }';
 const Callbacks = z.custom<LeaderCallbacks>((v) => {
   if (typeof v !== 'object' || v === null) return false;
@@ -97,12 +101,12 @@ export const LeaderElectorOptionsSchema = z
       /** How long a term lasts after a renewal (client-go LeaseDuration). @default 15000 */
       leaseDurationMs: z.number().int().min(1_000, 'must be >= 1000 ms (DynamoDB stores whole seconds)').max(86_400_000, 'must be at most 86400000 ms (a day: what a lease row holds)').default(15_000),
       /** A leader that could not renew for this long stops acting (client-go RenewDeadline). @default 10000 */
-      renewDeadlineMs: z.number().int().positive().default(10_000),
+      renewDeadlineMs: z.number().int().positive().default(DEFAULT_RENEW_DEADLINE_MS),
       /**
        * How often a follower polls while the lease is in flux (vacant, an election, a preemption),
        * and how soon a leader tries again after a renewal failed (client-go RetryPeriod). @default 2000
        */
-      retryPeriodMs: z.number().int().positive().default(2_000),
+      retryPeriodMs: z.number().int().positive().default(DEFAULT_RETRY_PERIOD_MS),
       /**
        * How often a leader renews. client-go renews every retry period; a lease only needs a renewal
        * often enough that a failed one can be retried before the renew deadline, and each renewal
@@ -239,9 +243,9 @@ export const LeaderElectorOptionsSchema = z
     // a comparison only between values that passed their own checks: a bad one is reported as itself
     const valid = everyProblem.valid(ctx);
     if (valid('renewDeadlineMs', 'leaseDurationMs') && o.renewDeadlineMs >= o.leaseDurationMs)
-      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire` });
+      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < leaseDurationMs (${o.leaseDurationMs}) so a leader stops acting before its term can expire${defaulted('renewDeadlineMs', o.renewDeadlineMs, DEFAULT_RENEW_DEADLINE_MS, `and retryPeriodMs with a shorter leaseDurationMs, such as ${Math.floor((o.leaseDurationMs * 2) / 3)} and ${Math.floor((o.leaseDurationMs * 2) / 15)} (client-go's 15000/10000/2000 scaled)`)}` });
     if (valid('retryPeriodMs', 'renewDeadlineMs') && o.retryPeriodMs >= o.renewDeadlineMs)
-      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew` });
+      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a leader gets more than one try to renew${defaulted('retryPeriodMs', o.retryPeriodMs, DEFAULT_RETRY_PERIOD_MS, 'with a shorter renewDeadlineMs')}` });
     // (a retry period at or past the deadline is reported as itself above: no interval meets a bound of 0 or less)
     else if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs !== undefined && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({

@@ -353,7 +353,8 @@ export class LeaderElector {
    * Takes part until `signal` aborts: looks up the platform, runs the candidacy (coordinated
    * mode), then polls and leads as the options say; resolves after stepping down, withdrawing the
    * candidacy and releasing the lease (if releaseOnCancel). Rejects only for what can never
-   * succeed, and `ready` rejects with the same: a TableNotFoundError (the `tables` option names no
+   * succeed, and `ready` rejects with the same: a client that can never send (no region, an endpoint
+   * that is not a URL or has no host; nothing is sent), a TableNotFoundError (the `tables` option names no
    * table), a TableKeyError met by the candidacy (a table keyed otherwise than Conclave's), a
    * ValidationError on `multiRegion` (the table is a global table without multi-Region strong
    * consistency), a DuplicateIdentityError (another live process stands under this identity), or a
@@ -390,6 +391,8 @@ export class LeaderElector {
   private async takePart(signal: AbortSignal): Promise<void> {
     const { x, options: o } = this;
     const { startUp, time, push, session } = x;
+    // a client that can never send (no region, an endpoint with no host): rejected before anything
+    await startUp.checkClient(x.client);
     // before anything is written: multiRegion on an eventually consistent global table can never be safe
     // bounded as the elector's own requests are: a DescribeTable never answered leaves the option unchecked (told), and the worker starts
     if (o.multiRegion) await checkMultiRegion(boundedClient(x.client, x.time, requestBoundMs(o.retryPeriodMs)), this.checkedTables(), `options for lease "${o.leaseName}"`, x.report).catch((e: unknown) => { throw startUp.fail(e); });

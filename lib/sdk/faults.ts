@@ -75,22 +75,64 @@ const invalidEndpoint = (e: Error): string | undefined => {
   const input = (e as { input?: unknown }).input;
   return typeof input === 'string' ? input : '';
 };
-const badEndpoint = (subject: string, e: Error, input: string, then: string): Error =>
+const badEndpoint = (subject: string, e: Error, input: string, then: string, from = ''): Error =>
   new Error(
-    `${subject}: the DynamoDB client's endpoint ${JSON.stringify(input)} is not a URL (${e.message}): give it with its scheme, such as ${input !== '' && !input.includes('://') ? `http://${input}` : 'http://127.0.0.1:8000'} (npx conclave-local prints DynamoDB Local's); ${then}`,
+    `${subject}: the DynamoDB client's endpoint ${JSON.stringify(input)}${from} is not a URL (${e.message}): give it with its scheme, such as ${input !== '' && !input.includes('://') ? `http://${input}` : 'http://127.0.0.1:8000'} (npx conclave-local prints DynamoDB Local's); ${then}`,
     { cause: e },
   );
 
+/** What run() says of a client no try can ever send with. */
+const NEVER_SENT = 'run() rejects: no request can be sent with this client, nor will be by trying again';
+
+/** The AWS SDK's client configuration as read here (its providers resolve the values). */
+interface ClientConfig {
+  region?: () => Promise<string>;
+  endpoint?: () => Promise<{ protocol: string; hostname: string; port?: number; path: string }>;
+  serviceConfiguredEndpoint?: () => Promise<string | undefined>;
+  ignoreConfiguredEndpointUrls?: boolean;
+}
+
+/** Where an endpoint the client did not get as its option came from: the variable that holds it, else the profile. */
+const configuredFrom = (configured: string): string => ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'].find((k) => process.env[k] === configured) ?? "the profile's endpoint_url";
+
 /**
- * A client endpoint given as `host:port`, without its scheme (`endpoint: 'dynamodb-local:8000'`, a
- * compose service's name; `'localhost:8000'`), as endpointOf formats it: the URL parses with the
- * host as its scheme and no host, and the AWS SDK sends to port 80 of this machine (an
- * UnknownError, or refused). What was given, and the URL meant.
+ * Why `client` can never send a request, when it cannot: no region (the AWS SDK's "Region is
+ * missing": no `region` option, AWS_REGION or profile), an endpoint that is not a URL
+ * (`'127.0.0.1:8000'`), or one with no host (`'localhost:8000'`: its host read as the scheme),
+ * given as the option or configured (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, the profile's
+ * endpoint_url). An Error naming `subject`, what is wrong and the fix, then `then` (by default:
+ * run() rejects); undefined when it can send. Credentials are not looked at: a provider may load them later.
  */
-function schemelessEndpoint(endpoint: string): { given: string; meant: string } | undefined {
-  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/(\d.*)$/.exec(endpoint);
-  if (!m || /^https?$/i.test(m[1]!)) return undefined;
-  return { given: `${m[1]}:${m[2]}`, meant: `http://${m[1]}:${m[2]}` };
+export async function unusableClient(client: DynamoDBClient, subject: string, then = NEVER_SENT): Promise<Error | undefined> {
+  const config = client.config as ClientConfig | undefined;
+  if (typeof config?.region !== 'function') return undefined; // not the AWS SDK's client (a model's): nothing to look at
+  try {
+    await config.region();
+  } catch (e) {
+    // any other failure is the requests' to meet and tell
+    return e instanceof Error && isRegionMissing(e) ? noRegion(subject, e, then) : undefined;
+  }
+  // the option, else one configured (a variable, the profile): named with where it came from
+  let from = '';
+  let host: string;
+  let given: string;
+  try {
+    if (typeof config.endpoint === 'function') {
+      const e = await config.endpoint();
+      [host, given] = [e.hostname, `${e.protocol}${e.path}`];
+    } else {
+      const configured = config.ignoreConfiguredEndpointUrls ? undefined : await config.serviceConfiguredEndpoint?.();
+      if (configured === undefined) return undefined;
+      from = ` (${configuredFrom(configured)})`;
+      [host, given] = [new URL(configured).hostname, configured];
+    }
+  } catch (e) {
+    const input = e instanceof Error ? invalidEndpoint(e) : undefined;
+    return input === undefined ? undefined : badEndpoint(subject, e as Error, input, then, from);
+  }
+  if (host !== '') return undefined;
+  const meant = /^[A-Za-z][A-Za-z0-9+.-]*:\d+(\/.*)?$/.test(given) ? `http://${given}` : 'http://127.0.0.1:8000';
+  return new Error(`${subject}: the DynamoDB client's endpoint ${JSON.stringify(given)}${from} has no host (its host read as the scheme): give it with its scheme, such as ${meant} (npx conclave-local prints DynamoDB Local's); ${then}`);
 }
 
 /** The system error code of a failed connection (Node puts it on the error, or on each of an AggregateError's). */
@@ -431,22 +473,14 @@ const LOCAL_REGION_FIX =
  */
 export async function endpointOf(client: DynamoDBClient): Promise<string> {
   try {
-    const config = client.config as {
-      endpoint?: () => Promise<{ protocol: string; hostname: string; port?: number; path: string }>;
-      region: () => Promise<string>;
-      serviceConfiguredEndpoint?: () => Promise<string | undefined>;
-      ignoreConfiguredEndpointUrls?: boolean;
-    };
+    const config = client.config as ClientConfig;
     if (config.endpoint) {
       const e = await config.endpoint();
       return `${e.protocol}//${e.hostname}${e.port ? `:${e.port}` : ''}${e.path === '/' ? '' : e.path}`;
     }
     const configured = config.ignoreConfiguredEndpointUrls ? undefined : await config.serviceConfiguredEndpoint?.();
-    if (configured) {
-      const from = ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'].find((k) => process.env[k] === configured) ?? "the profile's endpoint_url";
-      return `${configured.replace(/\/$/, '')} (${from})`;
-    }
-    return `the DynamoDB endpoint of region ${await config.region()}`;
+    if (configured) return `${configured.replace(/\/$/, '')} (${configuredFrom(configured)})`;
+    return `the DynamoDB endpoint of region ${await config.region!()}`;
   } catch {
     return 'the client\'s endpoint (not resolvable: is a region set?)';
   }
@@ -456,7 +490,8 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
  * `e`, named for what it is: a DynamoDBUnreachableError (naming `endpoint`) or a
  * DynamoDBRefusedError; credentials the AWS SDK could not load, under the SDK's name with `subject`
  * and what to check; a client with no region, with `subject` and where to give one; an endpoint
- * that is no URL or `host:port` (no scheme), with `subject`, the endpoint and the URL meant; a fault on
+ * that is no URL, with `subject`, the endpoint and the URL meant (one with no host, `host:port`, is
+ * refused before run() sends anything: unusableClient); a fault on
  * DynamoDB's side (HTTP 5xx), under the SDK's name with `subject` and that it is retried; an answer
  * not DynamoDB's (NotDynamoDBError, fromDynamoDB) as it is; any other error as it is (a ValidationError already names the row and field).
  */
@@ -464,12 +499,6 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   const unsent = unsentAs(e);
   const error = unsent instanceof Error ? unsent : new Error(String(unsent));
   if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError) return error;
-  const schemeless = schemelessEndpoint(endpoint);
-  if (schemeless)
-    return new Error(
-      `${subject}: the DynamoDB client's endpoint ${JSON.stringify(schemeless.given)} is not an http(s) URL (its host read as the scheme, the AWS SDK sends to port 80 of this machine: ${error.name}: ${error.message}): give it with its scheme, such as ${schemeless.meant}; retrying with backoff`,
-      { cause: error },
-    );
   if (error instanceof NotDynamoDBError) {
     if (namedNotDynamoDB.has(error)) return error;
     const named = new NotDynamoDBError(error.endpoint, error.httpStatusCode, error.sign, error.cause, undefined, 'retrying with backoff');
@@ -519,13 +548,13 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
  */
 export async function oneShotFault(fault: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
   const subject = `${call} of lease "${leaseName}"`;
+  // a client that can never send (no region, an endpoint that is no URL or has no host): said so, whatever the SDK threw
+  const unusable = await unusableClient(client, subject, `${read} was not read`);
+  if (unusable) return unusable;
   const e = unsentAs(fault);
   if (e instanceof Error && NO_CREDENTIALS.has(e.name)) return noCredentials(subject, e, "the caller's", `${read} was not read, and ${call} does not retry: call it again once they load`);
   const pooled = e instanceof Error ? waitedOnPool(subject, e, `${read} was not read, and ${call} does not retry`) : undefined;
   if (pooled) return pooled;
-  if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
-  const input = e instanceof Error ? invalidEndpoint(e) : undefined;
-  if (input !== undefined) return badEndpoint(subject, e as Error, input, `${read} was not read`);
   if (e instanceof Error && heldClientSide.has(e)) return new DynamoDBRefusedError('throttled', subject, e, `${read} was not read, and ${call} does not retry: call it again later`);
   const kind = faultKind(e);
   if (kind === 'throttled')

@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
@@ -179,6 +180,8 @@ export class IdentityLeaseHeartbeat {
    * signal aborted first). Pending until run() is called.
    */
   readonly ready: Promise<IdentityLease>;
+  /** Its requests (bounded): run() looks first whether they can ever be sent (a region, an endpoint with a host). */
+  private readonly client: DynamoDBClient;
   private readonly store: IdentityStore;
   private readonly clock: Clock;
   private readonly leaseName: string;
@@ -213,6 +216,7 @@ export class IdentityLeaseHeartbeat {
     // renewal that is never answered would otherwise hold stop() (which waits for it, then reads) for hours
     this.boundMs = requestBoundFor(data.renewIntervalMs);
     const requests = boundedClient(client, clock ?? systemClock, this.boundMs);
+    this.client = requests;
     this.store = new IdentityStore(requests, this.options.tables.identities);
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
@@ -262,6 +266,7 @@ export class IdentityLeaseHeartbeat {
    * time, not after run() resolved. A superseded heartbeat writes nothing more and waits for the signal too.
    * A fault it can outlive before the first write (DynamoDB unreachable, throttled or denied) is
    * reported to onError and tried again with backoff; it rejects only for what can never succeed, a
+   * client that can never send (no region, an endpoint that is not a URL or has no host) or a
    * TableNotFoundError (`ready` rejects with it, or with the signal's reason if it aborts first). A
    * failed deletion is reported to onError (the row expires). Once per instance: a new start-up is a new IdentityLeaseHeartbeat.
    */
@@ -271,6 +276,10 @@ export class IdentityLeaseHeartbeat {
       this.status = 'stopped';
       return this.startUp.failed(signal.reason);
     }
+    await this.startUp.checkClient(this.client).catch((e: unknown) => {
+      this.status = 'stopped';
+      throw e;
+    });
     let row: IdentityLease | undefined;
     for (let failures = 1; !row; failures++) {
       // when this try goes out: the backoff after it fails counts from here (a try left unanswered waited its bound already)

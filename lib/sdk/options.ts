@@ -9,6 +9,7 @@ import type { Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { TABLES, defaultTableNames as tableNamesUnder } from '../tables.js';
+import { unusableClient } from './faults.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 import { TableWait, activeNotFoundOf, isWrongKey, requestEndpointOf, requestTableOf, type TableState } from '../table-wait.js';
 
@@ -79,6 +80,12 @@ export const TablesSchema = z
     const names = tableNamesUnder(given.prefix ?? DEFAULT_TABLE_PREFIX);
     return { leases: given.leases ?? names.leases, candidates: given.candidates ?? names.candidates, identities: given.identities ?? names.identities };
   });
+
+/**
+ * What a refusal of timing `option` adds when its value is its default (most likely not given):
+ * that it is, and to give it `w` (with what, and values that fit). Empty for a value given otherwise.
+ */
+export const defaulted = (option: string, value: number, byDefault: number, w: string): string => (value === byDefault ? ` (${option} is ${byDefault} when not given: give it ${w})` : '');
 
 /** The DynamoDB client an SDK object reads and writes with. */
 export const ClientSchema = z.custom<DynamoDBClient>(
@@ -221,6 +228,15 @@ export class StartUp<T> {
     const e = this.tables ? (tableFault(this.who, this.tables, part ?? error, false, this.uses) ?? error) : error;
     this.reject(e);
     return e;
+  }
+
+  /**
+   * Rejects run() (as fail() does) when `client` can never send a request: no region, or an
+   * endpoint that is no URL or has no host (unusableClient). Looked at before anything is sent.
+   */
+  async checkClient(client: DynamoDBClient): Promise<void> {
+    const unusable = await unusableClient(client, this.who);
+    if (unusable) throw this.fail(unusable);
   }
 
   /**

@@ -13,6 +13,7 @@
  * sent no earlier than the moment they judge for.
  */
 import { hostname as osHostname } from 'node:os';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { Name } from '../schemas/common.js';
@@ -24,7 +25,7 @@ import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { holdsForLeft, renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, defaulted, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import type { StampClock } from './server-clock.js';
 
@@ -32,6 +33,9 @@ export { SESSION_COMPONENT };
 
 export { SessionReader, SHARED_READ_MS, type SessionRead } from './lock.js';
 import { SessionReader } from './lock.js';
+
+/** A session's timings when not given: its renewals, their retry and deadline, and the longest lease it holds. */
+const SESSION_DEFAULTS = { renewIntervalMs: 5_000, retryPeriodMs: 1_500, renewDeadlineMs: 7_500, maxLeaseDurationMs: 15_000 } as const;
 
 /** The options of a Session; a bad one is a ValidationError naming the field. */
 export const SessionOptionsSchema = z
@@ -56,9 +60,9 @@ export const SessionOptionsSchema = z
         .refine((p) => !p.includes(':'), 'must not contain ":" (a session name is <scope>:<prefix>-<id>)')
         .default('session'),
       /** How often the session is renewed. @default 5000 */
-      renewIntervalMs: z.number().int().positive().default(5_000),
+      renewIntervalMs: z.number().int().positive().default(SESSION_DEFAULTS.renewIntervalMs),
       /** How soon a failed renewal is tried again. @default 1500 */
-      retryPeriodMs: z.number().int().positive().default(1_500),
+      retryPeriodMs: z.number().int().positive().default(SESSION_DEFAULTS.retryPeriodMs),
       /**
        * The session ends when it has not been renewed for this long: its electors renew their leases
        * themselves from then on, and a new session (a new row) starts. Every elector on the session
@@ -66,12 +70,12 @@ export const SessionOptionsSchema = z
        * long to renew its leases itself before its own deadline stops its terms (the defaults fit
        * client-go's 15/10/2 s). @default 7500
        */
-      renewDeadlineMs: z.number().int().positive().default(7_500),
+      renewDeadlineMs: z.number().int().positive().default(SESSION_DEFAULTS.renewDeadlineMs),
       /**
        * The longest lease duration an elector on this session may have: the row lives this long after
        * its last renewal (and the coordinator collects it only after that and a grace period). @default 15000
        */
-      maxLeaseDurationMs: z.number().int().min(1_000).max(86_400_000).default(15_000),
+      maxLeaseDurationMs: z.number().int().min(1_000).max(86_400_000).default(SESSION_DEFAULTS.maxLeaseDurationMs),
       /** See LeaderElectorOptions.clockSync. @default 'server' */
       clockSync: ClockSyncSchema,
       /** See LeaderElectorOptions.maxClockErrorMs: beyond it the session is not renewed (its deadline ends it). @default 500 */
@@ -88,11 +92,23 @@ export const SessionOptionsSchema = z
     const valid = everyProblem.valid(ctx);
     // a retry period at or past the deadline is its own fault, not renewIntervalMs's: no interval meets a bound of 0 or less
     if (valid('retryPeriodMs', 'renewDeadlineMs') && o.retryPeriodMs >= o.renewDeadlineMs)
-      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a failed renewal is tried again before the deadline` });
+      ctx.addIssue({ code: 'custom', path: ['retryPeriodMs'], message: `must be < renewDeadlineMs (${o.renewDeadlineMs}) so a failed renewal is tried again before the deadline${defaulted('retryPeriodMs', o.retryPeriodMs, SESSION_DEFAULTS.retryPeriodMs, 'with a shorter renewDeadlineMs')}` });
     else if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs') && o.renewIntervalMs + o.retryPeriodMs >= o.renewDeadlineMs)
-      ctx.addIssue({ code: 'custom', path: ['renewIntervalMs'], message: `must be < renewDeadlineMs - retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the deadline` });
-    if (valid('renewDeadlineMs', 'maxLeaseDurationMs') && o.renewDeadlineMs >= o.maxLeaseDurationMs)
-      ctx.addIssue({ code: 'custom', path: ['renewDeadlineMs'], message: `must be < maxLeaseDurationMs (${o.maxLeaseDurationMs}) so the session ends before anyone can see it expire` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['renewIntervalMs'],
+        message: `must be < renewDeadlineMs - retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the deadline${defaulted('renewIntervalMs', o.renewIntervalMs, SESSION_DEFAULTS.renewIntervalMs, 'with a shorter renewDeadlineMs')}`,
+      });
+    if (valid('renewDeadlineMs', 'maxLeaseDurationMs') && o.renewDeadlineMs >= o.maxLeaseDurationMs) {
+      // the defaults' proportions (7500/5000/1500 of 15000) at the lease duration given
+      const scaled = (ms: number) => Math.floor((ms * o.maxLeaseDurationMs) / SESSION_DEFAULTS.maxLeaseDurationMs);
+      const fit = `such as ${scaled(SESSION_DEFAULTS.renewDeadlineMs)}, ${scaled(SESSION_DEFAULTS.renewIntervalMs)} and ${scaled(SESSION_DEFAULTS.retryPeriodMs)} (the defaults scaled)`;
+      ctx.addIssue({
+        code: 'custom',
+        path: ['renewDeadlineMs'],
+        message: `must be < maxLeaseDurationMs (${o.maxLeaseDurationMs}) so the session ends before anyone can see it expire${defaulted('renewDeadlineMs', o.renewDeadlineMs, SESSION_DEFAULTS.renewDeadlineMs, `with renewIntervalMs and retryPeriodMs for a shorter maxLeaseDurationMs, ${fit}`)}`,
+      });
+    }
   }, { when: everyProblem.when });
 
 /** The options of a Session as written. */
@@ -241,7 +257,7 @@ export class Session {
   private attached = 0;
   private nap: Nap | undefined;
   /** The client its rows are written with: told when a request answers again after failures (lib/sdk/faults.ts recovered). */
-  private readonly client: object;
+  private readonly client: DynamoDBClient;
   /** Whether its last request failed. */
   private failing = false;
   /** run()'s signal, once run() is called. */
@@ -445,10 +461,12 @@ export class Session {
    * finished; then deletes it. A session that ends (deadline, lost row) is followed by a new one.
    * A fault it can outlive (DynamoDB unreachable, throttled or denied) is reported to onError and
    * tried again with backoff, before the first row as after it: its electors renew their leases
-   * themselves meanwhile. Rejects only for what can never succeed: a TableNotFoundError.
+   * themselves meanwhile. Rejects only for what can never succeed: a client that can never
+   * send (no region, an endpoint that is not a URL or has no host), a TableNotFoundError.
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('Session');
+    await this.startUp.checkClient(this.client);
     this.signal = signal;
     const leaving = () => this.leaving();
     // A jump of DynamoDB's time as this machine measures it ends the session at once, as it stops

@@ -42,7 +42,8 @@ describe('the deployed election config', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/^State: +held, term ends 2s ago$/m);
     expect(row(r.out, 'g2')).toContain('ignored (pinged 3s ago)');
-    expect(r.out).toMatch(/^\(judged now with the election config from --election-config: ack window 2s, clock skew 5s, candidates stale after 30m\)$/m);
+    // the term held: a re-election of it waits its lease duration (10 s) for answers, not the ack window (before: only "ack window 2s", as its events showed 10 s)
+    expect(r.out).toMatch(/^\(judged now with the election config from --election-config: ack window 2s \(a re-election of this held lease: 10s\), clock skew 5s, candidates stale after 30m\)$/m);
     const c = await h.run(['--election-config', '{"ackWindowMs":2000}', 'get', 'candidates', 'skew'], { clock: at() });
     expect(c.out).toMatch(/^g2 .* ignored \(pinged 3s ago\)/m);
   });
@@ -60,7 +61,7 @@ describe('the deployed election config', () => {
     writeFileSync(file, '{"ackWindowMs":2000,"clockSkewMs":5000,"candidateStaleAfterMs":1800000,"candidateRepingAfterMs":900000}\n');
     const r = await h.run(['--election-config', file, 'describe', 'lease', 'skew'], { clock: at() });
     expect(r.out).toMatch(/^State: +held, term ends 2s ago$/m);
-    expect(r.out).toContain(`(judged now with the election config from --election-config (${file}): ack window 2s, clock skew 5s`);
+    expect(r.out).toContain(`(judged now with the election config from --election-config (${file}): ack window 2s (a re-election of this held lease: 10s), clock skew 5s`);
   });
 
   it('CONCLAVE_ELECTION_CONFIG, the variable the functions read, stands in for the flag', async () => {

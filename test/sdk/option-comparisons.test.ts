@@ -169,3 +169,49 @@ describe('a comparison whose operand failed its own check is not made', () => {
     expect(issues[2]!.message).toMatch(/^must be < renewDeadlineMs \(10000\)/);
   });
 });
+
+describe('a timing refused because of another option left to its default', () => {
+  // before: `leaseDurationMs: 1000` alone was refused as "renewDeadlineMs: must be < leaseDurationMs
+  // (1000)", an option the user never wrote, without saying it was the default nor what to give
+  it('leaseDurationMs alone below the default renew deadline: says renewDeadlineMs is 10000 when not given, and timings that fit', () => {
+    const issues = issuesOf(LeaderElectorOptionsSchema, { ...elector, leaseDurationMs: 1_000 });
+    expect(issues).toEqual([
+      {
+        field: 'renewDeadlineMs',
+        message:
+          "must be < leaseDurationMs (1000) so a leader stops acting before its term can expire (renewDeadlineMs is 10000 when not given: give it and retryPeriodMs with a shorter leaseDurationMs, such as 666 and 133 (client-go's 15000/10000/2000 scaled))",
+      },
+    ]);
+    // the timings it names are accepted
+    expect(() => parse(LeaderElectorOptionsSchema, { ...elector, leaseDurationMs: 1_000, renewDeadlineMs: 666, retryPeriodMs: 133 }, 'options')).not.toThrow();
+  });
+
+  it('renewDeadlineMs alone below the default retry period: says retryPeriodMs is 2000 when not given', () => {
+    const issues = issuesOf(LeaderElectorOptionsSchema, { ...elector, leaseDurationMs: 3_000, renewDeadlineMs: 1_500 });
+    expect(issues).toEqual([{ field: 'retryPeriodMs', message: 'must be < renewDeadlineMs (1500) so a leader gets more than one try to renew (retryPeriodMs is 2000 when not given: give it with a shorter renewDeadlineMs)' }]);
+  });
+
+  it('a Session with maxLeaseDurationMs alone below its default renew deadline: says renewDeadlineMs is 7500 when not given, and timings that fit', () => {
+    const issues = issuesOf(SessionOptionsSchema, { client, maxLeaseDurationMs: 5_000 });
+    expect(issues).toEqual([
+      {
+        field: 'renewDeadlineMs',
+        message:
+          'must be < maxLeaseDurationMs (5000) so the session ends before anyone can see it expire (renewDeadlineMs is 7500 when not given: give it with renewIntervalMs and retryPeriodMs for a shorter maxLeaseDurationMs, such as 2500, 1666 and 500 (the defaults scaled))',
+      },
+    ]);
+    expect(() => parse(SessionOptionsSchema, { client, maxLeaseDurationMs: 5_000, renewDeadlineMs: 2_500, renewIntervalMs: 1_666, retryPeriodMs: 500 }, 'options')).not.toThrow();
+    // renewDeadlineMs alone, short: the default renew interval and retry period named as such
+    expect(issuesOf(SessionOptionsSchema, { client, renewDeadlineMs: 1_000 })).toEqual([
+      { field: 'retryPeriodMs', message: 'must be < renewDeadlineMs (1000) so a failed renewal is tried again before the deadline (retryPeriodMs is 1500 when not given: give it with a shorter renewDeadlineMs)' },
+    ]);
+    expect(issuesOf(SessionOptionsSchema, { client, renewDeadlineMs: 3_000 })).toEqual([
+      { field: 'renewIntervalMs', message: 'must be < renewDeadlineMs - retryPeriodMs (1500) so a failed renewal is tried again before the deadline (renewIntervalMs is 5000 when not given: give it with a shorter renewDeadlineMs)' },
+    ]);
+  });
+
+  it('a value given that differs from the default: no word of defaults', () => {
+    const issues = issuesOf(LeaderElectorOptionsSchema, { ...elector, leaseDurationMs: 5_000, renewDeadlineMs: 6_000 });
+    expect(issues.map((i) => [i.field, i.message])).toEqual([['renewDeadlineMs', 'must be < leaseDurationMs (5000) so a leader stops acting before its term can expire']]);
+  });
+});

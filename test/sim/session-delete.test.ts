@@ -40,12 +40,14 @@ describe("the simulator's session-row delete", () => {
   });
 
   /**
-   * Seed 12995523: an operator deletes w1's live session row 184 ms after its renewal, 1.9 s before
-   * the tick at 180 s; w1 leads both leases on it. With the hold taken back, the tick elects w0 at
-   * once and w0 leads while w1, told only at its session's next renewal, still does (overlap).
+   * Seed 12995460: an operator deletes w2's live session row 286.6 s in, just after its renewal
+   * (phase 0.02), before a tick; w2 leads job-0 and job-1 on it. With the hold taken back, w1 and w0
+   * lead them while w2, told only at its session's next renewal, still does (overlaps of 1.0 and
+   * 0.8 s). (Seed 12995523 showed it until 2026-12-04, when the SDK's start-up began to look at its
+   * client first: the workers' first requests, in another order, drew another world.)
    */
-  it('catches the hold taken back (sessionDeleteUnheld) on seed 12995523, which passes without it', { timeout: 120_000 }, async () => {
-    const schedule = generateSchedule(12_995_523, opts);
+  it('catches the hold taken back (sessionDeleteUnheld) on seed 12995460, which passes without it', { timeout: 120_000 }, async () => {
+    const schedule = generateSchedule(12_995_460, opts);
     expect(schedule.sessionDelete).toMatchObject({ by: 'operator', beforeTick: true });
     const planted = await runWorld(schedule, DEFAULT_SETTINGS, { plant: 'sessionDeleteUnheld' });
     expect(planted.counts['fault:sessionDelete']).toBe(1);

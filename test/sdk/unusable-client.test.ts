@@ -1,0 +1,133 @@
+/**
+ * A client no try can ever send with: no region, an endpoint that is not a URL, or one with no
+ * host. run() rejects at once with an error naming the object, what is wrong and the fix, `ready`
+ * with the same, and nothing is sent or told to onError. (Before: each try told to onError,
+ * "retrying with backoff", for ever, though run() rejects for what can never succeed.)
+ * The clients are the AWS SDK's own; none of them sends, so no DynamoDB is needed.
+ */
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, getLeader } from '@conclave/sdk';
+import { identityLeaseName } from '../../lib/sdk/identity.js';
+
+const TABLES = 'conclave-unusable';
+const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+const REGION_FIX = `give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it)`;
+const NEVER = 'run() rejects: no request can be sent with this client, nor will be by trying again';
+
+// nothing in the environment or a profile names a region: a client without the option has none
+const saved = new Map<string, string | undefined>();
+beforeAll(() => {
+  for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE', 'AWS_CONFIG_FILE', 'AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_DYNAMODB']) saved.set(k, process.env[k]);
+  for (const k of saved.keys()) delete process.env[k];
+  process.env.AWS_CONFIG_FILE = '/nonexistent/conclave-test-config';
+});
+afterAll(() => {
+  for (const [k, v] of saved) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+});
+
+/** The AWS SDK's client with `config`, and how many requests it has begun to send. */
+function client(config: DynamoDBClientConfig): { client: DynamoDBClient; sent: () => number } {
+  const c = new DynamoDBClient({ credentials: CREDENTIALS, maxAttempts: 1, ...config });
+  let sent = 0;
+  c.middlewareStack.add((next) => (args) => {
+    sent++;
+    return next(args);
+  }, { step: 'initialize', name: 'countSends' });
+  return { client: c, sent: () => sent };
+}
+
+const CASES: { what: string; config: DynamoDBClientConfig; env?: Record<string, string>; says: (who: string) => string }[] = [
+  { what: 'no region', config: {}, says: (who) => `${who}: the DynamoDB client has no region (Region is missing): ${REGION_FIX}; ${NEVER}` },
+  { what: 'no region, an endpoint given', config: { endpoint: 'http://127.0.0.1:8000' }, says: (who) => `${who}: the DynamoDB client has no region (Region is missing): ${REGION_FIX}; ${NEVER}` },
+  {
+    what: 'an endpoint that is not a URL',
+    config: { region: 'local', endpoint: '127.0.0.1:8000' },
+    says: (who) => `${who}: the DynamoDB client's endpoint "127.0.0.1:8000" is not a URL (Invalid URL): give it with its scheme, such as http://127.0.0.1:8000 (npx conclave-local prints DynamoDB Local's); ${NEVER}`,
+  },
+  {
+    what: 'an endpoint with no host',
+    config: { region: 'local', endpoint: 'dynamodb-local:8000' },
+    says: (who) => `${who}: the DynamoDB client's endpoint "dynamodb-local:8000" has no host (its host read as the scheme): give it with its scheme, such as http://dynamodb-local:8000 (npx conclave-local prints DynamoDB Local's); ${NEVER}`,
+  },
+  // (before, given so: each try told "is not an http(s) URL", the requests sent to port 80 of this machine)
+  {
+    what: 'an endpoint with no host in AWS_ENDPOINT_URL_DYNAMODB',
+    config: { region: 'local' },
+    env: { AWS_ENDPOINT_URL_DYNAMODB: 'localhost:8000' },
+    says: (who) => `${who}: the DynamoDB client's endpoint "localhost:8000" (AWS_ENDPOINT_URL_DYNAMODB) has no host (its host read as the scheme): give it with its scheme, such as http://localhost:8000 (npx conclave-local prints DynamoDB Local's); ${NEVER}`,
+  },
+  {
+    what: 'an endpoint that is not a URL in AWS_ENDPOINT_URL',
+    config: { region: 'local' },
+    env: { AWS_ENDPOINT_URL: '127.0.0.1:8000' },
+    says: (who) => `${who}: the DynamoDB client's endpoint "127.0.0.1:8000" (AWS_ENDPOINT_URL) is not a URL (Invalid URL): give it with its scheme, such as http://127.0.0.1:8000 (npx conclave-local prints DynamoDB Local's); ${NEVER}`,
+  },
+];
+
+/** `fn` with the variables of `env` set, then as they were. */
+async function withEnv<T>(env: Record<string, string> | undefined, fn: () => Promise<T>): Promise<T> {
+  const before = Object.keys(env ?? {}).map((k) => [k, process.env[k]] as const);
+  Object.assign(process.env, env);
+  try {
+    return await fn();
+  } finally {
+    for (const [k, v] of before) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  }
+}
+
+interface Runs {
+  run(signal: AbortSignal): Promise<unknown>;
+  readonly ready: Promise<unknown>;
+}
+const OBJECTS: { name: string; who: string; make: (c: DynamoDBClient, onError: (e: Error) => void) => Runs }[] = [
+  {
+    name: 'a LeaderElector without coordination',
+    who: 'LeaderElector "w1" of lease "job"',
+    make: (c, onError) => new LeaderElector({ leaseName: 'job', identity: 'w1', mode: 'NoCoordination', tables: TABLES, client: c, platform: 'none', callbacks: { onStartedLeading: () => undefined }, onError }),
+  },
+  {
+    name: 'a coordinated LeaderElector',
+    who: 'LeaderElector "w1" of lease "job"',
+    make: (c, onError) =>
+      new LeaderElector({ leaseName: 'job', identity: 'w1', tables: TABLES, client: c, platform: 'none', callbacks: { onStartedLeading: () => undefined }, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, onError }),
+  },
+  { name: 'a LeaseCandidate', who: 'candidate "c1" of lease "job"', make: (c, onError) => new LeaseCandidate({ leaseName: 'job', name: 'c1', tables: TABLES, client: c, emulationVersion: '1.30.0', binaryVersion: '1.30.0', onError }) },
+  { name: 'a Session', who: 'Session', make: (c, onError) => new Session({ client: c, tables: TABLES, onError }) },
+  { name: 'an IdentityLeaseHeartbeat', who: `identity lease ${identityLeaseName('api', 'host-1')}`, make: (c, onError) => new IdentityLeaseHeartbeat({ component: 'api', hostname: 'host-1', tables: TABLES, client: c, onError }) },
+];
+
+describe.each(OBJECTS)('$name given a client that can never send', ({ who, make }) => {
+  it.each(CASES)('$what: run() rejects at once naming it and the fix; ready the same; nothing sent or told to onError', ({ config, env, says }) => withEnv(env, async () => {
+    const { client: c, sent } = client(config);
+    const told: Error[] = [];
+    const o = make(c, (e) => told.push(e));
+    const stop = new AbortController();
+    try {
+      const rejected = await o.run(stop.signal).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(rejected).toBeInstanceOf(Error);
+      expect((rejected as Error).message).toBe(says(who));
+      await expect(o.ready).rejects.toBe(rejected);
+      expect(told).toEqual([]);
+      expect(sent()).toBe(0);
+    } finally {
+      stop.abort();
+      c.destroy();
+    }
+  }));
+});
+
+describe('getLeader given a client that can never send', () => {
+  it.each(CASES)('$what: rejects naming it, the fix and what it did not read', ({ config, env, says }) => withEnv(env, async () => {
+    const { client: c } = client(config);
+    try {
+      const e = await getLeader('job', { client: c, tables: TABLES }).catch((x: unknown) => x);
+      expect((e as Error).message).toBe(says('getLeader of lease "job"').replace(NEVER, `the lease's row on the leases table "${TABLES}-leases" was not read`));
+    } finally {
+      c.destroy();
+    }
+  }));
+});
