@@ -148,6 +148,25 @@ describe('describe lease', () => {
     expect(r.out).toMatch(/Last lost:\s+p0 \(token 6\) 1m3s ago: aws\.ecs said Essential container in task exited/);
   });
 
+  it('a candidate that showed no life since before the term began (a process killed then): not seen alive this term, as the coordinator judges it for succession', async () => {
+    // before: "live (renewed 12m ago)" until the row was 30 minutes stale, while the coordinator would not name it successor unasked
+    const own = await cliHarness('cli-not-seen');
+    try {
+      // p1's term began 5 min ago (10 s lease): p2 renewed in it, p3 last 12 min ago, p4 within a lease duration before it began
+      await own.seedLease(lease('p1', { name: 'after-crash', holderInstance: 'p1-i1', renewTime: NOW }));
+      for (const [name, ago] of [['p1', 0], ['p2', 2 * MIN], ['p3', 12 * MIN], ['p4', 5 * MIN + 8 * SEC]] as const) await own.seedCandidate(cand(name, '1.31.0', '1.31.0', { leaseName: 'after-crash', renewTime: NOW - ago }));
+      const r = await own.run(['describe', 'lease', 'after-crash'], { clock: at() });
+      expect(r.code, r.err).toBe(0);
+      const state = (name: string) => r.out.split('\n').find((l) => l.trim().split(/\s{3,}/)[1] === name)!.trim().split(/\s{3,}/).at(-1);
+      expect(state('p1')).toBe('holder, fresh');
+      expect(state('p2')).toBe('live (renewed 2m3s ago)');
+      expect(state('p3')).toBe('live (renewed 12m3s ago), not seen alive this term: pinged before it is named successor');
+      expect(state('p4')).toBe('live (renewed 5m11s ago)');
+    } finally {
+      await own.t.drop();
+    }
+  });
+
   it('shows every field, the candidates in the coordinator’s order, the pick and why, and the next step', async () => {
     const r = await h.run(['describe', 'lease', 'component-A'], { clock: at() });
     expect(r.code).toBe(0);
