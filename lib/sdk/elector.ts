@@ -736,6 +736,14 @@ export class LeaderElector {
         x.report(new DuplicateIdentityError(f.claim.name, o.leaseName, f.claim.instance, this.instance, 'held'));
         this.aside(this.candidate!.renew().catch(x.report));
         return undefined;
+      case 'twin':
+        x.report(
+          new Error(
+            `LeaderElector "${o.identity}" of lease "${o.leaseName}": another live start-up (instance ${f.instance}) leads under this identity, its term renewed between two reads of this one's. ` +
+              `Safe (terms are told apart by instance: this one follows it), but events, logs and onNewLeader cannot tell the two apart: give each process a unique identity (for example the host name and the pid)`,
+          ),
+        );
+        return undefined;
       case 'clockSkew':
         x.report(new ClockSkewError(`LeaderElector "${o.identity}" of lease "${o.leaseName}"`, f.doubt, o.maxClockErrorMs));
         return undefined;

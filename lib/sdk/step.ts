@@ -1177,6 +1177,8 @@ export interface FollowerState {
   readonly lastLeader: string | undefined;
   /** The last claim to this worker's name it answered. */
   readonly answeredClaim: string | undefined;
+  /** The other start-up last told of as leading under this worker's identity (twinOf). */
+  readonly twinTold: string | undefined;
   /** Since when this worker could not vouch for the times it writes, and whether it said so. */
   readonly doubt: { readonly since: number; readonly reported: boolean } | undefined;
   /** Clock skew preventions so far. */
@@ -1220,6 +1222,7 @@ export const FOLLOWING: FollowerState = {
   ackedElection: undefined,
   lastLeader: undefined,
   answeredClaim: undefined,
+  twinTold: undefined,
   doubt: undefined,
   preventions: 0,
   wakePending: false,
@@ -1297,6 +1300,8 @@ export type FollowerEffect =
   | { readonly kind: 'newLeader'; readonly holder: string }
   /** Another start-up claims this worker's name: say so, and renew the candidacy (which refuses it). */
   | { readonly kind: 'claim'; readonly claim: IdentityClaim }
+  /** Tell onError another live start-up, `instance`, leads under this worker's identity (twinOf). */
+  | { readonly kind: 'twin'; readonly instance: string }
   /** Tell onError this worker cannot vouch for its times. */
   | { readonly kind: 'clockSkew'; readonly doubt: ClockDoubt }
   /** Tell onError a coordinated worker took the lease itself (the fallback), after it stood vacant `vacantMs` with no coordinator electing anyone. */
@@ -1378,6 +1383,19 @@ function noteHolder(st: FollowerState, holder: unknown, fx: FollowerEffect[]): F
   return { ...st, lastLeader: holder };
 }
 
+/**
+ * Another live start-up leading under this worker's identity, when `l` shows one not told of yet:
+ * its term (same instance and token) renewed since the last read. Two processes given one identity
+ * (NoCoordination has no candidacy to refuse the second) are safe, terms being told apart by
+ * instance, but events, logs and onNewLeader cannot tell them apart. A term left by this identity's
+ * previous start-up is not renewed again, so a restart is never taken for one.
+ */
+function twinOf(s: FollowerSettings, st: FollowerState, l: Lease | undefined): string | undefined {
+  const was = st.observed?.key;
+  if (l?.holderIdentity !== s.identity || l.holderInstance === undefined || l.holderInstance === s.instance || l.holderInstance === st.twinTold) return undefined;
+  return was?.holderInstance === l.holderInstance && was.fencingToken === l.fencingToken && was.renewTime !== l.renewTime ? l.holderInstance : undefined;
+}
+
 /** Another start-up claims this worker's name: answered once, by renewing its candidate row (which refuses the newcomer). */
 function claimIn(s: FollowerSettings, st: FollowerState, l: Lease | undefined, fx: FollowerEffect[]): FollowerState {
   const c = l?.identityClaim;
@@ -1435,6 +1453,11 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
       next = { ...next, cadence: st.cadence.seen(`${l.holderInstance}|${l.fencingToken}`, l.renewTime, now, st.previousReadSentAt, l.leaseDurationSeconds * 1000) };
     }
   } else next = { ...next, observed: { ...st.observed!, revision: read.revision } };
+  const twin = twinOf(s, st, l);
+  if (twin !== undefined) {
+    fx.push({ kind: 'twin', instance: twin });
+    next = { ...next, twinTold: twin };
+  }
   next = noteHolder(next, read.item?.holderIdentity, fx);
   return { st: claimIn(s, next, read.item, fx), changed };
 }

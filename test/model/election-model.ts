@@ -692,6 +692,7 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
       case 'leaveTerm':
         return leaveTerm(w, i, f.term);
       case 'newLeader':
+      case 'twin':
       case 'clockSkew':
       case 'tookUnelected':
       case 'stalled':
@@ -1365,7 +1366,7 @@ function describe(d: Decision): string {
 /**
  * The fields of the follower's record (lib/sdk/step.ts FollowerState) that only time reads or
  * feed callbacks and counters — read by followerDelay, pollPlan's session-only read (only with the
- * push path live, never here), RenewalPhase, the session reads' sharing, onNewLeader and stats,
+ * push path live, never here), RenewalPhase, the session reads' sharing, onNewLeader, what onError is told (`twinTold`) and stats,
  * none of which the model runs or lets decide (it explores every timing) — and `pending`, which is
  * inert between steps (the next poll replaces it). `lastRaw` is also read when a consistent read
  * finds the row gone (vanishedUnder), which no read does here once a row exists: the model deletes
@@ -1374,7 +1375,7 @@ function describe(d: Decision): string {
  * the electors are on sessions. Left out of the key: two states that differ only in these behave
  * alike.
  */
-const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'wakeAt', 'lastLeader', 'preventions', 'pending', 'lead']);
+const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'wakeAt', 'lastLeader', 'twinTold', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
 const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited', 'heldOff', 'ledOn', 'leaving'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
