@@ -103,7 +103,7 @@ export const WithLeaseOptionsSchema = z.strictObject(
      * refused: fence your items with `fencedItemWrite`. @default false
      */
     multiRegion: z.boolean().default(false),
-    /** The holder name this run writes. @default `run-<host>-<pid>` (plus a unique process id on the lease) */
+    /** The holder name this run writes. @default `run-<host>-<pid>-<n>`, n counting this process's runs (plus a unique start-up id on the lease) */
     identity: Name.optional(),
     /**
      * `NoCoordination`: first come, first served. `coordinated`: stand as a candidate (`candidacy`

@@ -90,7 +90,14 @@ export function tryWithLeaseWith<T>(internals: ElectorInternals, name: string, f
 /** Beyond its term by this much on DynamoDB's clock (the coordinator's clockSkewMs, and both stamps' errors), a holder is stale. */
 const STALE_MARGIN_MS = 2_000;
 
-const defaultIdentity = (): string => `run-${hostname().replace(/[^A-Za-z0-9._:/-]/g, '-').slice(0, 200) || 'host'}-${process.pid}`;
+/** How many runs this process has begun: each run's default identity is its own. */
+let runsBegun = 0;
+/**
+ * A run's default identity, `run-<host>-<pid>-<n>`: its own, so two runs of one process at once are
+ * two start-ups to each other (a try sees the other take the lease first, and is busy), not one
+ * identity leading twice.
+ */
+const defaultIdentity = (): string => `run-${hostname().replace(/[^A-Za-z0-9._:/-]/g, '-').slice(0, 200) || 'host'}-${process.pid}-${++runsBegun}`;
 
 async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeaseOptions, tryOnly: boolean, internals: ElectorInternals = {}): Promise<LeaseRunResult<T>> {
   const call = tryOnly ? 'tryWithLease' : 'withLease';
