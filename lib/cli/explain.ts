@@ -6,7 +6,7 @@ import { ignoredLastPing, isFresh, isPending, passedOver, type Decision } from '
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
 import { knownAliveSince, showedLifeSince } from '../election/successor.js';
-import { isCandidateStale } from '../election/vacancy.js';
+import { isCandidateStale, isDeparted } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
@@ -83,7 +83,8 @@ function stateOf(c: Candidate, lease: Lease | undefined, now: number, config: El
   else if (isFresh(c, now, config.ackWindowMs)) state = 'fresh';
   // a row not stale proves nothing: one that showed no life since about a lease duration before the
   // term began (a process killed before it, say) is asked before the coordinator names it successor
-  else if (lease?.holderIdentity !== undefined && c.name !== lease.holderIdentity && !showedLifeSince(c, knownAliveSince(lease, now, config), now + config.clockSkewMs))
+  // (with succession on, and not the departed last holder, whom succession leaves out: successor.ts)
+  else if (config.succession && lease?.holderIdentity !== undefined && c.name !== lease.holderIdentity && !isDeparted(c, lease) && !showedLifeSince(c, knownAliveSince(lease, now, config), now + config.clockSkewMs))
     state = `live (renewed ${relative(c.renewTime, now)}), not seen alive this term: pinged before it is named successor`;
   else state = `live (renewed ${relative(c.renewTime, now)})`;
   return [...tags, state].join(', ');

@@ -350,7 +350,7 @@ export class LeaseCandidate {
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('LeaseCandidate');
     if (signal.aborted) return this.startUp.failed(signal.reason);
-    await this.startUp.checkClient(this.client);
+    await this.startUp.checkClient(this.client, this.clock, signal);
     let row: Candidate | undefined;
     let asked = false;
     for (let failures = 1; !row; failures++) {

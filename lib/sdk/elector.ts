@@ -392,7 +392,7 @@ export class LeaderElector {
     const { x, options: o } = this;
     const { startUp, time, push, session } = x;
     // a client that can never send (no region, an endpoint with no host): rejected before anything
-    await startUp.checkClient(x.client);
+    await startUp.checkClient(x.client, time, signal);
     // before anything is written: multiRegion on an eventually consistent global table can never be safe
     // bounded as the elector's own requests are: a DescribeTable never answered leaves the option unchecked (told), and the worker starts
     if (o.multiRegion) await checkMultiRegion(boundedClient(x.client, x.time, requestBoundMs(o.retryPeriodMs)), this.checkedTables(), `options for lease "${o.leaseName}"`, x.report).catch((e: unknown) => { throw startUp.fail(e); });

@@ -119,7 +119,8 @@ export async function unusableClient(client: DynamoDBClient, subject: string, th
   try {
     if (typeof config.endpoint === 'function') {
       const e = await config.endpoint();
-      [host, given] = [e.hostname, `${e.protocol}${e.path}`];
+      // (an endpoint given as a URL object is passed on as it is: its path is `pathname`)
+      [host, given] = [e.hostname, `${e.protocol}${e.path ?? (e as { pathname?: string }).pathname ?? ''}`];
     } else {
       const configured = config.ignoreConfiguredEndpointUrls ? undefined : await config.serviceConfiguredEndpoint?.();
       if (configured === undefined) return undefined;
@@ -548,13 +549,21 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
  */
 export async function oneShotFault(fault: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
   const subject = `${call} of lease "${leaseName}"`;
-  // a client that can never send (no region, an endpoint that is no URL or has no host): said so, whatever the SDK threw
-  const unusable = await unusableClient(client, subject, `${read} was not read`);
-  if (unusable) return unusable;
   const e = unsentAs(fault);
+  // a client that can never send (no region, an endpoint that is no URL or has no host): said so,
+  // whatever the SDK threw; not after a request that timed out, as one behind a region or endpoint
+  // provider that never answers does (the look would wait on that provider too)
+  if (networkCode(e) !== 'timed out') {
+    const unusable = await unusableClient(client, subject, `${read} was not read`);
+    if (unusable) return unusable;
+  }
   if (e instanceof Error && NO_CREDENTIALS.has(e.name)) return noCredentials(subject, e, "the caller's", `${read} was not read, and ${call} does not retry: call it again once they load`);
   const pooled = e instanceof Error ? waitedOnPool(subject, e, `${read} was not read, and ${call} does not retry`) : undefined;
   if (pooled) return pooled;
+  // a client whose config is not the AWS SDK's (wrapped in an object of the caller's): by the error the SDK threw
+  if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
+  const input = e instanceof Error ? invalidEndpoint(e) : undefined;
+  if (input !== undefined) return badEndpoint(subject, e as Error, input, `${read} was not read`);
   if (e instanceof Error && heldClientSide.has(e)) return new DynamoDBRefusedError('throttled', subject, e, `${read} was not read, and ${call} does not retry: call it again later`);
   const kind = faultKind(e);
   if (kind === 'throttled')

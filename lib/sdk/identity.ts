@@ -276,7 +276,7 @@ export class IdentityLeaseHeartbeat {
       this.status = 'stopped';
       return this.startUp.failed(signal.reason);
     }
-    await this.startUp.checkClient(this.client).catch((e: unknown) => {
+    await this.startUp.checkClient(this.client, this.clock, signal).catch((e: unknown) => {
       this.status = 'stopped';
       throw e;
     });

@@ -5,7 +5,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
-import type { Clock } from '../clock.js';
+import { Nap, type Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { TABLES, defaultTableNames as tableNamesUnder } from '../tables.js';
@@ -171,6 +171,9 @@ export const aborted = (signal: AbortSignal): Promise<void> =>
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
 
+/** The longest run() waits for a client's region and endpoint to be resolved before its first request (StartUp.checkClient). */
+const CLIENT_CHECK_MS = 4_000;
+
 /**
  * The lifecycle the three objects share: `run(signal)` once per instance (a new start-up is a new
  * object), and `ready`, settled by the first write. `ready` rejects with run()'s error when run()
@@ -232,11 +235,16 @@ export class StartUp<T> {
 
   /**
    * Rejects run() (as fail() does) when `client` can never send a request: no region, or an
-   * endpoint that is no URL or has no host (unusableClient). Looked at before anything is sent.
+   * endpoint that is no URL or has no host (unusableClient). Looked at before anything is sent,
+   * unless `signal` has aborted. A region or endpoint provider that does not answer (a function of
+   * the user's) holds it at most CLIENT_CHECK_MS, or until the signal aborts: then the client is
+   * taken as it is, and its requests, each within its bound, tell what they meet.
    */
-  async checkClient(client: DynamoDBClient): Promise<void> {
-    const unusable = await unusableClient(client, this.who);
-    if (unusable) throw this.fail(unusable);
+  async checkClient(client: DynamoDBClient, clock: Pick<Clock, 'setTimer'>, signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    const nap = new Nap(clock, CLIENT_CHECK_MS, signal);
+    const unusable = await Promise.race([unusableClient(client, this.who), nap.done.then(() => undefined)]).finally(() => nap.end());
+    if (unusable && !signal.aborted) throw this.fail(unusable);
   }
 
   /**

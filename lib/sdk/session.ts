@@ -466,7 +466,7 @@ export class Session {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('Session');
-    await this.startUp.checkClient(this.client);
+    await this.startUp.checkClient(this.client, this.clock, signal);
     this.signal = signal;
     const leaving = () => this.leaving();
     // A jump of DynamoDB's time as this machine measures it ends the session at once, as it stops

@@ -1388,11 +1388,15 @@ function noteHolder(st: FollowerState, holder: unknown, fx: FollowerEffect[]): F
  * its term (same instance and token) renewed since the last read. Two processes given one identity
  * (NoCoordination has no candidacy to refuse the second) are safe, terms being told apart by
  * instance, but events, logs and onNewLeader cannot tell them apart. A term left by this identity's
- * previous start-up is not renewed again, so a restart is never taken for one.
+ * previous start-up is not renewed again, so a restart is never taken for one. Terms that are or
+ * were on a session are left out: a start-up stopping writes its term off its session, stamped anew
+ * (an elector of one process started again before the last one ended would take that for a renewal),
+ * and two start-ups of one identity on sessions are coordinated ones, which the candidacy refuses.
  */
 function twinOf(s: FollowerSettings, st: FollowerState, l: Lease | undefined): string | undefined {
   const was = st.observed?.key;
   if (l?.holderIdentity !== s.identity || l.holderInstance === undefined || l.holderInstance === s.instance || l.holderInstance === st.twinTold) return undefined;
+  if (st.lastHeldOnSession || l.session !== undefined || processOf(l.holderInstance) !== undefined) return undefined;
   return was?.holderInstance === l.holderInstance && was.fencingToken === l.fencingToken && was.renewTime !== l.renewTime ? l.holderInstance : undefined;
 }
 

@@ -162,6 +162,9 @@ describe('describe lease', () => {
       expect(state('p2')).toBe('live (renewed 2m3s ago)');
       expect(state('p3')).toBe('live (renewed 12m3s ago), not seen alive this term: pinged before it is named successor');
       expect(state('p4')).toBe('live (renewed 5m11s ago)');
+      // with succession off nobody is named or pinged for it: plain live
+      const off = await own.run(['--election-config', '{"succession":false}', 'describe', 'lease', 'after-crash'], { clock: at() });
+      expect(off.out).toMatch(/^ +\d +p3 .* live \(renewed 12m3s ago\)$/m);
     } finally {
       await own.t.drop();
     }

@@ -9,6 +9,7 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdentityLeaseHeartbeat, LeaderElector, LeaseCandidate, Session, getLeader } from '@conclave/sdk';
 import { identityLeaseName } from '../../lib/sdk/identity.js';
+import { Sim } from '../../sim/harness.js';
 
 const TABLES = 'conclave-unusable';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
@@ -120,7 +121,28 @@ describe.each(OBJECTS)('$name given a client that can never send', ({ who, make 
   }));
 });
 
+describe.each(OBJECTS)('$name given a client that can never send and a signal aborted before run()', ({ make }) => {
+  it('ends as any stopped start-up does: run() resolves, ready rejects with the signal\'s reason', async () => {
+    const { client: c, sent } = client({});
+    const o = make(c, () => undefined);
+    const reason = new Error('stopped before it began');
+    const run = o.run(AbortSignal.abort(reason));
+    await expect(run).resolves.toBeUndefined();
+    await expect(o.ready).rejects.toBe(reason);
+    expect(sent()).toBe(0);
+    c.destroy();
+  });
+});
+
 describe('getLeader given a client that can never send', () => {
+  it('wrapped in an object of the caller\'s (no AWS SDK config to look at): told by the error the SDK threw', async () => {
+    const { client: inner } = client({});
+    const wrapped = { send: (command: never, options?: never) => inner.send(command, options) } as unknown as DynamoDBClient;
+    const e = await getLeader('job', { client: wrapped, tables: TABLES }).catch((x: unknown) => x);
+    expect((e as Error).message).toBe(`getLeader of lease "job": the DynamoDB client has no region (Region is missing): ${REGION_FIX}; the lease's row on the leases table "${TABLES}-leases" was not read`);
+    inner.destroy();
+  });
+
   it.each(CASES)('$what: rejects naming it, the fix and what it did not read', ({ config, env, says }) => withEnv(env, async () => {
     const { client: c } = client(config);
     try {
@@ -130,4 +152,38 @@ describe('getLeader given a client that can never send', () => {
       c.destroy();
     }
   }));
+});
+
+describe('a region provider that never answers (a function of the user\'s)', () => {
+  // before (review of 2026-12-04): the start-up's look at the client waited on it for ever: run()
+  // and ready never settled, even once the signal aborted
+  const stuck = () => new DynamoDBClient({ region: () => new Promise<string>(() => undefined), endpoint: 'http://127.0.0.1:1', credentials: CREDENTIALS, maxAttempts: 1 });
+
+  it.each(OBJECTS)('$name: a stop during the look ends run() as a stop does', async ({ make }) => {
+    const c = stuck();
+    const o = make(c, () => undefined);
+    const stop = new AbortController();
+    const run = o.run(stop.signal);
+    stop.abort();
+    await expect(run).resolves.toBeUndefined();
+    c.destroy();
+  });
+
+  it('gives up the look after its bound (4 s on the elector\'s clock) and starts: the requests then tell what they meet', async () => {
+    const sim = await Sim.create({});
+    const m = sim.machine();
+    const c = stuck();
+    const e = new LeaderElector({ leaseName: 'job', identity: 'w1', mode: 'NoCoordination', tables: sim.names, client: c, clock: m.clock, platform: 'none', clockSync: 'none', callbacks: { onStartedLeading: () => undefined }, onError: () => undefined });
+    const stop = new AbortController();
+    const run = e.run(stop.signal);
+    let started = false;
+    void e.ready.then(() => (started = true));
+    await sim.run(3_900);
+    expect(started).toBe(false);
+    await sim.run(200);
+    expect(started).toBe(true);
+    stop.abort();
+    await sim.settle(run, 'run() to end');
+    c.destroy();
+  });
 });
