@@ -302,8 +302,14 @@ function streamPump(c: FunctionsContext, name: FunctionName, t: StreamTrigger, h
                 continue; // at least once: the same records again at the next pump
               }
               if (random() < c.streamRedelivery) {
+                // delivered twice, as Lambda does when it did not record the first's success: the
+                // second's failure is retried as any (the same records again at the next pump)
                 feed.count(`fault:streamRedelivery`);
-                await handlers[name]({ Records: passed });
+                const again = (await handlers[name]({ Records: passed })) as { batchItemFailures?: unknown[] } | undefined;
+                if (again?.batchItemFailures?.length) {
+                  feed.count(`stream:${name}:retried`);
+                  continue;
+                }
               }
             } catch {
               feed.count(`stream:${name}:threw`);

@@ -1,7 +1,7 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, mayBeProcessSession, processSessionComponents, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
-import { ConflictError, EndedTermsFullError, isConditionFailed } from './errors.js';
+import { ConflictError, EndedTermsFullError, isConditionFailed, isReplicatedWriteConflict } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
 import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
@@ -201,7 +201,10 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
         );
         return true;
       } catch (e) {
-        if (isConditionFailed(e)) return false;
+        // a lost race, read again: the row moved, or (a multi-Region table) another Region was
+        // writing it at that moment, most often another Region's lease stream function marking
+        // this same end; not applied either way
+        if (isConditionFailed(e) || isReplicatedWriteConflict(e)) return false;
         throw e;
       }
     };

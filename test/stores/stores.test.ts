@@ -1,6 +1,6 @@
-import { PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, ReplicatedWriteConflictException, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { electionConfig } from '../../lib/schemas/config.js';
@@ -13,6 +13,7 @@ import { ConflictError, EndedTermsFullError } from '../../lib/stores/errors.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { NOW, cand } from '../fixtures.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
 import { testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
@@ -190,6 +191,35 @@ describe('LeaseStore', () => {
     await identities.write({ key, item: undefined, revision: 0 }, { set: { hostname: 'h', leaseDurationSeconds: 15, acquireTime: NOW, renewTime: NOW, holderIdentity: 'w_1' } });
     return { key, row: async () => (await identities.read(key.component, key.name)).item!, renew: async (at: number) => identities.renewSession(await identities.read(key.component, key.name), at) };
   };
+
+  it("a mark another Region was writing at that moment (a multi-Region table's lost race) is read again, not thrown: the other Region's mark stands", async () => {
+    const s = await session('s-regions');
+    // this Region's client: its first mark is refused as MRSC refuses a write racing another
+    // Region's (ReplicatedWriteConflictException, not applied), while that Region's lease stream
+    // function marks the same end
+    const here = localClient(inject('ddbEndpoint'));
+    let refusedOnce = false;
+    here.middlewareStack.add(
+      (next) => async (args) => {
+        if (!refusedOnce && (args.input as { UpdateExpression?: string }).UpdateExpression?.includes('#ended')) {
+          refusedOnce = true;
+          expect(await identities.markTermEnded('s-regions', 'job-1', 7, judge(NOW))).toBe(true); // the other Region's
+          throw new ReplicatedWriteConflictException({ message: 'One or more items in this request are being modified by a request in another Region', $metadata: { httpStatusCode: 400 } });
+        }
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    try {
+      // before: the conflict was thrown, and the lease stream's function held the next election
+      // its longest hold (unmarkedHoldMs), waiting on a retry of the record to cut it
+      expect(await new IdentityStore(here, t.names.identities).markTermEnded('s-regions', 'job-1', 7, judge(NOW))).toBe(false);
+      expect(refusedOnce).toBe(true);
+      expect((await s.row()).endedTerms).toEqual({ 'job-1': 7 });
+    } finally {
+      here.destroy();
+    }
+  });
 
   it('a full map of marks its owner has not read is never started afresh: the next mark is refused, to be retried', async () => {
     const s = await session('s-full');
