@@ -184,7 +184,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
           stopped = info.reason;
         },
         onNewLeader(holder) {
-          if (immediate && holder !== identity && holder !== lease?.holderIdentity) overtaken?.(undefined);
+          // another run took it first: a holder by another name, or by this one while this run
+          // does not lead (another start-up given the same identity); not the stale holder found
+          const another = holder !== identity || !elector.isLeader();
+          if (immediate && another && holder !== lease?.holderIdentity) overtaken?.(undefined);
         },
       },
     });
@@ -207,7 +210,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const got = await Promise.race([leading, beaten, running.then(() => undefined), wait.done as Promise<undefined>]).finally(() => wait.end());
   try {
     cancel?.throwIfAborted();
-    if (!got || !elector.isLeader()) return { status: 'busy', holder: elector.leader !== identity ? elector.leader : undefined };
+    // the holder seen, unless it was this run (it led, and lost the term at once): one by this
+    // run's name that it never led under is another start-up given the same identity
+    if (!got || !elector.isLeader()) return { status: 'busy', holder: got && elector.leader === identity ? undefined : elector.leader };
     const term = got.term;
     // still in the term fn was started in (judged now): not merely leading, which a later term of this elector would be
     const inItsTerm = () => elector.isLeader() && !got.signal.aborted;
