@@ -22,6 +22,7 @@ import { BrokenSessionError, ConflictError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
+import type { LeaseLock } from './lock.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, type ElectorInternals, type StopReason } from './elector.js';
 import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
@@ -156,9 +157,25 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const beaten = new Promise<undefined>((resolve) => (overtaken = resolve));
   let stopped: StopReason | undefined;
   let elector: LeaderElector;
+  // another run given this same identity (two processes configured alike) that took the lease
+  // first is told apart by start-up, not by name (onNewLeader names only): a term on the row that is
+  // neither this run's elector's nor the stale holder's this run found
+  let twinLeads = false;
+  const watched = (inner: LeaseLock): LeaseLock => ({
+    ...inner,
+    async get(consistent, signal) {
+      const read = await inner.get(consistent, signal);
+      const h = read.item;
+      if (immediate && h?.holderIdentity === identity && h.holderInstance !== undefined && h.holderInstance !== elector.instance && h.holderInstance !== lease?.holderInstance) {
+        twinLeads = true;
+        overtaken?.(undefined);
+      }
+      return read;
+    },
+  });
   try {
     // a cancelled leader hands over at once: the caller waits for the release
-    elector = electorWith({ ...internals, promptly: true }, {
+    elector = electorWith({ ...internals, promptly: true, lock: (inner) => watched((internals.lock ?? ((l) => l))(inner)) }, {
       leaseName,
       identity,
       tables: o.tables,
@@ -184,10 +201,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
           stopped = info.reason;
         },
         onNewLeader(holder) {
-          // another run took it first: a holder by another name, or by this one while this run
-          // does not lead (another start-up given the same identity); not the stale holder found
-          const another = holder !== identity || !elector.isLeader();
-          if (immediate && another && holder !== lease?.holderIdentity) overtaken?.(undefined);
+          if (immediate && holder !== identity && holder !== lease?.holderIdentity) overtaken?.(undefined);
         },
       },
     });
@@ -210,9 +224,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const got = await Promise.race([leading, beaten, running.then(() => undefined), wait.done as Promise<undefined>]).finally(() => wait.end());
   try {
     cancel?.throwIfAborted();
-    // the holder seen, unless it was this run (it led, and lost the term at once): one by this
-    // run's name that it never led under is another start-up given the same identity
-    if (!got || !elector.isLeader()) return { status: 'busy', holder: got && elector.leader === identity ? undefined : elector.leader };
+    if (!got || !elector.isLeader()) return { status: 'busy', holder: elector.leader !== identity || twinLeads ? elector.leader : undefined };
     const term = got.term;
     // still in the term fn was started in (judged now): not merely leading, which a later term of this elector would be
     const inItsTerm = () => elector.isLeader() && !got.signal.aborted;

@@ -1,48 +1,84 @@
 /**
- * Two tryWithLease runs at once on a vacant lease, both given the same `identity` (two processes,
- * or one, configured alike). Before, the one that did not win took the winner's term, named as
- * itself, for its own in onNewLeader: it waited instead of returning busy, took the lease when the
- * winner released it, and ran too. Runs are told apart by start-up (the elector's instance), not
- * by name: it is busy, naming the holder.
+ * tryWithLease runs given the same `identity` (two processes, or one, configured alike). Before,
+ * the run that did not win took the winner's term, named as itself, for its own: it waited instead
+ * of returning busy, took the lease when the winner released it, and ran too. Runs are told apart
+ * by start-up (the row's holderInstance against the run's elector's), never by name: a run the
+ * coordinator elects, named on the row before it confirms, is this run's own term.
  */
 import { describe, expect, it } from 'vitest';
-import { tryWithLease, withLease, type LeaseFn, type LeaseTerm } from '../../lib/sdk/index.js';
+import { tryWithLease, withLease, type LeaseFn, type LeaseRunResult, type LeaseTerm } from '../../lib/sdk/index.js';
 import { Sim } from '../../sim/harness.js';
 import { FAST } from './harness.js';
 
-async function twoAtOnce(call: typeof tryWithLease) {
-  const sim = await Sim.create();
-  const runs: { tag: string; instance: string; from: number; to?: number }[] = [];
+type Run = { tag: string; instance: string; from: number; to?: number };
+
+/** Two calls at once under one identity, each on its own machine; when each settled (simulated ms). */
+async function twoAtOnce(sim: Sim, call: typeof tryWithLease) {
+  const runs: Run[] = [];
+  const settledAt: number[] = [];
   const work =
     (tag: string): LeaseFn<number> =>
     async (_s: AbortSignal, term: LeaseTerm) => {
-      const run: (typeof runs)[number] = { tag, instance: String((await sim.leases.read('job')).item?.holderInstance), from: sim.elapsed };
+      const run: Run = { tag, instance: String((await sim.leases.read('job')).item?.holderInstance), from: sim.elapsed };
       runs.push(run);
       await sim.clock.sleep(FAST.leaseDurationMs);
       run.to = sim.elapsed;
       return term.fencingToken;
     };
-  const options = () => {
+  const one = (tag: string): Promise<LeaseRunResult<number>> => {
     const m = sim.machine();
-    return { client: m.client, clock: m.clock, tables: sim.names, identity: 'cron-runner', ...FAST };
+    return call('job', work(tag), { client: m.client, clock: m.clock, tables: sim.names, identity: 'cron-runner', ...FAST, onError: () => undefined }).finally(() => settledAt.push(sim.elapsed));
   };
-  const results = await sim.settle(Promise.all([call('job', work('a'), options()), call('job', work('b'), options())]), 'both runs', 60_000);
-  return { results, runs };
+  const results = await sim.settle(Promise.all([one('a'), one('b')]), 'both runs', 120_000);
+  return { results, runs, settledAt };
 }
 
-describe('two runs at once under one given identity', () => {
-  it('tryWithLease on a vacant lease: one runs, the other is busy, naming the holder', async () => {
-    const { results, runs } = await twoAtOnce(tryWithLease);
-    expect(runs).toHaveLength(1);
-    expect(results.map((r) => r.status).sort()).toEqual(['busy', 'ran']);
-    expect(results.find((r) => r.status === 'busy')).toEqual({ status: 'busy', holder: 'cron-runner' });
+/** One ran, the other said busy, naming the holder, before the winner's run ended (at once, not at its wait's end). */
+function oneRanOneBusy({ results, runs, settledAt }: Awaited<ReturnType<typeof twoAtOnce>>) {
+  expect(runs).toHaveLength(1);
+  expect(results.map((r) => r.status).sort()).toEqual(['busy', 'ran']);
+  expect(results.find((r) => r.status === 'busy')).toEqual({ status: 'busy', holder: 'cron-runner' });
+  expect(Math.min(...settledAt)).toBeLessThan(runs[0]!.to!);
+}
+
+describe('runs at once under one given identity', () => {
+  it('tryWithLease on a vacant lease: one runs, the other is busy at once, naming the holder', async () => {
+    oneRanOneBusy(await twoAtOnce(await Sim.create(), tryWithLease));
+  });
+
+  it("tryWithLease on a lease whose stale term is a crashed run's under that identity: one runs, the other is busy at once", async () => {
+    const sim = await Sim.create();
+    const crashed = sim.machine();
+    void tryWithLease('job', () => new Promise<never>(() => undefined), { client: crashed.client, clock: crashed.clock, tables: sim.names, identity: 'cron-runner', ...FAST, onError: () => undefined });
+    await sim.until('the crashed run leads', async () => (await sim.leases.read('job')).item?.holderIdentity === 'cron-runner');
+    crashed.kill();
+    await sim.run(3 * FAST.leaseDurationMs);
+    oneRanOneBusy(await twoAtOnce(sim, tryWithLease));
   });
 
   it('withLease: both run, one after the other, each its own start-up', async () => {
-    const { results, runs } = await twoAtOnce(withLease);
+    const { results, runs } = await twoAtOnce(await Sim.create(), withLease);
     expect(results.map((r) => r.status)).toEqual(['ran', 'ran']);
     expect(runs).toHaveLength(2);
     expect(runs[1]!.from).toBeGreaterThanOrEqual(runs[0]!.to!);
     expect(new Set(runs.map((r) => r.instance)).size).toBe(2);
+  });
+
+  it('a coordinated tryWithLease the coordinator elects (the row names it before it confirms) runs', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    const coordinator = sim.coordinator();
+    const w = sim.elector('w', { leaseName: 'nightly' }, { versions: ['1.31.0', '1.31.0'] });
+    await sim.until('w leads', () => w.elector.isLeader());
+    w.machine.kill();
+    await sim.run(4_000);
+    const m = sim.machine();
+    const r = await sim.settle(
+      tryWithLease('nightly', async (_s, t) => t.fencingToken, { client: m.client, clock: m.clock, tables: sim.names, identity: 'migrate', ...FAST, onError: () => undefined, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+      'the try',
+      60_000,
+    );
+    coordinator.stop();
+    expect(r.status).toBe('ran');
+    expect((await sim.leases.read('nightly')).item?.electedBy).toBe('coordinator');
   });
 });
