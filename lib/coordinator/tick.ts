@@ -19,7 +19,7 @@
  */
 import { ValidationError } from '../schemas/validation.js';
 import { MAX_SEGMENTS, type TickCursor } from '../schemas/tick-cursor.js';
-import { ConflictError } from '../stores/errors.js';
+import { ConflictError, isReplicatedWriteConflict } from '../stores/errors.js';
 import type { TickCursorRead } from '../stores/tick-store.js';
 import { collectIdentities, reconcileAll, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
 
@@ -128,7 +128,9 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
     try {
       await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt'] as const).filter((k) => !(k in next)) });
     } catch (e) {
-      if (!(e instanceof ConflictError)) throw e;
+      // another invocation moved the cursor first, or (a multi-Region table) another Region's tick
+      // was writing it at that moment (not applied)
+      if (!(e instanceof ConflictError || isReplicatedWriteConflict(e))) throw e;
       progress.lostRace = true; // the other invocation's position stands: at worst a part is reconciled twice
     }
   }

@@ -1,7 +1,8 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, ReplicatedWriteConflictException } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
 import { coordinatorDeps, type CoordinatorDeps, type ReconcileOutcome } from '../../lib/coordinator/reconcile.js';
 import { tick, type TickOptions, type TickResult } from '../../lib/coordinator/tick.js';
 import { onTick, type FunctionDeps } from '../../lib/functions/core.js';
@@ -303,6 +304,32 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     expect(inv!.result.outcomes.filter((x) => x.lease === 'lease-003').map((o) => o.decision.kind)).toEqual(['leaveAlone']);
     expect((await deps.leases.read('lease-003')).item).toMatchObject({ holderIdentity: 'a', fencingToken: 7 });
     expect(inv!.result.leaderless).not.toContain('lease-003');
+  });
+
+  it("a cursor write another Region's tick was making at that moment (a multi-Region table: not applied) is a lost race: the invocation answers, its parts reconciled", async () => {
+    await seed(30); // 30 s of reconciles against 15 s an invocation: it stops part way, its cursor written
+    const here = localClient(inject('ddbEndpoint'));
+    let refused = 0;
+    here.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: Record<string, { S?: string }>; Item?: Record<string, { S?: string }> };
+        const write = context.commandName === 'UpdateItemCommand' || context.commandName === 'PutItemCommand';
+        if (write && (input.Key ?? input.Item)?.['name']?.S === TICK_CURSOR_NAME && !refused++) throw new ReplicatedWriteConflictException({ message: 'One or more items in this request are being modified by a request in another Region', $metadata: { httpStatusCode: 400 } });
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    try {
+      const inRegion = coordinatorDeps(here, t.names, { clock, config: { concurrency: 1 } });
+      // before: the invocation threw after reconciling its part, and Lambda ran it again
+      const r = await tick(inRegion, { deadline: clock.monotonic() + REMAINING_MS, marginMs: MARGIN_MS, segmentLeases: 10, afterEach: async () => void clock.advance(COST_MS) });
+      expect(refused).toBe(1);
+      expect(r.round).toMatchObject({ done: false, lostRace: true, leases: 15 });
+      expect(r.outcomes).toHaveLength(15);
+      expect((await deps.ticks.read()).item).toBeUndefined(); // the other Region's position stands (here: none yet)
+    } finally {
+      here.destroy();
+    }
   });
 
   it('a cursor row that does not parse is started afresh, and the identities scan never returns the cursor', async () => {
