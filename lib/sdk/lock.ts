@@ -163,7 +163,7 @@ export function dynamoLeaseLock(name: string, leases: LeaseStore, candidates: Ca
         // session alone: nobody leading it)
         const row = e.current;
         if (row !== undefined && ownTake(row, read, record)) return { written: leases.parseItem(row) };
-        return { refusedBy: row?.['holderIdentity'] };
+        return { refusedBy: row?.['holderIdentity'], refusedByInstance: row?.['holderInstance'] };
       }
     },
     renew: (term, r) => leases.renewTerm(name, term, r.now, r.leaseDurationSeconds, r.session, r.signal),
@@ -239,7 +239,7 @@ export class MemoryLeaseTable {
       get: async () => this.read(name),
       acquire: async (read, record) => {
         const cur = this.leases.get(name);
-        if (!sameRow(cur, read)) return { refusedBy: cur?.holderIdentity };
+        if (!sameRow(cur, read)) return { refusedBy: cur?.holderIdentity, refusedByInstance: cur?.holderInstance };
         return { written: this.put(name, cur, keepTermToken(cur, record)) };
       },
       renew: async (term, r) => {

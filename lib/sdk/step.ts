@@ -12,8 +12,12 @@ import type { ClockCheck, ClockDoubt } from './server-clock.js';
 import { retryDelayMs } from './faults.js';
 import { SINCE_BOOT_DRIFT, SINCE_BOOT_RESOLUTION_MS } from '../clock.js';
 
-/** What a direct acquisition came to: the row as written, or the holder of the row that refused it (whoever moved first). */
-export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown };
+/**
+ * What a direct acquisition came to: the row as written, or the holder of the row that refused it
+ * (whoever moved first) and its start-up (`refusedByInstance`: what tells apart two start-ups given
+ * one identity, for withLease; the step goes by the name).
+ */
+export type Acquired = { readonly written: Lease } | { readonly refusedBy: unknown; readonly refusedByInstance?: unknown };
 
 /** What a session read found, and when (monotonic) it was sent. */
 export interface SessionRead {

@@ -161,16 +161,24 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   // first is told apart by start-up, not by name (onNewLeader names only): a term on the row that is
   // neither this run's elector's nor the stale holder's this run found
   let twinLeads = false;
+  const seen = (holder: unknown, instance: unknown) => {
+    if (immediate && holder === identity && typeof instance === 'string' && instance !== elector.instance && instance !== lease?.holderInstance) {
+      twinLeads = true;
+      overtaken?.(undefined);
+    }
+  };
   const watched = (inner: LeaseLock): LeaseLock => ({
     ...inner,
     async get(consistent, signal) {
       const read = await inner.get(consistent, signal);
-      const h = read.item;
-      if (immediate && h?.holderIdentity === identity && h.holderInstance !== undefined && h.holderInstance !== elector.instance && h.holderInstance !== lease?.holderInstance) {
-        twinLeads = true;
-        overtaken?.(undefined);
-      }
+      seen(read.item?.holderIdentity, read.item?.holderInstance);
       return read;
+    },
+    // a take refused: the row that refused it, as the elector hears of it (at once, not at its next read)
+    async acquire(read, record) {
+      const got = await inner.acquire(read, record);
+      if ('refusedBy' in got) seen(got.refusedBy, got.refusedByInstance);
+      return got;
     },
   });
   try {

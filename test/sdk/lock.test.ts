@@ -67,13 +67,13 @@ const claim = (identity: string, now: number): Claim => ({ identity, instance: `
 const row = (l: Lease | undefined) => l && { ...l, name: 'x' };
 
 describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
-  it('acquires on the revision read; a second acquisition on the same read is refused, naming the holder', async () => {
+  it('acquires on the revision read; a second acquisition on the same read is refused, naming the holder and its start-up', async () => {
     const { lock } = rigs[kind]!();
     const read = await lock.get();
     expect(read).toMatchObject({ item: undefined, revision: 0 });
     const got = await lock.acquire(read, acquisition(read.item, claim('a', NOW)));
     expect('written' in got && row(got.written)).toMatchObject({ holderIdentity: 'a', holderInstance: 'a-1', renewTime: NOW, leaseTransitions: 0, termToken: ('written' in got && got.written.fencingToken) as number, revision: 1 });
-    expect(await lock.acquire(read, acquisition(read.item, claim('b', NOW)))).toEqual({ refusedBy: 'a' });
+    expect(await lock.acquire(read, acquisition(read.item, claim('b', NOW)))).toEqual({ refusedBy: 'a', refusedByInstance: 'a-1' });
     expect((await lock.get()).item?.holderIdentity).toBe('a');
   });
 
@@ -216,7 +216,7 @@ describe.each(Object.keys(rigs))('LeaseLock on %s', (kind) => {
     const now = (await lock.get()).item!;
     expect(now).toMatchObject({ holderIdentity: 'b', holderInstance: 'b-1', acquireTime: at, renewTime: at, fencingToken: take.set!.fencingToken, revision: read.revision + 1 });
     // before the fix (DynamoDB's lock): { written: <the coordinator's row> }, led from the take's send for a renew deadline (10 s) past the row's 5 s
-    expect(await lock.acquire(read, take)).toEqual({ refusedBy: 'b' });
+    expect(await lock.acquire(read, take)).toEqual({ refusedBy: 'b', refusedByInstance: 'b-1' });
     expect((await lock.get()).item).toMatchObject({ leaseDurationSeconds: config.electedLeaseDurationSeconds, electedBy: 'coordinator' });
   });
 
