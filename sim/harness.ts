@@ -26,7 +26,7 @@ import { CandidateStore } from '../lib/stores/candidate-store.js';
 import type { IdentityStore } from '../lib/stores/identity-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
 import { defaultTableNames } from '../lib/tables.js';
-import { DynamoDBModel, faults as ddbFaults, type ModelRequest } from './dynamodb-model/index.js';
+import { DynamoDBModel, faults as ddbFaults, type DynamoDBModelOptions, type ModelRequest } from './dynamodb-model/index.js';
 import { handlerModulesLoaded, runFunctions } from './functions.js';
 import { SimWorld, type Machine as WorldMachine } from './machines.js';
 import type { SimBroker, SimPush } from './push.js';
@@ -107,6 +107,8 @@ export interface SimOptions {
   readonly seed?: number;
   /** The coordinator's configuration (short elections suit tests). */
   readonly config?: ElectionConfigInput;
+  /** Eventually consistent reads answered from a copy up to `staleReadMaxLagMs` old, drawn by `random` (the model's options). @default none */
+  readonly model?: Pick<DynamoDBModelOptions, 'staleReadMaxLagMs' | 'random'>;
 }
 
 /** The functions as coordinator() started them: stop() takes them down, as an outage would. */
@@ -164,6 +166,7 @@ export class Sim {
     this.world = new SimWorld({
       start: T0,
       seed: this.seed,
+      ...(opts.model ? { model: opts.model } : {}),
       // One turn of the event loop lets every promise chain a timer started run (the clock's
       // default); then, if a run is waiting for an outcome, it ends the moment that holds.
       settle: async () => {

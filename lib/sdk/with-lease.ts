@@ -157,21 +157,25 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const beaten = new Promise<undefined>((resolve) => (overtaken = resolve));
   let stopped: StopReason | undefined;
   let elector: LeaderElector;
-  // another run given this same identity (two processes configured alike) that took the lease
-  // first is told apart by start-up, not by name (onNewLeader names only): a term on the row that is
-  // neither this run's elector's nor the stale holder's this run found
-  let twinLeads = false;
+  // A call that gives up at once is overtaken by a term another run took after its first look: a
+  // holder by another name than the stale one it found, or by its own name but another start-up
+  // (two processes configured alike: told apart by instance, never by name), seen on a row no older
+  // than the one it found (an eventually consistent poll may answer with a copy from before: an
+  // earlier run's term, over by then) or in the row that refused its take
+  const firstRevision = lease?.revision ?? 0;
+  let takenBy: string | undefined;
   const seen = (holder: unknown, instance: unknown) => {
-    if (immediate && holder === identity && typeof instance === 'string' && instance !== elector.instance && instance !== lease?.holderInstance) {
-      twinLeads = true;
-      overtaken?.(undefined);
-    }
+    if (!immediate || typeof holder !== 'string') return;
+    const another = holder === identity ? typeof instance === 'string' && instance !== elector.instance && instance !== lease?.holderInstance : holder !== lease?.holderIdentity;
+    if (!another) return;
+    takenBy ??= holder;
+    overtaken?.(undefined);
   };
   const watched = (inner: LeaseLock): LeaseLock => ({
     ...inner,
     async get(consistent, signal) {
       const read = await inner.get(consistent, signal);
-      seen(read.item?.holderIdentity, read.item?.holderInstance);
+      if (read.revision >= firstRevision) seen(read.item?.holderIdentity, read.item?.holderInstance);
       return read;
     },
     // a take refused: the row that refused it, as the elector hears of it (at once, not at its next read)
@@ -208,9 +212,6 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         onStoppedLeading(info) {
           stopped = info.reason;
         },
-        onNewLeader(holder) {
-          if (immediate && holder !== identity && holder !== lease?.holderIdentity) overtaken?.(undefined);
-        },
       },
     });
   } catch (e) {
@@ -232,7 +233,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const got = await Promise.race([leading, beaten, running.then(() => undefined), wait.done as Promise<undefined>]).finally(() => wait.end());
   try {
     cancel?.throwIfAborted();
-    if (!got || !elector.isLeader()) return { status: 'busy', holder: elector.leader !== identity || twinLeads ? elector.leader : undefined };
+    if (!got || !elector.isLeader()) return { status: 'busy', holder: takenBy ?? (elector.leader !== identity ? elector.leader : undefined) };
     const term = got.term;
     // still in the term fn was started in (judged now): not merely leading, which a later term of this elector would be
     const inItsTerm = () => elector.isLeader() && !got.signal.aborted;

@@ -431,9 +431,9 @@ describe('a write that landed, its answer lost as the connection was reset (the 
     expect(got).toMatchObject({ written: { holderIdentity: 'b', holderInstance: 'b-1', session: 'all-1:b-s', renewTime: now + 20_000, revision: read.revision + 1 } });
     // a row another write put there is still a refusal: another's take, or this worker's own later one
     const later = acquisition(read.item, { identity: 'b', instance: 'b-1', now: now + 21_000, leaseDurationSeconds: 15, electedBy: 'self', session: 'all-1:b-s' });
-    expect(await lock.acquire(read, later)).toEqual({ refusedBy: 'b' });
+    expect(await lock.acquire(read, later)).toEqual({ refusedBy: 'b', refusedByInstance: 'b-1' });
     const other = acquisition(read.item, { identity: 'c', instance: 'c-1', now: now + 20_000, leaseDurationSeconds: 15, electedBy: 'self' });
-    expect(await lock.acquire(read, other)).toEqual({ refusedBy: 'b' });
+    expect(await lock.acquire(read, other)).toEqual({ refusedBy: 'b', refusedByInstance: 'b-1' });
     client.destroy();
     await close(proxy);
   });

@@ -65,6 +65,30 @@ describe('runs at once under one given identity', () => {
     expect(new Set(runs.map((r) => r.instance)).size).toBe(2);
   });
 
+  // a stale copy of an earlier run's term, over by then, is no run that took it first: under this
+  // identity (busy naming itself before), or another (busy naming the earlier run, before 2026-12-05)
+  it.each([
+    ['migrate', 'migrate'],
+    ['nightly-1', 'nightly-2'],
+  ])("a coordinated tryWithLease (%s, then %s) right after the earlier run returned, its polls answered by copies from before: runs", async (first, second) => {
+    // every eventually consistent read a second behind: the second run's first poll finds the
+    // first run's term on a copy older than the row its first look read
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 }, model: { staleReadMaxLagMs: 1_000, random: () => 0.99 } });
+    const coordinator = sim.coordinator();
+    const run = (identity: string, ms: number) => {
+      const m = sim.machine();
+      return sim.settle(
+        tryWithLease('nightly', async (_s, t) => (await sim.clock.sleep(ms), t.fencingToken), { client: m.client, clock: m.clock, tables: sim.names, identity, ...FAST, onError: () => undefined, mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+        'a run',
+        60_000,
+      );
+    };
+    expect((await run(first, 1_500)).status).toBe('ran');
+    const later = await run(second, 0);
+    coordinator.stop();
+    expect(later.status).toBe('ran');
+  });
+
   it('a coordinated tryWithLease the coordinator elects (the row names it before it confirms) runs', async () => {
     const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
     const coordinator = sim.coordinator();
