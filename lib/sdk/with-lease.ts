@@ -159,10 +159,11 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   let elector: LeaderElector;
   // A call that gives up at once is overtaken by a term another run took after its first look: a
   // holder by another name than the stale one it found, or by its own name but another start-up
-  // (two processes configured alike: told apart by instance, never by name), seen on a row no older
-  // than the one it found (an eventually consistent poll may answer with a copy from before: an
-  // earlier run's term, over by then) or in the row that refused its take
-  const firstRevision = lease?.revision ?? 0;
+  // (two processes configured alike: told apart by instance, never by name), seen on a row newer
+  // than the one it found — a term with a higher fencing token, which a row created again keeps
+  // too (an eventually consistent poll may answer with a copy from before: an earlier run's term,
+  // over by then) — or in the row that refused its take
+  const firstToken = lease?.fencingToken ?? -1;
   let takenBy: string | undefined;
   const seen = (holder: unknown, instance: unknown) => {
     if (!immediate || typeof holder !== 'string') return;
@@ -175,7 +176,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     ...inner,
     async get(consistent, signal) {
       const read = await inner.get(consistent, signal);
-      if (read.revision >= firstRevision) seen(read.item?.holderIdentity, read.item?.holderInstance);
+      if (read.item && read.item.fencingToken > firstToken) seen(read.item.holderIdentity, read.item.holderInstance);
       return read;
     },
     // a take refused: the row that refused it, as the elector hears of it (at once, not at its next read)
