@@ -12,6 +12,7 @@ import type * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
 import { effectiveLease, renewedBy, sessionStampAt } from '../election/vacancy.js';
 import { Name } from '../schemas/common.js';
+import { fencingTokenFloor } from '../schemas/fencing-token.js';
 import { sessionKey } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run-once.js';
@@ -129,14 +130,15 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const subject = `${call} run "${identity}" of lease "${leaseName}"`;
   const report = errorSink(o.onError, subject, clock);
   const immediate = tryOnly || o.waitMs === 0;
-  const firstLook = async (): Promise<{ lease: Lease | undefined; mode: 'coordinated' | 'NoCoordination'; judged: Lease | undefined }> => {
+  const firstLook = async (): Promise<{ lease: Lease | undefined; at: number; mode: 'coordinated' | 'NoCoordination'; judged: Lease | undefined }> => {
     const lease = (await leases.read(leaseName).catch((e: unknown) => missing(e, `the lease's row on the leases table "${o.tables.leases}"`, 'GetItem'))).item;
+    const at = time.now();
     // judged on the read's answer (DynamoDB's Date header): refused before anything is written
     checkScheduledAt(o.runOnce, time, o.clockSync, what);
     const mode = o.mode !== 'auto' ? o.mode : await autoMode(requests, o.tables.candidates, leaseName, lease).catch((e: unknown) => missing(e, `the lease's candidates on the candidates table "${o.tables.candidates}"`, 'Query'));
     // a call that gives up at once judges a holder's term now, one held on a session by its
     // session's row: read here, so that an identities table still being made is waited for too
-    return { lease, mode, judged: immediate && lease?.holderIdentity !== undefined ? await judged(lease, requests, o.tables.identities, time.now(), subject, report) : undefined };
+    return { lease, at, mode, judged: immediate && lease?.holderIdentity !== undefined ? await judged(lease, requests, o.tables.identities, time.now(), subject, report) : undefined };
   };
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
   // and waited for while it is made, as getLeader and a worker's start-up wait (TableWait)
@@ -162,8 +164,11 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   // (two processes configured alike: told apart by instance, never by name), seen on a row newer
   // than the one it found — a term with a higher fencing token, which a row created again keeps
   // too (an eventually consistent poll may answer with a copy from before: an earlier run's term,
-  // over by then) — or in the row that refused its take
-  const firstToken = lease?.fencingToken ?? -1;
+  // over by then) — or in the row that refused its take. With no row at the first look (none yet,
+  // or deleted), a term taken since has a token at least the floor of its writer's clock, within
+  // STALE_MARGIN_MS of this one's (lib/schemas/fencing-token.ts): a copy from before a deletion
+  // shows an earlier term, below it
+  const firstToken = lease?.fencingToken ?? fencingTokenFloor(looked.at - STALE_MARGIN_MS) - 1;
   let takenBy: string | undefined;
   const seen = (holder: unknown, instance: unknown) => {
     if (!immediate || typeof holder !== 'string') return;

@@ -5,7 +5,9 @@
  * by start-up (the row's holderInstance against the run's elector's), never by name: a run the
  * coordinator elects, named on the row before it confirms, is this run's own term.
  */
+import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { fencingTokenFloor } from '../../lib/schemas/fencing-token.js';
 import { tryWithLease, withLease, type LeaseFn, type LeaseRunResult, type LeaseTerm } from '../../lib/sdk/index.js';
 import { Sim } from '../../sim/harness.js';
 import { FAST } from './harness.js';
@@ -105,5 +107,33 @@ describe('runs at once under one given identity', () => {
     coordinator.stop();
     expect(r.status).toBe('ran');
     expect((await sim.leases.read('nightly')).item?.electedBy).toBe('coordinator');
+  });
+
+  // an earlier run's term on a copy from before its row was deleted is no run that took the lease
+  // first: with no row at the first look, a term taken since has a token at least its writer's
+  // clock's floor (busy naming the earlier run before 2026-12-05), and a row created again
+  // restarts its revision (busy, judged by revision, at 4b485029), never its token
+  it.each([['deleted'], ['deleted and created again, vacant']])("a coordinated tryWithLease right after the lease's row was %s, its polls answered by copies from before: runs", async (what) => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 }, model: { staleReadMaxLagMs: 1_000, random: () => 0.99 } });
+    const coordinator = sim.coordinator();
+    const run = (identity: string, ms: number) => {
+      const m = sim.machine();
+      return sim.settle(
+        tryWithLease('nightly', async (_s, t) => (await sim.clock.sleep(ms), t.fencingToken), { client: m.client, clock: m.clock, tables: sim.names, identity, ...FAST, onError: () => undefined, mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+        'a run',
+        60_000,
+      );
+    };
+    expect((await run('nightly-1', 3_000)).status).toBe('ran');
+    const Key = { name: { S: 'nightly' } };
+    await sim.client.send(new DeleteItemCommand({ TableName: sim.names.leases, Key }));
+    if (what !== 'deleted') {
+      const row = { ...Key, leaseDurationSeconds: { N: '15' }, leaseTransitions: { N: '0' }, fencingToken: { N: String(fencingTokenFloor(sim.clock.now())) }, revision: { N: '1' } };
+      await sim.client.send(new PutItemCommand({ TableName: sim.names.leases, Item: row }));
+      expect((await sim.leases.read('nightly')).item?.holderIdentity).toBeUndefined();
+    }
+    const later = await run('nightly-2', 0);
+    coordinator.stop();
+    expect(later).toMatchObject({ status: 'ran' });
   });
 });
