@@ -1533,12 +1533,16 @@ function offSessionRead(s: FollowerSettings, st: FollowerState, at: Moment): { r
   return l?.session !== undefined && vanishedUnder(s, st, at, true) !== undefined ? { name: l.session, term: termOf(l) } : undefined;
 }
 
-/** An eventually consistent read older than one already seen: not acted on, but read again consistently. */
+/**
+ * An eventually consistent read older than one already seen: not acted on, but read again
+ * consistently. Older by its token (tokens only grow for a lease name, a row deleted and created
+ * again included, whose revision starts over), or by its revision within the term seen.
+ */
 function isStale(st: FollowerState, read: LeaseRead): boolean {
   const o = st.observed;
   if (!o || o.token < 0) return false;
   if (!read.item) return true;
-  return read.revision < o.revision && read.item.fencingToken <= o.token;
+  return read.item.fencingToken < o.token || (read.revision < o.revision && read.item.fencingToken <= o.token);
 }
 
 /** How stale a session read may be and its judgement still sound: any renewal landing after it was sent comes after the holder's own deadline. */

@@ -103,6 +103,20 @@ describe("the follower's step", () => {
     expect(followerStep(settings(), stale.state, { kind: 'leaseRead', raw: read(held({ revision: 4 })) }, at(120)).state.pending).toBeUndefined(); // once only
   });
 
+  it("a copy of a term from before the row was deleted and created again (its revision started over) is read again, consistently: no leader told of twice", () => {
+    const c = held({ holderIdentity: 'c', holderInstance: 'c-1', revision: 1, fencingToken: 9_000 });
+    const seen = run(settings(), [
+      [poll, at()],
+      [{ kind: 'leaseRead', raw: read(c) }, at(10)],
+    ]).state;
+    const again = followerStep(settings(), seen, poll, at(100));
+    const copy = followerStep(settings(), again.state, { kind: 'leaseRead', raw: read(held({ revision: 5 })) }, at(110));
+    expect(copy.effects).toEqual([{ kind: 'readLease', consistent: true }]);
+    const current = followerStep(settings(), copy.state, { kind: 'leaseRead', raw: read(c) }, at(120));
+    expect(current.effects).toEqual([]);
+    expect(current.state.lastLeader).toBe('c');
+  });
+
   it('a lease held on a session: its session row is read, and read again when the answer is older than the margin', () => {
     const onSession = held({ session: 'p1', holderInstance: 'a-1@pa' });
     const first = run(settings(), [
