@@ -46,7 +46,7 @@ export interface Functions {
  * The functions' logger and metrics, silent: a simulation publishes no metrics (Powertools would
  * print an EMF line to stdout for every one, thousands per schedule).
  */
-function quietObservability(onError?: (message: string, extra: unknown[]) => void): ReturnType<typeof observability> {
+function quietObservability(onError?: (message: string, extra: unknown[]) => void, log?: (line: string) => void): ReturnType<typeof observability> {
   const before = process.env['POWERTOOLS_METRICS_DISABLED'];
   process.env['POWERTOOLS_METRICS_DISABLED'] = 'true';
   try {
@@ -54,7 +54,13 @@ function quietObservability(onError?: (message: string, extra: unknown[]) => voi
     // the per-lease metrics' instance reads the switch when it is made: made now, while it is off
     const single = o.metrics.singleMetric();
     o.metrics.singleMetric = () => single;
-    if (onError) o.logger.error = (message, ...extra) => onError(typeof message === 'string' ? message : JSON.stringify(message), extra);
+    const text = (message: unknown, extra: unknown[]) => [message, ...extra].map((m) => (typeof m === 'string' ? m : m instanceof Error ? `${m.name}: ${m.message}` : JSON.stringify(m))).join(' ');
+    if (onError || log)
+      o.logger.error = (message, ...extra) => {
+        log?.(`error: ${text(message, extra)}`);
+        onError?.(typeof message === 'string' ? message : JSON.stringify(message), extra);
+      };
+    if (log) o.logger.warn = (message, ...extra) => log(`warn: ${text(message, extra)}`);
     return o;
   } finally {
     if (before === undefined) delete process.env['POWERTOOLS_METRICS_DISABLED'];
@@ -108,6 +114,8 @@ export interface FunctionsContext {
   readonly broker: Pick<SimBroker, 'publish'> | undefined;
   /** Called with every error the functions log (a world's are silent). */
   readonly onError?: (message: string, extra: unknown[]) => void;
+  /** Every error and warning the functions log, as a line (a world's with `--rows`). */
+  readonly log?: (line: string) => void;
 }
 
 /** How often Lambda's pollers look at the streams' shards (in the simulator's worlds). */
@@ -133,6 +141,7 @@ function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): Func
     platformEvents: schedule.platformEvents,
     eventIds: `sim-${schedule.seed}`,
     ttl: o.ttl ?? true,
+    ...(c.functionsLog ? { log: (line: string) => c.functionsLog!(`${o.name ?? 'functions'} ${line}`) } : {}),
     broker: world.broker,
     outageEnd: () => {
       // the coordinatorDown window the world is in now, if any
@@ -224,7 +233,7 @@ function functionDeps(c: FunctionsContext, handlers: Handlers): FunctionDeps {
       deadLetters.push(p);
     },
     ...(broker ? { wake: (lease: string, revision: number | undefined, processes?: readonly string[]) => wakeThrough(c, broker, { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }, processes) } : {}),
-    ...quietObservability(c.onError),
+    ...quietObservability(c.onError, c.log),
   };
 }
 

@@ -12,7 +12,7 @@ import { formatVerdict } from '../lib/history/checker.js';
 import { systemClock } from '../lib/clock.js';
 import { describeRegionPlan, generateRegionPlan, regionOf, type RegionFigure } from './regions.js';
 import { describeSchedule, generateSchedule, type KeptMode } from './schedule.js';
-import { DEFAULT_SETTINGS, runWorld, type WorldSettings } from './world.js';
+import { DEFAULT_SETTINGS, runWorld, type RunOptions, type WorldSettings } from './world.js';
 
 /** A Region event's figure, and the seed of its world (to replay it). */
 type SeededFigure = RegionFigure & { readonly seed: number };
@@ -21,13 +21,15 @@ type SeededFigure = RegionFigure & { readonly seed: number };
 export const REGION_SETTINGS: WorldSettings = { ...DEFAULT_SETTINGS, workers: 4 };
 
 /** What a line of the timeline must say to be part of the story. */
+/** `--rows`' lines: a row changed, a function's error or warning. */
+const ROWS = /^\s*\S+\s+(row |functions\S* (error|warn): )/;
 const STORY = /region|leads|stops leading|^\s*\S+\s+(start|kill|stop|pause|partition) w|delete lease|rewrites \S+'s session/;
 
-export async function runRegions(o: { seed?: number; schedules?: number; budget?: number; first?: number; mixed?: boolean; kept?: KeptMode | undefined }): Promise<number> {
+export async function runRegions(o: { seed?: number; schedules?: number; budget?: number; first?: number; mixed?: boolean; kept?: KeptMode | undefined; rows?: RunOptions['rows'] }): Promise<number> {
   const settings = REGION_SETTINGS;
   const mixed = o.mixed === true;
   const kept = o.kept ? { kept: o.kept } : {};
-  if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) return tell(o.seed, settings, mixed, kept);
+  if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) return tell(o.seed, settings, mixed, kept, o.rows);
   const first = o.first ?? Math.floor(systemClock.random() * 2 ** 31);
   // --schedules seeds, or as many as --budget's seconds of wall-clock time begin (20 seeds without either)
   const n = o.schedules ?? (o.budget === undefined ? 20 : Infinity);
@@ -64,7 +66,7 @@ export async function runRegions(o: { seed?: number; schedules?: number; budget?
 }
 
 /** One seed's two worlds, as the batch runs them: its Region events alone, then among its schedule's other faults. */
-async function tell(seed: number, settings: WorldSettings, mixed: boolean, kept: { kept?: KeptMode }): Promise<number> {
+async function tell(seed: number, settings: WorldSettings, mixed: boolean, kept: { kept?: KeptMode }, rows?: RunOptions['rows']): Promise<number> {
   const plan = generateRegionPlan(seed, settings.durationMs);
   console.log(`seed ${seed}: ${settings.workers} workers, each in a replica Region: ${Array.from({ length: settings.workers }, (_, i) => `w${i} ${regionOf(plan, `w${i}`)}`).join(', ')}; a coordinator in each replica Region`);
   for (const l of describeRegionPlan(plan)) console.log(l);
@@ -74,8 +76,8 @@ async function tell(seed: number, settings: WorldSettings, mixed: boolean, kept:
     const schedule = generateSchedule(seed, { workers: settings.workers, durationMs: settings.durationMs, faults, mixed, ...kept });
     // the schedule's own faults first (coordinator outages and DynamoDB fault windows show nowhere else): a slow Region figure may be theirs
     if (faults) for (const l of describeSchedule(schedule)) console.log(l);
-    const r = await runWorld(schedule, settings, { trace: true, regions: plan });
-    for (const l of r.timeline) if (STORY.test(l)) console.log(l);
+    const r = await runWorld(schedule, settings, { trace: true, regions: plan, ...(rows ? { rows } : {}) });
+    for (const l of r.timeline) if (STORY.test(l) || ROWS.test(l)) console.log(l);
     console.log('');
     for (const f of r.regions ?? []) console.log(`  ${describeFigure(f)}`);
     for (const l of formatVerdict(r.verdict)) console.log(l);

@@ -21,6 +21,11 @@
  * stream of its own: a seed's other faults are as without `--kept`. With `--seed N`, that world;
  * with `--regions`, three-Region worlds so. Not with `--plant`.
  *
+ * `--rows FROM-TO` (with `--seed N`): from FROM to TO seconds of the world (simulated), the
+ * timeline also shows every change of a lease, candidate or identity row and every error or
+ * warning the functions log: what the story lines alone cannot show (why an election waited,
+ * which write a function's retry made).
+ *
  * `npm run sim` bundles this file and the threads' module (sim/thread.ts) with esbuild into
  * build/sim and runs the JavaScript: the code as it ships, without a loader's per-closure cost
  * (tsx keeps every function's name). `npx tsx sim/run.ts` runs the sources, same seeds, same worlds.
@@ -46,6 +51,13 @@ const whole = (v: string) => {
 };
 /** `--kept`'s value: which workers keep their terms (the bare flag: some). */
 const KeptFlag = z.enum(['some', 'all'], { error: (i) => `--kept takes "some" (each worker with even odds, at least one) or "all" (every worker), got "${String(i.input)}"` });
+type RowsWindow = { readonly fromMs: number; readonly toMs: number };
+/** `--rows`' value: FROM-TO, whole or decimal seconds of the world, FROM ≤ TO. */
+const rowsWindow = (v: string): RowsWindow => {
+  const m = /^(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)$/.exec(v);
+  if (!m || Number(m[1]) > Number(m[2])) throw new InvalidArgumentError(`takes FROM-TO in seconds of the world, FROM at most TO (say 270-340), got "${v}"`);
+  return { fromMs: Number(m[1]) * 1000, toMs: Number(m[2]) * 1000 };
+};
 const kept = (v: string): KeptMode => {
   const r = KeptFlag.safeParse(v);
   if (!r.success) throw new InvalidArgumentError(r.error.issues[0]!.message);
@@ -66,12 +78,19 @@ const o = new Command()
   .option('--regions', 'worlds across three Regions (MRSC): a Region cut off or lost in each')
   .option('--mixed', 'a fleet part way through a change: in worlds with sessions one worker runs none; in half the worlds one worker has twice the timings')
   .option('--kept [workers]', 'kept terms: some (default) or all workers run their electors with releaseOnCancel false, and one elector of such a process stops while the process runs on', kept)
+  .option('--rows <from-to>', 'with --seed: from FROM to TO seconds of the world, every change of a lease, candidate or identity row and every error or warning the functions log, in the timeline', rowsWindow)
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;
   })
   .parse(process.argv)
-  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number; regions?: boolean; mixed?: boolean; kept?: KeptMode | true }>();
+  .opts<{ seed?: number; schedules?: number; budget?: number; first?: number; threads?: number; plant?: PlantedBug; progress: number; regions?: boolean; mixed?: boolean; kept?: KeptMode | true; rows?: RowsWindow }>();
+
+if (o.rows && (o.seed === undefined || o.schedules !== undefined || o.budget !== undefined)) {
+  // rows are told in one world's timeline: refuse what would print nothing
+  console.error(`npm run sim: --rows tells one world's rows in its timeline; give it with --seed N (and neither --schedules nor --budget)`);
+  process.exit(2);
+}
 
 // the bare flag means some workers
 const keptMode: KeptMode | undefined = o.kept === true ? 'some' : o.kept;
@@ -86,14 +105,14 @@ const settings = DEFAULT_SETTINGS;
 if (o.regions) {
   // a Region world runs on this thread, and no planted bug is wired into its checks: refuse what would be silently ignored
   if (o.threads !== undefined || o.plant !== undefined) {
-    console.error(`npm run sim: --regions runs its worlds on one thread and plants no bug; drop ${o.threads !== undefined ? '--threads' : '--plant'} (--regions takes --seed, --schedules, --budget, --first, --mixed and --kept)`);
+    console.error(`npm run sim: --regions runs its worlds on one thread and plants no bug; drop ${o.threads !== undefined ? '--threads' : '--plant'} (--regions takes --seed, --schedules, --budget, --first, --mixed, --kept and --rows)`);
     process.exit(2);
   }
   process.exitCode = await runRegions({ ...o, kept: keptMode });
 } else if (o.seed !== undefined && o.schedules === undefined && o.budget === undefined) {
   const s = generateSchedule(o.seed, { workers: settings.workers, durationMs: settings.durationMs, mixed: o.mixed === true, ...(keptMode ? { kept: keptMode } : {}) });
   for (const l of describeSchedule(s)) console.log(l);
-  const r = await runWorld(s, settings, { trace: true, ...(o.plant ? { plant: o.plant } : {}) });
+  const r = await runWorld(s, settings, { trace: true, ...(o.plant ? { plant: o.plant } : {}), ...(o.rows ? { rows: o.rows } : {}) });
   for (const l of r.timeline) console.log(l);
   for (const l of formatVerdict(r.verdict)) console.log(l);
   console.log(JSON.stringify(r.counts));

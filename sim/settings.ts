@@ -82,4 +82,6 @@ export interface WorldContext {
   readonly gone?: (m: { name: string }) => boolean;
   /** Every `onError` of the world's workers and jobs throws once it has counted the fault (a broken alarm): the world must run as it would without. */
   readonly brokenAlarms?: boolean;
+  /** Where the functions' errors and warnings go, each a line naming the function's machine (RunOptions.rows); undefined: nowhere. */
+  readonly functionsLog?: (line: string) => void;
 }

@@ -12,6 +12,7 @@
  * the checker's feed (sim/feed.ts: history, fault windows and the ledger of fenced writes, judged
  * by the same checker as the chaos runs, lib/history/checker.ts).
  */
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { drainMicrotasks, seededRandom } from '../lib/clock.js';
 import type { Verdict } from '../lib/history/checker.js';
 import type { FaultWindow } from '../lib/history/schema.js';
@@ -71,6 +72,42 @@ export interface RunOptions {
   readonly regions?: RegionPlan | undefined;
   /** Every worker's and job's `onError` throws (WorldContext.brokenAlarms). */
   readonly brokenAlarms?: boolean;
+  /**
+   * From `fromMs` to `toMs` of the world (simulated): every change of a lease, candidate or
+   * identity row (looked at every ROWS_EVERY_MS) and every error or warning the functions log,
+   * into the timeline (with `trace`; `npm run sim -- --seed N --rows FROM-TO`).
+   */
+  readonly rows?: { readonly fromMs: number; readonly toMs: number };
+}
+
+/** How often `rows` looks at the tables: as often as Lambda's pollers look at the streams. */
+const ROWS_EVERY_MS = 250;
+
+/** Logs each row of the lease, candidate and identity tables that changed since the last look, from `fromMs` to `toMs` of the world. */
+function traceRows(world: SimWorld, feed: Feed, keys: (table: string) => readonly string[], window: NonNullable<RunOptions['rows']>): void {
+  const last = new Map<string, string>();
+  const tables = (['leases', 'candidates', 'identities'] as const).map((role) => [role, world.names[role]] as const);
+  const look = () => {
+    const seen = new Set<string>();
+    for (const [role, table] of tables)
+      for (const item of world.model.items(table)) {
+        const row = unmarshall(item);
+        const id = `${role} ${keys(table)
+          .map((k) => String(row[k]))
+          .join('/')}`;
+        const text = JSON.stringify(row);
+        seen.add(id);
+        if (last.get(id) !== text) feed.log(`row ${id}: ${text}`);
+        last.set(id, text);
+      }
+    for (const id of last.keys())
+      if (!seen.has(id)) {
+        feed.log(`row ${id}: deleted`);
+        last.delete(id);
+      }
+    if (world.clock.now() - T0 + ROWS_EVERY_MS <= window.toMs) world.clock.setTimer(ROWS_EVERY_MS, look);
+  };
+  world.clock.setTimer(Math.max(0, window.fromMs), look);
 }
 
 /** Runs `schedule`'s world (a planted bug goes into what the world builds: sim/bugs.ts). */
@@ -84,9 +121,12 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
   await feed.createLedger(setup);
   const network = scheduleNetwork(world.clock, schedule, random, feed, world.names);
   const regions = opts.regions ? new WorldRegions(opts.regions, { world, random }, keysOf(world, feed)) : undefined;
+  const w = opts.rows;
+  const functionsLog = w && ((line: string) => (world.clock.now() - T0 >= w.fromMs && world.clock.now() - T0 <= w.toMs ? feed.log(line) : undefined));
   const c: WorldContext = regions
-    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name), brokenAlarms: opts.brokenAlarms }
-    : { world, schedule, settings, random, feed, network, plant: opts.plant, brokenAlarms: opts.brokenAlarms };
+    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name), brokenAlarms: opts.brokenAlarms, functionsLog }
+    : { world, schedule, settings, random, feed, network, plant: opts.plant, brokenAlarms: opts.brokenAlarms, functionsLog };
+  if (w) traceRows(world, feed, keysOf(world, feed), w);
   if (schedule.push) world.startBroker(schedule.push, random, (k) => feed.count(k));
   // one coordinator (the functions) per replica Region; no TTL on multi-Region tables
   const byRegion = new Map<string, Functions>();
