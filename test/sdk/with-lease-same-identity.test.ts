@@ -44,6 +44,25 @@ function oneRanOneBusy({ results, runs, settledAt }: Awaited<ReturnType<typeof t
   expect(Math.min(...settledAt)).toBeLessThan(runs[0]!.from + FAST.retryPeriodMs);
 }
 
+/**
+ * A coordinated lease "nightly" whose every eventually consistent read is answered by a copy a
+ * second old, its coordinator running; `run` is a coordinated tryWithLease on a machine of its own
+ * whose function takes `ms` (simulated).
+ */
+async function behindCopies() {
+  const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 }, model: { staleReadMaxLagMs: 1_000, random: () => 0.99 } });
+  const coordinator = sim.coordinator();
+  const run = (identity: string, ms: number) => {
+    const m = sim.machine();
+    return sim.settle(
+      tryWithLease('nightly', async (_s, t) => (await sim.clock.sleep(ms), t.fencingToken), { client: m.client, clock: m.clock, tables: sim.names, identity, ...FAST, onError: () => undefined, mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
+      'a run',
+      60_000,
+    );
+  };
+  return { sim, coordinator, run };
+}
+
 describe('runs at once under one given identity', () => {
   it('tryWithLease on a vacant lease: one runs, the other is busy at once, naming the holder', async () => {
     oneRanOneBusy(await twoAtOnce(await Sim.create(), tryWithLease));
@@ -75,16 +94,7 @@ describe('runs at once under one given identity', () => {
   ])("a coordinated tryWithLease (%s, then %s) right after the earlier run returned, its polls answered by copies from before: runs", async (first, second) => {
     // every eventually consistent read a second behind: the second run's first poll finds the
     // first run's term on a copy older than the row its first look read
-    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 }, model: { staleReadMaxLagMs: 1_000, random: () => 0.99 } });
-    const coordinator = sim.coordinator();
-    const run = (identity: string, ms: number) => {
-      const m = sim.machine();
-      return sim.settle(
-        tryWithLease('nightly', async (_s, t) => (await sim.clock.sleep(ms), t.fencingToken), { client: m.client, clock: m.clock, tables: sim.names, identity, ...FAST, onError: () => undefined, mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
-        'a run',
-        60_000,
-      );
-    };
+    const { sim, coordinator, run } = await behindCopies();
     expect((await run(first, 1_500)).status).toBe('ran');
     const later = await run(second, 0);
     coordinator.stop();
@@ -114,16 +124,7 @@ describe('runs at once under one given identity', () => {
   // clock's floor (busy naming the earlier run before 2026-12-05), and a row created again
   // restarts its revision (busy, judged by revision, at 4b485029), never its token
   it.each([['deleted'], ['deleted and created again, vacant']])("a coordinated tryWithLease right after the lease's row was %s, its polls answered by copies from before: runs", async (what) => {
-    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 }, model: { staleReadMaxLagMs: 1_000, random: () => 0.99 } });
-    const coordinator = sim.coordinator();
-    const run = (identity: string, ms: number) => {
-      const m = sim.machine();
-      return sim.settle(
-        tryWithLease('nightly', async (_s, t) => (await sim.clock.sleep(ms), t.fencingToken), { client: m.client, clock: m.clock, tables: sim.names, identity, ...FAST, onError: () => undefined, mode: 'coordinated', candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' } }),
-        'a run',
-        60_000,
-      );
-    };
+    const { sim, coordinator, run } = await behindCopies();
     expect((await run('nightly-1', 3_000)).status).toBe('ran');
     const Key = { name: { S: 'nightly' } };
     await sim.client.send(new DeleteItemCommand({ TableName: sim.names.leases, Key }));
