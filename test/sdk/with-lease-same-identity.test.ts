@@ -94,7 +94,7 @@ describe('runs at once under one given identity', () => {
   ])("a coordinated tryWithLease (%s, then %s) right after the earlier run returned, its polls answered by copies from before: runs", async (first, second) => {
     // every eventually consistent read a second behind: the second run's first poll finds the
     // first run's term on a copy older than the row its first look read
-    const { sim, coordinator, run } = await behindCopies();
+    const { coordinator, run } = await behindCopies();
     expect((await run(first, 1_500)).status).toBe('ran');
     const later = await run(second, 0);
     coordinator.stop();
