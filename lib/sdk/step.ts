@@ -1149,6 +1149,12 @@ export interface FollowerState {
   readonly lastHeldSeconds: { readonly instance: string | undefined; readonly token: number; readonly seconds: number } | undefined;
   /** The session row the last view was judged with, if any, and the lease `session` it was judged for (`of`). */
   readonly viewedSession: { readonly name: string; readonly renewTime: number; readonly of: string } | undefined;
+  /**
+   * The `session` the last view's lease names where a consistent read of that row showed it cannot
+   * hold the term (sessionStanding 'none': no such row, or another process's, its holder on none):
+   * the holder renews the lease row itself, so that view's own stamp is its renewal's (stampedBy).
+   */
+  readonly offNamedSession: { readonly name: string; readonly renewTime: number | undefined } | undefined;
   /** Where the holder's own process's session was last looked for, for a term its named session does not vouch for (ownSessionRead). */
   readonly ownFound: OwnSessionFound | undefined;
   /** Since when (monotonic) the lease has been vacant, as this worker saw it. */
@@ -1214,6 +1220,7 @@ export const FOLLOWING: FollowerState = {
   lastHeldOnSession: false,
   lastHeldSeconds: undefined,
   viewedSession: undefined,
+  offNamedSession: undefined,
   ownFound: undefined,
   vacantSince: undefined,
   askSeen: undefined,
@@ -1448,9 +1455,10 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
   let next: FollowerState = l?.holderIdentity !== undefined ? { ...st, lastHeldOnSession: l.session !== undefined || processOf(l.holderInstance) !== undefined, lastHeldSeconds: heldSeconds(st.lastHeldSeconds, row!) } : unseenDelete ? { ...st, lastHeldOnSession: true } : st;
   if (l !== undefined && next.vanished !== undefined) next = { ...next, vanished: undefined };
   if (changed) {
-    // a term on a session only as judged by the row it names (not the lease row's own stamp, as a write's answer shows it)
-    const onNamedSession = st.viewedSession !== undefined && st.viewedSession.name === l?.session && st.viewedSession.renewTime === l.renewTime;
-    next = { ...next, observed: { key: termKey(l), at: Math.min(now, stampedBy(s, l, onNamedSession, at)), revision: read.revision, token: l?.fencingToken ?? -1 } };
+    // a term naming a session only as judged by the row it names (not the lease row's own stamp, as a
+    // write's answer shows it), or by its own row where that session row cannot hold it
+    const byHolder = (st.viewedSession !== undefined && st.viewedSession.name === l?.session && st.viewedSession.renewTime === l.renewTime) || (st.offNamedSession !== undefined && st.offNamedSession.name === l?.session && st.offNamedSession.renewTime === l.renewTime);
+    next = { ...next, observed: { key: termKey(l), at: Math.min(now, stampedBy(s, l, byHolder, at)), revision: read.revision, token: l?.fencingToken ?? -1 } };
     // a term's first write (an election's, a hand-off's, an acquisition's) is not on the holder's renewal cadence
     const v = st.viewedSession;
     if (v && l?.session === v.of && l.holderInstance !== undefined && l.holderInstance !== s.instance) {
@@ -1480,13 +1488,16 @@ function observe(s: FollowerSettings, st: FollowerState, read: LeaseRead, at: Mo
  * from, and stops a renew deadline later, short of the lease duration; this worker maps the stamp
  * onto its own clock with its own measured error. Only in coordinated mode, where the coordinator
  * already expires terms by their stamps (clockSkewMs's assumption), with this worker's clock
- * measured and trusted now, and for a term off a session or judged by the session row it names
- * (`onNamedSession`: `l` carries that row's stamp, later than the lease row's, and a Session stamps
- * each renewal after the moment its leaders count their deadline from); not one judged by its
- * holder's other rows or the session fallback, nor the lease row's own older stamp. Infinity: not by its stamp.
+ * measured and trusted now, and for a term off a session or whose `session` is judged (`byHolder`):
+ * by the session row it names (`l` carries that row's stamp, later than the lease row's, and a
+ * Session stamps each renewal after the moment its leaders count their deadline from), or by its
+ * own row where a consistent read of the row it names showed that row cannot hold it (a peer's
+ * `session` on a holder on no session, which renews the lease row itself, as the coordinator judges
+ * it: FollowerState.offNamedSession); not one judged by its holder's other rows or the session
+ * fallback, nor by a copy of the session row. Infinity: not by its stamp.
  */
-function stampedBy(s: FollowerSettings, l: Lease | undefined, onNamedSession: boolean, at: Moment): number {
-  if (s.mode !== 'coordinated' || !s.clockMeasured || !at.clock.ok || l?.holderIdentity === undefined || l.renewTime === undefined || (l.session !== undefined && !onNamedSession)) return Infinity;
+function stampedBy(s: FollowerSettings, l: Lease | undefined, byHolder: boolean, at: Moment): number {
+  if (s.mode !== 'coordinated' || !s.clockMeasured || !at.clock.ok || l?.holderIdentity === undefined || l.renewTime === undefined || (l.session !== undefined && !byHolder)) return Infinity;
   return l.renewTime + s.stampErrorMs + at.clock.errorMs + 1 - at.offset; // (+1: stamps are whole ms)
 }
 
@@ -1708,7 +1719,8 @@ function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pendin
   if (copy && o !== undefined && sameTerm(o.key, lease) && at.now - o.at > lease.leaseDurationSeconds * 1000) {
     return waiting(state, { ...p, named: undefined, sessionReread: false, ownReread: false, sessionConsistent: true }, fx, readSessionAgain(l.session!, true, termOf(l)));
   }
-  const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! } };
+  const offNamedSession = named.consistent !== false && sessionStanding(l, stampOf(named.row)) === 'none' ? { name: l.session!, renewTime: l.renewTime } : undefined;
+  const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! }, offNamedSession };
   // the row judged by, whose renewals the cadence times
   return viewed(s, st, p, raw, { ...raw, item: lease }, own?.row ? own.sentAt : named.sentAt, at, fx);
 }
@@ -1716,7 +1728,7 @@ function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pendin
 /** The lease row read (`raw`): judged as it is, or, held on a session, once that session's row is read. */
 function readSession(s: FollowerSettings, state: FollowerState, p: Extract<Pending, { kind: 'read' }>, raw: LeaseRead, at: Moment, fx: FollowerEffect[]): Out {
   const l = raw.item;
-  const st = { ...state, viewedSession: undefined };
+  const st = { ...state, viewedSession: undefined, offNamedSession: undefined };
   // the row gone under a term that named a session: that session row first, read now (vanishedUnder)
   const gone = l === undefined && p.then === 'poll' && (p.consistent || p.reread) ? offSessionRead(s, st, at) : undefined;
   if (gone !== undefined) return waiting(st, { ...p, raw, gone: 'reading' }, fx, readSessionAgain(gone.name, true, gone.term));

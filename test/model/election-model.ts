@@ -1375,7 +1375,7 @@ function describe(d: Decision): string {
  * the electors are on sessions. Left out of the key: two states that differ only in these behave
  * alike.
  */
-const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'wakeAt', 'lastLeader', 'twinTold', 'preventions', 'pending', 'lead']);
+const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'offNamedSession', 'wakeAt', 'lastLeader', 'twinTold', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
 const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited', 'heldOff', 'ledOn', 'leaving'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.

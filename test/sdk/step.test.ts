@@ -354,6 +354,24 @@ describe("the follower's step", () => {
     expect(fallback.observed?.at).toBe(T + 30);
   });
 
+  it('a holder on no session whose lease a peer pointed at a missing session row: counted from the lease row’s own stamp once a consistent read of that row finds it cannot hold the term, as the coordinator counts it; a copy of the session row is not enough (seed 117605: a successor paused across the term’s end took it 16 s late)', () => {
+    const s = settings();
+    // holderInstance a-1 names no process: it renews the lease row itself, whatever `session` a peer wrote on it
+    const redirected = held({ session: 'gone', successor: 'b', successorInstance: 'b-1', renewTime: OFFSET + T - 14_000 });
+    const judged = (consistent: boolean | undefined) => run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(redirected) }, at(10)], [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10, ...(consistent === undefined ? {} : { consistent }) } }, at(20)]]);
+    const byStamp = judged(undefined);
+    expect(byStamp.state.observed?.at).toBe(T - 14_000 + 506);
+    expect(byStamp.state.wakeAt).toBe(T - 14_000 + 506 + 15_001);
+    expect(judged(true).state.observed?.at).toBe(T - 14_000 + 506);
+    // a copy that shows no row may be older than the row: counted from when the term was seen
+    expect(judged(false).state.observed?.at).toBe(T + 20);
+    // another process's row named: the same (its holder on none)
+    const others = { component: 'conclave-session', name: 'gone', holderIdentity: 'gone', hostname: 'h', leaseDurationSeconds: 15, acquireTime: 1, renewTime: OFFSET + T, revision: 1, process: 'px' };
+    expect(run(s, [[poll, at()], [{ kind: 'leaseRead', raw: read(redirected) }, at(10)], [{ kind: 'sessionRead', read: { row: others, sentAt: T + 10 } }, at(20)]]).state.observed?.at).toBe(T - 14_000 + 506);
+    // the next read of the lease row alone (the view's judgement not made again): counted from when it was seen
+    expect(run(s, [[{ kind: 'observed', read: read({ ...redirected, renewTime: OFFSET + T - 13_000 }) }, at(40)]], byStamp.state).state.observed?.at).toBe(T + 40);
+  });
+
   it('a term on a session watched run out by session-only polls: once its report landed, or was refused, the next poll reads the lease row, not the session again (seed 51881: a report sent again every poll, refused every time, for up to the backstop)', () => {
     const s = settings();
     const live: FollowerEvent = { kind: 'poll', pushLive: true };
