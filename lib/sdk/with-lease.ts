@@ -12,7 +12,6 @@ import type * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
 import { effectiveLease, renewedBy, sessionStampAt } from '../election/vacancy.js';
 import { Name } from '../schemas/common.js';
-import { fencingTokenFloor } from '../schemas/fencing-token.js';
 import { sessionKey } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run-once.js';
@@ -162,13 +161,13 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   // A call that gives up at once is overtaken by a term another run took after its first look: a
   // holder by another name than the stale one it found, or by its own name but another start-up
   // (two processes configured alike: told apart by instance, never by name), seen on a row newer
-  // than the one it found — a term with a higher fencing token, which a row created again keeps
-  // too (an eventually consistent poll may answer with a copy from before: an earlier run's term,
-  // over by then) — or in the row that refused its take. With no row at the first look (none yet,
-  // or deleted), a term taken since has a token at least the floor of its writer's clock, within
-  // STALE_MARGIN_MS of this one's (lib/schemas/fencing-token.ts): a copy from before a deletion
-  // shows an earlier term, below it
-  const firstToken = lease?.fencingToken ?? fencingTokenFloor(looked.at - STALE_MARGIN_MS) - 1;
+  // than the one it found — a term with a higher fencing token (an eventually consistent poll may
+  // answer with a copy from before: an earlier run's term, over by then) — or in the row that
+  // refused its take. With no row at the first look (none yet, or deleted), any term a strongly
+  // consistent read shows was written since: a take. A copy showing a term is asked again,
+  // consistently, once per term: it may be from before a deletion. Never judged by the token's
+  // size there: a run whose clock is behind this one's takes a new row with a lower token
+  // (lib/schemas/fencing-token.ts), and ran beside this one when it was
   let takenBy: string | undefined;
   const seen = (holder: unknown, instance: unknown) => {
     if (!immediate || typeof holder !== 'string') return;
@@ -177,20 +176,36 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     takenBy ??= holder;
     overtaken?.(undefined);
   };
-  const watched = (inner: LeaseLock): LeaseLock => ({
-    ...inner,
-    async get(consistent, signal) {
-      const read = await inner.get(consistent, signal);
-      if (read.item && read.item.fencingToken > firstToken) seen(read.item.holderIdentity, read.item.holderInstance);
-      return read;
-    },
-    // a take refused: the row that refused it, as the elector hears of it (at once, not at its next read)
-    async acquire(read, record) {
-      const got = await inner.acquire(read, record);
-      if ('refusedBy' in got) seen(got.refusedBy, got.refusedByInstance);
-      return got;
-    },
-  });
+  const askedAgain = new Set<string>();
+  const watched = (inner: LeaseLock): LeaseLock => {
+    const lock: LeaseLock = {
+      ...inner,
+      async get(consistent = true, signal) {
+        const read = await inner.get(consistent, signal);
+        const item = read.item;
+        if (!immediate || item?.holderIdentity === undefined) return read;
+        if (lease !== undefined) {
+          if (item.fencingToken > lease.fencingToken) seen(item.holderIdentity, item.holderInstance);
+          return read;
+        }
+        if (consistent) {
+          seen(item.holderIdentity, item.holderInstance);
+          return read;
+        }
+        const term = `${item.fencingToken}/${item.holderInstance ?? ''}`;
+        if (askedAgain.has(term)) return read;
+        askedAgain.add(term);
+        return lock.get(true, signal);
+      },
+      // a take refused: the row that refused it, as the elector hears of it (at once, not at its next read)
+      async acquire(read, record) {
+        const got = await inner.acquire(read, record);
+        if ('refusedBy' in got) seen(got.refusedBy, got.refusedByInstance);
+        return got;
+      },
+    };
+    return lock;
+  };
   try {
     // a cancelled leader hands over at once: the caller waits for the release
     elector = electorWith({ ...internals, promptly: true, lock: (inner) => watched((internals.lock ?? ((l) => l))(inner)) }, {

@@ -78,6 +78,31 @@ describe('runs at once under one given identity', () => {
     oneRanOneBusy(await twoAtOnce(sim, tryWithLease));
   });
 
+  // with no row at its first look, a term a consistent read shows was taken since, whatever its
+  // token: a run whose clock is 3 s behind takes the new row with a token below the floor of this
+  // run's clock (before 2026-12-05 not counted as a take: this run waited the term out and ran too)
+  it.each([
+    ['cron-runner', 'cron-runner', 4],
+    ['cron-runner', 'cron-runner', 8],
+    ['nightly-1', 'nightly-2', 4],
+    ['nightly-1', 'nightly-2', 8],
+  ])('a run (%s) whose clock is 3 s behind, then a tryWithLease (%s) %i ms later, on no row yet: one runs, the other is busy naming it', async (behind, ahead, delayMs) => {
+    const sim = await Sim.create();
+    const ran: string[] = [];
+    const one = (identity: string, offsetMs: number): Promise<LeaseRunResult<number>> => {
+      const m = sim.machine({ offsetMs });
+      const fn: LeaseFn<number> = async (_s, t) => (ran.push(identity), await sim.clock.sleep(FAST.leaseDurationMs), t.fencingToken);
+      return tryWithLease('job', fn, { client: m.client, clock: m.clock, tables: sim.names, identity, clockSync: 'none', ...FAST, onError: () => undefined });
+    };
+    const first = one(behind, -3_000);
+    await sim.run(delayMs);
+    const second = one(ahead, 0);
+    const results = await sim.settle(Promise.all([first, second]), 'both runs', 120_000);
+    expect(ran).toEqual([behind]);
+    expect(results[0]!.status).toBe('ran');
+    expect(results[1]).toEqual({ status: 'busy', holder: behind });
+  });
+
   it('withLease: both run, one after the other, each its own start-up', async () => {
     const { results, runs } = await twoAtOnce(await Sim.create(), withLease);
     expect(results.map((r) => r.status)).toEqual(['ran', 'ran']);
@@ -120,9 +145,9 @@ describe('runs at once under one given identity', () => {
   });
 
   // an earlier run's term on a copy from before its row was deleted is no run that took the lease
-  // first: with no row at the first look, a term taken since has a token at least its writer's
-  // clock's floor (busy naming the earlier run before 2026-12-05), and a row created again
-  // restarts its revision (busy, judged by revision, at 4b485029), never its token
+  // first: with no row at the first look, a copy showing a term is asked again, consistently (busy
+  // naming the earlier run before 2026-12-05), and a row created again restarts its revision
+  // (busy, judged by revision, at 4b485029), never its token
   it.each([['deleted'], ['deleted and created again, vacant']])("a coordinated tryWithLease right after the lease's row was %s, its polls answered by copies from before: runs", async (what) => {
     const { sim, coordinator, run } = await behindCopies();
     expect((await run('nightly-1', 3_000)).status).toBe('ran');
