@@ -19,8 +19,10 @@ import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext, type Pace } from './context.js';
 import { CliError, explain } from './errors.js';
-import { nextStep, standings } from './explain.js';
+import { nextStep, standings, whyBetter } from './explain.js';
 import { joined, namesIn, relative, span, type Named } from './format.js';
+import { rank } from '../election/ordering.js';
+import type { ElectionConfig } from '../schemas/config.js';
 import { UNJUDGED_STEP, judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
 import { readSession, snapshot } from './read.js';
 import { namerOf, namesOf, type Namer } from './views.js';
@@ -170,12 +172,13 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   if (!to) throw new CliError(as(`no other candidate of lease ${name} can lead now, so there is nobody for `, it, ' to yield to (the coordinator would elect ', it, ` again); ${force} ends its term anyway`));
 
   const patch: LeasePatch = { set: { preferredHolder: to } };
+  const back = electedBack(lease, candidates, holder, to, now, ctx.config, as);
   const ask = async (r: LeaseRead) => {
     await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
     landed(ctx, name, joined(`lease ${name}: `, namesIn(namesOf(lease, candidates), changedFields(changesOf(r.item, patch, now)))));
   };
   const giveUp = `giving up after ${span(timeoutMs)}`;
-  const confirm = (r: LeaseRead) => confirmChange(ctx, as('ask ', it, ` to yield lease ${name} (fencing token ${term.fencingToken}) to `, { name: to }, ': it stops and releases at its next renewal'), changesOf(r.item, patch, now), [], namesOf(lease, candidates));
+  const confirm = (r: LeaseRead) => confirmChange(ctx, as('ask ', it, ` to yield lease ${name} (fencing token ${term.fencingToken}) to `, { name: to }, ': it stops and releases at its next renewal'), changesOf(r.item, patch, now), back ? [back] : [], namesOf(lease, candidates));
   // a request already on the lease is only waited for: writing one again (once withdrawn) is this command's write, confirmed first
   let confirmed = false;
   if (already) {
@@ -222,6 +225,27 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
       throw new CliError(as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`));
     }
   }
+}
+
+/**
+ * A warning, before the question, when the holder asked to yield is the coordinator's best candidate
+ * all the same: it is elected back as soon as it has yielded (a new term, its work stopped and
+ * started again), so leadership does not move. Pinned (set-priority, preempt): the pin named with
+ * the command that clears it; otherwise why it ranks first, and the command that moves it for good.
+ */
+function electedBack(lease: Lease, candidates: readonly Candidate[], holder: string, to: string, now: number, config: ElectionConfig, as: Namer): Named | undefined {
+  const { best, preferred } = standings(lease, candidates, now, config);
+  if (best?.candidate.name !== holder) return undefined;
+  const [mine, theirs] = [rank(best.candidate, now, preferred), rank(candidates.find((c) => c.name === to)!, now, preferred)];
+  if (!mine || !theirs) return undefined;
+  const it = { name: holder };
+  const after = ' as soon as it has yielded: leadership moves for a moment only (a new term and fencing token, its work stopped and started again)';
+  if (mine.priority > theirs.priority) {
+    const c = best.candidate;
+    const expiry = c.priorityExpiresAt === undefined ? 'with no expiry' : `until ${relative(c.priorityExpiresAt, now)}, ${new Date(c.priorityExpiresAt).toISOString()}`;
+    return as('warning: ', it, ` is pinned on lease ${lease.name} at priority ${mine.priority} (${expiry}; \`conclave preempt\` or \`conclave set-priority\`), above `, { name: to }, `'s ${theirs.priority || 'none'}: the coordinator elects it back${after}. To move leadership for good, end the pin first: \`conclave set-priority ${lease.name} `, { arg: holder }, ' --clear`');
+  }
+  return as('warning: ', it, ' is still the coordinator\'s best candidate, ranked first for its ', ...whyBetter(mine, theirs, preferred), `: the coordinator elects it back${after}. To move leadership for good: \`conclave preempt ${lease.name} --to `, { arg: to }, '`');
 }
 
 /**

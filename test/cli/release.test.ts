@@ -78,6 +78,8 @@ describe('release asks the holder to yield', () => {
       'ask y1 to yield lease polite (fencing token 7) to y2: it stops and releases at its next renewal:',
       '  FIELD             BEFORE   AFTER',
       '  preferredHolder   -        y2',
+      // said before the question: it is elected back at once (a term lost for nothing, unless that is the point)
+      "warning: y1 is still the coordinator's best candidate, ranked first for its older emulation version than y2 (1.30.0 < 1.31.0): the coordinator elects it back as soon as it has yielded: leadership moves for a moment only (a new term and fencing token, its work stopped and started again). To move leadership for good: `conclave preempt polite --to y2`",
       'waiting for y1 to release lease polite (giving up after 30s)...',
     ]);
     expect(pace.waits).toEqual([500, 500]);
@@ -86,6 +88,26 @@ describe('release asks the holder to yield', () => {
       'the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt polite --to ...` picks another)',
     ]);
     expect((await h.leases.read('polite')).item).toMatchObject({ lastHolderIdentity: 'y1' });
+  });
+
+  it('a holder pinned above the others (preempt, set-priority): the warning before the question names the pin and the command that ends it', async () => {
+    // y2 (newer versions) was preempted to: pinned at 1, it holds the lease
+    await h.seedLease(lease('y2', { name: 'pinned', leaseDurationSeconds: 15 }));
+    await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: 'pinned' }));
+    await h.seedCandidate(cand('y2', '1.31.0', '1.31.0', { leaseName: 'pinned', priority: 1, priorityExpiresAt: NOW + SEC + 10 * MIN }));
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'pinned'], { clock, pace: scripted([], clock), answer: 'n' });
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n').slice(3, 4)).toEqual([
+      `warning: y2 is pinned on lease pinned at priority 1 (until in 10m, ${new Date(NOW + SEC + 10 * MIN).toISOString()}; \`conclave preempt\` or \`conclave set-priority\`), above y1's none: the coordinator elects it back as soon as it has yielded: leadership moves for a moment only (a new term and fencing token, its work stopped and started again). To move leadership for good, end the pin first: \`conclave set-priority pinned y2 --clear\``,
+    ]);
+    expect((await h.leases.read('pinned')).item?.preferredHolder).toBeUndefined();
+    // the pin cleared, y1 ranks first: asked to yield to it, y2 is not warned of
+    const cleared = await h.run(['set-priority', 'pinned', 'y2', '--clear', '--yes'], { clock });
+    expect(cleared.code, cleared.err).toBe(0);
+    const again = await h.run(['release', 'pinned', '--yes', '--timeout', '10s'], { clock, pace: scripted([holderYields('pinned')], clock) });
+    expect(again.code, again.err).toBe(0);
+    expect(again.err).not.toMatch(/warning/);
   });
 
   it("the candidate asked takes the lease at once, yet the holder that yielded is still the best: says the coordinator's next step, as describe does", async () => {
