@@ -155,7 +155,7 @@ function portInUse(port: number, why: string, cause?: unknown): Error {
   return new Error(
     `DynamoDB Local not started: port ${port} on 127.0.0.1 is already in use (${why}), perhaps by another DynamoDB Local (another user's or another project's); ` +
       `it is not used in place of a new one, whose tables this run would write and whose stop() would stop nothing. ` +
-      `Leave out \`port\` to start one on a free port, choose another port, or, to use the one there on purpose, pass its endpoint: startLocalConclave({ endpoint: 'http://127.0.0.1:${port}' }) (\`npx conclave-local --endpoint http://127.0.0.1:${port}\`).`,
+      `Leave out \`port\` (\`--port\`) to start one on a free port, choose another port, or, to use the one there on purpose, pass its endpoint: startLocalConclave({ endpoint: 'http://127.0.0.1:${port}' }) (\`npx conclave-local --endpoint http://127.0.0.1:${port}\`).`,
     cause === undefined ? undefined : { cause },
   );
 }

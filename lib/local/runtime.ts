@@ -69,6 +69,8 @@ export interface LocalRuntimeOptions {
   dir?: string;
   /** An already running DynamoDB Local (tests share one); default: start one. */
   endpoint?: string;
+  /** Starting one: its 127.0.0.1 port (DynamoDB Local's StartOptions.port). @default a free port */
+  port?: number;
   /** Starting one: whether to install Java if it is missing (DynamoDB Local's StartOptions.installJava). @default CONCLAVE_INSTALL_JAVA=1 */
   installJava?: { askedBy: string } | boolean;
   /** The coordinator tick. @default the wiring's schedule (60 s) */
@@ -285,7 +287,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   let endpoint = opts.endpoint;
   let ddb: DynamoDBLocal | undefined;
   if (endpoint === undefined) {
-    const own = (ddb = await startDynamoDBLocal(opts.installJava === undefined ? {} : { installJava: opts.installJava }));
+    const own = (ddb = await startDynamoDBLocal({ ...(opts.installJava === undefined ? {} : { installJava: opts.installJava }), ...(opts.port === undefined ? {} : { port: opts.port }) }));
     parts.push({ name: 'DynamoDB Local', stop: () => own.stop() });
     endpoint = own.endpoint;
   }

@@ -84,17 +84,22 @@ export interface StreamPollerOptions {
   };
 }
 
+/** How long after its minute a record DynamoDB Local stamped with that minute may still be read promptly: a poll's lag on a busy machine. */
+const PROMPT_READ_MS = 5_000;
+
 /**
  * When a record was created, in epoch seconds as Lambda gives it. AWS rounds down to the second;
  * DynamoDB Local rounds down to the minute, which would make every event of a minute look
  * simultaneous. A record read within that minute is stamped with the second it was read instead
- * (at most one poll interval late).
+ * (at most one poll interval late); one read just after it (written in the minute's last moment,
+ * read a poll later) with the minute's last second, not its first, 59 s early. A record read later
+ * than that (read again after a restart) keeps the minute.
  */
 export function creationSeconds(created: Date | undefined, readAt: number | undefined): number | undefined {
   if (!created) return undefined;
   const ms = new Date(created).getTime();
   const minuteRounded = ms % 60_000 === 0;
-  if (readAt !== undefined && minuteRounded && readAt >= ms && readAt - ms < 60_000) return Math.floor(readAt / 1000);
+  if (readAt !== undefined && minuteRounded && readAt >= ms && readAt - ms < 60_000 + PROMPT_READ_MS) return Math.floor(Math.min(readAt, ms + 59_999) / 1000);
   return Math.floor(ms / 1000);
 }
 

@@ -5,7 +5,7 @@
  * worker needs (the DynamoDB endpoint, the table prefix, the push URL) as `NAME=value` lines a shell
  * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
  * DynamoDB Local already running: the prefix's tables already there, from an earlier run, are
- * reused), --tick DURATION (default 10s), --no-push, --events-dir DIR (default .local: events.jsonl
+ * reused), --port N (its own DynamoDB Local's port, default a free one), --tick DURATION (default 10s), --no-push, --events-dir DIR (default .local: events.jsonl
  * there is what `conclave events` reads by default, as for `npm start`). Exits 0 at Ctrl-C; 1 if
  * another local mode took its lock over (it was paused or cut off from DynamoDB Local for 10 s):
  * its functions are stopped then, and the other runs them; 1 too if its own DynamoDB Local exits
@@ -18,7 +18,7 @@ import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions, type RuntimeLockLoss } from './index.js';
 
-const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL] [--tick DURATION] [--no-push] [--events-dir DIR]';
+const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL | --port N] [--tick DURATION] [--no-push] [--events-dir DIR]';
 
 const HELP = `${USAGE}
 
@@ -35,6 +35,8 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
                           one whose lock another took over (paused or cut off for 10 s), or whose lock item was deleted,
                           stops and exits 1, saying which
                           (without --endpoint: one whose own DynamoDB Local exits stops and exits 1 too, naming Java's pid)
+  --port N                the 127.0.0.1 port of its own DynamoDB Local, the same endpoint at every start
+                          (default: a free port); one in use is refused, never used in its place; not with --endpoint
   --tick DURATION         how often the coordinator's scheduled reconcile runs, such as 10s or 500ms (default 10s; 1m in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
@@ -43,7 +45,7 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
 /** Where the events go unless --events-dir says: the folder `conclave events` looks in by default (.local/events.jsonl). */
 const EVENTS_DIR = '.local';
 
-const OPTIONS = { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const OPTIONS = { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, port: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
 /** The option a mistyped one most likely meant: the one it begins, or one within 3 letters (as commander suggests for `conclave`). */
 function meant(typed: string): string | undefined {
@@ -76,11 +78,17 @@ function options(argv: string[]): LocalConclaveOptions {
     console.error(`conclave-local: --tick: ${tick.error.issues[0]?.message}\n${USAGE}`);
     process.exit(2);
   }
-  return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: tick.data, ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(v['no-push'] ? { push: false } : {}), eventsDir: v['events-dir'] ?? EVENTS_DIR, logLevel: 'WARN' };
+  // a port in digits only: `8000`, not `8000x` or `0x1f40` (Number would take those)
+  const port = v.port === undefined ? undefined : /^\d{1,5}$/.test(v.port) ? Number(v.port) : Number.NaN;
+  if (Number.isNaN(port)) {
+    console.error(`conclave-local: --port: must be a port, 1-65535, such as 8000\n${USAGE}`);
+    process.exit(2);
+  }
+  return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: tick.data, ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(port === undefined ? {} : { port }), ...(v['no-push'] ? { push: false } : {}), eventsDir: v['events-dir'] ?? EVENTS_DIR, logLevel: 'WARN' };
 }
 
 /** The flag each startLocalConclave() option comes from, so a bad value is named as it was typed. */
-const FLAGS: Readonly<Record<string, string>> = { tablePrefix: '--table-prefix', endpoint: '--endpoint', tickEveryMs: '--tick', eventsDir: '--events-dir' };
+const FLAGS: Readonly<Record<string, string>> = { tablePrefix: '--table-prefix', endpoint: '--endpoint', port: '--port', tickEveryMs: '--tick', eventsDir: '--events-dir' };
 
 const asked = options(process.argv.slice(2));
 /** What a loss of the lock does (told before the start has finished: once it has). */
@@ -99,8 +107,8 @@ console.log(`CONCLAVE_TABLE_PREFIX=${local.tablePrefix}`);
 if (local.pushEndpoint) console.log(`CONCLAVE_PUSH_URL=${local.pushEndpoint}`);
 console.log(`CONCLAVE_EVENTS_FILE=${local.eventsFile}`);
 console.log(`# a worker: new DynamoDBClient({ endpoint: '${local.endpoint}', region: '${LOCAL_REGION}', credentials: { accessKeyId: '${LOCAL_CREDENTIALS.accessKeyId}', secretAccessKey: '${LOCAL_CREDENTIALS.secretAccessKey}' } }), tables: '${local.tablePrefix}'${local.pushEndpoint ? `, PushChannel endpoint '${local.pushEndpoint}'` : ''}`);
-console.log(`# the CLI (@conclave/cli): conclave --endpoint ${local.endpoint} --table-prefix ${local.tablePrefix} get leases (or export the lines above)`);
-console.log(`# the events, as they are published: conclave events --follow (in this folder; elsewhere --events-file ${local.eventsFile}, or CONCLAVE_EVENTS_FILE)`);
+console.log(`# the CLI (@conclave/cli): npx conclave --endpoint ${local.endpoint} --table-prefix ${local.tablePrefix} get leases (or export the lines above)`);
+console.log(`# the events, as they are published: npx conclave events --follow (in this folder; elsewhere --events-file ${local.eventsFile}, or CONCLAVE_EVENTS_FILE)`);
 console.log(
   asked.endpoint
     ? `# Ctrl-C stops it; the tables stay in the DynamoDB Local at ${local.endpoint} (started again with --table-prefix ${local.tablePrefix}, it reuses them and their rows)`

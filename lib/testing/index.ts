@@ -31,6 +31,7 @@ const LocalConclaveOptionsSchema = z
   .object({
     // http(s) only: 'localhost:8000' parses as a URL of scheme 'localhost:', which the AWS SDK fails with 'UnknownError' alone
     endpoint: z.url({ protocol: /^https?$/, message: 'must be the URL of a running DynamoDB Local, such as http://127.0.0.1:8000' }).optional(),
+    port: z.number().int().min(1, 'must be a port, 1-65535').max(65535, 'must be a port, 1-65535').optional(),
     tablePrefix: z
       .string()
       .regex(/^[A-Za-z0-9_.-]{1,200}$/, 'must be 1-200 of A-Z a-z 0-9 _ . - (the tables are <prefix>-leases, <prefix>-candidates, <prefix>-identities)')
@@ -42,7 +43,8 @@ const LocalConclaveOptionsSchema = z
     eventsDir: z.string().min(1, 'must name a folder, such as .local').optional(),
     onLockLost: z.custom<(message: string, loss: RuntimeLockLoss) => void>((v) => typeof v === 'function', { error: 'must be a function' }).optional(),
   })
-  .strict();
+  .strict()
+  .refine((o) => o.port === undefined || o.endpoint === undefined, { path: ['port'], error: 'not with endpoint: port is where the DynamoDB Local this starts listens; endpoint names one already running (its port in the URL)' });
 
 /** What {@link startLocalConclave} accepts; every field is optional. */
 export interface LocalConclaveOptions {
@@ -58,6 +60,13 @@ export interface LocalConclaveOptions {
    * @defaultValue a new DynamoDB Local, stopped by `stop()`
    */
   readonly endpoint?: string;
+  /**
+   * The 127.0.0.1 port of the DynamoDB Local this starts, so that its endpoint is the same at every
+   * start (`http://127.0.0.1:<port>`). One already in use fails the start, saying so: whatever
+   * listens there is never used in its place. Not with {@link LocalConclaveOptions.endpoint}.
+   * @defaultValue a free port
+   */
+  readonly port?: number;
   /**
    * The tables are `<prefix>-leases`, `<prefix>-candidates` and `<prefix>-identities`. Give each
    * test file its own prefix when they share one DynamoDB Local.
@@ -169,6 +178,7 @@ export async function startLocalConclave(options: LocalConclaveOptions = {}): Pr
     dir,
     prefix: tablePrefix,
     ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+    ...(o.port === undefined ? {} : { port: o.port }),
     ...(o.tickEveryMs ? { tickEveryMs: o.tickEveryMs } : {}),
     ...(options.election ? { config: options.election } : {}),
     logLevel: o.logLevel ?? 'WARN',

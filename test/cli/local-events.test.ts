@@ -42,7 +42,7 @@ describe('conclave events with npx conclave-local', () => {
       }
       const file = join(dir, '.local', 'events.jsonl');
       expect(printed['CONCLAVE_EVENTS_FILE'], `${lines.join('\n')}\n${stderr}`).toBe(file);
-      expect(lines).toContain(`# the events, as they are published: conclave events --follow (in this folder; elsewhere --events-file ${file}, or CONCLAVE_EVENTS_FILE)`);
+      expect(lines).toContain(`# the events, as they are published: npx conclave events --follow (in this folder; elsewhere --events-file ${file}, or CONCLAVE_EVENTS_FILE)`);
       const conclaveEvents = () =>
         spawnSync(process.execPath, [join(ROOT, 'bin/conclave.mjs'), 'events', '--lease', 'lev', '--type', 'Leader Elected'], { cwd: dir, encoding: 'utf8', timeout: WAIT_GUARD_MS, env: { ...process.env, NO_COLOR: '1', CONCLAVE_EVENTS_FILE: '' } });
       // before any event: none yet, not "no events file" (the file is there from the start)

@@ -226,9 +226,13 @@ describe('StreamPoller', () => {
     expect(dead).toEqual([]);
   });
 
-  it('creation times: DynamoDB Local rounds to the minute, so a record read within it gets the second it was read', () => {
+  it('creation times: DynamoDB Local rounds to the minute, so a record read within it (or a poll after it) gets the second it was read, at most the minute\'s last', () => {
     const minute = new Date(Date.UTC(2026, 10, 23, 12, 0, 0));
     expect(creationSeconds(minute, minute.getTime() + 12_345)).toBe(minute.getTime() / 1000 + 12);
+    // written in the minute's last moment, read a poll after it: its minute's last second (before: its first, 59 s early, as local mode's events file showed "Election Started" a minute before the election)
+    expect(creationSeconds(minute, minute.getTime() + 60_100)).toBe(minute.getTime() / 1000 + 59);
+    expect(creationSeconds(minute, minute.getTime() + 64_999)).toBe(minute.getTime() / 1000 + 59);
+    // read again long after (a restart): the minute
     expect(creationSeconds(minute, minute.getTime() + 90_000)).toBe(minute.getTime() / 1000);
     const precise = new Date(Date.UTC(2026, 10, 23, 12, 0, 7));
     expect(creationSeconds(precise, precise.getTime() + 500)).toBe(precise.getTime() / 1000);
