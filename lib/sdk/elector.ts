@@ -253,6 +253,17 @@ export class LeaderElector {
   }
 
   /**
+   * Where to reach the leader: this worker's own `advertise` while it leads, else the address the
+   * holder advertised (the lease's `holderAddress`) as this worker last read the lease. Undefined
+   * when the holder advertised none, or the lease last read had no holder.
+   */
+  get leaderAddress(): string | undefined {
+    if (this.known.lead) return this.options.advertise;
+    const row = this.known.lastRaw?.item;
+    return row?.holderIdentity !== undefined && row.holderIdentity === this.known.lastLeader ? row.holderAddress : undefined;
+  }
+
+  /**
    * client-go's healthz adaptor: a leader whose term, as it last renewed it, is expired by more
    * than the tolerance is unhealthy (it is stuck: its renew deadline should have stopped it). A
    * leader asked looks at its clocks too, as isLeader() does. So is a worker whose DynamoDB client

@@ -34,7 +34,7 @@ export const HEALTH_HEADERS = {
   holder: 'Conclave-Holder',
   /** The fencing token of this process's term, while it leads. */
   fencingToken: 'Conclave-Fencing-Token',
-  /** This process's `advertise` address, while it leads. */
+  /** Where to reach the holder: this process's `advertise` address while it leads, else the one the holder advertised, as this process last read the lease (a follower's 503 says where to go). */
   address: 'Conclave-Address',
 } as const;
 
@@ -60,7 +60,7 @@ export const LeaseHealthSchema = z.object({
   holder: HolderName.optional(),
   /** The fencing token of its term, while it leads. */
   fencingToken: FencingToken.optional(),
-  /** Its `advertise` address, while it leads. */
+  /** Where to reach the holder: its own `advertise` address while it leads, else the one the holder advertised as it last read the lease (LeaderElector.leaderAddress); none once run() has settled. */
   address: Address.optional(),
   /** Why run() rejected, while `state` is `failed`: the error's name and message (no stack, no cause). */
   error: z.object({ name: z.string(), message: z.string() }).optional(),
@@ -90,7 +90,7 @@ export function leaseHealth(e: LeaderElector): LeaseHealth {
   // once run() has settled (stopped, failed) it watches the lease no more: the holder it last saw is no news
   const watching = state === 'starting' || state === 'running' || state === 'stopping';
   const holder = leading ? e.options.identity : watching ? e.leader : undefined;
-  const address = leading ? e.options.advertise : undefined;
+  const address = leading ? e.options.advertise : watching ? e.leaderAddress : undefined;
   return {
     lease: e.options.leaseName,
     identity: e.options.identity,

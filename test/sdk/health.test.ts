@@ -59,7 +59,10 @@ describe('on simulated time: /leader follows the renew deadline to the milliseco
       expect(follower.status).toBe(503);
       expect(follower.headers.get(HEALTH_HEADERS.holder)).toBe('a'); // the holder it last saw
       expect(follower.headers.get(HEALTH_HEADERS.fencingToken)).toBeNull();
-      expect(body(follower)).toMatchObject({ check: 'leader', ok: false, leases: [{ identity: 'b', leading: false, ready: true, holder: 'a' }] });
+      // where the leader is, as the lease last read showed it (before 2026-12-05: nothing, only its name)
+      expect(follower.headers.get(HEALTH_HEADERS.address)).toBe(A);
+      expect(b.elector.leaderAddress).toBe(A);
+      expect(body(follower)).toMatchObject({ check: 'leader', ok: false, leases: [{ identity: 'b', leading: false, ready: true, holder: 'a', address: A }] });
       for (const s of servers) expect((await ask(`${s.url}/ready`)).status).toBe(200);
       for (const s of servers) expect((await ask(`${s.url}/healthz`)).status).toBe(200);
 
