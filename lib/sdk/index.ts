@@ -13,6 +13,11 @@
  *
  * @packageDocumentation
  */
+import { warnOnOldNode } from '../util/node-support.js';
+
+// on a Node older than the package's engines (npm only warns at install): a process warning, once
+warnOnOldNode();
+
 export { LeaderElector } from './elector.js';
 export type { StopReason } from './step.js';
 export {

@@ -34,7 +34,7 @@ const cdkEntry = existsSync(join(REPO_ROOT, 'infra/index.ts')) ? 'infra/index.ts
 const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected> = {
   sdk: {
     entry: 'lib/sdk/index.ts',
-    areas: ['lib/clock.ts', 'lib/connection-phase.ts', 'lib/dynamodb-answers.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts'],
+    areas: ['lib/clock.ts', 'lib/connection-phase.ts', 'lib/dynamodb-answers.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/util/node-support.ts'],
     never: {
       // the push path's MQTT side is @conclave/sdk/push: a worker without it loads (and installs) no MQTT client
       modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'lib/sdk/push-channel.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
@@ -47,7 +47,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',
     // faults.ts: the user's onError and watchers called as every SDK object calls them (errorSink, callBack)
-    areas: ['lib/clock.ts', 'lib/connection-phase.ts', 'lib/dynamodb-answers.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/faults.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/table-wait.ts', 'lib/tables.ts'],
+    areas: ['lib/clock.ts', 'lib/connection-phase.ts', 'lib/dynamodb-answers.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/instance.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/validation.ts', 'lib/sdk/faults.ts', 'lib/sdk/options.ts', 'lib/sdk/push-channel.ts', 'lib/sdk/push-entry.ts', 'lib/sdk/push.ts', 'lib/sdk/server-clock.ts', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/node-support.ts'],
     never: {
       // the channel alone: no elector, store or schema of the leases
       modules: ['lib/sdk/elector.ts', 'lib/stores/', 'lib/election/', 'lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/testing/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
