@@ -13,11 +13,6 @@
  *
  * @packageDocumentation
  */
-import { warnOnOldNode } from '../util/node-support.js';
-
-// on a Node older than the package's engines (npm only warns at install): a process warning, once
-warnOnOldNode();
-
 export { LeaderElector } from './elector.js';
 export type { StopReason } from './step.js';
 export {
@@ -140,3 +135,7 @@ export {
   type DetailOf,
 } from '../events/schemas.js';
 export { eventJsonSchemas, type JsonSchemaTarget } from '../events/json-schema.js';
+
+// on a Node older than the package's engines (npm only warns at install): a process warning, once
+import { warnOnOldNode } from '../util/node-support.js';
+warnOnOldNode();

@@ -9,14 +9,13 @@
  *
  * @packageDocumentation
  */
-import { warnOnOldNode } from '../util/node-support.js';
-
-// on a Node older than the package's engines (npm only warns at install): a process warning, once
-warnOnOldNode();
-
 export { PushChannel, PushChannelOptionsSchema, type PushChannelOptions, type ResolvedPushChannelOptions } from './push-channel.js';
 export type { Push, Wake } from './push.js';
 export { WakeSchema } from '../schemas/push.js';
 export type { Clock, Timer, TimerOptions } from '../clock.js';
 export type { DeepReadonly, TablesOption } from './options.js';
 export { TableNamesSchema, type TableNames } from '../schemas/config.js';
+
+// on a Node older than the package's engines (npm only warns at install): a process warning, once
+import { warnOnOldNode } from '../util/node-support.js';
+warnOnOldNode();
