@@ -4,7 +4,7 @@ import { failureMessage, type Election, type ElectionFailure, type Lease } from 
 import type { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
 import { preferredLocationsOf } from './location.js';
-import { isBetterThanHolder, orderCandidates, pickBest, rank, skewPrevented } from './ordering.js';
+import { compareRanked, isBetterThanHolder, orderCandidates, pickBest, rank, skewPrevented } from './ordering.js';
 import { strategyConsensus } from './strategy.js';
 import { deletedSessionTermOverAt, deletedTermOverAt, isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type DeletedTerm, type JudgingRow, type SessionStamp, type VacancyReason } from './vacancy.js';
 
@@ -311,8 +311,15 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     const pending = pendingRows.map((c) => c.name);
     // The holder proves it is alive by renewing the lease; it needs no ack.
     const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs, notAfter) || c.name === holder);
-    // A holder whose term just ran out is not waited for, unless nobody else has answered.
-    const waitFor = pendingRows.filter((c) => c.name !== election.departed && worthAsking(c));
+    // A holder whose term just ran out is not waited for, unless nobody else has answered. Nor is
+    // one that ranks below the best that answered (the holder among them): its answer cannot change
+    // the outcome (a crashed candidate below a pinned one costs no ack window).
+    const ahead = pickBest(acked, now, places);
+    const couldWin = (c: Candidate) => {
+      const r = rank(c, now, places);
+      return ahead === undefined || (r !== undefined && compareRanked(r, ahead) < 0);
+    };
+    const waitFor = pendingRows.filter((c) => c.name !== election.departed && worthAsking(c) && couldWin(c));
     // Opened after an operator deleted the row while held (heldAfterDelete): nobody is elected
     // before the deleted term's holder has had its renew deadline to hear of the end, however soon
     // everyone answered. The deadline is never before it, so the timer finishes it.
