@@ -54,7 +54,9 @@ function quietObservability(onError?: (message: string, extra: unknown[]) => voi
     // the per-lease metrics' instance reads the switch when it is made: made now, while it is off
     const single = o.metrics.singleMetric();
     o.metrics.singleMetric = () => single;
-    const text = (message: unknown, extra: unknown[]) => [message, ...extra].map((m) => (typeof m === 'string' ? m : m instanceof Error ? `${m.name}: ${m.message}` : JSON.stringify(m))).join(' ');
+    // an Error anywhere in an extra (`{ error: e }`) as its name and message: JSON.stringify writes one as {}
+    const shown = (_key: string, v: unknown) => (v instanceof Error ? `${v.name}: ${v.message}` : v);
+    const text = (message: unknown, extra: unknown[]) => [message, ...extra].map((m) => (typeof m === 'string' ? m : m instanceof Error ? `${m.name}: ${m.message}` : JSON.stringify(m, shown))).join(' ');
     if (onError || log)
       o.logger.error = (message, ...extra) => {
         log?.(`error: ${text(message, extra)}`);

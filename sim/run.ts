@@ -22,8 +22,9 @@
  * with `--regions`, three-Region worlds so. Not with `--plant`.
  *
  * `--rows FROM-TO` (with `--seed N`): from FROM to TO seconds of the world (simulated), the
- * timeline also shows every change of a lease, candidate or identity row and every error or
- * warning the functions log: what the story lines alone cannot show (why an election waited,
+ * timeline also shows the lease, candidate and identity rows as they stand every 250 ms (simulated),
+ * each when it changed since the last look (two changes within one look show as the later), and
+ * every error or warning the functions log: what the story lines alone cannot show (why an election waited,
  * which write a function's retry made).
  *
  * `npm run sim` bundles this file and the threads' module (sim/thread.ts) with esbuild into
@@ -78,7 +79,7 @@ const o = new Command()
   .option('--regions', 'worlds across three Regions (MRSC): a Region cut off or lost in each')
   .option('--mixed', 'a fleet part way through a change: in worlds with sessions one worker runs none; in half the worlds one worker has twice the timings')
   .option('--kept [workers]', 'kept terms: some (default) or all workers run their electors with releaseOnCancel false, and one elector of such a process stops while the process runs on', kept)
-  .option('--rows <from-to>', 'with --seed: from FROM to TO seconds of the world, every change of a lease, candidate or identity row and every error or warning the functions log, in the timeline', rowsWindow)
+  .option('--rows <from-to>', 'with --seed: from FROM to TO seconds of the world, the lease, candidate and identity rows that changed (looked at every 250 ms) and every error or warning the functions log, in the timeline', rowsWindow)
   .option('--plant <bug>', `plant a known bug (${Object.keys(PLANTED_BUGS).join(', ')}); with --budget, stop at the first violation`, (v: string) => {
     if (!(v in PLANTED_BUGS)) throw new InvalidArgumentError(`unknown bug "${v}"; known: ${Object.keys(PLANTED_BUGS).join(', ')}`);
     return v as PlantedBug;
