@@ -1771,7 +1771,9 @@ describe("a Session held (a take in doubt) as one of its process's electors leav
   /**
    * DynamoDB Local's client, but the next session row UpdateItem once armed waits at the gate until
    * released, or (`lateOnAbort`) until the Session abandons it at its bound: sent then without the
-   * bound, a request landing after it was given up.
+   * bound, a request landing after it was given up. Every later UpdateItem of that table waits until
+   * it has landed: it lands before the Session's next try, whatever the machine's load (on a busy
+   * CI machine the next try, a retry period on, went out first, and the late one was refused).
    */
   function gated(real: DynamoDBClient, table: string, lateOnAbort: boolean) {
     let armed = false;
@@ -1780,7 +1782,12 @@ describe("a Session held (a take in doubt) as one of its process's electors leav
       get(target, p, receiver) {
         if (p !== 'send') return Reflect.get(target, p, receiver) as unknown;
         return (cmd: unknown, opts?: { abortSignal?: AbortSignal }) => {
-          if (!(armed && cmd instanceof UpdateItemCommand && cmd.input.TableName === table)) return target.send(cmd as UpdateItemCommand, opts);
+          const ours = cmd instanceof UpdateItemCommand && cmd.input.TableName === table;
+          if (ours && !armed && held !== undefined) {
+            const before = held.answered.catch(() => undefined);
+            return before.then(() => target.send(cmd, opts));
+          }
+          if (!(armed && ours)) return target.send(cmd as UpdateItemCommand, opts);
           armed = false;
           let release!: () => void;
           const gate = new Promise<void>((r) => (release = r));
