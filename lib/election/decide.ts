@@ -312,12 +312,16 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     // The holder proves it is alive by renewing the lease; it needs no ack.
     const acked = live.filter((c) => hasAcked(c, election, config.ackWindowMs, notAfter) || c.name === holder);
     // A holder whose term just ran out is not waited for, unless nobody else has answered. Nor is
-    // one that ranks below the best that answered (the holder among them): its answer cannot change
-    // the outcome (a crashed candidate below a pinned one costs no ack window).
+    // one that ranks below the best that answered when that answer elects (a vacancy) or preempts
+    // (better than the holder): its answer cannot change the outcome (a crashed candidate below a
+    // pinned one costs no ack window). A re-election the holder wins (a liveness check) waits for
+    // every answer: who answered is its outcome (the successors it names), and closed at once it
+    // would take its pings back and open again at the next reconcile.
     const ahead = pickBest(acked, now, places);
+    const decisive = ahead !== undefined && (holder === undefined || isBetterThanHolder(ahead, holder, live, now, places));
     const couldWin = (c: Candidate) => {
       const r = rank(c, now, places);
-      return ahead === undefined || (r !== undefined && compareRanked(r, ahead) < 0);
+      return !decisive || (r !== undefined && compareRanked(r, ahead) < 0);
     };
     const waitFor = pendingRows.filter((c) => c.name !== election.departed && worthAsking(c) && couldWin(c));
     // Opened after an operator deleted the row while held (heldAfterDelete): nobody is elected
