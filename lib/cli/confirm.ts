@@ -38,7 +38,7 @@ export const QUESTION = 'Apply this change? [y/N] ';
  * — nothing was written. A Named `what` or warning is escaped where its names pass for one another, as the result lines are;
  * the changes' values where they pass for one of `alike` (the names the header and warnings compare: a holder changed).
  */
-export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | 'progress'>, what: string | Named, changes: readonly Change[], warnings: readonly (string | Named)[] = [], alike: readonly string[] = []): Promise<void> {
+export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | 'progress'>, lease: string, what: string | Named, changes: readonly Change[], warnings: readonly (string | Named)[] = [], alike: readonly string[] = []): Promise<void> {
   note(ctx, joined(what, ':'));
   for (const line of changeLines(changes, alike)) ctx.sink.err(line);
   for (const w of warnings) note(ctx, w);
@@ -49,7 +49,7 @@ export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | '
     if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');
   }
   // from here the command is not run again (withDb): a run again would ask again, or act on rows read anew
-  ctx.progress.confirmed = what;
+  ctx.progress.confirmed = { lease, what };
 }
 
 /** A change in words, for a message: "preferredHolder y2, priorityExpiresAt -". */

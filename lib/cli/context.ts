@@ -49,7 +49,7 @@ export interface Confirm {
  */
 export interface Progress {
   /** The change the operator confirmed, in words ("change candidate w1 of lease jobs"), once confirmed (the last one). */
-  confirmed?: string | Named;
+  confirmed?: { lease: string; what: string | Named };
   /** The term a command waits on without having asked anything (release, a request already on the lease): its lease, and the wait in words. */
   waiting?: { lease: string; what: string | Named };
   /** What the command wrote, once a write landed (the last one): the lease, and the change in words. */

@@ -77,6 +77,12 @@ export function isPassingFault(e: unknown): boolean {
   return (x.errors ?? []).some(isPassingFault);
 }
 
+/** A passing fault in words, for a line that says it is tried again: "TimeoutError: …", with Node's code where it has one. */
+export function faultText(e: unknown): string {
+  const { name, message, code } = e as Error & { code?: unknown };
+  return `${name}${typeof code === 'string' ? ` ${code}` : ''}: ${message}`;
+}
+
 const regionOf = (t: Target) => t.region ?? process.env['AWS_REGION'];
 const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : t.configured ? `at ${t.configured}` : `in region ${regionOf(t) ?? fromConfigFile(t) ?? '(default)'}`);
 /** The Region the AWS config file gave (Target.profileRegion), with the profile it came from. */

@@ -1,6 +1,6 @@
 /** `conclave events`: the local runtime's events file (JSON lines), validated, filtered, optionally followed. */
 import { open, readFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import * as z from 'zod';
 import { parseEvent, type ConclaveEvent, type DetailType } from '../events/schemas.js';
@@ -108,6 +108,16 @@ const missing = (file: string) =>
 
 const isMissing = (e: unknown) => e instanceof Error && (e as { code?: string }).code === 'ENOENT';
 
+const codeOf = (e: unknown) => (e instanceof Error ? (e as { code?: string }).code : undefined);
+
+/** A path that cannot be read as the events file (a folder, a file not readable here): what it is and the fix, or `e` as it is. */
+function unreadable(file: string, e: unknown): unknown {
+  const code = codeOf(e);
+  if (code === 'EISDIR') return new CliError(`--events-file ${resolve(file)} is a folder, not the events file - pass the file in it, such as ${join(file, 'events.jsonl')} (\`conclave-local --events-dir DIR\` writes DIR/events.jsonl)`);
+  if (code === 'EACCES' || code === 'EPERM') return new CliError(`--events-file ${resolve(file)} cannot be read (${code}) - run as a user who may read it, or pass another --events-file`);
+  return e;
+}
+
 /** `conclave events [--follow] [--lease NAME] [--type TYPE]`. */
 export async function events(io: { sink: Sink; output: OutputFormat }, args: EventsArgs, pace: Pace): Promise<void> {
   const kept: EventRecord[] = [];
@@ -131,7 +141,7 @@ export async function events(io: { sink: Sink; output: OutputFormat }, args: Eve
     try {
       text = await readFile(args.eventsFile, 'utf8');
     } catch (e) {
-      throw isMissing(e) ? missing(args.eventsFile) : e;
+      throw isMissing(e) ? missing(args.eventsFile) : unreadable(args.eventsFile, e);
     }
     reader.push(text, true);
     if (io.output === 'json') io.sink.out(jsonText(kept, 2));
@@ -141,7 +151,10 @@ export async function events(io: { sink: Sink; output: OutputFormat }, args: Eve
     }
     return;
   }
-  await follow(args.eventsFile, reader, io.sink, pace);
+  // (a folder opens, and fails at its first read)
+  await follow(args.eventsFile, reader, io.sink, pace).catch((e: unknown) => {
+    throw unreadable(args.eventsFile, e);
+  });
 }
 
 /** Reads what is there, then what is appended, until the signal aborts. */

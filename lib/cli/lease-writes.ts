@@ -36,18 +36,23 @@ async function leaseToWrite(ctx: CliContext, lease: string, opts: { create?: boo
   return read;
 }
 
-/** Shows the change, asks, and writes it (again after a lost race, if the change still holds); a new row gets a lease's first fields. */
-async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRead, set: LeasePatch['set'], remove: LeasePatch['remove'] = []): Promise<{ written: Lease; created: boolean }> {
+/**
+ * Shows the change, asks, and writes it (again after a lost race, if the change still holds); a
+ * new row gets a lease's first fields. A change the row already shows is neither asked nor written
+ * (`unchanged`).
+ */
+async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRead, set: LeasePatch['set'], remove: LeasePatch['remove'] = []): Promise<{ written: Lease; created: boolean; unchanged: boolean }> {
   const created = read.item === undefined;
   const now = ctx.clock.now();
   // a new row's first token is its creation's clock floor, as the coordinator's (lib/election/plan.ts)
   const fields = { ...set, ...(created ? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds, leaseTransitions: 0, fencingToken: fencingTokenFloor(now) } : {}) };
   const patch: LeasePatch = { ...(Object.keys(fields).length ? { set: fields } : {}), ...(remove.length ? { remove } : {}) };
   const changes = changesOf(read.item, patch, now);
-  await confirmChange(ctx, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changes);
+  if (read.item && changes.length === 0) return { written: read.item, created, unchanged: true };
+  await confirmChange(ctx, lease, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changes);
   const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => ctx.leases.read(lease), write: (r, p) => ctx.leases.write(r, p) });
   landed(ctx, lease, `lease ${lease}: ${changedFields(changes)}`);
-  return { written, created };
+  return { written, created, unchanged: false };
 }
 
 const CREATED = ' - created the lease row, without a holder';
@@ -61,8 +66,10 @@ export async function setStrategy(ctx: CliContext, args: { lease: string; strate
     note(ctx, `lease ${args.lease} has no operator strategy; nothing to clear`);
     return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
   }
-  const { written, created } = args.clear ? await confirmedLeaseWrite(ctx, args.lease, read, {}, ['strategy']) : await confirmedLeaseWrite(ctx, args.lease, read, { strategy: args.strategy });
+  const { written, created, unchanged } = args.clear ? await confirmedLeaseWrite(ctx, args.lease, read, {}, ['strategy']) : await confirmedLeaseWrite(ctx, args.lease, read, { strategy: args.strategy });
+  if (unchanged) note(ctx, `the strategy of lease ${args.lease} is already ${before}; nothing to change`);
   if (ctx.output === 'json') return printJson(ctx, written);
+  if (unchanged) return;
   const what = args.clear ? `cleared the strategy of lease ${args.lease} (was ${before})` : `set the strategy of lease ${args.lease} to ${written.strategy}${before ? ` (was ${before})` : ''}`;
   say(ctx, `${what}${created ? CREATED : ''}`);
   say(ctx, `from now on ${strategyEffect(written.strategy)}`);
@@ -84,10 +91,12 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
     note(ctx, `lease ${args.lease} has no preferred locations of its own (${preferenceOf(read.item, ctx.config)}); nothing to clear`);
     return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
   }
-  const { written, created } = args.clear
+  const { written, created, unchanged } = args.clear
     ? await confirmedLeaseWrite(ctx, args.lease, read, {}, ['preferredLocations'])
     : await confirmedLeaseWrite(ctx, args.lease, read, { preferredLocations: args.none ? [] : args.locations! });
+  if (unchanged) note(ctx, `the preferred locations of lease ${args.lease} are already ${listed(before)}; nothing to change`);
   if (ctx.output === 'json') return printJson(ctx, written);
+  if (unchanged) return;
   const what = args.clear ? `cleared the preferred locations of lease ${args.lease} (was ${listed(before)})` : `set the preferred locations of lease ${args.lease} to ${listed(written.preferredLocations)} (was ${listed(before)})`;
   say(ctx, `${what}${created ? CREATED : ''}`);
   say(ctx, `in force now: ${preferenceOf(written, ctx.config)}`);

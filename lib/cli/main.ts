@@ -19,7 +19,7 @@ import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLoca
 import { DEFAULT_SETTINGS, cliContext, clientFor, configFileRegion, configuredEndpoint, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { credentialsWaitLine, tellCredentialsWait } from './credentials-wait.js';
 import { describeLease } from './describe.js';
-import { ACTIVE_NOT_FOUND_CHECK, CliError, LOCAL_REGION_FIX, activeNotFound, explain } from './errors.js';
+import { ACTIVE_NOT_FOUND_CHECK, CliError, LOCAL_REGION_FIX, activeNotFound, explain, isPassingFault } from './errors.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { clean, joined, shown } from './format.js';
 import { events } from './events.js';
@@ -162,7 +162,24 @@ async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, ta
       joined(`${said} while this command waited for `, waiting.what, `, so it is not run again (it would read the lease anew and act on the term found then): it wrote nothing; the request already on the lease stands - \`conclave describe lease ${waiting.lease}\` shows the lease now, once the table answers${why}`),
     );
   }
-  return new CliError(joined(`${said} after the change was confirmed (`, confirmed ?? '', `), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`));
+  return new CliError(joined(`${said} after the change was confirmed (`, confirmed?.what ?? '', `), so the command is not run again (it would read the rows anew and ask again): nothing was written - run the command again once the table answers${why}`));
+}
+
+/**
+ * A passing fault (no answer in time, a connection lost, throttled past the SDK's tries) met after
+ * the command confirmed or made a change: a write may have landed though its answer never came
+ * (DynamoDB applied it, the connection failed after), so the message says what stands — a write
+ * that landed, or one that may have — and how to see it. Anything else is told as explained.
+ */
+export function afterChange(told: unknown, e: unknown, progress: Progress): unknown {
+  if (!(told instanceof CliError) || !isPassingFault(e)) return told;
+  const { written, confirmed } = progress;
+  if (written) return new CliError(joined(told.line, '; before that, this command wrote (', written.what, `): it stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
+  if (confirmed === undefined) return told;
+  return new CliError(
+    joined(told.line, '; the change confirmed (', confirmed.what, `) may have landed, its answer lost - \`conclave describe lease ${confirmed.lease}\` shows whether it did, and the command run again shows what is left to change (every write is conditional: none is made twice)`),
+    told.exitCode,
+  );
 }
 
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<boolean>): Command {
@@ -228,7 +245,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
         }
       }
     } catch (e) {
-      throw await explain(e, target, client);
+      throw afterChange(await explain(e, target, client), e, progress);
     } finally {
       client.destroy();
     }
@@ -387,16 +404,35 @@ function pointAtOwnHelp(cmd: Command, path: readonly string[] = []): void {
   }
 }
 
+/** Runs `fn` with a signal that Ctrl-C (or SIGTERM) aborts, listened for only while it runs. */
+async function interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const interrupted = new AbortController();
+  const onInterrupt = () => interrupted.abort();
+  process.once('SIGINT', onInterrupt).once('SIGTERM', onInterrupt);
+  try {
+    return await fn(interrupted.signal);
+  } finally {
+    process.off('SIGINT', onInterrupt).off('SIGTERM', onInterrupt);
+  }
+}
+
 /** Runs the CLI on `argv` (without node and the script); returns the exit code. */
 export async function main(argv: readonly string[], given: Partial<CliIO> = {}): Promise<number> {
   const io: CliIO = { ...defaultIO(), ...given };
   const prompt = given.prompt ?? (given.err ? io.err : (t: string) => void process.stderr.write(t));
   const stop = new AbortController();
   const onSignal = () => stop.abort();
-  // Ctrl-C ends a question too: release listens for it (to stop its wait) before it asks
+  // Ctrl-C ends a question: "not confirmed", nothing written (release listens for it already, to
+  // stop its wait; every other command only while it asks)
   const ask = async (question: string) => {
-    prompt(question);
-    return readLine(io.stdin ?? process.stdin, io.pace?.signal ?? stop.signal);
+    if (io.pace) {
+      prompt(question);
+      return readLine(io.stdin ?? process.stdin, io.pace.signal);
+    }
+    return interruptible((signal) => {
+      prompt(question);
+      return readLine(io.stdin ?? process.stdin, AbortSignal.any([stop.signal, signal]));
+    });
   };
   const pace = () => {
     if (io.pace) return io.pace;
@@ -411,15 +447,10 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
       await io.pace.sleep(ms);
       return io.pace.signal.aborted;
     }
-    const interrupted = new AbortController();
-    const onInterrupt = () => interrupted.abort();
-    process.once('SIGINT', onInterrupt).once('SIGTERM', onInterrupt);
-    try {
-      await io.clock.sleep(ms, interrupted.signal);
-    } finally {
-      process.off('SIGINT', onInterrupt).off('SIGTERM', onInterrupt);
-    }
-    return interrupted.signal.aborted;
+    return interruptible(async (signal) => {
+      await io.clock.sleep(ms, signal);
+      return signal.aborted;
+    });
   };
   try {
     await program({ ...io, ask }, pace, nap).parseAsync([...argv], { from: 'user' });

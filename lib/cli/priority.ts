@@ -3,8 +3,10 @@
  * decides elections: `preempt` is a pin the coordinator's own rules then act on.
  */
 import { passedOver } from '../election/decide.js';
-import { effectivePriority, rank } from '../election/ordering.js';
+import { preferredLocationsOf } from '../election/location.js';
+import { compareRanked, effectivePriority, rank } from '../election/ordering.js';
 import { strategyConsensus } from '../election/strategy.js';
+import { listVouched } from '../coordinator/vouched.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { isCandidateStale, liveCandidates } from '../election/vacancy.js';
 import { MAX_PRIORITY, type Candidate } from '../schemas/candidate.js';
@@ -55,13 +57,26 @@ function notElected(lease: Lease | undefined, candidates: readonly Candidate[], 
   return consensus.strategy === OLDEST_EMULATION_VERSION ? undefined : `its candidates agree on ${consensus.strategy}`;
 }
 
+/** What a confirmed candidate write did: the row as it stands, and the time its relative fields (`--for`) ran from. */
+interface Confirmed {
+  written: Candidate;
+  /** When the operator answered (or, with `--yes`, when the change was shown): an expiry given as `--for` runs from it. */
+  at: number;
+  /** Nothing to change: the row already showed it, so nothing was asked or written. */
+  unchanged: boolean;
+}
+
 /**
  * Shows the candidate's change, asks, and writes it (again after a lost race, if the change still
- * holds). A name another candidate of the lease passes for (worker-m, worker-rn), or its holder
- * (a worker with no candidate row), is said so: both are real names, so it is a warning, and the
- * operator confirms the one named.
+ * holds). `patchAt` makes the change at a time: shown at `now`, written at the time of the answer,
+ * so an expiry given as `--for 10m` lasts 10 minutes from the answer, not from the read.
+ * `stillHolds` is asked before each try, on the rows as they are then: a preempt's pin computed
+ * from the other candidates is not written once another pin has landed among them. A change the
+ * row already shows is told, not asked. A name another candidate of the lease passes for
+ * (worker-m, worker-rn), or its holder (a worker with no candidate row), is said so: both are real
+ * names, so it is a warning, and the operator confirms the one named.
  */
-async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snapshot, patch: CandidatePatch, now: number): Promise<Candidate> {
+async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snapshot, patchAt: (at: number) => CandidatePatch, now: number, stillHolds?: () => Promise<void>): Promise<Confirmed> {
   const read = CandidateStore.readOf(candidate);
   // the header, the warning and a refusal name the candidate as the result lines do: the warning is there to show the two apart
   const as = lineOf(snap);
@@ -76,11 +91,20 @@ async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snaps
     alike === undefined
       ? []
       : [as('warning: candidate ', it, ` of lease ${candidate.leaseName} looks like `, { name: alike }, `, ${twin !== undefined ? 'another of its candidates' : 'its holder'}: check that `, it, ` is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`)];
-  const changes = changesOf(candidate, patch, now);
-  await confirmChange(ctx, joined('change ', what), changes, warnings);
-  const written = await writeAsShown(what, read, patch, now, { reread: () => ctx.candidates.read(candidate.leaseName, candidate.name), write: (r, p) => ctx.candidates.write(r, p) });
-  landed(ctx, candidate.leaseName, joined(what, `: ${changedFields(changes)}`));
-  return written;
+  const changes = changesOf(candidate, patchAt(now), now);
+  if (changes.length === 0) return { written: candidate, at: now, unchanged: true };
+  await confirmChange(ctx, candidate.leaseName, joined('change ', what), changes, warnings);
+  const at = ctx.clock.now();
+  const patch = patchAt(at);
+  const written = await writeAsShown(what, read, patch, at, {
+    reread: () => ctx.candidates.read(candidate.leaseName, candidate.name),
+    write: async (r, p) => {
+      await stillHolds?.();
+      return ctx.candidates.write(r, p);
+    },
+  });
+  landed(ctx, candidate.leaseName, joined(what, `: ${changedFields(changesOf(candidate, patch, at))}`));
+  return { written, at, unchanged: false };
 }
 
 const until = (at: number, now: number) => `until ${relative(at, now)} (${new Date(at).toISOString()})`;
@@ -94,18 +118,27 @@ export async function setPriority(ctx: CliContext, args: { lease: string; candid
     note(ctx, as({ name: candidate.name }, ` on lease ${candidate.leaseName} has no priority; nothing to clear`));
     return ctx.output === 'json' ? printJson(ctx, candidate) : undefined;
   }
-  const patch: CandidatePatch = args.clear
-    ? { remove: ['priority', 'priorityExpiresAt'] }
-    : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : now + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
-  const written = await confirmedWrite(ctx, candidate, snap, patch, now);
+  const patchAt = (at: number): CandidatePatch =>
+    args.clear
+      ? { remove: ['priority', 'priorityExpiresAt'] }
+      : { set: { priority: args.priority, priorityExpiresAt: args.for === undefined ? undefined : at + args.for }, remove: args.for === undefined ? ['priorityExpiresAt'] : [] };
+  const { written, at, unchanged } = await confirmedWrite(ctx, candidate, snap, patchAt, now);
+  if (unchanged) note(ctx, as({ name: candidate.name }, ` on lease ${candidate.leaseName} already has priority ${candidate.priority} with no expiry; nothing to change`));
   if (ctx.output === 'json') return printJson(ctx, written);
+  if (unchanged) return;
   if (args.clear) say(ctx, as('cleared the priority of ', { name: written.name }, ` on lease ${written.leaseName} (was ${candidate.priority})`));
   else {
-    const expiry = written.priorityExpiresAt === undefined ? 'with no expiry (it lasts until `--clear` or the worker restarts; `--for 1h` sets an expiry)' : until(written.priorityExpiresAt, now);
+    const expiry = written.priorityExpiresAt === undefined ? 'with no expiry (it lasts until `--clear` or the worker restarts; `--for 1h` sets an expiry)' : until(written.priorityExpiresAt, at);
     say(ctx, as('set the priority of ', { name: written.name }, ` on lease ${written.leaseName} to ${written.priority}, ${expiry}`));
   }
-  say(ctx, stepLine(snap, foreseen(ctx, snap, written, now)));
+  say(ctx, stepLine(snap, foreseen(ctx, snap, written, at)));
 }
+
+/** The priority one above every candidate's in force at `now`. */
+const pinAbove = (candidates: readonly Candidate[], now: number): number => Math.max(0, ...candidates.map((c) => effectivePriority(c, now))) + 1;
+
+/** Candidates and their pins, for a line: "w2 at priority 6, w4 at priority 7". */
+const pinsOf = (cs: readonly Candidate[]): (string | { name: string })[] => cs.flatMap((c, i) => [...(i ? [', '] : []), { name: c.name }, ` at priority ${c.priority}`]);
 
 /**
  * `conclave preempt LEASE --to CANDIDATE [--for D]`: pins CANDIDATE one above every other
@@ -124,7 +157,7 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
     throw new CliError(as(it, ` has not renewed for ${span(now - candidate.renewTime)}, so the coordinator does not count it; is its worker running?`));
   }
   const others = snap.candidates.filter((c) => c.name !== candidate.name);
-  const priority = Math.max(0, ...others.map((c) => effectivePriority(c, now))) + 1;
+  const priority = pinAbove(others, now);
   // Pins are at most MAX_PINNED_PRIORITY, so only a long chain of preempts can get here: refused, not overflowed
   if (priority > MAX_PRIORITY) throw new CliError(`another candidate of lease ${args.lease} is pinned at ${priority - 1}, the highest priority there is; clear it first (\`conclave set-priority ${args.lease} NAME --clear\`)`);
   const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
@@ -132,10 +165,34 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (unelected) throw new CliError(joined(`the coordinator does not elect on lease ${args.lease}: `, unelected, ` - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``));
   // as the coordinator's reconcile decides (successors included), as foreseen does
   const decision = decideWithSuccession(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
-  const written = await confirmedWrite(ctx, candidate, snap, { set: { priority: pinned.priority, priorityExpiresAt: pinned.priorityExpiresAt } }, now);
+  // Another operator's pin may land among the others while this one is asked (two preempts at
+  // once): read again before each try, and written only while the pin shown still stands above them
+  const outranking = async (than: number): Promise<Candidate[]> => {
+    const { candidates } = await listVouched(ctx, args.lease);
+    const at = ctx.clock.now();
+    return candidates.filter((c) => c.name !== candidate.name && effectivePriority(c, at) >= than);
+  };
+  const stillHolds = async () => {
+    const above = await outranking(priority);
+    if (above.length) throw new CliError(as(`another pin landed on lease ${args.lease} while this one was asked: `, ...pinsOf(above), `; the pin shown (${priority}) no longer puts `, it, ' above every other candidate - nothing was written; run the command again'));
+  };
+  const { written, at } = await confirmedWrite(ctx, candidate, snap, (t) => ({ set: { priority, priorityExpiresAt: t + args.for } }), now, stillHolds);
+  // …and read once more after the write: a pin that landed between that read and this write, and
+  // that the coordinator ranks above this one (a higher pin, or an equal one with better versions)
+  const preferred = preferredLocationsOf(lease, ctx.config);
+  const mine = rank(written, at, preferred);
+  const above = (await outranking(priority)).filter((c) => {
+    const theirs = rank(c, at, preferred);
+    return theirs !== undefined && mine !== undefined && compareRanked(theirs, mine) < 0;
+  });
+  if (above.length) {
+    throw new CliError(
+      as('pinned ', it, ` on lease ${args.lease} at priority ${priority}, but another pin landed at the same time: `, ...pinsOf(above), ' - so ', it, ` is not elected; run \`conclave preempt ${args.lease} --to `, { arg: candidate.name }, `\` again to pin it above, or \`conclave set-priority ${args.lease} `, { arg: candidate.name }, ' --clear` to drop this pin'),
+    );
+  }
   if (ctx.output === 'json') return printJson(ctx, written);
   // every line names the candidate as the next step does: escaped where it passes for another of the lease's names
-  say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, now)}`));
+  say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, at)}`));
   say(ctx, stepLine(snap, nextStep(decision, lease, bestOf(lease, [...others, pinned], now, ctx))));
   if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));
   // a command to paste: the name a shell word (worker-$'\x6d' beside worker-rn), not escaped as the lines' names are

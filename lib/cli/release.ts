@@ -18,7 +18,7 @@ import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, type CliContext, type Pace } from './context.js';
-import { CliError, explain } from './errors.js';
+import { CliError, explain, faultText, isPassingFault } from './errors.js';
 import { nextStep, standings, whyBetter } from './explain.js';
 import { joined, namesIn, relative, span, type Named } from './format.js';
 import { rank } from '../election/ordering.js';
@@ -116,7 +116,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   const full = as(`session ${marked} of `, it, ` already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written - run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`);
   // a session row full of marks its owner may not have read yet: said before the question
   if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge))) throw new CliError(full);
-  await confirmChange(ctx, as('end the term of ', it, ` on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`), changesOf(lease, ending, now), [warnings[why]], namesOf(lease, candidates));
+  await confirmChange(ctx, name, as('end the term of ', it, ` on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`), changesOf(lease, ending, now), [warnings[why]], namesOf(lease, candidates));
   // marked before it is ended, so no term ends unmarked: the row may have filled while the question was open.
   // A mark that stands without the release (refused, or never sent) names this term only: its holder ends it itself at the mark
   if (marked !== undefined) {
@@ -178,7 +178,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     landed(ctx, name, joined(`lease ${name}: `, namesIn(namesOf(lease, candidates), changedFields(changesOf(r.item, patch, now)))));
   };
   const giveUp = `giving up after ${span(timeoutMs)}`;
-  const confirm = (r: LeaseRead) => confirmChange(ctx, as('ask ', it, ` to yield lease ${name} (fencing token ${term.fencingToken}) to `, { name: to }, ': it stops and releases at its next renewal'), changesOf(r.item, patch, now), back ? [back] : [], namesOf(lease, candidates));
+  const confirm = (r: LeaseRead) => confirmChange(ctx, name, as('ask ', it, ` to yield lease ${name} (fencing token ${term.fencingToken}) to `, { name: to }, ': it stops and releases at its next renewal'), changesOf(r.item, patch, now), back ? [back] : [], namesOf(lease, candidates));
   // a request already on the lease is only waited for: writing one again (once withdrawn) is this command's write, confirmed first
   let confirmed = false;
   if (already) {
@@ -195,10 +195,28 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   const start = ctx.clock.now();
   let lastProgress = start;
   let asked = 1;
-  for (;;) {
-    const current = await ctx.leases.read(name);
+  let failing = false; // the last read met a passing fault (told once)
+  const poll = async () => {
+    if (!pace.signal.aborted) await pace.sleep(POLL_MS);
+    if (pace.signal.aborted) {
+      throw new CliError(as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`));
+    }
+  };
+  for (;; await poll()) {
+    let current: LeaseRead;
+    let s: SessionSeen | undefined;
+    try {
+      current = await ctx.leases.read(name);
+      s = inTerm(current.item, term) ? await readSession(ctx, current.item) : undefined; // after the lease, as the coordinator reads it
+    } catch (e) {
+      // no answer in time, a connection lost, throttled: read again at the next poll, until the wait's end (as watch does)
+      if (!isPassingFault(e) || ctx.clock.now() - start >= timeoutMs) throw e;
+      if (!failing) note(ctx, `a read of lease ${name} failed (${faultText(e)}); reading again every ${POLL_MS} ms (Ctrl-C stops)`);
+      failing = true;
+      continue;
+    }
+    failing = false;
     const l = current.item;
-    const s = inTerm(l, term) ? await readSession(ctx, l) : undefined; // after the lease, as the coordinator reads it
     if (s?.refused) throw new CliError(`${s.refused.message}; the request to yield stays on the lease`);
     const at = ctx.clock.now();
     if (!inTerm(l, term)) return await yielded(ctx, as, name, term, l, candidates, at, 'released');
@@ -219,10 +237,6 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     if (at - lastProgress >= PROGRESS_MS) {
       note(ctx, as('still waiting for ', it, `: ${span(at - start)} so far (it renewed ${lastRenewal(l, s, at)})`));
       lastProgress = at;
-    }
-    if (!pace.signal.aborted) await pace.sleep(POLL_MS);
-    if (pace.signal.aborted) {
-      throw new CliError(as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`));
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { Lease } from '../schemas/lease.js';
 import type { CliContext, Pace } from './context.js';
 import { describeJson, describeLines } from './describe.js';
-import { isPassingFault } from './errors.js';
+import { faultText, isPassingFault } from './errors.js';
 import { CLEAR_SCREEN, clean, jsonText, style, table } from './format.js';
 import { seenIn, withJudged } from './judged.js';
 import { scanLeasesJudged, snapshot } from './read.js';
@@ -86,8 +86,7 @@ export async function watch(ctx: CliContext, args: { lease?: string | undefined;
     } catch (e) {
       if (!isPassingFault(e)) throw e;
       const wait = backoffMs(args.interval, ++failures, ctx.clock.random());
-      const { name, message, code } = e as Error & { code?: unknown };
-      ctx.sink.err(clean(`watch: a read failed (${name}${typeof code === 'string' ? ` ${code}` : ''}: ${message}); trying again in ${secondsText(wait)} (Ctrl-C stops)`));
+      ctx.sink.err(clean(`watch: a read failed (${faultText(e)}); trying again in ${secondsText(wait)} (Ctrl-C stops)`));
       await pace.sleep(wait);
       continue;
     }
