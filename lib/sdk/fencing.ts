@@ -14,6 +14,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { FencingToken } from '../schemas/fencing-token.js';
+import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
 import type { StopReason } from './step.js';
@@ -29,8 +30,8 @@ export const NO_TRANSACTIONS =
  * (a string, a fraction, NaN, missing) would be written, or compared, as something else — a string
  * fence on an item refuses every later term's write.
  */
-const TermFence = z.object({ term: z.object({ holderIdentity: z.string().min(1), fencingToken: FencingToken }) });
-const ItemFence = z.object({ fencingToken: FencingToken, attribute: z.string().min(1).optional() });
+const TermFence = z.object({ leaseName: LeaseName, table: z.string().min(1), term: z.object({ holderIdentity: z.string().min(1), fencingToken: FencingToken }) });
+const ItemFence = z.object({ leaseName: LeaseName, fencingToken: FencingToken, attribute: z.string().min(1).optional() });
 
 /** DynamoDB's limit on items in one transaction; the fence takes one of them. */
 const MAX_TRANSACTION_ITEMS = 100;
@@ -112,7 +113,7 @@ export async function fencedTransactWrite(
   fence: { table: string; leaseName: string; term: Term; signal?: AbortSignal },
   input: TransactWriteItemsCommandInput,
 ): Promise<TransactWriteItemsCommandOutput> {
-  parse(TermFence, { term: { holderIdentity: fence.term?.holderIdentity, fencingToken: fence.term?.fencingToken } }, `fencedTransactWrite fence on lease "${fence.leaseName}"`);
+  parse(TermFence, { leaseName: fence.leaseName, table: fence.table, term: { holderIdentity: fence.term?.holderIdentity, fencingToken: fence.term?.fencingToken } }, `fencedTransactWrite fence on lease "${fence.leaseName}"`);
   const items = input.TransactItems ?? [];
   if (items.length === 0) throw new RangeError('fencedTransactWrite: TransactItems is empty; give at least one write');
   if (items.length >= MAX_TRANSACTION_ITEMS)
@@ -195,7 +196,7 @@ export async function fencedItemWrite(
   fence: { leaseName: string; fencingToken: number; attribute?: string; signal?: AbortSignal },
   input: FencedItemInput,
 ): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
-  parse(ItemFence, { fencingToken: fence.fencingToken, attribute: fence.attribute }, `fencedItemWrite fence on lease "${fence.leaseName}"`);
+  parse(ItemFence, { leaseName: fence.leaseName, fencingToken: fence.fencingToken, attribute: fence.attribute }, `fencedItemWrite fence on lease "${fence.leaseName}"`);
   const attribute = fence.attribute ?? DEFAULT_FENCE_ATTRIBUTE;
   const token = fence.fencingToken;
   const names = { '#conclaveFence': attribute };
@@ -204,8 +205,7 @@ export async function fencedItemWrite(
   const refused = (e: unknown): never => {
     if (e instanceof NotDynamoDBError) throw answerInDoubt(e, `fencedItemWrite on lease "${fence.leaseName}"`);
     missingTableNamed(e, [own.TableName ?? '(no TableName)']);
-    const old = (e as { Item?: Record<string, AttributeValue> }).Item;
-    const seen = old ? unmarshall(old)[attribute] : undefined;
+    const seen = fenceSeen((e as { Item?: Record<string, AttributeValue> }).Item?.[attribute]);
     if (e instanceof Error && e.name === 'ConditionalCheckFailedException' && typeof seen === 'number' && seen > token) {
       throw new FencingError(fence.leaseName, token, `the item was written by a newer term (fencing token ${seen})`);
     }
@@ -243,6 +243,8 @@ export async function fencedItemWrite(
   }
   const u = input.update;
   if (!u.UpdateExpression) throw new RangeError('fencedItemWrite: the update needs an UpdateExpression (the fence adds `SET fence = token` to it)');
+  if (updates(u.UpdateExpression, u.ExpressionAttributeNames, attribute))
+    throw new RangeError(`fencedItemWrite: the UpdateExpression names the fence attribute "${attribute}"; leave it out (the write sets it) or give another attribute`);
   if (u.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
   return fromDynamoDB(
     client.send(
@@ -258,6 +260,31 @@ export async function fencedItemWrite(
     ),
     client,
   ).catch(refused);
+}
+
+/**
+ * The fence attribute's value in a refused write's old item: a number as a number (one a double
+ * cannot hold exactly too: it is compared, not kept), any other type as its value's kind. The old
+ * item is not unmarshalled whole: a number of another attribute that JavaScript cannot hold (a
+ * non-integer beyond 2^53) would throw, hiding the refusal.
+ */
+function fenceSeen(raw: AttributeValue | undefined): unknown {
+  if (raw === undefined) return undefined;
+  if (raw.N !== undefined) return Number(raw.N);
+  if (raw.S !== undefined) return raw.S;
+  if (raw.BOOL !== undefined) return raw.BOOL;
+  return {}; // a set, a list, a map, binary, null: no fencing token
+}
+
+/**
+ * Whether an UpdateExpression sets or removes `attribute` at its top level, by name or by a
+ * placeholder of `names` (a path inside another attribute is not it): the fence's own SET on it
+ * would overlap, which DynamoDB refuses without naming the fix.
+ */
+function updates(expression: string, names: Record<string, string> | undefined, attribute: string): boolean {
+  const placeholders = new Set(Object.entries(names ?? {}).filter(([, n]) => n === attribute).map(([k]) => k));
+  // each path's first element: a name or a placeholder (#x), after a clause keyword, a comma or an operator; values (:v) are not paths
+  return (expression.match(/(?<![\w.#:[\]])[#]?\w+/g) ?? []).some((head) => head === attribute || placeholders.has(head));
 }
 
 /**

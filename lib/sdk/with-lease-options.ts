@@ -10,6 +10,7 @@ import { MAX_TIMER_MS, Millis, Name, timerBound } from '../schemas/common.js';
 import { electionConfig } from '../schemas/config.js';
 import type { CompletedRun } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
+import { keyedWindowRow } from '../schemas/run-once.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
 import { sessionNotServing } from './elector-options.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors, type ClockSync } from './options.js';
@@ -54,6 +55,10 @@ const ScheduledAt = z
   .refine((v) => (scheduledMs(v) ?? -1) >= EARLIEST_SCHEDULED_MS, { error: (issue) => scheduledAtError(issue.input) })
   .transform((v) => scheduledMs(v)!) as unknown as z.ZodType<number, string | Date | number>;
 
+/** DynamoDB's limit on a sort key's value. */
+const MAX_SORT_KEY_BYTES = 1024;
+const utf8Bytes = (s: string): number => new TextEncoder().encode(s).length;
+
 /** Run-once windows: at most one successful run per window. */
 export const RunOnceSchema = z.union([
   z.strictObject({
@@ -76,7 +81,12 @@ export const RunOnceSchema = z.union([
   }),
   z.strictObject({
     /** A window the caller names itself (`migration-42`, a deploy id): at most one successful run ever for that key. */
-    window: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+    window: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(256, 'must be at most 256 characters')
+      // its row's key (keyedWindowRow) is a sort key, at most 1,024 bytes: 256 characters of four bytes each are too many
+      .refine((w) => utf8Bytes(keyedWindowRow(w)) <= MAX_SORT_KEY_BYTES, { error: (i) => `must be at most ${MAX_SORT_KEY_BYTES - utf8Bytes(keyedWindowRow(''))} bytes in UTF-8 (its row's key, "${keyedWindowRow('')}" and the window, is a DynamoDB sort key of at most ${MAX_SORT_KEY_BYTES} bytes), not ${utf8Bytes(String(i.input))}: use a shorter key, or a hash of it` }),
   }),
 ], { error: 'must be { every: "day" | "hour" | <ms>, at?: <the scheduled time> } or { window: "<key>" }' });
 /** withLease's `runOnce` option as written: `{ every: 'day' | 'hour' | ms, at?: scheduledTime }` or `{ window: key }`. */
@@ -338,11 +348,13 @@ export interface LeaseTerm {
    * of the newest term that looked at it, so no older term's mark lands after a newer term read it).
    * With `items` (the run's result), in one transaction with them: both land or neither (not on
    * multi-Region tables, which offer no transactions). Without it the window is marked after the
-   * function returns. At most 98 `items`: the window's row and the fence take two of a
+   * function returns; a `complete()` the function returns without waiting for is waited for, and
+   * its outcome is the run's (its error the call's). At most 98 `items`: the window's row and the fence take two of a
    * transaction's 100. Ended by the function's signal, as fencedWrite is: the caller's cancel (the
    * `signal` option) rejects it with its reason, and a mark sent may have landed. Called again after
    * such a mark landed, it resolves if every try sent the same `items` (they are written), and
-   * rejects with a RangeError if not (the window is marked, with the items of the try that landed).
+   * rejects with a RangeError if not (the window is marked, with the items of the try that landed,
+   * or with none after a `complete()` without them).
    * @throws FencingError when the term is over (nothing written)
    * @throws LeaseLostError when the term ends before the mark is answered (or, its answer lost,
    * before the row read back tells whether it landed): the mark landed, and the next run skips the

@@ -317,10 +317,12 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const crowded = every !== undefined ? newPeriodRefusal(done.runs, every) : undefined;
     if (crowded) throw new ValidationError(what, [{ field: 'runOnce.every', message: crowded }]);
     let completed = false;
+    // the function's complete(), while it is in flight
+    let inFlight: Promise<void> | undefined;
     // this run's mark, stamped once: a mark abandoned unanswered may land, and each try after it
     // writes the same row, so the row read back tells whether any of them landed
     let marker: WindowRun | undefined;
-    // the caller's items of each transactional mark sent: what a mark that landed unanswered wrote
+    // the caller's items of each mark sent (none: a mark of the row alone): what a mark that landed unanswered wrote
     const sentItems: (readonly TransactWriteItem[])[] = [];
     // the window's mark, abandoned (with `ends`' error) if `ends` ends before it is answered
     const mark = async (items: readonly TransactWriteItem[], ends: Ends): Promise<void> => {
@@ -343,6 +345,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       };
       if (items.length === 0) {
         // the window's row alone: one conditional write, fenced by the row's claim
+        sentItems.push(items);
         if (!(await until(ends, (s) => rows.complete(leaseName, row, runs, done, term.fencingToken, s)).catch(landed))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
       } else {
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
@@ -386,7 +389,12 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         return fnWrite((s) => fencedItemWrite(requests, { leaseName, fencingToken: term.fencingToken, signal: s, ...(attribute !== undefined ? { attribute } : {}) }, input));
       },
       complete(items: readonly TransactWriteItem[] = []): Promise<void> {
-        return mark(items, fnSignal);
+        const marking = mark(items, fnSignal);
+        // in flight until settled (cleared before the function's own await of it resumes)
+        inFlight = marking;
+        const settled = () => void (inFlight === marking && (inFlight = undefined));
+        marking.then(settled, settled);
+        return marking;
       },
     };
     // The run-once read above may have taken past the term (a process frozen while it was in
@@ -398,6 +406,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // Once the function returned, its work is done: a cancel that comes after it changes nothing,
     // and its window is marked (else another run would do the work again)
     const value = await work(signal, handle);
+    // a complete() the function returned without waiting for: its outcome is the run's, as if it
+    // had waited (withLease's own mark, without its items, never stands in for it)
+    if (inFlight) await inFlight;
     if (window !== undefined && !completed) await mark([], theTerm).catch((e: unknown) => {
       throw e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e;
     });

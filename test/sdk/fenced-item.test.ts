@@ -66,6 +66,41 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     expect(await item('d')).toBeUndefined();
   });
 
+  it('refuses, before sending anything, an update that sets or removes the fence attribute itself, by name or placeholder (DynamoDB said only "Two document paths overlap")', async () => {
+    for (const u of [
+      { UpdateExpression: 'SET fence = :v', ExpressionAttributeValues: marshall({ ':v': 5 }) },
+      { UpdateExpression: 'SET #f = :v', ExpressionAttributeNames: { '#f': 'fence' }, ExpressionAttributeValues: marshall({ ':v': 5 }) },
+      { UpdateExpression: 'SET v = :v REMOVE fence', ExpressionAttributeValues: marshall({ ':v': 5 }) },
+    ]) {
+      const e = await refusal(fencedItemWrite(t.client, fence(1), { update: { TableName: table, Key: marshall({ id: 'd2' }), ...u } }));
+      expect(e, u.UpdateExpression).toBeInstanceOf(RangeError);
+      expect((e as Error).message).toBe('fencedItemWrite: the UpdateExpression names the fence attribute "fence"; leave it out (the write sets it) or give another attribute');
+    }
+    // a path inside another attribute, or a value placeholder spelled like it, is not the fence
+    await fencedItemWrite(t.client, fence(1), { update: { TableName: table, Key: marshall({ id: 'd2' }), UpdateExpression: 'SET m = :m, m2 = :fence', ExpressionAttributeValues: marshall({ ':m': { fence: 1 }, ':fence': 2 }) } });
+    await fencedItemWrite(t.client, fence(1), { update: { TableName: table, Key: marshall({ id: 'd2' }), UpdateExpression: 'SET m.fence = :v', ExpressionAttributeValues: marshall({ ':v': 3 }) } });
+    expect(await item('d2')).toEqual({ id: 'd2', m: { fence: 3 }, m2: 2, fence: 1 });
+  });
+
+  it.each(['put', 'update'] as const)('%s refused by a newer fence on an item that holds a number JavaScript cannot (12345678901234567890.5): a FencingError (it was util-dynamodb’s BigInt error)', async (how) => {
+    await t.client.send(new PutItemCommand({ TableName: table, Item: { id: { S: `big-${how}` }, amount: { N: '12345678901234567890.5' }, fence: { N: '20' } } }));
+    const input = how === 'put' ? { put: { TableName: table, Item: marshall({ id: `big-${how}`, v: 'old' }) } } : { update: { TableName: table, Key: marshall({ id: `big-${how}` }), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: marshall({ ':v': 'old' }) } };
+    const e = await refusal(fencedItemWrite(t.client, fence(10), input));
+    expect(e).toBeInstanceOf(FencingError);
+    expect((e as Error).message).toMatch(/newer term \(fencing token 20\)/);
+  });
+
+  it('refuses a fence without a lease name (or a table, for a transaction) with a ValidationError naming it (a transaction was refused as "the lease row \"undefined\" itself")', async () => {
+    const e = await refusal(fencedTransactWrite(t.client, { table: t.names.leases, leaseName: undefined as unknown as string, term: { holderIdentity: 'w', fencingToken: 3 } }, { TransactItems: [{ Put: { TableName: table, Item: marshall({ id: 'ln' }) } }] }));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).fields).toEqual(['leaseName']);
+    const noTable = await refusal(fencedTransactWrite(t.client, { table: '', leaseName: 'ledger', term: { holderIdentity: 'w', fencingToken: 3 } }, { TransactItems: [{ Put: { TableName: table, Item: marshall({ id: 'ln' }) } }] }));
+    expect((noTable as ValidationError).fields).toEqual(['table']);
+    const item1 = await refusal(fencedItemWrite(t.client, { leaseName: '', fencingToken: 3 }, { put: { TableName: table, Item: marshall({ id: 'ln' }) } }));
+    expect((item1 as ValidationError).fields).toEqual(['leaseName']);
+    expect(await item('ln')).toBeUndefined();
+  });
+
   it('an update whose placeholders are named `#set` or `:set` keeps them: the fence joins the SET clause, not a placeholder', async () => {
     await fencedItemWrite(t.client, fence(4), { update: { TableName: table, Key: marshall({ id: 'e' }), UpdateExpression: 'ADD #set :set', ExpressionAttributeNames: { '#set': 'n' }, ExpressionAttributeValues: marshall({ ':set': 2 }) } });
     await fencedItemWrite(t.client, fence(4), { update: { TableName: table, Key: marshall({ id: 'e' }), UpdateExpression: 'REMOVE #set SET #v = :v', ExpressionAttributeNames: { '#set': 'n', '#v': 'v' }, ExpressionAttributeValues: marshall({ ':v': 'x' }) } });

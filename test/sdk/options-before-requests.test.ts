@@ -118,6 +118,13 @@ const rows: Row[] = [
     fields: ['runOnce.at'],
   },
   {
+    // found by a review (2026-12-05): 256 characters passed, but of four bytes each the window's row key is over DynamoDB's 1,024 bytes,
+    // and the run took the lease, then failed its claim with DynamoDB's own ValidationException, naming no option
+    name: 'withLease: a runOnce.window of 256 four-byte characters (1,024 bytes: its row key over a sort key’s 1,024)',
+    call: (client) => withLease('job', async () => 1, { client, tables: PREFIX, runOnce: { window: '😀'.repeat(256) } }),
+    fields: ['runOnce.window'],
+  },
+  {
     name: 'LeaderElector: a renew deadline not below the lease duration',
     call: (client) => new LeaderElector({ client, tables: PREFIX, leaseName: 'job', identity: 'w1', candidacy, platform: 'none', leaseDurationMs: 10_000, renewDeadlineMs: 10_000, callbacks: { onStartedLeading: () => undefined } }).run(new AbortController().signal),
     fields: ['renewDeadlineMs'],

@@ -517,6 +517,53 @@ describe("the function's mark tried again after one that timed out and landed", 
   });
 });
 
+describe('complete(items) after a complete() of the row alone that landed unanswered', () => {
+  it('is refused with a RangeError: its items were not written (it resolved, and withLease said ran, the items lost)', async () => {
+    const { sim, run } = await world();
+    const a = sim.machine();
+    const isMark = (req: { operation: string; input: unknown }) => req.operation === 'UpdateItem' && (req.input as { TableName?: string }).TableName === sim.names.candidates && (req.input as { UpdateExpression?: string }).UpdateExpression?.includes('#runs') === true;
+    let lost = 0;
+    a.loseAnswer = (req) => isMark(req) && lost++ === 0;
+    a.fault = (req) => (isMark(req) && lost > 0 ? Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} }) : undefined);
+    a.swallow = (req) => req.operation === 'GetItem' && JSON.stringify(req.input).includes(keyedWindowRow('w-1'));
+    const answers: unknown[] = [];
+    const work: LeaseFn<string> = async (_signal, term) => {
+      answers.push(await term.complete().catch((e: unknown) => e));
+      a.swallow = undefined;
+      a.fault = undefined;
+      // its outcome unknown, the function marks the window with its result
+      answers.push(await term.complete(jobWrite(sim, 'a', term.fencingToken).TransactItems).catch((e: unknown) => e));
+      return 'a ran';
+    };
+    await sim.settle(run('a', work, { runOnce: { window: 'w-1' } }, a), 'a');
+    expect(answers[0]).toMatchObject({ name: 'TimeoutError' });
+    expect(answers[1]).toMatchObject({ name: 'RangeError', message: expect.stringMatching(/already marked by this run.*were not written/) as unknown });
+    expect(await jobRow(sim)).toBeUndefined();
+  });
+
+  it("a complete(items) the function returned without waiting for is the run's outcome: withLease's own mark never goes out before it without its items", async () => {
+    const { sim, run } = await world();
+    const a = sim.machine();
+    // the transaction is black-holed: it never lands, and only its bound ends it
+    a.swallow = (req) => req.operation === 'TransactWriteItems';
+    let pending: Promise<void> | undefined;
+    const work: LeaseFn<string> = async (_signal, term) => {
+      pending = term.complete(jobWrite(sim, 'a', term.fencingToken).TransactItems); // not awaited
+      return 'a ran';
+    };
+    const ea = await sim.settle(run('a', work, { runOnce: { window: 'w-1' } }, a), 'a').catch((x: unknown) => x);
+    // as if the function had waited for it: its error is the run's (before: "ran", the window marked without the items)
+    expect(ea).toMatchObject({ name: 'TimeoutError' });
+    await expect(pending).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(await jobRow(sim)).toBeUndefined();
+    // the window is not marked: the next run does it
+    a.swallow = undefined;
+    const rb = await sim.settle(run('b', async (_s, term) => (await term.complete(jobWrite(sim, 'b', term.fencingToken).TransactItems), 'b ran'), { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'ran', value: 'b ran' });
+    expect(await jobRow(sim)).toMatchObject({ by: 'b' });
+  });
+});
+
 describe("a window's mark unanswered as its term ends", () => {
   it("the read back that would tell whether it landed ends with the term: the function stops at the term's end, not the read's bound, and the next run finds the window done", async () => {
     const { sim, spans, run } = await world();
