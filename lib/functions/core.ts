@@ -156,6 +156,9 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   const decision = heldAfterDelete(deleted.name, deleted, list.candidates, now, co.config, holdMs, read.item);
   if (decision.kind !== 'openElection') return marked ? reconcile(deps, deleted.name, trigger) : undefined; // nobody to elect: as any missing row (before the mark: nothing yet)
   const writes = plan(decision, undefined, now, co.config);
+  // the row made again remembers the deleted term's holder, as a release leaves it: the next
+  // leader's Leader Changed names it (lib/events/derive.ts), as after any other end of a term
+  const created = { ...writes.lease!, set: { ...writes.lease!.set, lastHolderIdentity: deleted.holderIdentity } };
   const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: read.item, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
   if (writes.ping.length) {
     const done = await Promise.all(writes.ping.map((c) => co.candidates.ping(deleted.name, c, writes.pingTime!)));
@@ -163,7 +166,7 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   }
   try {
     // a vacant row (holdUnmarked): the election alone, its successors unnamed (a successor takes a vacant row at once)
-    outcome.after = await co.leases.write(read, read.item ? { set: { election: decision.election }, remove: SUCCESSOR_FIELDS } : writes.lease!);
+    outcome.after = await co.leases.write(read, read.item ? { set: { election: decision.election }, remove: SUCCESSOR_FIELDS } : created);
   } catch (e) {
     if (!(e instanceof ConflictError)) throw e;
     // the row as it is now: only an election this delete may still precede is held for it (heldForDelete)

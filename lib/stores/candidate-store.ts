@@ -2,7 +2,7 @@ import { UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/c
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
-import { isConditionFailed } from './errors.js';
+import { ConflictError, isConditionFailed, retryOnConflict } from './errors.js';
 import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
 
 export type CandidateRead = Read<Candidate>;
@@ -86,7 +86,22 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     // record (nothing to decide on: the removal follows); a row without the mark (pinged) passes
     const mark = read.item?.renewalMark;
     const marked = await this.write(read, { set: { collectedAt: at, ...(mark === undefined ? {} : { renewalMark: mark === 1 ? 2 : 1 }) } });
-    await this.delete({ key: read.key, item: marked, revision: marked.revision });
+    try {
+      await this.delete({ key: read.key, item: marked, revision: marked.revision });
+    } catch (e) {
+      // renewed between the mark and the delete (a worker back from a long pause): it lives on, and
+      // must not keep the mark, or its own withdrawal later would read as Candidate Expired
+      if (e instanceof ConflictError) await this.unmark(marked, at);
+      throw e;
+    }
+  }
+
+  /** Takes back collect's mark `at` from a row that lives on (each try on the row read anew; a row without it, or gone, is left as it is). */
+  private unmark({ leaseName, name }: Candidate, at: number): Promise<void> {
+    return retryOnConflict(async () => {
+      const now = await this.read(leaseName, name);
+      if (now.item?.collectedAt === at) await this.write(now, { remove: ['collectedAt'] });
+    });
   }
 
   /**
