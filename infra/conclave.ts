@@ -19,6 +19,7 @@ import { Construct, type IConstruct } from 'constructs';
 import { type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
 import { MAX_PLAIN_CLIENT_ID_TABLE } from '../lib/schemas/push.js';
 import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
+import { DEFAULT_SERVICE_NAME, qualifiedRecordName } from '../lib/discovery/wiring.js';
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
 import { deployRegion, grantGetLeaderIn, grantWorkerIn, PRIMARIES, type GrantGetLeaderOptions, type GrantWorkerOptions } from './deployment.js';
@@ -54,7 +55,9 @@ export interface ConclaveProps {
   readonly tablePrefix?: string;
   /**
    * How often the coordinator reconciles every lease and collects garbage. EventBridge schedules
-   * run at most once a minute, so this is whole minutes, known at synth (not a token).
+   * run at most once a minute, so this is whole minutes, known at synth (not a token); at most 84
+   * hours (the LeaderlessLeases alarm looks at two ticks, and CloudWatch judges an alarm over at
+   * most 7 days).
    * @default Duration.seconds(wiring.coordinator.trigger.everySeconds): 1 minute
    */
   readonly tick?: Duration;
@@ -160,28 +163,84 @@ const PROPS: Readonly<Record<keyof ConclaveProps, true>> = {
   leaderDiscovery: true,
 };
 
-/** The tables named at synth in an app (its root): by `<account>/<region>/<name>`, or the stack's path when its env is not known, the Conclave that named it. */
-const NAMED_TABLES = new WeakMap<IConstruct, Map<string, string>>();
+/**
+ * The names an app's Conclaves must not share, by what they name (a table in an account and
+ * Region; a Cloud Map service in a namespace; a Route 53 record in a zone): the Conclave that named
+ * each. Per app (its root).
+ */
+const CLAIMED = new WeakMap<IConstruct, Map<string, string>>();
+
+/** A name a Conclave takes: `key` what it names, `field` the prop that names it, `what` it in words (and `where`), `fix` what to do when another took it. */
+interface Claim {
+  readonly key: string;
+  readonly field: string;
+  readonly what: string;
+  readonly where?: string;
+  readonly fix: string;
+}
 
 /**
- * Fails when another Conclave of the app names one of these tables in the same account and Region
- * (the same stack, when its env is not known): CloudFormation would fail the deploy of the second.
+ * Fails when another Conclave of the app took one of these names: CloudFormation would fail the
+ * second's deploy (a table, a Cloud Map service), or, a Route 53 record, the two would write one
+ * record, each replacing the other's leader. `warnOnly`: names whose owner may not be the same
+ * (tables of stacks whose account and Region are not known at synth): a warning.
  */
-function claimTableNames(conclave: Conclave, names: Partial<TableNames>, given: Partial<TableNames>): void {
-  const stack = Stack.of(conclave);
-  const env = Token.isUnresolved(stack.account) || Token.isUnresolved(stack.region) ? stack.node.path : `${stack.account}/${stack.region}`;
-  const claimed = NAMED_TABLES.get(conclave.node.root) ?? new Map<string, string>();
-  NAMED_TABLES.set(conclave.node.root, claimed);
+function claimNames(conclave: Conclave, claims: readonly Claim[], warnOnly: readonly Claim[] = []): void {
+  const claimed = CLAIMED.get(conclave.node.root) ?? new Map<string, string>();
+  CLAIMED.set(conclave.node.root, claimed);
   const issues: FieldIssue[] = [];
-  for (const role of ['leases', 'candidates', 'identities'] as const) {
-    const name = names[role];
-    if (name === undefined || Token.isUnresolved(name)) continue;
-    const key = `${env}/${name}`;
-    const other = claimed.get(key);
-    if (other === undefined) claimed.set(key, conclave.node.path);
-    else issues.push({ field: given[role] !== undefined ? `tableNames.${role}` : 'tablePrefix', message: `names the table ${name}, which the Conclave ${other} names too, in the same account and Region: give each Conclave names of its own (another tablePrefix)` });
+  for (const [list, strict] of [[claims, true], [warnOnly, false]] as const) {
+    for (const c of list) {
+      const other = claimed.get(c.key);
+      if (other === undefined) claimed.set(c.key, conclave.node.path);
+      else if (other === conclave.node.path) continue;
+      else if (strict) issues.push({ field: c.field, message: `names ${c.what}, which the Conclave ${other} names too${c.where ?? ''}: ${c.fix}` });
+      else
+        Annotations.of(conclave).addWarningV2(
+          '@conclave/cdk:sharedTableName',
+          `${c.field} names ${c.what}, which the Conclave ${other} names too, in a stack whose account or Region is not known at synth: deployed to the same account and Region (\`cdk deploy --all\` with one profile), the second fails; give each Conclave names of its own (another tablePrefix), or an env to each stack`,
+        );
+    }
   }
   if (issues.length) throw new ValidationError('Conclave props', issues);
+}
+
+/** The names a Conclave's tables and leader discovery take (claimNames): tables per account and Region, the service per namespace, the record per zone. */
+function claimsOf(conclave: Conclave, tables: Partial<TableNames> & { discovery?: string }, given: Partial<TableNames>, discovery: LeaderDiscoveryProps | undefined): { claims: Claim[]; warnOnly: Claim[] } {
+  const stack = Stack.of(conclave);
+  const known = !Token.isUnresolved(stack.account) && !Token.isUnresolved(stack.region);
+  const claims: Claim[] = [];
+  const warnOnly: Claim[] = [];
+  for (const role of ['leases', 'candidates', 'identities', 'discovery'] as const) {
+    const name = tables[role];
+    if (name === undefined || Token.isUnresolved(name)) continue;
+    const field = role !== 'discovery' && given[role] !== undefined ? `tableNames.${role}` : 'tablePrefix';
+    const table = { field, what: `the table ${name}`, fix: 'give each Conclave names of its own (another tablePrefix)' };
+    // a stack whose env is not known: the same stack for sure; another such stack perhaps (a warning)
+    if (known) claims.push({ ...table, key: `table/${stack.account}/${stack.region}/${name}`, where: ', in the same account and Region' });
+    else {
+      claims.push({ ...table, key: `table/${stack.node.path}/${name}`, where: ', in the same stack' });
+      warnOnly.push({ ...table, key: `table/?/${name}` });
+    }
+  }
+  const cloudMap = discovery?.cloudMap;
+  if (cloudMap) {
+    const ns = cloudMap.namespace;
+    const service = cloudMap.serviceName ?? DEFAULT_SERVICE_NAME;
+    claims.push({
+      key: `cloudmap/${Token.isUnresolved(ns.namespaceId) ? ns.node.path : ns.namespaceId}/${service}`,
+      field: 'leaderDiscovery.cloudMap.serviceName',
+      what: `the Cloud Map service ${service} in namespace ${Token.isUnresolved(ns.namespaceName) ? ns.node.path : ns.namespaceName}`,
+      fix: `give each Conclave a serviceName of its own (a service's name is unique in its namespace${cloudMap.serviceName === undefined ? `; the default is ${DEFAULT_SERVICE_NAME}` : ''})`,
+    });
+  }
+  const route53 = discovery?.route53;
+  if (route53 && !Token.isUnresolved(route53.hostedZone.zoneName)) {
+    const record = qualifiedRecordName(route53.recordName, route53.hostedZone.zoneName);
+    const zone = Token.isUnresolved(route53.hostedZone.hostedZoneId) ? route53.hostedZone.zoneName : route53.hostedZone.hostedZoneId;
+    claims.push({ key: `route53/${zone}/${record}`, field: 'leaderDiscovery.route53.recordName', what: `the record ${record}`, fix: "give each Conclave a recordName of its own: both would write that record, each replacing the other's leader" });
+  }
+  return { claims, warnOnly };
 }
 
 /**
@@ -266,7 +325,8 @@ export class Conclave extends Construct {
     this.config = settings.election;
     const names: Partial<TableNames> = { ...(settings.tablePrefix ? defaultTableNames(settings.tablePrefix) : {}), ...settings.tableNames };
     parse(ConclaveTableNamesSchema, names, 'Conclave table names (tablePrefix + tableNames)');
-    claimTableNames(this, names, settings.tableNames ?? {});
+    const taken = claimsOf(this, { ...names, ...(settings.tablePrefix && settings.leaderDiscovery ? { discovery: `${settings.tablePrefix}-discovery` } : {}) }, settings.tableNames ?? {}, props.leaderDiscovery);
+    claimNames(this, taken.claims, taken.warnOnly);
     if (settings.tablePrefix !== undefined && !settings.leaderDiscovery && (['leases', 'candidates', 'identities'] as const).every((t) => settings.tableNames?.[t] !== undefined)) {
       // harmless, so not an error: a props object shared by several stacks may hold both
       Annotations.of(this).addWarningV2(

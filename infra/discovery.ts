@@ -190,6 +190,10 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
         // API only: DNS records would need the function to change Route 53 records too
         discoveryType: servicediscovery.DiscoveryType.API,
       });
+      // a service that still has instances cannot be deleted (DeleteService fails, and so would the
+      // stack's delete), and the function that registers them is gone by then: kept as the tables
+      // are (RETAIN by default), its instances deregistered by hand before it is deleted
+      this.service.applyRemovalPolicy(on.removalPolicy);
       environment[DISCOVERY_ENV.cloudMapServiceId] = this.service.serviceId;
     }
     if (props.route53 && s.route53) {

@@ -143,6 +143,9 @@ export const LeaderDiscoverySettingsSchema = z
     }
   }, { when: everyProblem.when });
 
+/** The longest tick: the leaderless alarm's two periods of one tick each fit CloudWatch's 7 days of evaluation (infra/monitoring.ts). */
+export const MAX_TICK_SECONDS = 84 * 3600;
+
 /** ConclaveProps' data: `tick` in seconds (null: no Duration); any other key is a prop misspelt. */
 export const ConclaveSettingsSchema = z
   .object({
@@ -150,6 +153,10 @@ export const ConclaveSettingsSchema = z
     tablePrefix: orToken(TablePrefixSchema).optional(),
     // one issue, whatever is wrong (under a minute, part minutes), with the Duration to give
     tick: z.number('must be a Duration, e.g. Duration.minutes(1)').superRefine((s, ctx) => {
+      if (s > MAX_TICK_SECONDS) {
+        ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_TICK_SECONDS / 3600} hours (Duration.hours(${MAX_TICK_SECONDS / 3600})): the LeaderlessLeases alarm looks at two ticks, and CloudWatch judges an alarm over at most 7 days; not Duration.hours(${+(s / 3600).toFixed(2)})` });
+        return;
+      }
       if (s >= 60 && s % 60 === 0) return;
       ctx.addIssue({ code: 'custom', message: `must be whole minutes, at least one (EventBridge schedules run at most once a minute): give Duration.minutes(${Math.max(1, Math.round(s / 60))}), not Duration.seconds(${s})` });
     }),

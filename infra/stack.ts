@@ -60,6 +60,8 @@ export class ConclaveStack extends Stack {
           principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
           actions: ['kms:Decrypt', 'kms:GenerateDataKey*'],
           resources: ['*'],
+          // this account's alarms only, as the logs and EventBridge statements are conditioned
+          conditions: { StringEquals: { 'aws:SourceAccount': this.account } },
         }),
       );
     }

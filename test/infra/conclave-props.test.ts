@@ -134,6 +134,8 @@ describe('Conclave props are validated at synth time', () => {
   const cases: [string, ConclaveProps, string][] = [
     ['a tick under a minute', { tick: Duration.seconds(30) }, 'tick'],
     ['a tick of part minutes', { tick: Duration.seconds(90) }, 'tick'],
+    // the leaderless alarm's two periods of a tick each, over CloudWatch's 7 days: synth passed, the deploy failed (a review, 2026-12-05)
+    ['a tick over 84 hours', { tick: Duration.hours(85) }, 'tick'],
     ['an ack window of 0', { election: { ackWindowMs: 0 } }, 'election.ackWindowMs'],
     ['a re-ping after the stale limit', { election: { candidateRepingAfterMs: 40 * 60_000 } }, 'election.candidateRepingAfterMs'],
     ['an unknown election field', { election: { ackWindow: 5 } as never }, 'election.ackWindow'],
@@ -154,6 +156,18 @@ describe('Conclave props are validated at synth time', () => {
     expect(error).toBeInstanceOf(ValidationError);
     expect((error as ValidationError).fields).toContain(field);
     expect((error as ValidationError).message).toMatch(/^invalid Conclave props: /);
+  });
+});
+
+describe('the longest tick', () => {
+  it('84 hours: the leaderless alarm judges two periods of 84 hours (7 days, what CloudWatch allows); 85 refused, naming the longest', () => {
+    const stack = new Stack(new App(), 'Long');
+    new Conclave(stack, 'Conclave', { tick: Duration.hours(84) });
+    const alarms = Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'coordinated_leader_election_leaderless_leases' } });
+    const [alarm] = Object.values(alarms) as { Properties: { Period: number; EvaluationPeriods: number } }[];
+    expect(alarm!.Properties.Period * alarm!.Properties.EvaluationPeriods).toBe(604_800);
+    const error = thrown(() => new Conclave(new Stack(new App(), 'Longer'), 'Conclave', { tick: Duration.days(4) }));
+    expect((error as ValidationError).issues).toEqual([{ field: 'tick', message: 'must be at most 84 hours (Duration.hours(84)): the LeaderlessLeases alarm looks at two ticks, and CloudWatch judges an alarm over at most 7 days; not Duration.hours(96)' }]);
   });
 });
 

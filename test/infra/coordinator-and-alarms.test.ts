@@ -3,7 +3,8 @@
  * alarms somewhere: an SNS topic (SSL only, cdk-nag clean), with an e-mail subscription when the
  * app is given `-c alarmEmail=...`.
  */
-import { App, Lazy } from 'aws-cdk-lib';
+import { App, Lazy, Stack } from 'aws-cdk-lib';
+import * as kms from 'aws-cdk-lib/aws-kms';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addConclaveStack } from '../../infra/app/app.js';
@@ -98,5 +99,17 @@ describe("the published stacks' alarmEmail prop (ConclaveStack, ConclaveReplicaS
     Template.fromStack(build[kind]('oncall@example.com')).hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
     const later = Lazy.string({ produce: () => 'later@example.com' }); // unresolved at construction, as a CfnParameter's value is
     Template.fromStack(build[kind](later)).hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'later@example.com' });
+  });
+});
+
+describe("ConclaveStack's own alarm topic on the construct's key", () => {
+  it("lets CloudWatch use the key for this account's alarms only (aws:SourceAccount), as the logs and EventBridge statements are conditioned (a review, 2026-12-05: it had no condition)", () => {
+    const app = new App();
+    const keys = new Stack(app, 'Keys', { env: { account: '123456789012', region: 'eu-west-1' } });
+    const key = new kms.Key(keys, 'Key', { enableKeyRotation: true });
+    new ConclaveStack(app, 'Conclave', { env: { account: '123456789012', region: 'eu-west-1' }, conclave: { encryptionKey: key } });
+    const keyPolicy = (Template.fromStack(keys).toJSON()['Resources'] as Record<string, { Type: string; Properties: { KeyPolicy: { Statement: { Sid?: string; Condition?: unknown }[] } } }>);
+    const statement = Object.values(keyPolicy).find((r) => r.Type === 'AWS::KMS::Key')!.Properties.KeyPolicy.Statement.find((s) => s.Sid === 'AllowCloudWatchAlarmsToPublishToTheConclaveTopic');
+    expect(statement?.Condition).toEqual({ StringEquals: { 'aws:SourceAccount': '123456789012' } });
   });
 });

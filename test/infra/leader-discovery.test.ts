@@ -60,15 +60,22 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
   });
   afterAll(() => s?.cleanup());
 
-  it('synthesizes cdk-nag clean; the only acknowledgements on its role are the key grant’s KMS wildcards', () => {
+  it('synthesizes cdk-nag clean; the only acknowledgements on its role are the key grant’s KMS wildcards (and on its function, its runtime)', () => {
     expect(unacknowledged(s.report)).toEqual([]);
     const mine = metadataAcknowledgements(s.stack).filter((a) => a.at.includes('/Discovery/'));
     expect(mine.map((a) => `${a.at} ${a.id}`).sort()).toEqual([
       'CloudMap/Conclave/Discovery/DeadLetters AwsSolutions::AwsSolutions-SQS3', // the queue is itself the dead-letter queue
+      'CloudMap/Conclave/Discovery/LeaderDiscovery AwsSolutions-L1', // as each of Conclave's functions (push.test.ts)
       'CloudMap/Conclave/Discovery/LeaderDiscoveryRole AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
       'CloudMap/Conclave/Discovery/LeaderDiscoveryRole AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
     ]);
     for (const a of mine) expect(a.reason.length, a.id).toBeGreaterThan(40);
+  });
+
+  it('keeps the Cloud Map service as the tables are kept (RETAIN by default): AWS deletes no service with instances, and the stack deleted it, after the function that registers them (the delete failed)', () => {
+    const services = Object.values(resources).filter((r) => r.Type === 'AWS::ServiceDiscovery::Service');
+    expect(services).toHaveLength(1);
+    expect(services[0]!.DeletionPolicy).toBe('Retain');
   });
 
   it("lets EventBridge use the key for the rule's dead-letter queue (as its rule, this account's and region's)", () => {

@@ -5,6 +5,8 @@
  */
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conclave, type ConclaveProps } from '../../infra/conclave.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -100,3 +102,58 @@ describe('table names given twice', () => {
     expect(() => twice({ tablePrefix: 'acme' }, '210987654321')(new App())).not.toThrow();
   });
 });
+
+describe('leader discovery and tables of stacks with no env, taken twice (a review of the construct, 2026-12-05)', () => {
+  const refused = (build: (app: App) => void, field: string, message: RegExp) => {
+    const error = thrown(() => build(new App()));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toContain(field);
+    expect((error as ValidationError).message).toMatch(message);
+  };
+  const env = { account: '123456789012', region: 'eu-west-1' };
+
+  it("the discovery table <prefix>-discovery: refused, as the other tables are (only CloudFormation's own check warned, in one template)", () => {
+    const all = (p: string) => ({ leases: `${p}-l`, candidates: `${p}-c`, identities: `${p}-i` });
+    refused(
+      (app) => {
+        const ns = new servicediscovery.HttpNamespace(new Stack(app, 'Net', { env }), 'Ns', { name: 'acme' });
+        new Conclave(new Stack(app, 'One', { env }), 'C', { tablePrefix: 'team', tableNames: all('one'), leaderDiscovery: { cloudMap: { namespace: ns, serviceName: 'one' } } });
+        new Conclave(new Stack(app, 'Two', { env }), 'C', { tablePrefix: 'team', tableNames: all('two'), leaderDiscovery: { cloudMap: { namespace: ns, serviceName: 'two' } } });
+      },
+      'tablePrefix',
+      /the table team-discovery, which the Conclave One\/C names too, in the same account and Region/,
+    );
+  });
+
+  it('one Cloud Map service name in one namespace: refused, naming serviceName and the default (the deploy failed)', () => {
+    refused(
+      (app) => {
+        const stack = new Stack(app, 'S', { env });
+        const ns = new servicediscovery.HttpNamespace(stack, 'Ns', { name: 'acme' });
+        new Conclave(stack, 'A', { tablePrefix: 'a', leaderDiscovery: { cloudMap: { namespace: ns } } });
+        new Conclave(stack, 'B', { tablePrefix: 'b', leaderDiscovery: { cloudMap: { namespace: ns } } });
+      },
+      'leaderDiscovery.cloudMap.serviceName',
+      /the Cloud Map service conclave-leader in namespace acme, which the Conclave S\/A names too: give each Conclave a serviceName of its own .*the default is conclave-leader/,
+    );
+  });
+
+  it("one Route 53 record in one zone: refused (each would replace the other's leader there); another record: taken", () => {
+    const zone = (stack: Stack) => route53.HostedZone.fromHostedZoneAttributes(stack, 'Zone', { hostedZoneId: 'Z0123456789ABCDEFGHIJ', zoneName: 'example.com' });
+    const two = (second: string) => (app: App) => {
+      new Conclave(new Stack(app, 'One', { env }), 'C', { tablePrefix: 'a', leaderDiscovery: { route53: { hostedZone: zone(new Stack(app, 'Z1', { env })), recordName: '{lease}.leader' } } });
+      new Conclave(new Stack(app, 'Two', { env }), 'C', { tablePrefix: 'b', leaderDiscovery: { route53: { hostedZone: zone(new Stack(app, 'Z2', { env })), recordName: second } } });
+    };
+    refused(two('{lease}.leader.example.com'), 'leaderDiscovery.route53.recordName', /the record \{lease\}\.leader\.example\.com, which the Conclave One\/C names too: give each Conclave a recordName of its own/);
+    expect(() => two('{lease}.other')(new App())).not.toThrow();
+  });
+
+  it('one table prefix in two stacks with no env: a warning naming both (the second deploy fails where both go to one account and Region), no error (they may not)', () => {
+    const app = new App();
+    new Conclave(new Stack(app, 'One'), 'C', { tablePrefix: 'x' });
+    const second = new Conclave(new Stack(app, 'Two'), 'C', { tablePrefix: 'x' });
+    const warnings = second.node.metadata.filter((m) => m.type === 'aws:cdk:warning').map((m) => String(m.data));
+    expect(warnings.filter((w) => /names the table x-leases, which the Conclave One\/C names too, in a stack whose account or Region is not known at synth/.test(w))).toHaveLength(1);
+  });
+});
+
