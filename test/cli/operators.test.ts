@@ -50,12 +50,25 @@ async function atTerminal(argv: string[], clock: ManualClock, answer: () => Prom
 
 const quiet = (clock: ManualClock): CliContext => cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock, sink: { out: () => {}, err: () => {}, color: false }, output: 'table', confirm: assumeYes });
 
+/** Lease `name` held by the first of `candidates` ([name, emulation, binary] each), and those candidates. */
+async function seedLeaseWith(name: string, candidates: [string, string, string][]): Promise<void> {
+  await h.seedLease(lease(candidates[0]![0], { name }));
+  for (const [c, emulation, binary] of candidates) await h.seedCandidate(cand(c, emulation, binary, { leaseName: name }));
+}
+
+/** A candidates store whose write of `mine` on `lease` lands just after another operator's `set` on `theirs`. */
+function racing(lease: string, mine: string, theirs: string, set: CandidatePatch['set']): CandidateStore {
+  return new (class extends CandidateStore {
+    override async write(read: CandidateRead, patch: CandidatePatch) {
+      if (read.key['name'] === mine) await super.write(await this.read(lease, theirs), { set });
+      return super.write(read, patch);
+    }
+  })(h.t.client, h.t.names.candidates);
+}
+
 describe('two operators preempt one lease at once', () => {
   beforeAll(async () => {
-    await h.seedLease(lease('a1', { name: 'two-ops' }));
-    await h.seedCandidate(cand('a1', '1.31.0', '1.31.0', { leaseName: 'two-ops' }));
-    await h.seedCandidate(cand('a2', '1.30.0', '1.31.0', { leaseName: 'two-ops' }));
-    await h.seedCandidate(cand('a3', '1.31.0', '1.31.0', { leaseName: 'two-ops' }));
+    await seedLeaseWith('two-ops', [['a1', '1.31.0', '1.31.0'], ['a2', '1.30.0', '1.31.0'], ['a3', '1.31.0', '1.31.0']]);
   });
 
   it('a pin that landed while the question waited: the other is refused, nothing written (both said "pinned")', async () => {
@@ -75,19 +88,10 @@ describe('two operators preempt one lease at once', () => {
   });
 
   it('a pin that landed between that read and the write, ranked above this one: the command says its pin does not preempt', async () => {
-    await h.seedLease(lease('b1', { name: 'two-ops-late' }));
-    await h.seedCandidate(cand('b1', '1.31.0', '1.31.0', { leaseName: 'two-ops-late' }));
-    await h.seedCandidate(cand('b2', '1.30.0', '1.31.0', { leaseName: 'two-ops-late' }));
-    await h.seedCandidate(cand('b3', '1.31.0', '1.31.0', { leaseName: 'two-ops-late' }));
+    await seedLeaseWith('two-ops-late', [['b1', '1.31.0', '1.31.0'], ['b2', '1.30.0', '1.31.0'], ['b3', '1.31.0', '1.31.0']]);
     // the other operator's write of b2's pin lands just before this one's write of b3's
-    class Racing extends CandidateStore {
-      override async write(read: CandidateRead, patch: CandidatePatch) {
-        if (read.key['name'] === 'b3') await super.write(await this.read('two-ops-late', 'b2'), { set: { priority: 1, priorityExpiresAt: NOW + 10 * MIN } });
-        return super.write(read, patch);
-      }
-    }
     const ctx = quiet(at());
-    ctx.candidates = new Racing(h.t.client, h.t.names.candidates);
+    ctx.candidates = racing('two-ops-late', 'b3', 'b2', { priority: 1, priorityExpiresAt: NOW + 10 * MIN });
     const e = await preempt(ctx, { lease: 'two-ops-late', to: 'b3', for: 10 * MIN }).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(CliError);
     expect((e as CliError).message).toBe(
@@ -99,18 +103,9 @@ describe('two operators preempt one lease at once', () => {
   });
 
   it('an equal pin that landed on a candidate ranked below this one: the preempt stands, and says so', async () => {
-    await h.seedLease(lease('c1', { name: 'two-ops-below' }));
-    await h.seedCandidate(cand('c1', '1.31.0', '1.31.0', { leaseName: 'two-ops-below' }));
-    await h.seedCandidate(cand('c2', '1.32.0', '1.32.0', { leaseName: 'two-ops-below' }));
-    await h.seedCandidate(cand('c3', '1.30.0', '1.30.0', { leaseName: 'two-ops-below' }));
-    class Racing extends CandidateStore {
-      override async write(read: CandidateRead, patch: CandidatePatch) {
-        if (read.key['name'] === 'c3') await super.write(await this.read('two-ops-below', 'c2'), { set: { priority: 1 } });
-        return super.write(read, patch);
-      }
-    }
+    await seedLeaseWith('two-ops-below', [['c1', '1.31.0', '1.31.0'], ['c2', '1.32.0', '1.32.0'], ['c3', '1.30.0', '1.30.0']]);
     const ctx = quiet(at());
-    ctx.candidates = new Racing(h.t.client, h.t.names.candidates);
+    ctx.candidates = racing('two-ops-below', 'c3', 'c2', { priority: 1 });
     await preempt(ctx, { lease: 'two-ops-below', to: 'c3', for: 10 * MIN });
     expect((await h.candidates.read('two-ops-below', 'c3')).item).toMatchObject({ priority: 1 });
   });

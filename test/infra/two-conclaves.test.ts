@@ -68,15 +68,16 @@ describe('two Conclaves in one stack, and one in another stack of the app', () =
   });
 });
 
-describe('table names given twice', () => {
-  const refused = (build: (app: App) => void, field: string, other: RegExp) => {
-    const error = thrown(() => build(new App()));
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).fields).toContain(field);
-    expect((error as ValidationError).message).toMatch(other);
-  };
-  const env = { account: '123456789012', region: 'eu-west-1' };
+/** Building the app fails synth with a ValidationError naming `field`, its message matching `message`. */
+const refused = (build: (app: App) => void, field: string, message: RegExp) => {
+  const error = thrown(() => build(new App()));
+  expect(error).toBeInstanceOf(ValidationError);
+  expect((error as ValidationError).fields).toContain(field);
+  expect((error as ValidationError).message).toMatch(message);
+};
+const env = { account: '123456789012', region: 'eu-west-1' };
 
+describe('table names given twice', () => {
   it('in one Conclave: refused, naming the second table', () => {
     refused((app) => new Conclave(new Stack(app, 'S'), 'C', { tableNames: { leases: 'acme', candidates: 'acme' } }), 'tableNames.candidates', /leases table's name too/);
   });
@@ -104,14 +105,6 @@ describe('table names given twice', () => {
 });
 
 describe('leader discovery and tables of stacks with no env, taken twice (a review of the construct, 2026-12-05)', () => {
-  const refused = (build: (app: App) => void, field: string, message: RegExp) => {
-    const error = thrown(() => build(new App()));
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as ValidationError).fields).toContain(field);
-    expect((error as ValidationError).message).toMatch(message);
-  };
-  const env = { account: '123456789012', region: 'eu-west-1' };
-
   it("the discovery table <prefix>-discovery: refused, as the other tables are (only CloudFormation's own check warned, in one template)", () => {
     const all = (p: string) => ({ leases: `${p}-l`, candidates: `${p}-c`, identities: `${p}-i` });
     refused(
