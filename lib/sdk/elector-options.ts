@@ -6,6 +6,7 @@
 import type { PutItemCommandOutput, TransactWriteItemsCommandInput, TransactWriteItemsCommandOutput, UpdateItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
+import { unknownKeyHint } from '../schemas/validation.js';
 import { AdvertisedAddress } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import type { FencedItemInput } from './fencing.js';
@@ -67,11 +68,21 @@ const DEFAULT_RENEW_DEADLINE_MS = 10_000;
 const DEFAULT_RETRY_PERIOD_MS = 2_000;
 
 const CALLBACKS = '{ onStartedLeading(signal, term), onStoppedLeading?(info), onNewLeader?(identity) }';
-const Callbacks = z.custom<LeaderCallbacks>((v) => {
-  if (typeof v !== 'object' || v === null) return false;
-  const c = v as Record<string, unknown>;
-  return typeof c['onStartedLeading'] === 'function' && ['onStoppedLeading', 'onNewLeader'].every((k) => c[k] === undefined || typeof c[k] === 'function');
-}, { error: `must be ${CALLBACKS}, each a function`, abort: false });
+const CALLBACK_NAMES = ['onStartedLeading', 'onStoppedLeading', 'onNewLeader'];
+const Callbacks = z
+  .custom<LeaderCallbacks>((v) => {
+    if (typeof v !== 'object' || v === null) return false;
+    const c = v as Record<string, unknown>;
+    return typeof c['onStartedLeading'] === 'function' && ['onStoppedLeading', 'onNewLeader'].every((k) => c[k] === undefined || typeof c[k] === 'function');
+  }, { error: `must be ${CALLBACKS}, each a function`, abort: false })
+  // a callback no elector calls, silently (`onError` there, `onStopedLeading`): each named, with what was meant
+  .superRefine((v, ctx) => {
+    if (typeof v !== 'object' || v === null) return;
+    for (const k of Object.keys(v).filter((k) => !CALLBACK_NAMES.includes(k))) {
+      const meant = k === 'onError' || k === 'onLeaderWorkFailure' ? `: ${k} is an option of the LeaderElector itself, beside callbacks` : unknownKeyHint(k, CALLBACK_NAMES).replace(' (the options: ', ' (the callbacks: ');
+      ctx.addIssue({ code: 'custom', path: [k], message: `is no callback, so nothing would call it${meant}` });
+    }
+  });
 
 /** The candidacy of a coordinated LeaderElector: a LeaseCandidate's options less its names, tables and client (the elector's). */
 export const CandidacySchema = z.strictObject(CandidacyShape, {

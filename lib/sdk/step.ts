@@ -45,6 +45,8 @@ export interface FollowerView {
   readonly unanswered: boolean;
   /** The token of a term this start-up stopped leading while it stands on (FollowerState.standAgain). */
   readonly standAgain: number | undefined;
+  /** The read before this one found the lease row (this one may find it gone). */
+  readonly hadRow: boolean;
   /** Monotonic now. */
   readonly now: number;
   /** Monotonic time the lease's current term (holder, instance, renewal, token, duration) was first seen. */
@@ -81,9 +83,14 @@ export interface FollowerDecision {
   /**
    * Renew the candidacy: to answer the open election, or the ping left unanswered while the clock
    * was in doubt, or to stand again once the lease is in a later term than the one this start-up
-   * stopped leading (`standAgain`).
+   * stopped leading (`standAgain`), or because the lease row is gone (`noRow`, at the first read
+   * that finds it gone): the coordinator makes the row again as soon as the lease has a candidate,
+   * so this worker's own candidate row may be gone too (the tables made anew: local mode started
+   * again on a DynamoDB Local in memory), which a renewal finds and registers again, instead of at
+   * the candidacy's next renewal, up to 10 minutes away. Not by a successor of the term on the
+   * row (`vanished`): it takes the lease itself once that term is surely over.
    */
-  readonly answer: { readonly election: string } | 'unanswered' | 'standAgain' | undefined;
+  readonly answer: { readonly election: string } | 'unanswered' | 'standAgain' | 'noRow' | undefined;
   /** What to remember as `vacantSince`. */
   readonly vacantSince: number | undefined;
   /** Poll again no later than this (monotonic): the successor looks the moment the term would run out. */
@@ -284,7 +291,17 @@ export function decideFollower(v: FollowerView): FollowerDecision {
   const { lease, now } = v;
   if (lease?.holderIdentity === v.identity && lease.holderInstance === v.instance) return CONFIRM;
   const asked = lease?.election ? lease.election.id : askedInVainKey(lease);
-  const answer = !v.candidate ? undefined : asked !== undefined && v.ackedElection !== asked ? { election: asked } : v.unanswered ? ('unanswered' as const) : standsAgainNow(lease, v) ? ('standAgain' as const) : undefined;
+  const answer = !v.candidate
+    ? undefined
+    : asked !== undefined && v.ackedElection !== asked
+      ? { election: asked }
+      : v.unanswered
+        ? ('unanswered' as const)
+        : standsAgainNow(lease, v)
+          ? ('standAgain' as const)
+          : lease === undefined && v.hadRow && v.vanished === undefined
+            ? ('noRow' as const)
+            : undefined;
 
   const termMs = (lease?.leaseDurationSeconds ?? 0) * 1000;
   const expired = lease?.holderIdentity !== undefined && now - v.observedAt > termMs;
@@ -1790,6 +1807,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   else if (!woken) {
     st = missedRenewal({ ...st, misses: st.misses + 1 }, sentAt, at, fx); // the next renewal lands later than this read was served
   }
+  const hadRow = st.lastRead !== undefined;
   st = { ...st, previousReadSentAt: sentAt, lastRead: view.item };
   const settling = !isQuiet(view.item) || (watchesTerm(view.item, s.identity, s.instance) && !activeCadence(st, at, fx).known);
   st = { ...st, settlingSince: settling ? (st.settlingSince ?? at.now) : undefined };
@@ -1804,6 +1822,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     ackedElection: st.ackedElection,
     unanswered: st.unanswered,
     standAgain: st.standAgain,
+    hadRow,
     now: at.now,
     observedAt: st.observed!.at,
     vacantSince: st.vacantSince,

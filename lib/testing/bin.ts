@@ -13,6 +13,7 @@
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
 import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
 import { TickDuration } from '../schemas/duration.js';
 import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
@@ -108,7 +109,12 @@ if (local.pushEndpoint) console.log(`CONCLAVE_PUSH_URL=${local.pushEndpoint}`);
 console.log(`CONCLAVE_EVENTS_FILE=${local.eventsFile}`);
 console.log(`# a worker: new DynamoDBClient({ endpoint: '${local.endpoint}', region: '${LOCAL_REGION}', credentials: { accessKeyId: '${LOCAL_CREDENTIALS.accessKeyId}', secretAccessKey: '${LOCAL_CREDENTIALS.secretAccessKey}' } }), tables: '${local.tablePrefix}'${local.pushEndpoint ? `, PushChannel endpoint '${local.pushEndpoint}'` : ''}`);
 console.log(`# the CLI (@conclave/cli): npx conclave --endpoint ${local.endpoint} --table-prefix ${local.tablePrefix} get leases (or export the lines above)`);
-console.log(`# the events, as they are published: npx conclave events --follow (in this folder; elsewhere --events-file ${local.eventsFile}, or CONCLAVE_EVENTS_FILE)`);
+// in this folder `conclave events` reads the default folder's file, which --events-dir left: named, not "in this folder"
+console.log(
+  resolve(asked.eventsDir ?? EVENTS_DIR) === resolve(EVENTS_DIR)
+    ? `# the events, as they are published: npx conclave events --follow (in this folder; elsewhere --events-file ${local.eventsFile}, or CONCLAVE_EVENTS_FILE)`
+    : `# the events, as they are published: npx conclave events --follow --events-file ${local.eventsFile} (or CONCLAVE_EVENTS_FILE)`,
+);
 console.log(
   asked.endpoint
     ? `# Ctrl-C stops it; the tables stay in the DynamoDB Local at ${local.endpoint} (started again with --table-prefix ${local.tablePrefix}, it reuses them and their rows)`

@@ -44,7 +44,7 @@ const LocalConclaveOptionsSchema = z
     onLockLost: z.custom<(message: string, loss: RuntimeLockLoss) => void>((v) => typeof v === 'function', { error: 'must be a function' }).optional(),
   })
   .strict()
-  .refine((o) => o.port === undefined || o.endpoint === undefined, { path: ['port'], error: 'not with endpoint: port is where the DynamoDB Local this starts listens; endpoint names one already running (its port in the URL)' });
+  .refine((o) => o.port === undefined || o.endpoint === undefined, { path: ['port'], error: 'not with an endpoint: the port is where the DynamoDB Local this starts listens, an endpoint names one already running (its port in the URL); give one or the other' });
 
 /** What {@link startLocalConclave} accepts; every field is optional. */
 export interface LocalConclaveOptions {

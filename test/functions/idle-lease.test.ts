@@ -284,7 +284,7 @@ describe('no elections for nobody (issue 36 item 5)', { timeout: 120_000 }, () =
       if (clock.now() - polledAt < 2_000) return;
       polledAt = clock.now();
       const l = await lease();
-      const d = decideFollower({ lease: l, identity: 'w1', instance: 'w1-2', mode: 'coordinated', candidate: true, ackedElection: acked, unanswered: false, standAgain: undefined, now: clock.now(), observedAt: clock.now(), vacantSince, vanished: undefined, retryPeriodMs: 2_000, fallbackAfterMs: 45_000 });
+      const d = decideFollower({ lease: l, identity: 'w1', instance: 'w1-2', mode: 'coordinated', candidate: true, ackedElection: acked, unanswered: false, standAgain: undefined, hadRow: l !== undefined, now: clock.now(), observedAt: clock.now(), vacantSince, vanished: undefined, retryPeriodMs: 2_000, fallbackAfterMs: 45_000 });
       vacantSince = d.vacantSince;
       expect(d.take).toBeUndefined(); // never its fallback
       if (typeof d.answer === 'object') {

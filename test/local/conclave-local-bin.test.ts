@@ -67,7 +67,7 @@ describe('conclave-local', () => {
     [['--port', '8000x'], /^conclave-local: --port: must be a port, 1-65535, such as 8000\n/],
     [['--port', '0'], /^conclave-local: --port: must be a port, 1-65535\n/],
     [['--port', '70000'], /^conclave-local: --port: must be a port, 1-65535\n/],
-    [['--port', '8000', '--endpoint', 'http://127.0.0.1:8000'], /^conclave-local: --port: not with endpoint: port is where the DynamoDB Local this starts listens/],
+    [['--port', '8000', '--endpoint', 'http://127.0.0.1:8000'], /^conclave-local: --port: not with an endpoint: the port is where the DynamoDB Local this starts listens/],
     [['--tick', '5ms'], /^conclave-local: --tick: must be at least 10ms\n/],
     [['--tick', '25h'], /^conclave-local: --tick: must be at most 24h \(a day\)\n/],
     // a typo is answered with the option meant, as `conclave` (commander) answers one
@@ -96,9 +96,10 @@ describe('conclave-local', () => {
     }
   });
 
-  it('--port N: its DynamoDB Local on that port, the endpoint printed with it', async () => {
+  it('--port N: its DynamoDB Local on that port, the endpoint printed with it; with --events-dir, the events command names the file (it said "in this folder", where `conclave events` reads .local/events.jsonl)', async () => {
     const port = await freePort();
-    const local = spawn(process.execPath, ['--import', TSX, BIN, '--port', String(port), '--no-push', '--events-dir', mkdtempSync(join(tmpdir(), 'conclave-local-port-'))], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const eventsDir = mkdtempSync(join(tmpdir(), 'conclave-local-port-'));
+    const local = spawn(process.execPath, ['--import', TSX, BIN, '--port', String(port), '--no-push', '--events-dir', eventsDir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     local.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const exited = new Promise<number | null>((r) => local.once('exit', (code) => r(code)));
@@ -109,6 +110,7 @@ describe('conclave-local', () => {
         lines.push(line);
       }
       expect(lines, stderr).toContain(`CONCLAVE_ENDPOINT=http://127.0.0.1:${port}`);
+      expect(lines).toContain(`# the events, as they are published: npx conclave events --follow --events-file ${join(eventsDir, 'events.jsonl')} (or CONCLAVE_EVENTS_FILE)`);
       expect((await localClient(`http://127.0.0.1:${port}`).send(new ListTablesCommand({}))).TableNames).toContain('conclave-local-leases');
     } finally {
       local.kill('SIGINT');

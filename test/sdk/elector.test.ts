@@ -18,6 +18,7 @@ import { leaving, leavingNow } from '../../lib/sdk/leaving.js';
 import { requestBoundMs } from '../../lib/sdk/bounded-client.js';
 import { NoCoordinatorError, RequestBoundError } from '../../lib/sdk/index.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
+import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { FAST } from './harness.js';
 import { LATENCY_MS, Sim, T0, type SimElector } from '../../sim/harness.js';
 
@@ -66,6 +67,13 @@ describe('LeaderElector options', () => {
     expect(e.options).toMatchObject({ leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, releaseOnCancel: true, mode: 'coordinated' });
   });
 
+  it('refuses a callback no elector calls, naming it and what was meant (onError there, a misspelt onStoppedLeading: accepted and never called; a new user’s trial, 2026-12-05)', () => {
+    const make = (callbacks: object) => () => new LeaderElector({ ...base(), callbacks: { onStartedLeading: () => undefined, ...callbacks } as never });
+    expect(make({ onError: () => undefined })).toThrow(/callbacks\.onError: is no callback, so nothing would call it: onError is an option of the LeaderElector itself, beside callbacks/);
+    expect(make({ onStopedLeading: () => undefined })).toThrow(/callbacks\.onStopedLeading: is no callback, so nothing would call it \(did you mean "onStoppedLeading"\?\)/);
+    expect(make({ onStoppedLeading: () => undefined, onNewLeader: () => undefined })).not.toThrow();
+  });
+
   it('rejects bad candidacy at construction, naming the field', () => {
     const make = () => new LeaderElector({ ...base(), candidacy: { emulationVersion: '1.31.0', binaryVersion: '1.30.0' } });
     expect(make).toThrow(/candidacy\.emulationVersion: must be <= binaryVersion 1\.30\.0/);
@@ -84,6 +92,26 @@ describe('coordinated election', () => {
     expect(['a', 'b', 'c'].every((who) => sim.log.of('newLeader', who).some((e) => e.leader === 'a'))).toBe(true);
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
     expect(sim.log.of('started')).toHaveLength(1);
+    expect(coord.errors).toEqual([]);
+  });
+
+  it('the tables made anew under running workers (local mode started again on a DynamoDB Local in memory): each registers its candidacy again at its first read of the missing lease row, and the coordinator elects (they came back only at the candidacy renewal, 10 minutes on, and the fallback took the lease 80 s on, blaming the coordinator)', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const coord = sim.coordinator();
+    const errors: Error[] = [];
+    // a leads; b and c are named its successors (they take a row gone under its term themselves, a term on); d follows
+    const es = ['a', 'b', 'c', 'd'].map((id, i) => sim.elector(id, { leaseName: L }, { versions: [`1.3${i}.0`, '1.39.0'], errors }));
+    await sim.until('a leader, and its successors named', async () => leaders(es).length === 1 && (await sim.leases.read(L)).item?.secondSuccessor !== undefined, 10_000);
+    // every row gone at once, as a DynamoDB Local started again holds none
+    const rows = [(await sim.leases.read(L)).item!, ...(await sim.candidates.list(L)).candidates];
+    expect(rows).toHaveLength(5);
+    await sim.settle(Promise.all([sim.leases.delete(await sim.leases.read(L)), ...(await sim.candidates.list(L)).candidates.map((c) => sim.candidates.delete(CandidateStore.readOf(c)))]));
+    const gone = sim.clock.monotonic();
+    await sim.until("d's candidacy registered again", async () => (await sim.candidates.list(L)).candidates.some((c) => c.name === 'd'), 2 * FAST.leaseDurationMs);
+    expect(sim.clock.monotonic() - gone).toBeLessThan(FAST.leaseDurationMs);
+    const led = await sim.until('a leader elected by the coordinator', async () => leaders(es).length === 1 && (await sim.leases.read(L)).item?.electedBy === 'coordinator', 4 * FAST.leaseDurationMs);
+    expect(led).toBe(true);
+    expect(errors.filter((e) => e instanceof NoCoordinatorError)).toEqual([]);
     expect(coord.errors).toEqual([]);
   });
 

@@ -15,6 +15,8 @@ const view = (o: Partial<FollowerView>): FollowerView => ({
   ackedElection: undefined,
   unanswered: false,
   standAgain: undefined,
+  // (only a lease row found gone since the read before asks anything of its own: noRow, below)
+  hadRow: false,
   now: T,
   observedAt: T - 1_000,
   vacantSince: undefined,
@@ -36,6 +38,10 @@ const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision 
   { name: 'an election answered already: not again', view: { lease: held({ election }), ackedElection: 'e1' }, want: decision({}) },
   { name: 'no candidacy (NoCoordination): never answers', view: { lease: held({ election }), candidate: false, mode: 'NoCoordination' }, want: decision({}) },
   { name: 'a ping unanswered while in doubt: answer now', view: { unanswered: true }, want: decision({ answer: 'unanswered' }) },
+  // the tables made anew (a new user's trial, 2026-12-05): the candidate row gone too, registered again only at the candidacy's renewal, 10 minutes on
+  { name: 'the lease row gone since the read before: renew the candidacy (noRow), which registers a row gone too', view: { lease: undefined, hadRow: true }, want: decision({ answer: 'noRow', vacantSince: T }) },
+  { name: '… still gone at the next read: not again', view: { lease: undefined, hadRow: false, vacantSince: T - 2_000 }, want: decision({ vacantSince: T - 2_000 }) },
+  { name: '… nor without a candidacy (NoCoordination)', view: { lease: undefined, hadRow: true, candidate: false, mode: 'NoCoordination' }, want: decision({ vacantSince: T, take: 'self' }) },
   { name: 'a term this start-up lost, the lease in a later term held by another: stand again (renew the candidacy)', view: { identity: 'a', instance: 'a-2', standAgain: 6 }, want: decision({ answer: 'standAgain' }) },
   { name: '… or by this name again in a later term (another start-up): stand again too', view: { identity: 'a', instance: 'a-2', standAgain: 6, lease: held({ holderInstance: 'a-1', fencingToken: 9 }) }, want: decision({ answer: 'standAgain' }) },
   { name: '… but not while the lease still shows the term it lost', view: { identity: 'a', instance: 'a-2', standAgain: 7 }, want: decision({}) },

@@ -482,15 +482,24 @@ describe("the follower's step", () => {
     const gone = read(undefined);
     /** A term its holder renewed at monotonic T (stamped by a clock on time). */
     const live = (o: Partial<Lease>): Lease => held({ renewTime: OFFSET + T, ...o });
-    /** Reads `last`, then finds the row gone: a copy, read again consistently, at T + 1_020. */
-    const goneAfter = (s: FollowerSettings, last: Lease): ReturnType<typeof run> =>
-      run(s, [
+    /**
+     * Reads `last`, then finds the row gone: a copy, read again consistently, at T + 1_020. A
+     * start-up not named in that term renews its candidacy first (noRow: its row may be gone too),
+     * answered at once.
+     */
+    const goneAfter = (s: FollowerSettings, last: Lease): ReturnType<typeof run> => answered(s, run(s, [
         [poll, at()],
         [{ kind: 'leaseRead', raw: read(last) }, at(10)],
         [poll, at(1_000)],
         [{ kind: 'leaseRead', raw: gone }, at(1_010)],
         [{ kind: 'leaseRead', raw: gone }, at(1_020)],
-      ]);
+      ]));
+    /** `r` with its candidacy renewal answered, if its last step asked for one. */
+    const answered = (s: FollowerSettings, r: ReturnType<typeof run>, dt = 1_020): ReturnType<typeof run> => {
+      if (!r.effects.at(-1)?.includes('renewCandidate')) return r;
+      const then = run(s, [[{ kind: 'candidateRenewed' }, at(dt)]], r.state);
+      return { effects: [...r.effects, ...then.effects], state: then.state };
+    };
     /** A poll at `dt` that finds the row still gone: its effects. */
     const pollGone = (s: FollowerSettings, st: FollowerState, dt: number): string[][] =>
       run(s, [
@@ -564,7 +573,7 @@ describe("the follower's step", () => {
     it('a term held on a session, or one naming somebody else, or a holder on a session process, a first term, or a row found gone a term after its renewal keeps the fallback’s wait', () => {
       const s = settings();
       const onSession = held({ session: 'p1', holderInstance: 'a-1@pa', successor: 'b' });
-      const sessionHeld = run(s, [
+      const sessionHeldRun = answered(s, run(s, [
         [poll, at()],
         [{ kind: 'leaseRead', raw: read(onSession) }, at(10)],
         [{ kind: 'sessionRead', read: { row: undefined, sentAt: T + 10 } }, at(10)],
@@ -572,15 +581,18 @@ describe("the follower's step", () => {
         [poll, at(1_000)],
         [{ kind: 'leaseRead', raw: gone }, at(1_010)],
         [{ kind: 'leaseRead', raw: gone }, at(1_020)],
-      ]).state;
+      ]));
+      const sessionHeld = sessionHeldRun.state;
       const others = [
         live({ successor: 'c', secondSuccessor: 'd' }),
         live({ successor: 'b', successorInstance: 'b-0' }), // another start-up of this name
         live({ holderInstance: 'a-1@pa', successor: 'b' }), // off its session now, but it may put the term on one
         live({ successor: 'b', acquireTime: OFFSET + T, renewTime: OFFSET + T }), // a first term: its holder may renew it for longer
         live({ successor: 'b', renewTime: OFFSET + T - 14_000 }), // found gone a term after the renewal's stamp: another may have taken the term since
-      ].map((l) => goneAfter(s, l).state);
-      for (const st of [sessionHeld, ...others]) {
+      ].map((l) => goneAfter(s, l));
+      // not named in the term on the row (or not by it alone): its candidacy renewed first (noRow), its row perhaps gone too
+      for (const r of [sessionHeldRun, ...others]) expect(r.effects.flat()).toContain('renewCandidate');
+      for (const st of [sessionHeld, ...others.map((r) => r.state)]) {
         expect(st.vanished).toBeUndefined();
         expect(st.vacantSince).toBe(T + 1_020);
         expect(pollGone(s, st, 1_020 + 44_999)).toEqual([['readLease'], []]);
@@ -641,7 +653,7 @@ describe("the follower's step", () => {
 
       it("a session row that exists and vouches (an older SDK's, naming no process) may hold the term: the fallback's wait, the session's", () => {
         const s = settings();
-        const r = run(s, [[{ kind: 'sessionRead', read: { row: sessionRow('job-no-such-session'), sentAt: T + 1_020, consistent: true } }, at(1_030)]], goneRedirected(s).state);
+        const r = answered(s, run(s, [[{ kind: 'sessionRead', read: { row: sessionRow('job-no-such-session'), sentAt: T + 1_020, consistent: true } }, at(1_030)]], goneRedirected(s).state), 1_030);
         expect(r.state.vanished).toBeUndefined();
         expect(r.state.vacantSince).toBe(T + 1_030);
         expect(pollGone(s, r.state, 1_030 + 44_999)).toEqual([['readLease'], []]);
@@ -658,7 +670,8 @@ describe("the follower's step", () => {
           [{ kind: 'leaseRead', raw: gone }, at(1_010)],
           [{ kind: 'leaseRead', raw: gone }, at(1_020)],
         ]);
-        expect(late.effects.at(-1)).toEqual([]);
+        // no session read: its candidacy renewed (noRow: not named in a term it may take itself)
+        expect(late.effects.at(-1)).toEqual(['renewCandidate']);
         expect(late.state.vanished).toBeUndefined();
       });
     });
