@@ -237,7 +237,8 @@ function claimsOf(conclave: Conclave, tables: Partial<TableNames> & { discovery?
   const route53 = discovery?.route53;
   if (route53 && !Token.isUnresolved(route53.hostedZone.zoneName)) {
     const record = qualifiedRecordName(route53.recordName, route53.hostedZone.zoneName);
-    const zone = Token.isUnresolved(route53.hostedZone.hostedZoneId) ? route53.hostedZone.zoneName : route53.hostedZone.hostedZoneId;
+    // a zone made in the app is known by its construct (zones of one name may be many: one per account), an imported one by its id
+    const zone = Token.isUnresolved(route53.hostedZone.hostedZoneId) ? route53.hostedZone.node.path : route53.hostedZone.hostedZoneId;
     claims.push({ key: `route53/${zone}/${record}`, field: 'leaderDiscovery.route53.recordName', what: `the record ${record}`, fix: "give each Conclave a recordName of its own: both would write that record, each replacing the other's leader" });
   }
   return { claims, warnOnly };

@@ -54,12 +54,17 @@ export interface Progress {
   waiting?: { lease: string; what: string | Named };
   /** What the command wrote, once a write landed (the last one): the lease, and the change in words. */
   written?: { lease: string; what: string | Named };
+  /** A write of the confirmed change was sent (it may have landed, its answer lost): `sending`. */
+  sent?: boolean;
   /**
    * watch's frames printed so far and each lease's term as last drawn: a run again goes on from
    * them (`--count N` prints N frames in all; a holder changed during the wait is still told).
    */
   watched?: { frames: number; seen?: ReadonlyMap<string, { holder: string | undefined; fencingToken: number }> };
 }
+
+/** Records that a write of the confirmed change is being sent: from now on a fault may come after it landed (main.ts afterChange). */
+export const sending = (ctx: Pick<CliContext, 'progress'>): void => void (ctx.progress.sent = true);
 
 /** Records a write of the command that landed: from now on a table not found ends the command, saying what was written. */
 export const landed = (ctx: Pick<CliContext, 'progress'>, lease: string, what: string | Named): void => void (ctx.progress.written = { lease, what });

@@ -7,7 +7,7 @@ import { fencingTokenFloor } from '../schemas/fencing-token.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
-import { landed, note, printJson, say, type CliContext } from './context.js';
+import { landed, note, printJson, say, sending, type CliContext } from './context.js';
 import { CliError, explain } from './errors.js';
 import { nextStep, standings } from './explain.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
@@ -50,7 +50,7 @@ async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRe
   const changes = changesOf(read.item, patch, now);
   if (read.item && changes.length === 0) return { written: read.item, created, unchanged: true };
   await confirmChange(ctx, lease, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changes);
-  const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => ctx.leases.read(lease), write: (r, p) => ctx.leases.write(r, p) });
+  const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => ctx.leases.read(lease), write: (r, p) => (sending(ctx), ctx.leases.write(r, p)) });
   landed(ctx, lease, `lease ${lease}: ${changedFields(changes)}`);
   return { written, created, unchanged: false };
 }

@@ -175,7 +175,8 @@ export function afterChange(told: unknown, e: unknown, progress: Progress): unkn
   if (!(told instanceof CliError) || !isPassingFault(e)) return told;
   const { written, confirmed } = progress;
   if (written) return new CliError(joined(told.line, '; before that, this command wrote (', written.what, `): it stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
-  if (confirmed === undefined) return told;
+  // confirmed, but nothing sent yet (a read before the write failed): nothing can have landed
+  if (confirmed === undefined || !progress.sent) return told;
   return new CliError(
     joined(told.line, '; the change confirmed (', confirmed.what, `) may have landed, its answer lost - \`conclave describe lease ${confirmed.lease}\` shows whether it did, and the command run again shows what is left to change (every write is conditional: none is made twice)`),
     told.exitCode,

@@ -14,7 +14,7 @@ import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
-import { landed, note, printJson, say, type CliContext } from './context.js';
+import { landed, note, printJson, say, sending, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { nextStep, standings, type Words } from './explain.js';
 import { joined, namesIn, relative, span, twinOf, type Named } from './format.js';
@@ -100,6 +100,7 @@ async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snaps
     reread: () => ctx.candidates.read(candidate.leaseName, candidate.name),
     write: async (r, p) => {
       await stillHolds?.();
+      sending(ctx);
       return ctx.candidates.write(r, p);
     },
   });

@@ -17,7 +17,7 @@ import { HOLDER_FIELDS } from '../schemas/platform.js';
 import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
-import { landed, note, printJson, say, type CliContext, type Pace } from './context.js';
+import { landed, note, printJson, say, sending, type CliContext, type Pace } from './context.js';
 import { CliError, explain, faultText, isPassingFault } from './errors.js';
 import { nextStep, standings, whyBetter } from './explain.js';
 import { joined, namesIn, relative, span, type Named } from './format.js';
@@ -119,6 +119,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   await confirmChange(ctx, name, as('end the term of ', it, ` on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`), changesOf(lease, ending, now), [warnings[why]], namesOf(lease, candidates));
   // marked before it is ended, so no term ends unmarked: the row may have filled while the question was open.
   // A mark that stands without the release (refused, or never sent) names this term only: its holder ends it itself at the mark
+  sending(ctx);
   if (marked !== undefined) {
     try {
       // (false: nothing written, the row gone or the end already marked)
@@ -174,7 +175,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   const patch: LeasePatch = { set: { preferredHolder: to } };
   const back = electedBack(lease, candidates, holder, to, now, ctx.config, as);
   const ask = async (r: LeaseRead) => {
-    await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => ctx.leases.write(rr, p), same: (l) => inTerm(l, term) });
+    await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => (sending(ctx), ctx.leases.write(rr, p)), same: (l) => inTerm(l, term) });
     landed(ctx, name, joined(`lease ${name}: `, namesIn(namesOf(lease, candidates), changedFields(changesOf(r.item, patch, now)))));
   };
   const giveUp = `giving up after ${span(timeoutMs)}`;

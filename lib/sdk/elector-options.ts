@@ -75,10 +75,13 @@ const Callbacks = z
     const c = v as Record<string, unknown>;
     return typeof c['onStartedLeading'] === 'function' && ['onStoppedLeading', 'onNewLeader'].every((k) => c[k] === undefined || typeof c[k] === 'function');
   }, { error: `must be ${CALLBACKS}, each a function`, abort: false })
-  // a callback no elector calls, silently (`onError` there, `onStopedLeading`): each named, with what was meant
+  // a callback no elector calls, silently (`onError` there, `onStopedLeading`): each named, with
+  // what was meant. Only functions (and the elector's own options): an object of a class of its
+  // own keeps its fields beside its methods
   .superRefine((v, ctx) => {
     if (typeof v !== 'object' || v === null) return;
-    for (const k of Object.keys(v).filter((k) => !CALLBACK_NAMES.includes(k))) {
+    const own = v as unknown as Record<string, unknown>;
+    for (const k of Object.keys(v).filter((k) => !CALLBACK_NAMES.includes(k) && (typeof own[k] === 'function' || k === 'onError' || k === 'onLeaderWorkFailure'))) {
       const meant = k === 'onError' || k === 'onLeaderWorkFailure' ? `: ${k} is an option of the LeaderElector itself, beside callbacks` : unknownKeyHint(k, CALLBACK_NAMES).replace(' (the options: ', ' (the callbacks: ');
       ctx.addIssue({ code: 'custom', path: [k], message: `is no callback, so nothing would call it${meant}` });
     }

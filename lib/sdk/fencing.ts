@@ -277,14 +277,41 @@ function fenceSeen(raw: AttributeValue | undefined): unknown {
 }
 
 /**
- * Whether an UpdateExpression sets or removes `attribute` at its top level, by name or by a
- * placeholder of `names` (a path inside another attribute is not it): the fence's own SET on it
- * would overlap, which DynamoDB refuses without naming the fix.
+ * Whether an UpdateExpression sets, removes, adds to or deletes from `attribute` at its top level,
+ * by name or by a placeholder of `names`: the paths its actions write (SET's left of `=`, REMOVE's
+ * paths, ADD's and DELETE's first), not what they read (a value, a function's argument) nor a path
+ * inside another attribute. The fence's own SET on it would overlap, which DynamoDB refuses
+ * without naming the fix.
  */
 function updates(expression: string, names: Record<string, string> | undefined, attribute: string): boolean {
   const placeholders = new Set(Object.entries(names ?? {}).filter(([, n]) => n === attribute).map(([k]) => k));
-  // each path's first element: a name or a placeholder (#x), after a clause keyword, a comma or an operator; values (:v) are not paths
-  return (expression.match(/(?<![\w.#:[\]])[#]?\w+/g) ?? []).some((head) => head === attribute || placeholders.has(head));
+  // the clauses, each from its keyword (not a placeholder or a name spelt like one: #set, :set)
+  const clauses = expression.split(/(?<![\w#:.])(?=(?:SET|REMOVE|ADD|DELETE)(?!\w))/i).filter((c) => c.trim() !== '');
+  return clauses.some((clause) => {
+    const [, keyword = '', body = ''] = /^\s*(\w+)([\s\S]*)$/.exec(clause) ?? [];
+    return actionsOf(body).some((action) => {
+      const target = keyword.toUpperCase() === 'SET' ? action.split('=')[0]! : action;
+      const head = /^\s*(#?\w+)/.exec(target)?.[1];
+      return head !== undefined && (head === attribute || placeholders.has(head));
+    });
+  });
+}
+
+/** A clause's actions: split at its commas outside parentheses (a function's arguments). */
+function actionsOf(body: string): string[] {
+  const actions: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    if (body[i] === '(') depth++;
+    else if (body[i] === ')') depth--;
+    else if (body[i] === ',' && depth === 0) {
+      actions.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  actions.push(body.slice(start));
+  return actions;
 }
 
 /**

@@ -162,7 +162,7 @@ describe('a fault after a change was confirmed or written', () => {
 
   it('confirmed: the message says the change may have landed, and how to see it (it said only "gave no answer")', async () => {
     const e = timeout();
-    const told = afterChange(await explain(e, target), e, { confirmed: { lease: 'jobs', what: 'change candidate w1 of lease jobs' } });
+    const told = afterChange(await explain(e, target), e, { confirmed: { lease: 'jobs', what: 'change candidate w1 of lease jobs' }, sent: true });
     expect((told as CliError).message).toMatch(
       /^DynamoDB at http:\/\/127\.0\.0\.1:9 gave no answer within --request-timeout .*; the change confirmed \(change candidate w1 of lease jobs\) may have landed, its answer lost - `conclave describe lease jobs` shows whether it did, and the command run again shows what is left to change \(every write is conditional: none is made twice\)$/,
     );
@@ -170,7 +170,7 @@ describe('a fault after a change was confirmed or written', () => {
 
   it('written: the message says what stands', async () => {
     const e = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
-    const told = afterChange(await explain(e, target), e, { confirmed: { lease: 'jobs', what: 'x' }, written: { lease: 'jobs', what: 'lease jobs: preferredHolder w2' } });
+    const told = afterChange(await explain(e, target), e, { confirmed: { lease: 'jobs', what: 'x' }, sent: true, written: { lease: 'jobs', what: 'lease jobs: preferredHolder w2' } });
     expect((told as CliError).message).toMatch(/; before that, this command wrote \(lease jobs: preferredHolder w2\): it stands - `conclave describe lease jobs` shows the lease now$/);
   });
 
@@ -180,7 +180,32 @@ describe('a fault after a change was confirmed or written', () => {
     expect(afterChange(plain, e, {})).toBe(plain);
     const denied = Object.assign(new Error('no'), { name: 'AccessDeniedException' });
     const deniedTold = await explain(denied, target);
-    expect(afterChange(deniedTold, denied, { confirmed: { lease: 'jobs', what: 'x' } })).toBe(deniedTold);
+    expect(afterChange(deniedTold, denied, { confirmed: { lease: 'jobs', what: 'x' }, sent: true })).toBe(deniedTold);
+  });
+
+  it("preempt: a fault in its read before the write is told as it is: nothing was sent (a review: it said the change may have landed)", async () => {
+    await seedLeaseWith('rv', [['r1', '1.31.0', '1.31.0'], ['r2', '1.30.0', '1.31.0'], ['r3', '1.31.0', '1.31.0']]);
+    const before = (await h.candidates.read('rv', 'r3')).item!;
+    const ctx = quiet(at());
+    let lists = 0;
+    let writes = 0;
+    ctx.candidates = new (class extends CandidateStore {
+      override async list(l: string) {
+        if (++lists === 2) throw timeout(); // the read just before the write (the first is the snapshot's)
+        return super.list(l);
+      }
+      override async write(...a: Parameters<CandidateStore['write']>) {
+        writes++;
+        return super.write(...a);
+      }
+    })(h.t.client, h.t.names.candidates);
+    const e = await preempt(ctx, { lease: 'rv', to: 'r3', for: 10 * MIN }).catch((x: unknown) => x);
+    const told = afterChange(await explain(e, target), e, ctx.progress) as CliError;
+    expect(writes).toBe(0);
+    expect((await h.candidates.read('rv', 'r3')).item!.revision).toBe(before.revision);
+    expect(ctx.progress.confirmed).toBeDefined();
+    expect(told.message).not.toMatch(/may have landed/);
+    expect(told.message).toMatch(/gave no answer within --request-timeout/);
   });
 
   it('release: a read of its wait that failed is read again at the next poll (one failed read ended the wait)', async () => {

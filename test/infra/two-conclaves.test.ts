@@ -139,6 +139,14 @@ describe('leader discovery and tables of stacks with no env, taken twice (a revi
     };
     refused(two('{lease}.leader.example.com'), 'leaderDiscovery.route53.recordName', /the record \{lease\}\.leader\.example\.com, which the Conclave One\/C names too: give each Conclave a recordName of its own/);
     expect(() => two('{lease}.other')(new App())).not.toThrow();
+    // two zones of one name made in the app (one per account, say): two records, not one (a review: refused)
+    expect(() => {
+      const app = new App();
+      for (const [name, account] of [['Dev', '111111111111'], ['Prod', '222222222222']] as const) {
+        const stack = new Stack(app, name, { env: { account, region: 'eu-west-1' } });
+        new Conclave(stack, 'C', { tablePrefix: 'a', leaderDiscovery: { route53: { hostedZone: new route53.PublicHostedZone(stack, 'Zone', { zoneName: 'example.com' }), recordName: '{lease}.leader' } } });
+      }
+    }).not.toThrow();
   });
 
   it('one table prefix in two stacks with no env: a warning naming both (the second deploy fails where both go to one account and Region), no error (they may not)', () => {

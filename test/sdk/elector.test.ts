@@ -72,6 +72,15 @@ describe('LeaderElector options', () => {
     expect(make({ onError: () => undefined })).toThrow(/callbacks\.onError: is no callback, so nothing would call it: onError is an option of the LeaderElector itself, beside callbacks/);
     expect(make({ onStopedLeading: () => undefined })).toThrow(/callbacks\.onStopedLeading: is no callback, so nothing would call it \(did you mean "onStoppedLeading"\?\)/);
     expect(make({ onStoppedLeading: () => undefined, onNewLeader: () => undefined })).not.toThrow();
+    // an object of a class of its own: its fields are no callbacks (a review: they were refused)
+    class Worker {
+      runs = 0;
+      constructor(readonly log: string[]) {}
+      onStartedLeading() {
+        this.runs++;
+      }
+    }
+    expect(() => new LeaderElector({ ...base(), callbacks: new Worker([]) })).not.toThrow();
   });
 
   it('rejects bad candidacy at construction, naming the field', () => {
