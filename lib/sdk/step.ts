@@ -87,8 +87,9 @@ export interface FollowerDecision {
    * that finds it gone): the coordinator makes the row again as soon as the lease has a candidate,
    * so this worker's own candidate row may be gone too (the tables made anew: local mode started
    * again on a DynamoDB Local in memory), which a renewal finds and registers again, instead of at
-   * the candidacy's next renewal, up to 10 minutes away. Not by a successor of the term on the
-   * row (`vanished`): it takes the lease itself once that term is surely over.
+   * the candidacy's next renewal, up to 10 minutes away. A successor of the term on the row
+   * (`vanished`) too, before it takes the lease itself once that term is surely over: a holder
+   * without a candidate row is moved by the coordinator to any candidate that has one.
    */
   readonly answer: { readonly election: string } | 'unanswered' | 'standAgain' | 'noRow' | undefined;
   /** What to remember as `vacantSince`. */
@@ -299,7 +300,7 @@ export function decideFollower(v: FollowerView): FollowerDecision {
         ? ('unanswered' as const)
         : standsAgainNow(lease, v)
           ? ('standAgain' as const)
-          : lease === undefined && v.hadRow && v.vanished === undefined
+          : lease === undefined && v.hadRow
             ? ('noRow' as const)
             : undefined;
 

@@ -510,7 +510,8 @@ describe("the follower's step", () => {
     it('the successor takes the lease a lease duration after it first found the row gone, conditioned on no row (seed 19136)', () => {
       const s = settings();
       const r = goneAfter(s, live({ successor: 'b', successorInstance: 'b-1', secondSuccessor: 'c' }));
-      expect(r.effects.slice(2)).toEqual([['readLease'], ['readLease'], []]);
+      // its candidacy renewed first, as every start-up's that finds the row gone (noRow: its row may be gone too)
+      expect(r.effects.slice(2)).toEqual([['readLease'], ['readLease'], ['renewCandidate'], []]);
       expect(r.state.vanished).toEqual({ role: 'successor', termMs: 15_000 });
       expect(r.state.wakeAt).toBe(T + 1_020 + 15_000 + 1);
       expect(pollGone(s, r.state, 1_020 + 15_000)).toEqual([['readLease'], []]);
@@ -637,8 +638,8 @@ describe("the follower's step", () => {
         { named: "another process's row", row: sessionRow('job-no-such-session', 'pz') },
       ])('$named: it cannot hold the term, which lives on the lease row alone; the successor takes it a lease duration after that read was answered', ({ row }) => {
         const s = settings();
-        const r = run(s, [[{ kind: 'sessionRead', read: { row, sentAt: T + 1_020, consistent: true } }, at(1_500)]], goneRedirected(s).state);
-        expect(r.effects).toEqual([[]]);
+        const r = answered(s, run(s, [[{ kind: 'sessionRead', read: { row, sentAt: T + 1_020, consistent: true } }, at(1_500)]], goneRedirected(s).state), 1_500);
+        expect(r.effects).toEqual([['renewCandidate'], []]); // its candidacy renewed first (noRow)
         expect(r.state.vanished).toEqual({ role: 'successor', termMs: 15_000 });
         // counted from the session read's answer, not from the lease read before it
         expect(r.state.wakeAt).toBe(T + 1_500 + 15_000 + 1);
