@@ -84,7 +84,7 @@ export const LeaderCheckSettingsSchema = z.strictObject({
   downIntervalMs: z.number().int().min(10, 'must be at least 10 ms'),
   /** `timeout check`: a check unanswered this long fails. */
   checkTimeoutMs: z.number().int().min(1),
-  /** `retries`: how often HAProxy itself tries a request again (`retry-on conn-failure empty-response 503`, `option redispatch 1`: on another routed worker when there is one). */
+  /** `retries`: how often HAProxy itself tries a request again (`retry-on conn-failure empty-response 503`, `option redispatch 1`: on another routed worker when there is one); a request not GET, HEAD or OPTIONS only after a failed connection (`disable-l7-retry`). */
   retries: z.number().int().min(0),
   /** The `Retry-After` (seconds) on every 503 a client gets: when it should try once more. */
   retryAfterSeconds: z.number().int().min(1),
@@ -163,6 +163,11 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     // `downinter`: a new leader waited up to `inter` for its first check as one, the hand-off's tail
     `  default-server inter ${s.intervalMs}ms fastinter ${s.fastIntervalMs}ms downinter ${s.downIntervalMs}ms rise ${s.rise} fall ${s.fall} observe layer7 error-limit 1 on-error fastinter`,
     '  retry-on conn-failure empty-response 503',
+    // ... but a request that is not a GET, HEAD or OPTIONS only when its connection failed, before
+    // any worker saw it: a POST a worker applied and closed unanswered (a leader exiting after its
+    // hand-off, a crash) ran again on the next routed worker, in the new term, where its fencing
+    // token is valid too. The client gets the 503 with Retry-After, and decides
+    '  http-request disable-l7-retry unless METH_GET || METH_OPTIONS',
     `  retries ${s.retries}`,
     '  option redispatch 1',
     ...servers.map((v) => `  server ${v.name} ${v.host}:${v.port} check port ${v.checkPort}`),

@@ -10,6 +10,7 @@
  * costs is bench/'s (`npm run bench -- --only load-balancer`), not this test's.
  */
 import { spawnSync } from 'node:child_process';
+import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,7 +90,7 @@ describe('haproxyConfig', () => {
     expect(block, 'README.md has a ```haproxy block').toBeDefined();
     // the lines that decide checking and routing; the addresses, the servers and the client timeouts are the reader's
     // every server starting down (server-state-file: the path is the reader's)
-    const CHECKS = /^(timeout (connect|check)|option (httpchk|redispatch)|http-check|default-server|retry-on|retries|http-response|http-after-response|server-state-file|load-server-state-from-file|max-spread-checks)\b/;
+    const CHECKS = /^(timeout (connect|check)|option (httpchk|redispatch)|http-check|default-server|retry-on|retries|http-request|http-response|http-after-response|server-state-file|load-server-state-from-file|max-spread-checks)\b/;
     const lines = (cfg: string) =>
       cfg
         .split('\n')
@@ -238,9 +239,12 @@ describe("HAProxy judges a worker by its check, not by its application's own err
 describe('a request HAProxy could not get answered reaches the client as a 503 with Retry-After, not a 502', () => {
   let haproxy: Haproxy;
   const servers = loopbackServers();
+  /** The requests the application was sent, HAProxy's retries included. */
+  const seen: string[] = [];
   beforeAll(async () => {
     const port = await servers.listen((req, res) => {
       // /gone: the connection closed with the request unanswered; /bad: the application's own 502
+      seen.push(`${req.method} ${req.url}`);
       if (req.url === '/gone') return void req.socket.destroy();
       res.statusCode = 502;
       res.setHeader('content-type', 'application/json');
@@ -265,6 +269,24 @@ describe('a request HAProxy could not get answered reaches the client as a 503 w
     };
     expect(await get('/gone')).toEqual({ status: 503, retryAfter: String(LEADER_CHECK.retryAfterSeconds) });
     expect(await get('/bad')).toEqual({ status: 502, retryAfter: null });
+  });
+
+  it('a request that may change something (POST, PUT, DELETE) reaches a worker once: one closed unanswered is not tried again (it may have been carried out), a GET is', async () => {
+    // found 2026-12-05: `retry-on empty-response` sent a POST the old leader had applied before
+    // closing its connection to the next routed worker, which applied it again in the new term
+    // each on a connection of its own (HAProxy closes one a 503 of its own answered)
+    const send = (method: string) =>
+      new Promise<{ status: number | undefined; tries: number }>((resolve, reject) => {
+        seen.length = 0;
+        const req = request(`${haproxy.url}/gone`, { method, agent: false }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode, tries: seen.length }));
+        });
+        req.on('error', reject);
+        req.end(method === 'GET' || method === 'OPTIONS' ? undefined : 'pay 100');
+      });
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) expect(await send(method), method).toEqual({ status: 503, tries: 1 });
+    for (const method of ['GET', 'OPTIONS']) expect(await send(method), method).toEqual({ status: 503, tries: 1 + LEADER_CHECK.retries });
   });
 });
 
