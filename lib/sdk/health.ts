@@ -17,7 +17,8 @@
  * `/ready/<lease>`, `/healthz/<lease>`; `/ready` and `/healthz` answer for all of them, and `/leader`
  * alone only when there is one lease (with several, it is ambiguous: 404 naming the paths).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import * as z from 'zod';
 import { HolderName, MAX_TIMER_MS, Name, timerBound } from '../schemas/common.js';
 import { FencingToken } from '../schemas/fencing-token.js';
@@ -247,8 +248,10 @@ export const ServeHealthOptionsSchema = z.strictObject(
      */
     timeoutMs: z.number().int('must be a whole number of milliseconds').min(1, 'must be at least 1 ms').max(MAX_TIMER_MS, timerBound).default(5_000),
     /**
-     * The most connections open at once; one past it is closed unanswered. Load balancers and
-     * probes hold a few; the cap keeps a flood of idle clients from taking the process's sockets.
+     * The most connections open at once. Load balancers and probes hold a few; the cap keeps a
+     * flood of idle clients from taking the process's sockets. One past it closes an idle
+     * connection (no request of its own being answered) of the address that holds the most, its
+     * oldest: a client holding the cap from one address cannot shut a load balancer out.
      * @default 64
      */
     maxConnections: z.number().int('must be a whole number').min(1, 'must be at least 1').default(64),
@@ -284,6 +287,41 @@ const LISTEN_ERRORS: Record<string, string> = {
 };
 
 /**
+ * At most `max` connections open at once: one past it closes an idle connection (no request of its
+ * own being answered) of the remote address that holds the most, the oldest of them; the new one if
+ * none is idle. node:http's `maxConnections` closes the new one instead: a client that held the cap
+ * with idle connections, opening another as each closed, had every check refused, and a load
+ * balancer marked the leader down.
+ */
+function capConnections(server: Server, max: number): void {
+  /** Open connections, oldest first, with the requests of each being answered. */
+  const open = new Map<Socket, { readonly address: string; answering: number }>();
+  server.on('connection', (socket: Socket) => {
+    open.set(socket, { address: socket.remoteAddress ?? '', answering: 0 });
+    socket.once('close', () => open.delete(socket));
+    if (open.size > max) (idleOfBusiestAddress(open) ?? socket).destroy();
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const c = open.get(req.socket as Socket);
+    if (c === undefined) return;
+    c.answering++;
+    res.once('close', () => c.answering--);
+  });
+}
+
+/** The oldest idle connection of the address holding the most connections that has one idle. */
+function idleOfBusiestAddress(open: ReadonlyMap<Socket, { readonly address: string; answering: number }>): Socket | undefined {
+  const held = new Map<string, number>();
+  for (const c of open.values()) held.set(c.address, (held.get(c.address) ?? 0) + 1);
+  let chosen: { socket: Socket; held: number } | undefined;
+  for (const [socket, c] of open) {
+    const n = held.get(c.address)!;
+    if (c.answering === 0 && (chosen === undefined || n > chosen.held)) chosen = { socket, held: n };
+  }
+  return chosen?.socket;
+}
+
+/**
  * The health check (healthCheck) on a server of its own: `await serveHealth(elector, { port: 8080, signal })`.
  * Resolves once it listens; rejects if it cannot (the port in use, say), or with the reason of a
  * `signal` already aborted. No client holds it open: a request must arrive within `timeoutMs`, an
@@ -316,7 +354,7 @@ export async function serveHealth(electors: LeaderElector | readonly LeaderElect
     handler,
   );
   server.timeout = o.timeoutMs; // a connection idle this long is closed, whatever it was doing
-  server.maxConnections = o.maxConnections;
+  capConnections(server, o.maxConnections);
   await new Promise<void>((resolve, reject) => {
     const refused = (e: Error & { code?: string }) =>
       reject(new Error(`serveHealth cannot listen on ${o.host ?? '(every address)'}:${o.port}: ${LISTEN_ERRORS[e.code ?? ''] ?? e.message}`, { cause: e }));

@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { inject } from 'vitest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
@@ -486,7 +486,8 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     try {
       expect(await statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
       // before the fix: 60 000, 300 000, 5 000, 0 (never), Infinity
-      expect(seen).toMatchObject({ headersTimeout: 5_000, requestTimeout: 5_000, keepAliveTimeout: 5_000, timeout: 5_000, maxConnections: 64 });
+      // (the cap on connections is serveHealth's own, below; node:http's closes the newest)
+      expect(seen).toMatchObject({ headersTimeout: 5_000, requestTimeout: 5_000, keepAliveTimeout: 5_000, timeout: 5_000 });
       expect(ServeHealthOptionsSchema.parse({ port: 0 })).toMatchObject({ timeoutMs: 5_000, maxConnections: 64 });
     } finally {
       unsubscribe('http.server.request.start', onStart);
@@ -508,17 +509,41 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     }
   });
 
-  it('maxConnections: one past the cap is closed unanswered; once a connection ends a new one is answered', async () => {
-    const s = await serveHealth(idle('cap'), { port: 0, host: '127.0.0.1', maxConnections: 1 });
+  it('maxConnections: one past the cap closes the oldest idle connection, and the new one is answered', async () => {
+    const s = await serveHealth(idle('cap'), { port: 0, host: '127.0.0.1', maxConnections: 2 });
     try {
       const first = raw(s.port, 'GET /healthz HTTP/1.1\r\n\r\n');
       await waitFor('the first answered and kept open', () => first.got.includes('200 OK'));
-      const second = raw(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
-      expect(await second.closed).toBe(''); // before the fix: answered 200
-      first.socket.end();
-      await first.closed;
-      await waitFor('a new connection answered once the first is gone', () => statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n').catch(() => '').then((l) => l === 'HTTP/1.1 200 OK'));
+      const second = raw(s.port, 'GET /healthz HTTP/1.1\r\n\r\n');
+      await waitFor('the second answered and kept open', () => second.got.includes('200 OK'));
+      const third = raw(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+      expect(await third.closed).toMatch(/^HTTP\/1\.1 200 OK/);
+      await first.closed; // the oldest idle one, closed
+      expect(second.socket.destroyed).toBe(false);
     } finally {
+      await s.close();
+    }
+  });
+
+  it('maxConnections: a client holding the cap with idle connections from one address, opening another as each closes, does not shut out a check from another (it refused every check)', async () => {
+    // found by a review (2026-12-05): node:http's maxConnections closed the new connection, so 64
+    // silent sockets reopened as they closed had every check refused: a load balancer marked the leader down
+    const s = await serveHealth(idle('flood'), { port: 0, host: '127.0.0.1' });
+    let flooding = true;
+    const sockets: Socket[] = [];
+    const hold = () => {
+      if (!flooding) return;
+      const c = connect({ port: s.port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+      sockets.push(c);
+      c.on('error', () => undefined).on('close', hold);
+    };
+    try {
+      for (let i = 0; i < 64; i++) hold();
+      await waitFor('the flood holding the cap', () => sockets.filter((c) => !c.connecting && !c.destroyed).length >= 64);
+      for (let i = 0; i < 10; i++) expect(await statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
+    } finally {
+      flooding = false;
+      for (const c of sockets) c.destroy();
       await s.close();
     }
   });
