@@ -16,6 +16,7 @@
  *
  * No I/O here: the tick reads and writes (lib/coordinator/reconcile.ts, IdentityStore).
  */
+import { NumberValueImpl } from '@aws-sdk/util-dynamodb';
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { Millis } from '../schemas/common.js';
@@ -42,8 +43,9 @@ export const MAX_LEASE_DURATION_SECONDS = 86_400;
  */
 export const MAX_REFUSED_ATTRIBUTES = 64;
 
-/** Values as unmarshall gives them, in one canonical text: keys sorted, sets sorted, bytes in base64. */
+/** Values as rowOf gives them, in one canonical text: keys sorted, sets sorted, bytes in base64, a number JavaScript cannot hold by its digits. */
 function canonical(v: unknown): unknown {
+  if (v instanceof NumberValueImpl || typeof v === 'bigint') return { $number: v.toString() };
   if (v instanceof Set) return { $set: [...v].map((x) => JSON.stringify(canonical(x))).sort() };
   if (v instanceof Uint8Array) return { $bytes: Buffer.from(v).toString('base64') };
   if (Array.isArray(v)) return v.map(canonical);

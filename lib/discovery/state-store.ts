@@ -5,7 +5,7 @@
  * UpdateItem; the conditions are what order the name by fencing token (lib/discovery/apply.ts).
  */
 import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { HolderName, Millis, Name, Revision } from '../schemas/common.js';
 import { FencingToken } from '../schemas/fencing-token.js';
@@ -13,6 +13,7 @@ import { Address } from '../schemas/lease.js';
 import { parse } from '../schemas/validation.js';
 import { isConditionFailed } from '../stores/errors.js';
 import type { LeaderChange } from './change.js';
+import { rowOf } from '../stores/item-store.js';
 
 /**
  * A writer of the name: `<until>/<id>`, `until` the epoch ms by which its invocation, and any call
@@ -132,6 +133,6 @@ export class DiscoveryStateStore {
   }
 
   private rowOf(lease: string, item: Record<string, AttributeValue> | undefined): DiscoveryRow {
-    return parse(DiscoveryRow, item ? unmarshall(item) : {}, `discovery row of lease "${lease}"`);
+    return parse(DiscoveryRow, item ? rowOf(item) : {}, `discovery row of lease "${lease}"`);
   }
 }

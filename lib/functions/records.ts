@@ -1,10 +1,10 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { REFUSED_SEEN, RefusedSeen, rowDigest } from '../coordinator/refused-session.js';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import { ValidationError, parse, type FieldIssue } from '../schemas/validation.js';
+import { rowOf } from '../stores/item-store.js';
 
 const Image = z.record(z.string(), z.unknown());
 
@@ -59,7 +59,7 @@ function unmarshallImage(img: Record<string, unknown>, subject: string): Record<
   // the whole image at once; attribute by attribute only to name the ones that are not attribute values
   if (!Object.prototype.hasOwnProperty.call(img, '__proto__')) {
     try {
-      return unmarshall(img as Record<string, AttributeValue>);
+      return rowOf(img as Record<string, AttributeValue>);
     } catch {
       // named below
     }
@@ -68,7 +68,7 @@ function unmarshallImage(img: Record<string, unknown>, subject: string): Record<
   const issues: FieldIssue[] = [];
   for (const [k, v] of Object.entries(img)) {
     try {
-      Object.assign(out, unmarshall({ [k]: v } as Record<string, AttributeValue>));
+      Object.assign(out, rowOf({ [k]: v } as Record<string, AttributeValue>));
     } catch (e) {
       issues.push({ field: k, message: `must be a DynamoDB attribute value such as {"S":"..."} or {"N":"1"} (${(e as Error).message})` });
     }

@@ -4,11 +4,12 @@
  * `id`; no stream.
  */
 import { paginateScan, type DynamoDBClient, type TransactWriteItemsCommandInput } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { FencedItemInput } from '../sdk/fencing.js';
 import { createTable, deleteTable } from '../stores/table-admin.js';
 import { parse } from '../schemas/validation.js';
 import { LedgerEntry } from './schema.js';
+import { rowOf } from '../stores/item-store.js';
 
 export const ledgerTableName = (prefix: string): string => `${prefix}-ledger`;
 
@@ -55,7 +56,7 @@ export async function readLedger(client: DynamoDBClient, table: string): Promise
   const out: LedgerEntry[] = [];
   for await (const r of paginateScan({ client }, { TableName: table, ConsistentRead: true })) {
     for (const raw of r.Items ?? []) {
-      const item = unmarshall(raw);
+      const item = rowOf(raw);
       const entries: unknown[] = item['id'] === LEDGER_HEAD ? Object.entries(item).filter(([k]) => k.startsWith(ENTRY_PREFIX)).map(([, v]) => v) : [item];
       for (const e of entries) out.push(parse(LedgerEntry, e, `ledger entry ${JSON.stringify((e as { id?: unknown }).id)}`));
     }

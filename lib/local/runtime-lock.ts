@@ -23,7 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { systemClock, type Clock, type Timer } from '../clock.js';
 import { boundedClient, requestBoundMs } from '../sdk/bounded-client.js';
@@ -33,6 +33,7 @@ import { isConditionFailed } from '../stores/errors.js';
 import { createTable } from '../stores/table-admin.js';
 import { Backoff } from './backoff.js';
 import { alive } from './lock-file.js';
+import { rowOf } from '../stores/item-store.js';
 
 /** The table of the runtime locks, one per DynamoDB Local: an item per table prefix in use. */
 export const RUNTIME_LOCK_TABLE = 'conclave-local-runtimes';
@@ -261,7 +262,7 @@ export async function lockRuntime(client: DynamoDBClient, endpoint: string, pref
   const owner = randomUUID();
   const read = async (): Promise<RuntimeLockItem | undefined> => {
     const out = await requests.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } }, ConsistentRead: true }));
-    return out.Item && parse(RuntimeLockItem, unmarshall(out.Item), `runtime lock "${prefix}" (table ${RUNTIME_LOCK_TABLE} at ${endpoint}; delete the item if no local mode runs on that prefix)`);
+    return out.Item && parse(RuntimeLockItem, rowOf(out.Item), `runtime lock "${prefix}" (table ${RUNTIME_LOCK_TABLE} at ${endpoint}; delete the item if no local mode runs on that prefix)`);
   };
   const startedAt = clock.now();
   let first: LockSeen | undefined;
@@ -391,7 +392,7 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       let loss: RuntimeLockLoss;
       try {
         const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
-        const taker = out.Item && RuntimeLockItem.safeParse(unmarshall(out.Item)).data;
+        const taker = out.Item && RuntimeLockItem.safeParse(rowOf(out.Item)).data;
         // a start that judged it not renewed writes its own over it; no runtime deletes a lock not its own
         what = taker ? `taken over by ${holderOf(taker)} (judged not renewed)` : 'deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)';
         loss = taker ? { kind: 'takenOver', pid: taker.pid, host: taker.host } : { kind: 'deleted' };

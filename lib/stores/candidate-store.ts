@@ -1,9 +1,9 @@
 import { UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
 import { ConflictError, isConditionFailed, retryOnConflict } from './errors.js';
-import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
+import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned, rowOf } from './item-store.js';
 
 export type CandidateRead = Read<Candidate>;
 export type CandidatePatch = Patch<Candidate>;
@@ -55,7 +55,7 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
       { client: this.client },
       { TableName: this.table, ConsistentRead: true, ProjectionExpression: '#s', FilterExpression: 'attribute_exists(#s)', ExpressionAttributeNames: { '#s': 'session' } },
     );
-    for await (const r of pages) yield (r.Items ?? []).flatMap((row) => ((s) => (typeof s === 'string' ? [s] : []))(unmarshall(row)['session']));
+    for await (const r of pages) yield (r.Items ?? []).flatMap((row) => ((s) => (typeof s === 'string' ? [s] : []))(rowOf(row)['session']));
   }
 
   /**

@@ -1,9 +1,9 @@
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, mayBeProcessSession, processSessionComponents, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import { ConflictError, EndedTermsFullError, isConditionFailed, isReplicatedWriteConflict } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
-import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned } from './item-store.js';
+import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned, rowOf } from './item-store.js';
 
 export type IdentityRead = Read<IdentityLease>;
 export type IdentityPatch = Patch<IdentityLease>;
@@ -104,7 +104,7 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   /** The row of `component` named `name` as stored, unparsed (a consistent read; undefined: none): a row the schema refuses, as the coordinator times it (lib/coordinator/refused-session.ts). */
   async readRow(component: string, name: string): Promise<Record<string, unknown> | undefined> {
     const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ component, name }), ConsistentRead: true }));
-    return r.Item && unmarshall(r.Item);
+    return r.Item && rowOf(r.Item);
   }
 
   /** The row of `component` named `name` (a consistent read unless `consistent` is false), with the revision to write against; `signal` abandons it. */

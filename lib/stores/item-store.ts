@@ -8,10 +8,27 @@ import {
   type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
 import type { RowPatch } from '../schemas/common.js';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall, NumberValueImpl, unmarshall } from '@aws-sdk/util-dynamodb';
 import type * as z from 'zod';
 import { ValidationError, issuesOf, parse, type FieldIssue } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
+
+/**
+ * A row as DynamoDB holds it, unmarshalled. A number JavaScript cannot hold exactly (an integer past
+ * 2^53, or past a double's range) stays a NumberValue of its digits, which every schema refuses
+ * naming the field. unmarshall's own way threw on one with a fraction (12345678901234567890.5:
+ * "can't be converted to BigInt") and gave a BigInt, which JSON cannot write, for a whole one: one
+ * such row, written by any worker, failed the coordinator's scan and so its tick for every lease.
+ */
+export function rowOf(item: Record<string, AttributeValue>): Record<string, unknown> {
+  return unmarshall(item, { wrapNumbers: exactOr });
+}
+
+/** A stored number as a number when JavaScript holds it exactly (a fraction as near as it can), else a NumberValue of its digits. */
+function exactOr(digits: string): number | NumberValueImpl {
+  const n = Number(digits);
+  return Number.isFinite(n) && (!Number.isInteger(n) || Number.isSafeInteger(n)) ? n : NumberValueImpl.from(digits);
+}
 
 /** An item with a revision: every write is conditioned on the revision it read. */
 export interface Revisioned {
@@ -170,7 +187,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     if (!parsed) parsedRows.set(this.schema, (parsed = new Map()));
     const text = JSON.stringify(row);
     if (parsed.has(text)) return parsed.get(text) as z.output<S>;
-    const item = this.parseItem(unmarshall(row));
+    const item = this.parseItem(rowOf(row));
     if (parsed.size >= PARSED_ROWS_KEPT) parsed.clear();
     parsed.set(text, item);
     return item;
@@ -294,7 +311,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     } catch (e) {
       if (!isConditionFailed(e)) throw e;
       const old = (e as { Item?: Record<string, AttributeValue> }).Item;
-      return { refusedBy: old ? unmarshall(old) : undefined };
+      return { refusedBy: old ? rowOf(old) : undefined };
     }
   }
 
@@ -409,7 +426,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     );
     for await (const r of pages) {
       for (const raw of r.Items ?? []) {
-        const p = this.tryParse(unmarshall(raw));
+        const p = this.tryParse(rowOf(raw));
         if (p.ok) items.push(p.item);
         else {
           invalid.push(p.invalid);
@@ -433,7 +450,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     for await (const r of paginateScan({ client: this.client }, { TableName: this.table, ConsistentRead: true, ...part })) {
       const page: Scanned<z.output<S>>[] = [];
       for (const item of r.Items ?? []) {
-        const raw = unmarshall(item);
+        const raw = rowOf(item);
         if (!skip?.(raw)) page.push(this.tryParse(raw));
       }
       yield page;
@@ -447,7 +464,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     } catch (e) {
       if (isConditionFailed(e)) {
         const item = (e as { Item?: Record<string, AttributeValue> }).Item;
-        throw new ConflictError(this.describe(key), expected, item ? unmarshall(item) : undefined);
+        throw new ConflictError(this.describe(key), expected, item ? rowOf(item) : undefined);
       }
       throw e;
     }

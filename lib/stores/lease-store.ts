@@ -1,11 +1,11 @@
 import { UpdateItemCommand, paginateQuery, paginateScan, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem, type Election, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import { HOLDER_FIELDS, type HolderLoss, type Platform } from '../schemas/platform.js';
 import { HOLDER_PLATFORM_INDEX } from '../tables.js';
 import { isConditionFailed } from './errors.js';
-import { ItemStore, type Patch, type Read } from './item-store.js';
+import { ItemStore, type Patch, type Read, rowOf } from './item-store.js';
 
 export type LeaseRead = Read<Lease>;
 
@@ -177,7 +177,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     for await (const r of pages) {
       const page: HeldSession[] = [];
       for (const row of r.Items ?? []) {
-        const p = HELD.safeParse(unmarshall(row));
+        const p = HELD.safeParse(rowOf(row));
         if (p.success) page.push(p.data);
       }
       yield page;
@@ -269,7 +269,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
         // refused because this term's row is stamped no earlier (the holder's own earlier renewal,
         // answered late, or the giver's hand-over): once more just after that stamp
         const old = (e as { Item?: Record<string, AttributeValue> }).Item;
-        const row = old ? unmarshall(old) : undefined;
+        const row = old ? rowOf(old) : undefined;
         // the second send, refused by its own stamp in this term: it landed, its answer lost (the AWS
         // SDK sent it again, and the copy was refused by it). That stamp, one above the row's when
         // the first send was refused, was written after that refusal, so after this renewal was sent:

@@ -1,9 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { RunOnceRow, type WindowRun } from '../schemas/run-once.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
+import { rowOf } from './item-store.js';
 
 /** A run-once row as read: the runs it records (none when it does not exist) and its revision (0 then). */
 export interface RunOnceRead {
@@ -27,7 +28,7 @@ export class RunOnceStore {
    */
   async read(leaseName: string, name: string, signal?: AbortSignal): Promise<RunOnceRead & { fence: number | undefined }> {
     const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ leaseName, name }), ConsistentRead: true }), { abortSignal: signal });
-    return this.parsed(leaseName, name, r.Item ? unmarshall(r.Item) : undefined);
+    return this.parsed(leaseName, name, r.Item ? rowOf(r.Item) : undefined);
   }
 
   /**
@@ -52,7 +53,7 @@ export class RunOnceStore {
         }),
         { abortSignal: signal },
       );
-      return this.parsed(leaseName, name, r.Attributes ? unmarshall(r.Attributes) : undefined);
+      return this.parsed(leaseName, name, r.Attributes ? rowOf(r.Attributes) : undefined);
     } catch (e) {
       if (isConditionFailed(e)) return undefined;
       throw e;

@@ -521,6 +521,33 @@ describe('a broken lease (its row does not match the schema) never bricks the re
       await tables.drop();
     }
   });
+
+  it('a number JavaScript cannot hold (past 2^53, with a fraction or without) in a candidate row, a lease row or a session row: that row is refused naming the field, and the tick reconciles the other leases (the scan threw, failing the tick for every lease)', async () => {
+    // found by a review (2026-12-05): DynamoDB takes 38 digits; unmarshall threw on
+    // 12345678901234567890.5 ("can't be converted to BigInt") and gave a BigInt for a whole one
+    const tables = await testTables('bignum');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const now = clock.now();
+      for (const lease of ['fine', 'bignum']) {
+        await d.candidates.write({ key: { leaseName: lease, name: 'x' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: now, createdAt: now } });
+      }
+      const put = (table: string, row: Record<string, unknown>, big: Record<string, string>) =>
+        tables.client.send(new PutItemCommand({ TableName: table, Item: { ...marshall(row), ...Object.fromEntries(Object.entries(big).map(([k, n]) => [k, { N: n }])) } }));
+      await put(tables.names.candidates, { leaseName: 'fine', name: 'poison', emulationVersion: '1.0.0', binaryVersion: '1.0.0', preferredStrategies: [OEV], createdAt: now, revision: 1 }, { renewTime: '12345678901234567890.5' });
+      await put(tables.names.leases, { name: 'bignum', holderIdentity: 'x', leaseDurationSeconds: 15, leaseTransitions: 0, renewTime: now, revision: 3 }, { fencingToken: '99999999999999999999' });
+      await put(tables.names.identities, { component: SESSION_COMPONENT, name: 's-big', holderIdentity: 's-big', process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: now, revision: 1 }, { renewTime: '12345678901234567890.5' });
+
+      const r = await reconcileAll(d);
+      expect(r.errors).toEqual([]);
+      expect(r.invalid.map((i) => [i.key['name'], i.error.fields]).sort()).toEqual([['bignum', ['fencingToken']], ['poison', ['renewTime']], ['s-big', ['renewTime']]]);
+      expect(r.outcomes.map((o) => [o.lease, o.decision.kind])).toEqual([['fine', 'openElection']]);
+      expect((await streamSees(d, 'fine')).decision.kind).toBe('elect');
+      expect((await d.leases.read('fine')).item?.holderIdentity).toBe('x');
+    } finally {
+      await tables.drop();
+    }
+  });
 });
 
 describe('reconcileAll', () => {

@@ -2,8 +2,10 @@
  * The tick's timing of a session row the schema refuses (lib/coordinator/refused-session.ts): pure,
  * no DynamoDB. The rows on DynamoDB Local are in test/coordinator/reconcile.test.ts and tick.test.ts.
  */
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { ANY_TERM, MAX_REFUSED_ATTRIBUTES, REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep, rowDigest, termsOnRefused } from '../../lib/coordinator/refused-session.js';
+import { rowOf } from '../../lib/stores/item-store.js';
 
 const T = Date.UTC(2026, 11, 1);
 const row = { component: 'conclave-session', name: 's-1', holderIdentity: 's-1', hostname: '', leaseDurationSeconds: 15, acquireTime: T - 60_000, renewTime: T - 2_000, revision: 4 };
@@ -35,6 +37,15 @@ describe('rowDigest', () => {
     expect(rowDigest({ ...row, revision: 5 })).not.toBe(digest);
     expect(rowDigest({ ...row, extra: null })).not.toBe(digest);
     expect(rowDigest({ ...row, hostname: new Uint8Array([1]) })).not.toBe(rowDigest({ ...row, hostname: new Uint8Array([2]) }));
+  });
+
+  it('a number JavaScript cannot hold, as the stores read it (rowOf), is digested by its digits: the row is timed and deleted like any refused row (a BigInt threw, so the row and the terms on it were never judged)', () => {
+    const big = (n: string) => rowOf({ ...marshall(row), renewTime: { N: n } });
+    expect(rowDigest(big('99999999999999999999'))).not.toBe(rowDigest(big('99999999999999999998')));
+    expect(rowDigest(big('12345678901234567890.5'))).toBe(rowDigest(big('12345678901234567890.5')));
+    expect(refusedSessionStep(big('99999999999999999999'), 15_000, T, 1_000)).toMatchObject({ kind: 'stamp', deleteAfter: T + 16_000 });
+    // a BigInt (unmarshall's own way) too
+    expect(rowDigest({ ...row, renewTime: 99999999999999999999n })).toBe(rowDigest(big('99999999999999999999')));
   });
 });
 
