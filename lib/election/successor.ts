@@ -204,8 +204,22 @@ export function successorDecision(lease: Lease | undefined, candidates: readonly
     const election: Election = { id: electionIdFor(lease!.name, lease), startedAt: now, deadline: now + reelectionWindowMs(lease!, config), strategy: d.strategy!, holder: lease!.holderIdentity! };
     return { kind: 'openElection', strategy: d.strategy!, election, ping: s.check, ...named(s) };
   }
-  if (sameSuccessor(s.successor, lease?.successor, lease?.successorInstance) && sameSuccessor(s.second, lease?.secondSuccessor, lease?.secondSuccessorInstance)) return undefined;
-  return { kind: 'setSuccessor', strategy: d.strategy!, ...named(s) };
+  const n = d.reason === 'preemptionPending' ? preemptedTo(lease!, candidates, s) : s;
+  if (sameSuccessor(n.successor, lease?.successor, lease?.successorInstance) && sameSuccessor(n.second, lease?.secondSuccessor, lease?.secondSuccessorInstance)) return undefined;
+  return { kind: 'setSuccessor', strategy: d.strategy!, ...named(n) };
+}
+
+/**
+ * A preemption pending: the candidate the holder yields to (`preferredHolder`) stays its successor,
+ * whom it hands the lease over to (the SDK's heir); the second is the best of the others. An equal
+ * of it on merit in another failure domain (successorsOf) named in its place turned the hand-over
+ * into a release: the lease vacant until someone took it, and not by the one preferred.
+ */
+function preemptedTo(lease: Lease, candidates: readonly Candidate[], s: Succession): Succession {
+  const preferred = candidates.find((c) => c.name === lease.preferredHolder);
+  if (preferred === undefined) return s;
+  const second = [s.successor, s.second].find((x) => x !== undefined && x.name !== preferred.name);
+  return { successor: successorFrom(preferred), ...(second ? { second } : {}), check: s.check };
 }
 
 /** What one reconcile does: `decide()`, and when that leaves a healthy lease alone, its succession. */

@@ -45,6 +45,18 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     { name: 'a better successor joined: it replaces the old one', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a, b1, cand('c', '1.0.5', '1.0.5')], want: { kind: 'setSuccessor', successor: { name: 'c' } } },
     { name: 'the successor left and nobody else can win: clear it', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a], want: { kind: 'setSuccessor', strategy: OEV } },
     { name: 'a preemption pending: the preferred candidate is the successor', lease: lease('b', { preferredHolder: 'a' }), candidates: [a, cand('b', '2.0.0', '2.0.0')], want: { kind: 'setSuccessor', successor: { name: 'a' } } },
+    {
+      // found by a review (2026-12-05): c, b's equal in another zone than the holder's, was named
+      // successor by the reconcile after the preemption; the holder, finding no heir, released
+      name: 'a preemption pending: the preferred candidate stays the successor though an equal of it runs in another zone than the holder; that one is second',
+      lease: lease('h', { preferredHolder: 'b', successor: 'b', successorInstance: 'b_1' }),
+      candidates: [
+        cand('h', '1.31.0', '1.31.0', { identity: 'h_1', location: { zone: 'us-east-1a' } }),
+        cand('b', '1.30.0', '1.30.0', { identity: 'b_1', location: { zone: 'us-east-1a' }, createdAt: NOW - 2 * 3_600 * SEC }),
+        cand('c', '1.30.0', '1.30.0', { identity: 'c_1', location: { zone: 'us-east-1b' } }),
+      ],
+      want: { kind: 'setSuccessor', successor: { name: 'b', instance: 'b_1' }, secondSuccessor: { name: 'c', instance: 'c_1' } },
+    },
     { name: 'a preemption names the preferred candidate successor in the same write (not the old successor)', lease: lease('b', { successor: 'c' }), candidates: [cand('a', '1.0.0', '1.0.0', { identity: 'a_1' }), cand('b', '2.0.0', '2.0.0'), cand('c', '3.0.0', '3.0.0')], want: { kind: 'preempt', preferredHolder: 'a', successor: { name: 'a', instance: 'a_1' } } },
     { name: 'a vacant lease: the election, not succession (the successor stays on the lease)', lease: lease('x', { renewTime: NOW - MIN, successor: 'b' }), candidates: [cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'expired' } },
     { name: 'NoCoordination: no successor', lease: lease('a', { strategy: 'NoCoordination' }), candidates: [a, b1], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
