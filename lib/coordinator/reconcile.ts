@@ -125,7 +125,8 @@ interface SessionSeen {
  * ended (or keep it, if they land first: the write here is conditioned on the revision read).
  */
 function vanishedHold(d: Decision, name: string, lease: Lease, candidates: readonly Candidate[], now: number, config: CoordinatorDeps['config']): Decision {
-  if (d.kind !== 'elect' && d.kind !== 'openElection') return d;
+  // (not a re-election, which ends no term: the holder leads on while the candidates answer)
+  if (d.kind !== 'elect' && !(d.kind === 'openElection' && d.vacancy !== undefined)) return d;
   const held = heldAfterDelete(name, lease, candidates, now, config, lease.leaseDurationSeconds * 1000, lease);
   return held.kind === 'openElection' ? { ...held, ...(d.vacancy === undefined ? {} : { vacancy: d.vacancy }) } : held;
 }

@@ -118,14 +118,15 @@ export const passedOver = (c: Candidate, now: number, config: Pick<ElectionConfi
 
 /**
  * The pings to take back when `d` closes the lease's election before its deadline (the holder
- * changed — a successor took the lease — or everyone answered but a departed holder): a candidate
+ * changed — a successor took the lease — or everyone answered but a departed holder, or a
+ * re-election found a better candidate that answered and preempts for it): a candidate
  * pinged for it that has not answered had no ack window to answer in, and left standing its ping
  * would count as ignored (`ignoredLastPing`) — passed over as successor and for preemption until it
  * renewed on its own, minutes later. Each is named with the ping time it carries.
  */
 export function pingsToWithdraw(d: Decision, lease: Lease | undefined, candidates: readonly Candidate[], now: number): { name: string; pingTime: number }[] {
   const e = lease?.election;
-  if (!e || now >= e.deadline || (d.kind !== 'cancelElection' && d.kind !== 'elect')) return [];
+  if (!e || now >= e.deadline || (d.kind !== 'cancelElection' && d.kind !== 'elect' && d.kind !== 'preempt')) return [];
   return candidates.filter((c) => c.pingTime !== undefined && c.pingTime >= e.startedAt && !answeredLastPing(c)).map((c) => ({ name: c.name, pingTime: c.pingTime! }));
 }
 

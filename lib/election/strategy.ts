@@ -68,26 +68,32 @@ export function strategyConsensus(candidates: readonly Candidate[]): StrategyCon
   };
 }
 
-/** A cycle in the "supersedes" graph, as the strategies along it, or undefined. */
+/**
+ * A cycle in the "supersedes" graph, as the strategies along it, or undefined. A depth-first search
+ * with a stack of its own: candidate rows name the strategies, and a chain of thousands of them
+ * overflowed the call stack of a recursive one, failing every reconcile of the lease.
+ */
 function findCycle(edges: Map<string, Set<string>>): string[] | undefined {
   const state = new Map<string, 'open' | 'done'>();
-  const path: string[] = [];
-  const visit = (s: string): string[] | undefined => {
-    if (state.get(s) === 'done') return undefined;
-    if (state.get(s) === 'open') return path.slice(path.indexOf(s));
-    state.set(s, 'open');
-    path.push(s);
-    for (const next of [...(edges.get(s) ?? [])].sort()) {
-      const found = visit(next);
-      if (found) return found;
+  for (const root of [...edges.keys()].sort()) {
+    if (state.has(root)) continue;
+    // the path from `root`, each strategy with the ones it supersedes still to visit
+    const path: { strategy: string; next: string[] }[] = [];
+    const open = (strategy: string) => {
+      state.set(strategy, 'open');
+      path.push({ strategy, next: [...(edges.get(strategy) ?? [])].sort().reverse() });
+    };
+    open(root);
+    while (path.length > 0) {
+      const top = path.at(-1)!;
+      const next = top.next.pop();
+      if (next === undefined) {
+        state.set(top.strategy, 'done');
+        path.pop();
+      } else if (state.get(next) === 'open') {
+        return path.slice(path.findIndex((p) => p.strategy === next)).map((p) => p.strategy);
+      } else if (!state.has(next)) open(next);
     }
-    path.pop();
-    state.set(s, 'done');
-    return undefined;
-  };
-  for (const s of [...edges.keys()].sort()) {
-    const found = visit(s);
-    if (found) return found;
   }
   return undefined;
 }

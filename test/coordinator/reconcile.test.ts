@@ -695,6 +695,27 @@ describe('a lease held on a session (lib/sdk/session.ts)', () => {
     }
   });
 
+  it("a re-election on a term whose named session row vanished (judged by its holder's process's own fresh session) stays a re-election: the holder leads on while a better candidate answers (it was held as a vacancy: the live term ended, nobody elected for a lease duration; a review, 2026-12-05)", async () => {
+    const tables = await testTables('sessions-vanished-reelect');
+    const d = coordinatorDeps(tables.client, tables.names, { clock });
+    try {
+      const now = clock.now();
+      await d.candidates.write({ key: { leaseName: 'reelect', name: 'a' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: now, createdAt: now - 60_000 } });
+      // b: better on merit (an older emulation version), its row renewed 20 s ago: asked first, in a re-election
+      await d.candidates.write({ key: { leaseName: 'reelect', name: 'b' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.29.0', binaryVersion: '1.29.0', preferredStrategies: [OEV], renewTime: now - 20_000, createdAt: now - 60_000 } });
+      // a's term names a session row that is gone; a's process has a fresh session of its own
+      await d.leases.write(await d.leases.read('reelect'), { set: { holderIdentity: 'a', holderInstance: 'a_1@p1', session: 's-reelect-gone', acquireTime: T0 - 60_000, renewTime: T0 - 60_000, leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 7 } });
+      await d.identities.write({ key: { component: SESSION_COMPONENT, name: 'p1-live' }, item: undefined, revision: 0 }, { set: { holderIdentity: 'p1-live', process: 'p1', hostname: 'h', leaseDurationSeconds: 15, acquireTime: T0 - 60_000, renewTime: T0 - 2_000 } });
+      const r = await reconcileAll(d);
+      const o = r.outcomes.find((x) => x.lease === 'reelect');
+      expect(o?.decision).toMatchObject({ kind: 'openElection', election: { holder: 'a' } });
+      expect(o?.decision).not.toHaveProperty('vacancy');
+      expect((await d.leases.read('reelect')).item).toMatchObject({ holderIdentity: 'a', fencingToken: 7, election: { holder: 'a' } });
+    } finally {
+      await tables.drop();
+    }
+  });
+
   it("the tick's pass elects a holder on no session (an instance that names no process) at once by the lease's own stamp, its lease naming a session row that does not exist: nothing of it is hidden with a row (it renews the lease itself), so no vanished-row hold (regions seed 97467)", async () => {
     const tables = await testTables('sessions-plain-vanished');
     const d = coordinatorDeps(tables.client, tables.names, { clock });

@@ -39,6 +39,16 @@ describe('strategyConsensus', () => {
     if (!r.ok) expect(r.message).toMatch(/a, b.*make their preferredStrategies agree/);
   });
 
+  it('a chain of thousands of strategies (each row naming 16) is judged, its cycle found: the recursive search overflowed the stack, failing every reconcile of the lease (a review, 2026-12-05)', () => {
+    const S = (i: number) => `S${String(i).padStart(6, '0')}`;
+    // candidate i prefers S(15i) … S(15i + 15): one chain of 30,001 strategies, S(0) first
+    const chain = Array.from({ length: 2_000 }, (_, i) => c(`w${i}`, '1.0.0', Array.from({ length: 16 }, (_, j) => S(15 * i + j))));
+    expect(strategyConsensus(chain)).toEqual({ ok: true, strategy: S(0) });
+    // the chain closed: its last strategy supersedes its first
+    const closed = [...chain, c('loop', '1.0.0', [S(30_000), S(0)])];
+    expect(strategyConsensus(closed)).toMatchObject({ ok: false, reason: 'contradictoryStrategies' });
+  });
+
   it('does not depend on the order of the candidates', () => {
     const pool = ['X', 'Y', 'Z'];
     const arbCandidate = fc.record({

@@ -284,6 +284,9 @@ describe('pingsToWithdraw: an election closed before its deadline takes back its
   it.each<{ name: string; d: Decision; lease: Lease; now?: number; want: string[] }>([
     { name: 'cancelled early (the holder changed): the unanswered ping of this election', d: { kind: 'cancelElection', strategy: OEV, election: e, why: 'holderChanged' }, lease: lease('b', { election: e }), want: ['b'] },
     { name: 'elected early: likewise', d: { kind: 'elect', strategy: OEV, winner: 'c', acked: ['c'], election: e, skewPrevented: false }, lease: lease(undefined, { election: e }), want: ['b'] },
+    // found by a review (2026-12-05): the pinged candidate that had not read the election yet was
+    // passed over as the new holder's successor, and for a vacancy's election, for askAgainAfterMs
+    { name: 'a re-election closed early by a preemption (a better candidate answered): likewise', d: { kind: 'preempt', strategy: OEV, holder: 'a', preferredHolder: 'c', election: e }, lease: lease('a', { election: e }), want: ['b'] },
     { name: 'closed at or after its deadline: a ping left unanswered was ignored', d: { kind: 'cancelElection', strategy: OEV, election: e, why: 'holderIsBest' }, lease: lease('b', { election: e }), now: NOW + 4 * SEC, want: [] },
     { name: 'a decision that closes nothing', d: { kind: 'leaveAlone', reason: 'leaderHealthy' }, lease: lease('b', { election: e }), want: [] },
   ])('$name', ({ d, lease: l, now, want }) => {
