@@ -141,6 +141,12 @@ export const LeaderDiscoverySettingsSchema = z
       const issue = dnsNameIssue(n.name);
       if (issue) ctx.addIssue({ code: 'custom', path: n.path, message: `gives the record name ${n.name}, which ${issue}` });
     }
+    // DNS names ignore case: leases whose names differ only in case would share (and clear) one record
+    if (perLease && o.leaseNames)
+      o.leaseNames.forEach((l, i) => {
+        const first = o.leaseNames!.findIndex((m) => m !== l && m.toLowerCase() === l.toLowerCase());
+        if (first >= 0 && first < i) ctx.addIssue({ code: 'custom', path: ['leaseNames', i], message: `gives the record name ${recordNameOf(name, l)}, as "${o.leaseNames![first]}" (leaseNames[${first}]) does: DNS names ignore case, so each would replace and clear the other's leader; give leases whose names differ in more than case` });
+      });
   }, { when: everyProblem.when });
 
 /** The longest tick: the leaderless alarm's two periods of one tick each fit CloudWatch's 7 days of evaluation (infra/monitoring.ts). */
