@@ -131,7 +131,9 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
         strategy: opened.strategy,
         reelection: opened.holder !== undefined,
         holder: opened.holder,
-        previousHolder: removedHolder,
+        // a row made again after an operator's delete of a held one: the deleted term's holder
+        // (`departed`), whose term the delete ended (leader discovery clears its name on it)
+        previousHolder: removedHolder ?? (old === undefined ? opened.departed : undefined),
         vacancy: opened.holder !== undefined ? undefined : vacancyOf(old),
         fencingToken: neu.fencingToken,
       }),

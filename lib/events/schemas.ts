@@ -104,7 +104,7 @@ export const ElectionStartedSchema = z
     strategy: StrategyName,
     reelection: z.boolean().describe('The lease is held and its holder keeps leading while candidates answer'),
     holder: Holder.optional().describe('The holder during a re-election'),
-    previousHolder: Holder.optional().describe('The holder whose expired or reported term this change ended'),
+    previousHolder: Holder.optional().describe('The holder whose expired or reported term this change ended, or whose held lease row an operator deleted (a row made again: vacancy noLease)'),
     vacancy: Vacancy.optional().describe('Why the lease was vacant (absent for a re-election)'),
     fencingToken: FencingToken.describe('The lease’s latest fencing token; the winner gets a higher one'),
   })

@@ -21,6 +21,7 @@ import { DETAIL_TYPES, EVENT_SOURCE, type ConclaveEvent } from '../../lib/events
 import { observability } from '../../lib/functions/observability.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
+import { fencingTokenFloor } from '../../lib/schemas/fencing-token.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { lease as leaseRow, NOW, SEC } from '../fixtures.js';
@@ -107,6 +108,22 @@ describe('the function on the events the lease stream publishes', () => {
     await handler()(delivered(held('C', 9), held('D', 10, { holderAddress: '10.0.0.4:80' }))[0]!.envelope, context);
     expect(instance()).toMatchObject({ holder: 'D' });
     await handler()(expired[0]!.envelope, context);
+    expect(instance()).toBeUndefined();
+  });
+
+  it("an operator's delete of a held lease row: the row made again (an election held, naming the deleted term's holder departed) clears its name (it stayed registered until the next Leader Elected; a review, 2026-12-05)", async () => {
+    // a lease of its own: the row made again has a token from the clock, above this describe's others
+    const other = `${name}-deleted`;
+    const held = (holder: string, fencingToken: number, extra: Partial<Lease> = {}) => leaseRow(holder, { name: other, holderInstance: `${holder}-1`, fencingToken, ...extra });
+    const instance = () => aws.instances.get(other);
+    await handler()(delivered(held('I', 15), held('J', 16, { holderAddress: '10.0.0.9:80' }))[0]!.envelope, context);
+    expect(instance()).toMatchObject({ holder: 'J' });
+    // deleting a row tells nothing; the lease stream then makes it again, as reconcileAfterDelete does (lastHolderIdentity, departed, notBefore)
+    expect(eventsFromLeaseChange({ eventID: "rec-delete", at: NOW, oldLease: held("J", 16), newLease: undefined })).toEqual([]);
+    const made = leaseRow(undefined, { name: other, fencingToken: fencingTokenFloor(NOW), lastHolderIdentity: 'J', election: { id: `${other}#1`, startedAt: NOW, deadline: NOW + 15 * SEC, notBefore: NOW + 15 * SEC, strategy: 'OldestEmulationVersion', departed: 'J', awaitsStream: true } });
+    const started = delivered(undefined, made);
+    expect(started.map((e) => [e.event.detailType, (e.event.detail as { previousHolder?: string }).previousHolder])).toEqual([['Election Started', 'J']]);
+    expect(await handler()(started[0]!.envelope, context)).toMatchObject({ outcome: 'applied', state: `end ${fencingTokenFloor(NOW)}` });
     expect(instance()).toBeUndefined();
   });
 
