@@ -7,6 +7,8 @@
  */
 import type { TableSpec } from '../tables.js';
 
+export { dnsNameIssue } from '../schemas/lease.js';
+
 /** The function, as the construct deploys it and the build bundles it. */
 export const DISCOVERY_FUNCTION = {
   name: 'leaderDiscovery',
@@ -80,13 +82,3 @@ export function qualifiedRecordName(recordName: string, zoneName: string): strin
 /** The record name of `lease`: the template with `{lease}` replaced (lower case: DNS names are). */
 export const recordNameOf = (template: string, lease: string): string => normalizeDnsName(template.split(LEASE_PLACEHOLDER).join(lease));
 
-/**
- * What is wrong with `name` as a record name for a leader (undefined: nothing): host-name labels
- * (letters, digits, `-`, `_`), 1–63 characters each, 253 in all. Lease names may hold `:` and `/`,
- * which no host name can.
- */
-export function dnsNameIssue(name: string): string | undefined {
-  if (name.length > 253) return `is ${name.length} characters; a DNS name has at most 253`;
-  const bad = name.split('.').find((l) => !/^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/i.test(l));
-  return bad === undefined ? undefined : `has the label "${bad}", not a host-name label (1-63 of letters, digits, - and _, not starting or ending with -)`;
-}

@@ -128,7 +128,39 @@ export const Address = z
   .max(MAX_ADDRESS, `must be at most ${MAX_ADDRESS} characters (a URL or host:port)`);
 
 /** host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then a port. */
-const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?):(\d{1,5})$/;
+const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?):(\d{1,5})$/;
+
+/**
+ * What is wrong with `name` as a DNS name (undefined: nothing): host-name labels (letters, digits,
+ * `-`, `_`), 1–63 characters each, 253 in all. A leader's record name, and an advertised host
+ * that is a name. Lease names may hold `:` and `/`, which no host name can.
+ */
+export function dnsNameIssue(name: string): string | undefined {
+  if (name.length > 253) return `is ${name.length} characters; a DNS name has at most 253`;
+  const bad = name.split('.').find((l) => !/^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/i.test(l));
+  return bad === undefined ? undefined : `has the label "${bad}", not a host-name label (1-63 of letters, digits, - and _, not starting or ending with -)`;
+}
+
+/**
+ * What is wrong with the host of advertisable `s` (undefined: nothing), as clients and leader
+ * discovery read it: host:port's host as a URL reads it, which is what Node dials (10.1 is 10.0.0.1,
+ * 012.0.0.5 is 10.0.0.5, 999.999.999.999 is nothing), must be written so; a name must be host-name
+ * labels, in either form (leader discovery cleared the name of a leader it could not write).
+ */
+export function advertisedHostIssue(s: string): string | undefined {
+  const host = advertisedHost(s);
+  let read = host;
+  if (!s.includes('://')) {
+    const bracketed = s.startsWith('[');
+    const asHttp = `http://${bracketed ? `[${host}]` : host}`;
+    if (!URL.canParse(asHttp)) return `names the host ${host}, which is no IPv4 or IPv6 address and no DNS name`;
+    read = new URL(asHttp).hostname.replace(/^\[(.*)\]$/, '$1');
+    if (!bracketed && read !== host.toLowerCase()) return `names the host ${host}, which clients read as ${read}: write ${read} (${read}${s.slice(s.lastIndexOf(':'))})`;
+  }
+  if (read.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(read)) return undefined; // an IP address
+  const issue = read === '' ? 'is empty' : dnsNameIssue(read.replace(/\.$/, ''));
+  return issue && `names the host ${host}, which ${issue}`;
+}
 
 /** Whether `s` is a URL with a host (any scheme: http, https, grpc, …) or host:port with a port from 1 to 65535. */
 export function isAdvertisable(s: string): boolean {
@@ -167,7 +199,7 @@ export function isWildcardHost(host: string): boolean {
   // read as an http URL's host: IPv4's short and hex forms (0, 0x0) and IPv6's (::0) made plain
   const asHttp = `http://${host.includes(':') ? `[${host}]` : host}`;
   const plain = URL.canParse(asHttp) ? new URL(asHttp).hostname : host;
-  return plain === '0.0.0.0' || plain === '[::]';
+  return plain === '0.0.0.0' || plain === '[::]' || plain === '[::ffff:0:0]'; // (the last: 0.0.0.0 mapped into IPv6)
 }
 
 /** Whether `host` is what a template writes for an unset variable (`${process.env.POD_IP}`: undefined). */
@@ -197,6 +229,10 @@ export const AdvertisedAddress = Address.refine(isPortInRange, {
   .refine((s) => !isUnsetVariable(s), {
     when: ownChecksPassed,
     message: "names the host undefined, null or NaN: an unset variable written into a template: set it (its task's or pod's IP, such as http://10.0.0.5:8080), or leave `advertise` out",
+  })
+  .refine((s) => advertisedHostIssue(s) === undefined, {
+    when: ownChecksPassed,
+    error: (issue) => `${advertisedHostIssue(String(issue.input))} (where clients reach this worker, such as http://10.0.0.5:8080)`,
   });
 
 export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);

@@ -109,7 +109,24 @@ describe('advertise', () => {
     expect(e.message).toMatch(/an unset variable written into a template: set it/);
   });
 
-  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://user@10.0.0.1:8080/a:1'])('takes %s', (advertise) => {
+  // found by a review (2026-12-05): each was taken, and leader discovery then pointed a name
+  // elsewhere than clients dial (10.1:80 a CNAME to "10.1", which Node dials as 10.0.0.1), or
+  // cleared the leader's name (a host that is no DNS name)
+  it.each([
+    ['10.1:80', /names the host 10\.1, which clients read as 10\.0\.0\.1: write 10\.0\.0\.1 \(10\.0\.0\.1:80\)/],
+    ['012.0.0.5:80', /which clients read as 10\.0\.0\.5/],
+    ['0x7f.1:80', /which clients read as 127\.0\.0\.1/],
+    ['999.999.999.999:80', /names the host 999\.999\.999\.999, which is no IPv4 or IPv6 address and no DNS name/],
+    ['[1:2]:80', /names the host 1:2, which is no IPv4 or IPv6 address/],
+    ['a..b:80', /has the label "", not a host-name label/],
+    ['http://-bad-.example', /names the host -bad-\.example, which has the label "-bad-"/],
+    [`${'a'.repeat(64)}.internal:80`, /not a host-name label \(1-63/],
+    ['[::ffff:0.0.0.0]:80', /is the wildcard address/],
+  ])('refuses %s: its host is not what clients and leader discovery read', (advertise, why) => {
+    expect(refused(advertise).message).toMatch(why);
+  });
+
+  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://user@10.0.0.1:8080/a:1', 'my_host:8080', 'http://my_host:8080', 'Worker-3.Internal:8080'])('takes %s', (advertise) => {
     expect(advertising(advertise).options.advertise).toBe(advertise);
   });
 });
