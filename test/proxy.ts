@@ -307,6 +307,13 @@ export async function holdingProxy(target: string, matches: (operation: string, 
   };
 }
 
+/** A proxy in front of `target` (DynamoDB Local) whose answers' Date header is `aheadMs` later: DynamoDB's clock ahead of this machine's (this machine's slow). */
+export async function aheadProxy(target: string, aheadMs: number) {
+  return answeringProxy(target, ({ res, passOn }) =>
+    passOn((status, headers, back) => void res.writeHead(status, { ...headers, date: new Date(Date.parse(String(headers.date)) + aheadMs).toUTCString(), 'content-length': back.length }).end(back)),
+  );
+}
+
 /**
  * A proxy in front of `target` (DynamoDB Local) that answers as DynamoDB Local before 2.2.0 does: a
  * write its condition refuses (ConditionalCheckFailedException) comes back without the item that

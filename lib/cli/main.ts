@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isatty } from 'node:tty';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { serverClockOf } from '../sdk/server-clock.js';
 import { Command, CommanderError } from 'commander';
 import type * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
@@ -33,6 +34,8 @@ import { watch } from './watch.js';
 export interface CliIO extends Sink {
   env: Record<string, string | undefined>;
   clock: Clock;
+  /** Whether to measure DynamoDB's time from its answers on `clock`, and judge by it; default: unless a clock is given. */
+  serverTime?: boolean;
   /** Waiting and stopping for watch and events --follow; default: real time, stopped by Ctrl-C. */
   pace?: Pace;
   /** Where a confirmation's answer is read from; default: process.stdin. */
@@ -228,13 +231,17 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     // (progress; every write follows one), or the command started waiting on a term: run again
     // after it, the command would ask again, or act on the rows as read then (another term,
     // another expiry), or make its change twice
-    const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock: io.clock });
+    // DynamoDB's time, measured from its answers' Date headers on this machine's clock: a priority pin's expiry, and every age shown, are judged by the
+    // coordinator and the workers on DynamoDB's time; a laptop 10 minutes slow wrote a 5-minute pin
+    // already over, and said it was pinned
+    const clock = io.serverTime ? serverClockOf(client, io.clock) : io.clock;
+    const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock });
     const progress: Progress = {};
     let told: string | undefined; // the waiting line printed last: each kind of wait told once
     try {
       for (let tries = 1; ; tries++) {
         try {
-          return await fn(cliContext(client, target, { clock: io.clock, sink: io, output: opts.output, confirm, progress, ...judging }));
+          return await fn(cliContext(client, target, { clock, sink: io, output: opts.output, confirm, progress, ...judging }));
         } catch (e) {
           if ((progress.confirmed !== undefined || progress.waiting) && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
           if (!(await tables.waitsFor(e))) throw tables.active.length ? activeNotFound(tables.active, target) : e;
@@ -419,7 +426,7 @@ async function interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promis
 
 /** Runs the CLI on `argv` (without node and the script); returns the exit code. */
 export async function main(argv: readonly string[], given: Partial<CliIO> = {}): Promise<number> {
-  const io: CliIO = { ...defaultIO(), ...given };
+  const io: CliIO = { ...defaultIO(), ...given, serverTime: given.serverTime ?? given.clock === undefined };
   const prompt = given.prompt ?? (given.err ? io.err : (t: string) => void process.stderr.write(t));
   const stop = new AbortController();
   const onSignal = () => stop.abort();

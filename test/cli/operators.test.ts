@@ -17,6 +17,7 @@ import { manualClock, type ManualClock } from '../../lib/clock.js';
 import { CandidateStore, type CandidatePatch, type CandidateRead } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
+import { aheadProxy } from '../proxy.js';
 import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 
 let h: CliHarness;
@@ -153,6 +154,29 @@ describe('a change the rows already show', () => {
     expect((await h.candidates.read('same', 'u2')).item?.revision).toBe(1);
     // -o json: the row as it stands
     expect(JSON.parse((await h.run(['set-priority', 'same', 'u2', '3', '-o', 'json'], { clock: at() })).out)).toMatchObject({ name: 'u2', priority: 3, revision: 1 });
+  });
+});
+
+describe("this machine's clock 10 minutes slow", () => {
+  // found by a review (2026-12-05): `--for 5m` stamped the pin's expiry on this machine's clock, so
+  // the coordinator (on DynamoDB's time) found it over already, while the CLI said it was pinned
+  it("a pin's expiry is stamped on DynamoDB's time, measured from its answers", async () => {
+    const AHEAD_MS = 10 * MIN;
+    const proxy = await aheadProxy(h.endpoint, AHEAD_MS);
+    try {
+      const now = Date.now();
+      await h.seedCandidate(cand('s1', '1.30.0', '1.30.0', { leaseName: 'skewed', renewTime: now + AHEAD_MS, createdAt: now + AHEAD_MS }));
+      const argv = h.target.map((a) => (a === h.endpoint ? proxy.endpoint : a));
+      expect(argv).toContain(proxy.endpoint);
+      const r = await runMain([...argv, 'set-priority', 'skewed', 's1', '5', '--for', '5m', '--yes']);
+      expect(r.code).toBe(0);
+      const expires = (await h.candidates.read('skewed', 's1')).item!.priorityExpiresAt!;
+      // DynamoDB's now plus 5 minutes (its Date header whole seconds, measured across a round trip: a
+      // minute covers a machine however busy); this machine's now plus 5 minutes, before the fix
+      expect(Math.abs(expires - (now + AHEAD_MS + 5 * MIN))).toBeLessThan(MIN);
+    } finally {
+      await proxy.close();
+    }
   });
 });
 
