@@ -269,11 +269,19 @@ export function shortTermMs(s: { readonly leaseDurationMs: number; readonly rene
   return lease === undefined ? 0 : Math.max(0, Math.ceil(s.renewDeadlineMs - (lease.leaseDurationSeconds * 1000 * s.renewDeadlineMs) / s.leaseDurationMs));
 }
 
+/**
+ * The key a candidate answers an election under (`ackedElection`): its id and when it started. Ids
+ * repeat: `<lease>#<revision>`, and a lease row made again after a delete (an operator's, or the
+ * tables made anew) starts at revision 1, so a worker that had answered `job#1` once let the new
+ * `job#1` pass unanswered.
+ */
+export const electionKey = (e: { readonly id: string; readonly startedAt: number }): string => `${e.id}@${e.startedAt}`;
+
 /** An unheld lease's last election failed for want of a live candidate: the key a candidate answers it under. */
 function askedInVainKey(lease: Lease | undefined): string | undefined {
   const f = lease?.lastElectionFailure;
   if (!f || f.reason !== 'noLiveCandidates' || lease!.holderIdentity !== undefined) return undefined;
-  return `failed:${f.electionId ?? f.at}`;
+  return `failed:${f.electionId ?? ''}@${f.at}`;
 }
 
 /**
@@ -291,7 +299,7 @@ const CONFIRM: FollowerDecision = { confirm: true, answer: undefined, vacantSinc
 export function decideFollower(v: FollowerView): FollowerDecision {
   const { lease, now } = v;
   if (lease?.holderIdentity === v.identity && lease.holderInstance === v.instance) return CONFIRM;
-  const asked = lease?.election ? lease.election.id : askedInVainKey(lease);
+  const asked = lease?.election ? electionKey(lease.election) : askedInVainKey(lease);
   const answer = !v.candidate
     ? undefined
     : asked !== undefined && v.ackedElection !== asked
@@ -828,7 +836,7 @@ export type AfterRenewal =
 /** After a renewal: yield to a preferred holder, answer an open election, or nothing. */
 export function afterRenewal(s: LeaderSettings, lease: Lease, k: { readonly candidate: boolean; readonly ackedElection: string | undefined }): AfterRenewal {
   if (s.mode === 'coordinated' && lease.preferredHolder && lease.preferredHolder !== s.identity) return { kind: 'yield' };
-  if (k.candidate && lease.election && k.ackedElection !== lease.election.id) return { kind: 'ack', election: lease.election.id };
+  if (k.candidate && lease.election && k.ackedElection !== electionKey(lease.election)) return { kind: 'ack', election: electionKey(lease.election) };
   return { kind: 'none' };
 }
 

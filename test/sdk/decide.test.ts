@@ -40,7 +40,7 @@ const poll: Event = { kind: 'poll', pushLive: false };
 
 describe("the elector's step: the leader's order of actions", () => {
   /** A term the coordinator gave, with an election open on the row: read, confirmed, started; its acknowledgement sent. */
-  const elected = mine({ renewTime: 1, election: { id: 'e1' } as Lease['election'] });
+  const elected = mine({ renewTime: 1, election: { id: 'e1', startedAt: 1 } as Lease['election'] });
   const startedWithElection: Parameters<typeof run>[2] = [
     [poll, at()],
     [{ kind: 'leaseRead', raw: read(elected) }, at(10)],
@@ -54,7 +54,7 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.effects[2]![0]).toEqual({ kind: 'armDeadline', at: T + 10 + 10_000, no: 1 }); // from the confirmation's send time
     expect(r.effects[3]![0]).toMatchObject({ kind: 'renewCandidacy', withinMs: 4_990 }); // the acknowledgement is waited for half the 9,980 ms left
     expect(r.state.lead).toMatchObject({ term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T + 10, no: 1 });
-    expect(r.state.ackedElection).toBe('e1');
+    expect(r.state.ackedElection).toBe('e1@1');
     expect(r.state.ledToken).toBe(7);
     expect(r.state.pending).toBeUndefined();
   });

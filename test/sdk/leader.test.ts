@@ -55,8 +55,9 @@ describe('afterRenewal and heirOf', () => {
   it.each([
     { name: 'another holder preferred: yield', lease: lease({ preferredHolder: 'b' }), k: { candidate: true, ackedElection: undefined }, want: { kind: 'yield' } },
     { name: 'itself preferred: nothing', lease: lease({ preferredHolder: 'a' }), k: { candidate: true, ackedElection: undefined }, want: { kind: 'none' } },
-    { name: 'an open election not answered: ack it', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: true, ackedElection: undefined }, want: { kind: 'ack', election: 'e1' } },
-    { name: 'the election already answered: nothing', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: true, ackedElection: 'e1' }, want: { kind: 'none' } },
+    { name: 'an open election not answered: ack it', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: true, ackedElection: undefined }, want: { kind: 'ack', election: 'e1@1' } },
+    { name: 'the election already answered: nothing', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: true, ackedElection: 'e1@1' }, want: { kind: 'none' } },
+    { name: 'an election of the id of the one answered, started later (the row made again): ack it', lease: lease({ election: { id: 'e1', startedAt: 7, deadline: 9 } } as Partial<Lease>), k: { candidate: true, ackedElection: 'e1@1' }, want: { kind: 'ack', election: 'e1@7' } },
     { name: 'no candidacy: nothing to answer', lease: lease({ election: { id: 'e1', startedAt: 1, deadline: 2 } } as Partial<Lease>), k: { candidate: false, ackedElection: undefined }, want: { kind: 'none' } },
   ])('$name', ({ lease: l, k, want }) => expect(afterRenewal(S, l, k)).toEqual(want));
 
