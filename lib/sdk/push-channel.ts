@@ -122,6 +122,9 @@ const CONNACK_TIMEOUT = 'connack timeout';
  * before its CONNACK, IoT Core's answer to a CONNECT its policy refuses; no CONNACK at all, no
  * broker there; else nothing.
  */
+/** A connection refused: nothing listens at the endpoint's host and port. */
+const REFUSED_HINT = ": nothing listens there: check the endpoint (the stack output PushEndpoint; locally, the CONCLAVE_PUSH_URL local mode printed when it started, which changes each time it starts)";
+
 function upgradeRefused(message: string): string {
   if (message === CLOSED_BEFORE_CONNACK)
     return ": the endpoint took the WebSocket and closed it before accepting the connection; for IoT Core, the role needs iot:Connect for this clientId (grantWorker allows the deployment's own, which PushChannel uses unless given a clientId)";
@@ -355,8 +358,11 @@ export class PushChannel implements Push {
           const why = (e as Error).message;
           // not connected yet when mqtt.js gave up: where the connection stopped (the TCP handshake, say), not what the broker did
           const unsent = unsentWhenFailed(e);
-          const told = unsent ? unsentTold(unsent, CONNECT_TIMEOUT_MS, 'iot') : undefined;
-          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${why}${told ? `: timed out ${told.how}: ${told.fix}` : upgradeRefused(why)}`, { cause: e }));
+          // refused at once (nothing listens there): no timeout to tell of, however early it stopped
+          const refused = (e as { code?: string }).code === 'ECONNREFUSED';
+          const told = unsent && !refused ? unsentTold(unsent, CONNECT_TIMEOUT_MS, 'iot') : undefined;
+          const hint = refused ? REFUSED_HINT : told ? `: timed out ${told.how}: ${told.fix}` : upgradeRefused(why);
+          if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${why}${hint}`, { cause: e }));
           return undefined;
         });
         if (up) {

@@ -182,6 +182,16 @@ describe('PushChannel under faults', () => {
     }
   }, 60_000);
 
+  it('an endpoint where nothing listens (local mode stopped, or started again on another port): told as refused, not as a handshake nobody answered (a review, 2026-12-05: it blamed VPC endpoints and firewalls)', async () => {
+    const closed = createServer();
+    const port = await listenOnLoopback(closed);
+    await new Promise<void>((r) => closed.close(() => r()));
+    const endpoint = `ws://127.0.0.1:${port}/mqtt`;
+    const { first } = await firstReport(endpoint);
+    expect(first.message).toMatch(new RegExp(`^PushChannel: could not connect to ${endpoint.replace(/[.]/g, '\\.')} \\(trying again in 100 ms\\): .*ECONNREFUSED.*: nothing listens there: check the endpoint`));
+    expect(first.message).not.toMatch(/timed out|handshake|firewall/);
+  });
+
   it('stopped while connecting to a broker that never answers: run() resolves (at once: bench/push-stop.ts)', async () => {
     const p = await proxy({ blackHole: true });
     const channel = new PushChannel({ endpoint: p.endpoint, tables: 'hole', onError: () => undefined });
