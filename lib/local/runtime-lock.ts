@@ -383,22 +383,31 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
       );
       landedSentAt = Math.max(landedSentAt, sent);
     } catch (e) {
-      if (!isConditionFailed(e)) throw e;
+      // the lock's table gone: DynamoDB Local started again without its data (in memory), or the
+      // table deleted by hand; every table of this local mode went with it (a passing fault before:
+      // its functions waited for a renewal to land, for ever)
+      const tableGone = (e as Error).name === 'ResourceNotFoundException';
+      if (!isConditionFailed(e) && !tableGone) throw e;
       if (over) return;
       over = true;
       held.delete(owner);
       // who holds it now, for the message only: the loss is told whether or not this read answers
       let what: string;
       let loss: RuntimeLockLoss;
-      try {
-        const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
-        const taker = out.Item && RuntimeLockItem.safeParse(rowOf(out.Item)).data;
-        // a start that judged it not renewed writes its own over it; no runtime deletes a lock not its own
-        what = taker ? `taken over by ${holderOf(taker)} (judged not renewed)` : 'deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)';
-        loss = taker ? { kind: 'takenOver', pid: taker.pid, host: taker.host } : { kind: 'deleted' };
-      } catch (read) {
-        what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;
-        loss = { kind: 'unread', error: read };
+      if (tableGone) {
+        what = `deleted with its table ${RUNTIME_LOCK_TABLE}: the DynamoDB Local there lost its tables (started again without its data?), and this local mode's with it; start local mode again`;
+        loss = { kind: 'deleted' };
+      } else {
+        try {
+          const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
+          const taker = out.Item && RuntimeLockItem.safeParse(rowOf(out.Item)).data;
+          // a start that judged it not renewed writes its own over it; no runtime deletes a lock not its own
+          what = taker ? `taken over by ${holderOf(taker)} (judged not renewed)` : 'deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)';
+          loss = taker ? { kind: 'takenOver', pid: taker.pid, host: taker.host } : { kind: 'deleted' };
+        } catch (read) {
+          what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;
+          loss = { kind: 'unread', error: read };
+        }
       }
       const line = `the lock of local mode on table prefix ${prefix} was ${what}`;
       // a throwing callback must not turn the loss, handled, into a failed renewal (dropped: the lock is over)
