@@ -260,6 +260,23 @@ async function stopParts(parts: Part[]): Promise<{ part: string; error: unknown 
 }
 
 /**
+ * Appends `entry` to `file` as a JSON line; a write that fails (the disk full, the folder read-only)
+ * is a process warning naming the file and holding the line, and the runtime goes on: the entry is
+ * kept in the runtime's own list (`events`, `deadLetters`) and given to its callback. Thrown, it
+ * crashed the process from a timer (a dead letter: an unhandled rejection), or had the event bus
+ * publish the event again, appending it once more each time (`events` held it twice), and report
+ * it as not published to EventBridge.
+ */
+function appendOrWarn(file: string, entry: unknown, what: string): void {
+  const line = JSON.stringify(entry);
+  try {
+    appendFileSync(file, `${line}\n`);
+  } catch (e) {
+    process.emitWarning(new Error(`local mode could not write ${what} to ${file} (${(e as Error).message}); the line it would have written: ${line}`, { cause: e }));
+  }
+}
+
+/**
  * Starts the runtime. A start that fails part-way stops every part it had started, the last
  * first, and throws the original error: nothing is left holding a port or keeping the caller's
  * process alive (the bus's and the broker's servers, the broker's process, DynamoDB Local).
@@ -367,14 +384,14 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       const event = parseEvent(entry.detailType, entry.detail);
       const e: LocalEvent = { time: entry.time, source: entry.source, detailType: event.detailType, detail: event.detail, event };
       events.push(e);
-      appendFileSync(eventsFile, `${JSON.stringify({ time: e.time, source: e.source, detailType: e.detailType, detail: e.detail })}\n`);
+      appendOrWarn(eventsFile, { time: e.time, source: e.source, detailType: e.detailType, detail: e.detail }, 'an event');
       opts.onEvent?.(e);
     },
   });
   parts.push({ name: 'the event bus', stop: () => bus.stop() });
   const deadLetter = (d: DeadLetter) => {
     deadLetters.push(d);
-    appendFileSync(deadLetterFile, `${JSON.stringify(d)}\n`);
+    appendOrWarn(deadLetterFile, d, 'a dead letter');
     opts.onDeadLetter?.(d);
   };
 

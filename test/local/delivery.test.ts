@@ -5,7 +5,7 @@
  * each change once.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
@@ -100,6 +100,32 @@ describe('local runtime delivery', () => {
     const file = readFileSync(rt.deadLetterFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as DeadLetter);
     expect(file).toEqual([expect.objectContaining({ function: 'leaseStream', records: [expect.objectContaining({ eventID: poison.eventID, record: poison.record })] })]);
     expect(rt.deadLetters).toHaveLength(1);
+  });
+
+  it('the dead-letter and events files unwritable (a full disk, say): each line is a process warning naming the file, the runtime goes on, and each event is kept once (a dead letter crashed the process; an event was published again, kept once more each time; a review, 2026-12-05)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-delivery-'));
+    mkdirSync(join(dir, 'dead-letters.jsonl')); // a folder where the file goes: every append fails (EISDIR)
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const { rt } = await runtime({ dir });
+      // the events file made a folder too, under the running runtime
+      rmSync(rt.eventsFile);
+      mkdirSync(rt.eventsFile);
+      await rt.client.send(new PutItemCommand({ TableName: rt.tables.leases, Item: { name: { S: 'broken' }, fencingToken: { S: 'seven' }, revision: { N: '1' } } }));
+      const leases = rt.deps.coordinator.leases;
+      const now = Date.now();
+      await leases.write(await leases.read('fine'), { set: { holderIdentity: 'x', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'self' } });
+      await waitFor('the dead letter', () => rt.deadLetters.some((d) => d.function === 'leaseStream'));
+      const elected = await waitFor('the good record handled', () => rt.events.find((e) => e.detailType === 'Leader Elected' && e.detail.lease === 'fine'));
+      await waitFor('both told', () => warnings.some((w) => w.message.includes('a dead letter')) && warnings.some((w) => w.message.includes(elected.detail.id)));
+      expect(warnings.find((w) => w.message.includes('a dead letter'))!.message).toMatch(new RegExp(`^local mode could not write a dead letter to ${rt.deadLetterFile} \\(EISDIR.*\\); the line it would have written: \\{"function":"leaseStream"`));
+      expect(warnings.find((w) => w.message.includes(elected.detail.id))!.message).toMatch(new RegExp(`^local mode could not write an event to ${rt.eventsFile} \\(EISDIR`));
+      expect(rt.events.filter((e) => e.detail.id === elected.detail.id)).toHaveLength(1);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('a transient fault (DynamoDB throttling) is retried through batch item failures, not dead-lettered', async () => {
