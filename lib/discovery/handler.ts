@@ -87,13 +87,12 @@ function leasesOf(json: string | undefined): ReadonlySet<string> | undefined {
 export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): DiscoveryFunctionDeps {
   const e = parse(Env, env, `environment of the ${DISCOVERY_FUNCTION.name} function`);
   const serviceId = e[DISCOVERY_ENV.cloudMapServiceId];
-  const leases = leasesOf(e[DISCOVERY_ENV.leases]);
   const naming = serviceId
     ? cloudMapNaming(new ServiceDiscoveryClient({}), serviceId)
-    : route53Naming(new Route53Client({}), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]!, leasesNamed: leases !== undefined });
+    : route53Naming(new Route53Client({}), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]! });
   return {
     discovery: { state: new DiscoveryStateStore(new DynamoDBClient({}), e[DISCOVERY_ENV.table]), naming, clock: systemClock },
-    leases,
+    leases: leasesOf(e[DISCOVERY_ENV.leases]),
     ...observability(DISCOVERY_FUNCTION.name),
   };
 }

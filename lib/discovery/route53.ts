@@ -7,7 +7,7 @@
 import { ChangeResourceRecordSetsCommand, ListResourceRecordSetsCommand, type Change, type ResourceRecordSet, type Route53Client } from '@aws-sdk/client-route-53';
 import { ValidationError } from '../schemas/validation.js';
 import type { LeaderNaming, LeaderTarget } from './naming.js';
-import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, recordNameOf } from './wiring.js';
+import { dnsNameIssue, normalizeDnsName, recordNameOf } from './wiring.js';
 
 /** The record types a leader's name may have: the ones the function deletes when the type changes or the term ends. */
 export const MANAGED_TYPES = ['A', 'AAAA', 'CNAME'] as const;
@@ -21,12 +21,6 @@ export interface Route53NamingOptions {
   /** Fully qualified, with `{lease}` where each lease has a record of its own. */
   readonly recordName: string;
   readonly ttlSeconds: number;
-  /**
-   * Whether the construct named the leases (`leaderDiscovery.leaseNames`), whose record names synth
-   * checked to be distinct. Without them, a lease whose name has upper-case letters is refused: DNS
-   * names ignore case, so "Orders" and "orders" would share one record.
-   */
-  readonly leasesNamed?: boolean;
 }
 
 /** The record that names `target`. */
@@ -51,8 +45,6 @@ export function route53Naming(client: Route53Client, o: Route53NamingOptions): L
     const name = recordNameOf(o.recordName, lease);
     const issue = dnsNameIssue(name);
     if (issue) throw new ValidationError(`Route 53 record of lease "${lease}"`, [{ field: 'recordName', message: `${name} ${issue}; give the construct's leaderDiscovery.leaseNames only leases whose names are host-name labels` }]);
-    if (!o.leasesNamed && o.recordName.includes(LEASE_PLACEHOLDER) && lease !== lease.toLowerCase())
-      throw new ValidationError(`Route 53 record of lease "${lease}"`, [{ field: 'recordName', message: `${name} is also the record of "${lease.toLowerCase()}" and of any lease whose name differs only in case (DNS names ignore case); give the construct's leaderDiscovery.leaseNames, which synth checks for such pairs, or lower-case lease names` }]);
     return name;
   };
   /** The construct's records at `name`: simple A, AAAA and CNAME records. */

@@ -204,7 +204,7 @@ export function successorDecision(lease: Lease | undefined, candidates: readonly
     const election: Election = { id: electionIdFor(lease!.name, lease), startedAt: now, deadline: now + reelectionWindowMs(lease!, config), strategy: d.strategy!, holder: lease!.holderIdentity! };
     return { kind: 'openElection', strategy: d.strategy!, election, ping: s.check, ...named(s) };
   }
-  const n = d.reason === 'preemptionPending' ? preemptedTo(lease!, candidates, s) : s;
+  const n = d.reason === 'preemptionPending' && config.succession ? preemptedTo(lease!, candidates, s) : s;
   if (sameSuccessor(n.successor, lease?.successor, lease?.successorInstance) && sameSuccessor(n.second, lease?.secondSuccessor, lease?.secondSuccessorInstance)) return undefined;
   return { kind: 'setSuccessor', strategy: d.strategy!, ...named(n) };
 }

@@ -1800,7 +1800,7 @@ function viewed(s: FollowerSettings, state: FollowerState, p: Extract<Pending, {
 /** What `lease` asks of a coordinator now, as a key that changes with each ask: its open election, or else its vacancy report. */
 function askOf(lease: Lease | undefined): string | undefined {
   // counted afresh once the lease stream has seen the row (awaitsStream cleared)
-  if (lease?.election) return `election|${lease.election.id}${lease.election.awaitsStream ? '|stream' : ''}`;
+  if (lease?.election) return `election|${electionKey(lease.election)}${lease.election.awaitsStream ? '|stream' : ''}`;
   const r = lease?.vacancyReport;
   return r === undefined ? undefined : `report|${r.by}|${r.at}|${r.observedRevision}`;
 }

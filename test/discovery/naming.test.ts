@@ -174,16 +174,6 @@ describe('Route 53', () => {
     expect((e as Error).message).toMatch(/team\/reports:nightly\.leader\.internal\.example\.com .*not a host-name label.*leaseNames/);
   });
 
-  it('refuses a lease whose name has upper-case letters when the construct named no leases (DNS names ignore case: "Orders" and "orders" shared one record, and a release of one cleared the other); with leaseNames, checked at synth, it is named', async () => {
-    const e = await naming.point('Orders', target('10.9.9.9:1')).catch((x: unknown) => x);
-    expect(e).toBeInstanceOf(ValidationError);
-    expect((e as Error).message).toMatch(/orders\.leader\.internal\.example\.com is also the record of "orders" .*DNS names ignore case.*leaseNames/);
-    expect(aws.records).toEqual([]);
-    const listed = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: `{lease}.leader.${zone}`, ttlSeconds: 30, leasesNamed: true });
-    await listed.point('Orders', target('10.9.9.9:1'));
-    expect(aws.records).toEqual([{ name: `orders.leader.${zone}.`, type: 'A', ttl: 30, values: ['10.9.9.9'] }]);
-  });
-
   it('one fixed name for one lease: the record name as given', async () => {
     const one = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: `leader.${zone}`, ttlSeconds: 30 });
     await one.point('nightly-report', target('10.0.0.7:8080'));

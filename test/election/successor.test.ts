@@ -3,13 +3,13 @@ import { pingsToWithdraw, type Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
 import { decideWithSuccession, knownAliveSince, successorOf, successorsOf } from '../../lib/election/successor.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
-import { electionConfig } from '../../lib/schemas/config.js';
+import { electionConfig, type ElectionConfig } from '../../lib/schemas/config.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 
 const config = electionConfig();
 const OEV = 'OldestEmulationVersion';
-const run = (l: Lease | undefined, cs: Candidate[], now = NOW) => decideWithSuccession('component-A', l, cs, now, config);
+const run = (l: Lease | undefined, cs: Candidate[], now = NOW, c = config) => decideWithSuccession('component-A', l, cs, now, c);
 
 describe('successorOf: who takes the lease at once if the holder leaves', () => {
   it.each([
@@ -38,7 +38,7 @@ describe('successorOf: who takes the lease at once if the holder leaves', () => 
 describe('decideWithSuccession: the reconcile’s decision', () => {
   const b1 = cand('b', '1.1.0', '1.1.0', { identity: 'b_1' });
   const a = cand('a', '1.0.0', '1.0.0');
-  it.each<{ name: string; lease?: Lease; candidates: Candidate[]; now?: number; want: Partial<Decision> & { kind: Decision['kind'] } }>([
+  it.each<{ name: string; lease?: Lease; candidates: Candidate[]; now?: number; config?: Partial<ElectionConfig>; want: Partial<Decision> & { kind: Decision['kind'] } }>([
     { name: 'a healthy holder without a successor: designate one', lease: lease('a'), candidates: [a, b1], want: { kind: 'setSuccessor', strategy: OEV, successor: { name: 'b', instance: 'b_1' } } },
     { name: 'the successor designated already: nothing to do', lease: lease('a', { successor: 'b', successorInstance: 'b_1' }), candidates: [a, b1], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
     { name: 'the successor restarted (a new process): designate the new one', lease: lease('a', { successor: 'b', successorInstance: 'b_0' }), candidates: [a, b1], want: { kind: 'setSuccessor', successor: { name: 'b', instance: 'b_1' } } },
@@ -56,6 +56,14 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
         cand('c', '1.30.0', '1.30.0', { identity: 'c_1', location: { zone: 'us-east-1b' } }),
       ],
       want: { kind: 'setSuccessor', successor: { name: 'b', instance: 'b_1' }, secondSuccessor: { name: 'c', instance: 'c_1' } },
+    },
+    {
+      // (a review of that change: with succession off, it named a successor all the same)
+      name: '… with succession off: nobody named',
+      lease: lease('h', { preferredHolder: 'b' }),
+      candidates: [cand('h', '1.31.0', '1.31.0'), cand('b', '1.30.0', '1.30.0', { identity: 'b_1' })],
+      config: { succession: false },
+      want: { kind: 'leaveAlone', reason: 'preemptionPending' },
     },
     { name: 'a preemption names the preferred candidate successor in the same write (not the old successor)', lease: lease('b', { successor: 'c' }), candidates: [cand('a', '1.0.0', '1.0.0', { identity: 'a_1' }), cand('b', '2.0.0', '2.0.0'), cand('c', '3.0.0', '3.0.0')], want: { kind: 'preempt', preferredHolder: 'a', successor: { name: 'a', instance: 'a_1' } } },
     { name: 'a vacant lease: the election, not succession (the successor stays on the lease)', lease: lease('x', { renewTime: NOW - MIN, successor: 'b' }), candidates: [cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'expired' } },
@@ -91,8 +99,8 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
       ],
       want: { kind: 'elect', winner: 'b', successor: { name: 'c', instance: 'c_1' } },
     },
-  ])('$name', ({ lease: l, candidates, now, want }) => {
-    const d = run(l, candidates, now);
+  ])('$name', ({ lease: l, candidates, now, config: c, want }) => {
+    const d = run(l, candidates, now, c ? { ...config, ...c } : config);
     expect(d).toMatchObject(want);
     if (want.kind === 'setSuccessor' && !('successor' in want)) expect(d).not.toHaveProperty('successor');
     if (want.kind === 'elect' && !('successor' in want)) expect(d).not.toHaveProperty('successor');

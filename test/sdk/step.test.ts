@@ -453,7 +453,7 @@ describe("the follower's step", () => {
       [poll, at(3_000)],
       [{ kind: 'leaseRead', raw: read(held({ vacancyReport: report, election })) }, at(3_010)],
     ], r.state);
-    expect(answered.state.askSeen).toEqual({ key: 'election|e1', at: T + 3_010 });
+    expect(answered.state.askSeen).toEqual({ key: 'election|e1@1', at: T + 3_010 });
     // held for the lease stream, then the stream has seen the row: counted afresh
     const forStream = run(settings(), [
       [poll, at(4_000)],
@@ -461,7 +461,13 @@ describe("the follower's step", () => {
       [poll, at(6_000)],
       [{ kind: 'leaseRead', raw: read(held({ election })) }, at(6_010)],
     ], answered.state);
-    expect(forStream.state.askSeen).toEqual({ key: 'election|e1', at: T + 6_010 });
+    expect(forStream.state.askSeen).toEqual({ key: 'election|e1@1', at: T + 6_010 });
+    // an election of the same id started later (the row made again after a delete): a new ask, seen afresh
+    const again = run(settings(), [
+      [poll, at(6_500)],
+      [{ kind: 'leaseRead', raw: read(held({ election: { ...election!, startedAt: 6_000 } })) }, at(6_510)],
+    ], forStream.state);
+    expect(again.state.askSeen).toEqual({ key: 'election|e1@6000', at: T + 6_510 });
     const done = run(settings(), [
       [poll, at(7_000)],
       [{ kind: 'leaseRead', raw: read(held()) }, at(7_010)],
