@@ -287,36 +287,48 @@ const LISTEN_ERRORS: Record<string, string> = {
 };
 
 /**
- * At most `max` connections open at once: one past it closes an idle connection (no request of its
- * own being answered) of the remote address that holds the most, the oldest of them; the new one if
- * none is idle. node:http's `maxConnections` closes the new one instead: a client that held the cap
- * with idle connections, opening another as each closed, had every check refused, and a load
- * balancer marked the leader down.
+ * At most `max` connections open at once: one past it closes an idle connection (nothing of a
+ * request read since its last answer, none being answered) of the remote address that holds the
+ * most, the oldest of them; the new one if none is idle. node:http's `maxConnections` closes the
+ * new one instead: a client that held the cap with idle connections, opening another as each
+ * closed, had every check refused, and a load balancer marked the leader down. A check whose
+ * request is still arriving is not idle: it is answered.
  */
 function capConnections(server: Server, max: number): void {
-  /** Open connections, oldest first, with the requests of each being answered. */
-  const open = new Map<Socket, { readonly address: string; answering: number }>();
+  /** Open connections, oldest first: the requests of each being answered, and its bytes read when it was last answered. */
+  const open = new Map<Socket, Connection>();
   server.on('connection', (socket: Socket) => {
-    open.set(socket, { address: socket.remoteAddress ?? '', answering: 0 });
+    open.set(socket, { address: socket.remoteAddress ?? '', answering: 0, readWhenAnswered: 0 });
     socket.once('close', () => open.delete(socket));
     if (open.size > max) (idleOfBusiestAddress(open) ?? socket).destroy();
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const c = open.get(req.socket as Socket);
+    const socket = req.socket as Socket;
+    const c = open.get(socket);
     if (c === undefined) return;
     c.answering++;
-    res.once('close', () => c.answering--);
+    res.once('close', () => {
+      c.answering--;
+      c.readWhenAnswered = socket.bytesRead;
+    });
   });
 }
 
-/** The oldest idle connection of the address holding the most connections that has one idle. */
-function idleOfBusiestAddress(open: ReadonlyMap<Socket, { readonly address: string; answering: number }>): Socket | undefined {
+interface Connection {
+  readonly address: string;
+  answering: number;
+  readWhenAnswered: number;
+}
+
+/** The oldest idle connection (capConnections) of the address holding the most connections that has one idle. */
+function idleOfBusiestAddress(open: ReadonlyMap<Socket, Connection>): Socket | undefined {
   const held = new Map<string, number>();
   for (const c of open.values()) held.set(c.address, (held.get(c.address) ?? 0) + 1);
   let chosen: { socket: Socket; held: number } | undefined;
   for (const [socket, c] of open) {
     const n = held.get(c.address)!;
-    if (c.answering === 0 && (chosen === undefined || n > chosen.held)) chosen = { socket, held: n };
+    const idle = c.answering === 0 && socket.bytesRead === c.readWhenAnswered;
+    if (idle && (chosen === undefined || n > chosen.held)) chosen = { socket, held: n };
   }
   return chosen?.socket;
 }

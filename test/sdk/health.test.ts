@@ -525,6 +525,23 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     }
   });
 
+  it('maxConnections: a check whose request is still arriving is not idle: the idle one is closed, and the check answered (a review, 2026-12-05: the check, being the oldest, was closed)', async () => {
+    const s = await serveHealth(idle('cap-mid'), { port: 0, host: '127.0.0.1', maxConnections: 2 });
+    try {
+      const check = raw(s.port, 'GET /healthz HTTP/1.1\r\n'); // its headers still on the way
+      // a keep-alive connection, answered after the check's first bytes were sent (so read), idle since
+      const kept = raw(s.port, 'GET /healthz HTTP/1.1\r\n\r\n');
+      await waitFor('the keep-alive answered', () => kept.got.includes('200 OK'));
+      const third = raw(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+      expect(await third.closed).toMatch(/^HTTP\/1\.1 200 OK/);
+      await kept.closed; // the idle one, closed
+      check.socket.write('Connection: close\r\n\r\n');
+      expect(await check.closed).toMatch(/^HTTP\/1\.1 200 OK/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('maxConnections: a client holding the cap with idle connections from one address, opening another as each closes, does not shut out a check from another (it refused every check)', async () => {
     // found by a review (2026-12-05): node:http's maxConnections closed the new connection, so 64
     // silent sockets reopened as they closed had every check refused: a load balancer marked the leader down
