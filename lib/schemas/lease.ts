@@ -143,21 +143,28 @@ export function dnsNameIssue(name: string): string | undefined {
 
 /**
  * What is wrong with the host of advertisable `s` (undefined: nothing), as clients and leader
- * discovery read it: host:port's host as a URL reads it, which is what Node dials (10.1 is 10.0.0.1,
- * 012.0.0.5 is 10.0.0.5, 999.999.999.999 is nothing), must be written so; a name must be host-name
- * labels, in either form (leader discovery cleared the name of a leader it could not write).
+ * discovery read it. The host as an http URL reads it is what Node dials (10.1 is 10.0.0.1,
+ * 012.0.0.5 is 10.0.0.5, 999.999.999.999 is nothing): an IPv4 address must be written as read, in
+ * host:port and in a URL of any scheme (a grpc:// URL's host is not read so by the URL itself); a
+ * name must be host-name labels, its non-ASCII letters as punycode (leader discovery cleared the
+ * name of a leader it could not write).
  */
 export function advertisedHostIssue(s: string): string | undefined {
-  const host = advertisedHost(s);
-  let read = host;
-  if (!s.includes('://')) {
-    const bracketed = s.startsWith('[');
-    const asHttp = `http://${bracketed ? `[${host}]` : host}`;
-    if (!URL.canParse(asHttp)) return `names the host ${host}, which is no IPv4 or IPv6 address and no DNS name`;
-    read = new URL(asHttp).hostname.replace(/^\[(.*)\]$/, '$1');
-    if (!bracketed && read !== host.toLowerCase()) return `names the host ${host}, which clients read as ${read}: write ${read} (${read}${s.slice(s.lastIndexOf(':'))})`;
+  const bracketed = s.includes('://') ? /^[^:]+:\/\/(?:[^/?#@]*@)?\[/.test(s) : s.startsWith('[');
+  let host = advertisedHost(s);
+  if (bracketed) return URL.canParse(`http://[${host}]`) ? undefined : `names the host ${host}, which is no IPv6 address`;
+  try {
+    host = decodeURIComponent(host); // a non-special scheme's host comes percent-encoded
+  } catch {
+    return `names the host ${host}, which is no IPv4 address and no DNS name`;
   }
-  if (read.includes(':') || /^\d+\.\d+\.\d+\.\d+$/.test(read)) return undefined; // an IP address
+  const asHttp = `http://${host}`;
+  if (!URL.canParse(asHttp)) return `names the host ${host}, which is no IPv4 address and no DNS name`;
+  const read = new URL(asHttp).hostname;
+  if (/^\d+\.\d+\.\d+\.\d+$/.test(read)) {
+    const port = s.slice(s.lastIndexOf(':'));
+    return read === host ? undefined : `names the host ${host}, which clients read as ${read}: write ${read}${s.includes('://') ? '' : ` (${read}${port})`}`;
+  }
   const issue = read === '' ? 'is empty' : dnsNameIssue(read.replace(/\.$/, ''));
   return issue && `names the host ${host}, which ${issue}`;
 }

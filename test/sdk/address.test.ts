@@ -116,8 +116,12 @@ describe('advertise', () => {
     ['10.1:80', /names the host 10\.1, which clients read as 10\.0\.0\.1: write 10\.0\.0\.1 \(10\.0\.0\.1:80\)/],
     ['012.0.0.5:80', /which clients read as 10\.0\.0\.5/],
     ['0x7f.1:80', /which clients read as 127\.0\.0\.1/],
-    ['999.999.999.999:80', /names the host 999\.999\.999\.999, which is no IPv4 or IPv6 address and no DNS name/],
-    ['[1:2]:80', /names the host 1:2, which is no IPv4 or IPv6 address/],
+    ['999.999.999.999:80', /names the host 999\.999\.999\.999, which is no IPv4 address and no DNS name/],
+    ['[1:2]:80', /names the host 1:2, which is no IPv6 address/],
+    // in a URL of a scheme the URL reads no host of (a review of this change: they were taken)
+    ['grpc://10.1:50051', /names the host 10\.1, which clients read as 10\.0\.0\.1: write 10\.0\.0\.1/],
+    ['tcp://012.0.0.5:9000', /which clients read as 10\.0\.0\.5/],
+    ['grpc://999.999.999.999:50051', /names the host 999\.999\.999\.999, which is no IPv4 address and no DNS name/],
     ['a..b:80', /has the label "", not a host-name label/],
     ['http://-bad-.example', /names the host -bad-\.example, which has the label "-bad-"/],
     [`${'a'.repeat(64)}.internal:80`, /not a host-name label \(1-63/],
@@ -126,7 +130,7 @@ describe('advertise', () => {
     expect(refused(advertise).message).toMatch(why);
   });
 
-  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://user@10.0.0.1:8080/a:1', 'my_host:8080', 'http://my_host:8080', 'Worker-3.Internal:8080'])('takes %s', (advertise) => {
+  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://user@10.0.0.1:8080/a:1', 'my_host:8080', 'http://my_host:8080', 'Worker-3.Internal:8080', 'grpc://münchen.de:50051', 'grpc://[fd00::1]:50051', 'redis://10.0.0.5:6379'])('takes %s', (advertise) => {
     expect(advertising(advertise).options.advertise).toBe(advertise);
   });
 });
