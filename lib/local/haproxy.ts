@@ -84,7 +84,7 @@ export const LeaderCheckSettingsSchema = z.strictObject({
   downIntervalMs: z.number().int().min(10, 'must be at least 10 ms'),
   /** `timeout check`: a check unanswered this long fails. */
   checkTimeoutMs: z.number().int().min(1),
-  /** `retries`: how often HAProxy itself tries a request again (`retry-on conn-failure empty-response 503`, `option redispatch 1`: on another routed worker when there is one); a request not GET, HEAD or OPTIONS only after a failed connection (`disable-l7-retry`). */
+  /** `retries`: how often HAProxy itself tries a request again (`retry-on conn-failure empty-response 503`, `option redispatch 1`: on another routed worker when there is one); a request not GET, HEAD or OPTIONS not after a connection closed unanswered (its backend's `retry-on conn-failure 503`). */
   retries: z.number().int().min(0),
   /** The `Retry-After` (seconds) on every 503 a client gets: when it should try once more. */
   retryAfterSeconds: z.number().int().min(1),
@@ -111,6 +111,8 @@ export type HaproxyServer = z.infer<typeof HaproxyServerSchema>;
 /** The path on HAProxy's own address that answers 200 while some worker is routed to, else 503 (`monitor-uri`). */
 export const MONITOR_PATH = '/haproxy/leader';
 const BACKEND = 'leader';
+/** The backend of requests that may change something (not GET, HEAD or OPTIONS): retried after a 503 or a failed connection only. */
+const CHANGES_BACKEND = 'leader-changes';
 
 /**
  * HAProxy's configuration: a frontend on 127.0.0.1:`port`, one backend with every worker as a server
@@ -151,6 +153,8 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     '  http-after-response set-status 503 if { status 502 } !{ var(txn.answered) -m found }',
     // a 503 (nobody routed to, or a worker that is not the leader) says when to try again
     `  http-after-response set-header Retry-After ${s.retryAfterSeconds} if { status 503 }`,
+    // a request that may change something (not GET, HEAD or OPTIONS) to servers of their own (below)
+    `  use_backend ${CHANGES_BACKEND} unless METH_GET || METH_OPTIONS`,
     `  default_backend ${BACKEND}`,
     `backend ${BACKEND}`,
     '  option httpchk GET /leader',
@@ -163,14 +167,19 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     // `downinter`: a new leader waited up to `inter` for its first check as one, the hand-off's tail
     `  default-server inter ${s.intervalMs}ms fastinter ${s.fastIntervalMs}ms downinter ${s.downIntervalMs}ms rise ${s.rise} fall ${s.fall} observe layer7 error-limit 1 on-error fastinter`,
     '  retry-on conn-failure empty-response 503',
-    // ... but a request that is not a GET, HEAD or OPTIONS only when its connection failed, before
-    // any worker saw it: a POST a worker applied and closed unanswered (a leader exiting after its
-    // hand-off, a crash) ran again on the next routed worker, in the new term, where its fencing
-    // token is valid too. The client gets the 503 with Retry-After, and decides
-    '  http-request disable-l7-retry unless METH_GET || METH_OPTIONS',
     `  retries ${s.retries}`,
     '  option redispatch 1',
     ...servers.map((v) => `  server ${v.name} ${v.host}:${v.port} check port ${v.checkPort}`),
+    // The same workers, each routed to as its check above says (`track`), for a request that may
+    // change something: retried after a worker's 503 (not the leader: nothing done) or a connection
+    // that failed (no worker saw it), never after one closed unanswered (`empty-response`): a POST a
+    // worker carried out before closing (a leader exiting after its hand-off, a crash) ran again on
+    // the next routed worker, in the new term, where its fencing token is valid too
+    `backend ${CHANGES_BACKEND}`,
+    '  retry-on conn-failure 503',
+    `  retries ${s.retries}`,
+    '  option redispatch 1',
+    ...servers.map((v) => `  server ${v.name} ${v.host}:${v.port} track ${BACKEND}/${v.name}`),
     '',
   ].join('\n');
 }
