@@ -246,11 +246,24 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   let exited: number | null | undefined;
   let stopped = false;
   const onExit: ((how: string) => void)[] = [];
+  // how Java exited, as its keeper told before exiting itself
+  let javaExit: string | undefined;
+  child.on('message', (m: { javaExit?: unknown }) => {
+    if (typeof m?.javaExit === 'string') javaExit = m.javaExit;
+  });
   child.on('exit', (code, sig) => {
     exited = code;
-    // (the keeper exits with Java's code, 1 for a signal)
-    const how = sig ? `killed by ${sig}` : `with code ${code}`;
-    if (!stopped) for (const fn of onExit.splice(0)) fn(how);
+    const told = () => {
+      // the keeper died without telling (killed, say): Java, left running with its tables and port,
+      // is stopped here, and the message names the keeper (Java was left running for good, and told
+      // as the one that exited)
+      if (javaExit === undefined && !stopped) signal(pid, 'SIGKILL');
+      const how = javaExit ?? `when its keeper (pid ${child.pid}) ${sig ? `was killed by ${sig}` : `exited with code ${code}`}: stopped with it`;
+      if (!stopped) for (const fn of onExit.splice(0)) fn(how);
+    };
+    // once its IPC channel has closed: every message the keeper sent has been read by then
+    if (child.connected) child.once('disconnect', told);
+    else told();
   });
   let pid: number | undefined;
   const killOnExit = () => {

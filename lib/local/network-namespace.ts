@@ -42,7 +42,8 @@ export function namespaceSupport(): NamespaceSupport {
 
 /**
  * Java's keeper (`node -e`, so it needs no file and no loader): starts Java with the arguments it
- * is given, tells the parent Java's pid, stops Java when the parent goes or disconnects (its IPC
+ * is given, tells the parent Java's pid, and how Java exited before it exits itself (the parent
+ * stops a Java whose keeper died without telling), stops Java when the parent goes or disconnects (its IPC
  * channel closes however the parent ends, SIGKILL included), and, in a namespace, pipes each
  * connection of the listening socket the parent sends to Java's port.
  */
@@ -52,7 +53,14 @@ const { connect } = require('node:net');
 const [port, ...args] = process.argv.slice(1);
 const java = spawn('java', args, { stdio: ['ignore', 'ignore', 'inherit'] });
 java.on('error', (e) => { console.error(String(e)); process.exit(1); });
-java.on('exit', (code) => process.exit(code ?? 1));
+// how Java exited, told to the parent before the keeper follows it (the keeper's own code can
+// only say 1 for a signal: an out-of-memory kill looked like a crash)
+java.on('exit', (code, sig) => {
+  const how = sig ? 'killed by ' + sig : 'with code ' + code;
+  const exit = () => process.exit(code ?? 1);
+  try { process.send({ javaExit: how }, exit); } catch { exit(); }
+  setTimeout(exit, 1000).unref();
+});
 if (java.pid !== undefined) process.send({ javaPid: java.pid });
 process.on('message', (_m, front) => {
   front.on('error', (e) => console.error('conclave relay: ' + String(e)));

@@ -49,6 +49,27 @@ describe.runIf(process.platform === 'linux')("DynamoDB Local's Java, out of reac
     expect(alive(ddb.pid!)).toBe(false);
   });
 
+  it.each(ways)("$name: its keeper killed (SIGKILL), Java is stopped too, and told as stopped with its keeper; Java killed itself is told by its own signal (a review, 2026-12-05: Java ran on for good, told as the one that exited, and Java's own SIGKILL was told as code 1)", async ({ namespace }) => {
+    const keeperOf = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1]);
+    const ddb = await startDynamoDBLocal({ namespace, log: () => undefined });
+    const told: string[] = [];
+    ddb.onExit((how) => told.push(how));
+    const keeper = keeperOf(ddb.pid!);
+    process.kill(keeper, 'SIGKILL');
+    await waitFor('told', () => told.length > 0);
+    expect(told).toEqual([`when its keeper (pid ${keeper}) was killed by SIGKILL: stopped with it`]);
+    await waitFor("Java gone with its keeper", () => !alive(ddb.pid!));
+    await ddb.stop();
+
+    const again = await startDynamoDBLocal({ namespace, log: () => undefined });
+    const toldAgain: string[] = [];
+    again.onExit((how) => toldAgain.push(how));
+    process.kill(again.pid!, 'SIGKILL');
+    await waitFor('told', () => toldAgain.length > 0);
+    expect(toldAgain).toEqual(['killed by SIGKILL']);
+    await again.stop();
+  });
+
   it.each(ways)('$name: a process killed with SIGKILL (no exit handler runs) takes its Java with it', async ({ namespace }) => {
     // a process of its own that starts DynamoDB Local, says Java's pid, and waits to be killed
     const script = `
