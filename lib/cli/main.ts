@@ -6,7 +6,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { isatty } from 'node:tty';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { serverClockOf } from '../sdk/server-clock.js';
 import { Command, CommanderError } from 'commander';
 import type * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
@@ -29,6 +28,7 @@ import { leader } from './leader.js';
 import { setLocations, setStrategy } from './lease-writes.js';
 import { release } from './release.js';
 import { preempt, setPriority } from './priority.js';
+import { dynamoDbTime } from './server-time.js';
 import { watch } from './watch.js';
 
 export interface CliIO extends Sink {
@@ -234,7 +234,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     // DynamoDB's time, measured from its answers' Date headers on this machine's clock: a priority pin's expiry, and every age shown, are judged by the
     // coordinator and the workers on DynamoDB's time; a laptop 10 minutes slow wrote a 5-minute pin
     // already over, and said it was pinned
-    const clock = io.serverTime ? serverClockOf(client, io.clock) : io.clock;
+    const clock = io.serverTime ? dynamoDbTime(client, io.clock) : io.clock;
     const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock });
     const progress: Progress = {};
     let told: string | undefined; // the waiting line printed last: each kind of wait told once

@@ -7,7 +7,7 @@
  */
 import type { TableSpec } from '../tables.js';
 
-export { dnsNameIssue } from '../schemas/lease.js';
+export { dnsNameIssue } from '../schemas/common.js';
 
 /** The function, as the construct deploys it and the build bundles it. */
 export const DISCOVERY_FUNCTION = {

@@ -59,7 +59,6 @@ java.on('exit', (code, sig) => {
   const how = sig ? 'killed by ' + sig : 'with code ' + code;
   const exit = () => process.exit(code ?? 1);
   try { process.send({ javaExit: how }, exit); } catch { exit(); }
-  setTimeout(exit, 1000).unref();
 });
 if (java.pid !== undefined) process.send({ javaPid: java.pid });
 process.on('message', (_m, front) => {

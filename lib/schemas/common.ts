@@ -67,3 +67,14 @@ export interface RowPatch<T> {
   set?: { [K in keyof T]?: T[K] | undefined };
   remove?: readonly (keyof T & string)[];
 }
+
+/**
+ * What is wrong with `name` as a DNS name (undefined: nothing): host-name labels (letters, digits,
+ * `-`, `_`), 1–63 characters each, 253 in all. A leader's record name, and an advertised host
+ * that is a name. Lease names may hold `:` and `/`, which no host name can.
+ */
+export function dnsNameIssue(name: string): string | undefined {
+  if (name.length > 253) return `is ${name.length} characters; a DNS name has at most 253`;
+  const bad = name.split('.').find((l) => !/^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/i.test(l));
+  return bad === undefined ? undefined : `has the label "${bad}", not a host-name label (1-63 of letters, digits, - and _, not starting or ending with -)`;
+}

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Arn, HolderName, Instance, Millis, Name, Revision } from './common.js';
+import { Arn, dnsNameIssue, HolderName, Instance, Millis, Name, Revision } from './common.js';
 import { FencingToken } from './fencing-token.js';
 import { PreferredLocations } from './location.js';
 import { HolderLoss, Platform } from './platform.js';
@@ -130,16 +130,6 @@ export const Address = z
 /** host:port: a DNS name, an IPv4 address or a bracketed IPv6 address, then a port. */
 const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?):(\d{1,5})$/;
 
-/**
- * What is wrong with `name` as a DNS name (undefined: nothing): host-name labels (letters, digits,
- * `-`, `_`), 1–63 characters each, 253 in all. A leader's record name, and an advertised host
- * that is a name. Lease names may hold `:` and `/`, which no host name can.
- */
-export function dnsNameIssue(name: string): string | undefined {
-  if (name.length > 253) return `is ${name.length} characters; a DNS name has at most 253`;
-  const bad = name.split('.').find((l) => !/^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/i.test(l));
-  return bad === undefined ? undefined : `has the label "${bad}", not a host-name label (1-63 of letters, digits, - and _, not starting or ending with -)`;
-}
 
 /**
  * What is wrong with the host of advertisable `s` (undefined: nothing), as clients and leader
