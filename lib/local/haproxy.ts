@@ -4,7 +4,7 @@
  * written per run: every worker a server, `GET /leader` its health check, so only the leader is
  * routed to (Patroni's pattern).
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createConnection } from 'node:net';
@@ -283,6 +283,17 @@ function sessionsTo(csv: string, server: string): number {
 }
 
 /**
+ * `command` run so that it is killed when this process dies, however it dies: on Linux under
+ * `setpriv --pdeathsig KILL` (util-linux), which execs it with the parent-death signal set. A
+ * SIGKILLed `npm start` left HAProxy running for good, on its port, reparented to init (process.on('exit')
+ * runs for no signal). Elsewhere, or without setpriv, as it is.
+ */
+export function withParentDeath(command: readonly string[]): [string, string[]] {
+  if (process.platform === 'linux' && spawnSync('setpriv', ['--version'], { stdio: 'ignore' }).status === 0) return ['setpriv', ['--pdeathsig', 'KILL', '--', ...command]];
+  return [command[0]!, command.slice(1)];
+}
+
+/**
  * Runs HAProxy in the foreground (`-db`) with haproxyConfig, on a free loopback port, until stop();
  * resolves once its frontend answers. The binary: `haproxy`, from ensureHaproxy (the caller asks).
  */
@@ -307,7 +318,7 @@ export async function startHaproxy(o: {
   const config = haproxyConfig({ port, servers: o.servers, statsSocket: socket, stateFile, ...(o.settings ? { settings: o.settings } : {}) });
   writeFileSync(stateFile, serversDownState(o.servers));
   writeFileSync(file, config);
-  const child = spawn(binary, ['-db', '-f', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(...withParentDeath([binary, '-db', '-f', file]), { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => {
     stderr = (stderr + b.toString()).slice(-4000);

@@ -9,7 +9,7 @@
  * back, and no request is lost, across a SIGTERM (hand-off) and a kill -9 (crash). How long each
  * costs is bench/'s (`npm run bench -- --only load-balancer`), not this test's.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,6 +66,38 @@ describe('ensureHaproxy: asked for, not taken', () => {
   it('asked, not root: the sudo line; a failed install: the line to run', () => {
     expect(messageOf(() => ensureHaproxy({ ...world({ root: false }).opts, install: true }))).toMatch(/needs root.*sudo sh -c 'apt-get update && apt-get install -y haproxy'/s);
     expect(messageOf(() => ensureHaproxy({ ...world({ root: true, installs: false }).opts, install: true }))).toMatch(/Installing haproxy failed \(exit 100\)/);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('HAProxy goes with the process that started it', () => {
+  it('a process killed with SIGKILL (no exit handler runs) takes its HAProxy with it (a review, 2026-12-05: HAProxy ran on for good, on its port)', async () => {
+    const script = `
+      import { ensureHaproxy, startHaproxy } from ${JSON.stringify(fileURLToPath(new URL('../../lib/local/haproxy.ts', import.meta.url)))};
+      const h = await startHaproxy({ servers: [{ name: 'a', host: '127.0.0.1', port: 1, checkPort: 2 }], binary: ensureHaproxy() });
+      console.log(h.pid);
+      setInterval(() => undefined, 60_000); // runs until it is killed
+    `;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const pid = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+        const m = /^(\d+)\n/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`the process exited (${code}) before saying HAProxy's pid`)));
+    });
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(alive()).toBe(true);
+    child.kill('SIGKILL');
+    await waitFor("HAProxy gone after its starter's SIGKILL", () => !alive());
   });
 });
 
