@@ -191,7 +191,8 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
       // its lock's renewals too: conclave-local stood as if ready beside tables that were gone
       await waitFor('the runtime told its DynamoDB Local exited', () => lines.length > 0);
       expect(lines).toEqual([
-        `the lock of local mode on table prefix conclave-local was lost with its DynamoDB Local (Java, pid ${pid}), which exited with code 1: its tables were in memory and are gone; start local mode again: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`,
+        // (Java's own signal, as its keeper now tells it: "with code 1" before, the keeper's code for any signal)
+        `the lock of local mode on table prefix conclave-local was lost with its DynamoDB Local (Java, pid ${pid}), which exited killed by SIGKILL: its tables were in memory and are gone; start local mode again: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`,
       ]);
       expect(losses).toEqual([{ kind: 'storeExited' }]);
       await expect(own.tick()).rejects.toThrow("start local mode again: this runtime's functions are stopped; stop it");
