@@ -75,7 +75,7 @@ describe.runIf(process.platform === 'linux')('HAProxy goes with the process that
       import { ensureHaproxy, startHaproxy } from ${JSON.stringify(fileURLToPath(new URL('../../lib/local/haproxy.ts', import.meta.url)))};
       const h = await startHaproxy({ servers: [{ name: 'a', host: '127.0.0.1', port: 1, checkPort: 2 }], binary: ensureHaproxy() });
       console.log(h.pid);
-      setInterval(() => undefined, 60_000); // runs until it is killed
+      (await import('node:net')).createServer().listen(0, '127.0.0.1'); // keeps it running until it is killed
     `;
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
     const pid = await new Promise<number>((resolve, reject) => {
