@@ -34,7 +34,7 @@ const TermFence = z.object({ leaseName: LeaseName, table: z.string().min(1), ter
 const ItemFence = z.object({ leaseName: LeaseName, fencingToken: FencingToken, attribute: z.string().min(1).optional() });
 
 /** DynamoDB's limit on items in one transaction; the fence takes one of them. */
-const MAX_TRANSACTION_ITEMS = 100;
+export const MAX_TRANSACTION_ITEMS = 100;
 
 /**
  * A fenced write was refused: the lease is no longer in the writer's term (another holder, a
@@ -217,6 +217,12 @@ export async function fencedItemWrite(
     }
     throw e;
   };
+  // one write, put or update: anything else failed on reading its fields (a TypeError naming nothing)
+  const given = typeof input === 'object' && input !== null ? (['put', 'update'] as const).filter((k) => k in input) : [];
+  if (given.length !== 1 || typeof (input as Record<string, unknown>)[given[0]!] !== 'object' || (input as Record<string, unknown>)[given[0]!] === null)
+    throw new ValidationError(`fencedItemWrite on lease "${fence.leaseName}"`, [
+      { field: 'input', message: given.length > 1 ? 'gives both put and update: give one write ({ put } or { update })' : 'must be { put: PutItemCommandInput } or { update: UpdateItemCommandInput }' },
+    ]);
   const joined = (own: string | undefined) => (own ? `${guard} AND (${own})` : guard);
   // the caller's placeholders and ours share one map each: one of its own named as ours would be replaced, silently
   const own = 'put' in input ? input.put : input.update;

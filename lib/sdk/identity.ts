@@ -36,6 +36,12 @@ const leastIdentityLeaseSeconds = (renewIntervalMs: number): number => {
   const bound = requestBoundFor(renewIntervalMs);
   return Math.ceil((renewIntervalMs * (2 + Math.floor(bound / renewIntervalMs)) + bound) / 1000);
 };
+/**
+ * The longest renew interval whose least lease fits a day (MAX_IDENTITY_LEASE_SECONDS): at such an
+ * interval a request's bound (the default's) is shorter than the interval, so the least lease is
+ * two intervals and the bound.
+ */
+const MAX_RENEW_INTERVAL_MS = Math.floor((MAX_IDENTITY_LEASE_SECONDS * 1000 - requestBoundFor(DEFAULT_RENEW_INTERVAL_MS)) / 2);
 /** The TTL backstop lies this many lease durations after the last renewal; GC normally comes first. */
 const TTL_FACTOR = 2;
 /** Lost write races in a row before an acquisition gives up (run() rejects, a renewal reports it). */
@@ -96,7 +102,12 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       /** @default os.hostname() */
       hostname: Hostname.prefault(() => osHostname()),
       /** How often renewTime is written (kube-apiserver: 10 s). @default 10000 */
-      renewIntervalMs: z.number().int('must be whole milliseconds').positive('must be > 0').default(DEFAULT_RENEW_INTERVAL_MS),
+      renewIntervalMs: z
+        .number()
+        .int('must be whole milliseconds')
+        .min(1_000, 'must be >= 1000 ms (milliseconds, not seconds: kube-apiserver\'s 10 s is 10000)')
+        .max(MAX_RENEW_INTERVAL_MS, `must be at most ${MAX_RENEW_INTERVAL_MS} ms, so a failed renewal and its retry fit a lease of at most a day`)
+        .default(DEFAULT_RENEW_INTERVAL_MS),
       /**
        * How long after its last renewal the row counts as dead (kube-apiserver: 3600 s): long enough
        * for a failed renewal and its retry (at least 40 s at the default interval; a shorter one is

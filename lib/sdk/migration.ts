@@ -389,7 +389,8 @@ const LeaderMigrationRunSchema = z.strictObject(
     ),
     component: z.string().min(1),
     primaryLeaseName: z.string().min(1),
-    config: z.custom<LeaderMigrationConfiguration>((v) => typeof v === 'object' && v !== null, { error: 'must be what resolveLeaderMigration returned (a configuration, or undefined: no migration)' }).optional(),
+    // checked field by field: a misspelt leaderName campaigned for the lease `undefined` and ran no migrated controller
+    config: LeaderMigrationConfigurationSchema.optional(),
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: "must be an AbortSignal (an AbortController's signal): it stops the run" }),
   },
   { error: optionErrors('runWithLeaderMigration', 'startElector, controllers, component, primaryLeaseName, config and signal') },

@@ -24,7 +24,7 @@ import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import type { LeaseLock } from './lock.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, type ElectorInternals, type StopReason } from './elector.js';
-import { FencingError, LeaseLostError, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
+import { FencingError, LeaseLostError, MAX_TRANSACTION_ITEMS, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, TableWait, stampClockFor, tableNotThere, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -349,6 +349,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         if (!(await until(ends, (s) => rows.complete(leaseName, row, runs, done, term.fencingToken, s)).catch(landed))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
       } else {
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
+        // the window's row and the fence take two of a transaction's items: refused before anything is sent or read
+        const most = MAX_TRANSACTION_ITEMS - 2;
+        if (items.length > most)
+          throw new RangeError(`complete(items): ${items.length} items do not fit one transaction with the window's row and the fence (at most ${most}); write the rest first with term.fencedWrite, idempotently (a window not marked is run again), and give complete() at most ${most}`);
         // the caller's items, the window's row, and the fence (a ConditionCheck of the term on the lease): all or nothing
         const item = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
         const send = (s: AbortSignal) => {

@@ -105,6 +105,15 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     expect(await item('ln')).toBeUndefined();
   });
 
+  it('refuses an input that is neither one put nor one update with a ValidationError naming input (it was a TypeError reading ExpressionAttributeNames of undefined)', async () => {
+    for (const input of [{}, { put: undefined }, { put: { TableName: table, Item: marshall({ id: 'in' }) }, update: { TableName: table, Key: marshall({ id: 'in' }), UpdateExpression: 'SET v = :v' } }, null]) {
+      const e = await refusal(fencedItemWrite(t.client, fence(1), input as never));
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).fields).toEqual(['input']);
+    }
+    expect(await item('in')).toBeUndefined();
+  });
+
   it('an update whose placeholders are named `#set` or `:set` keeps them: the fence joins the SET clause, not a placeholder', async () => {
     await fencedItemWrite(t.client, fence(4), { update: { TableName: table, Key: marshall({ id: 'e' }), UpdateExpression: 'ADD #set :set', ExpressionAttributeNames: { '#set': 'n' }, ExpressionAttributeValues: marshall({ ':set': 2 }) } });
     await fencedItemWrite(t.client, fence(4), { update: { TableName: table, Key: marshall({ id: 'e' }), UpdateExpression: 'REMOVE #set SET #v = :v', ExpressionAttributeNames: { '#set': 'n', '#v': 'v' }, ExpressionAttributeValues: marshall({ ':v': 'x' }) } });

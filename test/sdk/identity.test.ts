@@ -130,6 +130,10 @@ describe('IdentityLeaseHeartbeat options', () => {
   it.each([
     ['an empty component', { component: '' }, 'component'],
     ['a zero renew interval', { renewIntervalMs: 0 }, 'renewIntervalMs'],
+    // kube-apiserver's flag is in seconds: 10 meant as 10 s would write the row 100 times a second
+    ['a renew interval in seconds', { renewIntervalMs: 10 }, 'renewIntervalMs'],
+    // no lease of at most a day holds a failed renewal and its retry: the interval is named, not the duration
+    ['a renew interval no lease of a day covers', { renewIntervalMs: 50_000_000, leaseDurationSeconds: 86_400 }, 'renewIntervalMs'],
     ['a lease no longer than the renew interval', { renewIntervalMs: 10_000, leaseDurationSeconds: 10 }, 'leaseDurationSeconds'],
     ['a fractional lease duration', { leaseDurationSeconds: 1.5 }, 'leaseDurationSeconds'],
     ['a client that is not one', { client: {} as never }, 'client'],
@@ -148,6 +152,7 @@ describe('IdentityLeaseHeartbeat options', () => {
     [9_999, 40], // a bound of its own interval: 9.999 s · 3 + 9.999 s
     [1_000, 12], // a bound of 5 s (the least): the retry at the 7th interval, answered 5 s on
     [60_000, 130], // a bound of 10 s (the most): the retry at the 2nd interval
+    [43_195_000, 86_400], // the longest interval: two of them and the bound fill a day
   ])('with a renew interval of %i ms, refuses a lease shorter than %i s: one failed renewal and its retry must fit', (renewIntervalMs, least) => {
     const err = validationError(() => new IdentityLeaseHeartbeat({ ...base(), renewIntervalMs, leaseDurationSeconds: least - 1 }));
     expect(err.fields).toEqual(['leaseDurationSeconds']);

@@ -517,6 +517,28 @@ describe("the function's mark tried again after one that timed out and landed", 
   });
 });
 
+describe('complete(items) with more items than a transaction holds beside the window and the fence', () => {
+  it.each([99, 150])('%i items: a RangeError naming the 98 that fit, before anything is sent or read; the window stays open', async (n) => {
+    const { sim, run } = await world();
+    const a = sim.machine();
+    let sent = -1;
+    const r = await sim.settle(run('a', async (_s, term) => {
+      const items = Array.from({ length: n }, (_, i) => ({ Put: { TableName: sim.names.candidates, Item: marshall({ leaseName: 'job-output', name: `r${i}` }) } }));
+      const from = a.sent.length;
+      try {
+        return await term.complete(items);
+      } finally {
+        sent = a.sent.length - from;
+      }
+    }, { runOnce: { window: 'w-1' } }, a), 'a').catch((e: unknown) => e);
+    // it said "100 items ... split the write" for 99, counting the window's row, after reading that row back
+    expect(r).toMatchObject({ name: 'RangeError', message: expect.stringMatching(new RegExp(`^complete\\(items\\): ${n} items do not fit .*at most 98`)) as unknown });
+    expect(sent).toBe(0);
+    const rb = await sim.settle(run('b', async (_s, term) => (await term.complete(jobWrite(sim, 'b', term.fencingToken).TransactItems), 'b ran'), { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'ran', value: 'b ran' });
+  });
+});
+
 describe('complete(items) after a complete() of the row alone that landed unanswered', () => {
   it('is refused with a RangeError: its items were not written (it resolved, and withLease said ran, the items lost)', async () => {
     const { sim, run } = await world();
