@@ -264,6 +264,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       signal: got.signal,
       lost() {
         own.abort(new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason));
+        // the run's elector takes no later term: fn's work is fenced to this one, and a term nobody
+        // can use would hold the lease (others' runs busy) until fn returns
+        stop.abort(INTERNAL_STOP);
       },
       cancelled() {
         own.abort(cancel!.reason);
