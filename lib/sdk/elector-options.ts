@@ -11,7 +11,7 @@ import { AdvertisedAddress } from '../schemas/lease.js';
 import { Platform } from '../schemas/platform.js';
 import type { FencedItemInput } from './fencing.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, defaulted, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, PeriodMs, TablesSchema, defaulted, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
 import { Session, SessionSchema } from './session.js';
 
@@ -120,7 +120,7 @@ export const LeaderElectorOptionsSchema = z
        * How often a follower polls while the lease is in flux (vacant, an election, a preemption),
        * and how soon a leader tries again after a renewal failed (client-go RetryPeriod). @default 2000
        */
-      retryPeriodMs: z.number().int().positive().default(DEFAULT_RETRY_PERIOD_MS),
+      retryPeriodMs: PeriodMs.default(DEFAULT_RETRY_PERIOD_MS),
       /**
        * How often a leader renews. client-go renews every retry period; a lease only needs a renewal
        * often enough that a failed one can be retried before the renew deadline, and each renewal
@@ -136,7 +136,7 @@ export const LeaderElectorOptionsSchema = z
        * a quarter less at rest and leaves one retry, 138 ms before the deadline, so an outage of about
        * 2 s ends the term (docs/benchmarks.md, Cost at rest)
        */
-      renewIntervalMs: z.number().int().positive().optional(),
+      renewIntervalMs: PeriodMs.optional(),
       /**
        * Give the lease up when run() is cancelled, so the next leader need not wait for expiry: a
        * leader hands its term over or releases it. False: a term this worker led is left to run out

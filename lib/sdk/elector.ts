@@ -242,13 +242,14 @@ export class LeaderElector {
     this.note({ kind: 'wake', revision: undefined });
   }
 
-  /** The fencing token of the current term; undefined when not leading. */
+  /** The fencing token of the current term; undefined when not leading (judged when read, as isLeader() judges). */
   get fencingToken(): number | undefined {
-    return this.known.lead?.term.fencingToken;
+    return this.isLeader() ? this.known.lead?.term.fencingToken : undefined;
   }
 
-  /** The holder last observed (this worker included). */
+  /** The holder last observed (this worker included; a term of its own judged when read, as isLeader() judges). */
   get leader(): string | undefined {
+    if (this.known.lead) this.isLeader();
     return this.known.lastLeader;
   }
 
@@ -258,7 +259,8 @@ export class LeaderElector {
    * when the holder advertised none, or the lease last read had no holder.
    */
   get leaderAddress(): string | undefined {
-    if (this.known.lead) return this.options.advertise;
+    // a term past its renew deadline (an event loop stalled past it) ends here, not at the deadline's timer
+    if (this.known.lead && this.isLeader()) return this.options.advertise;
     const row = this.known.lastRaw?.item;
     return row?.holderIdentity !== undefined && row.holderIdentity === this.known.lastLeader ? row.holderAddress : undefined;
   }

@@ -101,6 +101,11 @@ export const ClockSchema = z.custom<Clock>(
 );
 
 /**
+ * A period a worker's loop runs at (a retry period, a renew interval): at least 100 ms. A value
+ * meant in seconds (2 for client-go's 2 s) polled or renewed hundreds of times a second.
+ */
+export const PeriodMs = z.number().int().min(100, "must be >= 100 ms (milliseconds, not seconds: client-go's 2 s is 2000)");
+/**
  * Where the times the SDK writes come from. `server` (the default): DynamoDB's clock, read from the
  * `Date` header of its responses and carried forward on this machine's monotonic clock — this
  * machine's wall clock may be off by any amount, or step (lib/sdk/server-clock.ts). `none`: this

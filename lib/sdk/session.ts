@@ -25,7 +25,7 @@ import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { holdsForLeft, renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
-import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, deepFreeze, defaulted, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
+import { ClientSchema, ClockSchema, ClockSyncSchema, PeriodMs, StartUp, TablesSchema, deepFreeze, defaulted, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import type { StampClock } from './server-clock.js';
 
@@ -60,9 +60,9 @@ export const SessionOptionsSchema = z
         .refine((p) => !p.includes(':'), 'must not contain ":" (a session name is <scope>:<prefix>-<id>)')
         .default('session'),
       /** How often the session is renewed. @default 5000 */
-      renewIntervalMs: z.number().int().positive().default(SESSION_DEFAULTS.renewIntervalMs),
+      renewIntervalMs: PeriodMs.default(SESSION_DEFAULTS.renewIntervalMs),
       /** How soon a failed renewal is tried again. @default 1500 */
-      retryPeriodMs: z.number().int().positive().default(SESSION_DEFAULTS.retryPeriodMs),
+      retryPeriodMs: PeriodMs.default(SESSION_DEFAULTS.retryPeriodMs),
       /**
        * The session ends when it has not been renewed for this long: its electors renew their leases
        * themselves from then on, and a new session (a new row) starts. Every elector on the session

@@ -215,3 +215,20 @@ describe('a timing refused because of another option left to its default', () =>
     expect(issues.map((i) => [i.field, i.message])).toEqual([['renewDeadlineMs', 'must be < leaseDurationMs (5000) so a leader stops acting before its term can expire']]);
   });
 });
+
+describe('a period meant in seconds', () => {
+  // retryPeriodMs: 2 (client-go's 2 s) was accepted: a leader renewed about every 2 ms (96 writes a
+  // second, one lease at rest), and a failing follower tried again every few milliseconds
+  it.each([
+    ['LeaderElector retryPeriodMs', LeaderElectorOptionsSchema, { ...elector, retryPeriodMs: 2 }, 'retryPeriodMs'],
+    ['LeaderElector renewIntervalMs', LeaderElectorOptionsSchema, { ...elector, renewIntervalMs: 5 }, 'renewIntervalMs'],
+    ['Session retryPeriodMs', SessionOptionsSchema, { client, retryPeriodMs: 1 }, 'retryPeriodMs'],
+    ['Session renewIntervalMs', SessionOptionsSchema, { client, renewIntervalMs: 5 }, 'renewIntervalMs'],
+  ])('%s is refused, naming it and the unit', (_, schema, input, field) => {
+    expect(issuesOf(schema, input)).toEqual([{ field, message: "must be >= 100 ms (milliseconds, not seconds: client-go's 2 s is 2000)" }]);
+  });
+
+  it('100 ms is taken', () => {
+    expect(() => parse(LeaderElectorOptionsSchema, { ...elector, leaseDurationMs: 1_000, renewDeadlineMs: 500, retryPeriodMs: 100 }, 'options')).not.toThrow();
+  });
+});

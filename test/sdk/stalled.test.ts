@@ -61,6 +61,19 @@ describe('a leader whose event loop is held past its renew deadline', () => {
     client.destroy();
   });
 
+  it('its fencingToken, read first after the stall (before any timer and before isLeader()), is judged as isLeader() judges: undefined, the term ended then', async () => {
+    const { client, c, terms, a, b } = await led('stalled-getters');
+    expect(a.e.fencingToken).toBeGreaterThan(0);
+    const from = c.clock.monotonic();
+    c.stall(25_000);
+    // it reported the expired term's token until its deadline's timer ran or something asked isLeader()
+    expect(a.e.fencingToken).toBeUndefined();
+    expect(terms.filter((x) => x.who === 'a')[0]!.to).toBe(from + 25_000);
+    await b.stop();
+    await a.stop();
+    client.destroy();
+  });
+
   it('held less than its renew deadline leaves it: it renews late, leads on, and is told nothing', async () => {
     const { client, c, terms, errors, a, b } = await led('held-briefly');
     const token = a.e.fencingToken!;
