@@ -189,6 +189,11 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (THROTTLED.has(e.name)) {
     return new CliError(`DynamoDB ${where(target)} throttled the requests (${e.name}: ${e.message}) and the SDK's 3 tries ran out - the command stopped there; run it again in a moment (every write it makes is conditional, so a second run never applies one twice)`);
   }
+  // DynamoDB's own failure (a 5xx) after the SDK's own tries: a passing fault, not a bug
+  const x = e as { $fault?: unknown; $metadata?: { httpStatusCode?: number } };
+  if (x.$fault === 'server' || (x.$metadata?.httpStatusCode ?? 0) >= 500) {
+    return new CliError(`DynamoDB ${where(target)} failed (${e.name}: ${e.message}) and the SDK's 3 tries ran out - the command stopped there; run it again in a moment (every write it makes is conditional, so a second run never applies one twice)`);
+  }
   if (e.name === 'AccessDeniedException') return new CliError(`access denied ${where(target)} (${e.message}) - the credentials need read (and for writes, UpdateItem) on the Conclave tables`);
   return e;
 }

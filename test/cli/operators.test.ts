@@ -2,6 +2,8 @@
  * Operators as they are: two at once, slow to answer, Ctrl-C at the question, a write whose answer
  * never came, a change already made, a folder given for a file. (An operator's review, 2026-12-05.)
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -196,6 +198,31 @@ describe('a fault after a change was confirmed or written', () => {
     const e = Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
     const told = afterChange(await explain(e, target), e, { confirmed: { lease: 'jobs', what: 'x' }, sent: true, written: { lease: 'jobs', what: 'lease jobs: preferredHolder w2' } });
     expect((told as CliError).message).toMatch(/; before that, this command wrote \(lease jobs: preferredHolder w2\): it stands - `conclave describe lease jobs` shows the lease now$/);
+  });
+
+  it("DynamoDB's own failure (a 5xx past the SDK's tries) is told as passing, not as a bug, and after a confirmed write as one that may have landed", async () => {
+    // an endpoint answering every request as DynamoDB does when it fails: HTTP 500, InternalServerError
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-RequestId': 'r-1', date: new Date().toUTCString() });
+        res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'Internal error' }));
+      });
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const r = await runMain(['--endpoint', endpoint, 'get', 'leases']);
+      // it said "unexpected error (a bug: please report it)" with a stack
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(new RegExp(`^error: DynamoDB at ${endpoint.replace(/\./g, '\\.')} failed \\(InternalServerError: Internal error\\) and the SDK's 3 tries ran out - the command stopped there; run it again in a moment`));
+      expect(r.err).not.toMatch(/a bug/);
+    } finally {
+      await new Promise((ok) => server.close(ok));
+    }
+    const e = Object.assign(new Error('Internal error'), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } });
+    const told = afterChange(await explain(e, target), e, { confirmed: { lease: 'jobs', what: 'change candidate w1 of lease jobs' }, sent: true });
+    expect((told as CliError).message).toMatch(/failed \(InternalServerError: Internal error\).*; the change confirmed \(change candidate w1 of lease jobs\) may have landed, its answer lost/);
   });
 
   it('nothing confirmed, or a fault that is no passing one: told as it was', async () => {
