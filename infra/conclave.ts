@@ -326,6 +326,14 @@ export class Conclave extends Construct {
     this.config = settings.election;
     const names: Partial<TableNames> = { ...(settings.tablePrefix ? defaultTableNames(settings.tablePrefix) : {}), ...settings.tableNames };
     parse(ConclaveTableNamesSchema, names, 'Conclave table names (tablePrefix + tableNames)');
+    // the discovery table is named from the prefix too: a table named so in tableNames would be a second table of that name (CDK only warns)
+    const discoveryTable = settings.tablePrefix !== undefined && settings.leaderDiscovery ? `${settings.tablePrefix}-discovery` : undefined;
+    const clash = discoveryTable !== undefined && !Token.isUnresolved(discoveryTable) ? (['leases', 'candidates', 'identities'] as const).find((r) => names[r] === discoveryTable) : undefined;
+    if (clash) {
+      throw new ValidationError('Conclave table names (tablePrefix + tableNames)', [
+        { field: `tableNames.${clash}`, message: `is the leader discovery table's name too (${discoveryTable}: <tablePrefix>-discovery): each table needs a name of its own` },
+      ]);
+    }
     const taken = claimsOf(this, { ...names, ...(settings.tablePrefix && settings.leaderDiscovery ? { discovery: `${settings.tablePrefix}-discovery` } : {}) }, settings.tableNames ?? {}, props.leaderDiscovery);
     claimNames(this, taken.claims, taken.warnOnly);
     if (settings.tablePrefix !== undefined && !settings.leaderDiscovery && (['leases', 'candidates', 'identities'] as const).every((t) => settings.tableNames?.[t] !== undefined)) {

@@ -119,12 +119,16 @@ export function leaderDiscoveryData(p: LeaderDiscoveryProps): Record<string, unk
       return null; // HostedZone.fromHostedZoneId: the name is not known, and asking throws
     }
   };
+  // a key not among the props (misspelt, or from JavaScript) is carried through, so the strict schema names it
+  const unknown = (o: object, known: readonly string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !known.includes(k)));
   return {
+    ...unknown(p, ['leaseNames', 'cloudMap', 'route53']),
     ...(p.leaseNames !== undefined ? { leaseNames: [...p.leaseNames] } : {}),
-    ...(p.cloudMap ? { cloudMap: { ...(p.cloudMap.namespace !== undefined ? { namespace: true } : {}), ...(p.cloudMap.serviceName !== undefined ? { serviceName: p.cloudMap.serviceName } : {}) } } : {}),
+    ...(p.cloudMap ? { cloudMap: { ...unknown(p.cloudMap, ['namespace', 'serviceName']), ...(p.cloudMap.namespace !== undefined ? { namespace: true } : {}), ...(p.cloudMap.serviceName !== undefined ? { serviceName: p.cloudMap.serviceName } : {}) } } : {}),
     ...(p.route53
       ? {
           route53: {
+            ...unknown(p.route53, ['hostedZone', 'recordName', 'ttl']),
             ...(p.route53.hostedZone !== undefined ? { hostedZone: zoneName(p.route53.hostedZone) } : {}),
             recordName: p.route53.recordName,
             ttl: (p.route53.ttl ?? Duration.seconds(DEFAULT_RECORD_TTL_SECONDS)).toSeconds(),

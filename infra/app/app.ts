@@ -14,6 +14,7 @@
  * job. It stands on the construct and the build script; neither imports it
  * (test/packaging/import-graph.test.ts).
  */
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { App, Validations, type AppProps } from 'aws-cdk-lib';
@@ -38,28 +39,46 @@ export function checkedApp(props: AppProps = {}): App {
   return app;
 }
 
-/** The stack `cdk deploy` deploys: `Conclave`, or `Conclave-<prefix>` for another table prefix. */
+/** The stack `cdk deploy` deploys: `Conclave`, or `Conclave-<prefix>` for another table prefix (stackIdFor), or `-c stackName=...`. */
 export function addConclaveStack(app: App): ConclaveStack {
-  const { tablePrefix, alarmEmail, exampleJob, push } = parse(
+  const { tablePrefix, stackName, alarmEmail, exampleJob, push } = parse(
     z.object({
       tablePrefix: TablePrefixSchema,
+      stackName: z
+        .string()
+        .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/, 'must be a CloudFormation stack name (a letter, then letters, digits and -, at most 128): -c stackName=Conclave-team-a')
+        .optional(),
       alarmEmail: z.email('must be an e-mail address: -c alarmEmail=oncall@example.com').optional(),
       exampleJob: z.enum(['true', 'false'], 'must be true or false: -c exampleJob=true adds the example scheduled job').optional(),
       push: z.enum(['true', 'false'], 'must be true or false: -c push=false leaves out the push path (IoT Core)').optional(),
     }),
     {
       tablePrefix: app.node.tryGetContext('tablePrefix') ?? DEFAULT_PREFIX,
+      stackName: app.node.tryGetContext('stackName'),
       alarmEmail: app.node.tryGetContext('alarmEmail'),
       exampleJob: optionalString(app.node.tryGetContext('exampleJob')),
       push: optionalString(app.node.tryGetContext('push')),
     },
-    'CDK context (-c tablePrefix=... -c alarmEmail=... -c exampleJob=true -c push=false)',
+    'CDK context (-c tablePrefix=... -c stackName=... -c alarmEmail=... -c exampleJob=true -c push=false)',
   );
-  const id = tablePrefix === DEFAULT_PREFIX ? 'Conclave' : `Conclave-${tablePrefix.replace(/[^A-Za-z0-9-]/g, '-')}`;
+  const id = stackName ?? stackIdFor(tablePrefix);
   const stack = new ConclaveStack(app, id, { conclave: { tablePrefix, push: push !== 'false' }, ...(alarmEmail ? { alarmEmail } : {}) });
   // the example scheduled job (the demo's, lib/local/demo/scheduled-job.ts), bundled by buildExampleJob before synth
   if (exampleJob === 'true') new ScheduledLeaseJob(stack, 'ExampleJob', { conclave: stack.conclave, code: lambda.Code.fromAsset(EXAMPLE_JOB_DIR) });
   return stack;
+}
+
+/**
+ * The stack of a table prefix, one to one: `Conclave-<prefix>`. A stack's name takes letters, digits
+ * and `-` only; a prefix with `.` or `_` has them as `-` and a hash of the prefix after it, so
+ * `team.a`, `team_a` and `team-a` are three stacks (they were one, and a deploy of one renamed the
+ * other's tables: CloudFormation made new empty ones, and the old ones, kept, were left behind).
+ */
+export function stackIdFor(tablePrefix: string): string {
+  if (tablePrefix === DEFAULT_PREFIX) return 'Conclave';
+  const plain = tablePrefix.replace(/[^A-Za-z0-9-]/g, '-');
+  if (plain === tablePrefix) return `Conclave-${tablePrefix}`;
+  return `Conclave-${plain}-${createHash('sha256').update(tablePrefix).digest('hex').slice(0, 8)}`;
 }
 
 /** A context value given on the command line is a string; in cdk.json it may be a boolean. */

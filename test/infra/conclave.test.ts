@@ -3,20 +3,21 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { Stack } from 'aws-cdk-lib';
+import { App, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { FUNCTION_ACCESS, type FunctionAccess, type TableRole } from '../../infra/access.js';
-import { addConclaveStack, checkedApp } from '../../infra/app/app.js';
+import { addConclaveStack, checkedApp, stackIdFor } from '../../infra/app/app.js';
 import { ASSET_FILE, functionCodeDir } from '../../infra/assets.js';
 import type { Conclave } from '../../infra/conclave.js';
 import type { ConclaveStack } from '../../infra/stack.js';
 import { METRIC, NAMESPACE, SERVICE } from '../../lib/functions/metrics.js';
 import { electionConfig } from '../../lib/schemas/config.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
 import { defaultTableNames, TABLES, TTL_ATTRIBUTE } from '../../lib/tables.js';
 import { ENV, wiring, type FunctionName } from '../../lib/wiring.js';
-import { acknowledged, actionsOn, buildAssets, getAtt, ids, logicalId, statementsOf, synth, unacknowledged, type Synthesized } from './support.js';
+import { acknowledged, actionsOn, buildAssets, getAtt, ids, logicalId, statementsOf, synth, thrown, unacknowledged, type Synthesized } from './support.js';
 
 const names = Object.keys(wiring) as FunctionName[];
 const roles = Object.keys(TABLES) as TableRole[];
@@ -354,5 +355,24 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     const body = JSON.stringify(dashboards[0]!['Properties'].DashboardBody);
     for (const m of Object.values(METRIC)) expect(body, m).toContain(m);
     expect(body).toContain('IteratorAge');
+  });
+});
+
+describe("the ready app's stack for a table prefix", () => {
+  // a review (2026-12-06): team.a, team_a and team-a were one stack, Conclave-team-a, and a deploy of
+  // one renamed the other's tables (new empty ones made, the old ones kept and left behind)
+  it('is one stack per prefix: a prefix with . or _ gets a hash of itself', () => {
+    expect(stackIdFor('conclave')).toBe('Conclave');
+    expect(stackIdFor('team-a')).toBe('Conclave-team-a');
+    const ids = ['team.a', 'team_a', 'team-a'].map(stackIdFor);
+    expect(new Set(ids).size).toBe(3);
+    expect(ids[0]).toMatch(/^Conclave-team-a-[0-9a-f]{8}$/);
+    expect(stackIdFor('team.a')).toBe(ids[0]); // the same prefix, the same stack, every synth
+  });
+
+  it('-c stackName names it (a deployment made before keeps its stack); a name CloudFormation refuses is refused, naming stackName', () => {
+    const bad = thrown(() => addConclaveStack(new App({ context: { tablePrefix: 'team.a', stackName: 'team a' } })));
+    expect(bad).toBeInstanceOf(ValidationError);
+    expect((bad as ValidationError).fields).toEqual(['stackName']);
   });
 });

@@ -299,6 +299,12 @@ describe('leaderDiscovery is validated at synth, each error naming the field', (
     ['no zone', () => ({ leaderDiscovery: { route53: { recordName: '{lease}.leader' } as never } }), 'leaderDiscovery.route53.hostedZone', /is required/],
     ['a TTL of two days', (st) => ({ leaderDiscovery: { route53: { hostedZone: zone(st), recordName: '{lease}.leader', ttl: Duration.days(2) } } }), 'leaderDiscovery.route53.ttl', /at most a day/],
     ['no lease names', (st) => ({ leaderDiscovery: { leaseNames: [], cloudMap: { namespace: ns(st) } } }), 'leaderDiscovery.leaseNames', /at least one/],
+    // found by a review (2026-12-06): a misspelt key was dropped, so the rule matched every lease and the service was named conclave-leader
+    ['a misspelt leaseNames', (st) => ({ leaderDiscovery: { leasenames: ['orders'], cloudMap: { namespace: ns(st) } } as never }), 'leaderDiscovery.leasenames', /unknown option "leasenames" \(did you mean "leaseNames"\?\)/],
+    ['a misspelt serviceName', (st) => ({ leaderDiscovery: { cloudMap: { namespace: ns(st), servicename: 'orders-leader' } } as never }), 'leaderDiscovery.cloudMap.servicename', /did you mean "serviceName"/],
+    ['a misspelt ttl', (st) => ({ leaderDiscovery: { route53: { hostedZone: zone(st), recordName: '{lease}.leader', TTL: Duration.seconds(60) } } as never }), 'leaderDiscovery.route53.TTL', /unknown option "TTL"/],
+    // two tables of one name (CDK only warned; the deploy failed)
+    ['a table named as the discovery table', (st) => ({ tablePrefix: 'x', tableNames: { leases: 'x-discovery' }, leaderDiscovery: { cloudMap: { namespace: ns(st) } } }), 'tableNames.leases', /is the leader discovery table's name too \(x-discovery/],
     ['with regions', (st) => ({ tablePrefix: 'p', regions: { replicas: ['us-east-1', 'us-east-2', 'us-west-2'] }, leaderDiscovery: { cloudMap: { namespace: ns(st) } } }), 'leaderDiscovery', /not supported with `regions`/],
   ];
   it.each(cases)('rejects %s', (_, props, field, message) => {
