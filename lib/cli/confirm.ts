@@ -43,7 +43,10 @@ export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | '
   for (const line of changeLines(changes, alike)) ctx.sink.err(line);
   for (const w of warnings) note(ctx, w);
   if (!ctx.confirm.yes) {
-    if (!ctx.confirm.interactive) throw new CliError('not confirmed: stdin is not a terminal, so nobody can answer - pass --yes (-y) to make this change; nothing was written');
+    if (!ctx.confirm.interactive) {
+      const why = ctx.confirm.unseen ? 'stderr, where the question goes, is not a terminal, so nobody sees it' : 'stdin is not a terminal, so nobody can answer';
+      throw new CliError(`not confirmed: ${why} - pass --yes (-y) to make this change; nothing was written`);
+    }
     const answer = await ctx.confirm.ask(QUESTION);
     if (answer === undefined) throw new CliError('not confirmed (no answer); nothing was written');
     if (!/^y(es)?$/i.test(answer.trim())) throw new CliError('not confirmed; nothing was written');

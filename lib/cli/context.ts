@@ -34,8 +34,10 @@ export function realPace(signal: AbortSignal, clock: Pick<Clock, 'sleep'> = syst
 export interface Confirm {
   /** `--yes`: no question. */
   yes: boolean;
-  /** Someone can answer: stdin is a terminal. */
+  /** Someone can answer: stdin is a terminal, and the question is seen (stderr is one too). */
   interactive: boolean;
+  /** Not interactive because stderr, where the question goes, is not a terminal (stdin is). */
+  unseen?: boolean;
   /** Shows `question` (stderr) and reads one line of answer; undefined at the end of input. */
   ask(question: string): Promise<string | undefined>;
 }

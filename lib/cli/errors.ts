@@ -181,7 +181,11 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
       'no AWS credentials found - configure them (aws configure, aws sso login with AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), or pass --endpoint URL for DynamoDB Local',
     );
   }
-  if (/^Region is missing/.test(e.message)) return new CliError('no AWS region configured - pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
+  if (/^Region is missing/.test(e.message)) {
+    // a profile named gives the Region as a rule: a misspelt one (not in the config file) gives none, and is the thing to fix
+    if (target.profile) return new CliError(`no AWS region configured: profile ${target.profile} gives none - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile, spelt so, with a region; or pass --region (or set AWS_REGION), or --endpoint URL for DynamoDB Local`);
+    return new CliError('no AWS region configured - pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
+  }
   if (CREDENTIALS_REFUSED.has(e.name)) {
     return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) - refresh them (aws sso login) or check AWS_PROFILE; a signature refused as expired means this machine's clock is more than 5 minutes off`);
   }

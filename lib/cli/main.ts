@@ -44,6 +44,8 @@ export interface CliIO extends Sink {
   stdinIsTTY?: boolean;
   /** Shows a confirmation's question, without a newline; default: stderr (or `err` when given). */
   prompt?: (text: string) => void;
+  /** Whether the question is seen: default, whether fd 2 is a TTY (stderr redirected: nobody sees it), or true with `prompt` or `err` given. */
+  promptIsTTY?: boolean;
 }
 
 /** One line typed at `input`; undefined when the input ends first, or `signal` aborts (Ctrl-C). */
@@ -223,7 +225,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     const profileRegion = opts.endpoint || configured || opts.region || io.env['AWS_REGION'] ? undefined : await configFileRegion(client);
     const target = { endpoint: opts.endpoint, configured, region: opts.region, profileRegion, profile, tablePrefix: opts.tablePrefix, tables: opts.tables, requestTimeoutMs: opts.requestTimeoutMs };
     tellCredentialsWait(client, io.clock, (waited) => io.err(clean(credentialsWaitLine(waited, target.profile))));
-    const confirm = { yes: cmd.opts()['yes'] === true, interactive: io.stdinIsTTY ?? isatty(0), ask: io.ask };
+    // the question goes to stderr: redirected (`-o json 2>/dev/null | jq`), nobody sees it, and a blind `y` wrote the change
+    const stdinIsTTY = io.stdinIsTTY ?? isatty(0);
+    const confirm = { yes: cmd.opts()['yes'] === true, interactive: stdinIsTTY && io.promptIsTTY !== false, ask: io.ask, ...(stdinIsTTY && io.promptIsTTY === false ? { unseen: true } : {}) };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
     // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run
     // again, as a whole, while it is made (its rows read and judged anew; the request answered "not
@@ -244,7 +248,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
           return await fn(cliContext(client, target, { clock, sink: io, output: opts.output, confirm, progress, ...judging }));
         } catch (e) {
           if ((progress.confirmed !== undefined || progress.waiting) && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
-          if (!(await tables.waitsFor(e))) throw tables.active.length ? activeNotFound(tables.active, target) : e;
+          if (!(await tables.waitsFor(e))) throw tables.active.length ? activeNotFound(tables.active, target) : progress.watched?.frames ? deletedWhileWatching(progress.watched.frames, target) : e;
           // a table seen CREATING, ACTIVE at the next look: the wait told is ending, not another
           const line = tables.active.length && told ? told : waitingLine(tables);
           if (line !== told) io.err(clean((told = line)));
@@ -363,7 +367,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .description("tail the local system's events (the JSON lines `npx conclave-local` writes), validated; bad lines are reported and skipped")
     .action(async (opts: { eventsFile?: string; follow?: boolean; lease?: string; type?: string }, cmd: Command) => {
       const args = parseArgs(cmd, EventsArgs, { ...opts, eventsFile: opts.eventsFile ?? (io.env['CONCLAVE_EVENTS_FILE'] || undefined) }, 'events options');
-      await events({ sink: io, output: output(cmd) }, args, pace());
+      // a file read alone: only --output matters (a bad CONCLAVE_REQUEST_TIMEOUT, which it never uses, refused it)
+      const { output: format } = globalOptions({ output: cmd.optsWithGlobals()['output'] }, {});
+      await events({ sink: io, output: format }, args, pace());
     });
   pointAtOwnHelp(root);
   return root;
@@ -424,9 +430,13 @@ async function interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promis
   }
 }
 
+/** A table the watch had read, not found and not being created: deleted while it watched, not a wrong prefix (which the message for a table never found blames). */
+const deletedWhileWatching = (frames: number, target: { endpoint?: string | undefined }): CliError =>
+  new CliError(`a table the watch read for ${frames} frame${frames === 1 ? '' : 's'} answered "not found"${target.endpoint ? ` at ${target.endpoint}` : ''}: it was deleted (or is being deleted) while watching - the watch stopped; \`conclave get leases\` tells once the tables are back`);
+
 /** Runs the CLI on `argv` (without node and the script); returns the exit code. */
 export async function main(argv: readonly string[], given: Partial<CliIO> = {}): Promise<number> {
-  const io: CliIO = { ...defaultIO(), ...given, serverTime: given.serverTime ?? given.clock === undefined };
+  const io: CliIO = { ...defaultIO(), ...given, serverTime: given.serverTime ?? given.clock === undefined, promptIsTTY: given.promptIsTTY ?? (given.prompt || given.err ? true : isatty(2)) };
   const prompt = given.prompt ?? (given.err ? io.err : (t: string) => void process.stderr.write(t));
   const stop = new AbortController();
   const onSignal = () => stop.abort();

@@ -808,6 +808,12 @@ describe('where DynamoDB is', () => {
       expect(await runMain(['--profile', 'nosuch', 'get', 'leases'], { env: { AWS_REGION: 'eu-west-1' } })).toEqual(missing);
       expect((await runMain(['--profile', 'my prod', 'get', 'leases'])).err).toMatch(/--profile: must be a profile name of the AWS config file/);
     });
+    // with no AWS_REGION, a misspelt profile failed on its region first: "pass --region", though the profile gives it
+    await withAwsEnv({ HOME: dir, AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: config, AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials') }, async () => {
+      const r = await runMain(['--profile', 'nosuch', 'get', 'leases'], { env: {} });
+      expect(r.code).toBe(1);
+      expect(r.err).toBe('error: no AWS region configured: profile nosuch gives none - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile, spelt so, with a region; or pass --region (or set AWS_REGION), or --endpoint URL for DynamoDB Local');
+    });
   });
 
   it('an unreachable endpoint says how to start local mode', async () => {

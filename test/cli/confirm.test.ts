@@ -65,6 +65,15 @@ describe('confirmation', () => {
     expect(await priorityOfK2()).toBeUndefined();
   });
 
+  // a review (2026-12-06): `-o json 2>/dev/null | jq` on a terminal showed nothing and waited; a blind "y" wrote the change
+  it('stdin a terminal but stderr (where the question goes) not one: refuses, saying so, and writes nothing even on "y"', async () => {
+    const r = await h.run(['-o', 'json', 'set-priority', 'ask', 'k2', '5'], { clock: at(), answer: 'y\n', promptIsTTY: false });
+    expect(r).toMatchObject({ code: 1, out: '' });
+    expect(r.err.split('\n').at(-1)).toBe('error: not confirmed: stderr, where the question goes, is not a terminal, so nobody sees it - pass --yes (-y) to make this change; nothing was written');
+    expect(r.err).not.toMatch(/Apply this change/);
+    expect(await priorityOfK2()).toBeUndefined();
+  });
+
   it('--yes and -y skip the question; the change is still shown on stderr', async () => {
     const r = await h.run(['set-priority', 'ask', 'k2', '5', '--yes'], { clock: at() });
     expect(r.code).toBe(0);

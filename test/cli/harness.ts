@@ -41,6 +41,8 @@ export interface RunIO {
   pace?: Pace;
   env?: Record<string, string | undefined>;
   answer?: string;
+  /** false: stderr, where the question goes, is not a terminal (redirected). @default true */
+  promptIsTTY?: boolean;
 }
 
 /**
@@ -75,6 +77,7 @@ export async function runMain(argv: string[], io: RunIO = {}): Promise<Run> {
     env: io.env ?? {},
     stdin,
     stdinIsTTY: io.answer !== undefined,
+    ...(io.promptIsTTY !== undefined ? { promptIsTTY: io.promptIsTTY } : {}),
     ...(io.clock ? { clock: io.clock } : {}),
     ...(io.pace ? { pace: io.pace } : {}),
   });

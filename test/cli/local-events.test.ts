@@ -100,4 +100,11 @@ describe('conclave events, no file', () => {
       'error: no events file at /nonexistent/conclave/events.jsonl - the local system (`npx conclave-local`) writes .local/events.jsonl in the folder it runs in and prints its path as CONCLAVE_EVENTS_FILE: run this in that folder, or pass --events-file PATH (or set CONCLAVE_EVENTS_FILE); on AWS the events go to EventBridge, not to a file',
     );
   });
+
+  // a review (2026-12-06): "invalid global options: CONCLAVE_REQUEST_TIMEOUT: must be whole milliseconds", for a command that reads a file
+  it('reads the file whatever DynamoDB settings the environment holds: only --output is its', async () => {
+    const r = await runMain(['events', '--events-file', '/dev/null'], { env: { CONCLAVE_REQUEST_TIMEOUT: '5s', CONCLAVE_TABLE_PREFIX: 'not a prefix!' } });
+    expect(r).toMatchObject({ code: 0, err: '' });
+    expect((await runMain(['-o', 'yaml', 'events', '--events-file', '/dev/null'])).err).toMatch(/--output: must be one of: table, json/);
+  });
 });

@@ -8,6 +8,7 @@ import { summary } from '../../lib/cli/events.js';
 import { watch } from '../../lib/cli/watch.js';
 import { manualClock, systemClock } from '../../lib/clock.js';
 import { localClient } from '../../lib/stores/client.js';
+import { deleteTable } from '../../lib/stores/table-admin.js';
 import { NOW, SEC, cand, lease } from '../fixtures.js';
 import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 
@@ -51,6 +52,21 @@ describe('watch', () => {
     const table = await h.run(['watch', 'wl', '--count', '1'], { clock: manualClock(NOW + 3 * SEC), pace: scripted([]) });
     expect(table.out).toMatch(/^Holder: +a2$/m);
     expect(table.out).toMatch(/^Best candidate: +a1: same emulation version as a2, older binary \(1\.30\.0 < 1\.31\.0\)$/m);
+  });
+
+  // a review (2026-12-06): it blamed the table prefix ("pass --table-prefix"), which had served every frame
+  it('a table deleted while watching ends the watch saying so, not blaming the prefix', async () => {
+    const gone = await cliHarness('cli-watch-gone');
+    try {
+      await gone.seedLease(lease('g1', { name: 'gl' }));
+      const pace = scripted([() => deleteTable(gone.t.client, gone.t.names.leases)]);
+      const r = await gone.run(['watch', '--interval', '1s'], { clock: manualClock(NOW + 3 * SEC), pace });
+      expect(r.code).toBe(1);
+      expect(r.out.match(/^conclave watch - /gm)).toHaveLength(1);
+      expect(r.err).toBe(`error: a table the watch read for 1 frame answered "not found" at ${gone.endpoint}: it was deleted (or is being deleted) while watching - the watch stopped; \`conclave get leases\` tells once the tables are back`);
+    } finally {
+      await gone.t.drop();
+    }
   });
 
   /** `watch` on DynamoDB Local through a client whose next requests fail with `faults`, one each, before they are sent; no jitter. */
