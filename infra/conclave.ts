@@ -28,7 +28,7 @@ import { allowLogsToUse } from './grants.js';
 import { tokenLeasesTableIssue, warnOfLongGeneratedName } from './push.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
 import { regionIssues, type ConclaveRegions } from './regions.js';
-import { ConclaveSettingsSchema, ConclaveTableNamesSchema } from './settings.js';
+import { ConclaveSettingsSchema, ConclaveTableNamesSchema, refuseTokens } from './settings.js';
 import { ConclaveTables, type ConclaveTableSet } from './tables.js';
 
 /** The props of `Conclave`: every one is optional. */
@@ -305,24 +305,23 @@ export class Conclave extends Construct {
         { field: 'tick', message: "must be known at synth, not a token (a CfnParameter): the coordinator's schedule and how long a late tick may wait are computed from it; give a Duration, e.g. Duration.minutes(5)" },
       ]);
     }
-    const settings = parse(
-      ConclaveSettingsSchema,
-      {
-        // a prop not in ConclaveProps (misspelt, or from JavaScript): the schema names it
-        ...Object.fromEntries(Object.entries(props).filter(([k]) => !Object.hasOwn(PROPS, k))),
-        ...(props.tableNames ? { tableNames: props.tableNames } : {}),
-        ...(props.tablePrefix !== undefined ? { tablePrefix: props.tablePrefix } : {}),
-        tick: isDuration ? tick.toMilliseconds() / 1000 : null,
-        election: props.election ?? {},
-        ...(props.push !== undefined ? { push: props.push } : {}),
-        ...(props.removalPolicy !== undefined ? { removalPolicy: props.removalPolicy } : {}),
-        ...(props.logRetention !== undefined ? { logRetention: props.logRetention } : {}),
-        ...(props.platformSignals !== undefined ? { platformSignals: props.platformSignals } : {}),
-        ...(props.regions !== undefined ? { regions: props.regions } : {}),
-        ...(props.leaderDiscovery !== undefined ? { leaderDiscovery: leaderDiscoveryData(props.leaderDiscovery) } : {}),
-      },
-      'Conclave props',
-    );
+    const data = {
+      // a prop not in ConclaveProps (misspelt, or from JavaScript): the schema names it
+      ...Object.fromEntries(Object.entries(props).filter(([k]) => !Object.hasOwn(PROPS, k))),
+      ...(props.tableNames ? { tableNames: props.tableNames } : {}),
+      ...(props.tablePrefix !== undefined ? { tablePrefix: props.tablePrefix } : {}),
+      tick: isDuration ? tick.toMilliseconds() / 1000 : null,
+      election: props.election ?? {},
+      ...(props.push !== undefined ? { push: props.push } : {}),
+      ...(props.removalPolicy !== undefined ? { removalPolicy: props.removalPolicy } : {}),
+      ...(props.logRetention !== undefined ? { logRetention: props.logRetention } : {}),
+      ...(props.platformSignals !== undefined ? { platformSignals: props.platformSignals } : {}),
+      ...(props.regions !== undefined ? { regions: props.regions } : {}),
+      ...(props.leaderDiscovery !== undefined ? { leaderDiscovery: leaderDiscoveryData(props.leaderDiscovery) } : {}),
+    };
+    // tokens only where CloudFormation takes the value as it is (table names, the Cloud Map service's name)
+    refuseTokens(data, ['tablePrefix', 'tableNames.*', 'leaderDiscovery.cloudMap.serviceName'], 'Conclave props');
+    const settings = parse(ConclaveSettingsSchema, data, 'Conclave props');
     this.config = settings.election;
     const names: Partial<TableNames> = { ...(settings.tablePrefix ? defaultTableNames(settings.tablePrefix) : {}), ...settings.tableNames };
     parse(ConclaveTableNamesSchema, names, 'Conclave table names (tablePrefix + tableNames)');

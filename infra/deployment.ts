@@ -25,7 +25,7 @@ import { ConclaveMonitoring } from './monitoring.js';
 import { iotDataEndpoint } from './push.js';
 import { deadLetterQueue, queueEncryption } from './queues.js';
 import type { ConclaveRegions } from './regions.js';
-import { GrantGetLeaderSettingsSchema, GrantWorkerSettingsSchema } from './settings.js';
+import { GrantGetLeaderSettingsSchema, GrantWorkerSettingsSchema, refuseTokens } from './settings.js';
 import type { ConclaveTableRefs } from './tables.js';
 import { addEventRules, addQueueSource, addSchedule, addStreamSource } from './triggers.js';
 
@@ -238,6 +238,7 @@ export interface GrantGetLeaderOptions {
 
 /** `grantGetLeader` of `Conclave` and `ConclaveReplica`, on the tables of one Region. */
 export function grantGetLeaderIn(grantee: iam.IGrantable, options: GrantGetLeaderOptions, on: Pick<WorkerGrantTargets, 'tables' | 'encryptionKey'>): iam.Grant {
+  refuseTokens(options, [], 'grantGetLeader options');
   const o = parse(GrantGetLeaderSettingsSchema, options ?? {}, 'grantGetLeader options');
   // a role naming too many leases fails synth with the fix, not the deploy
   checkRolePolicySizes(grantee, o.leaseNames, 'grantGetLeader');
@@ -259,6 +260,7 @@ export interface WorkerGrantTargets {
 
 /** `grantWorker` of `Conclave` and `ConclaveReplica`, on the tables (and IoT Core) of one Region. */
 export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptions, on: WorkerGrantTargets): iam.Grant {
+  refuseTokens(options, [], 'grantWorker options');
   const o = parse(GrantWorkerSettingsSchema, options ?? {}, 'grantWorker options');
   // a role naming too many leases fails synth with the fix, not the deploy
   checkRolePolicySizes(grantee, o.leaseNames, 'grantWorker');

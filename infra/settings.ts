@@ -6,7 +6,7 @@ import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
-import { everyProblem } from '../lib/schemas/validation.js';
+import { ValidationError, everyProblem } from '../lib/schemas/validation.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
 import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, qualifiedRecordName, recordNameOf } from '../lib/discovery/wiring.js';
 import { COORDINATOR_COMPONENT, isSessionComponent } from '../lib/schemas/session-partition.js';
@@ -23,6 +23,28 @@ const orToken = (schema: z.ZodType<string>) =>
     if (Token.isUnresolved(v)) return;
     for (const i of schema.safeParse(v).error?.issues ?? []) ctx.addIssue({ code: 'custom', message: i.message });
   });
+
+/**
+ * Throws a ValidationError naming each token (a CfnParameter, another resource's attribute) in
+ * `data` outside `deployTime` (paths such as `tableNames.leases`, `*` for any one key): values the
+ * construct computes with at synth (hashes, IAM conditions, JSON in an environment), which a token
+ * failed deep in their own checks, with advice that did not fit ("must be >= 1, not the number
+ * -1.888e+289"). Plain objects and arrays are looked into; anything else (a construct) is not.
+ */
+export function refuseTokens(data: unknown, deployTime: readonly string[], subject: string): void {
+  const issues: { field: string; message: string }[] = [];
+  const allowed = (path: string) => deployTime.some((p) => p === path || (p.endsWith('.*') && path.startsWith(p.slice(0, -1)) && !path.slice(p.length - 1).includes('.')));
+  const walk = (v: unknown, path: string): void => {
+    if ((typeof v === 'string' || typeof v === 'number') && Token.isUnresolved(v)) {
+      if (!allowed(path)) issues.push({ field: path, message: 'must be known at synth, not a token (a CfnParameter, another resource\'s attribute): the construct computes with it (names, IAM conditions, the functions\' settings); give the value itself' });
+      return;
+    }
+    if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+    else if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) for (const [k, x] of Object.entries(v)) walk(x, path ? `${path}.${k}` : k);
+  };
+  walk(data, '');
+  if (issues.length) throw new ValidationError(subject, issues);
+}
 
 /**
  * ConclaveStack's and ConclaveReplicaStack's `alarmEmail` (an address, or a token): checked when
@@ -101,7 +123,8 @@ export const LeaderDiscoverySettingsSchema = z
     cloudMap: z
       .object({
         namespace: z.literal(true, 'is required: the Cloud Map namespace (HttpNamespace, PrivateDnsNamespace, PublicDnsNamespace, or one imported) the construct creates the service in'),
-        serviceName: CloudMapServiceName.optional(),
+        // a token: Cloud Map checks it at deploy time (nothing is computed from it at synth)
+        serviceName: orToken(CloudMapServiceName).optional(),
       })
       .strict()
       .optional(),

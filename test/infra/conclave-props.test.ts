@@ -354,3 +354,26 @@ describe('platformSignals: false', () => {
     }
   });
 });
+
+describe('a token (a CfnParameter, a reference) where the construct computes with the value at synth', () => {
+  // a review (2026-12-06): each failed in its own checks, with advice that did not fit a token
+  // ("election.defaultLeaseDurationSeconds: must be >= 1, not the number -1.888e+289")
+  const param = (s: Stack, id: string, type: 'String' | 'Number') => new CfnParameter(s, id, { type });
+  it.each([
+    ['an election setting', (s: Stack) => new Conclave(s, 'C', { tablePrefix: 'a', election: { defaultLeaseDurationSeconds: param(s, 'P', 'Number').valueAsNumber } }), 'election.defaultLeaseDurationSeconds'],
+    ['a discovery lease name', (s: Stack) => new Conclave(s, 'C', { tablePrefix: 'a', leaderDiscovery: { leaseNames: [param(s, 'P', 'String').valueAsString], cloudMap: { namespace: new servicediscovery.HttpNamespace(s, 'Ns', { name: 'n' }) } } }), 'leaderDiscovery.leaseNames[0]'],
+    ['a grantWorker lease name', (s: Stack) => new Conclave(s, 'C', { tablePrefix: 'a' }).grantWorker(new iam.Role(s, 'R', { assumedBy: new iam.AccountRootPrincipal() }), { leaseNames: [param(s, 'P', 'String').valueAsString], components: [] }), 'leaseNames[0]'],
+  ])('%s is refused, naming it and saying a token cannot be used there', (_, make, field) => {
+    const e = thrown(() => make(new Stack(new App(), 'S', { env: TEST_ENV })));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).issues).toEqual([{ field, message: expect.stringMatching(/^must be known at synth, not a token/) as unknown }]);
+  });
+
+  it("the Cloud Map service's name may be one: CloudFormation takes it as it is", () => {
+    const s = new Stack(new App(), 'S', { env: TEST_ENV });
+    const c = new Conclave(s, 'C', { tablePrefix: 'a', leaderDiscovery: { cloudMap: { namespace: new servicediscovery.HttpNamespace(s, 'Ns', { name: 'n' }), serviceName: param(s, 'Svc', 'String').valueAsString } } });
+    const [service] = Object.values(Template.fromStack(s).findResources('AWS::ServiceDiscovery::Service'));
+    expect(service!['Properties']['Name']).toEqual({ Ref: 'Svc' });
+    expect(c.leaderDiscovery).toBeDefined();
+  });
+});
