@@ -438,8 +438,11 @@ export class IdentityLeaseHeartbeat {
       const sentAt = this.clock.monotonic();
       const now = this.clock.now();
       if (ours && read.item!.renewTime >= now) {
-        // renewed already at this stamp or later, by a write of this start-up's that landed meanwhile: never moved back
+        // renewed already at this stamp or later (a write of this start-up's that landed meanwhile, or
+        // one stamped before this machine's clock stepped back): never moved back. The row lives at
+        // least a lease duration from now, so it counts as renewed now (healthy() went false while it lived)
         this.acquiredAt = read.item!.acquireTime;
+        this.writtenAt = sentAt;
         return read.item!;
       }
       let written: IdentityLease;

@@ -497,6 +497,28 @@ describe('IdentityLeaseHeartbeat, on simulated time', () => {
   };
   const land = (sim: Sim, req: ModelRequest) => sim.client.send(new UpdateItemCommand(req.input as UpdateItemCommandInput));
 
+  // a review (2026-12-06): renewals refused by the row's later stamp read as 'renewed' but set no renewal, and healthy() went false a lease duration on, the row live
+  it("clockSync 'none' and the wall clock stepped back: the row's later stamp is never moved back, and healthy() holds while it lives", async () => {
+    const sim = await Sim.create();
+    const m = sim.machine({ offsetMs: 10 * 60 * SEC }); // this machine's clock 10 minutes fast
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, clock: m.clock, tables: sim.names, component: 'stepped', hostname: 'node-1', clockSync: 'none', leaseDurationSeconds: 60, onError: () => undefined });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    await sim.settle(hb.ready);
+    await sim.run(30 * SEC);
+    const stamped = (await simStore(sim).read('stepped', hb.name)).item!.renewTime;
+    m.clock.offsetMs = 0; // time sync steps it back
+    const stepped = sim.clock.now();
+    for (const after of [61, 120, 300]) {
+      await sim.run(stepped + after * SEC - sim.clock.now());
+      const row = (await simStore(sim).read('stepped', hb.name)).item!;
+      expect(row.renewTime).toBeGreaterThanOrEqual(stamped);
+      expect(hb.healthy()).toBe(true);
+    }
+    stop.abort();
+    await sim.settle(done);
+  });
+
   it('a creation of the row abandoned unanswered never lands after run() resolved: stop waits out its landing, then deletes what landed', async () => {
     const sim = await Sim.create();
     const m = sim.machine();
