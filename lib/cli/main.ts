@@ -248,7 +248,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
           return await fn(cliContext(client, target, { clock, sink: io, output: opts.output, confirm, progress, ...judging }));
         } catch (e) {
           if ((progress.confirmed !== undefined || progress.waiting) && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
-          if (!(await tables.waitsFor(e))) throw tables.active.length ? activeNotFound(tables.active, target) : progress.watched?.frames ? deletedWhileWatching(progress.watched.frames, target) : e;
+          if (!(await tables.waitsFor(e))) throw tables.active.length ? activeNotFound(tables.active, target) : progress.watched?.frames && isMissingTable(e) ? deletedWhileWatching(progress.watched.frames, target) : e;
           // a table seen CREATING, ACTIVE at the next look: the wait told is ending, not another
           const line = tables.active.length && told ? told : waitingLine(tables);
           if (line !== told) io.err(clean((told = line)));

@@ -247,7 +247,11 @@ export class LeaderElector {
     return this.isLeader() ? this.known.lead?.term.fencingToken : undefined;
   }
 
-  /** The holder last observed (this worker included; a term of its own judged when read, as isLeader() judges). */
+  /**
+   * The holder last observed (this worker included, until a read of the lease shows another): not
+   * whether this worker leads now, which isLeader() says. Reading it judges this worker's own term
+   * as isLeader() does, so the two agree from then on.
+   */
   get leader(): string | undefined {
     if (this.known.lead) this.isLeader();
     return this.known.lastLeader;

@@ -218,18 +218,20 @@ export async function fencedItemWrite(
     throw e;
   };
   // one write, put or update: anything else failed on reading its fields (a TypeError naming nothing)
-  const given = typeof input === 'object' && input !== null ? (['put', 'update'] as const).filter((k) => k in input) : [];
+  // (a key given as undefined is not given: `{ put, update: undefined }` passes TypeScript's check of the union)
+  const given = typeof input === 'object' && input !== null ? (['put', 'update'] as const).filter((k) => (input as Record<string, unknown>)[k] !== undefined) : [];
   if (given.length !== 1 || typeof (input as Record<string, unknown>)[given[0]!] !== 'object' || (input as Record<string, unknown>)[given[0]!] === null)
     throw new ValidationError(`fencedItemWrite on lease "${fence.leaseName}"`, [
       { field: 'input', message: given.length > 1 ? 'gives both put and update: give one write ({ put } or { update })' : 'must be { put: PutItemCommandInput } or { update: UpdateItemCommandInput }' },
     ]);
   const joined = (own: string | undefined) => (own ? `${guard} AND (${own})` : guard);
   // the caller's placeholders and ours share one map each: one of its own named as ours would be replaced, silently
-  const own = 'put' in input ? input.put : input.update;
+  const put = given[0] === 'put' ? (input as { put: PutItemCommandInput }).put : undefined;
+  const own = put ?? (input as { update: UpdateItemCommandInput }).update;
   const taken = [...Object.keys(names).filter((k) => own.ExpressionAttributeNames?.[k] !== undefined), ...Object.keys(values).filter((k) => own.ExpressionAttributeValues?.[k] !== undefined)];
   if (taken.length) throw new RangeError(`fencedItemWrite: ${taken.join(' and ')} ${taken.length > 1 ? 'are' : 'is'} the fence's own placeholder${taken.length > 1 ? 's' : ''}; name yours otherwise`);
-  if ('put' in input) {
-    const p = input.put;
+  if (put) {
+    const p = put;
     if (p.Item?.[attribute] !== undefined) throw new RangeError(`fencedItemWrite: the item already names the fence attribute "${attribute}"; leave it out (the write sets it) or give another attribute`);
     if (p.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
     return fromDynamoDB(
@@ -247,7 +249,7 @@ export async function fencedItemWrite(
       client,
     ).catch(refused);
   }
-  const u = input.update;
+  const u = (input as { update: UpdateItemCommandInput }).update;
   if (!u.UpdateExpression) throw new RangeError('fencedItemWrite: the update needs an UpdateExpression (the fence adds `SET fence = token` to it)');
   if (updates(u.UpdateExpression, u.ExpressionAttributeNames, attribute))
     throw new RangeError(`fencedItemWrite: the UpdateExpression names the fence attribute "${attribute}"; leave it out (the write sets it) or give another attribute`);

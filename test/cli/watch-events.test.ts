@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProvisionedThroughputExceededException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, ProvisionedThroughputExceededException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { cliContext } from '../../lib/cli/context.js';
 import { summary } from '../../lib/cli/events.js';
 import { watch } from '../../lib/cli/watch.js';
@@ -66,6 +66,24 @@ describe('watch', () => {
       expect(r.err).toBe(`error: a table the watch read for 1 frame answered "not found" at ${gone.endpoint}: it was deleted (or is being deleted) while watching - the watch stopped; \`conclave get leases\` tells once the tables are back`);
     } finally {
       await gone.t.drop();
+    }
+  });
+
+  it('a fault after frames that is no missing table keeps its own message (the diff review: every fault read as "deleted")', async () => {
+    const other = await cliHarness('cli-watch-other');
+    try {
+      await other.seedLease(lease('o1', { name: 'ol' }));
+      // the leases table made again under its name with another key: the next read is refused as not one of Conclave's tables
+      const pace = scripted([async () => {
+        await deleteTable(other.t.client, other.t.names.leases);
+        await other.t.client.send(new CreateTableCommand({ TableName: other.t.names.leases, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
+      }]);
+      const r = await other.run(['watch', 'ol', '--interval', '1s'], { clock: manualClock(NOW + 3 * SEC), pace });
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/^error: DynamoDB refused a request on the tables named \(ValidationException/);
+      expect(r.err).not.toMatch(/deleted/);
+    } finally {
+      await other.t.drop();
     }
   });
 

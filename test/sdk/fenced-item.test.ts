@@ -112,6 +112,11 @@ describe('fencedItemWrite: the item is the sequencer', () => {
       expect((e as ValidationError).fields).toEqual(['input']);
     }
     expect(await item('in')).toBeUndefined();
+    // a key given as undefined is not given (TypeScript takes `{ put, update: undefined }` for the union): written as the put
+    await fencedItemWrite(t.client, fence(1), { put: { TableName: table, Item: marshall({ id: 'in2' }) }, update: undefined } as never);
+    expect(await item('in2')).toEqual({ id: 'in2', fence: 1 });
+    await fencedItemWrite(t.client, fence(1), { put: undefined, update: { TableName: table, Key: marshall({ id: 'in3' }), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: marshall({ ':v': 1 }) } } as never);
+    expect(await item('in3')).toEqual({ id: 'in3', v: 1, fence: 1 });
   });
 
   it('an update whose placeholders are named `#set` or `:set` keeps them: the fence joins the SET clause, not a placeholder', async () => {
