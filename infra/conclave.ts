@@ -17,7 +17,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct, type IConstruct } from 'constructs';
 import { type ElectionConfig, type ElectionConfigInput, type TableNames } from '../lib/schemas/config.js';
-import { MAX_PLAIN_CLIENT_ID_TABLE } from '../lib/schemas/push.js';
+import { MAX_PLAIN_CLIENT_ID_TABLE, pushLeasesTableIssue } from '../lib/schemas/push.js';
 import { parse, ValidationError, type FieldIssue } from '../lib/schemas/validation.js';
 import { DEFAULT_SERVICE_NAME, qualifiedRecordName } from '../lib/discovery/wiring.js';
 import { defaultTableNames } from '../lib/tables.js';
@@ -347,6 +347,9 @@ export class Conclave extends Construct {
       const byPrefix = settings.tableNames?.leases === undefined;
       const issue = tokenLeasesTableIssue(names.leases, MAX_PLAIN_CLIENT_ID_TABLE - (byPrefix ? defaultTableNames('').leases.length : 0));
       if (issue) throw new ValidationError('Conclave props', [{ field: byPrefix ? 'tablePrefix' : 'tableNames.leases', message: issue }]);
+      // a name known at synth: its wakes' topics must fit IoT Core's limit
+      const long = Token.isUnresolved(names.leases) ? undefined : pushLeasesTableIssue(names.leases);
+      if (long) throw new ValidationError('Conclave props', [{ field: byPrefix ? 'tablePrefix' : 'tableNames.leases', message: `gives the leases table ${names.leases.slice(0, 40)}…, which ${long} (push: false)` }]);
     }
 
     if (props.encryptionKey && Token.isUnresolved(Stack.of(this).region)) {

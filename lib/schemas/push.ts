@@ -102,6 +102,19 @@ export function hashedPushTopic(leasesTable: string, lease: string): string {
 }
 
 /**
+ * The longest leases table name the push path takes: a lease's hashed topic,
+ * `conclave/<leases table>/lease-hash/<sha-256>`, must fit IoT Core's 256 bytes (171 characters;
+ * DynamoDB allows 255, and every wake of a longer one was refused).
+ */
+export const MAX_PUSH_LEASES_TABLE = MAX_TOPIC_BYTES - hashedPushTopic('', '').length;
+
+/** Why the push path cannot take leases table `name`, or undefined when it can. */
+export function pushLeasesTableIssue(name: string): string | undefined {
+  if (name.length <= MAX_PUSH_LEASES_TABLE) return undefined;
+  return `is ${name.length} characters: with the push path, the leases table's name may have at most ${MAX_PUSH_LEASES_TABLE} (its wakes' topics, conclave/<leases table>/lease-hash/<sha-256 of the lease>, must fit IoT Core's ${MAX_TOPIC_BYTES} bytes); name it shorter, or leave the push path out`;
+}
+
+/**
  * Where wakes are exchanged: IoT Core's MQTT-over-WebSocket endpoint (`wss://<prefix>-ats.iot.<region>.amazonaws.com/mqtt`,
  * signed with the worker's AWS credentials), or local mode's broker (`ws://127.0.0.1:<port>/mqtt`).
  * The CDK construct prints it as the stack output `PushEndpoint`.

@@ -16,7 +16,7 @@ import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock } from '../clock.js';
 import { tryFollowed, unsentTold, unsentWhenFailed } from '../connection-phase.js';
 import { processOf } from '../schemas/instance.js';
-import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushSubscription, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
+import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushLeasesTableIssue, pushSubscription, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
 import { callBack, errorSink } from './faults.js';
 import { ClientSchema, ClockSchema, StartUp, TablesSchema, deepFreeze, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
@@ -80,6 +80,10 @@ export const PushChannelOptionsSchema = z.strictObject(
   if (ok('iotCore', 'endpoint') && (o.iotCore ?? (URL.canParse(o.endpoint) && isIotEndpoint(o.endpoint))) && !o.client)
     ctx.addIssue({ code: 'custom', path: ['client'], message: 'is required for an IoT Core endpoint: the connection is signed with its credentials and region (pass the DynamoDBClient the electors use)' });
   // `tables` refused already (zod goes on to this refinement without its transform): nothing to judge clientId by
+  if (valid('tables') && typeof o.tables?.leases === 'string') {
+    const long = pushLeasesTableIssue(o.tables.leases);
+    if (long) ctx.addIssue({ code: 'custom', path: ['tables'], message: `names the leases table ${o.tables.leases.slice(0, 40)}…, which ${long}` });
+  }
   if (!valid('tables', 'clientId') || typeof o.tables?.leases !== 'string') return;
   const prefix = pushClientIdPrefix(o.tables.leases);
   if (o.clientId !== undefined && !(o.clientId.startsWith(prefix) && o.clientId.length > prefix.length))
@@ -142,7 +146,7 @@ function upgradeRefused(message: string): string {
  * CONNACK fails with what closed it: mqtt.js says only "Couldn't connect to server" and drops the
  * WebSocket's own error (an upgrade refused with HTTP 403, say), which its stream still carries.
  */
-function connectTelling(connect: MqttPackage['connect'], url: string, options: IClientOptions): Promise<MqttClient> {
+function connectTelling(connect: MqttPackage['connect'], url: string, options: IClientOptions, signal: AbortSignal): Promise<MqttClient> {
   return new Promise((resolve, reject) => {
     const m = connect(url, options);
     let streamError: Error | undefined;
@@ -160,9 +164,26 @@ function connectTelling(connect: MqttPackage['connect'], url: string, options: I
     };
     const failed = (e: Error) => settle(() => fail(e));
     const closed = () => settle(() => fail(streamError ?? new Error(CLOSED_BEFORE_CONNACK)));
+    // stopped before the broker answered: the connection ends now (its socket and connect timer held the process up to the timeout)
+    const stopped = () => settle(() => fail(new Error('stopped while connecting')));
     m.on('connect', connected);
     m.on('error', failed);
     m.on('close', closed);
+    if (signal.aborted) return stopped();
+    signal.addEventListener('abort', stopped, { once: true });
+    const unlisten = () => signal.removeEventListener('abort', stopped);
+    m.once('connect', unlisten);
+    m.once('close', unlisten);
+  });
+}
+
+/** `p`, or undefined once `signal` aborts first (its listener removed either way). */
+function orAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | undefined> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
 }
 
@@ -404,17 +425,14 @@ export class PushChannel implements Push {
 
   /** Opens one connection and subscribes; resolves to `closed`, which settles when it closes. */
   private async connectOnce(connect: MqttPackage['connect'], signal: AbortSignal): Promise<{ closed: Promise<void> }> {
-    const url = await this.connectionUrl();
-    const connecting = tryFollowed(() => connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS }));
-    // stopped while connecting: run() does not wait out the connect timeout (a broker that never answers); the connection, if it comes, is dropped
-    const m = await new Promise<MqttClient | undefined>((resolve, reject) => {
-      const onAbort = () => resolve(undefined);
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
-      connecting.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-    });
+    // stopped while the URL is signed: a credentials provider that hangs (STS unreachable) held run() after the stop
+    const url = await orAborted(this.connectionUrl(), signal);
+    if (url === undefined) return { closed: Promise.resolve() };
+    const connecting = tryFollowed(() => connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS }, signal));
+    // stopped while connecting: run() does not wait out the connect timeout (a broker that never answers); the connection is ended (connectTelling)
+    const m = await orAborted(connecting, signal);
     if (!m) {
-      void connecting.then((late) => late.endAsync(true)).catch(() => undefined);
+      void connecting.catch(() => undefined);
       return { closed: Promise.resolve() };
     }
     const closed = new Promise<void>((resolve) => {

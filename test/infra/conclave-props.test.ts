@@ -377,3 +377,15 @@ describe('a token (a CfnParameter, a reference) where the construct computes wit
     expect(c.leaderDiscovery).toBeDefined();
   });
 });
+
+describe('a leases table too long for the push path', () => {
+  // a review (2026-12-06): over 171 characters, a lease's hashed wake topic passed IoT Core's 256 bytes and every wake was refused
+  it('is refused with the push path, naming the prop; taken without it', () => {
+    const long = 'p'.repeat(171 - '-leases'.length + 1); // a prefix whose leases table has 172 characters
+    const e = thrown(() => new Conclave(new Stack(new App(), 'S', { env: TEST_ENV }), 'C', { tablePrefix: long }));
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).issues).toEqual([{ field: 'tablePrefix', message: expect.stringMatching(/which is 172 characters: with the push path, the leases table's name may have at most 171 .*\(push: false\)$/) as unknown }]);
+    expect(() => new Conclave(new Stack(new App(), 'S', { env: TEST_ENV }), 'C', { tablePrefix: long, push: false })).not.toThrow();
+    expect(() => new Conclave(new Stack(new App(), 'S', { env: TEST_ENV }), 'C', { tablePrefix: long.slice(1) })).not.toThrow();
+  });
+});

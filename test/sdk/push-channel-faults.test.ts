@@ -7,6 +7,7 @@
  * behaviour (run() resolves); how long a stop takes is a benchmark's: bench/push-stop.ts printed
  * 10,022 ms while connecting and 30 s half-open before the fix, 0 ms and 1,004 ms after.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { once } from 'node:events';
 import { createServer as createHttpServer } from 'node:http';
@@ -15,7 +16,7 @@ import { Aedes } from 'aedes';
 import { createWebSocketStream, WebSocketServer } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
-import { plainPushTopic, processTopic, type Wake } from '../../lib/schemas/push.js';
+import { hashedPushTopic, plainPushTopic, processTopic, type Wake } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { PushChannel } from '../../lib/sdk/push-channel.js';
 import { systemClock, type Clock } from '../../lib/clock.js';
@@ -204,6 +205,22 @@ describe('PushChannel under faults', () => {
     p.close();
   });
 
+  // a review (2026-12-06): the stop was not heard while the URL was signed, so a credentials provider
+  // that hangs (STS unreachable) held run() and `ready` for as long as it hung
+  it('stopped while the credentials to sign the IoT Core URL are still being fetched (a provider that hangs): run() resolves and ready rejects', async () => {
+    let asked = false;
+    const client = new DynamoDBClient({ region: 'us-east-1', credentials: () => ((asked = true), new Promise<never>(() => undefined)) });
+    const channel = new PushChannel({ endpoint: 'wss://abc123-ats.iot.us-east-1.amazonaws.com/mqtt', client, tables: 'signing', onError: () => undefined });
+    const ready = channel.ready.then(() => 'ready', () => 'rejected');
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    await waitFor('the credentials to be asked for', () => asked);
+    stop.abort();
+    await waitFor('run() to resolve', settled(run));
+    expect(await ready).toBe('rejected');
+    client.destroy();
+  });
+
   it('stopped while the path to the broker is half-open: once the close’s grace passed, the connection is dropped and run() resolves', async () => {
     const p = await proxy();
     const channel = new PushChannel({ endpoint: p.endpoint, tables: 'halfopen', onError: () => undefined });
@@ -253,6 +270,22 @@ describe('PushChannel under faults', () => {
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).fields[0]).toMatch(/^tables/);
     }
+  });
+
+  // a review (2026-12-06): DynamoDB takes 255 characters; over 171, a lease's hashed wake topic passed IoT Core's 256 bytes and every wake was refused
+  it("a leases table too long for the wake topics to fit IoT Core's 256 bytes is refused, naming tables and the longest (171)", () => {
+    const leases = (n: number) => ({ leases: `t${'x'.repeat(n - 1)}`, candidates: 'c-candidates', identities: 'c-identities' });
+    expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: leases(171) })).not.toThrow();
+    let err: unknown;
+    try {
+      new PushChannel({ endpoint: broker.wsEndpoint, tables: leases(172) });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).issues).toEqual([{ field: 'tables', message: expect.stringMatching(/which is 172 characters: with the push path, the leases table's name may have at most 171/) as unknown }]);
+    // the longest taken gives topics that fit
+    expect(Buffer.byteLength(hashedPushTopic(leases(171).leases, 'any lease'))).toBe(256);
   });
 
   it('a channel with no session gets each wake once: not again on each process topic its subscription also takes in', async () => {
