@@ -180,7 +180,8 @@ export const LeaderElectorOptionsSchema = z
       /**
        * Where this worker runs, written on its candidate row and on the lease while it leads, so that
        * the platform's "task stopped" / "instance stopped" event ends its term at once. `detect`:
-       * ECS task metadata, then EC2 IMDSv2, each with a short timeout; `none`: record nothing.
+       * ECS task metadata, then EC2 IMDSv2, each with a short timeout (nothing is asked, and nothing
+       * recorded, when the client sends to this machine: local mode); `none`: record nothing.
        * @default 'detect'
        */
       platform: z.union([Platform, z.enum(['detect', 'none'])]).default('detect'),

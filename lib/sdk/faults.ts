@@ -95,6 +95,39 @@ interface ClientConfig {
 /** Where an endpoint the client did not get as its option came from: the variable that holds it, else the profile. */
 const configuredFrom = (configured: string): string => ['AWS_ENDPOINT_URL_DYNAMODB', 'AWS_ENDPOINT_URL'].find((k) => process.env[k] === configured) ?? "the profile's endpoint_url";
 
+interface GivenEndpoint {
+  given: string;
+  /** Where a configured one came from, as ` (AWS_ENDPOINT_URL_DYNAMODB)`; empty for the option. */
+  from: string;
+  /** Its host; throws for a configured one that is no URL. */
+  host(): string;
+}
+
+/** The client's endpoint: its option, else one configured (a variable, the profile); undefined for the Region's own. Throws what resolving the option throws. */
+async function givenEndpoint(config: ClientConfig): Promise<GivenEndpoint | undefined> {
+  if (typeof config.endpoint === 'function') {
+    const e = await config.endpoint();
+    // (an endpoint given as a URL object is passed on as it is: its path is `pathname`)
+    return { given: `${e.protocol}${e.path ?? (e as { pathname?: string }).pathname ?? ''}`, from: '', host: () => e.hostname };
+  }
+  const configured = config.ignoreConfiguredEndpointUrls ? undefined : await config.serviceConfiguredEndpoint?.();
+  if (configured === undefined) return undefined;
+  return { given: configured, from: ` (${configuredFrom(configured)})`, host: () => new URL(configured).hostname };
+}
+
+/**
+ * Whether `client` sends to this machine (a loopback host: local mode's DynamoDB Local). A worker
+ * there is on no platform worth detecting: `platform: 'detect'` asked the EC2 metadata service,
+ * off this machine, at every start of the README's quick start, and a dev instance's stop would
+ * have been the candidates' platform.
+ */
+export async function sendsToThisMachine(client: DynamoDBClient): Promise<boolean> {
+  const config = client.config as ClientConfig | undefined;
+  if (typeof config?.region !== 'function') return false;
+  const host = await givenEndpoint(config).then((e) => e?.host().replace(/^\[|\]$/g, ''), () => undefined);
+  return host !== undefined && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+}
+
 /**
  * Why `client` can never send a request, when it cannot: no region (the AWS SDK's "Region is
  * missing": no `region` option, AWS_REGION or profile), an endpoint that is not a URL
@@ -112,26 +145,18 @@ export async function unusableClient(client: DynamoDBClient, subject: string, th
     // any other failure is the requests' to meet and tell
     return e instanceof Error && isRegionMissing(e) ? noRegion(subject, e, then) : undefined;
   }
-  // the option, else one configured (a variable, the profile): named with where it came from
-  let from = '';
+  let endpoint: GivenEndpoint | undefined;
   let host: string;
-  let given: string;
   try {
-    if (typeof config.endpoint === 'function') {
-      const e = await config.endpoint();
-      // (an endpoint given as a URL object is passed on as it is: its path is `pathname`)
-      [host, given] = [e.hostname, `${e.protocol}${e.path ?? (e as { pathname?: string }).pathname ?? ''}`];
-    } else {
-      const configured = config.ignoreConfiguredEndpointUrls ? undefined : await config.serviceConfiguredEndpoint?.();
-      if (configured === undefined) return undefined;
-      from = ` (${configuredFrom(configured)})`;
-      [host, given] = [new URL(configured).hostname, configured];
-    }
+    endpoint = await givenEndpoint(config);
+    if (endpoint === undefined) return undefined;
+    host = endpoint.host();
   } catch (e) {
     const input = e instanceof Error ? invalidEndpoint(e) : undefined;
-    return input === undefined ? undefined : badEndpoint(subject, e as Error, input, then, from);
+    return input === undefined ? undefined : badEndpoint(subject, e as Error, input, then, endpoint?.from ?? '');
   }
   if (host !== '') return undefined;
+  const { given, from } = endpoint;
   const meant = /^[A-Za-z][A-Za-z0-9+.-]*:\d+(\/.*)?$/.test(given) ? `http://${given}` : 'http://127.0.0.1:8000';
   return new Error(`${subject}: the DynamoDB client's endpoint ${JSON.stringify(given)}${from} has no host (its host read as the scheme): give it with its scheme, such as ${meant} (npx conclave-local prints DynamoDB Local's); ${then}`);
 }

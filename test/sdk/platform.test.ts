@@ -4,9 +4,14 @@
  */
 import type { RequestListener } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { detectPlatform } from '../../lib/sdk/platform.js';
+import { sendsToThisMachine } from '../../lib/sdk/faults.js';
+import { LeaderElector } from '../../lib/sdk/elector.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { waitFor } from './harness.js';
 import { startEcsTask } from '../../lib/local/ecs-task.js';
-import { loopbackServers } from '../support.js';
+import { loopbackServers, testTables } from '../support.js';
 
 const servers = loopbackServers();
 afterEach(() => servers.close());
@@ -84,5 +89,67 @@ describe('detectPlatform', () => {
     const ec2 = await serve((_req, res) => (asked++, res.writeHead(500).end()));
     expect(await detectPlatform({ env: { AWS_EC2_METADATA_SERVICE_ENDPOINT: ec2, AWS_EC2_METADATA_DISABLED: 'true' } })).toBeUndefined();
     expect(asked).toBe(0);
+  });
+});
+
+// a new user's trial (2026-12-06): the README's quick start against local mode asked the EC2
+// metadata service, off this machine, at every start (`platform: 'detect'`, the default)
+describe('a worker whose DynamoDB client sends to this machine (local mode)', () => {
+  it.each([
+    ['http://127.0.0.1:8000', true],
+    ['http://localhost:8000', true],
+    ['http://[::1]:8000', true],
+    ['http://127.1.2.3:8000', true],
+    ['http://10.0.0.5:8000', false],
+    ['https://dynamodb.eu-west-1.amazonaws.com', false],
+  ])('endpoint %s: sends to this machine %s', async (endpoint, local) => {
+    const client = new DynamoDBClient({ region: 'local', endpoint, credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    expect(await sendsToThisMachine(client)).toBe(local);
+    client.destroy();
+  });
+
+  it('the Region\'s own endpoint (none given), or one in AWS_ENDPOINT_URL_DYNAMODB', async () => {
+    const regional = new DynamoDBClient({ region: 'eu-west-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    expect(await sendsToThisMachine(regional)).toBe(false);
+    regional.destroy();
+    const saved = process.env['AWS_ENDPOINT_URL_DYNAMODB'];
+    process.env['AWS_ENDPOINT_URL_DYNAMODB'] = 'http://127.0.0.1:8000';
+    try {
+      const configured = new DynamoDBClient({ region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+      expect(await sendsToThisMachine(configured)).toBe(true);
+      configured.destroy();
+    } finally {
+      if (saved === undefined) delete process.env['AWS_ENDPOINT_URL_DYNAMODB'];
+      else process.env['AWS_ENDPOINT_URL_DYNAMODB'] = saved;
+    }
+  });
+
+  it("an elector on DynamoDB Local with platform 'detect' (the default) asks no metadata service and records no platform", async () => {
+    // a task metadata endpoint on loopback, as ECS sets it: asked, it would give the worker a platform
+    const task = await startEcsTask(() => undefined);
+    let asked = 0;
+    const counted = await serve((req, res) => {
+      asked++;
+      res.writeHead(302, { location: `${task.env['ECS_CONTAINER_METADATA_URI_V4']}${req.url}` }).end();
+    });
+    const saved = process.env['ECS_CONTAINER_METADATA_URI_V4'];
+    process.env['ECS_CONTAINER_METADATA_URI_V4'] = counted;
+    const t = await testTables('platform-local');
+    const stop = new AbortController();
+    try {
+      const elector = new LeaderElector({ leaseName: 'quick-start', identity: 'w1', mode: 'NoCoordination', tables: t.names, client: t.client, callbacks: { onStartedLeading: () => undefined }, onError: () => undefined });
+      const run = elector.run(stop.signal);
+      await waitFor('the elector to lead', () => elector.isLeader());
+      expect(asked).toBe(0);
+      expect((await new LeaseStore(t.client, t.names.leases).read('quick-start')).item?.holderPlatform).toBeUndefined();
+      stop.abort();
+      await run;
+    } finally {
+      stop.abort();
+      if (saved === undefined) delete process.env['ECS_CONTAINER_METADATA_URI_V4'];
+      else process.env['ECS_CONTAINER_METADATA_URI_V4'] = saved;
+      await t.drop();
+      await task.close();
+    }
   });
 });
