@@ -162,7 +162,8 @@ function answerInDoubt(e: NotDynamoDBError, call: string): NotDynamoDBError {
  */
 function missingTableNamed(e: unknown, tables: readonly string[]): unknown {
   if (e instanceof Error && e.name === 'ResourceNotFoundException' && !e.message.includes(' - a table it names')) {
-    e.message = `${e.message} - a table it names does not exist where the DynamoDB client points: ${tables.join(', ')}; create it, or check the name and the client's region and endpoint`;
+    const which = tables.length === 1 ? `it names does not exist where the DynamoDB client points: ${tables[0]}` : `it names does not exist where the DynamoDB client points, one of (DynamoDB does not say which) ${tables.join(', ')}`;
+    e.message = `${e.message} - a table ${which}; create it (your own tables too: Conclave makes only its own), or check the name and the client's region and endpoint`;
   }
   return e;
 }
