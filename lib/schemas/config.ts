@@ -19,7 +19,7 @@ export const TableNamesSchema = z
 /** The names of the leases, candidates and identities tables. */
 export type TableNames = z.infer<typeof TableNamesSchema>;
 
-/** Tuning of the coordinator; every value has the default Kubernetes (or DESIGN.md) uses. */
+/** Tuning of the coordinator; every value has the default Kubernetes uses, or one docs/architecture.md gives the reason for. */
 export const ElectionConfigSchema = z
   .strictObject({
     /** How long a vacant lease's election waits for acks before finishing with whoever answered (KEP: up to 5 s); a held lease's re-election waits a lease duration, never less than this (reelectionWindowMs). */

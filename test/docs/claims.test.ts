@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Conclave } from '@conclave/cdk';
 import { buildAssets, synth, type Synthesized } from '../infra/support.js';
 import { anchors, prose, slug } from './markdown.js';
+import { WORKER_WRITES } from '../../infra/access.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const read = (file: string): string => readFileSync(join(root, file), 'utf8');
@@ -189,5 +190,21 @@ describe("the model check's figures are docs/safety.md's alone", () => {
     expect(section).not.toMatch(/^\| planted bug/m);
     expect(section).not.toMatch(/\*\*Not covered:\*\* sessions/);
     expect(section).toContain('(safety.md#the-model-check)');
+  });
+});
+
+// a review (2026-12-06): the table had drifted from the grant (holderAddress, session, the second
+// successor, identityClaim, the candidates' renewal statement, the run-once fence were missing)
+describe("deploy.md's table of what a worker may write", () => {
+  it('lists each statement of WORKER_WRITES, its attributes and ReturnValues as the grant has them', () => {
+    const md = read('docs/deploy.md');
+    const table = md.slice(md.indexOf('| table | statement | attributes | ReturnValues |')).split('\n\n')[0]!;
+    const rows = table
+      .split('\n')
+      .slice(2)
+      .map((l) => l.split(' | ').map((c) => c.replace(/^\| |\s*\|$/g, '')))
+      .map(([table, , attributes, returnValues]) => ({ table, attributes: [...attributes!.matchAll(/`([^`]+)`/g)].map((m) => m[1]), returnValues: [...returnValues!.matchAll(/`([^`]+)`/g)].map((m) => m[1]) }));
+    const granted = Object.entries(WORKER_WRITES).flatMap(([table, statements]) => statements.map((w) => ({ table, attributes: [...w.attributes], returnValues: [...w.returnValues] })));
+    expect(rows).toEqual(granted);
   });
 });
