@@ -17,7 +17,7 @@ import { STAMP_ERROR_MS } from './step.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableFault, stampClockFor, LEASES_AND_CANDIDATES, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
-import { Session, SessionSchema, sessionSeam } from './session.js';
+import { Session, SessionSchema, sessionElsewhere, sessionSeam } from './session.js';
 
 /** The longest renewIntervalMs: half the age at which the coordinator collects a row as stale by default (candidateStaleAfterMs, 30 minutes). */
 const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
@@ -146,6 +146,8 @@ export const LeaseCandidateOptionsSchema = z
     if (valid('session', 'instance') && o.session instanceof Session && o.instance !== undefined && processOf(o.instance) !== o.session.process) {
       ctx.addIssue({ code: 'custom', path: ['instance'], message: `must end with "@${o.session.process}" (the session's process) on a session, or be left out` });
     }
+    const elsewhere = valid('session', 'tables') && o.session instanceof Session ? sessionElsewhere(o.session, o.tables) : undefined;
+    if (elsewhere) ctx.addIssue({ code: 'custom', path: ['session'], message: elsewhere });
   }, { when: everyProblem.when });
 
 /** The options of a LeaseCandidate as written. */

@@ -13,7 +13,7 @@ import type { FencedItemInput } from './fencing.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, PeriodMs, TablesSchema, defaulted, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
-import { Session, SessionSchema } from './session.js';
+import { Session, SessionSchema, sessionElsewhere } from './session.js';
 
 /**
  * The term a leader's work runs in (onStartedLeading's second argument): its fencing token, and
@@ -180,8 +180,8 @@ export const LeaderElectorOptionsSchema = z
       /**
        * Where this worker runs, written on its candidate row and on the lease while it leads, so that
        * the platform's "task stopped" / "instance stopped" event ends its term at once. `detect`:
-       * ECS task metadata, then EC2 IMDSv2, each with a short timeout (nothing is asked, and nothing
-       * recorded, when the client sends to this machine: local mode); `none`: record nothing.
+       * ECS task metadata, then EC2 IMDSv2, each with a short timeout (not IMDS when the client
+       * sends to this machine: local mode); `none`: record nothing.
        * @default 'detect'
        */
       platform: z.union([Platform, z.enum(['detect', 'none'])]).default('detect'),
@@ -286,6 +286,8 @@ export const LeaderElectorOptionsSchema = z
       });
     const unserved = valid('session', 'leaseName') && o.session instanceof Session ? sessionNotServing(o.session, o.leaseName) : undefined;
     if (unserved) ctx.addIssue({ code: 'custom', path: ['session'], message: unserved });
+    const elsewhere = valid('session', 'tables') && o.session instanceof Session ? sessionElsewhere(o.session, o.tables) : undefined;
+    if (elsewhere) ctx.addIssue({ code: 'custom', path: ['session'], message: elsewhere });
     // The session's own check makes its renewals and a retry fit in its deadline, so this one also
     // makes them fit in the elector's.
     if (valid('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session instanceof Session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)

@@ -177,7 +177,7 @@ export class LeaderElector {
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
     const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async () => ((await sendsToThisMachine(client)) ? undefined : detectPlatform())), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async () => detectPlatform((await sendsToThisMachine(client)) ? { ec2: false } : {})), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 

@@ -117,9 +117,10 @@ async function givenEndpoint(config: ClientConfig): Promise<GivenEndpoint | unde
 
 /**
  * Whether `client` sends to this machine (a loopback host: local mode's DynamoDB Local). A worker
- * there is on no platform worth detecting: `platform: 'detect'` asked the EC2 metadata service,
- * off this machine, at every start of the README's quick start, and a dev instance's stop would
- * have been the candidates' platform.
+ * there does not ask EC2's metadata service for its platform: `platform: 'detect'` asked it, off
+ * this machine, at every start of the README's quick start, and a developer's instance would have
+ * been the candidates' platform (a task metadata endpoint named in the environment is still asked:
+ * local mode's ECS task, lib/local/ecs-task.ts).
  */
 export async function sendsToThisMachine(client: DynamoDBClient): Promise<boolean> {
   const config = client.config as ClientConfig | undefined;

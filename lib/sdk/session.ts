@@ -767,3 +767,15 @@ export class Session {
 // abort: false (z.custom aborts by default), so that a session that is not one does not hide the
 // options' other problems; the checks that read a session's options run only once it parsed
 export const SessionSchema = z.custom<Session>((v) => v instanceof Session, { error: 'must be a Session (new Session({ client }))', abort: false });
+
+/**
+ * Why `session` cannot vouch for terms or candidacies on `tables`: its rows are in another identities
+ * table, where neither the coordinator nor the other workers look for them (a review: each term on
+ * it was judged ended about every 31 s, the lease leaderless 45% of the time, nothing told).
+ */
+export function sessionElsewhere(session: Session, tables: { readonly identities?: string | undefined } | undefined): string | undefined {
+  const own = tables?.identities;
+  const its = session.options.tables.identities;
+  if (typeof own !== 'string' || own === its) return undefined;
+  return `keeps its rows in the identities table ${its}, and these tables' is ${own}: the coordinator and the other workers look for a term's session in the lease's deployment, so every term on it would be judged ended. Give the Session the same tables (its \`tables\` option)`;
+}

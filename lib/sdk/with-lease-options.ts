@@ -232,7 +232,7 @@ function electorOptions(o: Record<string, unknown>): Record<string, unknown> {
   return {
     leaseName: session?.options.leaseNames?.[0] ?? STAND_IN_LEASE,
     identity: STAND_IN_IDENTITY,
-    ...given(['identity', 'client', 'multiRegion', 'clockSync', 'clock', 'onError', 'leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs', 'renewIntervalMs']),
+    ...given(['identity', 'client', 'tables', 'multiRegion', 'clockSync', 'clock', 'onError', 'leaseDurationMs', 'renewDeadlineMs', 'retryPeriodMs', 'renewIntervalMs']),
     mode: coordinated ? 'coordinated' : 'NoCoordination',
     ...(coordinated ? { candidacy: STAND_IN_CANDIDACY, ...given(['candidacy', 'push', 'session']) } : {}),
     platform: 'none',

@@ -232,3 +232,19 @@ describe('a period meant in seconds', () => {
     expect(() => parse(LeaderElectorOptionsSchema, { ...elector, leaseDurationMs: 1_000, renewDeadlineMs: 500, retryPeriodMs: 100 }, 'options')).not.toThrow();
   });
 });
+
+describe('a Session on other tables than its electors and candidates', () => {
+  // a review (2026-12-06): taken without a word; the coordinator and the other workers looked for the
+  // session in the lease's deployment, so each term on it was judged ended (the lease leaderless 45% of the time)
+  const elsewhere = new Session({ client, tables: 'other-deployment', leaseNames: ['nightly-report'] });
+  const message = /^keeps its rows in the identities table other-deployment-identities, and these tables' is conclave-identities: .*Give the Session the same tables/;
+  it('a LeaderElector is refused, naming session and both tables', () => {
+    expect(issuesOf(LeaderElectorOptionsSchema, { ...coordinated, session: elsewhere })).toEqual([{ field: 'session', message: expect.stringMatching(message) as unknown }]);
+  });
+  it('a LeaseCandidate is refused the same way', () => {
+    expect(issuesOf(LeaseCandidateOptionsSchema, { ...candidate, session: elsewhere })).toEqual([{ field: 'session', message: expect.stringMatching(message) as unknown }]);
+  });
+  it('the same tables are taken', () => {
+    expect(() => parse(LeaderElectorOptionsSchema, { ...coordinated, session }, 'options')).not.toThrow();
+  });
+});

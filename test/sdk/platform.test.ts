@@ -124,16 +124,19 @@ describe('a worker whose DynamoDB client sends to this machine (local mode)', ()
     }
   });
 
-  it("an elector on DynamoDB Local with platform 'detect' (the default) asks no metadata service and records no platform", async () => {
-    // a task metadata endpoint on loopback, as ECS sets it: asked, it would give the worker a platform
-    const task = await startEcsTask(() => undefined);
+  it("an elector on DynamoDB Local with platform 'detect' (the default) does not ask EC2's metadata service", async () => {
+    // EC2's metadata service on loopback (its address, 169.254.169.254, is off this machine): asked, it would give the worker a platform
     let asked = 0;
+    const ec2 = await imds();
     const counted = await serve((req, res) => {
       asked++;
-      res.writeHead(302, { location: `${task.env['ECS_CONTAINER_METADATA_URI_V4']}${req.url}` }).end();
+      res.writeHead(307, { location: `${ec2}${req.url}` }).end();
     });
-    const saved = process.env['ECS_CONTAINER_METADATA_URI_V4'];
-    process.env['ECS_CONTAINER_METADATA_URI_V4'] = counted;
+    // (the suite disables IMDS for every test, vitest.config.ts: enabled here, on loopback)
+    const saved = { imds: process.env['AWS_EC2_METADATA_SERVICE_ENDPOINT'], ecs: process.env['ECS_CONTAINER_METADATA_URI_V4'], disabled: process.env['AWS_EC2_METADATA_DISABLED'] };
+    process.env['AWS_EC2_METADATA_SERVICE_ENDPOINT'] = counted;
+    delete process.env['ECS_CONTAINER_METADATA_URI_V4'];
+    delete process.env['AWS_EC2_METADATA_DISABLED'];
     const t = await testTables('platform-local');
     const stop = new AbortController();
     try {
@@ -146,10 +149,11 @@ describe('a worker whose DynamoDB client sends to this machine (local mode)', ()
       await run;
     } finally {
       stop.abort();
-      if (saved === undefined) delete process.env['ECS_CONTAINER_METADATA_URI_V4'];
-      else process.env['ECS_CONTAINER_METADATA_URI_V4'] = saved;
+      for (const [k, v] of [['AWS_EC2_METADATA_SERVICE_ENDPOINT', saved.imds], ['ECS_CONTAINER_METADATA_URI_V4', saved.ecs], ['AWS_EC2_METADATA_DISABLED', saved.disabled]] as const) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
       await t.drop();
-      await task.close();
     }
   });
 });

@@ -788,7 +788,7 @@ describe('Session', () => {
     const key = sessionKey(session.name!);
     expect(key.component).toBe(sessionComponent(['job-1', 'job-2']));
     expect((await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item?.holderIdentity).toBe(session.name);
-    const base = { identity: 'a', client: machine.client, session, callbacks: { onStartedLeading: () => undefined }, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, ...FAST };
+    const base = { identity: 'a', client: machine.client, tables: sim.names, session, callbacks: { onStartedLeading: () => undefined }, candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' }, ...FAST };
     expect(() => new LeaderElector({ ...base, leaseName: 'job-3' })).toThrow(/session: serves the leases \["job-2","job-1"\].*add 'job-3' to the Session's leaseNames and to grantWorker's/);
     expect(new LeaderElector({ ...base, leaseName: 'job-1' }).options.leaseName).toBe('job-1');
     expect(() => new Session({ client: machine.client, prefix: 'a:b' })).toThrow(/prefix: must not contain ":"/);
