@@ -349,7 +349,7 @@ export class Conclave extends Construct {
       if (issue) throw new ValidationError('Conclave props', [{ field: byPrefix ? 'tablePrefix' : 'tableNames.leases', message: issue }]);
       // a name known at synth: its wakes' topics must fit IoT Core's limit
       const long = Token.isUnresolved(names.leases) ? undefined : pushLeasesTableIssue(names.leases);
-      if (long) throw new ValidationError('Conclave props', [{ field: byPrefix ? 'tablePrefix' : 'tableNames.leases', message: `gives the leases table ${names.leases.slice(0, 40)}…, which ${long} (push: false)` }]);
+      if (long) throw new ValidationError('Conclave props', [{ field: byPrefix ? 'tablePrefix' : 'tableNames.leases', message: `gives the leases table ${names.leases.slice(0, 40)}..., which ${long} (push: false)` }]);
     }
 
     if (props.encryptionKey && Token.isUnresolved(Stack.of(this).region)) {

@@ -82,7 +82,7 @@ export const PushChannelOptionsSchema = z.strictObject(
   // `tables` refused already (zod goes on to this refinement without its transform): nothing to judge clientId by
   if (valid('tables') && typeof o.tables?.leases === 'string') {
     const long = pushLeasesTableIssue(o.tables.leases);
-    if (long) ctx.addIssue({ code: 'custom', path: ['tables'], message: `names the leases table ${o.tables.leases.slice(0, 40)}…, which ${long}` });
+    if (long) ctx.addIssue({ code: 'custom', path: ['tables'], message: `names the leases table ${o.tables.leases.slice(0, 40)}..., which ${long}` });
   }
   if (!valid('tables', 'clientId') || typeof o.tables?.leases !== 'string') return;
   const prefix = pushClientIdPrefix(o.tables.leases);
