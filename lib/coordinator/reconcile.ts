@@ -17,7 +17,7 @@ import type { InvalidItem, ScanSegment } from '../stores/item-store.js';
 import { LeaseStore, type HeldSession, type LeaseRead } from '../stores/lease-store.js';
 import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
-import { candidateSessions, readSessions, vouchAll } from './vouched.js';
+import { candidateSessions, listVouched, readSessions, vouchAll } from './vouched.js';
 import { REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep, termsOnRefused } from './refused-session.js';
 
 export interface CoordinatorDeps {
@@ -96,6 +96,13 @@ interface Snapshot {
    * taken again from the lease's own reads before anything is written.
    */
   partial?: boolean;
+  /**
+   * From a whole pass's scans, made before this lease's turn (seconds before, at scale minutes): a
+   * candidate may have answered its ping or withdrawn since, which the lease's revision, the write's
+   * condition, does not show. A decision to write is taken again on the lease and its candidates
+   * read again (readAgain).
+   */
+  scanned?: boolean;
 }
 
 /** A session row as the coordinator read it (undefined row: gone), and when the read was sent. */
@@ -183,6 +190,20 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
 }
 
 /**
+ * A whole pass's snapshot of lease `name` read again before a write is decided on it: the lease,
+ * then its candidates, vouched for by their sessions read now; the term judged by the sessions the
+ * pass scanned (every row of its holder's process, which the lease's own reads do not look for)
+ * while the lease row is the one scanned. Changed since, undefined: decided on the lease's own
+ * reads, as after a lost race (the write, conditioned on the revision scanned, would have been one).
+ */
+async function readAgain(deps: CoordinatorDeps, name: string, scanned: Snapshot): Promise<Snapshot | undefined> {
+  const read = await readLease(deps, name);
+  if (read.revision !== scanned.read.revision) return undefined;
+  const list = await listVouched(deps, name);
+  return { read, candidates: list.candidates, invalid: list.invalid, ...(scanned.session ? { session: scanned.session } : {}) };
+}
+
+/**
  * Reconciles one lease: consistent reads, the pure decision, its conditional writes. A lost race
  * (ConflictError) means reading and deciding again. A malformed lease item is a BrokenLeaseError:
  * no decision is taken on data that does not parse.
@@ -223,6 +244,7 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   if (recheck !== undefined) outcome.recheckAt = recheck;
   if (isNoop(decision)) return outcome;
   if (snap.partial) return reconcileOnce(deps, name, attempt, undefined, trigger); // decide again on whole reads before writing
+  if (snap.scanned) return reconcileOnce(deps, name, attempt, await readAgain(deps, name, snap), trigger);
   const writes = plan(decision, before, now, deps.config);
   if (writes.ping.length) {
     const pingTime = writes.pingTime!;
@@ -476,7 +498,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
         o = await reconcileLease(deps, name, undefined, TICK);
       } else {
         const session = sessionOf(l);
-        o = await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}), ...(segment ? { partial: true } : {}) }, TICK);
+        o = await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}), ...(segment ? { partial: true } : { scanned: true }) }, TICK);
       }
     } catch (e) {
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
