@@ -11,7 +11,7 @@ import { judgedOffNamed, judgingRow, marksTermEnded, type SessionStamp } from '.
 import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
-import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
+import { BrokenSessionError, ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
@@ -660,8 +660,21 @@ export async function onMarkEnded(deps: FunctionDeps, m: MarkEndedMessage): Prom
   }
   if (m.markEnded.deleted) return reconcileAfterDelete(deps, term, trigger);
   const held = await holdOpenElection(deps, m.lease, deps.coordinator.clock.now() + term.leaseDurationSeconds * 1000, trigger, false, term.fencingToken === undefined ? undefined : heldForTerm(term.fencingToken));
-  return held ?? reconcile(deps, m.lease, trigger);
+  return held ?? reconcile(deps, m.lease, trigger).catch(leftUnjudged(deps, m.lease, trigger));
 }
+
+/**
+ * A queued message's reconcile of a lease held on a session row the schema refuses: handled, the
+ * lease left alone, as the tick leaves it (unjudged: reported each tick, the row's delete timed).
+ * Failed, the message would come back five times, each after the queue's visibility timeout, and
+ * end in its dead-letter queue for a row no retry mends. (A stream record's goes to the
+ * dead-letter queue once, with its content.)
+ */
+const leftUnjudged = (deps: FunctionDeps, lease: string, trigger: string) => (e: unknown): undefined => {
+  if (!(e instanceof BrokenSessionError)) throw e;
+  deps.logger.warn('lease held on a session row that does not match the schema: left alone (unjudged)', { lease, session: e.term.session, error: e.message, trigger });
+  return undefined;
+};
 
 /**
  * A lease record. Its wake is sent first (the workers hear of the change at once) and never waited
@@ -782,7 +795,8 @@ export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessa
     deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, ...why });
     return undefined;
   }
-  return reconcile(deps, m.lease, 'termEnd' in m ? 'term end' : `timer ${m.electionId}`);
+  const trigger = 'termEnd' in m ? 'term end' : `timer ${m.electionId}`;
+  return reconcile(deps, m.lease, trigger).catch(leftUnjudged(deps, m.lease, trigger));
 }
 
 /**

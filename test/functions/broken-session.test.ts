@@ -7,9 +7,10 @@
  */
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
+import type { DynamoDBRecord, SQSRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as coordinatorTick } from '../../functions/coordinator.js';
+import { makeHandler as electionTimer } from '../../functions/election-timer.js';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { coordinatorDeps, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { ConclaveEvent } from '../../lib/events/schemas.js';
@@ -197,6 +198,34 @@ describe('the tick, with a row the schema refuses whose stamp does not parse and
       logged.length = 0;
       await tickNow();
       expect(logged, 'told no more').toEqual([]);
+    } finally {
+      await tables.drop();
+    }
+  });
+});
+
+describe('a timer message for a lease held on a session row the schema refuses', () => {
+  it('is handled (logged, nothing written), as the tick leaves that lease alone: before, it failed every receive and ended in the dead-letter queue', async () => {
+    const tables = await testTables('broken-session-timer');
+    try {
+      const c = coordinatorDeps(tables.client, tables.names, { clock: manualClock(Date.now()) });
+      const now = Date.now();
+      const row = { component: SESSION_COMPONENT, name: 'broken-3', holderIdentity: 'broken-3_1', hostname: 'host-a', leaseDurationSeconds: 'fifteen', acquireTime: now, renewTime: now, revision: 1 };
+      await tables.client.send(new PutItemCommand({ TableName: tables.names.identities, Item: marshall(row) }));
+      await c.candidates.write(await c.candidates.read('timed', 'a'), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: now, createdAt: now - MIN } });
+      await c.leases.write(await c.leases.read('timed'), { set: { holderIdentity: 'a', holderInstance: 'a-1', session: 'broken-3', leaseDurationSeconds: 15, acquireTime: now - MIN, renewTime: now - MIN, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+      const before = (await c.leases.read('timed')).item;
+      const { d, logged } = tickDeps(c);
+      const timer = electionTimer(d);
+      for (const body of [{ lease: 'timed', termEnd: now }, { lease: 'timed', electionId: 'e', deadline: now }]) {
+        const message: SQSRecord = { messageId: 'm1', receiptHandle: 'm1', body: JSON.stringify(body), attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'x', ApproximateFirstReceiveTimestamp: '0' }, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:us-east-1:1:q', awsRegion: 'us-east-1' };
+        expect(failures(await timer({ Records: [message] }, lambdaContext('electionTimer')))).toEqual([]);
+      }
+      expect(logged.map(([level, message, extra]) => [level, message, extra['session']])).toEqual([
+        ['warn', 'lease held on a session row that does not match the schema: left alone (unjudged)', 'broken-3'],
+        ['warn', 'lease held on a session row that does not match the schema: left alone (unjudged)', 'broken-3'],
+      ]);
+      expect((await c.leases.read('timed')).item, 'nothing written').toEqual(before);
     } finally {
       await tables.drop();
     }
