@@ -253,21 +253,5 @@ export const wiring = {
  */
 export type FunctionName = 'coordinator' | 'candidateStream' | 'leaseStream' | 'electionTimer' | 'platform';
 
-/** Environment variables every function reads its resources from (set by CDK and by local mode). */
-export const ENV = {
-  leasesTable: 'CONCLAVE_LEASES_TABLE',
-  candidatesTable: 'CONCLAVE_CANDIDATES_TABLE',
-  identitiesTable: 'CONCLAVE_IDENTITIES_TABLE',
-  eventBus: 'CONCLAVE_EVENT_BUS',
-  timerQueueUrl: 'CONCLAVE_TIMER_QUEUE_URL',
-  /** Stream functions only: the SQS queue poison records are sent to, with their content. */
-  deadLetterQueueUrl: 'CONCLAVE_DEAD_LETTER_QUEUE_URL',
-  /** Optional ElectionConfig overrides as JSON, e.g. {"ackWindowMs":2000}. */
-  electionConfig: 'CONCLAVE_ELECTION_CONFIG',
-  /**
-   * The functions that wake workers (the lease stream's, the candidate stream's, the election
-   * timer's), when the deployment has a push path: IoT Core's data endpoint
-   * (`https://<id>-ats.iot.<region>.amazonaws.com`) it publishes wakes to.
-   */
-  pushEndpoint: 'CONCLAVE_PUSH_ENDPOINT',
-} as const;
+/** Environment variables every function reads its resources from: lib/function-env.ts (a module of its own, so a function's bundle holds the names, not this table). */
+export { ENV } from './function-env.js';

@@ -262,6 +262,7 @@ export const LAYERS: readonly string[] = [
   'lib/events/', // EventBridge events derived from stream images
   'lib/platform/', // ECS and EC2 signals, and the terms a stopped host held
   'lib/coordinator/', // reconcile: read, decide, write
+  'lib/function-env.ts', // the environment variables the functions read their resources from
   'lib/wiring.ts', // which function runs on which trigger
   'lib/sdk/', // the worker SDK (@conclave/sdk)
   'lib/history/', // the history checker and the fenced writes' ledger

@@ -37,7 +37,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     areas: ['lib/clock.ts', 'lib/connection-phase.ts', 'lib/dynamodb-answers.ts', 'lib/election/leader.ts', 'lib/election/vacancy.ts', 'lib/events/json-schema.ts', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/sdk/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/util/node-support.ts'],
     never: {
       // the push path's MQTT side is @conclave/sdk/push: a worker without it loads (and installs) no MQTT client
-      modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'lib/sdk/push-channel.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
+      modules: ['lib/local/', 'lib/cli/', 'lib/coordinator/', 'lib/functions/', 'lib/events/local', 'lib/history/', 'lib/testing/', 'lib/wiring.ts', 'lib/function-env.ts', 'lib/sdk/push-channel.ts', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
       packages: [...SERVER_PACKAGES, 'commander', 'mqtt', '@smithy/', '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-eventbridge', '@aws-sdk/client-sqs'],
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
@@ -79,7 +79,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     // location.ts: the election config's preferredLocations (issue 18), validated where the construct is synthesized
     // push.ts: the wake topics grantWorker and the lease stream's function are granted (issue 17)
     // discovery/wiring.ts: leader discovery's declaration (issue 39): its function, table, events and record names
-    areas: ['infra/', 'lib/discovery/wiring.ts', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/session-partition.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/wiring.ts'],
+    areas: ['infra/', 'lib/discovery/wiring.ts', 'lib/functions/metrics.ts', 'lib/schemas/common.ts', 'lib/schemas/config.ts', 'lib/schemas/location.ts', 'lib/schemas/push.ts', 'lib/schemas/session-partition.ts', 'lib/schemas/validation.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/wiring.ts', 'lib/function-env.ts'],
     never: {
       // the handlers ship as built assets, not as code the construct loads
       modules: ['functions/', 'lib/local/', 'lib/sdk/', 'lib/cli/', 'lib/stores/', 'lib/coordinator/', 'lib/testing/', 'infra/app/', 'examples/', ...NOT_SHIPPED],
@@ -111,6 +111,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
       'lib/testing/',
       'lib/util/',
       'lib/wiring.ts',
+      'lib/function-env.ts',
     ],
     never: { modules: ['infra/', 'lib/cli/', 'lib/history/', ...NOT_SHIPPED], packages: ['aws-cdk-lib', 'constructs', 'esbuild', 'commander', 'cdk-nag', 'tsx'] },
     external: [
