@@ -282,8 +282,9 @@ export function grantWorkerIn(grantee: iam.IGrantable, options: GrantWorkerOptio
   // allComponents or patterns: every partition but the sessions' (above); its own session partitions apart
   if ((!o.components || like) && ownSessions) grant = grant.combine(grantWorkerAccess(grantee, { leases: [], candidates: [], identities: ownSessions }, { ...targets, encryptionKey: undefined }, {}, like));
   if (o.sessions) grant = grant.combine(grantSessionReads(grantee, targets, { query: true }));
-  // DescribeTable of each table it may use: a start-up tells a table being created from one missing (and, multiRegion, checks MRSC)
-  const used = (Object.keys(scope) as TableRole[]).filter((r) => scope[r]?.length !== 0 || (r === 'identities' && o.sessions));
+  // DescribeTable of each table it may use: a start-up tells a table being created from one missing (and, multiRegion, checks MRSC:
+  // a coordinated elector describes the identities table too, where other workers' sessions vouch for terms, sessions or not)
+  const used = (Object.keys(scope) as TableRole[]).filter((r) => scope[r]?.length !== 0 || (r === 'identities' && (o.sessions || on.multiRegion)));
   if (used.length) grant = grant.combine(grantDescribeTables(grantee, used, targets));
   if (on.push) grant = grant.combine(grantWorkerPush(grantee, o.leaseNames, { scope: on.scope, ...on.push }));
   // an immutable imported role takes none of it, and CDK says nothing

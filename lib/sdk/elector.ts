@@ -412,7 +412,15 @@ export class LeaderElector {
     await startUp.checkClient(x.client, time, signal);
     // before anything is written: multiRegion on an eventually consistent global table can never be safe
     // bounded as the elector's own requests are: a DescribeTable never answered leaves the option unchecked (told), and the worker starts
-    if (o.multiRegion) await checkMultiRegion(boundedClient(x.client, x.time, requestBoundMs(o.retryPeriodMs)), this.checkedTables(), `options for lease "${o.leaseName}"`, x.report).catch((e: unknown) => { throw startUp.fail(e); });
+    // (a stop ends it: unanswered, it would hold run() for its bound and then tell of a check nobody waits for)
+    if (o.multiRegion) {
+      try {
+        await checkMultiRegion(boundedClient(x.client, x.time, requestBoundMs(o.retryPeriodMs), signal), this.checkedTables(), `options for lease "${o.leaseName}"`, x.report, signal);
+      } catch (e) {
+        if (signal.aborted) return startUp.failed(signal.reason);
+        throw startUp.fail(e);
+      }
+    }
     const standing = new AbortController();
     let candidacy: Promise<void> | undefined;
     // run() cancelled while the candidacy is still trying to register: it stops trying

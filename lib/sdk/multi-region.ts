@@ -69,17 +69,21 @@ const failure = (error: unknown): string => (error instanceof Error ? `${error.n
  * own, or grantWorker before 0.2.0 on a construct without `regions`; a fault) leaves that table unchecked, and onError is told so;
  * the worker starts. So does a failure of DescribeGlobalTable, but for GlobalTableNotFoundException
  * (no such global table: single-Region) and UnknownOperationException (DynamoDB Local).
+ * `signal` aborted (the worker stopped before the answers): rejects with its reason, nothing told.
  */
-export async function checkMultiRegion(client: DynamoDBClient, tables: readonly CheckedTable[], subject: string, onError: (e: Error) => void): Promise<void> {
+export async function checkMultiRegion(client: DynamoDBClient, tables: readonly CheckedTable[], subject: string, onError: (e: Error) => void, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
+  const sent = signal ? { abortSignal: signal } : {};
   // described at once: a DescribeTable never answered costs its bound once, not once per table
   const described = await Promise.all(
     tables.map(async (t) => {
-      const { out, error } = await settle(client.send(new DescribeTableCommand({ TableName: t.name })));
+      const { out, error } = await settle(client.send(new DescribeTableCommand({ TableName: t.name }), sent));
       const table = out?.Table;
-      if (!table || !mayBeLegacy(table)) return { ...t, table, error, global: undefined };
-      return { ...t, table, error, global: await settle(client.send(new DescribeGlobalTableCommand({ GlobalTableName: t.name }))) };
+      if (!table || !mayBeLegacy(table) || signal?.aborted) return { ...t, table, error, global: undefined };
+      return { ...t, table, error, global: await settle(client.send(new DescribeGlobalTableCommand({ GlobalTableName: t.name }), sent)) };
     }),
   );
+  signal?.throwIfAborted();
   for (const { role, name, table, error, global } of described) {
     if (error !== undefined) {
       if (error instanceof Error && error.name === 'ResourceNotFoundException') {

@@ -148,7 +148,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   if (mode === 'coordinated' && !o.candidacy) throw new ValidationError(what, [candidacyRequired(o.mode, leaseName)]);
   // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check)
   if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
-    await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report);
+    await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report, cancel);
   if (looked.judged !== undefined && lease?.holderIdentity !== undefined && !isStale(looked.judged, time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
   let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;

@@ -41,6 +41,8 @@ interface MultiRegionApp {
   primary: ConclaveStack;
   replicas: ConclaveReplicaStack[];
   workers: Map<Stack, iam.Role>;
+  /** A worker granted no sessions and no components: a fleet on leases alone. */
+  lean: Map<Stack, iam.Role>;
 }
 
 function multiRegionApp(app: App, regions: NonNullable<ConclaveProps['regions']>): MultiRegionApp {
@@ -49,14 +51,21 @@ function multiRegionApp(app: App, regions: NonNullable<ConclaveProps['regions']>
   const worker = ecsTaskRole(primary, 'Worker');
   primary.conclave.grantWorker(worker, { leaseNames: ['nightly-report'], components: ['scheduler'] });
   workers.set(primary, worker);
+  const lean = new Map<Stack, iam.Role>();
+  const leanWorker = ecsTaskRole(primary, 'LeanWorker');
+  primary.conclave.grantWorker(leanWorker, { leaseNames: ['nightly-report'], components: [], sessions: false });
+  lean.set(primary, leanWorker);
   const replicas = primary.conclave.otherReplicaRegions.map((region) => {
     const stack = new ConclaveReplicaStack(app, `Conclave-${region}`, { env: { region }, primary: primary.conclave });
     const role = ecsTaskRole(stack, 'Worker');
     stack.conclave.grantWorker(role, { leaseNames: ['nightly-report'], components: ['scheduler'] });
     workers.set(stack, role);
+    const leanRole = ecsTaskRole(stack, 'LeanWorker');
+    stack.conclave.grantWorker(leanRole, { leaseNames: ['nightly-report'], components: [], sessions: false });
+    lean.set(stack, leanRole);
     return stack;
   });
-  return { primary, replicas, workers };
+  return { primary, replicas, workers, lean };
 }
 
 /** What every shape must synthesize: checked for the three replicas and for two replicas and a witness. */
@@ -165,6 +174,10 @@ function describeShape(title: string, regions: NonNullable<ConclaveProps['region
         const describe = st.filter((x) => x.Action.includes('dynamodb:DescribeTable'));
         expect(describe.map((x) => x.Action)).toEqual([['dynamodb:DescribeTable']]);
         for (const table of [/[Ll]eases/, /[Cc]andidates/, /[Ii]dentities/]) expect(JSON.stringify(describe[0]!.Resource)).toMatch(table);
+        // a worker granted no sessions and no components may describe the identities table too: a coordinated
+        // multiRegion elector checks it (other workers' sessions vouch for terms); before, every start-up told it was unchecked
+        const lean = statementsOf(t, logicalId(stack, m.lean.get(stack)!)).filter((x) => x.Action.includes('dynamodb:DescribeTable'));
+        for (const table of [/[Ll]eases/, /[Cc]andidates/, /[Ii]dentities/]) expect(JSON.stringify(lean.flatMap((x) => x.Resource)), stack.stackName).toMatch(table);
         const tableArns = JSON.stringify(st.filter((x) => x.Action.some((a) => a.startsWith('dynamodb:'))).flatMap((x) => x.Resource));
         if (stack === m.primary) expect(tableArns).toContain('Fn::GetAtt');
         else {

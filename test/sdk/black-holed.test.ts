@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { MIN_REQUEST_BOUND_MS } from '../../lib/sdk/bounded-client.js';
 import { getLeader } from '../../lib/sdk/get-leader.js';
 import { listIdentities } from '../../lib/sdk/identity.js';
+import { withLease } from '../../lib/sdk/with-lease.js';
 import { Sim } from '../../sim/harness.js';
 
 /** What `p` came to, or 'pending' after `ms` of simulated time. */
@@ -51,5 +52,41 @@ describe('a read never answered (a black-holed connection)', () => {
     await sim.until('it leads', () => e.elector.isLeader(), 60_000);
     expect(errors.some((x) => /multiRegion not checked: DescribeTable of the leases table .* failed \(TimeoutError/.test(x.message))).toBe(true);
     await e.stop();
+  });
+});
+
+describe('stopped while the multiRegion check waits on a DescribeTable never answered', () => {
+  it('run() settles at once, nothing told of a check nobody waits for (before: after its bound, then "multiRegion not checked"); an aborted signal sends nothing', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    m.swallow = (r) => r.operation === 'DescribeTable';
+    const errors: Error[] = [];
+    const e = sim.elector('a', { leaseName: 'job', mode: 'NoCoordination', multiRegion: true }, { machine: m, errors });
+    await sim.run(100); // the DescribeTable is out, unanswered
+    e.controller.abort();
+    expect(await within(sim, e.done, 10)).toBeUndefined();
+    expect(errors).toEqual([]);
+    // a signal aborted before run(): no DescribeTable sent
+    const sent: string[] = [];
+    m.client.middlewareStack.add((next, ctx) => async (args) => (sent.push(ctx.commandName ?? '?'), next(args)), { step: 'initialize', name: 'sent' });
+    const again = sim.elector('b', { leaseName: 'job', mode: 'NoCoordination', multiRegion: true }, { machine: m, errors });
+    again.controller.abort();
+    expect(await within(sim, again.done, 10)).toBeUndefined();
+    expect(sent).toEqual([]);
+  });
+
+  it('withLease of a run-once window, cancelled while its candidates table is described, rejects at once with the reason, its function not run', async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    m.swallow = (r) => r.operation === 'DescribeTable';
+    const cancel = new AbortController();
+    const errors: Error[] = [];
+    let ran = false;
+    const p = withLease('nightly', async () => void (ran = true), { client: m.client, clock: m.clock, tables: sim.names, mode: 'NoCoordination', multiRegion: true, platform: 'none', runOnce: { window: 'w1' }, signal: cancel.signal, onError: (e) => void errors.push(e) });
+    await sim.run(200);
+    cancel.abort(new Error('invocation ending'));
+    expect(await within(sim, p, 10)).toMatchObject({ message: 'invocation ending' });
+    expect(ran).toBe(false);
+    expect(errors).toEqual([]);
   });
 });
