@@ -256,11 +256,13 @@ export const KEY_WRITE = ['kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*
 /**
  * The leader-discovery function (ConclaveProps `leaderDiscovery`, lib/discovery/): conditional
  * UpdateItem of its own table's rows (lib/discovery/state-store.ts: claim, join, settle; each reads
- * the row back, so no GetItem), and its naming service's calls, on the one service or zone
- * (lib/discovery/cloud-map.ts, lib/discovery/route53.ts; test/discovery/ records each call).
+ * the row back, so no GetItem) and the sweep's Scan of them, and its naming service's calls, on the
+ * one service or zone (lib/discovery/cloud-map.ts, lib/discovery/route53.ts; test/discovery/
+ * records each call). The sweep reads the named leases as getLeader does (grantGetLeader's reads).
  */
 export const DISCOVERY_ACCESS = {
-  table: ['dynamodb:UpdateItem'],
+  /** On its own table: the claims and settles of apply.ts, and the sweep's Scan (lib/discovery/sweep.ts). */
+  table: ['dynamodb:UpdateItem', 'dynamodb:Scan'],
   /** On the one Cloud Map service the construct creates. */
   cloudMap: ['servicediscovery:RegisterInstance', 'servicediscovery:DeregisterInstance'],
   /** On the one hosted zone, kept to the leases' record names, A/AAAA/CNAME, UPSERT and DELETE. */

@@ -138,7 +138,9 @@ export interface ConclaveProps {
    * process. `cloudMap: { namespace }` (an AWS Cloud Map service the construct creates, an instance
    * per lease) or `route53: { hostedZone, recordName }` (a record per lease in your zone), kept by
    * a function on the bus's leader-change events, written in fencing-token order (an older event
-   * never overwrites a newer leader) and cleared when a term ends with no new leader. The address
+   * never overwrites a newer leader) and cleared when a term ends with no new leader (a term over
+   * with no event, its holder crashed with nobody after it, by the function's sweep once a minute,
+   * which reads the named leases as `grantGetLeader` lets a reader). The address
    * is what the leader advertises (the SDK's `advertise` option). `leaseNames` keeps it to those
    * leases. Not with `regions`. docs/deploy.md, "Clients find the leader".
    * @default none
@@ -418,6 +420,8 @@ export class Conclave extends Construct {
             logRetention,
             encryptionKey: key,
             alarmTopic: props.alarmTopic,
+            leaderTables: { leases: this.tables.leases.tableName, identities: this.tables.identities.tableName },
+            grantLeaderReads: (grantee, leaseNames) => void this.grantGetLeader(grantee, leaseNames ? { leaseNames: [...leaseNames] } : { allLeases: true }),
           })
         : undefined;
     if (this.leaderDiscovery) {

@@ -29,6 +29,7 @@ import {
   DISCOVERY_ENV,
   DISCOVERY_EVENT_SOURCE,
   DISCOVERY_FUNCTION,
+  DISCOVERY_SWEEP,
   DISCOVERY_TABLE,
   LEASE_PLACEHOLDER,
   qualifiedRecordName,
@@ -147,6 +148,10 @@ export interface LeaderDiscoveryTargets {
   readonly logRetention: logs.RetentionDays;
   readonly encryptionKey: kms.IKey | undefined;
   readonly alarmTopic: sns.ITopic | undefined;
+  /** The leases and identities tables' names, which the sweep reads a named lease's leader from. */
+  readonly leaderTables: { readonly leases: string; readonly identities: string };
+  /** Grants `grantee` getLeader's reads of `leaseNames` (undefined: every lease): the Conclave's grantGetLeader. */
+  readonly grantLeaderReads: (grantee: iam.IGrantable, leaseNames: readonly string[] | undefined) => void;
 }
 
 /**
@@ -184,7 +189,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       removalPolicy: on.removalPolicy,
     });
 
-    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName };
+    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName, [DISCOVERY_ENV.leasesTable]: on.leaderTables.leases, [DISCOVERY_ENV.identitiesTable]: on.leaderTables.identities };
     if (s.leaseNames) environment[DISCOVERY_ENV.leases] = JSON.stringify(s.leaseNames);
     if (props.cloudMap && s.cloudMap) {
       this.service = new servicediscovery.Service(this, 'Service', {
@@ -223,10 +228,18 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       },
       targets: [new targets.LambdaFunction(this.fn, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 8, maxEventAge })],
     });
+    // the sweep (lib/discovery/sweep.ts): a name whose holder's term ran out with no write, so no event, is cleared
+    new events.Rule(this, 'Sweep', {
+      description: `Conclave: every ${DISCOVERY_SWEEP.everyMinutes} minute(s), the ${DISCOVERY_FUNCTION.name} function checks each name still pointing at a leader against its lease`,
+      schedule: events.Schedule.rate(Duration.minutes(DISCOVERY_SWEEP.everyMinutes)),
+      // a missed sweep is made up by the next: not retried, nothing dead-lettered
+      targets: [new targets.LambdaFunction(this.fn, { retryAttempts: 0 })],
+    });
     // EventBridge writes the rule's dead letters to the key-encrypted queue as itself
     if (key) allowEventBridgeToUse(this, key);
 
     this.grant(props, key);
+    on.grantLeaderReads(this.fn, s.leaseNames);
     this.alarms = this.makeAlarms(on.alarmTopic);
   }
 

@@ -10,11 +10,14 @@ import { Route53Client } from '@aws-sdk/client-route-53';
 import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import * as z from 'zod';
 import { systemClock } from '../clock.js';
+import type { LeaderInfo } from '../election/leader.js';
+import { getLeader } from '../sdk/get-leader.js';
 import { Name } from '../schemas/common.js';
 import { parse, ValidationError } from '../schemas/validation.js';
 import { observability } from '../functions/observability.js';
 import { applyLeaderChange, type ApplyOutcome, type DiscoveryDeps } from './apply.js';
 import { changeOfEvent } from './change.js';
+import { sweepNames, type SweepResult } from './sweep.js';
 import { cloudMapNaming } from './cloud-map.js';
 import { route53Naming } from './route53.js';
 import { DiscoveryStateStore } from './state-store.js';
@@ -25,6 +28,8 @@ export const DISCOVERY_METRIC = 'conclave_leader_name_writes';
 
 export interface DiscoveryFunctionDeps {
   readonly discovery: DiscoveryDeps;
+  /** A named lease's leader as getLeader judges it, for the sweep (null: no live term). */
+  readonly leaderOf: (lease: string) => Promise<LeaderInfo | null>;
   /** The leases the deployment names (the rule matches only these; checked again here). Undefined: every lease. */
   readonly leases: ReadonlySet<string> | undefined;
   readonly logger: Logger;
@@ -36,7 +41,8 @@ export interface DiscoveryFunctionDeps {
  * a grace). A malformed event throws a ValidationError: Lambda retries it, then it goes to the
  * dead-letter queue with its content.
  */
-export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unknown, remainingMs: number): Promise<ApplyOutcome | { ignored: string }> {
+export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unknown, remainingMs: number): Promise<ApplyOutcome | { ignored: string } | SweepResult> {
+  if (isSchedule(event)) return sweep(deps, remainingMs);
   const change = changeOfEvent(event);
   if ('ignored' in change) {
     deps.logger.debug('event ignored', { why: change.ignored });
@@ -56,6 +62,24 @@ export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unkno
   return outcome;
 }
 
+/** The schedule's invocation (EventBridge Scheduler's, or a scheduled rule's): `aws.events` and `Scheduled Event`, or `aws.scheduler`. */
+const isSchedule = (event: unknown): boolean => {
+  const source = (event as { source?: unknown } | null)?.source;
+  return source === 'aws.scheduler' || (source === 'aws.events' && (event as { 'detail-type'?: unknown })['detail-type'] === 'Scheduled Event');
+};
+
+/** The sweep (lib/discovery/sweep.ts): each name still pointing at a holder judged by its lease; what it changed logged. */
+async function sweep(deps: DiscoveryFunctionDeps, remainingMs: number): Promise<SweepResult> {
+  const { rows, refused } = await deps.discovery.state.list();
+  if (refused.length) deps.logger.warn('discovery rows that do not match the schema: not swept', { leases: refused });
+  const mine = deps.leases ? rows.filter((r) => deps.leases!.has(r.lease)) : rows;
+  const result = await sweepNames(deps, mine, deps.discovery.clock.now() + remainingMs);
+  for (const { lease, error } of result.errors) deps.logger.warn('sweep: lease left for the next sweep', { lease, error });
+  for (const [lease, state] of Object.entries(result.changed)) deps.logger.info(`leader name: swept to ${state}`, { lease, state });
+  if (result.left.length) deps.logger.warn('sweep: leases left for the next sweep', { leases: result.left });
+  return result;
+}
+
 const Env = z
   .object({
     [DISCOVERY_ENV.table]: z.string().min(3),
@@ -64,6 +88,8 @@ const Env = z
     [DISCOVERY_ENV.recordName]: z.string().min(1).optional(),
     [DISCOVERY_ENV.ttlSeconds]: z.coerce.number().int().min(0).optional(),
     [DISCOVERY_ENV.leases]: z.string().optional(),
+    [DISCOVERY_ENV.leasesTable]: z.string().min(3),
+    [DISCOVERY_ENV.identitiesTable]: z.string().min(3),
   })
   .superRefine((e, ctx) => {
     const cloudMap = e[DISCOVERY_ENV.cloudMapServiceId] !== undefined;
@@ -90,8 +116,11 @@ export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): Disc
   const naming = serviceId
     ? cloudMapNaming(new ServiceDiscoveryClient({}), serviceId)
     : route53Naming(new Route53Client({}), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]! });
+  const client = new DynamoDBClient({});
+  const tables = { leases: e[DISCOVERY_ENV.leasesTable], identities: e[DISCOVERY_ENV.identitiesTable] };
   return {
-    discovery: { state: new DiscoveryStateStore(new DynamoDBClient({}), e[DISCOVERY_ENV.table]), naming, clock: systemClock },
+    discovery: { state: new DiscoveryStateStore(client, e[DISCOVERY_ENV.table]), naming, clock: systemClock },
+    leaderOf: (lease) => getLeader(lease, { client, tables }),
     leases: leasesOf(e[DISCOVERY_ENV.leases]),
     ...observability(DISCOVERY_FUNCTION.name),
   };

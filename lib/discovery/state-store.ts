@@ -4,7 +4,7 @@
  * whether it was seen through, and who may be writing the name now. Every write is a conditional
  * UpdateItem; the conditions are what order the name by fencing token (lib/discovery/apply.ts).
  */
-import { UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { HolderName, Millis, Name, Revision } from '../schemas/common.js';
@@ -112,6 +112,27 @@ export class DiscoveryStateStore {
     if (out.ok) return { settled: true };
     if (!out.row) throw new Error(`discovery row of lease "${row.lease}" was deleted while its name was being set`);
     return { settled: false, row: out.row };
+  }
+
+  /**
+   * Every row (one per named lease: a consistent scan, page by page): the rows, and the leases of
+   * rows the schema refuses (this table has no other writer: such a row is left to the events).
+   */
+  async list(): Promise<{ readonly rows: DiscoveryRow[]; readonly refused: string[] }> {
+    const rows: DiscoveryRow[] = [];
+    const refused: string[] = [];
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await this.client.send(new ScanCommand({ TableName: this.table, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }));
+      for (const item of page.Items ?? []) {
+        const lease = item['lease']?.S ?? '?';
+        const row = DiscoveryRow.safeParse(rowOf(item));
+        if (row.success) rows.push(row.data);
+        else refused.push(lease);
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return { rows, refused };
   }
 
   /**

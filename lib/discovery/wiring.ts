@@ -5,6 +5,7 @@
  * construct (infra/discovery.ts, which loads nothing else of lib/discovery/) and for the function
  * (functions/leader-discovery.ts). AWS only: Cloud Map and Route 53 have no local mode.
  */
+import { ENV } from '../function-env.js';
 import type { TableSpec } from '../tables.js';
 
 export { dnsNameIssue } from '../schemas/common.js';
@@ -44,7 +45,17 @@ export const DISCOVERY_ENV = {
   ttlSeconds: 'CONCLAVE_DISCOVERY_TTL_SECONDS',
   /** The leases given names, as a JSON list; unset: every lease. */
   leases: 'CONCLAVE_DISCOVERY_LEASES',
+  /** The leases table and the identities table, which the sweep reads a named lease's leader from (getLeader). */
+  leasesTable: ENV.leasesTable,
+  identitiesTable: ENV.identitiesTable,
 } as const;
+
+/**
+ * The sweep (lib/discovery/sweep.ts): the function also runs on this schedule, and judges every name
+ * still pointing at a holder by the lease, clearing one whose term ran out with no event (nobody
+ * took the lease after a crash).
+ */
+export const DISCOVERY_SWEEP = { everyMinutes: 1 } as const;
 
 /**
  * The events the function is invoked on (the rule's detail-types): a new term (Leader Elected:

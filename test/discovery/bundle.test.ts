@@ -37,6 +37,8 @@ it('the bundle registers the leader of a Leader Elected event, and deregisters i
     [DISCOVERY_ENV.table]: table,
     [DISCOVERY_ENV.cloudMapServiceId]: aws.serviceId,
     [DISCOVERY_ENV.leases]: '["orders"]',
+    [DISCOVERY_ENV.leasesTable]: 't-discovery-b-leases',
+    [DISCOVERY_ENV.identitiesTable]: 't-discovery-b-identities',
     AWS_REGION: LOCAL_REGION, // DynamoDB Local keeps tables per region and key
     AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,

@@ -44,10 +44,11 @@ afterAll(async () => {
 
 const context = { getRemainingTimeInMillis: () => 30_000, functionName: 'conclave-leaderDiscovery', awsRequestId: 'r' } as unknown as Context;
 
-/** The function's handler on `naming`, for `leases` (undefined: every lease). */
+/** The function's handler on `naming`, for `leases` (undefined: every lease); these tests send no schedule (test/discovery/sweep.test.ts does). */
 function handlerOn(naming: LeaderNaming, leases?: string[]) {
   const deps: DiscoveryFunctionDeps = {
     discovery: { state: new DiscoveryStateStore(client, table), naming, clock: manualClock(NOW) },
+    leaderOf: () => Promise.reject(new Error('no sweep in these tests')),
     leases: leases && new Set(leases),
     ...observability('leaderDiscovery', 'SILENT'),
   };
@@ -173,8 +174,10 @@ describe('the wiring', () => {
   });
 
   it('reads its environment with errors naming the variable', () => {
-    const base = { [DISCOVERY_ENV.table]: 'conclave-discovery' };
+    const base = { [DISCOVERY_ENV.table]: 'conclave-discovery', [DISCOVERY_ENV.leasesTable]: 'conclave-leases', [DISCOVERY_ENV.identitiesTable]: 'conclave-identities' };
     expect(() => discoveryDepsFromEnv({})).toThrow(new RegExp(DISCOVERY_ENV.table));
+    // the sweep's tables (getLeader's reads)
+    expect(() => discoveryDepsFromEnv({ ...base, [DISCOVERY_ENV.leasesTable]: undefined, [DISCOVERY_ENV.cloudMapServiceId]: 'srv-1' })).toThrow(new RegExp(DISCOVERY_ENV.leasesTable));
     expect(() => discoveryDepsFromEnv(base)).toThrow(new RegExp(`${DISCOVERY_ENV.cloudMapServiceId}: give it, or ${DISCOVERY_ENV.hostedZoneId}`));
     expect(() => discoveryDepsFromEnv({ ...base, [DISCOVERY_ENV.cloudMapServiceId]: 'srv-1', [DISCOVERY_ENV.hostedZoneId]: 'Z1', [DISCOVERY_ENV.recordName]: 'x', [DISCOVERY_ENV.ttlSeconds]: '5' })).toThrow(/one naming service/);
     expect(() => discoveryDepsFromEnv({ ...base, [DISCOVERY_ENV.hostedZoneId]: 'Z1', [DISCOVERY_ENV.recordName]: 'x' })).toThrow(new RegExp(`${DISCOVERY_ENV.ttlSeconds}: is required for Route 53`));

@@ -7,6 +7,7 @@
  */
 import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
@@ -42,6 +43,8 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
   let id: ReturnType<typeof discoveryIds>;
   let nsId: string;
   let keyId: string;
+  let reader: iam.Role;
+  let readerId: string;
   let resources: Record<string, { Type: string; Properties: Record<string, any>; DeletionPolicy?: string }>;
 
   beforeAll(() => {
@@ -50,6 +53,10 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
       const ns = new servicediscovery.HttpNamespace(stack, 'Namespace', { name: 'conclave.internal' });
       const key = new kms.Key(stack, 'Key', { enableKeyRotation: true });
       c = new Conclave(stack, 'Conclave', { tablePrefix: 'acme', encryptionKey: key, leaderDiscovery: { leaseNames: ['nightly-report'], cloudMap: { namespace: ns } } });
+      // what grantGetLeader gives a reader of the same lease: the sweep's reads
+      reader = new iam.Role(stack, 'Reader', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+      c.grantGetLeader(reader, { leaseNames: ['nightly-report'] });
+      readerId = logicalId(stack, reader);
       nsId = logicalId(stack, ns);
       keyId = logicalId(stack, key);
       return stack;
@@ -94,7 +101,14 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
   it('gives the function its table, the service and the leases, and runs it on the bundle built for it', () => {
     const fn = resources[id.fn]!.Properties;
     const serviceId = Object.keys(t.findResources('AWS::ServiceDiscovery::Service'))[0]!;
-    expect(fn['Environment'].Variables).toEqual({ [DISCOVERY_ENV.table]: { Ref: id.table }, [DISCOVERY_ENV.cloudMapServiceId]: getAtt(serviceId, 'Id'), [DISCOVERY_ENV.leases]: '["nightly-report"]' });
+    expect(fn['Environment'].Variables).toEqual({
+      [DISCOVERY_ENV.table]: { Ref: id.table },
+      [DISCOVERY_ENV.cloudMapServiceId]: getAtt(serviceId, 'Id'),
+      [DISCOVERY_ENV.leases]: '["nightly-report"]',
+      // the sweep's reads (getLeader)
+      [DISCOVERY_ENV.leasesTable]: s.stack.resolve(c.tables.leases.tableName),
+      [DISCOVERY_ENV.identitiesTable]: s.stack.resolve(c.tables.identities.tableName),
+    });
     expect(fn).toMatchObject({ Handler: 'index.handler', Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: DISCOVERY_FUNCTION.timeoutSeconds, MemorySize: DISCOVERY_FUNCTION.memoryMb });
     expect(fn['Role']).toEqual(getAtt(id.role));
     expect(resources[id.role]!.Properties['ManagedPolicyArns']).toBeUndefined(); // no AWSLambdaBasicExecutionRole
@@ -115,9 +129,25 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
     });
   });
 
-  it('grants UpdateItem on its table, RegisterInstance and DeregisterInstance on the one service, the key: nothing else, no wildcard resource', () => {
+  it('runs it once a minute for the sweep (a term over with no event), not retried: the next sweep makes up a missed one', () => {
+    const sweeps = Object.values(t.findResources('AWS::Events::Rule')).filter((r) => r['Properties'].ScheduleExpression === 'rate(1 minute)' && JSON.stringify(r['Properties'].Targets).includes(id.fn));
+    expect(sweeps).toHaveLength(1);
+    expect(sweeps[0]!['Properties'].Targets).toEqual([expect.objectContaining({ Arn: getAtt(id.fn), RetryPolicy: { MaximumRetryAttempts: 0 } })]);
+  });
+
+  it("grants the sweep getLeader's reads of its leases, as grantGetLeader grants a reader", () => {
+    const key = (x: Statement) => JSON.stringify({ Action: [...x.Action].sort(), Resource: x.Resource, Condition: x.Condition });
+    const mine = new Set(ownStatements(t, id.role).map(key));
+    const readerSt = ownStatements(t, readerId);
+    expect(readerSt.length).toBeGreaterThan(0);
+    for (const x of readerSt) expect(mine.has(key(x)), key(x)).toBe(true);
+  });
+
+  it('grants UpdateItem and Scan on its table, RegisterInstance and DeregisterInstance on the one service, the key: nothing else, no wildcard resource', () => {
     const serviceId = Object.keys(t.findResources('AWS::ServiceDiscovery::Service'))[0]!;
-    const st = ownStatements(t, id.role);
+    // (the sweep's reads, as a reader's: the test above)
+    const read = new Set(ownStatements(t, readerId).map((x) => JSON.stringify({ Action: [...x.Action].sort(), Resource: x.Resource, Condition: x.Condition })));
+    const st = ownStatements(t, id.role).filter((x) => !read.has(JSON.stringify({ Action: [...x.Action].sort(), Resource: x.Resource, Condition: x.Condition })));
     // (the key's actions twice: the grant's, and the dead-letter queue's for the failure destination)
     const grants = [...new Set(st.flatMap((x) => x.Action.map((a) => `${a} ${JSON.stringify(x.Resource)}`)))].sort();
     expect(grants).toEqual(
@@ -230,6 +260,8 @@ describe.each([
     const recordName = props.recordName.includes('{lease}') ? `{lease}.leader.${ZONE}` : `leader.${ZONE}`;
     expect(vars).toEqual({
       [DISCOVERY_ENV.table]: { Ref: id.table },
+      [DISCOVERY_ENV.leasesTable]: s.stack.resolve(c.tables.leases.tableName),
+      [DISCOVERY_ENV.identitiesTable]: s.stack.resolve(c.tables.identities.tableName),
       [DISCOVERY_ENV.hostedZoneId]: ZONE_ID,
       [DISCOVERY_ENV.recordName]: recordName,
       [DISCOVERY_ENV.ttlSeconds]: String(props.ttl?.toSeconds() ?? 5),

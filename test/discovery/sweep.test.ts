@@ -1,0 +1,126 @@
+/**
+ * The sweep (lib/discovery/sweep.ts): a term that ends with no write (its holder crashed, nobody
+ * took the lease after it) publishes no event, so only the function's own schedule can clear the
+ * name that points at the dead holder (it stayed for good; a review, 2026-12-06). On DynamoDB Local
+ * (the leases and identities tables read by the real getLeader) and the fake Cloud Map.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DISCOVERY_ACCESS } from '../../infra/access.js';
+import { makeHandler } from '../../functions/leader-discovery.js';
+import { manualClock, type ManualClock } from '../../lib/clock.js';
+import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { cloudMapNaming } from '../../lib/discovery/cloud-map.js';
+import type { DiscoveryFunctionDeps } from '../../lib/discovery/handler.js';
+import { DiscoveryStateStore } from '../../lib/discovery/state-store.js';
+import { sweepChange } from '../../lib/discovery/sweep.js';
+import { DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
+import { observability } from '../../lib/functions/observability.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { getLeader } from '../../lib/sdk/get-leader.js';
+import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
+import type { LeaseStore } from '../../lib/stores/lease-store.js';
+import { testTables, type TestTables } from '../support.js';
+import { fakeAws, type FakeAws } from './fake-aws.js';
+
+let aws: FakeAws;
+let t: TestTables;
+let table: string;
+beforeAll(async () => {
+  aws = await fakeAws();
+  t = await testTables('discovery-sweep');
+  table = `${t.names.leases}-discovery`;
+  await createTable(t.client, table, DISCOVERY_TABLE);
+});
+afterAll(async () => {
+  await deleteTable(t.client, table);
+  await t.drop();
+  await aws?.close();
+});
+
+const T0 = Date.UTC(2026, 11, 6, 3);
+const context = { getRemainingTimeInMillis: () => 30_000, functionName: 'conclave-leaderDiscovery', awsRequestId: 'r' } as unknown as Context;
+const schedule = { version: '0', id: randomUUID(), source: 'aws.events', 'detail-type': 'Scheduled Event', account: '123456789012', region: 'us-east-1', time: new Date(T0).toISOString(), resources: [], detail: {} };
+const elected = (lease: string, holder: string, fencingToken: number, address: string) => ({
+  version: '0', id: randomUUID(), source: 'conclave', 'detail-type': 'Leader Elected', account: '123456789012', region: 'us-east-1', time: new Date(T0).toISOString(), resources: [],
+  detail: { id: `rec-${randomUUID()}:leader-elected`, lease, time: new Date(T0).toISOString(), holder, fencingToken, leaseTransitions: 1, address },
+});
+
+function handlerAt(clock: ManualClock) {
+  const deps: DiscoveryFunctionDeps = {
+    discovery: { state: new DiscoveryStateStore(t.client, table), naming: cloudMapNaming(aws.cloudMap(), aws.serviceId), clock },
+    // the real read, on this test's clock (no Date headers to sync with: DynamoDB Local's are the machine's)
+    leaderOf: (lease) => getLeader(lease, { client: t.client, tables: t.names, clock, clockSync: 'none' }),
+    leases: undefined,
+    ...observability('leaderDiscovery', 'SILENT'),
+  };
+  return makeHandler(deps);
+}
+
+/** Lease `name` held by `holder` (NoCoordination: no candidate, so nobody elects after it), renewed at `at`. */
+async function hold(leases: LeaseStore, name: string, holder: string, fencingToken: number, at: number, address: string): Promise<void> {
+  await leases.write(await leases.read(name), { set: { holderIdentity: holder, holderInstance: `${holder}-1`, holderAddress: address, leaseDurationSeconds: 15, acquireTime: at, renewTime: at, leaseTransitions: 1, fencingToken, electedBy: 'self' } });
+}
+
+describe('the sweep', () => {
+  it("clears the name of a holder that crashed with nobody after it (no event ever comes), and leaves a live holder's", async () => {
+    const clock = manualClock(T0);
+    const leases = coordinatorDeps(t.client, t.names, { clock }).leases;
+    const handler = handlerAt(clock);
+    await hold(leases, 'crashed', 'w1', 5, T0, 'http://10.0.0.7:8080');
+    await hold(leases, 'alive', 'w2', 3, T0, 'http://10.0.0.8:8080');
+    await handler(elected('crashed', 'w1', 5, 'http://10.0.0.7:8080'), context);
+    await handler(elected('alive', 'w2', 3, 'http://10.0.0.8:8080'), context);
+    expect(aws.instances.get('crashed')).toMatchObject({ holder: 'w1' });
+    // while the term is on, the sweep changes nothing
+    clock.set(T0 + 10_000);
+    expect(await handler(schedule, context)).toMatchObject({ judged: 2, changed: {}, left: [] });
+    expect(aws.instances.get('crashed')).toMatchObject({ holder: 'w1' });
+    // w1 crashes (its renewals stop); w2 renews on
+    clock.set(T0 + 20_000);
+    await leases.write(await leases.read('alive'), { set: { renewTime: clock.now() } });
+    expect(await handler(schedule, context)).toMatchObject({ judged: 2, changed: { crashed: 'end 5' }, left: [] });
+    // before the fix: still registered, for good
+    expect(aws.instances.has('crashed')).toBe(false);
+    expect(aws.instances.get('alive')).toMatchObject({ holder: 'w2' });
+    // an ended name is not judged again
+    expect(await handler(schedule, context)).toMatchObject({ judged: 1, changed: {} });
+  });
+
+  it("sends the discovery table only what the construct grants (the Scan and the claims' UpdateItem)", async () => {
+    const clock = manualClock(T0);
+    const seen = new Set<string>();
+    const store = localClient(inject('ddbEndpoint'));
+    store.middlewareStack.add((next, c) => (args) => (seen.add(`dynamodb:${String(c.commandName).replace(/Command$/, '')}`), next(args)), { step: 'initialize', name: 'recordActions' });
+    const leases = coordinatorDeps(t.client, t.names, { clock }).leases;
+    await hold(leases, 'granted', 'w1', 2, T0, 'http://10.0.0.2:8080');
+    const handler = makeHandler({
+      discovery: { state: new DiscoveryStateStore(store, table), naming: cloudMapNaming(aws.cloudMap(), aws.serviceId), clock },
+      leaderOf: (lease) => getLeader(lease, { client: t.client, tables: t.names, clock, clockSync: 'none' }),
+      leases: undefined,
+      ...observability('leaderDiscovery', 'SILENT'),
+    });
+    await handler(elected('granted', 'w1', 2, 'http://10.0.0.2:8080'), context);
+    clock.set(T0 + 60_000);
+    await handler(schedule, context);
+    expect([...seen].sort()).toEqual([...DISCOVERY_ACCESS.table].sort());
+    store.destroy();
+  });
+
+  it("names a newer term whose event never came (the dead-letter queue's), and an ending judged from an older read never undoes a newer term's name", async () => {
+    const clock = manualClock(T0);
+    const leases = coordinatorDeps(t.client, t.names, { clock }).leases;
+    const handler = handlerAt(clock);
+    await hold(leases, 'moved', 'w1', 7, T0, 'http://10.0.0.1:8080');
+    await handler(elected('moved', 'w1', 7, 'http://10.0.0.1:8080'), context);
+    await hold(leases, 'moved', 'w3', 8, T0 + 1_000, 'http://10.0.0.3:8080'); // its Leader Elected lost
+    expect(await handler(schedule, context)).toMatchObject({ changed: { moved: 'term 8' } });
+    expect(aws.instances.get('moved')).toMatchObject({ holder: 'w3', fencingToken: '8' });
+    // what the sweep decides from a read: nothing older than the name shows
+    const row = { lease: 'moved', fencingToken: 8, ended: false };
+    expect(sweepChange(row, { lease: 'moved', holder: 'w2', fencingToken: 7, since: T0 })).toBeUndefined();
+    expect(sweepChange(row, null)).toMatchObject({ kind: 'ended', fencingToken: 8 });
+    expect(sweepChange({ ...row, ended: true }, null)).toBeUndefined();
+  });
+});
