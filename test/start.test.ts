@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
@@ -126,6 +126,17 @@ async function serving() {
   return s;
 }
 
+describe('npm start that cannot start', () => {
+  it('says why in one line and exits 1, no stack (an events folder it cannot make: a path under a file)', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'conclave-nodir-')), 'a-file');
+    writeFileSync(file, '');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', START, '--serve', '--dir', join(file, 'events')], { encoding: 'utf8', timeout: TEST_GUARD_MS });
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/^npm start: .*events folder/m);
+    expect(r.stderr, 'no stack').not.toMatch(/^\s+at /m);
+  }, TEST_GUARD_MS);
+});
+
 describe('npm start -- --serve', () => {
   it('keeps the system up and prints what your own worker needs; a worker started from those lines is elected; Ctrl-C stops it', async () => {
     const serve = await serving();
@@ -142,7 +153,8 @@ describe('npm start -- --serve', () => {
         const started = await waitFor('the worker leading', () => worker.events.find((e) => e.event === 'started'));
         expect(started.fencingToken).toBeGreaterThanOrEqual(fencingTokenFloor(startedAt)); // a new lease: its clock's floor
         // The serving system prints the events as they come.
-        await waitFor('the Leader Elected line', () => /event .* Leader Elected: holder mine/.test(serve.out));
+        // with its lease, beside the demo's (before: "Leader Elected: holder mine, token ...", no lease)
+        await waitFor('the Leader Elected line', () => /event .* Leader Elected {2}my-job {2}mine leads, fencing token \d+/.test(serve.out));
       } finally {
         await worker.stop();
       }

@@ -30,9 +30,10 @@ export interface EnsureOptions<T> {
   /** Who asks, for the line said before installing (e.g. "npm test"). */
   askedBy?: string;
   log?: (line: string) => void;
-  /** Test hooks: what is found, whether this process is root, and the install. */
+  /** Test hooks: what is found, whether this process is root, whether apt-get is there, and the install. */
   probe?: () => T | undefined;
   isRoot?: () => boolean;
+  hasApt?: () => boolean;
   runInstall?: () => number | null;
 }
 
@@ -70,18 +71,21 @@ export function ensureSystemNeed<T>(need: SystemNeed<T>, opts: EnsureOptions<T> 
   const found = probe();
   const why = need.lacking(found);
   if (why === undefined) return found!;
+  const howToGet = `Install it:\n${need.howToGet.map((l) => `  ${l}`).join('\n')}\nthen run the command again.`;
   if (!(opts.install ?? process.env[need.installEnv] === '1')) {
-    throw new need.error(
-      `${need.needs} (${why}). Install it:\n${need.howToGet.map((l) => `  ${l}`).join('\n')}\n` +
-        `then run the command again. Or set ${need.installEnv}=1 to let Conclave install ${need.pkg} itself (Debian, as root).`,
-    );
+    throw new need.error(`${need.needs} (${why}). ${howToGet} Or set ${need.installEnv}=1 to let Conclave install ${need.pkg} itself (Debian, as root).`);
   }
+  // asked, but no Debian here (macOS, Fedora): the ways for each system, not an apt-get line that cannot run
+  if (!(opts.hasApt ?? (() => findOnPath('apt-get') !== undefined))()) throw new need.error(`${need.needs} (${why}); this system has no apt-get to install ${need.pkg} with. ${howToGet}`);
   const isRoot = opts.isRoot ?? (() => typeof process.getuid === 'function' && process.getuid() === 0);
   if (!isRoot()) throw new need.error(`${need.needs} (${why}); installing it needs root. Run:\n  sudo sh -c '${command}'\nthen run the command again.`);
   log(`conclave: ${why}; ${opts.askedBy ?? `${need.installEnv}=1`} asks for it: installing ${need.pkg} from Debian (one time)...`);
   const run = opts.runInstall ?? (() => spawnSync('sh', ['-c', command], { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } }).status);
   const status = run();
   const after = probe();
-  if (status !== 0 || need.lacking(after) !== undefined) throw new need.error(`Installing ${need.pkg} failed (exit ${status}). Run this yourself and try again:\n  ${command}`);
+  if (status !== 0) throw new need.error(`Installing ${need.pkg} failed (exit ${status}). Run this yourself and try again:\n  ${command}`);
+  // installed, and still not found: it is not where it is looked for (installed somewhere PATH does not reach)
+  const still = need.lacking(after);
+  if (still !== undefined) throw new need.error(`${need.pkg} is installed, and still ${still}. ${howToGet}`);
   return after!;
 }

@@ -200,7 +200,7 @@ function signal(pid: number | undefined, sig: NodeJS.Signals): void {
  */
 export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<DynamoDBLocal> {
   const ask = opts.installJava;
-  ensureJava(typeof ask === 'object' ? { install: true, askedBy: ask.askedBy } : ask === undefined ? {} : { install: ask });
+  const java = ensureJava(typeof ask === 'object' ? { install: true, askedBy: ask.askedBy } : ask === undefined ? {} : { install: ask }).path;
   const { jar, libDir } = findJar();
   const jvm = opts.quickStart === false ? [] : ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC'];
   // -sharedDb: one set of tables whatever a client's dummy credentials and region (a worker's own region, another tool's keys)
@@ -216,7 +216,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
       throw e;
     });
     port = (front.address() as AddressInfo).port;
-    const started = startInNamespace(ns.unshare, javaArgs(INNER_PORT), front);
+    const started = startInNamespace(ns.unshare, java, javaArgs(INNER_PORT), front);
     child = started.relay;
     javaPid = started.javaPid;
   } else {
@@ -235,7 +235,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
     (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
       `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}`,
     );
-    const started = startKept(javaArgs(port));
+    const started = startKept(java, javaArgs(port));
     child = started.relay;
     javaPid = started.javaPid;
   }

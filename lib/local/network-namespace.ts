@@ -50,8 +50,8 @@ export function namespaceSupport(): NamespaceSupport {
 const RELAY = `
 const { spawn } = require('node:child_process');
 const { connect } = require('node:net');
-const [port, ...args] = process.argv.slice(1);
-const java = spawn('java', args, { stdio: ['ignore', 'ignore', 'inherit'] });
+const [port, javaPath, ...args] = process.argv.slice(1);
+const java = spawn(javaPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
 java.on('error', (e) => { console.error(String(e)); process.exit(1); });
 // how Java exited, told to the parent before the keeper follows it (the keeper's own code can
 // only say 1 for a signal: an out-of-memory kill looked like a crash)
@@ -83,19 +83,20 @@ export interface KeptJava {
 }
 
 /**
- * Starts `java javaArgs` (which must make it listen on INNER_PORT) in a network namespace, reached
- * through `front`, a server listening on this machine's loopback. `front` is closed here once the
- * relay holds it, so every connection to its port goes to Java. `relay.disconnect()` stops Java.
+ * Starts `java javaArgs` (`java`: the executable's path, lib/local/java.ts; the arguments must make
+ * it listen on INNER_PORT) in a network namespace, reached through `front`, a server listening on
+ * this machine's loopback. `front` is closed here once the relay holds it, so every connection to
+ * its port goes to Java. `relay.disconnect()` stops Java.
  */
-export function startInNamespace(flags: string[], javaArgs: string[], front: Server): KeptJava {
-  const kept = keep('unshare', [...flags, 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '-e', RELAY, String(INNER_PORT), ...javaArgs]);
+export function startInNamespace(flags: string[], java: string, javaArgs: string[], front: Server): KeptJava {
+  const kept = keep('unshare', [...flags, 'sh', '-c', 'ip link set lo up && exec "$0" "$@"', process.execPath, '-e', RELAY, String(INNER_PORT), java, ...javaArgs]);
   kept.relay.send('front', front, () => front.close());
   return kept;
 }
 
-/** Starts `java javaArgs` under its keeper, in this machine's network: Java listens where its arguments say. */
-export function startKept(javaArgs: string[]): KeptJava {
-  return keep(process.execPath, ['-e', RELAY, String(INNER_PORT), ...javaArgs]);
+/** Starts `java javaArgs` (`java`: the executable's path) under its keeper, in this machine's network: Java listens where its arguments say. */
+export function startKept(java: string, javaArgs: string[]): KeptJava {
+  return keep(process.execPath, ['-e', RELAY, String(INNER_PORT), java, ...javaArgs]);
 }
 
 /**

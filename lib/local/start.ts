@@ -14,6 +14,8 @@ import { DEMO_ELECTION, playStories } from './demo/stories.js';
 import { playScheduledJob } from './demo/scheduled-job-story.js';
 import { playLoadBalancer } from './demo/load-balancer-story.js';
 import { startLocalRuntime, type LocalEvent } from './runtime.js';
+import { summary } from '../cli/events.js';
+import type { ConclaveEvent } from '../events/schemas.js';
 
 const program = new Command()
   .name('npm start --')
@@ -29,11 +31,8 @@ const program = new Command()
   .parse(process.argv);
 const opts = program.opts<{ serve?: boolean; short?: boolean; tick?: number; dir: string }>();
 
-const describe = (e: LocalEvent): string => {
-  const d = e.detail as Record<string, unknown>;
-  const parts = [d['holder'] && `holder ${d['holder']}`, d['previousHolder'] && `previous ${d['previousHolder']}`, d['preferredHolder'] && `preferred ${d['preferredHolder']}`, d['fencingToken'] !== undefined && `token ${d['fencingToken']}`, d['reason'] && `${d['reason']}`];
-  return `${e.detailType}: ${parts.filter(Boolean).join(', ')}`;
-};
+/** An event as `conclave events` prints it: its lease (your own workers' beside the demo's), and what it says. */
+const describe = (e: LocalEvent): string => `${e.detailType}  ${(e.detail as { lease?: string }).lease ?? ''}  ${summary({ detailType: e.detailType, detail: e.detail } as ConclaveEvent)}`;
 
 async function main(): Promise<number> {
   console.log('Conclave, local: starting DynamoDB Local, the tables, the functions and the event bus...');
@@ -84,4 +83,8 @@ Ctrl-C stops it.`);
   }
 }
 
-process.exitCode = await main();
+// a start-up that cannot go on (Java, a folder it cannot write, a port taken) says why in a line, not a stack
+process.exitCode = await main().catch((e: unknown) => {
+  console.error(`npm start: ${e instanceof Error ? e.message : String(e)}`);
+  return 1;
+});
