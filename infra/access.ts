@@ -265,6 +265,8 @@ export const DISCOVERY_ACCESS = {
   table: ['dynamodb:UpdateItem', 'dynamodb:Scan'],
   /** On the one Cloud Map service the construct creates. */
   cloudMap: ['servicediscovery:RegisterInstance', 'servicediscovery:DeregisterInstance'],
+  /** Cloud Map applies a registration after answering it: each is waited for. An operation is no resource IAM names: on `*`. */
+  cloudMapOperations: ['servicediscovery:GetOperation'],
   /** On the one hosted zone, kept to the leases' record names, A/AAAA/CNAME, UPSERT and DELETE. */
   route53Change: ['route53:ChangeResourceRecordSets'],
   /** On the one hosted zone: a DELETE names the record exactly, so the function lists it first. */

@@ -40,6 +40,7 @@ import { builtFunction } from './functions.js';
 import { deletionProtectionFor } from './tables.js';
 import { acknowledgeKeyWildcards, allowEventBridgeToUse } from './grants.js';
 import { conclaveAlarm } from './monitoring.js';
+import { acknowledgeFinding } from './nag.js';
 import { deadLetterQueue } from './queues.js';
 import type { LeaderDiscoverySettingsSchema } from './settings.js';
 
@@ -251,7 +252,11 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       key.grant(grantee, ...KEY_READ, ...KEY_WRITE);
       acknowledgeKeyWildcards(this.fn.role as iam.Role, 'the KMS actions aws-cdk-lib grants for a key-encrypted table and queue.');
     }
-    if (this.service) iam.Grant.addToPrincipal({ grantee, actions: [...DISCOVERY_ACCESS.cloudMap], resourceArns: [this.service.serviceArn] });
+    if (this.service) {
+      iam.Grant.addToPrincipal({ grantee, actions: [...DISCOVERY_ACCESS.cloudMap], resourceArns: [this.service.serviceArn] });
+      iam.Grant.addToPrincipal({ grantee, actions: [...DISCOVERY_ACCESS.cloudMapOperations], resourceArns: ['*'] });
+      acknowledgeFinding(this.fn.role as iam.Role, 'AwsSolutions-IAM5[Resource::*]', 'servicediscovery:GetOperation only, which IAM scopes to no resource: the function waits for each of its registrations to be applied (Cloud Map applies them after answering).');
+    }
     if (props.route53 && this.recordName !== undefined) {
       const zoneArn = props.route53.hostedZone.hostedZoneArn;
       // the record names this function writes: exactly, or (every lease, `{lease}`) the template with `*` for the lease

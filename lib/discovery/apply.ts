@@ -30,7 +30,8 @@
  * after about 1 and 3 minutes) or the lease's next change: either finds its entry in `writers`
  * and writes the current state again; (c) the naming service must apply two calls on one name in
  * the order it accepted them (Route 53 applies a zone's change batches in order; Cloud Map's
- * RegisterInstance and DeregisterInstance on one instance), and DNS answers are cached for the
+ * RegisterInstance and DeregisterInstance on one instance, each waited for until its operation is
+ * over: lib/discovery/cloud-map.ts), and DNS answers are cached for the
  * record's TTL (and a deleted record's absence for the zone's SOA TTL): docs/deploy.md.
  */
 import { uniqueId, type Clock } from '../clock.js';

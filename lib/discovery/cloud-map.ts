@@ -4,7 +4,8 @@
  * address and the term's token, deregistered when the term ends.
  */
 import { createHash } from 'node:crypto';
-import { DeregisterInstanceCommand, RegisterInstanceCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import { DeregisterInstanceCommand, GetOperationCommand, RegisterInstanceCommand, type ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
+import { systemClock, type Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
 import { base32 } from '../util/base32.js';
 import type { LeaderNaming, LeaderTarget } from './naming.js';
@@ -74,23 +75,52 @@ export function instanceAttributes(lease: string, target: LeaderTarget): Record<
   };
 }
 
+/** How long a registration or deregistration is waited for once Cloud Map took it (it answers with an operation id, and applies it after). */
+export const OPERATION_WAIT_MS = 20_000;
+const POLL_FIRST_MS = 100;
+const POLL_MAX_MS = 2_000;
+
+/**
+ * Waits until Cloud Map's operation `id` (a RegisterInstance's or DeregisterInstance's) is over:
+ * returns on SUCCESS; throws on FAIL, or when it is still going after OPERATION_WAIT_MS (the
+ * invocation fails, and Lambda's retry writes the name again). The ordering of apply.ts checks the
+ * name's state after each write: only after the write has landed does that check mean anything.
+ */
+async function operationOver(client: ServiceDiscoveryClient, clock: Clock, id: string | undefined, what: string): Promise<void> {
+  if (id === undefined) throw new Error(`Cloud Map ${what}: no operation id in its answer`);
+  const until = clock.monotonic() + OPERATION_WAIT_MS;
+  for (let delay = POLL_FIRST_MS; ; delay = Math.min(delay * 2, POLL_MAX_MS)) {
+    const op = (await client.send(new GetOperationCommand({ OperationId: id }))).Operation;
+    if (op?.Status === 'SUCCESS') return;
+    if (op?.Status === 'FAIL') throw new Error(`Cloud Map ${what} failed (operation ${id}): ${op.ErrorCode ?? 'no code'}: ${op.ErrorMessage ?? 'no message'}`);
+    if (clock.monotonic() + delay > until) throw new Error(`Cloud Map ${what} was not over ${OPERATION_WAIT_MS} ms after it was taken (operation ${id}, ${op?.Status ?? 'no status'}): the retry writes the name again`);
+    await clock.sleep(delay);
+  }
+}
+
 /**
  * Cloud Map as a LeaderNaming: RegisterInstance (which replaces an instance's attributes whole) to
- * point, DeregisterInstance to clear (an instance already gone is cleared).
+ * point, DeregisterInstance to clear (an instance already gone is cleared). Each returns once its
+ * operation is over (GetOperation): Cloud Map applies them after answering, and takes one
+ * operation at a time on an instance.
  */
-export function cloudMapNaming(client: ServiceDiscoveryClient, serviceId: string): LeaderNaming {
+export function cloudMapNaming(client: ServiceDiscoveryClient, serviceId: string, clock: Clock = systemClock): LeaderNaming {
   return {
     describe: `Cloud Map service ${serviceId}`,
     issue: cloudMapIssue,
     async point(lease, target) {
-      await client.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease), Attributes: instanceAttributes(lease, target) }));
+      const out = await client.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease), Attributes: instanceAttributes(lease, target) }));
+      await operationOver(client, clock, out.OperationId, `registration of lease "${lease}"`);
     },
     async clear(lease) {
+      let id: string | undefined;
       try {
-        await client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease) }));
+        id = (await client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease) }))).OperationId;
       } catch (e) {
-        if (!(e instanceof Error && e.name === 'InstanceNotFound')) throw e; // none registered: cleared already
+        if (e instanceof Error && e.name === 'InstanceNotFound') return; // none registered: cleared already
+        throw e;
       }
+      await operationOver(client, clock, id, `deregistration of lease "${lease}"`);
     },
   };
 }

@@ -4,7 +4,8 @@
  * Map's JSON 1.1, Route 53's REST-XML), with the semantics those calls rely on:
  * - Cloud Map: RegisterInstance creates or replaces an instance's attributes whole;
  *   DeregisterInstance of an unknown instance is InstanceNotFound; ids and attribute values are
- *   checked as Cloud Map checks them.
+ *   checked as Cloud Map checks them. Both answer an OperationId and apply later: GetOperation
+ *   reports each PENDING once, then SUCCESS (applied then), or FAIL (`failOperations`).
  * - Route 53: a change batch is applied whole or not at all; CREATE of an existing record and
  *   DELETE of a record that is absent or differs (TTL, values) are InvalidChangeBatch (in the
  *   standard ErrorResponse form Route 53 answers with now: aws/aws-sdk-kotlin#1435); a CNAME may
@@ -44,6 +45,8 @@ export interface FakeAws {
    * this is awaited: a test holds writes back to order them. Default: none.
    */
   beforeWrite: ((call: RecordedCall) => Promise<void>) | undefined;
+  /** Cloud Map: operations taken from now on end FAIL (as an operation AWS took and could not apply). Default: false. */
+  failOperations: boolean;
   cloudMap(): ServiceDiscoveryClient;
   route53(): Route53Client;
   close(): Promise<void>;
@@ -68,6 +71,13 @@ export async function fakeAws(): Promise<FakeAws> {
   const serviceId = 'srv-fake0000000000';
   const hostedZoneId = 'ZFAKE0000000000000000';
   let operation = 0;
+  /** Cloud Map's operations: a write is taken (an id) and applied later, as GetOperation reports it over. */
+  const operations = new Map<string, { status: 'PENDING' | 'SUCCESS' | 'FAIL'; looks: number; apply: () => void }>();
+  const taken = (apply: () => void): string => {
+    const id = `op-${++operation}`;
+    operations.set(id, { status: 'PENDING', looks: 0, apply });
+    return id;
+  };
 
   const fake = {
     calls,
@@ -78,6 +88,7 @@ export async function fakeAws(): Promise<FakeAws> {
     serviceId,
     hostedZoneId,
     beforeWrite: undefined as FakeAws['beforeWrite'],
+    failOperations: false,
   };
 
   const json = (res: ServerResponse, status: number, body: unknown, errorType?: string) => {
@@ -95,6 +106,19 @@ export async function fakeAws(): Promise<FakeAws> {
     const action = target.replace(/^Route53AutoNaming_v20170314\./, '');
     const call = { action: `servicediscovery:${action}`, input };
     calls.push(call);
+    if (action === 'GetOperation') {
+      // taken, then applied at the second look (each write is seen PENDING once: the naming waits it out)
+      const op = operations.get(String(input['OperationId']));
+      if (!op) return json(res, 400, { __type: 'OperationNotFound', Message: `no operation ${String(input['OperationId'])}` }, 'OperationNotFound');
+      if (op.status === 'PENDING' && op.looks++ >= 1) {
+        if (fake.failOperations) op.status = 'FAIL';
+        else {
+          op.apply();
+          op.status = 'SUCCESS';
+        }
+      }
+      return json(res, 200, { Operation: { Id: input['OperationId'], Status: op.status, ...(op.status === 'FAIL' ? { ErrorCode: 'INTERNAL_FAILURE', ErrorMessage: 'the fake failed it' } : {}) } });
+    }
     if (input['ServiceId'] !== serviceId) return json(res, 400, { __type: 'ServiceNotFound', Message: `no service ${String(input['ServiceId'])}` }, 'ServiceNotFound');
     const id = String(input['InstanceId']);
     if (!INSTANCE_ID.test(id)) return json(res, 400, { __type: 'InvalidInput', Message: `InstanceId ${id} does not match ${INSTANCE_ID}` }, 'InvalidInput');
@@ -104,13 +128,12 @@ export async function fakeAws(): Promise<FakeAws> {
         if (v.length > 1024 || !ATTRIBUTE_VALUE.test(v)) return json(res, 400, { __type: 'InvalidInput', Message: `attribute ${k} has a value Cloud Map refuses` }, 'InvalidInput');
       }
       await fake.beforeWrite?.(call);
-      instances.set(id, { ...attributes });
-      return json(res, 200, { OperationId: `op-${++operation}` });
+      return json(res, 200, { OperationId: taken(() => void instances.set(id, { ...attributes })) });
     }
     if (action === 'DeregisterInstance') {
       await fake.beforeWrite?.(call);
-      if (!instances.delete(id)) return json(res, 400, { __type: 'InstanceNotFound', Message: `no instance ${id}` }, 'InstanceNotFound');
-      return json(res, 200, { OperationId: `op-${++operation}` });
+      if (!instances.has(id)) return json(res, 400, { __type: 'InstanceNotFound', Message: `no instance ${id}` }, 'InstanceNotFound');
+      return json(res, 200, { OperationId: taken(() => void instances.delete(id)) });
     }
     return json(res, 400, { __type: 'InvalidInput', Message: `the fake does not serve ${action}` }, 'InvalidInput');
   }

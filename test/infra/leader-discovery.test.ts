@@ -67,7 +67,7 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
   });
   afterAll(() => s?.cleanup());
 
-  it('synthesizes cdk-nag clean; the only acknowledgements on its role are the key grant’s KMS wildcards (and on its function, its runtime)', () => {
+  it('synthesizes cdk-nag clean; the only acknowledgements on its role are the key grant’s KMS wildcards and GetOperation’s `*` (and on its function, its runtime)', () => {
     expect(unacknowledged(s.report)).toEqual([]);
     const mine = metadataAcknowledgements(s.stack).filter((a) => a.at.includes('/Discovery/'));
     expect(mine.map((a) => `${a.at} ${a.id}`).sort()).toEqual([
@@ -75,6 +75,7 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
       'CloudMap/Conclave/Discovery/LeaderDiscovery AwsSolutions-L1', // as each of Conclave's functions (push.test.ts)
       'CloudMap/Conclave/Discovery/LeaderDiscoveryRole AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
       'CloudMap/Conclave/Discovery/LeaderDiscoveryRole AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
+      'CloudMap/Conclave/Discovery/LeaderDiscoveryRole AwsSolutions-IAM5[Resource::*]', // servicediscovery:GetOperation: IAM scopes it to no resource
     ]);
     for (const a of mine) expect(a.reason.length, a.id).toBeGreaterThan(40);
   });
@@ -143,7 +144,7 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
     for (const x of readerSt) expect(mine.has(key(x)), key(x)).toBe(true);
   });
 
-  it('grants UpdateItem and Scan on its table, RegisterInstance and DeregisterInstance on the one service, the key: nothing else, no wildcard resource', () => {
+  it('grants UpdateItem and Scan on its table, RegisterInstance and DeregisterInstance on the one service, GetOperation (on `*`: IAM names no operation), the key: nothing else, no other wildcard resource', () => {
     const serviceId = Object.keys(t.findResources('AWS::ServiceDiscovery::Service'))[0]!;
     // (the sweep's reads, as a reader's: the test above)
     const read = new Set(ownStatements(t, readerId).map((x) => JSON.stringify({ Action: [...x.Action].sort(), Resource: x.Resource, Condition: x.Condition })));
@@ -154,6 +155,7 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
       [
         ...DISCOVERY_ACCESS.table.map((a) => `${a} ${JSON.stringify([getAtt(id.table)])}`),
         ...DISCOVERY_ACCESS.cloudMap.map((a) => `${a} ${JSON.stringify([getAtt(serviceId)])}`),
+        ...DISCOVERY_ACCESS.cloudMapOperations.map((a) => `${a} ${JSON.stringify(['*'])}`),
         ...['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*'].map((a) => `${a} ${JSON.stringify([getAtt(keyId)])}`),
       ].sort(),
     );
