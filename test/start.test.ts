@@ -153,8 +153,8 @@ describe('npm start -- --serve', () => {
         const started = await waitFor('the worker leading', () => worker.events.find((e) => e.event === 'started'));
         expect(started.fencingToken).toBeGreaterThanOrEqual(fencingTokenFloor(startedAt)); // a new lease: its clock's floor
         // The serving system prints the events as they come.
-        // with its lease, beside the demo's (before: "Leader Elected: holder mine, token ...", no lease)
-        await waitFor('the Leader Elected line', () => /event .* Leader Elected {2}my-job {2}mine leads, fencing token \d+/.test(serve.out));
+        // with its lease, beside the demo's (before: "Leader Elected: holder mine, token ...", no lease; Candidate Joined: nothing)
+        await waitFor('the Leader Elected line', () => /event .* Leader Elected {2}my-job: holder mine, token \d+/.test(serve.out));
       } finally {
         await worker.stop();
       }

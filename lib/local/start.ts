@@ -14,8 +14,6 @@ import { DEMO_ELECTION, playStories } from './demo/stories.js';
 import { playScheduledJob } from './demo/scheduled-job-story.js';
 import { playLoadBalancer } from './demo/load-balancer-story.js';
 import { startLocalRuntime, type LocalEvent } from './runtime.js';
-import { summary } from '../cli/events.js';
-import type { ConclaveEvent } from '../events/schemas.js';
 
 const program = new Command()
   .name('npm start --')
@@ -31,8 +29,12 @@ const program = new Command()
   .parse(process.argv);
 const opts = program.opts<{ serve?: boolean; short?: boolean; tick?: number; dir: string }>();
 
-/** An event as `conclave events` prints it: its lease (your own workers' beside the demo's), and what it says. */
-const describe = (e: LocalEvent): string => `${e.detailType}  ${(e.detail as { lease?: string }).lease ?? ''}  ${summary({ detailType: e.detailType, detail: e.detail } as ConclaveEvent)}`;
+/** An event's line: its lease (your own workers' beside the demo's), and who it is about. */
+const describe = (e: LocalEvent): string => {
+  const d = e.detail as Record<string, unknown>;
+  const parts = [d['holder'] && `holder ${d['holder']}`, d['candidate'] && `candidate ${d['candidate']}`, d['previousHolder'] && `previous ${d['previousHolder']}`, d['preferredHolder'] && `preferred ${d['preferredHolder']}`, d['fencingToken'] !== undefined && `token ${d['fencingToken']}`, d['reason'] && `${d['reason']}`];
+  return `${e.detailType}  ${d['lease']}: ${parts.filter(Boolean).join(', ')}`;
+};
 
 async function main(): Promise<number> {
   console.log('Conclave, local: starting DynamoDB Local, the tables, the functions and the event bus...');
