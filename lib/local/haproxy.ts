@@ -7,12 +7,12 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { createConnection } from 'node:net';
+import { createConnection, isIPv4, isIPv6 } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
-import { parse } from '../schemas/validation.js';
+import { parse, shown } from '../schemas/validation.js';
 import { portToBindLater } from './dynamodb-local.js';
 import { ensureSystemNeed, findOnPath, installCommand, isExecutable, type EnsureOptions } from './debian-package.js';
 
@@ -99,10 +99,29 @@ export type LeaderCheckSettings = z.infer<typeof LeaderCheckSettingsSchema>;
  */
 export const LEADER_CHECK: LeaderCheckSettings = { intervalMs: 250, rise: 1, fall: 2, fastIntervalMs: 50, downIntervalMs: 50, checkTimeoutMs: 1_000, retries: 2, retryAfterSeconds: 1 };
 
+/** A host name: labels of letters, digits, "-" and "_", dot-separated (a trailing dot allowed), the last not all digits (that reads as an IPv4 address). */
+const HOST_NAME = /^(?=.{1,253}\.?$)(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.)*(?![0-9]+\.?$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\.?$/;
+
+/** `host` without the brackets of an IPv6 literal: as the state file holds it (as `show servers state` writes it). */
+const bare = (host: string): string => host.replace(/^\[(.*)\]$/, '$1');
+
+/** `host` as a `server` line holds it, before `:port`: an IPv6 literal in brackets. */
+const serverHost = (host: string): string => (isIPv6(bare(host)) ? `[${bare(host)}]` : host);
+
 /** One worker behind HAProxy: its application's port, and the port its health check (`serveHealth`) answers on. */
 export const HaproxyServerSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'must be letters, digits, "_", "." or "-" (an HAProxy server name)'),
-  host: z.string().min(1),
+  /**
+   * An IP address (127.0.0.1, ::1 or [::1]) or a host name (worker-1.internal). Written into the
+   * `server` line and the state file as it is, word by word: anything else (`127.0.0.1 weight 0`)
+   * would be read as more of the line, such as a setting that undoes every server starting down.
+   */
+  host: z
+    .string()
+    .refine((h) => isIPv4(h) || isIPv6(bare(h)) || HOST_NAME.test(h), {
+      error: (issue) =>
+        `must be an IP address (127.0.0.1, ::1) or a host name (worker-1.internal), not ${shown(issue.input)}: HAProxy reads the server line word by word, so a space or another sign would be read as more of it; give the address alone`,
+    }),
   port: z.number().int().min(1).max(65_535),
   checkPort: z.number().int().min(1).max(65_535),
 });
@@ -169,7 +188,7 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     '  retry-on conn-failure empty-response 503',
     `  retries ${s.retries}`,
     '  option redispatch 1',
-    ...servers.map((v) => `  server ${v.name} ${v.host}:${v.port} check port ${v.checkPort}`),
+    ...servers.map((v) => `  server ${v.name} ${serverHost(v.host)}:${v.port} check port ${v.checkPort}`),
     // The same workers, each routed to as its check above says (`track`), for a request that may
     // change something: retried after a worker's 503 (not the leader: nothing done) or a connection
     // that failed (no worker saw it), never after one closed unanswered (`empty-response`): a POST a
@@ -179,7 +198,7 @@ export function haproxyConfig(o: { port: number; servers: readonly HaproxyServer
     '  retry-on conn-failure 503',
     `  retries ${s.retries}`,
     '  option redispatch 1',
-    ...servers.map((v) => `  server ${v.name} ${v.host}:${v.port} track ${BACKEND}/${v.name}`),
+    ...servers.map((v) => `  server ${v.name} ${serverHost(v.host)}:${v.port} track ${BACKEND}/${v.name}`),
     '',
   ].join('\n');
 }
@@ -197,7 +216,7 @@ export function serversDownState(servers: readonly HaproxyServer[]): string {
     // srv_time_since_last_change srv_check_status srv_check_result srv_check_health srv_check_state
     // srv_agent_state bk_f_forced_id srv_f_forced_id srv_fqdn srv_port srvrecord srv_use_ssl
     // srv_check_port srv_check_addr srv_agent_addr srv_agent_port; matched by backend and server name
-    return `1 ${BACKEND} ${i + 1} ${name} ${host} 0 0 1 1 0 1 0 0 6 0 0 0 - ${port} - 0 ${checkPort} - - 0`;
+    return `1 ${BACKEND} ${i + 1} ${name} ${bare(host)} 0 0 1 1 0 1 0 0 6 0 0 0 - ${port} - 0 ${checkPort} - - 0`;
   });
   return ['1', ...rows, ''].join('\n');
 }

@@ -202,6 +202,13 @@ export function isWildcardHost(host: string): boolean {
 /** Whether `host` is what a template writes for an unset variable (`${process.env.POD_IP}`: undefined). */
 export const isUnsetVariableHost = (host: string): boolean => /^(?:undefined|null|nan)\.?$/i.test(host);
 
+/**
+ * Whether URL `s` carries credentials: anything before an `@` in its authority (user:password@,
+ * user@, even an empty one). An address is published as written (the lease, events, the
+ * Conclave-Address header, leader discovery's names and attributes), so no secret may be in it.
+ */
+export const hasCredentials = (s: string): boolean => /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*@/.test(s);
+
 /** Whether advertisable `s` names the wildcard address (isWildcardHost). */
 export const isWildcard = (s: string): boolean => isWildcardHost(advertisedHost(s));
 
@@ -217,6 +224,11 @@ export const AdvertisedAddress = Address.refine(isPortInRange, {
   .refine(isAdvertisable, {
     message: 'must be a URL such as http://10.0.0.5:8080 or host:port such as 10.0.0.5:8080 (where clients reach this worker; no spaces)',
     when: ownChecksPassed,
+  })
+  .refine((s) => !hasCredentials(s), {
+    when: ownChecksPassed,
+    message:
+      "carries credentials (user:password@ before the host), which would be published with it (on the lease, in events, the Conclave-Address header and leader discovery's names): leave them out (http://10.0.0.5:8080) and give clients their credentials another way",
   })
   .refine((s) => !isWildcard(s), {
     when: ownChecksPassed,

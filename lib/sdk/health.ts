@@ -249,9 +249,9 @@ export const ServeHealthOptionsSchema = z.strictObject(
     timeoutMs: z.number().int('must be a whole number of milliseconds').min(1, 'must be at least 1 ms').max(MAX_TIMER_MS, timerBound).default(5_000),
     /**
      * The most connections open at once. Load balancers and probes hold a few; the cap keeps a
-     * flood of idle clients from taking the process's sockets. One past it closes an idle
-     * connection (no request of its own being answered) of the address that holds the most, its
-     * oldest: a client holding the cap from one address cannot shut a load balancer out.
+     * flood of idle clients from taking the process's sockets. One past it closes a connection of
+     * the address that holds the most: its oldest idle one, else its oldest, even mid-request; never
+     * the new one: a client holding the cap from one address cannot shut a load balancer out.
      * @default 64
      */
     maxConnections: z.number().int('must be a whole number').min(1, 'must be at least 1').default(64),
@@ -287,12 +287,14 @@ const LISTEN_ERRORS: Record<string, string> = {
 };
 
 /**
- * At most `max` connections open at once: one past it closes an idle connection (nothing of a
- * request read since its last answer, none being answered) of the remote address that holds the
- * most, the oldest of them; the new one if none is idle. node:http's `maxConnections` closes the
- * new one instead: a client that held the cap with idle connections, opening another as each
- * closed, had every check refused, and a load balancer marked the leader down. A check whose
- * request is still arriving is not idle: it is answered.
+ * At most `max` connections open at once: one past it closes a connection of the remote address
+ * that holds the most (the new one counted), its oldest idle one (nothing of a request read since
+ * its last answer, none being answered), else its oldest, even one whose request is still
+ * arriving (a check sends its request at once: the oldest unfinished is the likeliest stuck). Never
+ * the new one. node:http's `maxConnections` closes the new one: a client that held the cap,
+ * opening another as each closed, had every check refused, and a load balancer marked the leader
+ * down. Closing only idle ones, else the new one, was not enough: a client holding the cap with
+ * requests it never finished had every check closed the same way.
  */
 function capConnections(server: Server, max: number): void {
   /** Open connections, oldest first: the requests of each being answered, and its bytes read when it was last answered. */
@@ -300,7 +302,7 @@ function capConnections(server: Server, max: number): void {
   server.on('connection', (socket: Socket) => {
     open.set(socket, { address: socket.remoteAddress ?? '', answering: 0, readWhenAnswered: 0 });
     socket.once('close', () => open.delete(socket));
-    if (open.size > max) (idleOfBusiestAddress(open) ?? socket).destroy();
+    if (open.size > max) evicted(open, socket).destroy();
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const socket = req.socket as Socket;
@@ -320,17 +322,19 @@ interface Connection {
   readWhenAnswered: number;
 }
 
-/** The oldest idle connection (capConnections) of the address holding the most connections that has one idle. */
-function idleOfBusiestAddress(open: ReadonlyMap<Socket, Connection>): Socket | undefined {
+/** The connection capConnections closes, one past the cap: `added` is the one just opened (the newest of `open`). */
+function evicted(open: ReadonlyMap<Socket, Connection>, added: Socket): Socket {
   const held = new Map<string, number>();
   for (const c of open.values()) held.set(c.address, (held.get(c.address) ?? 0) + 1);
-  let chosen: { socket: Socket; held: number } | undefined;
+  const most = Math.max(...held.values());
+  let oldest: Socket | undefined;
   for (const [socket, c] of open) {
-    const n = held.get(c.address)!;
-    const idle = c.answering === 0 && socket.bytesRead === c.readWhenAnswered;
-    if (idle && (chosen === undefined || n > chosen.held)) chosen = { socket, held: n };
+    if (socket === added || held.get(c.address) !== most) continue;
+    if (c.answering === 0 && socket.bytesRead === c.readWhenAnswered) return socket; // idle: nothing lost
+    oldest ??= socket;
   }
-  return chosen?.socket;
+  // (past the cap, with max >= 1, some other connection's address holds the most: `added` is never chosen)
+  return oldest ?? added;
 }
 
 /**

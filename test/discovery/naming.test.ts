@@ -44,6 +44,20 @@ describe('parseAddress', () => {
     { raw: '[::]:8080', why: /wildcard address/ },
     { raw: '::', why: /wildcard address/ },
     { raw: 'http://undefined:8080', why: /unset variable/ },
+    // found by a review (2026-12-07): each was named, pointing every client at itself; advertise
+    // takes them (local mode's workers are reached on loopback), so discovery refuses them
+    { raw: 'http://127.0.0.1:8080', why: /"http:\/\/127\.0\.0\.1:8080" is a loopback address/ },
+    { raw: '127.0.0.53:8080', why: /loopback address/ },
+    { raw: 'http://127.1:8080', why: /loopback address/ },
+    { raw: 'http://localhost:8080', why: /loopback address/ },
+    { raw: 'grpc://LocalHost.:50051', why: /loopback address/ },
+    { raw: 'worker.localhost:8080', why: /loopback address/ },
+    { raw: '[::1]:8080', why: /loopback address/ },
+    { raw: '::1', why: /loopback address/ },
+    { raw: 'http://[::ffff:127.0.0.1]:8080', why: /loopback address/ },
+    // found by the same review: published as written in Cloud Map's attributes (advertise refuses them now)
+    { raw: 'http://admin:s3cret@10.0.0.7:8080/', why: /carries credentials/ },
+    { raw: 'grpc://admin@10.0.0.7:50051', why: /carries credentials/ },
   ])('refuses $raw', ({ raw, why }) => {
     const a = parseAddress(raw);
     expect('issue' in a && a.issue).toMatch(why);
@@ -54,6 +68,19 @@ describe('parseAddress', () => {
     expect(nameStateOf({ ended: true, holder: 'w1', address: '10.0.0.1:80', fencingToken: 1 })).toEqual({ kind: 'clear', why: 'the term ended' });
     expect(nameStateOf({ ended: false, holder: 'w1', fencingToken: 1 })).toEqual({ kind: 'clear', why: expect.stringMatching(/advertised no address/) });
     expect(nameStateOf({ ended: false, holder: 'w1', address: '10.0.0.1:80', fencingToken: 1 })).toMatchObject({ kind: 'point', target: { holder: 'w1', fencingToken: 1, address: { host: '10.0.0.1', port: 80 } } });
+  });
+
+  it('a loopback address clears the name, as the wildcard does; an address with credentials too, its reason without them (it is logged)', () => {
+    // before the fix: each pointed the name (an A record to 127.0.0.1, the attributes with the password)
+    expect(nameStateOf({ ended: false, holder: 'w1', address: 'http://127.0.0.1:8080', fencingToken: 1 })).toEqual({ kind: 'clear', why: expect.stringMatching(/cannot be named: .*loopback/) });
+    expect(nameStateOf({ ended: false, holder: 'w1', address: 'http://localhost:8080', fencingToken: 1 })).toEqual({ kind: 'clear', why: expect.stringMatching(/cannot be named: .*loopback/) });
+    const secret = nameStateOf({ ended: false, holder: 'w1', address: 'http://admin:s3cret@10.0.0.7:8080/', fencingToken: 1 });
+    expect(secret).toEqual({ kind: 'clear', why: expect.stringMatching(/cannot be named: .*credentials/) });
+    expect(JSON.stringify(secret)).not.toMatch(/admin|s3cret/);
+    // not loopback: kept
+    expect(parseAddress('http://128.0.0.1:8080')).toMatchObject({ host: '128.0.0.1', kind: 'ipv4' });
+    expect(parseAddress('localhost.example.com:8080')).toMatchObject({ host: 'localhost.example.com', kind: 'hostname' });
+    expect(parseAddress('[::2]:8080')).toMatchObject({ host: '::2', kind: 'ipv6' });
   });
 });
 

@@ -152,6 +152,40 @@ describe('haproxyConfig', () => {
   });
 });
 
+describe('a server\'s host, as the server line and the state file hold it', () => {
+  // found by a review (2026-12-07): any text was written as it was, so "127.0.0.1 weight 0" passed
+  // (a setting HAProxy read from the server line) and made the state file unreadable, that server
+  // starting up: the protection of every server starting down, silently undone
+  it.each(['127.0.0.1 weight 0', '127.0.0.1 backup', '127.0.0.1#x', 'ipv4@127.0.0.1', '${WORKER_HOST}', '"127.0.0.1"', '[::1', '999.999.999.999', 'bad_.host!', ''])('refuses %j, naming the field and the fix', (host) => {
+    const servers = [{ name: 'w1', host, port: 9001, checkPort: 9101 }];
+    for (const f of [() => haproxyConfig({ port: 8080, servers, stateFile: '/s' }), () => serversDownState(servers)]) {
+      expect(f).toThrow(ValidationError);
+      expect(f).toThrow(/host: must be an IP address \(127\.0\.0\.1, ::1\) or a host name \(worker-1\.internal\).*give the address alone/);
+    }
+  });
+
+  it('takes an IP address or a host name; an IPv6 address in brackets on the server line, without in the state file, and HAProxy starts each down (`haproxy -c`)', () => {
+    // names HAProxy can resolve here (it resolves each at start)
+    const hosts = ['127.0.0.1', '::1', '[fd00::7]', 'localhost'];
+    const servers = hosts.map((host, i) => ({ name: `w${i}`, host, port: 9001 + i, checkPort: 9101 + i }));
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-haproxy-host-'));
+    const cfg = haproxyConfig({ port: 8080, servers, stateFile: join(dir, 'servers-down.state') });
+    const state = serversDownState(servers);
+    for (const line of ['server w0 127.0.0.1:9001 check port 9101', 'server w1 [::1]:9002 check port 9102', 'server w2 [fd00::7]:9003 check port 9103', 'server w3 localhost:9004 check', 'server w1 [::1]:9002 track leader/w1'])
+      expect(cfg).toContain(line);
+    expect(state).toContain(' w1 ::1 0 ');
+    expect(state).toContain(' w2 fd00::7 0 ');
+    for (const host of ['worker-1.internal', 'w_2.local.', 'W3']) expect(haproxyConfig({ port: 8080, servers: [{ name: 'w', host, port: 1, checkPort: 2 }], stateFile: '/s' })).toContain(`server w ${host}:1 check`);
+    writeFileSync(join(dir, 'servers-down.state'), state);
+    writeFileSync(join(dir, 'haproxy.cfg'), cfg);
+    const r = spawnSync(ensureHaproxy(), ['-c', '-f', join(dir, 'haproxy.cfg')], { encoding: 'utf8' });
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/server-state application failed|corrupted/);
+    for (const v of servers) expect(r.stderr).toContain(`Server leader/${v.name} is DOWN, changed from server-state`);
+  });
+});
+
 describe('startHaproxy', () => {
   afterEach(() => vi.restoreAllMocks());
 

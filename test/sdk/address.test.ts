@@ -130,7 +130,15 @@ describe('advertise', () => {
     expect(refused(advertise).message).toMatch(why);
   });
 
-  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://user@10.0.0.1:8080/a:1', 'my_host:8080', 'http://my_host:8080', 'Worker-3.Internal:8080', 'grpc://münchen.de:50051', 'grpc://[fd00::1]:50051', 'redis://10.0.0.5:6379'])('takes %s', (advertise) => {
+  // found by a review (2026-12-07): each was taken and published as written (the lease, events, the
+  // Conclave-Address header, Cloud Map's attributes); the password is not in the message
+  it.each(['http://admin:s3cret@10.0.0.7:8080/', 'http://user@10.0.0.1:8080/a:1', 'grpc://:s3cret@svc.local:50051', 'https://@leader.example.com'])('refuses %s: its URL carries credentials, and says what to give instead', (advertise) => {
+    const e = refused(advertise);
+    expect(e.message).toMatch(/advertise: carries credentials \(user:password@ before the host\), which would be published with it .*: leave them out \(http:\/\/10\.0\.0\.5:8080\)/);
+    expect(e.message).not.toMatch(/s3cret|admin/);
+  });
+
+  it.each(['http://10.0.0.1:8080', 'https://leader.example.com/api', 'grpc://svc.local:50051', 'leader.internal:8080', '[fd00::1]:8080', '10.0.0.1:1', 'http://10.0.0.1:65535', 'http://10.0.0.1:8080/a:1', 'http://10.0.0.1:8080/a@b', 'http://127.0.0.1:8080', 'localhost:8080', 'my_host:8080', 'http://my_host:8080', 'Worker-3.Internal:8080', 'grpc://münchen.de:50051', 'grpc://[fd00::1]:50051', 'redis://10.0.0.5:6379'])('takes %s', (advertise) => {
     expect(advertising(advertise).options.advertise).toBe(advertise);
   });
 });

@@ -565,6 +565,35 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     }
   });
 
+  it.each([
+    { from: '127.0.0.2', what: 'another address' },
+    { from: '127.0.0.1', what: "the check's own address (one NAT in front of both)" },
+  ])('maxConnections: a client holding the cap from $what with requests it never finishes does not shut a check out: its oldest is closed (it closed every check)', async ({ from }) => {
+    // found by a review (2026-12-07): only idle connections were closed, else the new one (counted
+    // idle), so 8 connections each with a request line sent and no more had every check closed at once
+    const accepted: Socket[] = []; // the server's side of each connection, as node:net publishes it
+    const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);
+    subscribe('net.server.socket', onSocket);
+    const s = await serveHealth(idle('cap-slow'), { port: 0, host: '127.0.0.1', maxConnections: 8 });
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < 8; i++) {
+        const c = connect({ port: s.port, host: '127.0.0.1', localAddress: from }, () => c.write('GET /leader HTTP/1.1\r\n'));
+        held.push(c.on('error', () => undefined));
+      }
+      // each request line read by the server: not one of them idle
+      const flood = () => accepted.filter((c) => c.localPort === s.port);
+      const [oldest, ...rest] = await waitFor('8 requests begun', () => flood().length === 8 && flood().every((c) => c.bytesRead > 0) && flood());
+      expect(await statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
+      expect(oldest!.destroyed).toBe(true); // the flood's oldest (as the server accepted them), closed mid-request
+      expect(rest.every((c) => !c.destroyed)).toBe(true);
+    } finally {
+      unsubscribe('net.server.socket', onSocket);
+      for (const c of held) c.destroy();
+      await s.close();
+    }
+  });
+
   it('signal: aborting it closes the server and its open connections, as close() does; close() after resolves; its listener is removed on close()', async () => {
     const stop = new AbortController();
     const s = await serveHealth(idle('signal'), { port: 0, host: '127.0.0.1', signal: stop.signal });
