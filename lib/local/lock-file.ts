@@ -4,7 +4,8 @@
  * gone (killed while it held it) is taken away, never one a live process holds. (The runtime's lock,
  * lib/local/runtime-lock.ts, is an item in DynamoDB Local; it uses `alive` here.)
  */
-import { linkSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 
 /** A unique temp name per lock try in this process: two processes on one folder never share one either. */
 let tries = 0;
@@ -48,8 +49,10 @@ export function tryLock(
 ): { held: true; token: string } | { held: false; holder: string | undefined; stale: boolean } {
   const token = `${process.pid}.${++tries}`;
   const mine = `${lock}.${token}.tmp`;
-  writeFileSync(mine, `${token}${about ? ` ${about}` : ''}\n`);
   try {
+    // inside the try: a write that fails (the disk full: ENOSPC) made the file all the same, empty or
+    // cut short, and it is removed with the rest, never left beside the lock at every try
+    writeFileSync(mine, `${token}${about ? ` ${about}` : ''}\n`);
     linkSync(mine, lock);
     return { held: true, token };
   } catch (e) {
@@ -94,4 +97,35 @@ export function breakStale(lock: string, holder: string): void {
 export function unlock(lock: string, token: string): void {
   const now = lockContent(lock);
   if (now !== undefined && tokenOf(now) === token) rmSync(lock, { force: true });
+}
+
+/** `text` as a literal in a regular expression. */
+const literally = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Removes the temp files beside `file` that processes now gone left behind: `<file>.<pid>.<n>.tmp`
+ * (a lock's try, or a write made whole by a rename) and `<file>.<pid>.<n>.stale` (a stale lock moved
+ * aside), each of a pid that no longer runs (killed mid-write, or a write that failed before these
+ * were removed on failure). Only names of exactly that form: nobody else's files, and never one of a
+ * live process (this one's included: it may be writing it now). Best effort: a folder that cannot be
+ * read, or a file that cannot be removed, is left as it is. Returns the names removed.
+ */
+export function removeLeftTemps(file: string): string[] {
+  const left = new RegExp(`^${literally(basename(file))}\\.(\\d+)\\.\\d+\\.(?:tmp|stale)$`);
+  let names: string[];
+  try {
+    names = readdirSync(dirname(file));
+  } catch {
+    return [];
+  }
+  return names.filter((name) => {
+    const pid = Number(left.exec(name)?.[1]);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || alive(pid)) return false;
+    try {
+      rmSync(join(dirname(file), name), { force: true });
+      return true;
+    } catch {
+      return false;
+    }
+  });
 }

@@ -6,7 +6,7 @@
  * (the push path) as a loopback MQTT broker the real IoTDataPlaneClient publishes wakes to.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
@@ -22,7 +22,7 @@ import { observability } from '../functions/env.js';
 import { iotWaker } from '../functions/wake.js';
 import type { ElectionConfigInput, TableNames } from '../schemas/config.js';
 import { boundedClient, requestBoundMs } from '../sdk/bounded-client.js';
-import { callBack, faultKind } from '../sdk/faults.js';
+import { callBack, faultKind, STILL_FAILING_EVERY_MS } from '../sdk/faults.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../stores/client.js';
 import { defaultTableNames } from '../tables.js';
 import { makeFolder } from '../util/folder.js';
@@ -36,7 +36,7 @@ import { environments } from './environments.js';
 import { loadHandler } from './handlers.js';
 import { startPushBroker, type PushBroker } from './push-broker.js';
 import { startPushBrokerProcess } from './push-broker-process.js';
-import { CHECKPOINTS_FILE, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow, streamsAfter, tableOfStream } from './stream-checkpoints.js';
+import { CHECKPOINTS_FILE, CheckpointsNotSaved, loadCheckpoints, olderStreamsToRead, pruneCheckpoints, streamNow, streamsAfter, tableOfStream, type ShardCheckpoints } from './stream-checkpoints.js';
 import { StreamPoller, tableStreams, type DeadLetter } from './stream-poller.js';
 import { conflictsShowTheItem, lockRuntime, type RuntimeLockLoss } from './runtime-lock.js';
 import { createTables } from './tables.js';
@@ -259,21 +259,209 @@ async function stopParts(parts: Part[]): Promise<{ part: string; error: unknown 
   return failures;
 }
 
+/** Writes all of `data` at the end of the file open as `fd` (opened to append); throws at the first write that fails, part of `data` perhaps written. */
+export type WriteAll = (fd: number, data: Buffer) => void;
+
+const writeAll: WriteAll = (fd, data) => {
+  for (let at = 0; at < data.length; ) at += writeSync(fd, data, at);
+};
+
+/** What to do about a file that cannot be written, by the error's code. */
+const fixFor = (code: string | undefined): string =>
+  code === 'ENOSPC' || code === 'EDQUOT' ? 'free space on its disk' : code === 'EROFS' || code === 'EACCES' || code === 'EPERM' ? 'make it writable' : 'free space on its disk, or make it writable';
+
 /**
- * Appends `entry` to `file` as a JSON line; a write that fails (the disk full, the folder read-only)
- * is a process warning naming the file and holding the line, and the runtime goes on: the entry is
- * kept in the runtime's own list (`events`, `deadLetters`) and given to its callback. Thrown, it
- * crashed the process from a timer (a dead letter: an unhandled rejection), or had the event bus
- * publish the event again, appending it once more each time (`events` held it twice), and report
- * it as not published to EventBridge.
+ * An appender of `entry` to `file` as a JSON line (events.jsonl, dead-letters.jsonl), each line
+ * whole or not there. A write cut off part-way (the disk filling under it: ENOSPC) is truncated
+ * back to where it began; a file that ends mid-line all the same (the truncation failed too, or
+ * another process sharing the folder was cut off) has the next line start on a fresh one: before,
+ * the next line was glued onto the torn one, and `conclave events` skipped both.
+ *
+ * A write that fails (the disk full, the folder read-only) is a process warning naming the file and
+ * holding the line, and the runtime goes on: the entry is kept in the runtime's own list (`events`,
+ * `deadLetters`) and given to its callback. The first of a run of failures says why and the fix;
+ * each later one counts, and the first write that succeeds again says how many lines were not
+ * written. Thrown, a failure crashed the process from a timer (a dead letter: an unhandled
+ * rejection), or had the event bus publish the event again, appending it once more each time
+ * (`events` held it twice), and report it as not published to EventBridge.
  */
-function appendOrWarn(file: string, entry: unknown, what: string): void {
-  const line = JSON.stringify(entry);
-  try {
-    appendFileSync(file, `${line}\n`);
-  } catch (e) {
-    process.emitWarning(new Error(`local mode could not write ${what} to ${file} (${(e as Error).message}); the line it would have written: ${line}`, { cause: e }));
+export function jsonLines(
+  file: string,
+  what: { one: string; many: string },
+  o: { write?: WriteAll; warn?: (message: string, cause?: unknown) => void } = {},
+): (entry: unknown) => void {
+  const write = o.write ?? writeAll;
+  const warn = o.warn ?? ((message, cause) => process.emitWarning(new Error(message, { cause })));
+  /** The run of failures under way: the first one's code, and the lines not written since. */
+  let failing: { code: string; lines: number } | undefined;
+  return (entry) => {
+    const line = JSON.stringify(entry);
+    let fd: number | undefined;
+    let size = 0;
+    try {
+      fd = openSync(file, 'a+');
+      size = fstatSync(fd).size;
+      const last = Buffer.alloc(1);
+      const torn = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 0x0a;
+      write(fd, Buffer.from(`${torn ? '\n' : ''}${line}\n`));
+    } catch (e) {
+      if (fd !== undefined) {
+        try {
+          // the file as it was: no torn line for the next one to be glued onto
+          if (fstatSync(fd).size > size) ftruncateSync(fd, size);
+        } catch {
+          // left torn: the next line starts on a fresh one
+        }
+      }
+      const err = e as NodeJS.ErrnoException;
+      const code = err.code ?? err.name;
+      if (failing === undefined) {
+        failing = { code, lines: 1 };
+        warn(
+          `local mode could not write ${what.one} to ${file} (${err.message}; the file is left as it was: ${fixFor(err.code)}, and the ${what.many} after that are written to it again; until then each is told here, in memory only); the line it would have written: ${line}`,
+          e,
+        );
+      } else {
+        failing.lines++;
+        warn(`local mode could not write ${what.one} to ${file} (${code}, ${failing.lines} lines in a row now; the first told why and the fix); the line it would have written: ${line}`, e);
+      }
+      return;
+    } finally {
+      try {
+        if (fd !== undefined) closeSync(fd);
+      } catch {
+        // closed all the same
+      }
+    }
+    if (failing !== undefined) {
+      warn(`local mode writes ${what.many} to ${file} again: the ${failing.lines} line${failing.lines === 1 ? '' : 's'} before (${failing.code}) ${failing.lines === 1 ? 'was' : 'were'} not written, each told in a warning of its own`);
+      failing = undefined;
+    }
+  };
+}
+
+/** The tick as its failures are told. */
+const TICK_SOURCE = 'the coordinator tick';
+
+/** `checkpoints` whose saves that succeed end a run of failed ones told through `faults`. */
+function saved(checkpoints: ShardCheckpoints, faults: RuntimeFaults): ShardCheckpoints {
+  const told = (p: Promise<void> | void): Promise<void> | void => (p === undefined ? p : p.then(() => faults.succeeded(CHECKPOINTS_SOURCE)));
+  return {
+    get: (streamArn, shardId) => checkpoints.get(streamArn, shardId),
+    set: (streamArn, shardId, sequenceNumber) => told(checkpoints.set(streamArn, shardId, sequenceNumber)),
+    drop: (streamArn, shardId) => told(checkpoints.drop(streamArn, shardId)),
+    open: (streamArn) => told(checkpoints.open(streamArn)),
+  };
+}
+
+/** A logger as the runtime's faults are told with (the functions' Powertools logger). */
+interface FaultLog {
+  error(message: string, extra: Record<string, unknown>): void;
+  warn(message: string, extra: Record<string, unknown>): void;
+}
+
+/** What ends a run of failures: a success of `source`, or (DynamoDB Local unreachable) of any source. */
+const ANY_SOURCE = '';
+
+/** Where the runtime's checkpoint saves count as one source, whichever function's they are. */
+export const CHECKPOINTS_SOURCE = 'the stream checkpoints';
+
+/** The runtime's own failures, each told once as it starts and once as it ends (runtimeFaults). */
+export interface RuntimeFaults {
+  /** `source` (`the leaseStream function's stream reads`, `the coordinator tick`, CHECKPOINTS_SOURCE) failed with `e`. */
+  failed(source: string, e: unknown): void;
+  /** `source` succeeded: the runs of its failures are over, and an outage of DynamoDB Local. */
+  succeeded(source: string): void;
+}
+
+/** The system's code of `e` or an error under it (its cause, an AggregateError's errors): `ECONNREFUSED`, `timed out`; else the error's name. */
+function codeOf(e: unknown, depth = 0): string | undefined {
+  if (!(e instanceof Error) || depth > 4) return undefined;
+  if (e.name === 'TimeoutError') return 'timed out';
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  for (const x of [...((e as { errors?: unknown[] }).errors ?? []), e.cause]) {
+    const c = codeOf(x, depth + 1);
+    if (c !== undefined) return c;
   }
+  return undefined;
+}
+
+/** Whether `e`, or an error under it (its cause), is a DynamoDB Local that does not answer. */
+function unreachable(e: unknown, depth = 0): boolean {
+  return faultKind(e) === 'unreachable' || (e instanceof Error && depth < 4 && e.cause !== undefined && unreachable(e.cause, depth + 1));
+}
+
+/**
+ * The runtime's repeated failures told once each, as the SDK quiets its own (quietWarnings): a
+ * stream read or a tick failing against a DynamoDB Local gone a few seconds logged an ERROR line
+ * with the stack at each try, 20 in a 15 s outage. Now a run of the same failure is one line as it
+ * starts (the first occurrence's error, with its stack), one "still failing" line a minute (on
+ * `clock`) counting the failures since, and one line as it ends. DynamoDB Local unreachable (refused,
+ * timed out) is one run whichever source failed, ended by any success; a checkpoint that cannot be
+ * saved (CheckpointsNotSaved) is one run for the file, ended by a save; any other failure one per
+ * source and error name, ended by that source's success.
+ */
+export function runtimeFaults(log: FaultLog, endpoint: string, clock: Pick<Clock, 'monotonic'>): RuntimeFaults {
+  const runs = new Map<string, { endsOn: string; since: number; toldAt: number; count: number; more: number; still: string; ended: string }>();
+  const seconds = (ms: number) => Math.round(ms / 1000);
+  return {
+    failed(source, e) {
+      const now = clock.monotonic();
+      const err = e instanceof Error ? e : new Error(String(e));
+      let key: string;
+      let run: { endsOn: string; first: string; extra: Record<string, unknown>; still: string; ended: string };
+      if (err instanceof CheckpointsNotSaved) {
+        key = `checkpoints ${err.file} ${err.code}`;
+        run = {
+          endsOn: CHECKPOINTS_SOURCE,
+          first: `${source} could not be saved to ${err.file} (${err.code}): the records handled since the last save are handled again at the next start; ${fixFor(err.code)} (each function goes on reading its streams; repeats are counted once a minute, and the first save that succeeds is told)`,
+          extra: { file: err.file, code: err.code, detail: err.message },
+          still: `stream checkpoints still cannot be saved to ${err.file} (${err.code}; ${fixFor(err.code)})`,
+          ended: `stream checkpoints are saved to ${err.file} again`,
+        };
+      } else if (unreachable(err)) {
+        const code = codeOf(err) ?? err.name;
+        key = `unreachable ${code}`;
+        run = {
+          endsOn: ANY_SOURCE,
+          first: `DynamoDB Local at ${endpoint} is unreachable (${code}): ${source} failed, and so do the stream reads and ticks until it answers, each tried again at its backoff; the failures are counted once a minute while it lasts, and its recovery told - if it lasts, see that DynamoDB Local runs there`,
+          extra: { endpoint, code, error: err },
+          still: `DynamoDB Local at ${endpoint} is still unreachable (${code})`,
+          ended: `DynamoDB Local at ${endpoint} answers again`,
+        };
+      } else {
+        key = `${source} ${err.name}`;
+        run = {
+          endsOn: source,
+          first: `${source} failed (${err.name}: ${err.message}); tried again at its backoff, the failures counted once a minute while it lasts, and its recovery told`,
+          extra: { endpoint, error: err },
+          still: `${source} still failing (${err.name})`,
+          ended: `${source} succeed again`,
+        };
+      }
+      const r = runs.get(key);
+      if (!r) {
+        runs.set(key, { endsOn: run.endsOn, since: now, toldAt: now, count: 1, more: 0, still: run.still, ended: run.ended });
+        return log.error(run.first, { source, ...run.extra });
+      }
+      r.count++;
+      r.more++;
+      if (now - r.toldAt < STILL_FAILING_EVERY_MS) return;
+      log.error(`${r.still}: ${r.more} more failure${r.more === 1 ? '' : 's'} in ${seconds(now - r.toldAt)} s (told once a minute); the last, of ${source}: ${err.message}`, { source });
+      r.toldAt = now;
+      r.more = 0;
+    },
+    succeeded(source) {
+      if (runs.size === 0) return;
+      const now = clock.monotonic();
+      for (const [key, r] of runs) {
+        if (r.endsOn !== ANY_SOURCE && r.endsOn !== source) continue;
+        runs.delete(key);
+        log.warn(`${r.ended} (${source}): ${r.count} failure${r.count === 1 ? '' : 's'} in ${seconds(now - r.since)} s before`, { source });
+      }
+    },
+  };
 }
 
 /**
@@ -297,10 +485,16 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const clock = opts.clock ?? systemClock;
   const prefix = opts.prefix ?? 'conclave-local';
   const dir = resolve(opts.dir ?? '.local');
-  makeFolder(dir);
   const eventsFile = join(dir, 'events.jsonl');
   const deadLetterFile = join(dir, 'dead-letters.jsonl');
-  appendFileSync(eventsFile, ''); // there from the start: `conclave events` finds no events yet, not a missing file
+  try {
+    makeFolder(dir);
+    // there from the start: `conclave events` finds no events yet, not a missing file
+    closeSync(openSync(eventsFile, 'a'));
+  } catch (e) {
+    // a folder that cannot be made, or is there and cannot be written (read-only: EROFS, EACCES), is named with its option
+    throw new Error(`cannot use ${dir} as the events folder, eventsDir (conclave-local: --events-dir): ${(e as Error).message} - name a folder it can write to (made if missing), such as .local`, { cause: e });
+  }
   let endpoint = opts.endpoint;
   let ddb: DynamoDBLocal | undefined;
   if (endpoint === undefined) {
@@ -379,19 +573,21 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
 
   const events: LocalEvent[] = [];
   const deadLetters: DeadLetter[] = [];
+  const appendEvent = jsonLines(eventsFile, { one: 'an event', many: 'events' });
+  const appendDeadLetter = jsonLines(deadLetterFile, { one: 'a dead letter', many: 'dead letters' });
   const bus = await startLocalEventBus({
     onEvent(entry) {
       const event = parseEvent(entry.detailType, entry.detail);
       const e: LocalEvent = { time: entry.time, source: entry.source, detailType: event.detailType, detail: event.detail, event };
       events.push(e);
-      appendOrWarn(eventsFile, { time: e.time, source: e.source, detailType: e.detailType, detail: e.detail }, 'an event');
+      appendEvent({ time: e.time, source: e.source, detailType: e.detailType, detail: e.detail });
       opts.onEvent?.(e);
     },
   });
   parts.push({ name: 'the event bus', stop: () => bus.stop() });
   const deadLetter = (d: DeadLetter) => {
     deadLetters.push(d);
-    appendOrWarn(deadLetterFile, d, 'a dead letter');
+    appendDeadLetter(d);
     opts.onDeadLetter?.(d);
   };
 
@@ -502,6 +698,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // resumed where the last run finished, as an event source mapping does, not read again from
   // TRIM_HORIZON (the earlier runs' events published again). One this runtime started is in memory,
   // its streams new: nothing is kept, and a file left by an endpoint run is not read.
+  // the stream reads', the checkpoint saves' and the tick's failures: a run of one told as it starts and ends, not at each try
+  const faults = runtimeFaults(plain.logger, endpoint, clock);
   const checkpoints = opts.endpoint === undefined ? undefined : loadCheckpoints(join(dir, CHECKPOINTS_FILE), opts.endpoint, (message, extra) => plain.logger.warn(message, extra), clock);
   const streamsClient = new DynamoDBStreamsClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   parts.push({ name: 'the DynamoDB Streams client', stop: () => streamsClient.destroy() });
@@ -561,13 +759,15 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       table: { name: table, describe: () => describeTable(requests, table) },
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },
       // its own positions, as each event source mapping has: another function on the stream moves on at its own pace
-      ...(checkpoints ? { checkpoints: checkpoints.of(name) } : {}),
+      ...(checkpoints ? { checkpoints: saved(checkpoints.of(name), faults) } : {}),
       trigger,
       functionName: name,
       invoke: (e) => invokers[name](e) as Promise<void>,
       deadLetter,
-      // as Lambda's poller's failures show in the function's metrics, not nowhere
-      onError: (e) => plain.logger.error('stream read failed', { function: name, error: e }),
+      // as Lambda's poller's failures show in the function's metrics, not nowhere; a checkpoint that
+      // cannot be saved (the disk full) fails the read it ends, and is told as what it is
+      onError: (e) => faults.failed(e instanceof CheckpointsNotSaved ? CHECKPOINTS_SOURCE : `the ${name} function's stream reads`, e),
+      onRead: () => faults.succeeded(`the ${name} function's stream reads`),
     });
     pollers.push(poller);
     if (lost.line === undefined) poller.start();
@@ -589,7 +789,10 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     if (inFlight) return;
     inFlight = true;
     ticking = tick()
-      .catch((e: unknown) => void (e instanceof RuntimeStopped || stopping.signal.aborted || deps.logger.error('tick failed', { error: e as Error })))
+      .then(
+        () => faults.succeeded(TICK_SOURCE),
+        (e: unknown) => void (e instanceof RuntimeStopped || stopping.signal.aborted || faults.failed(TICK_SOURCE, e)),
+      )
       .finally(() => (inFlight = false));
   });
   lost.tick = tickTimer;

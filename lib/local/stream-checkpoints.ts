@@ -4,13 +4,13 @@
  * restart reads each kept stream from TRIM_HORIZON again, and every earlier run's change still in
  * it (24 h) is handled and its events published again.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { DescribeStreamCommand, GetRecordsCommand, GetShardIteratorCommand, type DynamoDBStreamsClient, type Shard } from '@aws-sdk/client-dynamodb-streams';
 import * as z from 'zod';
 import { systemClock, type Clock } from '../clock.js';
 import { parse } from '../schemas/validation.js';
 import { Backoff } from './backoff.js';
-import { breakStale, tryLock, unlock } from './lock-file.js';
+import { breakStale, removeLeftTemps, tryLock, unlock } from './lock-file.js';
 
 /** The checkpoints file, beside events.jsonl. */
 export const CHECKPOINTS_FILE = 'stream-checkpoints.json';
@@ -168,6 +168,26 @@ function keyedByEndpoint(f: CheckpointsFile): CheckpointsFile {
 /** A unique temp name per write in this process: two processes on one folder never share one either. */
 let writes = 0;
 
+/**
+ * A write of the checkpoints file that failed (the disk full: ENOSPC; the folder read-only): the
+ * file is left as it was, its checkpoints older than the function's position, and the records
+ * handled since are handled again at the next start. Its `code` is the file system's (ENOSPC), or
+ * the error's name.
+ */
+export class CheckpointsNotSaved extends Error {
+  override readonly name = 'CheckpointsNotSaved';
+  readonly code: string;
+
+  constructor(
+    readonly file: string,
+    cause: unknown,
+  ) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause as Error | undefined)?.name ?? 'Error';
+    super(`stream checkpoints could not be saved to ${file} (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
+    this.code = code;
+  }
+}
+
 /** The first wait before looking again at a lock another live process holds; each later one twice as long, up to LOCK_RETRY_MAX_MS. It holds it for one read and one write of a small file. */
 export const LOCK_RETRY_FIRST_MS = 5;
 /** The longest wait between looks at a lock another live process holds. */
@@ -218,6 +238,10 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
     toldCorrupt = true;
   }
   const key = endpointKey(endpoint);
+  // what processes gone left beside it (killed mid-write; a failed write's temp file, once left at
+  // every try on a full disk): their writes will never finish
+  removeLeftTemps(file);
+  removeLeftTemps(`${file}.lock`);
   const entryIn = (f: CheckpointsFile, fn: string | undefined, streamArn: string) => f.streams.find((s) => s.endpoint === key && s.function === fn && s.streamArn === streamArn);
   const lock = `${file}.lock`;
 
@@ -234,26 +258,40 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
       now.version = CHECKPOINTS_VERSION; // a version 1 file's entries are read as they are: no function, until adopted
       // whole or not at all: a crash mid-write leaves the old file, never half of the new one
       const tmp = `${file}.${process.pid}.${++writes}.tmp`;
-      writeFileSync(tmp, `${JSON.stringify(now, null, 2)}\n`);
-      renameSync(tmp, file);
+      try {
+        writeFileSync(tmp, `${JSON.stringify(now, null, 2)}\n`);
+        renameSync(tmp, file);
+      } catch (e) {
+        // (a write cut off by a full disk made the temp file all the same: removed, not left at every try)
+        rmSync(tmp, { force: true });
+        throw e;
+      }
     }
     state = now;
+  };
+  /** `got`, or what made it fail as CheckpointsNotSaved, naming the file: the caller tells the file and the fix, not a bare ENOSPC. */
+  const saving = <T>(got: () => T): T => {
+    try {
+      return got();
+    } catch (e) {
+      throw e instanceof CheckpointsNotSaved ? e : new CheckpointsNotSaved(file, e);
+    }
   };
   const locked = async (change: (f: CheckpointsFile) => boolean): Promise<void> => {
     const waits = new Backoff(LOCK_RETRY_FIRST_MS, LOCK_RETRY_MAX_MS);
     for (let looks = 1; ; looks++) {
       // a lock naming this process is an earlier process's that had its pid: a write here never yields while it holds it
-      const got = tryLock(lock, () => false);
+      const got = saving(() => tryLock(lock, () => false));
       if (got.held) {
         // nothing awaited while held: another writer in this process waits its turn in `queue`
         try {
-          merged(change);
+          saving(() => merged(change));
         } finally {
           unlock(lock, got.token);
         }
         return;
       }
-      if (got.stale && got.holder !== undefined) breakStale(lock, got.holder);
+      if (got.stale && got.holder !== undefined) saving(() => breakStale(lock, got.holder!));
       if (got.stale || got.holder === undefined) continue;
       if (looks === LOCK_TELL_AFTER) warn(`stream checkpoints file ${file} is locked by process ${got.holder.split('.')[0]} (${lock}) for ${LOCK_TELL_AFTER} looks in a row: waiting; if that process is no local mode of this folder, delete the lock file`, { file, lock });
       await clock.sleep(waits.failed().waitMs);

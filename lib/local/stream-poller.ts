@@ -44,6 +44,8 @@ export interface StreamPollerOptions {
    * 2nd, 4th, 8th … failure in a row, not at each try.
    */
   onError?: (e: Error) => void;
+  /** A read of the stream (or a look at its shards) that succeeded: what ends a run of failures told through onError. Called at each, failures before or not. */
+  onRead?: () => void;
   /** How long to wait when a shard had nothing new (a wait stop() cuts short). @default 100 ms */
   idleMs?: number;
   /** Whose time records are aged by and the poller waits on. @default systemClock */
@@ -238,6 +240,7 @@ export class StreamPoller {
         for (const id of listed.keys()) this.follow(id, listed, new Set());
         ended = ENDED.has(d.StreamDescription?.StreamStatus ?? '');
         describes.succeeded();
+        this.o.onRead?.();
       } catch (e) {
         if (!this.running) break; // abandoned by stop(): no fault
         // tried again at the next round; a stream gone is an end
@@ -406,6 +409,7 @@ export class StreamPoller {
         const r = await this.o.client.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: this.o.trigger.batchSize }), { abortSignal: this.stopping.signal });
         iterator = r.NextShardIterator;
         reads.succeeded();
+        this.o.onRead?.();
         const readAt = this.clock.now();
         const records = (r.Records ?? []).map((x) => toLambdaRecord(x, streamArn, readAt));
         if (records.length) {
