@@ -234,6 +234,11 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
+  }).catch(async (e: unknown) => {
+    // the port taken (EADDRINUSE): nothing left running (the broker's timers would hold the process)
+    wss.close();
+    await new Promise<void>((resolve) => broker.close(() => resolve()));
+    throw e;
   });
   const { port } = server.address() as AddressInfo;
 

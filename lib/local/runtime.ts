@@ -6,7 +6,7 @@
  * (the push path) as a loopback MQTT broker the real IoTDataPlaneClient publishes wakes to.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
@@ -121,6 +121,32 @@ export interface LocalRuntimeOptions {
 }
 
 /** One event as the local bus received it. */
+/** Beside events.jsonl: the port the push broker last listened on (its CONCLAVE_PUSH_URL). */
+export const PUSH_PORT_FILE = 'push-port';
+
+/**
+ * The push broker, on the port it had at the last start in `dir` when that port is free: a worker
+ * kept running across a restart finds its CONCLAVE_PUSH_URL again, and its wakes come back (on a
+ * new port it only polled until restarted). Taken by something else, or never written: a free port.
+ */
+async function pushBrokerOnLastPort(dir: string, clock: Clock): Promise<PushBroker> {
+  const file = join(dir, PUSH_PORT_FILE);
+  let last: number | undefined;
+  try {
+    const n = Number(readFileSync(file, 'utf8').trim());
+    if (Number.isInteger(n) && n > 0 && n < 65_536) last = n;
+  } catch {
+    // none written yet (a first start in this folder): any free port
+  }
+  const broker = last === undefined ? await startPushBroker({ clock }) : await startPushBroker({ clock, port: last }).catch(() => startPushBroker({ clock }));
+  try {
+    writeFileSync(file, `${new URL(broker.wsEndpoint).port}\n`);
+  } catch {
+    // a folder it cannot write to: the events file fails first, and says so
+  }
+  return broker;
+}
+
 export interface LocalEvent {
   /** When the bus received it (ISO 8601), as EventBridge's `time`. */
   time: string;
@@ -595,7 +621,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
   const eventBridge = new EventBridgeClient({ endpoint: bus.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   parts.push({ name: 'the EventBridge client', stop: () => eventBridge.destroy() });
-  const pushBroker = opts.push === false ? undefined : opts.pushBroker === 'own-process' ? await startPushBrokerProcess() : await startPushBroker({ clock });
+  const pushBroker = opts.push === false ? undefined : opts.pushBroker === 'own-process' ? await startPushBrokerProcess() : await pushBrokerOnLastPort(dir, clock);
   if (pushBroker) parts.push({ name: 'the push broker', stop: () => pushBroker.stop() });
   // the functions publish wakes through IoT Core's data-plane API, here the broker's
   const iotData = pushBroker && new IoTDataPlaneClient({ endpoint: pushBroker.httpEndpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });

@@ -127,7 +127,7 @@ const CONNACK_TIMEOUT = 'connack timeout';
  * broker there; else nothing.
  */
 /** A connection refused: nothing listens at the endpoint's host and port. */
-const REFUSED_HINT = ": nothing listens there: check the endpoint (the stack output PushEndpoint; locally, the CONCLAVE_PUSH_URL local mode printed when it started, which changes each time it starts)";
+const REFUSED_HINT = ": nothing listens there: check the endpoint (the stack output PushEndpoint; locally, the CONCLAVE_PUSH_URL local mode printed when it started: the same at each start in one folder while its port is free)";
 
 function upgradeRefused(message: string): string {
   if (message === CLOSED_BEFORE_CONNACK)

@@ -479,3 +479,34 @@ describe('local mode started again on a stream-checkpoints.json of version 1 (on
     expect(now.streams.every((e) => e.function !== undefined)).toBe(true);
   });
 });
+
+describe('the push broker across restarts in one folder', () => {
+  it("listens on the port it had at the last start, so a running worker's CONCLAVE_PUSH_URL still reaches it (before: a new port at each start, the worker polling until restarted); that port taken, a free one", async () => {
+    const prefix = newPrefix('push-port');
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-push-port-'));
+    const first = await start(prefix, dir);
+    const url = first.pushEndpoint!;
+    await first.stop();
+    const again = await start(prefix, dir);
+    try {
+      expect(again.pushEndpoint).toBe(url);
+    } finally {
+      await again.stop();
+    }
+    // the port held by something else meanwhile: another one, and no error
+    const { createServer } = await import('node:net');
+    const squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(Number(new URL(url).port), '127.0.0.1', () => resolve()));
+    try {
+      const third = await start(prefix, dir);
+      try {
+        expect(third.pushEndpoint).toMatch(/^ws:\/\/127\.0\.0\.1:\d+\/mqtt$/);
+        expect(third.pushEndpoint).not.toBe(url);
+      } finally {
+        await third.stop();
+      }
+    } finally {
+      await new Promise<void>((resolve) => squatter.close(() => resolve()));
+    }
+  });
+});
