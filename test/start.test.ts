@@ -29,6 +29,29 @@ describe('npm start -- --tick', () => {
   });
 });
 
+describe('npm start -- --port', () => {
+  it('--port 99999: refused before anything starts (before: "unknown option --port")', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', START, '--port', '99999'], { encoding: 'utf8', timeout: WAIT_GUARD_MS });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/--port: must be a port, 1-65535, such as 8000/);
+  });
+
+  it('--serve --port N: DynamoDB Local on that port, the endpoint printed for workers', async () => {
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const serve = await serving(['--port', String(port)]);
+    try {
+      expect(serve.out).toContain(`CONCLAVE_ENDPOINT=http://127.0.0.1:${port} `);
+    } finally {
+      serve.child.kill('SIGINT');
+    }
+    expect(await serve.exited).toBe(0);
+  }, TEST_GUARD_MS);
+});
+
 describe('npm start -- --short', () => {
   it('plays the stories on its own DynamoDB Local with three worker processes, prints the summary, and exits 0', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-start-'));
@@ -107,10 +130,10 @@ describe('npm start -- --short', () => {
 });
 
 /** `npm start -- --serve` in a child, once its banner is printed: what it printed so far, and its exit code once it has exited. */
-async function serving() {
+async function serving(extra: string[] = []) {
   const { spawn } = await import('node:child_process');
   const dir = mkdtempSync(join(tmpdir(), 'conclave-serve-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', START, '--serve', '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', START, '--serve', '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   const s = { child, out: '', err: '', code: undefined as number | null | undefined, exited: Promise.resolve<number | null>(null) };
   child.stdout.on('data', (d: Buffer) => (s.out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (s.err += d.toString()));

@@ -26,8 +26,13 @@ const program = new Command()
     if (!tick.success) throw new InvalidArgumentError(`--tick: ${tick.error.issues[0]?.message}`);
     return tick.data;
   })
+  // as conclave-local's --port: the same endpoint at every start, so workers and the CLI outlive a restart
+  .option('--port <n>', "its DynamoDB Local's 127.0.0.1 port, the same endpoint at every start (default: a free port); one in use is refused", (v) => {
+    if (!/^\d{1,5}$/.test(v) || Number(v) < 1 || Number(v) > 65_535) throw new InvalidArgumentError('--port: must be a port, 1-65535, such as 8000');
+    return Number(v);
+  })
   .parse(process.argv);
-const opts = program.opts<{ serve?: boolean; short?: boolean; tick?: number; dir: string }>();
+const opts = program.opts<{ serve?: boolean; short?: boolean; tick?: number; dir: string; port?: number }>();
 
 /** An event's line: its lease (your own workers' beside the demo's), and who it is about. */
 const describe = (e: LocalEvent): string => {
@@ -53,6 +58,7 @@ async function main(): Promise<number> {
     tickEveryMs: opts.tick ?? (opts.serve ? 10_000 : 5_000),
     config: opts.serve ? {} : DEMO_ELECTION,
     dir: opts.dir,
+    ...(opts.port === undefined ? {} : { port: opts.port }),
     ...(opts.serve ? { onEvent: (e: LocalEvent) => console.log(`event  ${e.time}  ${describe(e)}`) } : {}),
     onDeadLetter: (d) => console.log(`dead letter  ${d.function}: ${d.reason}`),
   });
