@@ -120,7 +120,6 @@ export interface LocalRuntimeOptions {
   onLost?: (line: string, loss: RuntimeLockLoss) => void;
 }
 
-/** One event as the local bus received it. */
 /** Beside events.jsonl: the port the push broker last listened on (its CONCLAVE_PUSH_URL). */
 export const PUSH_PORT_FILE = 'push-port';
 
@@ -147,6 +146,7 @@ async function pushBrokerOnLastPort(dir: string, clock: Clock): Promise<PushBrok
   return broker;
 }
 
+/** One event as the local bus received it. */
 export interface LocalEvent {
   /** When the bus received it (ISO 8601), as EventBridge's `time`. */
   time: string;
