@@ -3,8 +3,9 @@
  * leader, kept by a function on the Conclave bus's leader-change events (lib/discovery/). An AWS
  * Cloud Map service the construct creates (an instance per lease), or a Route 53 record in a zone
  * of yours (one per lease). The function, its table (the last state written per lease, which
- * orders the writes by fencing token), the rule, a dead-letter queue and two alarms; its grants are
- * DISCOVERY_ACCESS on these resources only.
+ * orders the writes by fencing token), the rule, the sweep's schedule, a dead-letter queue and two
+ * alarms; its grants are DISCOVERY_ACCESS on these resources, and the sweep's getLeader reads of the
+ * named leases (the Conclave's grantGetLeader).
  */
 import { Aws, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -233,7 +234,8 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
     new events.Rule(this, 'Sweep', {
       description: `Conclave: every ${DISCOVERY_SWEEP.everyMinutes} minute(s), the ${DISCOVERY_FUNCTION.name} function checks each name still pointing at a leader against its lease`,
       schedule: events.Schedule.rate(Duration.minutes(DISCOVERY_SWEEP.everyMinutes)),
-      // a missed sweep is made up by the next: not retried, nothing dead-lettered
+      // EventBridge does not retry its delivery; the sweep never fails its invocation (lib/discovery/handler.ts sweep),
+      // so the function's own retries and dead-letter queue are left to the events: a missed sweep is made up by the next
       targets: [new targets.LambdaFunction(this.fn, { retryAttempts: 0 })],
     });
     // EventBridge writes the rule's dead letters to the key-encrypted queue as itself

@@ -82,18 +82,20 @@ const POLL_MAX_MS = 2_000;
 
 /**
  * Waits until Cloud Map's operation `id` (a RegisterInstance's or DeregisterInstance's) is over:
- * returns on SUCCESS; throws on FAIL, or when it is still going after OPERATION_WAIT_MS (the
+ * returns on SUCCESS; throws on FAIL, or when it is still going after OPERATION_WAIT_MS, or the
+ * invocation's `withinMs` if less (the
  * invocation fails, and Lambda's retry writes the name again). The ordering of apply.ts checks the
  * name's state after each write: only after the write has landed does that check mean anything.
  */
-async function operationOver(client: ServiceDiscoveryClient, clock: Clock, id: string | undefined, what: string): Promise<void> {
+async function operationOver(client: ServiceDiscoveryClient, clock: Clock, id: string | undefined, what: string, withinMs: number | undefined): Promise<void> {
   if (id === undefined) throw new Error(`Cloud Map ${what}: no operation id in its answer`);
-  const until = clock.monotonic() + OPERATION_WAIT_MS;
+  const waitMs = Math.max(0, Math.min(OPERATION_WAIT_MS, withinMs ?? OPERATION_WAIT_MS));
+  const until = clock.monotonic() + waitMs;
   for (let delay = POLL_FIRST_MS; ; delay = Math.min(delay * 2, POLL_MAX_MS)) {
     const op = (await client.send(new GetOperationCommand({ OperationId: id }))).Operation;
     if (op?.Status === 'SUCCESS') return;
     if (op?.Status === 'FAIL') throw new Error(`Cloud Map ${what} failed (operation ${id}): ${op.ErrorCode ?? 'no code'}: ${op.ErrorMessage ?? 'no message'}`);
-    if (clock.monotonic() + delay > until) throw new Error(`Cloud Map ${what} was not over ${OPERATION_WAIT_MS} ms after it was taken (operation ${id}, ${op?.Status ?? 'no status'}): the retry writes the name again`);
+    if (clock.monotonic() + delay > until) throw new Error(`Cloud Map ${what} was not over ${waitMs} ms after it was taken (operation ${id}, ${op?.Status ?? 'no status'}): the retry writes the name again`);
     await clock.sleep(delay);
   }
 }
@@ -108,11 +110,11 @@ export function cloudMapNaming(client: ServiceDiscoveryClient, serviceId: string
   return {
     describe: `Cloud Map service ${serviceId}`,
     issue: cloudMapIssue,
-    async point(lease, target) {
+    async point(lease, target, withinMs) {
       const out = await client.send(new RegisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease), Attributes: instanceAttributes(lease, target) }));
-      await operationOver(client, clock, out.OperationId, `registration of lease "${lease}"`);
+      await operationOver(client, clock, out.OperationId, `registration of lease "${lease}"`, withinMs);
     },
-    async clear(lease) {
+    async clear(lease, withinMs) {
       let id: string | undefined;
       try {
         id = (await client.send(new DeregisterInstanceCommand({ ServiceId: serviceId, InstanceId: instanceIdOf(lease) }))).OperationId;
@@ -120,7 +122,7 @@ export function cloudMapNaming(client: ServiceDiscoveryClient, serviceId: string
         if (e instanceof Error && e.name === 'InstanceNotFound') return; // none registered: cleared already
         throw e;
       }
-      await operationOver(client, clock, id, `deregistration of lease "${lease}"`);
+      await operationOver(client, clock, id, `deregistration of lease "${lease}"`, withinMs);
     },
   };
 }

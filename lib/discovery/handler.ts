@@ -10,8 +10,8 @@ import { Route53Client } from '@aws-sdk/client-route-53';
 import { ServiceDiscoveryClient } from '@aws-sdk/client-servicediscovery';
 import * as z from 'zod';
 import { systemClock } from '../clock.js';
-import type { LeaderInfo } from '../election/leader.js';
-import { getLeader } from '../sdk/get-leader.js';
+import type { Leadership } from '../election/leader.js';
+import { leadershipOf } from '../sdk/get-leader.js';
 import { Name } from '../schemas/common.js';
 import { parse, ValidationError } from '../schemas/validation.js';
 import { observability } from '../functions/observability.js';
@@ -28,8 +28,8 @@ export const DISCOVERY_METRIC = 'conclave_leader_name_writes';
 
 export interface DiscoveryFunctionDeps {
   readonly discovery: DiscoveryDeps;
-  /** A named lease's leader as getLeader judges it, for the sweep (null: no live term). */
-  readonly leaderOf: (lease: string) => Promise<LeaderInfo | null>;
+  /** A named lease's leadership as getLeader judges it, for the sweep (its reads ended by `signal`). */
+  readonly leadershipOf: (lease: string, signal: AbortSignal) => Promise<Leadership>;
   /** The leases the deployment names (the rule matches only these; checked again here). Undefined: every lease. */
   readonly leases: ReadonlySet<string> | undefined;
   readonly logger: Logger;
@@ -68,15 +68,29 @@ const isSchedule = (event: unknown): boolean => {
   return source === 'aws.scheduler' || (source === 'aws.events' && (event as { 'detail-type'?: unknown })['detail-type'] === 'Scheduled Event');
 };
 
-/** The sweep (lib/discovery/sweep.ts): each name still pointing at a holder judged by its lease; what it changed logged. */
+/** Leases a sweep left for the next (a read or a write failed, the time ran short; every lease when the table's scan failed): a metric, by the function. */
+export const DISCOVERY_SWEEP_LEFT_METRIC = 'conclave_leader_names_unswept';
+
+/**
+ * The sweep (lib/discovery/sweep.ts): each name judged by its lease; what it changed logged. Never
+ * throws: a failed sweep is told (the log, DISCOVERY_SWEEP_LEFT_METRIC) and made up by the next
+ * minute's; thrown, Lambda would run it twice more and then dead-letter it as a lost event.
+ */
 async function sweep(deps: DiscoveryFunctionDeps, remainingMs: number): Promise<SweepResult> {
-  const { rows, refused } = await deps.discovery.state.list();
-  if (refused.length) deps.logger.warn('discovery rows that do not match the schema: not swept', { leases: refused });
-  const mine = deps.leases ? rows.filter((r) => deps.leases!.has(r.lease)) : rows;
-  const result = await sweepNames(deps, mine, deps.discovery.clock.now() + remainingMs);
-  for (const { lease, error } of result.errors) deps.logger.warn('sweep: lease left for the next sweep', { lease, error });
+  const deadline = deps.discovery.clock.now() + remainingMs;
+  let result: SweepResult;
+  try {
+    const { rows, refused } = await deps.discovery.state.list();
+    if (refused.length) deps.logger.warn('discovery rows that do not match the schema: not swept', { leases: refused });
+    const mine = deps.leases ? rows.filter((r) => deps.leases!.has(r.lease)) : rows;
+    result = await sweepNames(deps, mine, deadline);
+  } catch (e) {
+    deps.logger.error('sweep failed: the names are judged again at the next one', { error: e as Error });
+    result = { judged: 0, changed: {}, left: ['*'], errors: [{ lease: '*', error: e as Error }] };
+  }
+  for (const { lease, error } of result.errors) if (lease !== '*') deps.logger.warn('sweep: lease left for the next sweep', { lease, error });
   for (const [lease, state] of Object.entries(result.changed)) deps.logger.info(`leader name: swept to ${state}`, { lease, state });
-  if (result.left.length) deps.logger.warn('sweep: leases left for the next sweep', { leases: result.left });
+  if (result.left.length) deps.metrics.addMetric(DISCOVERY_SWEEP_LEFT_METRIC, MetricUnit.Count, result.left.length);
   return result;
 }
 
@@ -120,7 +134,7 @@ export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): Disc
   const tables = { leases: e[DISCOVERY_ENV.leasesTable], identities: e[DISCOVERY_ENV.identitiesTable] };
   return {
     discovery: { state: new DiscoveryStateStore(client, e[DISCOVERY_ENV.table]), naming, clock: systemClock },
-    leaderOf: (lease) => getLeader(lease, { client, tables }),
+    leadershipOf: (lease, signal) => leadershipOf(lease, { client, tables, signal }),
     leases: leasesOf(e[DISCOVERY_ENV.leases]),
     ...observability(DISCOVERY_FUNCTION.name),
   };

@@ -17,10 +17,10 @@ export interface LeaderTarget {
 export interface LeaderNaming {
   /** For logs: the service and where, e.g. `Route 53 zone Z123 ({lease}.leader.example.internal)`. */
   readonly describe: string;
-  /** Points the lease's name at `target`, replacing whatever it showed. Idempotent. */
-  point(lease: string, target: LeaderTarget): Promise<void>;
-  /** The lease's name shows nothing (a no-op when it shows nothing already). Idempotent. */
-  clear(lease: string): Promise<void>;
+  /** Points the lease's name at `target`, replacing whatever it showed, within `withinMs` if given (else it fails). Idempotent. */
+  point(lease: string, target: LeaderTarget, withinMs?: number): Promise<void>;
+  /** The lease's name shows nothing (a no-op when it shows nothing already), within `withinMs` if given. Idempotent. */
+  clear(lease: string, withinMs?: number): Promise<void>;
   /**
    * Why this service cannot point a name at `target` (a value it refuses), or undefined when it
    * can: the name is then cleared, as for an address no name can point at. Absent: it takes every
@@ -48,5 +48,5 @@ export function nameStateOf(row: Pick<DiscoveryRow, 'ended' | 'holder' | 'addres
   return { kind: 'point', target };
 }
 
-/** Sets the name to `state`. */
-export const showName = (naming: LeaderNaming, lease: string, state: NameState): Promise<void> => (state.kind === 'point' ? naming.point(lease, state.target) : naming.clear(lease));
+/** Sets the name to `state`, within `withinMs` if given (the invocation's time left). */
+export const showName = (naming: LeaderNaming, lease: string, state: NameState, withinMs?: number): Promise<void> => (state.kind === 'point' ? naming.point(lease, state.target, withinMs) : naming.clear(lease, withinMs));

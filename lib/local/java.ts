@@ -8,6 +8,8 @@ export const JAVA_PACKAGE = 'openjdk-17-jre-headless';
 const MIN_JAVA_MAJOR = 17;
 /** Set to 1 to let Conclave install Java (Debian's JRE, as root) when it is missing. */
 export const INSTALL_JAVA_ENV = 'CONCLAVE_INSTALL_JAVA';
+/** The executable's file name: `java.exe` on Windows (the PATH search looks for files by name). */
+const JAVA_EXE = process.platform === 'win32' ? 'java.exe' : 'java';
 /** Where Debian, Ubuntu and Fedora install their JVMs, a folder each (`<jvm>/bin/java`). */
 export const JVM_DIR = '/usr/lib/jvm';
 
@@ -58,12 +60,12 @@ export function findJava(places: JavaPlaces = {}): JavaSearch {
     const major = javaMajorVersion(path);
     return major === undefined ? undefined : { path, major };
   };
-  const onPathFile = findOnPath('java', places.path ?? process.env['PATH'] ?? '');
+  const onPathFile = findOnPath(JAVA_EXE, places.path ?? process.env['PATH'] ?? '');
   const onPath = onPathFile === undefined ? undefined : probe(onPathFile);
   const ok = (b: JavaBinary | undefined): b is JavaBinary => b !== undefined && b.major >= MIN_JAVA_MAJOR;
   if (ok(onPath)) return { use: onPath, onPath };
   const home = places.javaHome ?? process.env['JAVA_HOME'];
-  const homeJava = home ? join(home, 'bin', 'java') : undefined;
+  const homeJava = home ? join(home, 'bin', JAVA_EXE) : undefined;
   const fromHome = homeJava && isExecutable(homeJava) ? probe(homeJava) : undefined;
   if (ok(fromHome)) return { use: fromHome, ...(onPath ? { onPath } : {}) };
   const dir = places.jvmDir ?? JVM_DIR;

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { systemClock } from '../clock.js';
-import { leaderOf, type LeaderInfo } from '../election/leader.js';
+import { leaderOf, type LeaderInfo, type Leadership } from '../election/leader.js';
 import { effectiveLease, judgedOffNamed, judgingRow, sessionStampAt, type SessionStamp } from '../election/vacancy.js';
 import { electionConfig } from '../schemas/config.js';
 import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
@@ -78,6 +78,15 @@ type ResolvedOptions = z.output<typeof GetLeaderOptionsSchema>;
  * @throws the `signal` option's reason, when it aborts first
  */
 export async function getLeader(leaseName: string, options: GetLeaderOptions): Promise<LeaderInfo | null> {
+  return (await leadershipOf(leaseName, options)).leader;
+}
+
+/**
+ * getLeader's answer with, when nobody leads, why (vacancy()'s reason): leader discovery's sweep
+ * clears a name for a term over, not for a vacancy report its holder's next renewal may take back.
+ * @internal
+ */
+export async function leadershipOf(leaseName: string, options: GetLeaderOptions): Promise<Leadership> {
   if (typeof leaseName !== 'string') throw notALeaseName(leaseName, options);
   // the lease name and the options judged together: a bad name hides no bad option
   const named = argumentIssues(LeaseName, leaseName, 'leaseName');
@@ -97,7 +106,7 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
 }
 
 /** One answer of getLeader: the lease's row and, for a term held on a session, the rows that judge it, read now; DynamoDB's missing table as it is (getLeader waits for a table being made). */
-async function readLeader(name: string, o: ResolvedOptions, time: StampClock, requests: ResolvedOptions['client']): Promise<LeaderInfo | null> {
+async function readLeader(name: string, o: ResolvedOptions, time: StampClock, requests: ResolvedOptions['client']): Promise<Leadership> {
   // `row`: the row not read, and its table
   const refused = async (e: unknown, what: string, row: string, action: 'GetItem' | 'Query' = 'GetItem'): Promise<unknown> =>
     oneShotFault(
@@ -158,7 +167,7 @@ async function readLeader(name: string, o: ResolvedOptions, time: StampClock, re
     const between = (judging?.own !== undefined ? ownSentAt : rowSentAt) - sentAt;
     session = stamp && { ...stamp, renewTime: stamp.renewTime - between };
   }
-  return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs).leader;
+  return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs);
 }
 
 /** A first argument that is no lease name (most often the options, the name left out): what was passed, and the call. */

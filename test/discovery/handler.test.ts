@@ -48,7 +48,7 @@ const context = { getRemainingTimeInMillis: () => 30_000, functionName: 'conclav
 function handlerOn(naming: LeaderNaming, leases?: string[]) {
   const deps: DiscoveryFunctionDeps = {
     discovery: { state: new DiscoveryStateStore(client, table), naming, clock: manualClock(NOW) },
-    leaderOf: () => Promise.reject(new Error('no sweep in these tests')),
+    leadershipOf: () => Promise.reject(new Error('no sweep in these tests')),
     leases: leases && new Set(leases),
     ...observability('leaderDiscovery', 'SILENT'),
   };

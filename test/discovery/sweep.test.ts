@@ -14,11 +14,11 @@ import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { cloudMapNaming } from '../../lib/discovery/cloud-map.js';
 import type { DiscoveryFunctionDeps } from '../../lib/discovery/handler.js';
 import { DiscoveryStateStore } from '../../lib/discovery/state-store.js';
-import { sweepChange } from '../../lib/discovery/sweep.js';
+import { sweepChange, sweepNames, SWEEP_MARGIN_MS } from '../../lib/discovery/sweep.js';
 import { DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
 import { observability } from '../../lib/functions/observability.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { getLeader } from '../../lib/sdk/get-leader.js';
+import { leadershipOf } from '../../lib/sdk/get-leader.js';
 import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
 import { testTables, type TestTables } from '../support.js';
@@ -51,7 +51,7 @@ function handlerAt(clock: ManualClock) {
   const deps: DiscoveryFunctionDeps = {
     discovery: { state: new DiscoveryStateStore(t.client, table), naming: cloudMapNaming(aws.cloudMap(), aws.serviceId), clock },
     // the real read, on this test's clock (no Date headers to sync with: DynamoDB Local's are the machine's)
-    leaderOf: (lease) => getLeader(lease, { client: t.client, tables: t.names, clock, clockSync: 'none' }),
+    leadershipOf: (lease, signal) => leadershipOf(lease, { client: t.client, tables: t.names, clock, clockSync: 'none', signal }),
     leases: undefined,
     ...observability('leaderDiscovery', 'SILENT'),
   };
@@ -64,6 +64,33 @@ async function hold(leases: LeaseStore, name: string, holder: string, fencingTok
 }
 
 describe('the sweep', () => {
+  it("ends before the invocation's time does, its margin kept: slow naming calls leave leases for the next sweep, and nothing throws (a throw would be retried and dead-lettered as a lost event)", async () => {
+    const clock = manualClock(T0);
+    const rows = ['a', 'b', 'c', 'd'].map((lease, i) => ({ lease, fencingToken: i + 1, ended: false, holder: 'w', address: 'http://10.0.0.9:80', applied: true, eventId: 'e', changedAt: T0, revision: 1 }));
+    const state = new DiscoveryStateStore(t.client, table);
+    // each naming call takes 10 s of the invocation's 30 (the leases' terms all over)
+    const naming = { describe: 'slow', point: async () => void clock.advance(10_000), clear: async (_lease: string, withinMs?: number) => void (seenWithin.push(withinMs ?? -1), clock.advance(10_000)) };
+    const seenWithin: number[] = [];
+    const result = await sweepNames({ discovery: { state, naming, clock }, leadershipOf: async () => ({ leader: null, vacancy: 'expired' }) }, rows, T0 + 30_000);
+    expect(clock.now() - T0).toBeLessThanOrEqual(30_000 - SWEEP_MARGIN_MS + 10_000); // no lease started within the margin
+    expect(result.left).toEqual(['d']);
+    expect(Object.keys(result.changed).length + result.left.length).toBe(4);
+    // each call was told how long it had: never past the deadline less the margin
+    expect(seenWithin.length).toBeGreaterThan(0);
+    for (const w of seenWithin) expect(w >= 0 && w <= 30_000 - SWEEP_MARGIN_MS, String(w)).toBe(true);
+  });
+
+  it('a sweep whose scan fails is told (a metric of leases left) and returns: never thrown', async () => {
+    const clock = manualClock(T0);
+    const handler = makeHandler({
+      discovery: { state: new DiscoveryStateStore(t.client, `${table}-missing`), naming: cloudMapNaming(aws.cloudMap(), aws.serviceId), clock },
+      leadershipOf: () => Promise.reject(new Error('not reached')),
+      leases: undefined,
+      ...observability('leaderDiscovery', 'SILENT'),
+    });
+    expect(await handler(schedule, context)).toMatchObject({ judged: 0, left: ['*'], errors: [{ lease: '*', error: expect.objectContaining({ name: 'ResourceNotFoundException' }) }] });
+  });
+
   it("clears the name of a holder that crashed with nobody after it (no event ever comes), and leaves a live holder's", async () => {
     const clock = manualClock(T0);
     const leases = coordinatorDeps(t.client, t.names, { clock }).leases;
@@ -75,17 +102,17 @@ describe('the sweep', () => {
     expect(aws.instances.get('crashed')).toMatchObject({ holder: 'w1' });
     // while the term is on, the sweep changes nothing
     clock.set(T0 + 10_000);
-    expect(await handler(schedule, context)).toMatchObject({ judged: 2, changed: {}, left: [] });
+    expect(await handler(schedule, context)).toMatchObject({ changed: {}, left: [] });
     expect(aws.instances.get('crashed')).toMatchObject({ holder: 'w1' });
     // w1 crashes (its renewals stop); w2 renews on
     clock.set(T0 + 20_000);
     await leases.write(await leases.read('alive'), { set: { renewTime: clock.now() } });
-    expect(await handler(schedule, context)).toMatchObject({ judged: 2, changed: { crashed: 'end 5' }, left: [] });
+    expect(await handler(schedule, context)).toMatchObject({ changed: { crashed: 'end 5' }, left: [] });
     // before the fix: still registered, for good
     expect(aws.instances.has('crashed')).toBe(false);
     expect(aws.instances.get('alive')).toMatchObject({ holder: 'w2' });
-    // an ended name is not judged again
-    expect(await handler(schedule, context)).toMatchObject({ judged: 1, changed: {} });
+    // an ended name with nobody leading is left as it is
+    expect(await handler(schedule, context)).toMatchObject({ changed: {} });
   });
 
   it("sends the discovery table only what the construct grants (the Scan and the claims' UpdateItem)", async () => {
@@ -97,7 +124,7 @@ describe('the sweep', () => {
     await hold(leases, 'granted', 'w1', 2, T0, 'http://10.0.0.2:8080');
     const handler = makeHandler({
       discovery: { state: new DiscoveryStateStore(store, table), naming: cloudMapNaming(aws.cloudMap(), aws.serviceId), clock },
-      leaderOf: (lease) => getLeader(lease, { client: t.client, tables: t.names, clock, clockSync: 'none' }),
+      leadershipOf: (lease, signal) => leadershipOf(lease, { client: t.client, tables: t.names, clock, clockSync: 'none', signal }),
       leases: undefined,
       ...observability('leaderDiscovery', 'SILENT'),
     });
@@ -119,8 +146,14 @@ describe('the sweep', () => {
     expect(aws.instances.get('moved')).toMatchObject({ holder: 'w3', fencingToken: '8' });
     // what the sweep decides from a read: nothing older than the name shows
     const row = { lease: 'moved', fencingToken: 8, ended: false };
-    expect(sweepChange(row, { lease: 'moved', holder: 'w2', fencingToken: 7, since: T0 })).toBeUndefined();
-    expect(sweepChange(row, null)).toMatchObject({ kind: 'ended', fencingToken: 8 });
-    expect(sweepChange({ ...row, ended: true }, null)).toBeUndefined();
+    const led = (fencingToken: number) => ({ leader: { lease: 'moved', holder: 'w2', fencingToken, since: T0 } });
+    expect(sweepChange(row, led(7))).toBeUndefined();
+    expect(sweepChange(row, led(8))).toBeUndefined();
+    expect(sweepChange(row, { leader: null, vacancy: 'expired' })).toMatchObject({ kind: 'ended', fencingToken: 8 });
+    expect(sweepChange({ ...row, ended: true }, { leader: null, vacancy: 'noHolder' })).toBeUndefined();
+    // an ended name and a newer term whose event was lost: named (before: ended names were never judged)
+    expect(sweepChange({ ...row, ended: true }, led(9))).toMatchObject({ kind: 'began', fencingToken: 9, holder: 'w2' });
+    // a vacancy report, which the holder's next renewal takes back with the same token: no end (it would be final for that term)
+    expect(sweepChange(row, { leader: null, vacancy: 'reported' })).toBeUndefined();
   });
 });
