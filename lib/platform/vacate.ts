@@ -2,7 +2,7 @@ import type { ElectionConfig } from '../schemas/config.js';
 import { ValidationError } from '../schemas/validation.js';
 import type { Lease } from '../schemas/lease.js';
 import { sameCluster } from '../schemas/platform.js';
-import type { CandidateStore } from '../stores/candidate-store.js';
+import { CandidateStore } from '../stores/candidate-store.js';
 import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import type { LeaseStore } from '../stores/lease-store.js';
 import type { PlatformStop } from './signals.js';
@@ -33,6 +33,9 @@ function stillHeldBy(lease: Lease | undefined, stop: PlatformStop): string | und
  * writer's — may end the term. When in doubt, the term runs out as it would without the signal.
  */
 function beforeTerm(lease: Lease, stop: PlatformStop, skewMs: number): string | undefined {
+  // an ECS task's ARN names one run only (never reused, unlike an EC2 instance's id): any term on a
+  // stopped task is a dead process's, whenever it began (one handed or elected to it after the stop)
+  if (stop.source === 'aws.ecs' && lease.holderPlatform?.kind === 'ecs') return undefined;
   const iso = (ms: number) => new Date(ms).toISOString();
   if (lease.acquireTime === undefined) return 'the term has no acquireTime: when it began is unknown';
   if (stop.at > lease.acquireTime + skewMs) return undefined;
@@ -57,12 +60,31 @@ async function withdrawCandidate(candidates: CandidateStore, lease: string, hold
 }
 
 /**
+ * Removes the rows of `lease`'s other candidates on the stopped task or instance (two workers in
+ * one task, or on one host; a successor stopped with its leader): a row renewed within the ack
+ * window counts as fresh, so the election that follows would elect the dead worker without a ping,
+ * and the lease would wait out that term too. Only rows made before the stop (`createdAt`): a worker
+ * started again on a restarted EC2 instance (the same id) keeps its own. Each delete is conditioned
+ * on the row as listed; one renewed meanwhile stays (its process was alive then).
+ */
+async function withdrawPeers(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop): Promise<void> {
+  const { candidates: rows } = await candidates.list(lease);
+  for (const c of rows) {
+    if (c.name === holder || c.platform?.id !== stop.platformId || c.createdAt >= stop.at) continue;
+    await candidates.delete(CandidateStore.readOf(c)).catch((e: unknown) => {
+      if (!(e instanceof ConflictError)) throw e;
+    });
+  }
+}
+
+/**
  * Ends every term held on a stopped task or instance. Each lease is read (consistently) and
  * vacated only if that holder, in that term, on that platform still holds it, conditioned on the
  * revision read; a renewal racing in between (sent before the process died) changes the revision,
  * so the lease is read again and the same check decides. The holder's candidate row on that lease
- * goes first (see withdrawCandidate); its rows on leases it did not hold are left to the usual
- * rules (pinged, never answering, never preferred; collected when stale). Idempotent: a duplicate
+ * goes first (see withdrawCandidate), and the rows of other candidates on the same stopped task
+ * or instance (withdrawPeers); rows on leases it did not hold are left to the usual rules (pinged,
+ * never answering, never preferred; collected when stale). Idempotent: a duplicate
  * event finds the leases already moved on; a late or replayed one, a term begun after it (beforeTerm).
  * Each lease on its own: a row the schema refuses is an outcome (`broken`), and any other failure
  * is thrown once every other lease was tried, so the event is retried for the ones it missed.
@@ -86,6 +108,7 @@ export async function vacateStoppedHolder(
       if (early) return { lease: name, outcome: 'beforeTerm', why: early } as const;
       // The candidacy first: the lease write below starts the next election, which must not see it.
       await withdrawCandidate(candidates, name, lease.holderIdentity!, lease.holderInstance, stop);
+      await withdrawPeers(candidates, name, lease.holderIdentity!, stop);
       const loss = { holder: lease.holderIdentity!, fencingToken: lease.fencingToken, source: stop.source, platformId: stop.platformId, reason: stop.reason, at: now };
       const vacated = await leases.vacateLostHolder(read, loss);
       if (vacated) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken, revision: vacated.revision } as const;

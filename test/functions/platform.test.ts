@@ -314,3 +314,32 @@ describe('late, replayed and foreign events (issue 15): they never end a live te
     expect((await leases.read(name)).item!.holderIdentity).toBe('w1');
   });
 });
+
+describe('the stopped task or instance was home to more than its holder (a review, 2026-12-06)', () => {
+  /** A candidate row made before the fixtures' events (TIME) and renewed now: fresh, so it counts as acked. */
+  async function before(lease: string, name: string, platform: Platform) {
+    const store = deps.coordinator.candidates;
+    await store.write(await store.read(lease, name), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: Date.now(), createdAt: TERM_BEGAN, platform, identity: `${name}_1` } });
+  }
+
+  it("its co-located successor's row goes with the holder's: the election that follows elects the live candidate, not the dead one without a ping (before: the dead worker elected, its term waited out too)", async () => {
+    const id = `i-0${(n + 1).toString(16).padStart(16, '0')}`;
+    const name = await held('h1', ec2(id));
+    await before(name, 'h1', ec2(id));
+    await before(name, 'h2', ec2(id)); // a second worker on the stopped host
+    await before(name, 'h3', ec2('i-0fffffffffffffff3')); // alive elsewhere
+    const r = await handler()(ec2StateChange(id, 'stopped'));
+    expect(r.outcomes.map((o) => o.outcome)).toEqual(['vacated']);
+    expect((await deps.coordinator.candidates.read(name, 'h2')).item).toBeUndefined();
+    expect((await deps.coordinator.candidates.read(name, 'h3')).item).toBeDefined();
+    await reconcileLease(deps.coordinator, name);
+    expect((await leases.read(name)).item!.holderIdentity).not.toBe('h2');
+  });
+
+  it('an ECS term begun after its task STOPPED (handed or elected to a dead task) ends all the same: a task ARN names one run (before: "beforeTerm", the term left to run out)', async () => {
+    const task = ecs(`dea0${(++n).toString(16).padStart(4, '0')}`);
+    const name = await held('h4', task, 4, Date.parse(TIME) + 10_000);
+    const r = await handler()(ecsTaskStateChange(task.id, 'STOPPED'));
+    expect(r.outcomes).toEqual([expect.objectContaining({ lease: name, outcome: 'vacated' })]);
+  });
+});
