@@ -283,8 +283,11 @@ async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: nu
   const election = { ...e, notBefore: until, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, until), ...(awaiting ? { departed } : {}) };
   let after;
   try {
-    // its successors unnamed too: an election opened on a released row (the tick first) still names them
-    after = await co.leases.write(read, { set: { election }, remove: [...SUCCESSOR_FIELDS] });
+    // its successors unnamed too: an election opened on a released row (the tick first) still names them;
+    // the deleted term's holder kept as the last holder, as the row made by the stream's own reconcile
+    // keeps it: the next leader's Leader Elected names it as previousHolder, with a Leader Changed
+    const last = awaiting && read.item!.lastHolderIdentity === undefined ? { lastHolderIdentity: departed } : {};
+    after = await co.leases.write(read, { set: { election, ...last }, remove: [...SUCCESSOR_FIELDS] });
   } catch (x) {
     if (x instanceof ConflictError) return undefined;
     throw x;

@@ -69,7 +69,10 @@ export const RepublishMessage = z
     const events: ConclaveEvent[] = [];
     m.republish.forEach((e, i) => {
       try {
-        events.push(parseEvent(e.detailType, e.detail));
+        // checked, and republished as it was derived: a field a newer release added (a deploy or a
+        // rollback between the deferral and this) is kept, not stripped under the same event id
+        const parsed = parseEvent(e.detailType, e.detail);
+        events.push({ ...parsed, detail: { ...e.detail, ...parsed.detail } } as ConclaveEvent);
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         for (const issue of err.issues) {

@@ -399,6 +399,15 @@ describe('EventBridge failing: the election goes on, the events wait on the time
     expect(deferred).toHaveLength(2);
   });
 
+  it("an event deferred by a newer release, republished by an older one (a deploy or rollback between): a field it does not know is kept, not stripped under the same id", async () => {
+    const { d, published } = deps();
+    const detail = { id: 'y:leader-elected', lease: 'l', time: new Date().toISOString(), holder: 'a', fencingToken: 1, leaseTransitions: 0, holderZone: 'eu-west-1a' };
+    const m = { republish: [{ detailType: 'Leader Elected', detail }], since: Date.now(), attempt: 1 };
+    expect(failures(await electionTimer(d)({ Records: [sqsMessage('newer', m)] }, lambdaContext('electionTimer')))).toEqual([]);
+    // before: holderZone dropped
+    expect(published).toEqual([expect.objectContaining({ detailType: 'Leader Elected', detail })]);
+  });
+
   it('a republish message with a bad event is refused naming the field (the queue redrives it)', async () => {
     const { d } = deps();
     const bad = { republish: [{ detailType: 'Leader Elected', detail: { id: 'x:leader-elected', lease: 'l', time: 'yesterday', holder: 'a', fencingToken: 1, leaseTransitions: 0 } }], since: Date.now(), attempt: 1 };
