@@ -1099,11 +1099,13 @@ describe("a session-held term whose take's answer is lost, the taker's lease req
         onSession = p.session.name;
         const stopFrom = sim.clock.monotonic();
         withdrawn = () => p.machine.sent.some((r) => r.at >= stopFrom && r.operation === 'DeleteItem' && isTable('-candidates')(r));
-        await p.electors.find((e) => e.elector.options.leaseName === LEASES[0])!.stop();
+        const stopping = p.electors.find((e) => e.elector.options.leaseName === LEASES[0])!;
+        await stopping.stop();
         expect(refusedAfterStop).toBe(3); // its departure's read, refused
         // the release sent after the doubt's read, and the AWS SDK's second send of it, refused by the first
         expect(p.machine.sent.filter((r) => r.at >= stopFrom && releaseOf(LEASES[0]!)(r)).map((r) => r.ok)).toEqual([true, false]);
-        expect((await sim.leases.read(LEASES[0]!)).item?.holderIdentity).toBeUndefined(); // released
+        // released: no term of its on the row (vacant, or already another's: the election after a release may be that quick)
+        expect((await sim.leases.read(LEASES[0]!)).item?.holderIdentity).not.toBe(stopping.elector.options.identity);
       },
     );
     // the session the term was on lives on: its renewals held no more (before: it ended at its
