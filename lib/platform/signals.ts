@@ -5,6 +5,7 @@
  * stopping, shutting-down) are not a signal: the processes may still run.
  */
 import * as z from 'zod';
+import { MAX_LOSS_REASON } from '../schemas/platform.js';
 import { parse } from '../schemas/validation.js';
 
 const envelope = {
@@ -76,7 +77,8 @@ export function readPlatformEvent(raw: unknown): ReadSignal {
   if (e.source === 'aws.ecs') {
     const d = e.detail;
     if (d.lastStatus !== 'STOPPED') return { ignored: `task ${d.taskArn} is ${d.lastStatus}, not STOPPED: its containers may still run` };
-    const reason = [d.stoppedReason ?? 'task stopped', d.stopCode ? `(${d.stopCode})` : ''].filter(Boolean).join(' ');
+    // cut to what the lease keeps: a longer one failed the vacate's write as a row the schema refuses, the term left to run out
+    const reason = [d.stoppedReason ?? 'task stopped', d.stopCode ? `(${d.stopCode})` : ''].filter(Boolean).join(' ').slice(0, MAX_LOSS_REASON);
     return { stop: { source: 'aws.ecs', platformId: d.taskArn, cluster: d.clusterArn, reason, at, eventId: e.id, ...where } };
   }
   const d = e.detail;

@@ -38,6 +38,9 @@ export type Platform = z.infer<typeof Platform>;
  * Why a holder's term was ended by the platform handler: the platform said its task or
  * instance stopped. Kept on the lease (the lease stream tells it as "Leader Lost").
  */
+/** The longest `reason` a lease keeps of a stop (HolderLoss): a longer one (only a hand-made or forwarded event; ECS's own are 255 at most) is cut to it. */
+export const MAX_LOSS_REASON = 4096;
+
 export const HolderLoss = z
   .object({
     holder: HolderName,
@@ -45,7 +48,7 @@ export const HolderLoss = z
     source: z.enum(['aws.ecs', 'aws.ec2']),
     platformId: Arn,
     /** The platform's words: ECS stoppedReason (and stopCode), or the EC2 state. */
-    reason: z.string().max(4096),
+    reason: z.string().max(MAX_LOSS_REASON),
     at: z.number().int().nonnegative(),
   })
   .strict();

@@ -14,7 +14,7 @@ import type { PlatformResult } from '../../lib/functions/platform.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { vacateStoppedHolder } from '../../lib/platform/vacate.js';
 import { readPlatformEvent } from '../../lib/platform/signals.js';
-import type { Platform } from '../../lib/schemas/platform.js';
+import { MAX_LOSS_REASON, type Platform } from '../../lib/schemas/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { ACCOUNT, CLUSTER, REGION, TIME, ec2StateChange, ecsTaskStateChange, taskArn } from '../platform-fixtures.js';
@@ -341,5 +341,15 @@ describe('the stopped task or instance was home to more than its holder (a revie
     const name = await held('h4', task, 4, Date.parse(TIME) + 10_000);
     const r = await handler()(ecsTaskStateChange(task.id, 'STOPPED'));
     expect(r.outcomes).toEqual([expect.objectContaining({ lease: name, outcome: 'vacated' })]);
+  });
+});
+
+describe('a stop reason longer than a lease keeps (a hand-made or forwarded event)', () => {
+  it('is cut to MAX_LOSS_REASON and the term ends (before: the vacate refused as a row the schema refuses, "broken", the term left to run out)', async () => {
+    const task = ecs(`bee0${(++n).toString(16).padStart(4, '0')}`);
+    const name = await held('h5', task);
+    const r = await handler()(ecsTaskStateChange(task.id, 'STOPPED', { stoppedReason: 'x'.repeat(MAX_LOSS_REASON + 500) }));
+    expect(r.outcomes).toEqual([expect.objectContaining({ lease: name, outcome: 'vacated' })]);
+    expect((await leases.read(name)).item!.holderLoss!.reason).toHaveLength(MAX_LOSS_REASON);
   });
 });
