@@ -349,7 +349,10 @@ export interface LeaseTerm {
    * With `items` (the run's result), in one transaction with them: both land or neither (not on
    * multi-Region tables, which offer no transactions). Without it the window is marked after the
    * function returns; a `complete()` the function returns without waiting for is waited for, and
-   * its outcome is the run's (its error the call's). At most 98 `items`: the window's row and the fence take two of a
+   * its outcome is the run's (its error the call's). A `complete(items)` that failed, its error
+   * caught by the function, is the run's outcome too: the call rejects with that error and the
+   * window stays open (never marked without the items), unless a mark of this run landed all the
+   * same (read back) or a later `complete()` marks it. At most 98 `items`: the window's row and the fence take two of a
    * transaction's 100. Ended by the function's signal, as fencedWrite is: the caller's cancel (the
    * `signal` option) rejects it with its reason, and a mark sent may have landed. Called again after
    * such a mark landed, it resolves if every try sent the same `items` (they are written), and

@@ -322,28 +322,37 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     let completed = false;
     // the function's complete(), while it is in flight
     let inFlight: Promise<void> | undefined;
+    // why a complete(items) of the function failed, its items not written: the run's outcome unless a
+    // later complete() marks the window (withLease's own mark, without the items, never does)
+    let itemsFailed: { error: unknown } | undefined;
     // this run's mark, stamped once: a mark abandoned unanswered may land, and each try after it
     // writes the same row, so the row read back tells whether any of them landed
     let marker: WindowRun | undefined;
     // the caller's items of each mark sent (none: a mark of the row alone): what a mark that landed unanswered wrote
     const sentItems: (readonly TransactWriteItem[])[] = [];
+    // the row's runs with this run's mark
+    const runsWith = (m: WindowRun) => (every !== undefined ? rememberRun(done.runs, { ...m, every }) : [m]);
+    // A mark that failed unanswered (no answer within its bound) may have landed all the same: the
+    // row read back tells, and a mark that landed is the window run. The read ends as `ends` does:
+    // once it has, the function is not held for its answer (the mark landed, and the next run
+    // skips the window, or it did not, and the next run does it). Undefined: the read failed.
+    const readBack = async (ends: Ends): Promise<boolean | undefined> => {
+      if (row === undefined || marker === undefined) return false;
+      const now = await until(ends, (s) => rows.read(leaseName, row, s)).catch(() => {
+        if (ends.signal.aborted) throw ends.error();
+        return undefined;
+      });
+      return now && rows.wrote(now, leaseName, row, runsWith(marker), done, term.fencingToken);
+    };
     // the window's mark, abandoned (with `ends`' error) if `ends` ends before it is answered
     const mark = async (items: readonly TransactWriteItem[], ends: Ends): Promise<void> => {
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
       marker ??= { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
-      const runs = every !== undefined ? rememberRun(done.runs, { ...marker, every }) : [marker];
-      // a mark that failed unanswered (no answer within its bound) may have landed all the same: the
-      // row read back tells, and a mark that landed is the window run. The read ends as the mark does:
-      // once it has, the function is not held for its answer (the mark landed, and the next run
-      // skips the window, or it did not, and the next run does it)
+      const runs = runsWith(marker);
       const landed = async (e: unknown): Promise<true> => {
-        const now = await until(ends, (s) => rows.read(leaseName, row, s)).catch(() => {
-          if (ends.signal.aborted) throw ends.error();
-          return undefined;
-        });
-        if (now && rows.wrote(now, leaseName, row, runs, done, term.fencingToken)) return true;
+        if (await readBack(ends)) return true;
         throw e;
       };
       if (items.length === 0) {
@@ -367,8 +376,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
           // refused by the row: a write from outside the term, a newer term's claim, or this run's own earlier mark, unanswered, that landed
           await landed(new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined));
           // this run's mark landed: its items are those of the try that landed, these if every try sent these
-          if (!sentItems.every((sent) => isDeepStrictEqual(sent, items)))
+          if (!sentItems.every((sent) => isDeepStrictEqual(sent, items))) {
+            completed = true; // the window is marked, by this run's earlier complete()
             throw new RangeError(`complete(items): the window ${window} was already marked by this run: an earlier complete(), unanswered, landed with its own items, and these were not written`);
+          }
           return true;
         });
       }
@@ -400,7 +411,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         // in flight until settled (cleared before the function's own await of it resumes)
         inFlight = marking;
         const settled = () => void (inFlight === marking && (inFlight = undefined));
-        marking.then(settled, settled);
+        marking.then(settled, (e: unknown) => {
+          if (items.length > 0 && !completed) itemsFailed = { error: e };
+          settled();
+        });
         return marking;
       },
     };
@@ -416,8 +430,16 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // a complete() the function returned without waiting for: its outcome is the run's, as if it
     // had waited (withLease's own mark, without its items, never stands in for it)
     if (inFlight) await inFlight;
+    const lost = (e: unknown) => (e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e);
+    // A complete(items) that failed, caught by the function: withLease's own mark, without the
+    // items, never stands in for it. The run ran if a mark of this run landed all the same (read
+    // back); else it rejects with that error, and the window stays open for a retry.
+    if (itemsFailed && !completed) {
+      if (!(await readBack(theTerm).catch((e: unknown) => Promise.reject(lost(e))))) throw lost(itemsFailed.error);
+      completed = true;
+    }
     if (window !== undefined && !completed) await mark([], theTerm).catch((e: unknown) => {
-      throw e instanceof FencingError ? new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed') : e;
+      throw lost(e);
     });
     if (!completed && !inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     return { status: 'ran', value, fencingToken: term.fencingToken, ...(window !== undefined ? { window } : {}) };

@@ -586,6 +586,50 @@ describe('complete(items) after a complete() of the row alone that landed unansw
   });
 });
 
+describe('a complete(items) refused, and the function catching it and returning', () => {
+  it.each(['refused by its own condition', 'refused under multiRegion', 'timed out, not landed'] as const)('%s: the run rejects with its error and the window stays open (it resolved "ran", the window marked without the items)', async (how) => {
+    const { sim, run } = await world();
+    const a = sim.machine();
+    if (how === 'timed out, not landed') a.fault = (req) => (req.operation === 'TransactWriteItems' ? Object.assign(new Error('socket hang up'), { name: 'TimeoutError', $metadata: {} }) : undefined);
+    const answers: unknown[] = [];
+    const work: LeaseFn<string> = async (_signal, term) => {
+      const items = jobWrite(sim, 'a', term.fencingToken).TransactItems;
+      // the caller's own condition fails: the transaction writes nothing
+      const refused = [{ ...items[0]!, Put: { ...items[0]!.Put, ConditionExpression: 'attribute_exists(#never)', ExpressionAttributeNames: { '#never': 'never' } } }];
+      answers.push(await term.complete(how === 'timed out, not landed' ? items : refused).catch((e: unknown) => e));
+      a.fault = undefined;
+      return 'a returned';
+    };
+    const ra = await sim.settle(run('a', work, { runOnce: { window: 'w-1' }, ...(how === 'refused under multiRegion' ? { multiRegion: true } : {}) }, a), 'a').catch((e: unknown) => e);
+    const error = {
+      'refused by its own condition': { name: 'TransactionCanceledException' },
+      'refused under multiRegion': { name: 'RangeError', message: expect.stringMatching(/^complete\(items\): .*fencedItemWrite/) as unknown },
+      'timed out, not landed': { name: 'TimeoutError' },
+    }[how];
+    expect(answers[0]).toMatchObject(error);
+    expect(ra).toMatchObject(error);
+    expect(await jobRow(sim)).toBeUndefined();
+    expect((await new RunOnceStore(sim.client, sim.names.candidates).read(L, keyedWindowRow('w-1'))).runs).toEqual([]);
+    // the next run does the window
+    const rb = await sim.settle(run('b', async (_s, term) => (await term.complete(jobWrite(sim, 'b', term.fencingToken).TransactItems), 'b ran'), { runOnce: { window: 'w-1' } }), 'b');
+    expect(rb).toMatchObject({ status: 'ran', value: 'b ran' });
+    expect(await jobRow(sim)).toMatchObject({ by: 'b' });
+  });
+
+  it('a complete(items) that failed and a later one that landed: the run ran, its items written once', async () => {
+    const { sim, run } = await world();
+    const work: LeaseFn<string> = async (_signal, term) => {
+      const items = jobWrite(sim, 'a', term.fencingToken).TransactItems;
+      const refused = [{ ...items[0]!, Put: { ...items[0]!.Put, ConditionExpression: 'attribute_exists(#never)', ExpressionAttributeNames: { '#never': 'never' } } }];
+      await term.complete(refused).catch(() => undefined);
+      await term.complete(items);
+      return 'a ran';
+    };
+    expect(await sim.settle(run('a', work, { runOnce: { window: 'w-1' } }), 'a')).toMatchObject({ status: 'ran', value: 'a ran' });
+    expect(await jobRow(sim)).toMatchObject({ by: 'a' });
+  });
+});
+
 describe("a window's mark unanswered as its term ends", () => {
   it("the read back that would tell whether it landed ends with the term: the function stops at the term's end, not the read's bound, and the next run finds the window done", async () => {
     const { sim, spans, run } = await world();
