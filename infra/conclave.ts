@@ -420,7 +420,7 @@ export class Conclave extends Construct {
             logRetention,
             encryptionKey: key,
             alarmTopic: props.alarmTopic,
-            leaderTables: { leases: this.tables.leases.tableName, identities: this.tables.identities.tableName },
+            leaderTables: { leases: this.tables.leases.tableName, identities: this.tables.identities.tableName, leasesArn: this.tables.leases.tableArn },
             grantLeaderReads: (grantee, leaseNames) => void this.grantGetLeader(grantee, leaseNames ? { leaseNames: [...leaseNames] } : { allLeases: true }),
           })
         : undefined;

@@ -110,6 +110,7 @@ export function deployRegion(scope: Construct, s: RegionalSettings): RegionalDep
     [ENV.identitiesTable]: tables.identities.tableName,
     // an ARN works for PutEvents on any bus, this account's or another's
     [ENV.eventBus]: eventBus.eventBusArn,
+    [ENV.leasesTableArn]: tables.leases.tableArn,
     [ENV.timerQueueUrl]: timerQueue.queueUrl,
     [ENV.electionConfig]: JSON.stringify(s.config),
   };

@@ -150,8 +150,8 @@ export interface LeaderDiscoveryTargets {
   readonly logRetention: logs.RetentionDays;
   readonly encryptionKey: kms.IKey | undefined;
   readonly alarmTopic: sns.ITopic | undefined;
-  /** The leases and identities tables' names, which the sweep reads a named lease's leader from. */
-  readonly leaderTables: { readonly leases: string; readonly identities: string };
+  /** The leases and identities tables' names, which the sweep reads a named lease's leader from; the leases table's ARN, which the deployment's events carry. */
+  readonly leaderTables: { readonly leases: string; readonly identities: string; readonly leasesArn: string };
   /** Grants `grantee` getLeader's reads of `leaseNames` (undefined: every lease): the Conclave's grantGetLeader. */
   readonly grantLeaderReads: (grantee: iam.IGrantable, leaseNames: readonly string[] | undefined) => void;
 }
@@ -191,7 +191,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       removalPolicy: on.removalPolicy,
     });
 
-    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName, [DISCOVERY_ENV.leasesTable]: on.leaderTables.leases, [DISCOVERY_ENV.identitiesTable]: on.leaderTables.identities };
+    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName, [DISCOVERY_ENV.leasesTable]: on.leaderTables.leases, [DISCOVERY_ENV.identitiesTable]: on.leaderTables.identities, [DISCOVERY_ENV.leasesTableArn]: on.leaderTables.leasesArn };
     if (s.leaseNames) environment[DISCOVERY_ENV.leases] = JSON.stringify(s.leaseNames);
     if (props.cloudMap && s.cloudMap) {
       this.service = new servicediscovery.Service(this, 'Service', {
@@ -226,6 +226,8 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
         detailType: [...DISCOVERY_DETAIL_TYPES],
         // Conclave's functions publish from this account; an event another account put on the bus names no leader here
         account: [Aws.ACCOUNT_ID],
+        // and with this deployment's leases table as the event's resource: another Conclave publishing to a shared bus names its own leaders
+        resources: [on.leaderTables.leasesArn],
         ...(s.leaseNames ? { detail: { lease: [...s.leaseNames] } } : {}),
       },
       targets: [new targets.LambdaFunction(this.fn, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 8, maxEventAge })],

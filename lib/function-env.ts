@@ -7,6 +7,12 @@ export const ENV = {
   candidatesTable: 'CONCLAVE_CANDIDATES_TABLE',
   identitiesTable: 'CONCLAVE_IDENTITIES_TABLE',
   eventBus: 'CONCLAVE_EVENT_BUS',
+  /**
+   * The leases table's ARN (this Region's replica's under `regions`): every event is published
+   * with it as its one `resources` entry, so rules on a bus that several deployments share (leader
+   * discovery's among them) match their own deployment's events alone.
+   */
+  leasesTableArn: 'CONCLAVE_LEASES_TABLE_ARN',
   timerQueueUrl: 'CONCLAVE_TIMER_QUEUE_URL',
   /** Stream functions only: the SQS queue poison records are sent to, with their content. */
   deadLetterQueueUrl: 'CONCLAVE_DEAD_LETTER_QUEUE_URL',

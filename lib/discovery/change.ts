@@ -34,17 +34,23 @@ export type LeaderChange =
 const Envelope = z.object({
   source: z.literal(EVENT_SOURCE, `must be "${EVENT_SOURCE}": only Conclave's events name leaders`),
   'detail-type': z.string(),
+  /** The publishing deployment's leases table ARN (lib/events/publisher.ts). */
+  resources: z.array(z.string()).optional(),
   detail: z.unknown(),
 });
 
 /**
  * The LeaderChange of an event from the Conclave bus, or `{ ignored }` for one that changes no
- * name (an Election Started of a re-election, or of a lease that had no holder). Throws a
+ * name (an Election Started of a re-election, or of a lease that had no holder), or that another
+ * deployment published (given `leasesTableArn`, its `resources` do not name it). Throws a
  * ValidationError naming the field for an event that does not parse: the rule matches only the
  * detail-types of DISCOVERY_DETAIL_TYPES, so such an event is malformed, not merely uninteresting.
  */
-export function changeOfEvent(raw: unknown): LeaderChange | { readonly ignored: string } {
+export function changeOfEvent(raw: unknown, leasesTableArn?: string): LeaderChange | { readonly ignored: string; readonly foreign?: true } {
   const envelope = parse(Envelope, raw, 'leader-discovery event');
+  // another deployment's event on a shared bus (the rule matches this one's; a rule left from before it did not)
+  if (leasesTableArn !== undefined && !envelope.resources?.includes(leasesTableArn))
+    return { ignored: `published by another deployment: its resources (${JSON.stringify(envelope.resources ?? [])}) do not name this deployment's leases table ${leasesTableArn}`, foreign: true };
   const event = parseEvent(envelope['detail-type'], envelope.detail);
   switch (event.detailType) {
     case 'Leader Elected': {

@@ -32,6 +32,8 @@ export interface DiscoveryFunctionDeps {
   readonly leadershipOf: (lease: string, signal: AbortSignal) => Promise<Leadership>;
   /** The leases the deployment names (the rule matches only these; checked again here). Undefined: every lease. */
   readonly leases: ReadonlySet<string> | undefined;
+  /** The deployment's leases table ARN, which its events carry as their resource (the rule matches only these; checked again here). Undefined: any. */
+  readonly leasesTableArn?: string | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }
@@ -43,9 +45,10 @@ export interface DiscoveryFunctionDeps {
  */
 export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unknown, remainingMs: number): Promise<ApplyOutcome | { ignored: string } | SweepResult> {
   if (isSchedule(event)) return sweep(deps, remainingMs);
-  const change = changeOfEvent(event);
+  const change = changeOfEvent(event, deps.leasesTableArn);
   if ('ignored' in change) {
-    deps.logger.debug('event ignored', { why: change.ignored });
+    if ('foreign' in change) deps.logger.warn('event of another deployment ignored', { why: change.ignored });
+    else deps.logger.debug('event ignored', { why: change.ignored });
     return change;
   }
   if (deps.leases && !deps.leases.has(change.lease)) {
@@ -104,6 +107,7 @@ const Env = z
     [DISCOVERY_ENV.leases]: z.string().optional(),
     [DISCOVERY_ENV.leasesTable]: z.string().min(3),
     [DISCOVERY_ENV.identitiesTable]: z.string().min(3),
+    [DISCOVERY_ENV.leasesTableArn]: z.string().startsWith('arn:', 'must be the leases table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)').optional(),
   })
   .superRefine((e, ctx) => {
     const cloudMap = e[DISCOVERY_ENV.cloudMapServiceId] !== undefined;
@@ -136,6 +140,7 @@ export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): Disc
     discovery: { state: new DiscoveryStateStore(client, e[DISCOVERY_ENV.table]), naming, clock: systemClock },
     leadershipOf: (lease, signal) => leadershipOf(lease, { client, tables, signal }),
     leases: leasesOf(e[DISCOVERY_ENV.leases]),
+    leasesTableArn: e[DISCOVERY_ENV.leasesTableArn],
     ...observability(DISCOVERY_FUNCTION.name),
   };
 }

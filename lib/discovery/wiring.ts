@@ -48,6 +48,8 @@ export const DISCOVERY_ENV = {
   /** The leases table and the identities table, which the sweep reads a named lease's leader from (getLeader). */
   leasesTable: ENV.leasesTable,
   identitiesTable: ENV.identitiesTable,
+  /** The leases table's ARN, which the deployment's events carry as their `resources`: an event without it is another deployment's. */
+  leasesTableArn: ENV.leasesTableArn,
 } as const;
 
 /**

@@ -14,6 +14,8 @@ export interface PublishOptions {
   backoffMs?: number;
   /** Whose time the backoff waits on (tests and the simulator pass theirs). @default systemClock */
   clock?: Pick<Clock, 'sleep'>;
+  /** Each entry's `Resources`: the deployment's leases table ARN, which rules on a shared bus match. @default none */
+  resources?: readonly string[];
 }
 
 export interface FailedEvent {
@@ -46,15 +48,15 @@ export class PublishError extends Error {
   }
 }
 
-/** The PutEvents entry of an event: its time is the change's, not the publishing's. */
-export function toEntry(busName: string, event: ConclaveEvent): PutEventsRequestEntry {
+/** The PutEvents entry of an event: its time is the change's, not the publishing's; `resources`, the deployment's leases table ARN. */
+export function toEntry(busName: string, event: ConclaveEvent, resources: readonly string[] = []): PutEventsRequestEntry {
   return {
     EventBusName: busName,
     Source: EVENT_SOURCE,
     DetailType: event.detailType,
     Detail: JSON.stringify(event.detail),
     Time: new Date(event.detail.time),
-    Resources: [],
+    Resources: [...resources],
   };
 }
 
@@ -127,7 +129,7 @@ export async function publishEvents(client: EventBridgeClient, busName: string, 
   const failed: FailedEvent[] = [];
   let pending: Item[] = [];
   for (const event of events) {
-    const entry = toEntry(busName, event);
+    const entry = toEntry(busName, event, opts.resources);
     const size = entrySize(entry);
     if (size > MAX_CALL_BYTES) failed.push({ event, errorCode: 'EntryTooLarge', errorMessage: `the entry is ${size} bytes; PutEvents takes at most ${MAX_CALL_BYTES}` });
     else pending.push({ event, entry, size });

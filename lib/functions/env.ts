@@ -21,6 +21,7 @@ const Env = z.object({
   [ENV.candidatesTable]: z.string().min(3),
   [ENV.identitiesTable]: z.string().min(3),
   [ENV.eventBus]: z.string().min(1),
+  [ENV.leasesTableArn]: z.string().startsWith('arn:', 'must be the leases table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)').optional(),
   [ENV.timerQueueUrl]: z.string().min(1),
   [ENV.deadLetterQueueUrl]: z.string().min(1).optional(),
   [ENV.electionConfig]: z.string().optional(),
@@ -47,12 +48,14 @@ export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv =
   const events = new EventBridgeClient({});
   const sqs = new SQSClient({});
   const bus = e[ENV.eventBus];
+  const arn = e[ENV.leasesTableArn];
+  const resources = arn !== undefined ? { resources: [arn] } : {};
   const deadLetterQueue = e[ENV.deadLetterQueueUrl];
   return {
     coordinator: coordinatorDeps(new DynamoDBClient({}), { leases: e[ENV.leasesTable], candidates: e[ENV.candidatesTable], identities: e[ENV.identitiesTable] }, config ? { config } : {}),
     timer: sqsTimerQueue(sqs, e[ENV.timerQueueUrl]),
     publish: async (list) => {
-      await publishOrThrow(events, bus, list);
+      await publishOrThrow(events, bus, list, resources);
     },
     deadLetter: deadLetterQueue ? sqsDeadLetter(sqs, deadLetterQueue) : noDeadLetter,
     ...(e[ENV.pushEndpoint] ? { wake: iotWaker(new IoTDataPlaneClient({ endpoint: e[ENV.pushEndpoint] }), e[ENV.leasesTable]) } : {}),

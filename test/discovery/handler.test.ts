@@ -45,11 +45,12 @@ afterAll(async () => {
 const context = { getRemainingTimeInMillis: () => 30_000, functionName: 'conclave-leaderDiscovery', awsRequestId: 'r' } as unknown as Context;
 
 /** The function's handler on `naming`, for `leases` (undefined: every lease); these tests send no schedule (test/discovery/sweep.test.ts does). */
-function handlerOn(naming: LeaderNaming, leases?: string[]) {
+function handlerOn(naming: LeaderNaming, leases?: string[], leasesTableArn?: string) {
   const deps: DiscoveryFunctionDeps = {
     discovery: { state: new DiscoveryStateStore(client, table), naming, clock: manualClock(NOW) },
     leadershipOf: () => Promise.reject(new Error('no sweep in these tests')),
     leases: leases && new Set(leases),
+    leasesTableArn,
     ...observability('leaderDiscovery', 'SILENT'),
   };
   return makeHandler(deps);
@@ -126,6 +127,25 @@ describe('the function on the events the lease stream publishes', () => {
     expect(started.map((e) => [e.event.detailType, (e.event.detail as { previousHolder?: string }).previousHolder])).toEqual([['Election Started', 'J']]);
     expect(await handler()(started[0]!.envelope, context)).toMatchObject({ outcome: 'applied', state: `end ${fencingTokenFloor(NOW)}` });
     expect(instance()).toBeUndefined();
+  });
+
+  it("another deployment's events on a shared bus (another leases table as their resource, or none) are ignored: its leader is not named here (it was, and this deployment's own next terms were then stale)", async () => {
+    // a lease of its own: the other deployment's term has a higher token than this describe's others
+    const other = `${name}-shared`;
+    const held = (holder: string, fencingToken: number, extra: Partial<Lease> = {}) => leaseRow(holder, { name: other, holderInstance: `${holder}-1`, fencingToken, ...extra });
+    const instance = () => aws.instances.get(other);
+    const own = 'arn:aws:dynamodb:us-east-1:123456789012:table/a-leases';
+    const theirTable = 'arn:aws:dynamodb:us-east-1:123456789012:table/b-leases';
+    const h = handlerOn(cloudMapNaming(aws.cloudMap(), aws.serviceId), undefined, own);
+    const ours = delivered(held('K', 20, { holderAddress: '10.0.0.20:80' }), held('L', 21, { holderAddress: '10.0.0.21:80' }))[0]!.envelope;
+    expect(await h({ ...ours, resources: [own] }, context)).toMatchObject({ outcome: 'applied', state: 'term 21' });
+    expect(instance()).toMatchObject({ holder: 'L', fencingToken: '21' });
+    // a newer term of a lease of the same name, in another deployment
+    const theirs = delivered(held('L', 21), held('Z', 99, { holderAddress: '10.9.9.9:80' }))[0]!.envelope;
+    for (const resources of [[theirTable], []]) expect(await h({ ...theirs, resources }, context)).toMatchObject({ ignored: expect.stringMatching(/^published by another deployment/) as unknown });
+    expect(instance()).toMatchObject({ holder: 'L', fencingToken: '21' });
+    // the ARN read from the function's environment
+    expect(discoveryDepsFromEnv({ [DISCOVERY_ENV.table]: table, [DISCOVERY_ENV.cloudMapServiceId]: 'srv-1', [DISCOVERY_ENV.leasesTable]: 'a-leases', [DISCOVERY_ENV.identitiesTable]: 'a-identities', [DISCOVERY_ENV.leasesTableArn]: own }).leasesTableArn).toBe(own);
   });
 
   it('a new leader whose address Cloud Map cannot take (an attribute value over 1024 characters) clears the name, with the reason: the previous leader is not left named', async () => {

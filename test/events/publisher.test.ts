@@ -72,6 +72,14 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
     }
   });
 
+  it("with `resources` (the deployment's leases table ARN, for rules on a shared bus): every entry carries them", async () => {
+    const t = await start();
+    const arn = 'arn:aws:dynamodb:us-east-1:123456789012:table/conclave-leases';
+    const events = joined(12); // two calls
+    expect(await publishEvents(t.client, BUS, events, { clock: t.clock, resources: [arn] })).toEqual({ published: 12, failed: [] });
+    expect(t.delivered.map((d) => d.resources)).toEqual(events.map(() => [arn]));
+  });
+
   it('nothing to publish: no call', async () => {
     const t = await start();
     expect(await publishEvents(t.client, BUS, [], { clock: t.clock })).toEqual({ published: 0, failed: [] });

@@ -160,6 +160,7 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
         [ENV.candidatesTable]: { Ref: id.table('candidates') },
         [ENV.identitiesTable]: { Ref: id.table('identities') },
         [ENV.eventBus]: getAtt(logicalId(s.stack, c.eventBus)),
+        [ENV.leasesTableArn]: getAtt(id.table('leases')),
         [ENV.timerQueueUrl]: { Ref: id.timerQueue },
         [ENV.electionConfig]: JSON.stringify(electionConfig()),
       });

@@ -109,6 +109,7 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
       // the sweep's reads (getLeader)
       [DISCOVERY_ENV.leasesTable]: s.stack.resolve(c.tables.leases.tableName),
       [DISCOVERY_ENV.identitiesTable]: s.stack.resolve(c.tables.identities.tableName),
+      [DISCOVERY_ENV.leasesTableArn]: s.stack.resolve(c.tables.leases.tableArn),
     });
     expect(fn).toMatchObject({ Handler: 'index.handler', Runtime: 'nodejs24.x', Architectures: ['arm64'], Timeout: DISCOVERY_FUNCTION.timeoutSeconds, MemorySize: DISCOVERY_FUNCTION.memoryMb });
     expect(fn['Role']).toEqual(getAtt(id.role));
@@ -118,7 +119,8 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
   it('invokes it from a rule on the Conclave bus for the leader-change events of its leases, from this account', () => {
     const rule = resources[id.rule]!.Properties;
     expect(rule['EventBusName']).toEqual({ Ref: logicalId(s.stack, c.eventBus as never) });
-    expect(rule['EventPattern']).toEqual({ source: ['conclave'], 'detail-type': [...DISCOVERY_DETAIL_TYPES], account: [{ Ref: 'AWS::AccountId' }], detail: { lease: ['nightly-report'] } });
+    // its resources: this deployment's leases table, which its events carry (another Conclave on a shared bus named its leaders here)
+    expect(rule['EventPattern']).toEqual({ source: ['conclave'], 'detail-type': [...DISCOVERY_DETAIL_TYPES], account: [{ Ref: 'AWS::AccountId' }], resources: [s.stack.resolve(c.tables.leases.tableArn)], detail: { lease: ['nightly-report'] } });
     expect(rule['Targets']).toEqual([
       expect.objectContaining({ Arn: getAtt(id.fn), DeadLetterConfig: { Arn: getAtt(id.dlq) }, RetryPolicy: { MaximumRetryAttempts: 8, MaximumEventAgeInSeconds: DISCOVERY_FUNCTION.maxEventAgeSeconds } }),
     ]);
@@ -264,6 +266,7 @@ describe.each([
       [DISCOVERY_ENV.table]: { Ref: id.table },
       [DISCOVERY_ENV.leasesTable]: s.stack.resolve(c.tables.leases.tableName),
       [DISCOVERY_ENV.identitiesTable]: s.stack.resolve(c.tables.identities.tableName),
+      [DISCOVERY_ENV.leasesTableArn]: s.stack.resolve(c.tables.leases.tableArn),
       [DISCOVERY_ENV.hostedZoneId]: ZONE_ID,
       [DISCOVERY_ENV.recordName]: recordName,
       [DISCOVERY_ENV.ttlSeconds]: String(props.ttl?.toSeconds() ?? 5),
