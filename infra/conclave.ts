@@ -207,6 +207,31 @@ function claimNames(conclave: Conclave, claims: readonly Claim[], warnOnly: read
   if (issues.length) throw new ValidationError('Conclave props', issues);
 }
 
+/**
+ * Props that are constructs (from JavaScript, a string passes for one): each must have what the
+ * construct uses of it, or synth fails naming the prop and the fix. A topic's ARN as a string gave
+ * alarms with no actions, a namespace's id a Cloud Map service with none (a failed deploy), and a
+ * bus's name or a key's alias a TypeError naming neither.
+ */
+function refuseNonConstructs(props: ConclaveProps): void {
+  const issues: FieldIssue[] = [];
+  const check = (field: string, value: unknown, uses: readonly string[], fix: string) => {
+    if (value === undefined) return;
+    if (Construct.isConstruct(value) && uses.every((k) => (value as unknown as Record<string, unknown>)[k] !== undefined)) return;
+    const given = typeof value === 'string' ? `the string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value)}` : `a ${value === null ? 'null' : typeof value}`;
+    issues.push({ field, message: `must be a construct, not ${given}: give ${fix}` });
+  };
+  check('alarmTopic', props.alarmTopic, ['topicArn'], "an sns.Topic, or sns.Topic.fromTopicArn(this, 'Alarms', arn) for one made elsewhere");
+  check('eventBus', props.eventBus, ['eventBusArn', 'eventBusName'], "an events.EventBus, or events.EventBus.fromEventBusName(this, 'Bus', name) for one made elsewhere");
+  check('encryptionKey', props.encryptionKey, ['keyArn'], "a kms.Key, or kms.Key.fromKeyArn(this, 'Key', arn) for one made elsewhere");
+  const discovery = props.leaderDiscovery;
+  check('leaderDiscovery.cloudMap.namespace', discovery?.cloudMap?.namespace, ['namespaceId'], "a Cloud Map namespace, e.g. servicediscovery.HttpNamespace.fromHttpNamespaceAttributes(this, 'Ns', { namespaceId, namespaceName, namespaceArn })");
+  check('leaderDiscovery.route53.hostedZone', discovery?.route53?.hostedZone, ['hostedZoneId'], "a hosted zone, e.g. route53.HostedZone.fromHostedZoneAttributes(this, 'Zone', { hostedZoneId, zoneName })");
+  const ttl = discovery?.route53?.ttl as unknown;
+  if (ttl !== undefined && typeof (ttl as Partial<Duration>).toSeconds !== 'function') issues.push({ field: 'leaderDiscovery.route53.ttl', message: 'must be a Duration, e.g. Duration.seconds(5)' });
+  if (issues.length) throw new ValidationError('Conclave props', issues);
+}
+
 /** The names a Conclave's tables and leader discovery take (claimNames): tables per account and Region, the service per namespace, the record per zone. */
 function claimsOf(conclave: Conclave, tables: Partial<TableNames> & { discovery?: string }, given: Partial<TableNames>, discovery: LeaderDiscoveryProps | undefined): { claims: Claim[]; warnOnly: Claim[] } {
   const stack = Stack.of(conclave);
@@ -307,6 +332,7 @@ export class Conclave extends Construct {
         { field: 'tick', message: "must be known at synth, not a token (a CfnParameter): the coordinator's schedule and how long a late tick may wait are computed from it; give a Duration, e.g. Duration.minutes(5)" },
       ]);
     }
+    refuseNonConstructs(props);
     const data = {
       // a prop not in ConclaveProps (misspelt, or from JavaScript): the schema names it
       ...Object.fromEntries(Object.entries(props).filter(([k]) => !Object.hasOwn(PROPS, k))),

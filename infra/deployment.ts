@@ -5,7 +5,7 @@
  * beside the tables it creates; `ConclaveReplica` (infra/replica.ts) on the replicas of another
  * Region.
  */
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Lazy, Names, type RemovalPolicy } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -77,13 +77,27 @@ export interface RegionalDeployment {
 }
 
 /**
+ * The deployment's own bus, named from its stack's name and its path (CDK's default name leaves the
+ * stack's name out: one stack deployed twice in an account and Region under two stack names, say
+ * `svc-dev` and `svc-staging` from one app, gave both the same bus name, and the second create
+ * failed). Where the stack's name is its id (CDK's default), the name is the one it always was.
+ */
+function newEventBus(scope: Construct): events.EventBus {
+  const bus: events.EventBus = new events.EventBus(scope, 'Bus', {
+    description: 'Conclave: lease and candidate events',
+    eventBusName: Lazy.string({ produce: () => Names.uniqueResourceName(bus, { maxLength: 256 }) }),
+  });
+  return bus;
+}
+
+/**
  * A Region's part, under `scope` (its ids are the ones `Conclave` has always given them: its
  * logical ids do not change).
  */
 export function deployRegion(scope: Construct, s: RegionalSettings): RegionalDeployment {
   const { tables, tick, removalPolicy, logRetention } = s;
   const key = s.encryptionKey;
-  const eventBus = s.eventBus ?? new events.EventBus(scope, 'Bus', { description: 'Conclave: lease and candidate events' });
+  const eventBus = s.eventBus ?? newEventBus(scope);
 
   // The timer queue, shaped by the function the wiring puts behind it.
   const consumer = (Object.keys(wiring) as FunctionName[]).find((n) => {

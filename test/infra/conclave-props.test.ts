@@ -150,6 +150,13 @@ describe('Conclave props are validated at synth time', () => {
     ['a log retention CloudWatch Logs refuses', { logRetention: 45 as never }, 'logRetention'],
     ['platformSignals that is no boolean', { platformSignals: 'no' as never }, 'platformSignals'],
     ['a misspelt prop', { tablename: 'acme-leases' } as never, 'tablename'],
+    // a review (2026-12-06): a topic's ARN gave alarms with no actions, a namespace's id a service with none (a failed deploy), a bus's name or a key's alias a TypeError naming neither
+    ['an alarm topic given as its ARN', { alarmTopic: 'arn:aws:sns:eu-west-1:123456789012:alarms' as never }, 'alarmTopic'],
+    ['an event bus given as its name', { eventBus: 'acme-events' as never }, 'eventBus'],
+    ['an encryption key given as its alias', { encryptionKey: 'alias/conclave' as never }, 'encryptionKey'],
+    ["a Cloud Map namespace given as its id", { leaderDiscovery: { cloudMap: { namespace: 'ns-123' as never } } }, 'leaderDiscovery.cloudMap.namespace'],
+    ['a hosted zone given as its id', { leaderDiscovery: { route53: { hostedZone: 'Z123' as never, recordName: 'leader' } } }, 'leaderDiscovery.route53.hostedZone'],
+    ['a record TTL in seconds, not a Duration', { leaderDiscovery: { route53: { hostedZone: { hostedZoneId: 'Z1', zoneName: 'example.com' } as never, recordName: 'leader', ttl: 5 as never } } }, 'leaderDiscovery.route53.ttl'],
   ];
   it.each(cases)('rejects %s, naming the field', (_, props, field) => {
     const error = thrown(() => new Conclave(new Stack(new App(), 'Bad'), 'Conclave', props));

@@ -68,6 +68,25 @@ describe('two Conclaves in one stack, and one in another stack of the app', () =
   });
 });
 
+describe('one stack deployed twice in an account and Region, under two stack names (a stage in each: svc-dev, svc-staging)', () => {
+  const stage = (stackName?: string) => {
+    const stack = new Stack(new App(), 'Svc', { env: { account: '123456789012', region: 'eu-west-1' }, ...(stackName ? { stackName } : {}) });
+    new Conclave(stack, 'Conclave', { removalPolicy: RemovalPolicy.DESTROY });
+    return Template.fromStack(stack);
+  };
+
+  it('names nothing the same in both (the event bus was named from the construct path alone: the second create failed)', () => {
+    const dev = physicalNames(stage('svc-dev'));
+    const staging = physicalNames(stage('svc-staging'));
+    expect(dev.filter((n) => staging.includes(n))).toEqual([]);
+    expect(dev.filter((n) => n.startsWith('AWS::Events::EventBus'))).toEqual(['AWS::Events::EventBus "svcdevConclaveBus1462FAA3"']);
+  });
+
+  it("a stack named as its id (CDK's default) keeps the bus name it always had: no bus replaced on upgrade", () => {
+    expect(physicalNames(stage()).filter((n) => n.startsWith('AWS::Events::EventBus'))).toEqual(['AWS::Events::EventBus "SvcConclaveBusCFF90E87"']);
+  });
+});
+
 /** Building the app fails synth with a ValidationError naming `field`, its message matching `message`. */
 const refused = (build: (app: App) => void, field: string, message: RegExp) => {
   const error = thrown(() => build(new App()));
