@@ -50,7 +50,7 @@ async function main(): Promise<number> {
   const rt = await startLocalRuntime({
     onLost: (line) => {
       lostLine = line;
-      console.error(`npm start: ${line}`);
+      console.error(`npm start: ${line.replace(/: stop it$/, '')}`); // it stops itself
       lockLost();
     },
     // the repository's own `npm start` asks for Java on the user's behalf (and says so) if it is missing

@@ -157,7 +157,8 @@ process.on('SIGTERM', () => stop('SIGTERM', 0));
 // its lock taken over or deleted: its functions are stopped already; exit non-zero rather than stand idle as if ready
 onLockLost = (message, loss) => {
   if (stopping) return;
-  console.error(`conclave-local: ${message}`);
+  // the message tells a library's caller to stop the runtime: this command stops itself, and says so next
+  console.error(`conclave-local: ${message.replace(/: stop it$/, '')}`);
   stop(`its lock ${whatBecame(loss)}`, 1);
 };
 if (lostEarly !== undefined) onLockLost(lostEarly.message, lostEarly.loss);
