@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { DETAIL_TYPES } from '../events/schemas.js';
-import { PinnedPriority } from '../schemas/candidate.js';
+import { MAX_PINNED_PRIORITY, PinnedPriority } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
 import { durationFlag } from '../schemas/duration.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
@@ -27,12 +27,21 @@ export const PriorityArg = z
   .transform(Number)
   // a pin of 0 is no pin: the schema's "leave it unset" is refused here too, so name --clear
   .refine((n) => n >= 1, 'must be a whole number >= 1, e.g. 10 (higher wins), or --clear to remove the pin')
+  // one message for a number too big, however big: the schema's checks after it (a safe integer, int32, the pin's bound) would each say it again
+  .refine((n) => n <= MAX_PINNED_PRIORITY, `must be at most ${MAX_PINNED_PRIORITY} (preempt pins one above the highest, and needs room)`)
   .pipe(PinnedPriority);
 
 /** At most a day: a wait is a Node timer, and one past 2^31 - 1 ms (24.8 days) fires at once, every time. */
 const WatchInterval = durationFlag({ ms: 86_400_000, text: '24h (a day)' }, { ms: 100, text: '100ms' });
 
-const Count = z.string().trim().regex(/^\d+$/, 'must be a whole number >= 1').transform(Number).pipe(z.number().int().min(1, 'must be >= 1'));
+const Count = z
+  .string()
+  .trim()
+  .regex(/^\d+$/, 'must be a whole number >= 1')
+  .transform(Number)
+  // past it a number is no longer exact (zod's own words for it name no fix)
+  .refine((n) => n <= Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER} (leave --count out to watch until Ctrl-C)`)
+  .pipe(z.number().int().min(1, 'must be >= 1'));
 
 /** How long the CLI waits for DynamoDB to answer one try of a request (3 tries), unless --request-timeout says otherwise. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
@@ -158,7 +167,7 @@ export const ReleaseArgs = z.object({ lease: Name, force: z.boolean().default(fa
 export const WatchArgs = z.object({ lease: Name.optional(), interval: WatchInterval.default(1_000), count: Count.optional() });
 
 export const EventsArgs = z.object({
-  eventsFile: z.string().min(1).default('.local/events.jsonl'),
+  eventsFile: z.string().min(1, 'must name the events file, such as .local/events.jsonl (leave --events-file out for that one)').default('.local/events.jsonl'),
   follow: z.boolean().default(false),
   lease: Name.optional(),
   type: z.enum(DETAIL_TYPES, { error: `must be one of: ${DETAIL_TYPES.map((t) => `"${t}"`).join(', ')}` }).optional(),

@@ -5,14 +5,14 @@ import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js'
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { ElectedBy, Lease } from '../schemas/lease.js';
-import { ValidationError } from '../schemas/validation.js';
+import type { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
 import { dash, fields, named, platformOf, relative, shown, span, stamp, table, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
-import { reportInvalid, snapshot, type Snapshot } from './read.js';
+import { BrokenLeaseError, reportInvalid, snapshot, type Snapshot } from './read.js';
 import { byName, leaseNames, pastNames, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
 
@@ -194,7 +194,7 @@ export async function describeLease(ctx: CliContext, args: { lease: string }): P
   try {
     snap = await snapshot(ctx, args.lease, { deletion: true });
   } catch (e) {
-    if (e instanceof ValidationError) return describeBroken(ctx, args.lease, e); // only the lease row is parsed strictly: candidates come back apart
+    if (e instanceof BrokenLeaseError) return describeBroken(ctx, args.lease, e.invalid); // only the lease row is parsed strictly: candidates come back apart
     throw e;
   }
   const now = ctx.clock.now();

@@ -11,7 +11,13 @@ import { CliError } from './errors.js';
 import { clean, jsonText } from './format.js';
 
 /** One line of the file, as lib/local/runtime.ts appends it. */
-const EventLine = z.object({ time: z.iso.datetime(), source: z.string().min(1), detailType: z.string().min(1), detail: z.unknown() });
+const EventLine = z.object({
+  time: z.iso.datetime(),
+  source: z.string().min(1),
+  detailType: z.string().min(1),
+  // (z.unknown() refuses a missing one in zod's words, "expected nonoptional")
+  detail: z.custom<unknown>((v) => v !== undefined, 'is required: the event\'s detail, an object (each line is {"time", "source", "detailType", "detail"}, as the local runtime writes it)'),
+});
 
 export interface EventRecord {
   time: string;

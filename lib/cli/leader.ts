@@ -9,7 +9,7 @@ import { printJson, say, type CliContext } from './context.js';
 import { CliError } from './errors.js';
 import { fields, span, stamp } from './format.js';
 import { judgedLease } from './judged.js';
-import { readSession, reportInvalid, unknownLease } from './read.js';
+import { readLease, readSession, reportInvalid, unknownLease } from './read.js';
 
 const VACANT = {
   noLease: 'no lease row yet (the coordinator writes it at the first election)',
@@ -19,7 +19,7 @@ const VACANT = {
 } as const;
 
 export async function leader(ctx: CliContext, args: { lease: string }): Promise<void> {
-  const read = await ctx.leases.read(args.lease);
+  const read = await readLease(ctx, args.lease);
   if (!read.item) {
     const list = await ctx.candidates.list(args.lease);
     reportInvalid(ctx, list.invalid);

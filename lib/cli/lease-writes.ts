@@ -11,7 +11,7 @@ import { landed, note, printJson, say, sending, type CliContext } from './contex
 import { CliError, explain } from './errors.js';
 import { nextStep, standings } from './explain.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
-import { readSession, unknownLease } from './read.js';
+import { readLease, readSession, unknownLease } from './read.js';
 import { byName, namerOf, placeOf, preferenceOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
 
@@ -28,7 +28,7 @@ function strategyEffect(strategy: string | undefined): string {
  * unless `create`: a typo must not make a lease.
  */
 async function leaseToWrite(ctx: CliContext, lease: string, opts: { create?: boolean; clear: boolean }): Promise<LeaseRead> {
-  const read = await ctx.leases.read(lease);
+  const read = await readLease(ctx, lease);
   if (!read.item && !opts.create && !opts.clear && (await ctx.candidates.list(lease)).candidates.length === 0) {
     const unknown = await unknownLease(ctx, lease);
     throw new CliError(`${unknown.message}; \`conclave get leases\` lists them; --create makes the row of a lease no worker has joined yet`);
@@ -50,7 +50,7 @@ async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRe
   const changes = changesOf(read.item, patch, now);
   if (read.item && changes.length === 0) return { written: read.item, created, unchanged: true };
   await confirmChange(ctx, lease, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changes);
-  const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => ctx.leases.read(lease), write: (r, p) => (sending(ctx), ctx.leases.write(r, p)) });
+  const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => readLease(ctx, lease), write: (r, p) => (sending(ctx), ctx.leases.write(r, p)) });
   landed(ctx, lease, `lease ${lease}: ${changedFields(changes)}`);
   return { written, created, unchanged: false };
 }

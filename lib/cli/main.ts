@@ -30,6 +30,7 @@ import { release } from './release.js';
 import { preempt, setPriority } from './priority.js';
 import { dynamoDbTime } from './server-time.js';
 import { watch } from './watch.js';
+import { dropTypeAhead } from './type-ahead.js';
 
 export interface CliIO extends Sink {
   env: Record<string, string | undefined>;
@@ -442,15 +443,23 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
   const onSignal = () => stop.abort();
   // Ctrl-C ends a question: "not confirmed", nothing written (release listens for it already, to
   // stop its wait; every other command only while it asks)
-  const ask = async (question: string) => {
-    if (io.pace) {
-      prompt(question);
-      return readLine(io.stdin ?? process.stdin, io.pace.signal);
+  // at a terminal, what was typed before the question is dropped first (dropTypeAhead): only a line typed
+  // once the change is shown answers it (a pipe is never asked: confirm.ts refuses without --yes)
+  const atTerminal = io.stdinIsTTY ?? isatty(0);
+  const asked = async (question: string, signal: AbortSignal): Promise<string | undefined> => {
+    const input = io.stdin ?? process.stdin;
+    if (atTerminal) {
+      // the terminal's own descriptor only behind process.stdin (fd 0), never an injected stream's
+      const ahead = await dropTypeAhead(input, io.stdin === undefined ? 0 : undefined);
+      if (ahead.ended) return undefined;
+      if (ahead.dropped) io.err('note: what was typed before this question is ignored - answer it now');
     }
-    return interruptible((signal) => {
-      prompt(question);
-      return readLine(io.stdin ?? process.stdin, AbortSignal.any([stop.signal, signal]));
-    });
+    prompt(question);
+    return readLine(input, signal);
+  };
+  const ask = async (question: string) => {
+    if (io.pace) return asked(question, io.pace.signal);
+    return interruptible((signal) => asked(question, AbortSignal.any([stop.signal, signal])));
   };
   const pace = () => {
     if (io.pace) return io.pace;

@@ -50,7 +50,7 @@ const stepLine = (snap: Snapshot, step: Words): Named => namerOf(snap.read.item,
 const lineOf = (snap: Snapshot) => namerOf(snap.read.item, snap.candidates);
 
 /** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined; the candidates it names escaped where they pass for one another. */
-function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext): string | Named | undefined {
+export function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: Pick<CliContext, 'config'>): string | Named | undefined {
   if (lease?.strategy) return lease.strategy === OLDEST_EMULATION_VERSION ? undefined : `its strategy is ${lease.strategy} (set by an operator)`;
   const consensus = strategyConsensus(liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs));
   if (!consensus.ok) return namesIn([...candidates.map((c) => c.name), ...leaseNames(lease)], consensus.message);

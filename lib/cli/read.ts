@@ -91,6 +91,30 @@ export function unknownCandidate(lease: string, name: string, candidates: readon
   return new CliError(candidates.length ? as(...asked, 'its candidates: ', ...them, more) : as(...asked, 'the lease has no candidates (see `conclave get candidates`)'));
 }
 
+/**
+ * A lease row the schema refuses, read by a command that acts on it (release, leader, set-strategy,
+ * preempt, watch…): what is wrong, and where the repair is; `describe lease` catches it to show the
+ * row and the commands that repair it.
+ */
+export class BrokenLeaseError extends CliError {
+  constructor(
+    readonly lease: string,
+    readonly invalid: ValidationError,
+  ) {
+    super(`${invalid.message} - \`conclave describe lease ${lease}\` shows the repair`);
+  }
+}
+
+/** The lease row, read consistently; one the schema refuses is a BrokenLeaseError. */
+export async function readLease(ctx: Pick<CliContext, 'leases'>, name: string): Promise<LeaseRead> {
+  try {
+    return await ctx.leases.read(name);
+  } catch (e) {
+    if (e instanceof ValidationError) throw new BrokenLeaseError(name, e);
+    throw e;
+  }
+}
+
 export interface Snapshot {
   read: LeaseRead;
   /** The lease's candidates (valid rows), by name. */
@@ -198,7 +222,7 @@ export async function scanLeasesJudged(ctx: CliContext): Promise<{ leases: Lease
  * neither row nor candidates is an unknown lease.
  */
 export async function snapshot(ctx: CliContext, name: string, opts: { deletion?: boolean } = {}): Promise<Snapshot> {
-  const read = await ctx.leases.read(name);
+  const read = await readLease(ctx, name);
   const [list, seen] = await Promise.all([listVouched(ctx, name), readSession(ctx, read.item)]);
   reportInvalid(ctx, list.invalid);
   if (!read.item && list.candidates.length === 0 && list.invalid.length === 0) throw await unknownLease(ctx, name);

@@ -14,6 +14,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import { MAX_ENDED_TERMS } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
+import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
@@ -24,8 +25,9 @@ import { joined, namesIn, relative, span, type Named } from './format.js';
 import { rank } from '../election/ordering.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import { UNJUDGED_STEP, judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
-import { readSession, snapshot } from './read.js';
+import { readLease, readSession, snapshot } from './read.js';
 import { namerOf, namesOf, type Namer } from './views.js';
+import { notElected } from './priority.js';
 
 /** How often the lease is read while waiting: the holder renews every retry period (2 s by default). */
 const POLL_MS = 500;
@@ -61,7 +63,7 @@ export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): P
   if (args.force) return endTerm(ctx, lease, session, term, candidates, now, 'force');
   // A term that ran out (or was reported vacant) has nobody acting on it: nothing to ask, nothing to wait for.
   if (v.vacant) return endTerm(ctx, lease, session, term, candidates, now, v.reason === 'reported' ? 'reported' : 'expired');
-  return askToYield(ctx, read, term, candidates, now, args.timeout ?? yieldWaitMs(lease), pace);
+  return askToYield(ctx, read, session, term, candidates, now, args.timeout ?? yieldWaitMs(lease), pace);
 }
 
 /**
@@ -80,10 +82,18 @@ export function yieldWaitMs(lease: Lease): number {
 function nextHolder(ctx: CliContext, as: Namer, name: string, after: Lease | undefined, was: string, candidates: readonly Candidate[], now: number): Named {
   if (after?.holderIdentity) return as({ name: after.holderIdentity }, ` now holds it (fencing token ${after.fencingToken})`);
   const { best } = standings(after, candidates, now, ctx.config);
+  // the coordinator elects no one there (NoCoordination, a third party's strategy): its best candidate is nobody's next
+  // holder (no live candidate and no strategy on the row: nothing to agree on, told below as no candidate)
+  const unelected = best || after?.strategy ? notElected(after, candidates, now, ctx) : undefined;
+  if (unelected) return joined(`the coordinator does not elect on lease ${name} (`, unelected, `): ${takenBy(after)}`);
   if (!best) return as('no candidate can be elected now: the lease stays vacant until one registers and renews');
   if (best.candidate.name === was) return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ', { name: was }, ` (\`conclave preempt ${name} --to ...\` picks another)`);
   return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ', { name: best.candidate.name });
 }
+
+/** Who takes a lease the coordinator does not elect on: its workers, racing (NoCoordination, or candidates that agree on no strategy), or a third party under its own strategy. */
+const takenBy = (l: Lease | undefined): string =>
+  l?.strategy !== undefined && l.strategy !== NO_COORDINATION ? `whoever elects under ${l.strategy} (a third party) names the next holder` : 'its workers acquire it directly, the first to find it vacant, with a new fencing token';
 
 /** Ends the term now, as LeaseStore.releaseTerm does: forced, or a term nobody acts on any more. */
 async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | undefined, term: Term, candidates: readonly Candidate[], now: number, why: 'force' | 'expired' | 'reported'): Promise<void> {
@@ -155,7 +165,7 @@ function ranOutWhy(lease: Lease, session: SessionSeen | undefined): string {
 }
 
 /** Asks the holder to yield (preferredHolder), then waits until its term is over. */
-async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidates: readonly Candidate[], now: number, timeoutMs: number, pace: Pace): Promise<void> {
+async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen | undefined, term: Term, candidates: readonly Candidate[], now: number, timeoutMs: number, pace: Pace): Promise<void> {
   const lease = read.item!;
   const name = lease.name;
   const holder = term.holderIdentity;
@@ -173,9 +183,13 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
   if (!to) throw new CliError(as(`no other candidate of lease ${name} can lead now, so there is nobody for `, it, ' to yield to (the coordinator would elect ', it, ` again); ${force} ends its term anyway`));
 
   const patch: LeasePatch = { set: { preferredHolder: to } };
-  const back = electedBack(lease, candidates, holder, to, now, ctx.config, as);
+  // the coordinator elects no one there (NoCoordination, a third party's strategy): nobody is elected back, and the one named is not elected either
+  const unelected = notElected(lease, candidates, now, ctx);
+  const back = unelected
+    ? joined(`note: the coordinator does not elect on lease ${name} (`, unelected, '): once ', as(it), ` has released, ${takenBy(lease)} - perhaps `, as(it), ' again, not necessarily ', as({ name: to }))
+    : electedBack(lease, candidates, holder, to, now, ctx.config, as);
   const ask = async (r: LeaseRead) => {
-    await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => ctx.leases.read(name), write: (rr, p) => (sending(ctx), ctx.leases.write(rr, p)), same: (l) => inTerm(l, term) });
+    await writeAsShown(`lease ${name}`, r, patch, now, { reread: () => readLease(ctx, name), write: (rr, p) => (sending(ctx), ctx.leases.write(rr, p)), same: (l) => inTerm(l, term) });
     landed(ctx, name, joined(`lease ${name}: `, namesIn(namesOf(lease, candidates), changedFields(changesOf(r.item, patch, now)))));
   };
   const giveUp = `giving up after ${span(timeoutMs)}`;
@@ -195,6 +209,9 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
 
   const start = ctx.clock.now();
   let lastProgress = start;
+  // when the term ends, as judged at the last read that showed it held: a term gone from the row by then
+  // was not released, it ran out (a frozen holder's successor takes the lease as soon as it can)
+  let ends = leaseExpiresAt(judgedLease(lease, session, now));
   let asked = 1;
   let failing = false; // the last read met a passing fault (told once)
   const poll = async () => {
@@ -207,7 +224,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     let current: LeaseRead;
     let s: SessionSeen | undefined;
     try {
-      current = await ctx.leases.read(name);
+      current = await readLease(ctx, name);
       s = inTerm(current.item, term) ? await readSession(ctx, current.item) : undefined; // after the lease, as the coordinator reads it
     } catch (e) {
       // no answer in time, a connection lost, throttled: read again at the next poll, until the wait's end (as watch does)
@@ -220,8 +237,10 @@ async function askToYield(ctx: CliContext, read: LeaseRead, term: Term, candidat
     const l = current.item;
     if (s?.refused) throw new CliError(`${s.refused.message}; the request to yield stays on the lease`);
     const at = ctx.clock.now();
-    if (!inTerm(l, term)) return await yielded(ctx, as, name, term, l, candidates, at, 'released');
-    if (vacancy(judgedLease(l, s, at), at, ctx.config.clockSkewMs).vacant) return await yielded(ctx, as, name, term, l, candidates, at, 'ranOut');
+    if (!inTerm(l, term)) return await yielded(ctx, as, name, term, l, candidates, at, endedBy(l, ends));
+    const judgedNow = judgedLease(l, s, at);
+    if (vacancy(judgedNow, at, ctx.config.clockSkewMs).vacant) return await yielded(ctx, as, name, term, l, candidates, at, 'ranOut');
+    ends = leaseExpiresAt(judgedNow);
     if (l.preferredHolder === undefined) {
       if (asked >= ASKS) throw new CliError(as(`the coordinator withdrew the request to yield ${asked} times before `, it, ' saw it (it judges ', it, ` its best candidate); ${force} ends the term anyway`));
       note(ctx, as('the coordinator withdrew the request before ', it, ' saw it (it judges ', it, ' its best candidate); asking again'));
@@ -263,21 +282,48 @@ function electedBack(lease: Lease, candidates: readonly Candidate[], holder: str
   return as('warning: ', it, ' is still the coordinator\'s best candidate, ranked first for its ', ...whyBetter(mine, theirs, preferred), `: the coordinator elects it back${after}. To move leadership for good: \`conclave preempt ${lease.name} --to `, { arg: to }, '`');
 }
 
+/** A row as without its holder: a term judged run out, the coordinator's to end. */
+function vacated(l: Lease): Lease {
+  const { holderIdentity: _holder, ...rest } = l;
+  return rest;
+}
+
+/**
+ * How a term gone from the row ended, by the row that followed it: a term taken (`acquireTime`), or
+ * a vacant row written (`renewTime`, the release's stamp), at or after the term's end as last judged
+ * (`ends`) ran out: its holder never let it go (stopped, frozen), and a successor took the lease, or
+ * the coordinator ended it, once it could. Earlier, its holder released it, or handed it over.
+ */
+function endedBy(after: Lease | undefined, ends: number | undefined): 'yielded' | 'ranOut' {
+  const at = after?.holderIdentity !== undefined ? after.acquireTime : after?.renewTime;
+  return at !== undefined && ends !== undefined && at >= ends ? 'ranOut' : 'yielded';
+}
+
 /**
  * The term is over: the holder released it (after it stopped acting), or it ran out. A lease
  * another candidate holds by then (a successor takes it at once) is followed by the coordinator's
  * next step on it, as the other writes say it (decideWithSuccession on the lease as judged, its
  * session read after it): the holder that yielded may still be the best candidate, elected back.
+ * With `-o json`, the row as it is, with how the term ended (`release`).
  */
-async function yielded(ctx: CliContext, as: Namer, name: string, term: Term, after: Lease | undefined, candidates: readonly Candidate[], now: number, how: 'released' | 'ranOut'): Promise<void> {
-  if (ctx.output === 'json') return printJson(ctx, after ?? null);
+async function yielded(ctx: CliContext, as: Namer, name: string, term: Term, row: Lease | undefined, candidates: readonly Candidate[], now: number, how: 'yielded' | 'ranOut'): Promise<void> {
+  if (ctx.output === 'json') return printJson(ctx, row ? { ...row, release: { outcome: how, holderIdentity: term.holderIdentity, fencingToken: term.fencingToken } } : null);
   const holder = term.holderIdentity;
   const it = { name: holder };
+  // a term judged run out is still on the row: nobody holds the lease, whatever the row says (its strategy kept, for who takes it next)
+  const after = inTerm(row, term) ? vacated(row) : row;
+  // as the --force warning says it: a holder that did not stop by itself may act when it wakes
+  const frozen = as('; ', it, ` may not have stopped: a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token ${term.fencingToken} from now on, but not what it does outside fenced writes`);
+  const ranOut = as(it, `'s term on lease ${name} (fencing token ${term.fencingToken}) ran out: it stopped renewing without releasing, and `);
   say(
     ctx,
-    how === 'released'
+    how === 'yielded'
       ? as(it, ` yielded lease ${name}: its term (fencing token ${term.fencingToken}) is over; writes fenced with it fail from now on`)
-      : as(it, `'s term on lease ${name} (fencing token ${term.fencingToken}) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant`),
+      : inTerm(row, term) || !after
+        ? joined(ranOut, 'the coordinator treats the lease as vacant', frozen)
+        : after.holderIdentity !== undefined
+          ? joined(ranOut, as({ name: after.holderIdentity }, ' took the lease once the term was over'), frozen)
+          : joined(ranOut, 'the term was ended once it had run out', frozen),
   );
   say(ctx, nextHolder(ctx, as, name, after, holder, candidates, now));
   if (!after?.holderIdentity) return;
@@ -302,6 +348,6 @@ async function yielded(ctx: CliContext, as: Namer, name: string, term: Term, aft
  * answer was lost (the AWS SDK sent it again, and the copy was refused by it).
  */
 async function releasedByThis(ctx: CliContext, name: string, term: Term, now: number): Promise<Lease | undefined> {
-  const row = (await ctx.leases.read(name)).item;
+  const row = (await readLease(ctx, name)).item;
   return row && row.holderIdentity === undefined && row.lastHolderIdentity === term.holderIdentity && row.renewTime === now ? row : undefined;
 }

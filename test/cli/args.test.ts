@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Duration, PreemptArgs, PriorityArg, ReleaseArgs, SetPriorityArgs, WatchArgs, globalOptions } from '../../lib/cli/args.js';
+import { Duration, EventsArgs, PreemptArgs, PriorityArg, ReleaseArgs, SetPriorityArgs, WatchArgs, globalOptions } from '../../lib/cli/args.js';
+import { parseLine } from '../../lib/cli/events.js';
 import { relative, span, table } from '../../lib/cli/format.js';
 import { ValidationError, parse } from '../../lib/schemas/validation.js';
 
@@ -85,6 +86,40 @@ describe('CLI input schemas', () => {
     expect(() => globalOptions({}, { CONCLAVE_TABLE_PREFIX: 'a b' })).toThrow(/: CONCLAVE_TABLE_PREFIX: may use/);
     expect(() => globalOptions({ tablePrefix: 'a b' }, {})).toThrow(/: --table-prefix: may use/);
     expect(() => globalOptions({ output: 'yaml' }, {})).toThrow(/: --output: must be one of: table, json \(given "yaml"\)/);
+  });
+});
+
+// a review (2026-12-06): zod's own words ("Too big: expected int to be <=9007199254740991") named no fix, and one value got three messages
+describe('each bad value gets one message of our own, naming the bound or the fix', () => {
+  const issues = (schema: Parameters<typeof parse>[0], raw: unknown) => {
+    try {
+      parse(schema, raw, 'arguments');
+    } catch (e) {
+      return (e as ValidationError).issues.map((i) => `${i.field}: ${i.message}`);
+    }
+    return [];
+  };
+
+  it.each(['99999999999999999999999', '9007199254740993'])('watch --count %s', (count) => {
+    expect(issues(WatchArgs, { count })).toEqual(['count: must be at most 9007199254740991 (leave --count out to watch until Ctrl-C)']);
+  });
+
+  it('watch --count still takes the largest exact number, and refuses 0 as before', () => {
+    expect(parse(WatchArgs, { count: '9007199254740991' }, 'arguments').count).toBe(Number.MAX_SAFE_INTEGER);
+    expect(issues(WatchArgs, { count: '0' })).toEqual(['count: must be >= 1']);
+  });
+
+  it('events --events-file ""', () => {
+    expect(issues(EventsArgs, { eventsFile: '' })).toEqual(['eventsFile: must name the events file, such as .local/events.jsonl (leave --events-file out for that one)']);
+  });
+
+  it.each(['1000001', '2147483648', '99999999999999999999'])('set-priority %s: one message, the pin\'s bound', (priority) => {
+    expect(issues(SetPriorityArgs, { lease: 'l', candidate: 'c', priority })).toEqual(['priority: must be at most 1000000 (preempt pins one above the highest, and needs room)']);
+  });
+
+  it('an event line without its detail', () => {
+    const line = parseLine(JSON.stringify({ time: '2026-12-06T04:52:37.000Z', source: 'conclave', detailType: 'Candidate Joined' }));
+    expect(line).toEqual({ ok: false, reason: 'invalid event line: detail: is required: the event\'s detail, an object (each line is {"time", "source", "detailType", "detail"}, as the local runtime writes it)' });
   });
 });
 

@@ -23,7 +23,7 @@ import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { LeaseStore, type Term } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
-import { cliHarness, runMain, type CliHarness } from './harness.js';
+import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 import { close, listen, resettingProxy, synDroppingPort } from '../proxy.js';
 import { listenOnLoopback } from '../support.js';
 
@@ -303,6 +303,26 @@ describe('describe lease', () => {
       expect(doc.broken.row).toMatchObject({ name: 'bricked', fencingToken: 7 });
       expect(doc.broken.repair.some((c) => c.startsWith('aws dynamodb delete-item'))).toBe(true);
       expect(doc.candidates.map((c) => c.name)).toEqual(['c1']);
+    } finally {
+      await own.t.drop();
+    }
+  });
+
+  it.each([
+    ['release', ['release', 'bricked', '--yes']],
+    ['release --force', ['release', 'bricked', '--force', '--yes']],
+    ['leader', ['leader', 'bricked']],
+    ['set-strategy', ['set-strategy', 'bricked', 'NoCoordination', '--yes']],
+    ['preempt', ['preempt', 'bricked', '--to', 'c1', '--yes']],
+    ['watch', ['watch', 'bricked', '--count', '1']],
+  ])('a broken lease row met by %s: the error names the field, then where the repair is shown (describe)', async (_command, argv) => {
+    const own = await cliHarness('cli-broken-acts');
+    try {
+      await own.seedCandidate(cand('c1', '1.30.0', '1.30.0', { leaseName: 'bricked' }));
+      await own.t.client.send(new PutItemCommand({ TableName: own.t.names.leases, Item: marshall({ name: 'bricked', holderIdentity: 'x', leaseDurationSeconds: 0, leaseTransitions: 2, fencingToken: 7, revision: 3 }) }));
+      const r = await own.run(argv, { clock: at(), pace: scripted([], at()) });
+      expect(r).toMatchObject({ code: 1, out: '' });
+      expect(r.err.split('\n').at(-1)).toBe(`error: invalid lease "bricked" in table ${own.t.names.leases}: leaseDurationSeconds: must be >= 1, not the number 0 - \`conclave describe lease bricked\` shows the repair`);
     } finally {
       await own.t.drop();
     }

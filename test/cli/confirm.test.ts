@@ -5,6 +5,7 @@
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../lib/cli/main.js';
+import { dropTypeAhead } from '../../lib/cli/type-ahead.js';
 import { manualClock } from '../../lib/clock.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { NOW, SEC, cand, lease } from '../fixtures.js';
@@ -125,6 +126,49 @@ describe('confirmation', () => {
     expect(p).toMatchObject({ code: 1, err: 'error: invalid preempt arguments: --for: must be at most 8760h (a year)' });
     expect(await priorityOfK2()).toBeUndefined();
     expect((await h.run(['set-priority', 'ask', 'k2', '5', '--for', '8760h'], { clock: at(), answer: 'y\n' })).code).toBe(0);
+  });
+});
+
+// a review (2026-12-06): a "y" typed at the terminal while the command still read the rows confirmed the change the moment it was shown
+describe('type-ahead: only what is typed once the question is shown answers it', () => {
+  beforeEach(async () => {
+    const read = await h.candidates.read('ask', 'k2');
+    if (read.item?.priority !== undefined) await h.candidates.write(read, { remove: ['priority', 'priorityExpiresAt'] });
+  });
+
+  it('a "y" typed before the question is dropped, and said so: nothing typed after it, nothing is written', async () => {
+    const r = await h.run(['set-priority', 'ask', 'k2', '5'], { clock: at(), typedAhead: 'y\n', answer: '' });
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n').slice(-3)).toEqual(['note: what was typed before this question is ignored - answer it now', 'Apply this change? [y/N] ', 'error: not confirmed (no answer); nothing was written']);
+    expect(await priorityOfK2()).toBeUndefined();
+  });
+
+  it('a "y" typed before the question, "n" after it: "n" is the answer', async () => {
+    const r = await h.run(['set-priority', 'ask', 'k2', '5'], { clock: at(), typedAhead: 'y\ny\n', answer: 'n\n' });
+    expect(r.code).toBe(1);
+    expect(r.err.split('\n').at(-1)).toBe('error: not confirmed; nothing was written');
+    expect(await priorityOfK2()).toBeUndefined();
+  });
+
+  it('an "n" typed before the question, "y" after it: written; nothing typed ahead, no note', async () => {
+    const r = await h.run(['set-priority', 'ask', 'k2', '5'], { clock: at(), typedAhead: 'n\n', answer: 'y\n' });
+    expect(r.code, r.err).toBe(0);
+    expect(await priorityOfK2()).toBe(5);
+    const plain = await h.run(['set-priority', 'ask', 'k2', '6'], { clock: at(), answer: 'y\n' });
+    expect(plain.code, plain.err).toBe(0);
+    expect(plain.err).not.toMatch(/typed before/);
+  });
+
+  it('dropTypeAhead: drops what the stream holds now, keeps what comes after, and tells an input that ended', async () => {
+    const input = new PassThrough();
+    input.write('y\n');
+    expect(await dropTypeAhead(input)).toEqual({ dropped: true, ended: false });
+    input.write('n\n');
+    expect(String(input.read())).toBe('n\n');
+    expect(await dropTypeAhead(input)).toEqual({ dropped: false, ended: false });
+    input.end('y\n'); // then Ctrl-D
+    expect(await dropTypeAhead(input)).toEqual({ dropped: true, ended: true });
+    expect(await dropTypeAhead(input)).toEqual({ dropped: false, ended: true });
   });
 });
 

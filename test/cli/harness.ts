@@ -34,13 +34,16 @@ export interface CliHarness {
 
 /**
  * What a run gets besides argv. `answer`: what the operator types at a confirmation, on a
- * terminal (stdin a TTY); without it stdin is not a terminal (as under CI), and at its end.
+ * terminal (stdin a TTY), once the question is shown (then stdin ends); without it stdin is not a
+ * terminal (as under CI), and at its end.
  */
 export interface RunIO {
   clock?: Clock;
   pace?: Pace;
   env?: Record<string, string | undefined>;
   answer?: string;
+  /** What was typed at the terminal before the run, so before any question (type-ahead): not an answer. Only with `answer`. */
+  typedAhead?: string;
   /** false: stderr, where the question goes, is not a terminal (redirected). @default true */
   promptIsTTY?: boolean;
 }
@@ -69,10 +72,19 @@ export async function runMain(argv: string[], io: RunIO = {}): Promise<Run> {
   const out: string[] = [];
   const err: string[] = [];
   const stdin = new PassThrough();
-  stdin.end(io.answer ?? '');
+  if (io.answer === undefined) stdin.end();
+  else if (io.typedAhead !== undefined) stdin.write(io.typedAhead);
+  // typed once the question is shown, as an operator answers it; then stdin ends (a second question gets no answer)
+  const typed = () => {
+    if (io.answer !== undefined && !stdin.writableEnded) stdin.end(io.answer);
+  };
   const code = await main(argv, {
     out: (s) => out.push(s),
     err: (s) => err.push(s),
+    prompt: (q) => {
+      err.push(q);
+      typed();
+    },
     color: false,
     env: io.env ?? {},
     stdin,

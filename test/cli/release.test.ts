@@ -151,7 +151,74 @@ describe('release asks the holder to yield', () => {
     const clock = manualClock(NOW + SEC);
     const r = await h.run(['release', 'mute', '--yes'], { clock, pace: scripted([], clock) });
     expect(r.code, r.err).toBe(0);
-    expect(r.out.split('\n')[0]).toBe("y1's term on lease mute (fencing token 7) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant");
+    expect(r.out.split('\n')[0]).toBe(
+      "y1's term on lease mute (fencing token 7) ran out: it stopped renewing without releasing, and the coordinator treats the lease as vacant; y1 may not have stopped: a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token 7 from now on, but not what it does outside fenced writes",
+    );
+  });
+
+  it("a holder that never releases, its successor taking the lease as soon as the term is over: said to have run out, not yielded (before the CLI's own expiry check, which waits out the clock skew)", async () => {
+    await seed('frozen');
+    const clock = manualClock(NOW + SEC);
+    // y1 is frozen: it neither renews nor releases; its successor y2 takes the lease at the end of its term (NOW + 15 s), to the millisecond
+    const successorTakes = async () => {
+      clock.advance(NOW + 15 * SEC - clock.now());
+      await h.leases.write(await h.leases.read('frozen'), {
+        set: { holderIdentity: 'y2', holderInstance: 'y2_1', fencingToken: 8, acquireTime: clock.now(), renewTime: clock.now(), leaseTransitions: 4, electedBy: 'successor' },
+        remove: ['preferredHolder'],
+      });
+    };
+    const r = await h.run(['release', 'frozen', '--yes'], { clock, pace: scripted([async () => undefined, successorTakes], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n').slice(0, 2)).toEqual([
+      "y1's term on lease frozen (fencing token 7) ran out: it stopped renewing without releasing, and y2 took the lease once the term was over; y1 may not have stopped: a process that is frozen (paused, swapped out) acts when it wakes, before it can look. Fencing refuses its writes with token 7 from now on, but not what it does outside fenced writes",
+      'y2 now holds it (fencing token 8)',
+    ]);
+    expect(r.out).not.toMatch(/yielded/);
+  });
+
+  it('a holder that never releases, the coordinator ending its term once it ran out: said to have run out; -o json carries the outcome', async () => {
+    await seed('frozen-json');
+    const clock = manualClock(NOW + SEC);
+    // the coordinator's tick, past the term's end and the clock skew it allows, ends y1's term (no holder on the row)
+    const coordinatorEnds = async () => {
+      clock.advance(NOW + 17 * SEC - clock.now());
+      await h.leases.releaseTerm('frozen-json', { holderIdentity: 'y1', fencingToken: 7 }, clock.now());
+    };
+    const r = await h.run(['release', 'frozen-json', '--yes'], { clock, pace: scripted([coordinatorEnds], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n')[0]).toMatch(/^y1's term on lease frozen-json \(fencing token 7\) ran out: it stopped renewing without releasing, and the term was ended once it had run out; y1 may not have stopped: /);
+    await seed('frozen-json2');
+    const clock2 = manualClock(NOW + SEC);
+    const again = async () => {
+      clock2.advance(NOW + 17 * SEC - clock2.now());
+      await h.leases.releaseTerm('frozen-json2', { holderIdentity: 'y1', fencingToken: 7 }, clock2.now());
+    };
+    const j = await h.run(['-o', 'json', 'release', 'frozen-json2', '--yes'], { clock: clock2, pace: scripted([again], clock2) });
+    expect(j.code, j.err).toBe(0);
+    expect(JSON.parse(j.out)).toMatchObject({ name: 'frozen-json2', lastHolderIdentity: 'y1', release: { outcome: 'ranOut', holderIdentity: 'y1', fencingToken: 7 } });
+  });
+
+  it('a term still on the row but judged run out: nobody holds the lease, whatever the row says (not "y1 now holds it")', async () => {
+    await seed('mute-next');
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'mute-next', '--yes'], { clock, pace: scripted([], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n')[1]).toBe('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt mute-next --to ...` picks another)');
+  });
+
+  it('a lease the coordinator does not elect on (NoCoordination): no "elected back" warning and no preempt advice; says the workers acquire it directly', async () => {
+    await seed('racing', { strategy: 'NoCoordination' });
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'racing', '--yes'], { clock, pace: scripted([holderYields('racing')], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).not.toMatch(/best candidate|elects it back|conclave preempt/);
+    expect(r.err.split('\n')[3]).toBe(
+      'note: the coordinator does not elect on lease racing (its strategy is NoCoordination (set by an operator)): once y1 has released, its workers acquire it directly, the first to find it vacant, with a new fencing token - perhaps y1 again, not necessarily y2',
+    );
+    expect(r.out.split('\n')).toEqual([
+      'y1 yielded lease racing: its term (fencing token 7) is over; writes fenced with it fail from now on',
+      'the coordinator does not elect on lease racing (its strategy is NoCoordination (set by an operator)): its workers acquire it directly, the first to find it vacant, with a new fencing token',
+    ]);
   });
 
   it('asks again when the coordinator withdrew the request before the holder saw it', async () => {
@@ -204,7 +271,7 @@ describe('release asks the holder to yield', () => {
     const clock = manualClock(NOW + SEC);
     const r = await h.run(['-o', 'json', 'release', 'json', '--yes'], { clock, pace: scripted([holderYields('json')], clock) });
     expect(r.code, r.err).toBe(0);
-    expect(JSON.parse(r.out)).toMatchObject({ name: 'json', lastHolderIdentity: 'y1' });
+    expect(JSON.parse(r.out)).toMatchObject({ name: 'json', lastHolderIdentity: 'y1', release: { outcome: 'yielded', holderIdentity: 'y1', fencingToken: 7 } });
   });
 
   it.each([
@@ -252,6 +319,17 @@ describe('release --force', () => {
     ]);
     expect((await h.leases.read('forced')).item).toMatchObject({ lastHolderIdentity: 'y1' });
     expect((await h.leases.read('forced')).item?.holderIdentity).toBeUndefined();
+  });
+
+  it.each([
+    ['NoCoordination', 'its workers acquire it directly, the first to find it vacant, with a new fencing token'],
+    ['example.com/Rota', 'whoever elects under example.com/Rota (a third party) names the next holder'],
+  ])('a lease the coordinator does not elect on (%s): the last line does not name its best candidate', async (strategy, next) => {
+    const name = `forced-${strategy.replace(/\W/g, '-').toLowerCase()}`;
+    await seed(name, { strategy });
+    const r = await h.run(['release', name, '--force', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n').at(-1)).toBe(`the coordinator does not elect on lease ${name} (its strategy is ${strategy} (set by an operator)): ${next}`);
   });
 
   it('a term that already ran out is ended directly: nobody acts on it, nothing to wait for', async () => {
