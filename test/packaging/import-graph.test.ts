@@ -72,7 +72,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'commander', 'semver', 'zod'],
     typeOnly: [], // identity.ts: the CLI reads session rows (IdentityStore) to judge leases held on them
-    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:net', 'node:os', 'node:path', 'node:readline', 'node:string_decoder', 'node:tty'], // async_hooks, diagnostics_channel, net: lib/connection-phase.ts; readline, tty: a write's confirmation; crypto: lib/clock.ts' uniqueId (a start-up's id); os: lib/clock.ts' systemClock.sinceBoot; path: the events file's absolute path (conclave events)
+    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:net', 'node:os', 'node:path', 'node:readline', 'node:stream', 'node:string_decoder', 'node:tty'], // async_hooks, diagnostics_channel, net: lib/connection-phase.ts; readline, tty: a write's confirmation (stream: its input's type, type-ahead dropped); crypto: lib/clock.ts' uniqueId (a start-up's id); os: lib/clock.ts' systemClock.sinceBoot; path: the events file's absolute path (conclave events)
   },
   cdk: {
     entry: cdkEntry,
