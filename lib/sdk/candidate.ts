@@ -18,6 +18,7 @@ import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, abor
 import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { Session, SessionSchema, sessionElsewhere, sessionSeam } from './session.js';
+import { sleptUnseen, stampNow, type StampClock } from './server-clock.js';
 
 /** The longest renewIntervalMs: half the age at which the coordinator collects a row as stale by default (candidateStaleAfterMs, 30 minutes). */
 const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
@@ -230,13 +231,16 @@ export class LeaseCandidate {
    */
   readonly ready: Promise<Candidate>;
   private readonly store: CandidateStore;
-  private readonly clock: Clock;
+  /** What the row's times are read from (clockSync); durations use its monotonic clock. */
+  private readonly clock: StampClock;
   private readonly onError: (e: Error) => void;
   private readonly client: DynamoDBClient;
   /** onError, each fault named (lib/sdk/faults.ts). */
   private readonly report: (e: unknown) => void;
   private readonly startUp: StartUp<Candidate>;
   private timer: Timer | undefined;
+  /** Unsubscribes the renewal at a sleep DynamoDB's answers show (set with the timer). */
+  private unsleep: (() => void) | undefined;
   private registered = false;
   /** The other start-up a renewal found holding this candidate's row (two workers share one name). */
   private displacedBy: string | undefined;
@@ -251,7 +255,7 @@ export class LeaseCandidate {
   private wroteAt = -Infinity;
   /** Renew the row every renewIntervalMs even on a live session: it was found gone once under one (renew). */
   private ownRenewals = false;
-  /** A write moving the row onto a new session is in flight. */
+  /** A renewal out of the timer's turn (renewUnscheduled: onto a new session, or after a sleep) is in flight. */
   private moving = false;
   /** The renewals in flight, which a withdrawal waits for. */
   private readonly renewals = new Set<Promise<void>>();
@@ -317,9 +321,15 @@ export class LeaseCandidate {
    * the last renewal did not find it taken by another start-up of the same name. False before the
    * first write, after run() ends, and while another worker shares this name. A renewal that fails
    * for another reason (a fault, retried at the next interval) leaves it true: the row outlives
-   * many missed renewals.
+   * many missed renewals. False after a sleep of the machine that its monotonic clock did not count
+   * (clockSync 'server': the clock since boot shows it), until DynamoDB answers again: the row may
+   * have been collected meanwhile; asked then, it renews at once.
    */
   healthy(): boolean {
+    if (this.registered && sleptUnseen(this.clock)) {
+      this.renewUnscheduled();
+      return false;
+    }
     return this.registered && this.displacedBy === undefined;
   }
 
@@ -374,6 +384,8 @@ export class LeaseCandidate {
       }
     }
     this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.scheduled().catch(this.report), { background: true });
+    // a sleep any answer of this client shows: the row may have been collected meanwhile, renewed at once
+    this.unsleep = this.clock.onSleep(() => this.renewUnscheduled());
     // a new session (the last one ended) is named on the row at once: the one it names vouches no more
     const detach = this.session ? sessionSeam(this.session).attach({ renewed: (name) => this.sessionRenewed(name), ended: () => this.dropLeftover() }) : undefined;
     this.startUp.started(row);
@@ -418,11 +430,21 @@ export class LeaseCandidate {
   private sessionRenewed(name: string): void {
     // a process leaving waits for nothing but its electors: the left-over row is given up (it goes stale once the session row is gone)
     if (this.leftover) return this.session && sessionSeam(this.session).stopping() ? this.dropLeftover() : this.removeLeftover();
-    if (!this.registered || this.moving || name === this.standsOn) return;
+    if (name !== this.standsOn) this.renewUnscheduled();
+  }
+
+  /** Renews the row now, out of the timer's turn, unless such a renewal is in flight (or run() does not stand). */
+  private renewUnscheduled(): void {
+    if (!this.registered || this.moving) return;
     this.moving = true;
     void this.renew()
       .catch(this.report)
       .finally(() => (this.moving = false));
+  }
+
+  /** DynamoDB's time to stamp the row with (stampNow), its probe a read of the row. */
+  private stampNow(): Promise<number> {
+    return stampNow(this.clock, () => this.store.read(this.options.leaseName, this.options.name), `candidate "${this.options.name}" of lease "${this.options.leaseName}"`);
   }
 
   /**
@@ -476,7 +498,7 @@ export class LeaseCandidate {
       const holder = read.item?.identity;
       if (first && holder !== undefined && holder !== this.instance && holder !== first.holder) throw new DuplicateIdentityError(this.options.name, this.options.leaseName, this.instance, holder, 'refused');
       first ??= { holder };
-      const now = this.clock.now();
+      const now = await this.stampNow();
       const createdAt = read.item?.createdAt ?? now;
       // An operator's pin is for the start-up it was given to: a restart resets it (the KEP). A
       // worker may never name priority (IAM: infra/access.ts), so an earlier start-up's pinned
@@ -520,7 +542,7 @@ export class LeaseCandidate {
   }
 
   private async renewRow(): Promise<void> {
-    const now = this.clock.now();
+    const now = await this.stampNow();
     const named = this.sessionToName();
     // null takes the row off a session only when it names one
     const session = named === null && this.standsOn === undefined ? undefined : named;
@@ -548,6 +570,8 @@ export class LeaseCandidate {
   private async withdraw(): Promise<void> {
     this.timer?.cancel();
     this.timer = undefined;
+    this.unsleep?.();
+    this.unsleep = undefined;
     if (!this.registered) return;
     this.registered = false;
     await Promise.allSettled([...this.renewals]);

@@ -16,6 +16,7 @@ import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, tableNotThere, type DeepReadonly } from './options.js';
 import { readWhileCreating, tableState } from './table-state.js';
+import { sleptUnseen, stampNow, type StampClock } from './server-clock.js';
 
 /** Bytes of sha256 kept in a name: 128 bits, as kube-apiserver keeps (26 base32 characters). */
 const HASH_BYTES = 16;
@@ -168,8 +169,17 @@ const unanswered = (e: unknown): boolean => {
   return x?.$fault !== 'client' && !(typeof x?.code === 'string' && NEVER_SENT.has(x.code));
 };
 
-/** A renewal of the holder's row stamped `now`: never over a later stamp (a renewal abandoned unanswered that lands after the next one would move the row's time back). */
-const renewalCondition = (holder: string, now: number) => ({ expression: '#holder = :holder AND #stamp < :stampNow', names: { '#holder': 'holderIdentity', '#stamp': 'renewTime' }, values: { ':holder': holder, ':stampNow': now } });
+/**
+ * A renewal of the holder's row stamped `now`: never over a later stamp (a renewal abandoned
+ * unanswered that lands after the next one would move the row's time back). A stamp that is no
+ * number (an operator's edit) is written over: it compares with none, and the row would stay
+ * unreadable. Only ever the holder's own row.
+ */
+const renewalCondition = (holder: string, now: number) => ({
+  expression: '#holder = :holder AND (NOT attribute_type(#stamp, :number) OR #stamp < :stampNow)',
+  names: { '#holder': 'holderIdentity', '#stamp': 'renewTime' },
+  values: { ':holder': holder, ':number': 'N', ':stampNow': now },
+});
 
 /**
  * A process heartbeat (KEP-1965): one row per host and component in the identities table, which
@@ -194,7 +204,8 @@ export class IdentityLeaseHeartbeat {
   /** Its requests (bounded): run() looks first whether they can ever be sent (a region, an endpoint with a host). */
   private readonly client: DynamoDBClient;
   private readonly store: IdentityStore;
-  private readonly clock: Clock;
+  /** What the row's times are read from (clockSync); durations use its monotonic clock. */
+  private readonly clock: StampClock;
   private readonly leaseName: string;
   private readonly holder: string;
   private readonly onLost: (lost: IdentityLost) => void;
@@ -206,6 +217,8 @@ export class IdentityLeaseHeartbeat {
   /** acquireTime of the row as this start-up last wrote it whole: each renewal writes it again. */
   private acquiredAt: number | undefined;
   private timer: Timer | undefined;
+  /** Unsubscribes the renewal at a sleep DynamoDB's answers show (set with the timer). */
+  private unsleep: (() => void) | undefined;
   private ticking = false;
   /** How long each request waits for its answer (bounded-client.ts). */
   private readonly boundMs: number;
@@ -261,10 +274,17 @@ export class IdentityLeaseHeartbeat {
    * newer start-up on this host) and its last answered write was sent less than
    * leaseDurationSeconds ago, so listIdentities counts it live (judged on the monotonic clock when
    * asked). False before run() has written the row, once superseded (for good: onLost said so),
-   * after run() ends, and while renewals have failed for a whole lease duration.
+   * after run() ends, and while renewals have failed for a whole lease duration. False, too, after
+   * a sleep of the machine that the monotonic clock did not count (clockSync 'server': the clock
+   * since boot shows it), until DynamoDB answers again: asked then, it renews at once.
    */
   healthy(): boolean {
-    return this.status === 'running' && this.writtenAt !== undefined && this.clock.monotonic() - this.writtenAt < this.options.leaseDurationSeconds * 1000;
+    if (this.status !== 'running') return false;
+    if (sleptUnseen(this.clock)) {
+      this.tick(); // the row may have expired while the machine slept: its renewal's answer tells
+      return false;
+    }
+    return this.writtenAt !== undefined && this.clock.monotonic() - this.writtenAt < this.options.leaseDurationSeconds * 1000;
   }
 
   /**
@@ -347,6 +367,8 @@ export class IdentityLeaseHeartbeat {
       if ('supersededBy' in written) throw new Error('unreachable: a take-over is never superseded');
       this.status = 'running';
       this.timer = every(this.clock, this.options.renewIntervalMs, () => this.tick(), { background: true }); // a heartbeat never keeps a process alive
+      // a sleep any answer of this client shows: the row may have expired meanwhile, renewed at once
+      this.unsleep = this.clock.onSleep(() => this.tick());
       return written;
     });
   }
@@ -403,8 +425,8 @@ export class IdentityLeaseHeartbeat {
   private async renewOnce(): Promise<RenewOutcome> {
     if (this.status === 'superseded') return 'superseded';
     if (this.status !== 'running') return 'stopped';
+    const now = await this.stampNow();
     const sentAt = this.clock.monotonic();
-    const now = this.clock.now();
     // every attribute this start-up writes, not renewTime alone: one left malformed by someone else
     // (an operator's edit) is written whole again here, rather than renewed, unreadable, for ever
     if (await this.store.touch({ component: this.options.component, name: this.leaseName }, this.rowFields(this.acquiredAt ?? now, now), renewalCondition(this.holder, now))) {
@@ -435,8 +457,8 @@ export class IdentityLeaseHeartbeat {
       const read = attempt === 1 && first ? first : await this.store.read(this.options.component, this.leaseName, true, signal);
       const ours = read.item?.holderIdentity === this.holder;
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
+      const now = await this.stampNow(signal);
       const sentAt = this.clock.monotonic();
-      const now = this.clock.now();
       if (ours && read.item!.renewTime >= now) {
         // renewed already at this stamp or later (a write of this start-up's that landed meanwhile, or
         // one stamped before this machine's clock stepped back): never moved back. The row lives at
@@ -457,6 +479,11 @@ export class IdentityLeaseHeartbeat {
       this.acquiredAt = written.acquireTime;
       return written;
     });
+  }
+
+  /** DynamoDB's time to stamp the row with (stampNow), its probe a read of the row; `signal` abandons that read. */
+  private stampNow(signal?: AbortSignal): Promise<number> {
+    return stampNow(this.clock, () => this.store.read(this.options.component, this.leaseName, true, signal), `identity lease ${this.leaseName}`);
   }
 
   /** The row as this start-up writes it, renewed at `now`. */
@@ -487,6 +514,8 @@ export class IdentityLeaseHeartbeat {
   private clearTimer(): void {
     this.timer?.cancel();
     this.timer = undefined;
+    this.unsleep?.();
+    this.unsleep = undefined;
   }
 
   private lost(l: IdentityLost): void {

@@ -10,7 +10,7 @@ import type { YAMLError } from 'yaml';
 import * as z from 'zod';
 import { Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
-import { ValidationError, ownChecksPassed, parse } from '../schemas/validation.js';
+import { ValidationError, ownChecksPassed, parse, unknownKeyHint } from '../schemas/validation.js';
 import type { Term } from '../stores/lease-store.js';
 import { electorWith, type LeaderElectorOptions } from './elector.js';
 import { optionErrors } from './options.js';
@@ -320,6 +320,23 @@ export function assignControllers(config: LeaderMigrationConfiguration | undefin
 }
 
 /**
+ * What is wrong with each entry of `config` that gives this component a controller it does not
+ * have: listed for it, or for `*` (KEP-2436: any party of the migration may run it, so every party
+ * has it). A misspelt name leaves the controller it means unlisted, so each party runs it under
+ * its own lease, two at once; a controller the component lacks runs nowhere while this component
+ * holds the migration lease. An entry for another component is that component's business.
+ */
+function unrunnableEntries(config: LeaderMigrationConfiguration, component: string, controllers: readonly string[]): string[] {
+  return config.controllerLeaders.flatMap(({ name, component: owner }, i) => {
+    if ((owner !== component && owner !== ANY_COMPONENT) || controllers.includes(name)) return [];
+    const listed = owner === ANY_COMPONENT ? `for any component ("${ANY_COMPONENT}")` : `for ${component}`;
+    return [
+      `controllerLeaders[${i}].name "${name}" is listed ${listed}, and ${component} has no controller of that name${unknownKeyHint(name, controllers)}: correct the name, or list the controller under the component that runs it`,
+    ];
+  });
+}
+
+/**
  * The term a controller runs in: the lease it runs under (the component's own, or the migration
  * lease), that lease's term, and writes fenced by this term alone (LeadingTerm: `fencedWrite`,
  * `fencedItemWrite`), refused once it ended, even when this process leads the lease again. Its
@@ -411,7 +428,9 @@ const LeaderMigrationRunSchema = z.strictObject(
  * aborted and both electors have stepped down (the controllers are not waited for, as an elector's
  * run() does not wait for its work). Rejects, after stepping down, with what either elector's
  * run() rejects with (what can never succeed: a bad option, a missing table). A field missing,
- * unknown or of the wrong type is a ValidationError naming it, before any lease is touched.
+ * unknown or of the wrong type is a ValidationError naming it, before any lease is touched; so is
+ * a MigrationConfigError for a configuration that names this component's own lease, or that lists
+ * a controller for this component (or `*`) which is none of `controllers` (see unrunnableEntries).
  */
 export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
   // checked first: a run missing a field failed deep inside ("Cannot convert undefined or null to object")
@@ -423,6 +442,8 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
     );
   }
   const table: ReadonlyMap<string, Controller> = run.controllers instanceof Map ? run.controllers : new Map(Object.entries(run.controllers));
+  const unrunnable = config ? unrunnableEntries(config, component, [...table.keys()]) : [];
+  if (unrunnable.length > 0) throw new MigrationConfigError(`${component}: ${unrunnable.join('; ')}`);
   const { primary, migration } = assignControllers(config, component, [...table.keys()]);
   const runEach = (names: string[], leaseName: string) => async (leading: AbortSignal, term: Term & LeadingTerm) => {
     const held: ControllerTerm = Object.freeze({ leaseName, fencingToken: term.fencingToken, holderIdentity: term.holderIdentity, fencedWrite: term.fencedWrite, fencedItemWrite: term.fencedItemWrite });

@@ -33,6 +33,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SINCE_BOOT_RESOLUTION_MS, type Clock, type Timer, type TimerOptions } from '../clock.js';
+import { electionConfig } from '../schemas/config.js';
 
 /** What one response says about the server's clock. */
 export interface TimeSample {
@@ -367,6 +368,41 @@ export function serverClockOf(client: DynamoDBClient, base: Clock): ServerClock 
  */
 export function knownServerClockOf(client: DynamoDBClient, base: Clock): ServerClock | undefined {
   return clocks.get(client)?.get(base);
+}
+
+/**
+ * How far a heartbeat's or a candidate's stamp may be from DynamoDB's time: the coordinator's
+ * default clockSkewMs, which it allows another machine's stamp before judging it expired, and
+ * which clockSync 'none' asks of the wall clock. One answer's Date header meets it (it bounds
+ * DynamoDB's time to half a second and half the round trip).
+ */
+const ROW_STAMP_ERROR_MS = electionConfig().clockSkewMs;
+
+/**
+ * DynamoDB's time now, to stamp a heartbeat's or a candidate's row with. After this machine slept
+ * (the monotonic clock the estimate is carried on did not count the sleep) or the estimate jumped,
+ * it is not known until DynamoDB answers again: `probe`, a read, goes out first, its answer's Date
+ * header sampling it again, as a Session does before it stamps its row. Still not known (an
+ * endpoint without a Date header, answers slower than a second, a jump not yet confirmed), nothing
+ * is stamped: it throws, telling why, and the next renewal tries again. At once with clockSync 'none'.
+ * @internal
+ */
+export async function stampNow(time: StampClock, probe: () => Promise<unknown>, what: string): Promise<number> {
+  if (!time.check(ROW_STAMP_ERROR_MS).ok) await probe();
+  const known = time.check(ROW_STAMP_ERROR_MS);
+  if (known.ok) return time.now();
+  const why = known.reason === 'noSamples' ? 'no answer with a Date header since this process started or the machine slept' : known.reason === 'uncertain' ? `known only to +/-${Math.round(known.errorMs)} ms: answers are slow` : `its measurement jumped by ${Math.round(known.jumpMs)} ms, not yet confirmed`;
+  throw new Error(`${what}: not written, as DynamoDB's time is not known here within ${ROW_STAMP_ERROR_MS} ms (${why}); tried again at the next renewal (an endpoint that sends no Date header needs clockSync: 'none')`);
+}
+
+/**
+ * Whether this machine slept since DynamoDB last answered this client (the estimate saw its clock
+ * since boot gain on its monotonic one), or DynamoDB never did: a time measured on the monotonic
+ * clock since is short by the sleep, until the next answer shows it. Never with clockSync 'none'. @internal
+ */
+export function sleptUnseen(time: StampClock): boolean {
+  const known = time.check(Infinity);
+  return !known.ok && known.reason === 'noSamples';
 }
 
 /**

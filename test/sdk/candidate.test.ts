@@ -9,6 +9,7 @@ import { LeaseCandidate } from '../../lib/sdk/candidate.js';
 import { resolveLocation } from '../../lib/sdk/platform.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { reconcileAll } from '../../lib/coordinator/reconcile.js';
 import type { TestTables } from '../support.js';
 import { Sim, T0, modelTables, type Machine } from '../../sim/harness.js';
 
@@ -194,6 +195,38 @@ describe('LeaseCandidate, on simulated time', () => {
     await sim.run(1_000);
     // before the fix: the renewal found the row gone and registered it again, after run() had resolved
     expect((await sim.candidates.read('jobs', 'w1')).item).toBeUndefined();
+  });
+
+  // a review: the first renewal after a suspend was stamped on the estimate of DynamoDB's time carried over the sleep on the
+  // monotonic clock, 40 minutes behind: stale at once, the tick collected the live candidate's row, and healthy() said true
+  it("clockSync 'server', a suspend of 40 minutes (past a row's 30-minute staleness): healthy() is false on waking and renews at once, stamped with DynamoDB's time, so the tick collects nothing", async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    m.clock.monotonicTimers = true; // as Node's: its renewal timer did not count the sleep
+    const errors: Error[] = [];
+    const c = cand(sim, m, 'laptop', { onError: (e: Error) => errors.push(e) });
+    const stop = new AbortController();
+    const done = c.run(stop.signal);
+    await sim.settle(c.ready);
+    await sim.run(5 * 60_000);
+    const before = (await sim.candidates.read('jobs', 'laptop')).item!;
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(40 * 60_000);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.clock.resume();
+    expect(c.healthy()).toBe(false); // asked: its row may be gone, and it renews now, not at its timer's next turn (5 minutes on)
+    const after = await sim.until('a renewal after waking', async () => {
+      const r = (await sim.candidates.read('jobs', 'laptop')).item;
+      return r !== undefined && r.revision > before.revision ? r : undefined;
+    }, 10_000);
+    expect(Math.abs(sim.clock.now() - after.renewTime)).toBeLessThan(2_000);
+    expect((await sim.settle(reconcileAll(sim.deps))).collectedCandidates).toEqual([]);
+    expect((await sim.candidates.read('jobs', 'laptop')).item?.identity).toBe(c.instance);
+    expect(c.healthy()).toBe(true);
+    expect(errors).toEqual([]);
+    stop.abort();
+    await sim.settle(done);
   });
 
   it("a row another start-up of the same name took over is not renewed: it is reported, and healthy() turns false", async () => {

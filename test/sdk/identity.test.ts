@@ -19,7 +19,7 @@ import { ValidationError } from '../../lib/schemas/validation.js';
 import { createTables, deleteTables } from '../../lib/local/tables.js';
 import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
-import { Sim, T0, modelTables } from '../../sim/harness.js';
+import { Sim, T0, modelTables, type Machine } from '../../sim/harness.js';
 import { TableNotFoundError } from '../../lib/sdk/options.js';
 import { DynamoDBModel, faults, type ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { defaultTableNames } from '../../lib/tables.js';
@@ -373,6 +373,32 @@ describe('IdentityLeaseHeartbeat', () => {
     expect(p.errors).toEqual([]);
   });
 
+  // a review: a renewTime of another type compares with no number, so the renewal's condition failed, its read threw a ValidationError, and the row stayed unreadable, at every interval
+  it.each([
+    ['written as a string', 'SET renewTime = :v', { ':v': String(T0) }],
+    ['removed', 'REMOVE renewTime', {}],
+  ] as const)("a row of its own whose renewTime an operator %s is written whole again at the next renewal; one a newer start-up took is left to that one", async (_how, update, values) => {
+    const clock = handClock();
+    const component = `malformed-stamp-${update.length}`;
+    const p = heartbeat(clock, component, 'node-1', 'u1');
+    const written = await p.start();
+    const spoil = () => t.client.send(new UpdateItemCommand({ TableName: t.names.identities, Key: marshall({ component, name: p.hb.name }), UpdateExpression: update, ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: marshall(values) } : {}) }));
+    await spoil();
+    clock.advance(10 * SEC);
+    expect(await p.hb.renew()).toBe('renewed');
+    expect(await rowOf(p.hb)).toEqual({ ...written, renewTime: T0 + 10 * SEC, expiresAt: (T0 + 10 * SEC) / SEC + 7200, revision: 2 });
+    expect(p.errors).toEqual([]);
+    // the condition still names the holder: a newer start-up on the host takes the row, it is spoilt again, and only that start-up writes it
+    const q = heartbeat(clock, component, 'node-1', 'u2');
+    await q.start();
+    await spoil();
+    clock.advance(10 * SEC);
+    await expect(p.hb.renew()).rejects.toThrow(ValidationError); // its read finds the row unreadable: it writes nothing
+    expect((await store.readRow(component, p.hb.name))?.['holderIdentity']).toBe(q.hb.identity);
+    expect(await q.hb.renew()).toBe('renewed');
+    expect((await rowOf(q.hb))?.renewTime).toBe(T0 + 20 * SEC);
+  });
+
   it('once its signal aborts, run() deletes the row if it is still ours and resolves; a stopped heartbeat never writes again', async () => {
     const clock = handClock();
     const p = heartbeat(clock, 'stop', 'node-1', 'u1');
@@ -515,6 +541,68 @@ describe('IdentityLeaseHeartbeat, on simulated time', () => {
       expect(row.renewTime).toBeGreaterThanOrEqual(stamped);
       expect(hb.healthy()).toBe(true);
     }
+    stop.abort();
+    await sim.settle(done);
+  });
+
+  /** Suspends machine `m` for `ms` of true time: it does not run, and its monotonic clock does not count the time (its clock since boot does). */
+  const suspend = async (sim: Sim, m: Machine, ms: number) => {
+    m.clock.pause();
+    const sleptAt = sim.clock.monotonic();
+    await sim.run(ms);
+    m.clock.lostMs += sim.clock.monotonic() - sleptAt;
+    m.clock.resume();
+  };
+
+  // a review: the first renewal after a suspend was stamped on the estimate of DynamoDB's time carried over the sleep on the
+  // monotonic clock, behind by the whole sleep: the live row was listed expired, the tick collected it, onLost said 'gone'
+  it.each([false, true])("clockSync 'server', a suspend of 5 minutes, past its 60 s lease (timers on the monotonic clock: %s): healthy() is false on waking, and the next renewal is stamped with DynamoDB's time, so the row is live and not collected", async (monotonicTimers) => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    m.clock.monotonicTimers = monotonicTimers;
+    const lost: IdentityLost[] = [];
+    const errors: Error[] = [];
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, clock: m.clock, tables: sim.names, component: 'laptop', hostname: 'node-1', leaseDurationSeconds: 60, onLost: (l) => lost.push(l), onError: (e) => errors.push(e) });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    await sim.settle(hb.ready);
+    await sim.run(35 * SEC);
+    const before = (await simStore(sim).read('laptop', hb.name)).item!;
+    await suspend(sim, m, 5 * MIN);
+    expect(hb.healthy()).toBe(false); // its last renewal was 5 minutes ago, not seconds: the row has expired
+    const after = await sim.until('a renewal after waking', async () => {
+      const r = (await simStore(sim).read('laptop', hb.name)).item;
+      return r !== undefined && r.revision > before.revision ? r : undefined;
+    });
+    expect(Math.abs(sim.clock.now() - after.renewTime)).toBeLessThan(2 * SEC);
+    const listed = await sim.settle(listIdentities({ client: sim.client, tables: sim.names, component: 'laptop' }));
+    expect(listed.live.map((i) => i.name)).toEqual([hb.name]);
+    expect((await sim.settle(reconcileAll(sim.deps))).collectedIdentities).toEqual([]);
+    await sim.run(25 * SEC);
+    expect(hb.healthy()).toBe(true);
+    expect(lost).toEqual([]);
+    expect(errors).toEqual([]);
+    stop.abort();
+    await sim.settle(done);
+  });
+
+  it("clockSync 'server', woken from a suspend by another request of its client: the renewal goes out at once, not at the next interval", async () => {
+    const sim = await Sim.create();
+    const m = sim.machine();
+    m.clock.monotonicTimers = true; // as Node's: its renewal timer did not count the sleep
+    const hb = new IdentityLeaseHeartbeat({ client: m.client, clock: m.clock, tables: sim.names, component: 'laptop-hourly', hostname: 'node-1', renewIntervalMs: HOUR, leaseDurationSeconds: 86_400, onError: () => undefined });
+    const stop = new AbortController();
+    const done = hb.run(stop.signal);
+    await sim.settle(hb.ready);
+    await sim.run(10 * MIN);
+    const before = (await simStore(sim).read('laptop-hourly', hb.name)).item!;
+    await suspend(sim, m, 3 * MIN);
+    await sim.settle(new IdentityStore(m.client, sim.names.identities).read('laptop-hourly', 'another-row')); // say, an elector's read on the same client
+    const after = await sim.until('a renewal after waking', async () => {
+      const r = (await simStore(sim).read('laptop-hourly', hb.name)).item;
+      return r !== undefined && r.revision > before.revision ? r : undefined;
+    }, 10 * SEC);
+    expect(Math.abs(sim.clock.now() - after.renewTime)).toBeLessThan(2 * SEC);
     stop.abort();
     await sim.settle(done);
   });

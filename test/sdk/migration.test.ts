@@ -453,7 +453,9 @@ describe('runWithLeaderMigration', () => {
     const elector = handElector();
     const { controllers, running } = recordingControllers(['gc', 'nodeipam']);
     const shutdown = new AbortController();
-    const run = runWithLeaderMigration({ startElector: elector.startElector, controllers: Object.fromEntries(controllers), component: 'kcm', primaryLeaseName: 'kcm', config, signal: shutdown.signal });
+    // every migrated controller is another component's (KEP-2436's "unowned": moved to ccm in this release)
+    const moved = { ...config, controllerLeaders: [{ name: 'nodeipam', component: 'ccm' }] };
+    const run = runWithLeaderMigration({ startElector: elector.startElector, controllers: Object.fromEntries(controllers), component: 'kcm', primaryLeaseName: 'kcm', config: moved, signal: shutdown.signal });
     elector.lead('kcm');
     await settled();
     expect(running()).toEqual(['gc']);
@@ -470,6 +472,42 @@ describe('runWithLeaderMigration', () => {
     expect(e).toBeInstanceOf(MigrationConfigError);
     expect((e as Error).message).toMatch(/"cloud-migration" is kcm's own lease/);
     expect(elector.campaigning('cloud-migration')).toBe(false);
+  });
+
+  // a review: a misspelt controller name ("servce") left the real one unlisted, so each party ran it under its own lease (two at
+  // once); a controller listed for this component that it does not have ran nowhere while it held the migration lease; nothing said so
+  it.each([
+    { name: 'a misspelt controller listed for any component', leaders: [{ name: 'route', component: '*' }, { name: 'servce', component: '*' }], components: ['kcm', 'ccm'], message: /^(kcm|ccm): controllerLeaders\[1\]\.name "servce" is listed for any component \("\*"\), and (kcm|ccm) has no controller of that name \(did you mean "service"\?\): correct the name, or list the controller under the component that runs it$/ },
+    { name: 'a controller listed for this component that it does not have', leaders: [{ name: 'route', component: 'ccm' }, { name: 'nodeipam', component: 'kcm' }], components: ['kcm'], message: /^kcm: controllerLeaders\[1\]\.name "nodeipam" is listed for kcm, and kcm has no controller of that name \(the options: route, service\)/ },
+  ])('$name: a MigrationConfigError naming the entry, before any lease is touched', async ({ leaders, components, message }) => {
+    for (const component of components) {
+      const elector = handElector();
+      const shutdown = new AbortController();
+      const run = runWithLeaderMigration({ startElector: elector.startElector, controllers: recordingControllers(['route', 'service']).controllers, component, primaryLeaseName: component, config: { leaderName: 'cloud-migration', controllerLeaders: leaders }, signal: shutdown.signal });
+      const e = await Promise.race([rejection(run), settled().then(() => 'still running')]);
+      expect(elector.campaigning(component)).toBe(false); // before the fix: campaigning, the typo unnoticed
+      expect(e).toBeInstanceOf(MigrationConfigError);
+      expect((e as Error).message).toMatch(message);
+      shutdown.abort();
+      await run.catch(() => undefined);
+    }
+  });
+
+  it("accepts what KEP-2436 allows: '*' for controllers every party has, and entries for another component whatever it runs (this component named nowhere)", async () => {
+    const accepted: LeaderMigrationConfiguration[] = [
+      defaultLeaderMigrationConfiguration(['route', 'service']),
+      { leaderName: 'cloud-migration', controllerLeaders: [{ name: 'route', component: 'kcm' }, { name: 'cloud-node', component: 'ccm' }] },
+      { leaderName: 'cloud-migration', controllerLeaders: [{ name: 'route', component: 'ccm' }, { name: 'service', component: 'ccm' }] },
+    ];
+    for (const config of accepted) {
+      const elector = handElector();
+      const shutdown = new AbortController();
+      const run = runWithLeaderMigration({ startElector: elector.startElector, controllers: recordingControllers(['route', 'service']).controllers, component: 'kcm', primaryLeaseName: 'kcm', config, signal: shutdown.signal });
+      await settled();
+      expect(elector.campaigning('kcm')).toBe(true);
+      shutdown.abort();
+      await run;
+    }
   });
 
   // a run missing its fields failed with "TypeError: Cannot convert undefined or null to object" (Object.entries of no controllers), naming nothing
