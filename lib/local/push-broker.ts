@@ -7,8 +7,11 @@
  *   stream's function calls it.
  * It keeps IoT Core's limits that our code could trip over (topic length and depth, no wildcards
  * in a publish, QoS 0 or 1, 128 KB payloads, 128-character client ids) and counts what IoT Core
- * bills: messages and connection time. No authorization: every client may publish and subscribe,
- * within IoT Core's 50 subscriptions a connection (a SUBSCRIBE beyond them is refused, 0x80).
+ * bills: messages and connection time. No authorization: every client may publish and subscribe
+ * (unless `subscribable` says otherwise), within IoT Core's 50 subscriptions a connection. A
+ * SUBSCRIBE refused is answered as IoT Core (MQTT 3.1.1) answers it: by closing the connection, no
+ * SUBACK 0x80 (AWS, aws-iot-device-sdk-js#191: "IoT will drop the connection in the event of an
+ * unauthorized subscription").
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -24,6 +27,12 @@ export interface PushBrokerOptions {
   clock?: Clock;
   /** Called whenever a count changes or a connection opens or closes (a broker in its own process reports its stats so). */
   onChange?: () => void;
+  /**
+   * Whether a client may subscribe to a topic filter (IoT Core's iot:Subscribe, as a role's policy
+   * answers it: a role granted named leases may not subscribe to a process topic); a refused one
+   * closes the connection. @default every filter
+   */
+  subscribable?: (topicFilter: string) => boolean;
 }
 
 /** What the broker has carried so far: IoT Core bills messages and connection-minutes. */
@@ -115,11 +124,13 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
   const authorized = new Map<string, Set<string>>();
   const broker = await Aedes.createBroker({
     maxClientsIdLength: MAX_CLIENT_ID_LENGTH,
-    // IoT Core's quota: 50 subscriptions a connection; one beyond it is refused (granted 0x80)
+    // IoT Core's policy and its quota (50 subscriptions a connection): a filter refused by either
+    // closes the connection (aedes does on an error), as IoT Core does; it sends no SUBACK 0x80
     authorizeSubscribe(client: Client, sub, callback) {
       let set = authorized.get(client.id);
       if (!set) authorized.set(client.id, (set = new Set()));
-      if (!set.has(sub.topic) && set.size >= MAX_SUBSCRIPTIONS) return callback(null, null);
+      if (opts.subscribable && !opts.subscribable(sub.topic)) return callback(new Error(`not authorized to subscribe to ${sub.topic}`));
+      if (!set.has(sub.topic) && set.size >= MAX_SUBSCRIPTIONS) return callback(new Error(`more than ${MAX_SUBSCRIPTIONS} subscriptions`));
       set.add(sub.topic);
       callback(null, sub);
     },

@@ -128,14 +128,15 @@ export const PushEndpointSchema = z
 /**
  * Whether an endpoint's host is one of IoT Core's data endpoint names (its WebSocket connection is
  * signed with SigV4): the account's, `<prefix>-ats.iot.<region>.amazonaws.com` (which a private
- * hosted zone in front of an interface VPC endpoint keeps, as AWS's setup does), or a VPC
- * endpoint's own, `vpce-<id>[-<zone>].data.iot.<region>.vpce.amazonaws.com` (`.com.cn` in China).
- * A custom domain (an IoT Core domain configuration) has no such name: PushChannel's `iotCore`
- * option says so.
+ * hosted zone in front of an interface VPC endpoint keeps, as AWS's setup does), its FIPS one,
+ * `data.iot-fips.<region>.amazonaws.com`, its dual-stack (IPv6) one, `<prefix>-ats.iot.<region>.api.aws`,
+ * or a VPC endpoint's own, `vpce-<id>[-<zone>].data.iot.<region>.vpce.amazonaws.com` (`.com.cn` in
+ * China). A custom domain (an IoT Core domain configuration) has no such name: PushChannel's
+ * `iotCore` option says so.
  */
 export function isIotEndpoint(endpoint: string): boolean {
   const host = new URL(endpoint).hostname;
-  return /\.iot\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$/.test(host) || /^vpce-[a-z0-9-]+\.data\.iot\.[a-z0-9-]+\.vpce\.amazonaws\.com(\.cn)?$/.test(host);
+  return /\.iot(-fips)?\.[a-z0-9-]+\.(amazonaws\.com(\.cn)?|api\.aws)$/.test(host) || /^vpce-[a-z0-9-]+\.data\.iot(-fips)?\.[a-z0-9-]+\.vpce\.amazonaws\.com(\.cn)?$/.test(host);
 }
 
 /**

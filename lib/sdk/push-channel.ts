@@ -13,7 +13,7 @@ import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import * as z from 'zod';
-import { Nap, systemClock, uniqueId, type Clock } from '../clock.js';
+import { Nap, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { tryFollowed, unsentTold, unsentWhenFailed } from '../connection-phase.js';
 import { processOf } from '../schemas/instance.js';
 import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushLeasesTableIssue, pushSubscription, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
@@ -35,7 +35,8 @@ export const PushChannelOptionsSchema = z.strictObject(
      * Whether the endpoint is IoT Core's, its connection signed (SigV4, with `client`'s credentials
      * and region): `true` for a custom domain (an IoT Core domain configuration authenticating with
      * SigV4), whose name cannot tell. @default true for IoT Core's own names
-     * (`<prefix>-ats.iot.<region>.amazonaws.com`, an interface VPC endpoint's
+     * (`<prefix>-ats.iot.<region>.amazonaws.com`, its FIPS `data.iot-fips.<region>.amazonaws.com`,
+     * its dual-stack `<prefix>-ats.iot.<region>.api.aws`, an interface VPC endpoint's
      * `vpce-….data.iot.<region>.vpce.amazonaws.com`), false for any other (local mode's broker)
      */
     iotCore: z.boolean().optional(),
@@ -48,7 +49,10 @@ export const PushChannelOptionsSchema = z.strictObject(
      * watches, the channel holds the deployment's subscription (`conclave/<leases table>/#`) in its
      * place, as it does without a session, whatever the number of such electors: it then takes in
      * every wake of the deployment (put the electors on the session to keep to the process's own).
-     * Needs the grant of a worker with `allLeases`; a role granted named leases leaves this out.
+     * Needs the grant of a worker with `allLeases`; a role granted named leases leaves this out (a
+     * Session with `leaseNames` is refused). Should IoT Core refuse the process topic all the same
+     * (it closes the connection), the channel subscribes to the deployment's in its place for as
+     * long as it runs, and says so to onError once.
      * @default none: one subscription to every wake of the deployment (`conclave/<leases table>/#`),
      * the cheaper for a few processes
      */
@@ -66,9 +70,17 @@ export const PushChannelOptionsSchema = z.strictObject(
       .optional(),
     /** How often the connection is checked when idle (MQTT keep-alive; IoT Core allows 30–1200 s). @default 240 (under a NAT gateway's 350 s idle timeout) */
     keepaliveSeconds: z.number().int().min(30).max(1200).default(240),
-    /** After a dropped connection, the first try again comes after this, doubling to 30 s. @default 1000 */
+    /**
+     * After a dropped connection, the first try again comes after this, doubling to 30 s. To IoT
+     * Core (`iotCore`), two connection attempts are at least 1 s apart whatever this is: it takes
+     * one CONNECT a second per client id. @default 1000
+     */
     reconnectFirstMs: z.number().int().min(10).max(30_000).default(1_000),
-    /** Faults: a failed connection or subscription (retried), a message that is not a wake (dropped). @default a process warning */
+    /**
+     * Faults: a failed connection or subscription (retried), a message that is not a wake (dropped).
+     * IoT Core's close of a connection at the end of its 24 hours is no fault: not told. @default a
+     * process warning
+     */
     onError: fn<(error: Error) => void>().optional(),
     /** Test hook: the clock reconnects are timed by and connections are signed with. @default systemClock */
     clock: ClockSchema.optional(),
@@ -84,6 +96,13 @@ export const PushChannelOptionsSchema = z.strictObject(
     const long = pushLeasesTableIssue(o.tables.leases);
     if (long) ctx.addIssue({ code: 'custom', path: ['tables'], message: `names the leases table ${o.tables.leases.slice(0, 40)}..., which ${long}` });
   }
+  const named = valid('session') ? leaseNamesOf(o.session) : undefined;
+  if (named)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['session'],
+      message: `is a Session of named leases (its leaseNames: ${named.slice(0, 3).join(', ')}${named.length > 3 ? ', ...' : ''}): its process topic needs the grant of a worker with allLeases (grantWorker without leaseNames), and IoT Core closes the connection of a role granted named leases that subscribes to it. Leave session out (the channel then subscribes to every wake of the deployment and receives those of the role's leases), or give the Session of a role granted allLeases (a Session without leaseNames)`,
+    });
   if (!valid('tables', 'clientId') || typeof o.tables?.leases !== 'string') return;
   const prefix = pushClientIdPrefix(o.tables.leases);
   if (o.clientId !== undefined && !(o.clientId.startsWith(prefix) && o.clientId.length > prefix.length))
@@ -93,6 +112,12 @@ export const PushChannelOptionsSchema = z.strictObject(
       message: `must start with "${prefix}" and go on after it (pushClientIdPrefix of the leases table ${o.tables.leases}): grantWorker allows iot:Connect with this deployment's ids only. Leave it out to get "${prefix}<random uuid>"`,
     });
 }, { when: everyProblem.when });
+
+/** The `leaseNames` of a Session (its resolved options'), when it has them. */
+function leaseNamesOf(session: unknown): readonly string[] | undefined {
+  const names = (session as { options?: { leaseNames?: unknown } } | undefined)?.options?.leaseNames;
+  return Array.isArray(names) && names.length > 0 ? names.map(String) : undefined;
+}
 
 /** The options of a PushChannel as written. */
 export type PushChannelOptions = z.input<typeof PushChannelOptionsSchema>;
@@ -111,6 +136,20 @@ const STABLE_BACKOFFS = 10;
 const END_GRACE_MS = 1_000;
 /** How long a signed connection URL is valid: it is only checked when the connection opens. */
 const PRESIGN_EXPIRES_SECONDS = 300;
+/**
+ * IoT Core closes a WebSocket connection after 24 hours: one that closes after this long met that
+ * limit (not a fault, not told to onError); the channel connects again as after any close.
+ */
+const EXPECTED_CLOSE_AFTER_MS = 23 * 3_600_000;
+/** IoT Core takes one CONNECT a second per client id: two attempts of a channel to IoT Core are this far apart at least. */
+const IOT_CONNECT_INTERVAL_MS = 1_000;
+/**
+ * IoT Core may deliver messages only a while after its SUBACK ("there might be a delay between the
+ * time the message broker sends a SUBACK and the time the client starts receiving"): the watchers,
+ * woken when the connection came up, are woken again this long after it, to read what a wake
+ * published in that while did not bring them.
+ */
+const SUBSCRIBED_SETTLE_MS = 1_500;
 
 type MqttPackage = typeof import('mqtt');
 
@@ -129,12 +168,14 @@ const CONNACK_TIMEOUT = 'connack timeout';
 /** A connection refused: nothing listens at the endpoint's host and port. */
 const REFUSED_HINT = ": nothing listens there: check the endpoint (the stack output PushEndpoint; locally, the CONCLAVE_PUSH_URL local mode printed when it started: the same at each start in one folder while its port is free)";
 
-function upgradeRefused(message: string): string {
+function upgradeRefused(message: string, signed: boolean): string {
   if (message === CLOSED_BEFORE_CONNACK)
     return ": the endpoint took the WebSocket and closed it before accepting the connection; for IoT Core, the role needs iot:Connect for this clientId (grantWorker allows the deployment's own, which PushChannel uses unless given a clientId)";
   if (message === CONNACK_TIMEOUT)
     return `: nothing accepted the connection within ${CONNECT_TIMEOUT_MS / 1000} s (the endpoint took the TCP connection but answered neither the WebSocket upgrade nor the MQTT CONNECT): something other than an MQTT broker listens there, or a proxy or firewall holds the connection; check the endpoint (the stack output PushEndpoint, or local mode's CONCLAVE_PUSH_URL)`;
   const status = /Unexpected server response: (\d{3})/.exec(message)?.[1];
+  if ((status === '401' || status === '403') && !signed)
+    return ": the broker refused the WebSocket, and the URL was not signed (the endpoint's name is none of IoT Core's): for IoT Core behind another name (a custom domain), give the option iotCore: true (and client), which signs it with SigV4";
   if (status === '401' || status === '403')
     return ": the broker refused the WebSocket; for IoT Core, the URL's signature: the worker's credentials (expired, or not valid), or this machine's clock more than 5 minutes off";
   if (status === '404') return ': nothing answers at that path: give the stack output PushEndpoint as it is (wss://<id>-ats.iot.<region>.amazonaws.com/mqtt)';
@@ -206,6 +247,13 @@ const isRefusal = (e: unknown): boolean => {
   const granted = (e as { packet?: { granted?: unknown } } | null)?.packet?.granted;
   return Array.isArray(granted) && granted.some((g) => typeof g === 'number' && (g & 0x80) !== 0);
 };
+/** mqtt.js's words for a request (a SUBSCRIBE) whose connection closed before its answer. */
+const CONNECTION_CLOSED = 'Connection closed';
+/**
+ * Whether mqtt's error is a request's connection closed under it: how IoT Core (MQTT 3.1.1) refuses
+ * a SUBSCRIBE its policy does not allow, or one past its 50 a connection. It sends no SUBACK 0x80.
+ */
+const isClosedUnder = (e: unknown): boolean => (e as Error | null)?.message === CONNECTION_CLOSED;
 /** Why IoT Core refuses a subscription. */
 const REFUSED_WHY = 'the role needs iot:Subscribe on it (grantWorker gives it)';
 
@@ -243,8 +291,18 @@ export class PushChannel implements Push {
   /** The topic filters the live connection holds, and those it asked for and has no answer to yet. */
   private readonly held = new Set<string>();
   private readonly asking = new Set<string>();
-  /** Topic filters the live connection was refused after it came up (its role's grant): not healthy while the one wanted is. */
-  private readonly refused = new Set<string>();
+  /**
+   * Topic filters refused (a SUBACK 0x80, or IoT Core's way: the connection closed while it
+   * subscribed), remembered across reconnects: its process topic refused, the deployment's
+   * subscription stands in for as long as the channel runs; the deployment's refused, the process
+   * topic stands in while there is one (not healthy while the deployment's is needed), else it is
+   * asked for again at each connection (and forgotten once granted).
+   */
+  private readonly denied = new Set<string>();
+  /** The second wake after a connection came up (SUBSCRIBED_SETTLE_MS); cancelled when it closes. */
+  private settle: Timer | undefined;
+  /** When (monotonic) the last connection attempt began: IoT Core's get IOT_CONNECT_INTERVAL_MS between them. */
+  private lastConnectAt: number | undefined;
   private counts = { received: 0, sent: 0, connections: 0, dropped: 0 };
 
   /** Validates and resolves `options`; nothing connects until run(). @throws ValidationError naming each bad option */
@@ -266,7 +324,7 @@ export class PushChannel implements Push {
    * they would without push (false means slower wakes, not lost leases).
    */
   healthy(): boolean {
-    return this.isLive && !this.refused.has(this.wanted());
+    return this.isLive && !this.denied.has(this.needed());
   }
 
   /**
@@ -301,14 +359,48 @@ export class PushChannel implements Push {
   }
 
   /**
-   * The one topic filter a connection needs: every wake of the deployment, or, with a session, its
-   * process's topic while every watcher is of the process. One whatever the number of leases: IoT
-   * Core holds 50 a connection, and grants a worker no lease topic's filter (only `…/#`, and the
-   * process topics to one with `allLeases`; `#` is literal in a policy).
+   * The one topic filter that brings every watcher its wakes: every wake of the deployment, or, with
+   * a session, its process's topic while every watcher is of the process and it was not refused.
+   * One whatever the number of leases: IoT Core holds 50 a connection, and grants a worker no lease
+   * topic's filter (only `…/#`, and the process topics to one with `allLeases`; `#` is literal in a
+   * policy).
+   */
+  private needed(): string {
+    const own = this.ownTopic();
+    return own === undefined || this.strangers > 0 ? pushSubscription(this.options.tables.leases) : own;
+  }
+
+  /**
+   * The topic filter a connection subscribes to: the one needed, but the process topic in place of
+   * the deployment's once that was refused (the electors of the session keep their wakes; the others poll).
    */
   private wanted(): string {
+    const need = this.needed();
+    const own = this.ownTopic();
+    return own !== undefined && this.denied.has(need) ? own : need;
+  }
+
+  /** The session's process topic, unless there is no session or the topic was refused (the role was granted named leases). */
+  private ownTopic(): string | undefined {
+    if (this.process === undefined) return undefined;
+    const own = processTopic(this.options.tables.leases, this.process);
+    return this.denied.has(own) ? undefined : own;
+  }
+
+  /**
+   * Remembers `filter` as refused (`how`: by a SUBACK 0x80, or by closing the connection, IoT
+   * Core's way), wakes every watcher (their wakes may now come on another topic), and says why.
+   */
+  private deny(filter: string, how: 'suback' | 'closed'): Error {
     const leases = this.options.tables.leases;
-    return this.process === undefined || this.strangers > 0 ? pushSubscription(leases) : processTopic(leases, this.process);
+    const own = this.ownTopic() === filter;
+    this.denied.add(filter);
+    this.wakeAll();
+    const what = how === 'closed' ? `the connection closed while subscribing to ${filter}: IoT Core's answer to a subscription the role may not make` : `subscription to ${filter} refused`;
+    if (!own) return new Error(`${what}: ${REFUSED_WHY}`);
+    return new Error(
+      `${what}: a process topic (the session option) needs iot:Subscribe from grantWorker without leaseNames (allLeases); the channel subscribes to every wake of the deployment (${pushSubscription(leases)}) in its place from now on (leave session out for a role granted named leases)`,
+    );
   }
 
   private countStrangers(by: number): void {
@@ -323,16 +415,18 @@ export class PushChannel implements Push {
   private resubscribe(m: MqttClient): void {
     if (this.mqtt !== m || !this.isLive) return;
     const want = this.wanted();
-    if (!this.held.has(want) && !this.asking.has(want) && !this.refused.has(want)) {
+    if (!this.held.has(want) && !this.asking.has(want) && !this.denied.has(want)) {
       this.asking.add(want);
       m.subscribe(want, { qos: 0 }, (e) => {
         if (this.mqtt !== m) return; // the connection closed: the next one subscribes afresh
+        // the connection closed under it: its close handler tells (IoT Core's refusal, unless by the stop), and the next one subscribes afresh
+        if (e && isClosedUnder(e)) return;
         this.asking.delete(want);
         if (e && !isRefusal(e)) return this.onError(e);
         if (e) {
-          // no wake can come on it: not healthy (the electors poll) while it is wanted, until the next connection
-          this.onError(new Error(`PushChannel: subscription to ${want} refused: ${REFUSED_WHY}`));
-          return this.changeHealth(() => this.refused.add(want));
+          // no wake can come on it: what stands in is subscribed to
+          this.onError(new Error(`PushChannel: ${this.deny(want, 'suback').message}`));
+          return this.resubscribe(m);
         }
         this.held.add(want);
         this.resubscribe(m);
@@ -349,14 +443,16 @@ export class PushChannel implements Push {
   /**
    * Tells the other processes following `lease` that it changed (QoS 0, best effort; nothing while
    * not healthy): on the lease's topic and, with a `session`, on the process topic of `to` (a
-   * hand-off's heir, a vacated lease's successor) if its instance names one. (Without a session the role may have no grant on
-   * process topics, and IoT Core drops a connection that publishes where it may not.)
+   * hand-off's heir, a vacated lease's successor) if its instance names one. (Without a session, or
+   * with its process topic refused, the role may have no grant on process topics, and IoT Core drops
+   * a connection that publishes where it may not.)
    */
   wake(lease: string, revision?: number, to?: string): void {
     const m = this.mqtt;
     if (!m || !this.isLive) return;
     const wake: Wake = { lease, by: 'worker', ...(revision !== undefined ? { revision } : {}) };
-    const heir = this.process !== undefined ? processOf(to) : undefined;
+    // its process topic refused, the role has no grant on process topics either: IoT Core drops a connection that publishes where it may not
+    const heir = this.ownTopic() !== undefined ? processOf(to) : undefined;
     const topics = [...wakeTopics(this.options.tables.leases, lease), ...(heir !== undefined ? wakeTopics(this.options.tables.leases, lease, [heir]) : [])];
     for (const topic of topics) {
       this.counts.sent++;
@@ -382,25 +478,27 @@ export class PushChannel implements Push {
           // refused at once (nothing listens there): no timeout to tell of, however early it stopped
           const refused = (e as { code?: string }).code === 'ECONNREFUSED';
           const told = unsent && !refused ? unsentTold(unsent, CONNECT_TIMEOUT_MS, 'iot') : undefined;
-          const hint = refused ? REFUSED_HINT : told ? `: timed out ${told.how}: ${told.fix}` : upgradeRefused(why);
+          const hint = refused ? REFUSED_HINT : told ? `: timed out ${told.how}: ${told.fix}` : upgradeRefused(why, this.options.iotCore);
           if (!signal.aborted) this.onError(new Error(`PushChannel: could not connect to ${this.options.endpoint} (trying again in ${backoff} ms): ${why}${hint}`, { cause: e }));
           return undefined;
         });
         if (up) {
           const since = this.clock.monotonic();
-          await up.closed;
+          const told = await up.closed;
           if (signal.aborted) break;
           const lasted = Math.round(this.clock.monotonic() - since);
           // it was up a while: start the backoff afresh (a connection closed at once, over and over, backs off on)
           if (lasted >= STABLE_BACKOFFS * this.options.reconnectFirstMs) backoff = this.options.reconnectFirstMs;
           const hint = lasted < TAKEN_OVER_HINT_MS ? '; closed this soon, it may have been taken over: does another process connect with the same clientId?' : '';
-          this.onError(new Error(`PushChannel: the connection to ${this.options.endpoint} closed after ${lasted} ms (its electors poll until it is back; trying again in about ${backoff} ms)${hint}`));
+          // IoT Core's 24-hour limit on a connection: expected, not told (the watchers were, by the health edge); a refusal: told already
+          if (!told && lasted < EXPECTED_CLOSE_AFTER_MS) this.onError(new Error(`PushChannel: the connection to ${this.options.endpoint} closed after ${lasted} ms (its electors poll until it is back; trying again in about ${backoff} ms)${hint}`));
         }
         if (signal.aborted) break;
         await this.clock.sleep(backoff * (0.8 + 0.4 * this.clock.random()), signal);
         backoff = Math.min(backoff * 2, RECONNECT_MAX_MS);
       }
     } finally {
+      this.settle?.cancel();
       this.setLive(false);
       const m = this.mqtt;
       this.mqtt = undefined;
@@ -423,18 +521,29 @@ export class PushChannel implements Push {
     if (!clean) m.stream.destroy();
   }
 
-  /** Opens one connection and subscribes; resolves to `closed`, which settles when it closes. */
-  private async connectOnce(connect: MqttPackage['connect'], signal: AbortSignal): Promise<{ closed: Promise<void> }> {
+  /**
+   * Opens one connection and subscribes; resolves to `closed`, which settles when it closes: to
+   * true if that close was told already (IoT Core's refusal of a subscription asked for on it).
+   */
+  private async connectOnce(connect: MqttPackage['connect'], signal: AbortSignal): Promise<{ closed: Promise<boolean> }> {
     // stopped while the URL is signed: a credentials provider that hangs (STS unreachable) held run() after the stop
     const url = await orAborted(this.connectionUrl(), signal);
-    if (url === undefined) return { closed: Promise.resolve() };
+    if (url === undefined) return { closed: Promise.resolve(false) };
+    if (this.options.iotCore && this.lastConnectAt !== undefined) {
+      // IoT Core takes one CONNECT a second per client id (a small reconnectFirstMs, or a connection closed at once)
+      const wait = this.lastConnectAt + IOT_CONNECT_INTERVAL_MS - this.clock.monotonic();
+      if (wait > 0) await this.clock.sleep(wait, signal);
+      if (signal.aborted) return { closed: Promise.resolve(false) };
+    }
+    this.lastConnectAt = this.clock.monotonic();
     const connecting = tryFollowed(() => connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS }, signal));
     // stopped while connecting: run() does not wait out the connect timeout (a broker that never answers); the connection is ended (connectTelling)
     const m = await orAborted(connecting, signal);
     if (!m) {
       void connecting.catch(() => undefined);
-      return { closed: Promise.resolve() };
+      return { closed: Promise.resolve(false) };
     }
+    let refused = false;
     const closed = new Promise<void>((resolve) => {
       m.once('close', () => resolve());
       const onAbort = () => void this.endGently(m);
@@ -444,12 +553,18 @@ export class PushChannel implements Push {
     if (signal.aborted) {
       // aborted while connecting: the listener above came too late to hear it
       await m.endAsync(true).catch(() => undefined);
-      return { closed };
+      return { closed: closed.then(() => false) };
     }
     m.on('error', (e) => this.onError(e));
     m.on('message', (topic, payload) => this.deliver(topic, payload));
     m.once('close', () => {
-      if (this.mqtt === m) this.mqtt = undefined;
+      if (this.mqtt === m) {
+        // closed while it asked for a filter (not by the stop): IoT Core's refusal of it, told here (the SUBSCRIBE's own callback may come before or after)
+        refused = !signal.aborted && this.asking.size > 0;
+        if (refused) for (const filter of this.asking) this.onError(new Error(`PushChannel: ${this.deny(filter, 'closed').message}`));
+        this.mqtt = undefined;
+      }
+      this.settle?.cancel();
       this.setLive(false);
     });
     // QoS 0: a wake is a hint (a lost one costs a poll's wait), and IoT Core bills a QoS 1 delivery's acknowledgement as a message of its own
@@ -458,27 +573,34 @@ export class PushChannel implements Push {
       await m.subscribeAsync(topic, { qos: 0 });
     } catch (e) {
       await m.endAsync(true).catch(() => undefined);
-      if (!isRefusal(e)) throw e;
-      throw new Error(`subscription to ${topic} refused: ${REFUSED_WHY}${this.process !== undefined ? '; a process topic needs allLeases' : ''}`);
+      // refused (a SUBACK 0x80, or closed under it, IoT Core's way; not by the stop): remembered, so the next connection subscribes to what stands in
+      const how = isRefusal(e) ? 'suback' : isClosedUnder(e) && !signal.aborted ? 'closed' : undefined;
+      if (!how) throw e;
+      throw this.deny(topic, how);
     }
     if (!m.connected || signal.aborted) {
       await m.endAsync(true).catch(() => undefined);
-      if (signal.aborted) return { closed };
+      if (signal.aborted) return { closed: closed.then(() => false) };
       throw new Error('the connection closed while subscribing');
     }
     this.mqtt = m;
     this.counts.connections++;
     this.held.add(topic);
+    // refused before and granted now (a filter with nothing to stand in for it is asked for at each connection): the grant changed
+    this.denied.delete(topic);
     this.setLive(true);
+    // IoT Core may deliver only a while after its SUBACK: a wake published meanwhile is lost, so the watchers read again then
+    this.settle = this.clock.setTimer(SUBSCRIBED_SETTLE_MS, () => void (this.mqtt === m && this.healthy() && this.wakeAll()), { background: true });
     this.resubscribe(m); // watchers that came or went while it subscribed may want the other
     this.startUp.started();
-    return { closed };
+    return { closed: closed.then(() => refused) };
   }
 
   private deliver(topic: string, payload: Buffer): void {
     const leases = this.options.tables.leases;
-    const own = this.process !== undefined && topic === processTopic(leases, this.process);
-    // the subscription to every wake takes in every process's topic too: each such wake also came on its lease's topic
+    const ownTopic = this.ownTopic();
+    const own = ownTopic !== undefined && topic === ownTopic;
+    // the subscription to every wake takes in every process's topic too (its own too, once that was refused): each such wake also came on its lease's topic
     if (!own && isProcessTopic(leases, topic)) return;
     let wake: Wake;
     try {
@@ -496,8 +618,8 @@ export class PushChannel implements Push {
       return;
     }
     this.counts.received++;
-    // each watcher hears one copy of a change: its process's, or its lease topic's
-    for (const w of [...(this.watchers.get(wake.lease) ?? [])]) if (w.onLeaseTopic !== own) this.tell(w.onWake, wake);
+    // each watcher hears one copy of a change: its process's, or its lease topic's (every watcher's, its process topic refused)
+    for (const w of [...(this.watchers.get(wake.lease) ?? [])]) if ((!w.onLeaseTopic && ownTopic !== undefined) === own) this.tell(w.onWake, wake);
   }
 
   /** A change of liveness wakes everyone: a wake may have been missed, and read cadences depend on it. */
@@ -508,7 +630,6 @@ export class PushChannel implements Push {
       // the next connection subscribes afresh
       this.held.clear();
       this.asking.clear();
-      this.refused.clear();
     });
   }
 
@@ -517,6 +638,11 @@ export class PushChannel implements Push {
     const was = this.healthy();
     change();
     if (this.healthy() === was) return;
+    this.wakeAll();
+  }
+
+  /** Tells every watcher to read now (`undefined`: a wake may have been missed). */
+  private wakeAll(): void {
     for (const set of [...this.watchers.values()]) for (const w of [...set]) this.tell(w.onWake, undefined);
   }
 
@@ -555,10 +681,11 @@ export async function presignIotUrl(endpoint: string, region: string, credential
   const path = url.pathname === '/' || url.pathname === '' ? '/mqtt' : url.pathname;
   const signer = new SignatureV4({ service: 'iotdevicegateway', region, credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey }, sha256: Hash.bind(null, 'sha256') });
   const signed = await signer.presign(
-    { method: 'GET', protocol: 'wss:', hostname: url.hostname, path, headers: { host: url.hostname }, query: {} },
+    // the host with its port, if not 443 (a custom domain's): what the WebSocket's Host header carries, and so what IoT Core checks the signature against
+    { method: 'GET', protocol: 'wss:', hostname: url.hostname, ...(url.port ? { port: Number(url.port) } : {}), path, headers: { host: url.host }, query: {} },
     { expiresIn: PRESIGN_EXPIRES_SECONDS, signingDate: new Date(now) },
   );
   const query = new URLSearchParams(signed.query as Record<string, string>);
   if (credentials.sessionToken) query.set('X-Amz-Security-Token', credentials.sessionToken);
-  return `wss://${url.hostname}${path}?${query.toString()}`;
+  return `wss://${url.host}${path}?${query.toString()}`;
 }

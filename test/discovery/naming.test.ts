@@ -44,7 +44,7 @@ describe('parseAddress', () => {
     { raw: '[::]:8080', why: /wildcard address/ },
     { raw: '::', why: /wildcard address/ },
     { raw: 'http://undefined:8080', why: /unset variable/ },
-    // found by a review (2026-12-07): each was named, pointing every client at itself; advertise
+    // found by a review (2026-12-06): each was named, pointing every client at itself; advertise
     // takes them (local mode's workers are reached on loopback), so discovery refuses them
     { raw: 'http://127.0.0.1:8080', why: /"http:\/\/127\.0\.0\.1:8080" is a loopback address/ },
     { raw: '127.0.0.53:8080', why: /loopback address/ },

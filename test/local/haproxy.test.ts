@@ -153,7 +153,7 @@ describe('haproxyConfig', () => {
 });
 
 describe('a server\'s host, as the server line and the state file hold it', () => {
-  // found by a review (2026-12-07): any text was written as it was, so "127.0.0.1 weight 0" passed
+  // found by a review (2026-12-06): any text was written as it was, so "127.0.0.1 weight 0" passed
   // (a setting HAProxy read from the server line) and made the state file unreadable, that server
   // starting up: the protection of every server starting down, silently undone
   it.each(['127.0.0.1 weight 0', '127.0.0.1 backup', '127.0.0.1#x', 'ipv4@127.0.0.1', '${WORKER_HOST}', '"127.0.0.1"', '[::1', '999.999.999.999', 'bad_.host!', ''])('refuses %j, naming the field and the fix', (host) => {

@@ -61,6 +61,27 @@ function channel(endpoint: string, tables: string | TableNames, errors: Error[] 
 }
 
 describe('push broker: IoT Core on loopback', () => {
+  // a review (2026-12-06): it answered SUBACK 0x80, which IoT Core (MQTT 3.1.1) never does: it closes the connection
+  it('answers a subscription it refuses as IoT Core does, by closing the connection: one past 50 a connection, or one its `subscribable` refuses (a role granted named leases and a process topic)', async () => {
+    const b = await startPushBroker({ subscribable: (filter) => !filter.includes('/process/') });
+    cleanups.push(() => b.stop());
+    const connect = async () => {
+      const m = await connectAsync(b.wsEndpoint, { clientId: `test-${randomUUID()}`, protocolVersion: 4, reconnectPeriod: 0 }, false);
+      cleanups.push(() => m.endAsync(true));
+      return m;
+    };
+    const full = await connect();
+    for (let i = 0; i < 50; i++) await full.subscribeAsync(`conclave/q-leases/lease/l${i}`, { qos: 0 });
+    const fullClosed = new Promise<void>((resolve) => full.once('close', () => resolve()));
+    await expect(full.subscribeAsync('conclave/q-leases/lease/l50', { qos: 0 })).rejects.toThrow('Connection closed');
+    await fullClosed;
+    const named = await connect();
+    await named.subscribeAsync('conclave/q-leases/#', { qos: 0 });
+    const namedClosed = new Promise<void>((resolve) => named.once('close', () => resolve()));
+    await expect(named.subscribeAsync('conclave/q-leases/process/p1', { qos: 0 })).rejects.toThrow('Connection closed');
+    await namedClosed;
+  });
+
   it('the unmodified IoTDataPlaneClient publishes (POST /topics/{topic}?qos=1) and a subscriber to conclave/<table>/# receives it', async () => {
     const b = await broker();
     const table = `t-${randomUUID().slice(0, 8)}-leases`;

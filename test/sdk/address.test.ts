@@ -130,7 +130,7 @@ describe('advertise', () => {
     expect(refused(advertise).message).toMatch(why);
   });
 
-  // found by a review (2026-12-07): each was taken and published as written (the lease, events, the
+  // found by a review (2026-12-06): each was taken and published as written (the lease, events, the
   // Conclave-Address header, Cloud Map's attributes); the password is not in the message
   it.each(['http://admin:s3cret@10.0.0.7:8080/', 'http://user@10.0.0.1:8080/a:1', 'grpc://:s3cret@svc.local:50051', 'https://@leader.example.com'])('refuses %s: its URL carries credentials, and says what to give instead', (advertise) => {
     const e = refused(advertise);

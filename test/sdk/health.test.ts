@@ -569,7 +569,7 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     { from: '127.0.0.2', what: 'another address' },
     { from: '127.0.0.1', what: "the check's own address (one NAT in front of both)" },
   ])('maxConnections: a client holding the cap from $what with requests it never finishes does not shut a check out: its oldest is closed (it closed every check)', async ({ from }) => {
-    // found by a review (2026-12-07): only idle connections were closed, else the new one (counted
+    // found by a review (2026-12-06): only idle connections were closed, else the new one (counted
     // idle), so 8 connections each with a request line sent and no more had every check closed at once
     const accepted: Socket[] = []; // the server's side of each connection, as node:net publishes it
     const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);

@@ -34,6 +34,30 @@ function setClock(): Clock & { mono: number } {
   const c = { ...systemClock, mono: 0, monotonic: () => c.mono };
   return c;
 }
+/**
+ * The machine's sleeps (the reconnect backoff), and timers and a monotonic clock the test moves:
+ * `advance(ms)` fires the timers it passes, as the channel's clock would, with no wait.
+ */
+function timerClock(): Clock & { advance(ms: number): void } {
+  let mono = 0;
+  const timers: { at: number; fn: () => void; done: boolean }[] = [];
+  return {
+    ...systemClock,
+    monotonic: () => mono,
+    setTimer(ms, fn) {
+      const t = { at: mono + ms, fn, done: false };
+      timers.push(t);
+      return { cancel: () => void (t.done = true) };
+    },
+    advance(ms) {
+      mono += ms;
+      for (const t of timers.filter((x) => !x.done && x.at <= mono)) {
+        t.done = true;
+        t.fn();
+      }
+    },
+  };
+}
 /** Whether `p` has settled, polled by waitFor. */
 function settled(p: Promise<unknown>): () => boolean {
   let done = false;
@@ -132,7 +156,8 @@ describe('PushChannel under faults', () => {
   });
 
   it.each([
-    ['403', "the broker refused the WebSocket; for IoT Core, the URL's signature: the worker's credentials (expired, or not valid), or this machine's clock more than 5 minutes off"],
+    // an endpoint whose name is none of IoT Core's is not signed (a review, 2026-12-06: the hint blamed a signature there was none of)
+    ['403', "the broker refused the WebSocket, and the URL was not signed (the endpoint's name is none of IoT Core's): for IoT Core behind another name (a custom domain), give the option iotCore: true (and client), which signs it with SigV4"],
     ['404', 'nothing answers at that path: give the stack output PushEndpoint as it is (wss://<id>-ats.iot.<region>.amazonaws.com/mqtt)'],
   ])('a WebSocket upgrade the endpoint refuses with HTTP %s (IoT Core and a bad signature; a wrong path): told by its status and what to check, not mqtt.js\'s bare "Couldn\'t connect to server"', async (status, why) => {
     const refusing = createHttpServer((_, res) => void res.writeHead(Number(status)).end());
@@ -399,5 +424,182 @@ describe('PushChannel under faults', () => {
       await new Promise<void>((resolve) => wss.close(() => resolve()));
       await new Promise<void>((resolve) => aedes.close(() => resolve()));
     }
+  });
+
+  // a review (2026-12-06): IoT Core (MQTT 3.1.1) answers a subscription the policy refuses by closing
+  // the connection, no SUBACK 0x80; the channel took that for a dropped connection, over and over
+  it("its process topic refused as IoT Core refuses it, by closing the connection (a role granted named leases): told once and why, the deployment's subscription stands in, and its electors' wakes come on their leases' topics", async () => {
+    const named = await startPushBroker({ subscribable: (filter) => !filter.includes('/process/') });
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: named.wsEndpoint, tables: 'named', session: { process: 'p1' }, reconnectFirstMs: 50, onError: (e) => void errors.push(e) });
+    const got: string[] = [];
+    const own = channel.watch('jobs', (w) => void (w && got.push(`${w.lease} ${w.revision}`)), 'a_1@p1');
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    const data = new IoTDataPlaneClient({ endpoint: named.httpEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    const publish = (topic: string, wake: Wake) => data.send(new PublishCommand({ topic, qos: 1, payload: new TextEncoder().encode(JSON.stringify(wake)) }));
+    try {
+      // before the fix: "could not connect ... Connection closed", at every try, and never healthy
+      await waitFor('connected, or told twice', () => channel.healthy() || errors.length >= 2);
+      const table = channel.options.tables.leases;
+      expect(errors.map((e) => e.message)).toEqual([
+        `PushChannel: could not connect to ${named.wsEndpoint} (trying again in 50 ms): the connection closed while subscribing to ${processTopic(table, 'p1')}: IoT Core's answer to a subscription the role may not make: a process topic (the session option) needs iot:Subscribe from grantWorker without leaseNames (allLeases); the channel subscribes to every wake of the deployment (conclave/named-leases/#) in its place from now on (leave session out for a role granted named leases)`,
+      ]);
+      expect(channel.healthy()).toBe(true);
+      expect(named.stats().subscriptions).toBe(1);
+      // a copy on its process topic (IoT Core would not deliver it: no iot:Receive there), then the lease topic's: heard once
+      await publish(processTopic(table, 'p1'), { lease: 'jobs', revision: 1, by: 'stream' });
+      await publish(plainPushTopic(table, 'jobs'), { lease: 'jobs', revision: 2, by: 'stream' });
+      await waitFor("the lease topic's wake", () => got.length > 0);
+      expect(got).toEqual(['jobs 2']);
+      // a hand-off's wake: not on the heir's process topic, where the role may not publish either (IoT Core drops the connection)
+      channel.wake('jobs', 3, 'b_2@p2');
+      await waitFor('its own wake back', () => got.length > 1);
+      expect(got).toEqual(['jobs 2', 'jobs 3']);
+      expect(named.stats().workerPublished).toBe(1);
+      expect(errors.length).toBe(1);
+      own();
+    } finally {
+      stop.abort();
+      await run;
+      data.destroy();
+      await named.stop();
+    }
+  });
+
+  it("its process topic refused by a close when it switches back to it (the last elector not on its session left): told, and the deployment's subscription stands in on the next connection, for good", async () => {
+    const named = await startPushBroker({ subscribable: (filter) => !filter.includes('/process/') });
+    const errors: Error[] = [];
+    const channel = new PushChannel({ endpoint: named.wsEndpoint, tables: 'named2', session: { process: 'p1' }, reconnectFirstMs: 50, onError: (e) => void errors.push(e) });
+    const got: number[] = [];
+    const own = channel.watch('jobs', (w) => void (w && got.push(w.revision!)), 'a_1@p1');
+    const stranger = channel.watch('other', () => undefined, 'w1_u');
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    const data = new IoTDataPlaneClient({ endpoint: named.httpEndpoint, region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    try {
+      await channel.ready; // on the deployment's subscription: an elector not on its session watches
+      expect(errors).toEqual([]);
+      stranger(); // it asks for its process topic: the broker closes the connection
+      await waitFor('the refusal told', () => errors.length > 0);
+      expect(errors[0]!.message).toMatch(/^PushChannel: the connection closed while subscribing to conclave\/named2-leases\/process\/p1: IoT Core's answer to a subscription the role may not make: a process topic \(the session option\) needs iot:Subscribe from grantWorker without leaseNames \(allLeases\)/);
+      // before the fix: the next connection asked for the process topic again, and was closed again, for ever
+      await waitFor('back, on the deployment’s subscription', () => channel.healthy() && channel.stats.connections === 2 && named.stats().subscriptions === 1);
+      const table = channel.options.tables.leases;
+      await data.send(new PublishCommand({ topic: plainPushTopic(table, 'jobs'), qos: 1, payload: new TextEncoder().encode(JSON.stringify({ lease: 'jobs', revision: 4, by: 'stream' })) }));
+      await waitFor('the wake', () => got.length > 0);
+      expect(got).toEqual([4]);
+      expect(errors.filter((e) => /closed while subscribing/.test(e.message)).length).toBe(1);
+      own();
+    } finally {
+      stop.abort();
+      await run;
+      data.destroy();
+      await named.stop();
+    }
+  });
+
+  // a review (2026-12-06): IoT Core ends every WebSocket connection after 24 hours, which was told as a fault each day
+  it('a connection IoT Core closed after its 24 hours: connected again without a fault told, and the watchers told it went and came back', async () => {
+    const p = await proxy();
+    const errors: Error[] = [];
+    const clock = setClock();
+    const channel = new PushChannel({ endpoint: p.endpoint, tables: 'daily', reconnectFirstMs: 100, clock, onError: (e) => errors.push(e) });
+    const told: boolean[] = [];
+    const unwatch = channel.watch('jobs', (w) => void (w === undefined && told.push(channel.healthy())));
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    try {
+      await waitFor('connected', () => channel.healthy());
+      clock.mono += 24 * 3_600_000; // up a day, by the channel's clock
+      p.dropAll();
+      await waitFor('down', () => !channel.healthy());
+      await waitFor('back', () => channel.healthy() && channel.stats.connections === 2);
+      expect(errors).toEqual([]); // before the fix: "the connection to ... closed after 86400000 ms ..."
+      // told it went (to poll) and came back (to read now), as after any close
+      const down = told.indexOf(false);
+      expect(down).toBeGreaterThan(0);
+      expect(told.slice(down + 1)).toContain(true);
+    } finally {
+      unwatch();
+      stop.abort();
+      await run;
+      p.close();
+    }
+  });
+
+  // a review (2026-12-06): IoT Core may deliver only a while after its SUBACK; the watchers read once, at the health edge, and a wake published meanwhile was lost
+  it('the watchers are woken again a while after the connection came up (on its clock), not after it closed', async () => {
+    const p = await proxy();
+    const clock = timerClock();
+    const channel = new PushChannel({ endpoint: p.endpoint, tables: 'settle', reconnectFirstMs: 30_000, clock, onError: () => undefined });
+    let woken = 0;
+    const unwatch = channel.watch('jobs', (w) => void (w === undefined && woken++));
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    const done = settled(run);
+    try {
+      await waitFor('connected', () => channel.healthy());
+      expect(woken).toBe(1); // the health edge
+      clock.advance(1_000);
+      expect(woken).toBe(1);
+      clock.advance(1_000);
+      expect(woken).toBe(2); // before the fix: 1, for good
+      clock.advance(60_000);
+      expect(woken).toBe(2);
+    } finally {
+      stop.abort();
+      await waitFor('run() to resolve', () => (clock.advance(1_000), done()));
+    }
+    // a second connection, dropped before its wake is due: none comes after the drop's
+    const again = new PushChannel({ endpoint: p.endpoint, tables: 'settle2', reconnectFirstMs: 30_000, clock, onError: () => undefined });
+    let wokenAgain = 0;
+    const unwatchAgain = again.watch('jobs', (w) => void (w === undefined && wokenAgain++));
+    const stop2 = new AbortController();
+    const run2 = again.run(stop2.signal);
+    const done2 = settled(run2);
+    try {
+      await waitFor('connected', () => again.healthy());
+      p.dropAll();
+      await waitFor('down', () => !again.healthy());
+      expect(wokenAgain).toBe(2); // up, and down
+      clock.advance(5_000); // its next try waits 30 s on the machine's clock: still down
+      expect(wokenAgain).toBe(2);
+    } finally {
+      unwatch();
+      unwatchAgain();
+      stop2.abort();
+      await waitFor('run() to resolve', () => (clock.advance(1_000), done2()));
+      p.close();
+    }
+  });
+
+  // a review (2026-12-06): IoT Core takes one CONNECT a second per client id; reconnectFirstMs goes down to 10 ms
+  it('to IoT Core (a signed endpoint), two connection attempts are at least 1 s apart on its clock, whatever reconnectFirstMs', async () => {
+    // takes each TCP connection and drops it (the TLS handshake fails): every attempt fails at once
+    const accepted: number[] = [];
+    let mono = 0;
+    // no time passes but what the channel sleeps: its sleeps move the clock, at once
+    const clock: Clock = { ...systemClock, monotonic: () => mono, sleep: async (ms, signal) => void (signal?.aborted || (mono += Math.max(0, ms))) };
+    const server = createServer((s) => {
+      accepted.push(mono);
+      s.destroy();
+    });
+    const port = await listenOnLoopback(server);
+    const client = new DynamoDBClient({ region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    const channel = new PushChannel({ endpoint: `wss://127.0.0.1:${port}/mqtt`, iotCore: true, client, tables: 'floor', reconnectFirstMs: 10, clock, onError: () => undefined });
+    const stop = new AbortController();
+    const run = channel.run(stop.signal);
+    try {
+      await waitFor('five attempts', () => accepted.length >= 5);
+    } finally {
+      stop.abort();
+      await run;
+      server.close();
+      client.destroy();
+    }
+    const gaps = accepted.slice(1, 5).map((t, i) => t - accepted[i]!);
+    // before the fix: 8-12, 16-24, 32-48, 64-96 ms (the backoff alone)
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(1_000);
   });
 });

@@ -11,6 +11,7 @@ import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js
 import { hashedPushTopic, plainPushTopic, pushClientIdPrefix, type Wake } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { awsTime, PushChannel, presignIotUrl } from '../../lib/sdk/push-channel.js';
+import { Session } from '../../lib/sdk/session.js';
 import { LOCAL_CREDENTIALS, localClient } from '../../lib/stores/client.js';
 import { waitFor } from './harness.js';
 import { listenOnLoopback } from '../support.js';
@@ -83,7 +84,48 @@ describe('PushChannel', () => {
     expect(iot('wss://mqtt.example.com/mqtt', { iotCore: true })).toBe(true);
     expect(() => new PushChannel({ endpoint: 'wss://mqtt.example.com/mqtt', iotCore: true })).toThrow(/client: is required for an IoT Core endpoint/);
     expect(iot(`wss://${vpce[0]}/mqtt`, { iotCore: false })).toBe(false);
+    // a review (2026-12-06): IoT Core's FIPS and dual-stack (IPv6) names were taken for a broker of their own, connected to unsigned
+    for (const host of ['data.iot-fips.us-east-1.amazonaws.com', 'abc123-ats.iot.us-east-1.api.aws', 'data.iot-fips.us-gov-west-1.amazonaws.com']) {
+      expect(iot(`wss://${host}/mqtt`), host).toBe(true);
+    }
+    expect(iot('wss://iot.example.api.aws.example.com/mqtt')).toBe(false);
     client.destroy();
+  });
+
+  // a review (2026-12-06): a Session of named leases was taken, and its process topic, which such a role may not subscribe to, asked for
+  it("refuses a Session of named leases (its process topic needs allLeases), naming the option and what to do", () => {
+    const client = new DynamoDBClient({ region: 'us-east-1', credentials: LOCAL_CREDENTIALS });
+    try {
+      const named = new Session({ client, tables: 'acme', leaseNames: ['nightly-report', 'billing-sync'] });
+      let err: unknown;
+      try {
+        new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', session: named });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).issues).toEqual([{ field: 'session', message: expect.stringMatching(/^is a Session of named leases \(its leaseNames: nightly-report, billing-sync\): its process topic needs the grant of a worker with allLeases \(grantWorker without leaseNames\).*Leave session out/) as unknown }]);
+      // a Session of every lease is taken
+      expect(() => new PushChannel({ endpoint: broker.wsEndpoint, tables: 'acme', session: new Session({ client, tables: 'acme' }) })).not.toThrow();
+    } finally {
+      client.destroy();
+    }
+  });
+
+  // a review (2026-12-06): a custom domain's port was left out of the signed URL (and of the host signed)
+  it("signs a custom domain's URL with its port, and the host it signs is the one the WebSocket sends (with the port)", async () => {
+    const creds = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
+    const at = Date.UTC(2026, 11, 7, 1, 2, 3);
+    const url = new URL(await presignIotUrl('wss://iot.example.com:8443/mqtt', 'eu-west-1', creds, at));
+    expect(url.host).toBe('iot.example.com:8443');
+    expect(url.pathname).toBe('/mqtt');
+    const bare = new URL(await presignIotUrl('wss://iot.example.com/mqtt', 'eu-west-1', creds, at));
+    expect(bare.host).toBe('iot.example.com');
+    // the host header signed differs, so does the signature; 443 is no port of its own
+    expect(url.searchParams.get('X-Amz-Signature')).not.toBe(bare.searchParams.get('X-Amz-Signature'));
+    const explicit = new URL(await presignIotUrl('wss://iot.example.com:443/mqtt', 'eu-west-1', creds, at));
+    expect(explicit.host).toBe('iot.example.com');
+    expect(explicit.searchParams.get('X-Amz-Signature')).toBe(bare.searchParams.get('X-Amz-Signature'));
   });
 
   it("drops a wake whose lease is not its topic's (either form): publish rights are per topic, so a worker of one lease cannot wake another's electors", async () => {
