@@ -452,7 +452,7 @@ export class Conclave extends Construct {
         : undefined;
     if (this.leaderDiscovery) {
       const a = this.leaderDiscovery.alarms;
-      this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Leader discovery', width: 24, alarms: [a.deadLetters, a.functionErrors] }));
+      this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Leader discovery', width: 24, alarms: [a.deadLetters, a.functionErrors, a.namesUnswept] }));
     }
 
     if (regions) {

@@ -31,6 +31,7 @@ import {
   DISCOVERY_EVENT_SOURCE,
   DISCOVERY_FUNCTION,
   DISCOVERY_SWEEP,
+  DISCOVERY_SWEEP_LEFT_METRIC,
   DISCOVERY_TABLE,
   LEASE_PLACEHOLDER,
   qualifiedRecordName,
@@ -41,6 +42,7 @@ import { builtFunction } from './functions.js';
 import { deletionProtectionFor } from './tables.js';
 import { acknowledgeKeyWildcards, allowEventBridgeToUse } from './grants.js';
 import { conclaveAlarm } from './monitoring.js';
+import { NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
 import { acknowledgeFinding } from './nag.js';
 import { deadLetterQueue } from './queues.js';
 import type { LeaderDiscoverySettingsSchema } from './settings.js';
@@ -109,9 +111,15 @@ export interface ConclaveLeaderDiscovery {
   readonly service: servicediscovery.Service | undefined;
   /** The record name, fully qualified, `{lease}` standing for the lease (with `route53`). */
   readonly recordName: string | undefined;
-  /** A message in the dead-letter queue; the function failing in two 5-minute periods in a row. */
-  readonly alarms: { readonly deadLetters: cloudwatch.Alarm; readonly functionErrors: cloudwatch.Alarm };
+  /**
+   * A message in the dead-letter queue; the function failing in two 5-minute periods in a row; the
+   * sweep leaving names unjudged five minutes in a row (a name may point at a leader whose term is over).
+   */
+  readonly alarms: { readonly deadLetters: cloudwatch.Alarm; readonly functionErrors: cloudwatch.Alarm; readonly namesUnswept: cloudwatch.Alarm };
 }
+
+/** Sweeps in a row that left names unjudged before the `namesUnswept` alarm: a passing fault heals by then. */
+const UNSWEPT_MINUTES = 5;
 
 /** The props as LeaderDiscoverySettingsSchema reads them: constructs given are `true`, the zone is its name (`null` when it has none at synth), the TTL in seconds. */
 export function leaderDiscoveryData(p: LeaderDiscoveryProps): Record<string, unknown> {
@@ -294,6 +302,13 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
         metric: this.fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
         threshold: 1,
         evaluationPeriods: 2,
+      }),
+      namesUnswept: alarm('UnsweptAlarm', {
+        alarmDescription: `The ${DISCOVERY_FUNCTION.name} function's sweep left leaders' names unjudged in each of the last ${UNSWEPT_MINUTES} minutes (its reads of the leases, or its writes to ${where}, failed, or it ran short of time): a name may point at a leader whose term is over until a sweep judges it. See its log group ("sweep: lease left for the next sweep", "sweep failed").`,
+        metric: new cloudwatch.Metric({ namespace: NAMESPACE, metricName: DISCOVERY_SWEEP_LEFT_METRIC, dimensionsMap: { service: SERVICE, function: DISCOVERY_FUNCTION.name }, statistic: 'Sum', period: Duration.minutes(DISCOVERY_SWEEP.everyMinutes) }),
+        threshold: 1,
+        // a minute whose sweep left nothing has no datapoint: not breaching (conclaveAlarm's default)
+        evaluationPeriods: UNSWEPT_MINUTES / DISCOVERY_SWEEP.everyMinutes,
       }),
     };
   }

@@ -21,7 +21,7 @@ import { sweepNames, type SweepResult } from './sweep.js';
 import { cloudMapNaming } from './cloud-map.js';
 import { route53Naming } from './route53.js';
 import { DiscoveryStateStore } from './state-store.js';
-import { DISCOVERY_ENV, DISCOVERY_FUNCTION } from './wiring.js';
+import { DISCOVERY_ENV, DISCOVERY_FUNCTION, DISCOVERY_SWEEP_LEFT_METRIC } from './wiring.js';
 
 /** Writes to leaders' names, by outcome (a dimension): what the function did. */
 export const DISCOVERY_METRIC = 'conclave_leader_name_writes';
@@ -71,8 +71,6 @@ const isSchedule = (event: unknown): boolean => {
   return source === 'aws.scheduler' || (source === 'aws.events' && (event as { 'detail-type'?: unknown })['detail-type'] === 'Scheduled Event');
 };
 
-/** Leases a sweep left for the next (a read or a write failed, the time ran short; every lease when the table's scan failed): a metric, by the function. */
-export const DISCOVERY_SWEEP_LEFT_METRIC = 'conclave_leader_names_unswept';
 
 /**
  * The sweep (lib/discovery/sweep.ts): each name judged by its lease; what it changed logged. Never

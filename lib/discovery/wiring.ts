@@ -60,6 +60,12 @@ export const DISCOVERY_ENV = {
 export const DISCOVERY_SWEEP = { everyMinutes: 1 } as const;
 
 /**
+ * Leases a sweep left for the next (a read or a write failed, the time ran short; every lease when
+ * the table's scan failed): a metric, by the function (the construct's `namesUnswept` alarm).
+ */
+export const DISCOVERY_SWEEP_LEFT_METRIC = 'conclave_leader_names_unswept';
+
+/**
  * The events the function is invoked on (the rule's detail-types): a new term (Leader Elected:
  * every new term has one; Leader Changed comes with it, from the same change, with the same token
  * and address, so it is not subscribed) and the ends of a term with no new leader yet (Lease

@@ -15,7 +15,7 @@ import { cloudMapNaming } from '../../lib/discovery/cloud-map.js';
 import type { DiscoveryFunctionDeps } from '../../lib/discovery/handler.js';
 import { DiscoveryStateStore } from '../../lib/discovery/state-store.js';
 import { sweepChange, sweepNames, SWEEP_MARGIN_MS } from '../../lib/discovery/sweep.js';
-import { DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
+import { DISCOVERY_FUNCTION, DISCOVERY_SWEEP_LEFT_METRIC, DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
 import { observability } from '../../lib/functions/observability.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { leadershipOf } from '../../lib/sdk/get-leader.js';
@@ -80,15 +80,20 @@ describe('the sweep', () => {
     for (const w of seenWithin) expect(w >= 0 && w <= 30_000 - SWEEP_MARGIN_MS, String(w)).toBe(true);
   });
 
-  it('a sweep whose scan fails is told (a metric of leases left) and returns: never thrown', async () => {
+  it('a sweep whose scan fails is told (a metric of leases left, which the namesUnswept alarm watches) and returns: never thrown', async () => {
     const clock = manualClock(T0);
+    const seen = observability(DISCOVERY_FUNCTION.name, 'SILENT');
+    const counted: unknown[][] = [];
+    const addMetric = seen.metrics.addMetric.bind(seen.metrics);
+    seen.metrics.addMetric = (...args: Parameters<typeof addMetric>) => (counted.push(args), addMetric(...args));
     const handler = makeHandler({
       discovery: { state: new DiscoveryStateStore(t.client, `${table}-missing`), naming: cloudMapNaming(aws.cloudMap(), aws.serviceId), clock },
       leadershipOf: () => Promise.reject(new Error('not reached')),
       leases: undefined,
-      ...observability('leaderDiscovery', 'SILENT'),
+      ...seen,
     });
     expect(await handler(schedule, context)).toMatchObject({ judged: 0, left: ['*'], errors: [{ lease: '*', error: expect.objectContaining({ name: 'ResourceNotFoundException' }) }] });
+    expect(counted).toEqual([[DISCOVERY_SWEEP_LEFT_METRIC, 'Count', 1]]);
   });
 
   it("clears the name of a holder that crashed with nobody after it (no event ever comes), and leaves a live holder's", async () => {

@@ -17,7 +17,8 @@ import { Conclave, type ConclaveProps } from '../../infra/conclave.js';
 import { parseAddress } from '../../lib/discovery/address.js';
 import type { LeaderTarget } from '../../lib/discovery/naming.js';
 import { route53Naming } from '../../lib/discovery/route53.js';
-import { DISCOVERY_DETAIL_TYPES, DISCOVERY_ENV, DISCOVERY_FUNCTION } from '../../lib/discovery/wiring.js';
+import { DISCOVERY_DETAIL_TYPES, DISCOVERY_ENV, DISCOVERY_FUNCTION, DISCOVERY_SWEEP_LEFT_METRIC } from '../../lib/discovery/wiring.js';
+import { NAMESPACE, SERVICE } from '../../lib/functions/metrics.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { fakeAws, type FakeAws, type RecordedCall } from '../discovery/fake-aws.js';
 import { globMatches, resolveArn } from './iam.js';
@@ -176,8 +177,20 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
     expect(table.Properties['StreamSpecification']).toBeUndefined();
   });
 
-  it('alarms on a dead letter and on failing invocations, shown on the dashboard', () => {
+  it("alarms on a dead letter, on failing invocations, and on sweeps leaving names unjudged five minutes in a row (the function's own metric), shown on the dashboard", () => {
     const d = c.leaderDiscovery!;
+    t.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: NAMESPACE,
+      MetricName: DISCOVERY_SWEEP_LEFT_METRIC,
+      // as the function's Metrics publish it (lib/functions/observability.ts: service, and the function's name)
+      Dimensions: [{ Name: 'function', Value: DISCOVERY_FUNCTION.name }, { Name: 'service', Value: SERVICE }],
+      Statistic: 'Sum',
+      Period: 60,
+      Threshold: 1,
+      EvaluationPeriods: 5,
+      TreatMissingData: 'notBreaching',
+    });
+    expect(JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!['Properties'].DashboardBody)).toContain(logicalId(s.stack, d.alarms.namesUnswept));
     t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'ApproximateNumberOfMessagesVisible', Dimensions: [{ Name: 'QueueName', Value: getAtt(id.dlq, 'QueueName') }], Threshold: 1, EvaluationPeriods: 1 });
     t.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'Errors', Dimensions: [{ Name: 'FunctionName', Value: { Ref: id.fn } }], Threshold: 1, EvaluationPeriods: 2 });
     const body = JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!['Properties'].DashboardBody);
