@@ -51,7 +51,7 @@ export const PushChannelOptionsSchema = z.strictObject(
      * every wake of the deployment (put the electors on the session to keep to the process's own).
      * Needs the grant of a worker with `allLeases`; a role granted named leases leaves this out (a
      * Session with `leaseNames` is refused). Should IoT Core refuse the process topic all the same
-     * (it closes the connection), the channel subscribes to the deployment's in its place for as
+     * (it closes the connection: two connections in a row closed so), the channel subscribes to the deployment's in its place for as
      * long as it runs, and says so to onError once.
      * @default none: one subscription to every wake of the deployment (`conclave/<leases table>/#`),
      * the cheaper for a few processes
@@ -254,6 +254,12 @@ const CONNECTION_CLOSED = 'Connection closed';
  * a SUBSCRIBE its policy does not allow, or one past its 50 a connection. It sends no SUBACK 0x80.
  */
 const isClosedUnder = (e: unknown): boolean => (e as Error | null)?.message === CONNECTION_CLOSED;
+/**
+ * Connections in a row closed while subscribing to one filter before it is taken as refused: IoT
+ * Core refuses by closing each (no SUBACK refusal); one close is as likely a network drop, after
+ * which the filter is asked for again.
+ */
+const CLOSES_TO_DENY = 2;
 /** Why IoT Core refuses a subscription. */
 const REFUSED_WHY = 'the role needs iot:Subscribe on it (grantWorker gives it)';
 
@@ -299,6 +305,12 @@ export class PushChannel implements Push {
    * asked for again at each connection (and forgotten once granted).
    */
   private readonly denied = new Set<string>();
+  /**
+   * Connections in a row that closed while subscribing to a filter, by filter: IoT Core's refusal
+   * closes every one (CLOSES_TO_DENY of them deny it), a network drop the one it met (a
+   * subscription granted since forgets them).
+   */
+  private readonly closedUnder = new Map<string, number>();
   /** The second wake after a connection came up (SUBSCRIBED_SETTLE_MS); cancelled when it closes. */
   private settle: Timer | undefined;
   /** When (monotonic) the last connection attempt began: IoT Core's get IOT_CONNECT_INTERVAL_MS between them. */
@@ -388,6 +400,16 @@ export class PushChannel implements Push {
   }
 
   /**
+   * A connection closed while subscribing to `filter` (not by the stop): the refusal (deny) once
+   * CLOSES_TO_DENY connections in a row did so, else undefined (asked for again on the next one).
+   */
+  private closedWhileSubscribing(filter: string): Error | undefined {
+    const closes = (this.closedUnder.get(filter) ?? 0) + 1;
+    this.closedUnder.set(filter, closes);
+    return closes >= CLOSES_TO_DENY ? this.deny(filter, 'closed') : undefined;
+  }
+
+  /**
    * Remembers `filter` as refused (`how`: by a SUBACK 0x80, or by closing the connection, IoT
    * Core's way), wakes every watcher (their wakes may now come on another topic), and says why.
    */
@@ -396,7 +418,7 @@ export class PushChannel implements Push {
     const own = this.ownTopic() === filter;
     this.denied.add(filter);
     this.wakeAll();
-    const what = how === 'closed' ? `the connection closed while subscribing to ${filter}: IoT Core's answer to a subscription the role may not make` : `subscription to ${filter} refused`;
+    const what = how === 'closed' ? `the connection closed while subscribing to ${filter}, ${CLOSES_TO_DENY} times in a row: IoT Core's answer to a subscription the role may not make` : `subscription to ${filter} refused`;
     if (!own) return new Error(`${what}: ${REFUSED_WHY}`);
     return new Error(
       `${what}: a process topic (the session option) needs iot:Subscribe from grantWorker without leaseNames (allLeases); the channel subscribes to every wake of the deployment (${pushSubscription(leases)}) in its place from now on (leave session out for a role granted named leases)`,
@@ -429,6 +451,7 @@ export class PushChannel implements Push {
           return this.resubscribe(m);
         }
         this.held.add(want);
+        this.closedUnder.delete(want);
         this.resubscribe(m);
       });
     }
@@ -559,9 +582,12 @@ export class PushChannel implements Push {
     m.on('message', (topic, payload) => this.deliver(topic, payload));
     m.once('close', () => {
       if (this.mqtt === m) {
-        // closed while it asked for a filter (not by the stop): IoT Core's refusal of it, told here (the SUBSCRIBE's own callback may come before or after)
-        refused = !signal.aborted && this.asking.size > 0;
-        if (refused) for (const filter of this.asking) this.onError(new Error(`PushChannel: ${this.deny(filter, 'closed').message}`));
+        // closed while it asked for a filter (not by the stop): IoT Core's refusal of it once closed so in a row, told here (the SUBSCRIBE's own callback may come before or after)
+        for (const filter of signal.aborted ? [] : this.asking) {
+          const denial = this.closedWhileSubscribing(filter);
+          if (denial) this.onError(new Error(`PushChannel: ${denial.message}`));
+          refused ||= denial !== undefined;
+        }
         this.mqtt = undefined;
       }
       this.settle?.cancel();
@@ -573,10 +599,10 @@ export class PushChannel implements Push {
       await m.subscribeAsync(topic, { qos: 0 });
     } catch (e) {
       await m.endAsync(true).catch(() => undefined);
-      // refused (a SUBACK 0x80, or closed under it, IoT Core's way; not by the stop): remembered, so the next connection subscribes to what stands in
-      const how = isRefusal(e) ? 'suback' : isClosedUnder(e) && !signal.aborted ? 'closed' : undefined;
-      if (!how) throw e;
-      throw this.deny(topic, how);
+      // refused (a SUBACK 0x80, or closed under it CLOSES_TO_DENY times in a row, IoT Core's way; not by the stop): remembered, so the next connection subscribes to what stands in
+      if (isRefusal(e)) throw this.deny(topic, 'suback');
+      if (!isClosedUnder(e) || signal.aborted) throw e;
+      throw this.closedWhileSubscribing(topic) ?? new Error(`the connection closed while subscribing to ${topic} (asked for again on the next connection: closed so ${CLOSES_TO_DENY} times in a row, it is taken as IoT Core's refusal of it)`);
     }
     if (!m.connected || signal.aborted) {
       await m.endAsync(true).catch(() => undefined);
@@ -586,6 +612,7 @@ export class PushChannel implements Push {
     this.mqtt = m;
     this.counts.connections++;
     this.held.add(topic);
+    this.closedUnder.delete(topic);
     // refused before and granted now (a filter with nothing to stand in for it is asked for at each connection): the grant changed
     this.denied.delete(topic);
     this.setLive(true);
