@@ -5,7 +5,7 @@
  * beside the tables it creates; `ConclaveReplica` (infra/replica.ts) on the replicas of another
  * Region.
  */
-import { Duration, Lazy, Names, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, Lazy, Names, Stack, Token, type RemovalPolicy } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -77,17 +77,26 @@ export interface RegionalDeployment {
 }
 
 /**
- * The deployment's own bus, named from its stack's name and its path (CDK's default name leaves the
- * stack's name out: one stack deployed twice in an account and Region under two stack names, say
- * `svc-dev` and `svc-staging` from one app, gave both the same bus name, and the second create
- * failed). Where the stack's name is its id (CDK's default), the name is the one it always was.
+ * The deployment's own bus. CDK's default name for it is its path, which leaves a given stack name
+ * out: one stack deployed twice in an account and Region under two stack names, say `svc-dev` and
+ * `svc-staging` from one app, gave both the same bus name, and the second create failed. So a
+ * stack given its own name (`stackName`) names the bus from that name and the path; a stack named
+ * as CDK names it (its id, or its stage's name and its id: no clash there) keeps the name it always
+ * had, so no deployed bus is replaced on upgrade.
  */
 function newEventBus(scope: Construct): events.EventBus {
   const bus: events.EventBus = new events.EventBus(scope, 'Bus', {
     description: 'Conclave: lease and candidate events',
-    eventBusName: Lazy.string({ produce: () => Names.uniqueResourceName(bus, { maxLength: 256 }) }),
+    eventBusName: Lazy.string({ produce: () => (namedByCdk(Stack.of(bus)) ? Names.uniqueId(bus) : Names.uniqueResourceName(bus, { maxLength: 256 })) }),
   });
   return bus;
+}
+
+/** Whether `stack` has the name CDK makes for it (no `stackName` given; a nested stack's, a token, counts as such). */
+function namedByCdk(stack: Stack): boolean {
+  // the name CDK makes (Stack's own generateStackName: its stage's name and its id); an aws-cdk-lib without it: as before
+  const generated = (stack as unknown as { generateStackName?: () => string }).generateStackName;
+  return Token.isUnresolved(stack.stackName) || typeof generated !== 'function' || generated.call(stack) === stack.stackName;
 }
 
 /**

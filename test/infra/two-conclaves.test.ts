@@ -3,7 +3,8 @@
  * has its own tables and nothing of one is named like the other's; table names given twice in one
  * account and Region (CloudFormation would fail the deploy on the second) fail synth naming the prop.
  */
-import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { App, RemovalPolicy, Stack, Stage } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
@@ -82,8 +83,19 @@ describe('one stack deployed twice in an account and Region, under two stack nam
     expect(dev.filter((n) => n.startsWith('AWS::Events::EventBus'))).toEqual(['AWS::Events::EventBus "svcdevConclaveBus1462FAA3"']);
   });
 
-  it("a stack named as its id (CDK's default) keeps the bus name it always had: no bus replaced on upgrade", () => {
+  it("a stack named as CDK names it keeps the bus name it always had: no bus replaced on upgrade (its id; in a Stage, as CDK Pipelines deploy; in a Stage in a Stage)", () => {
     expect(physicalNames(stage()).filter((n) => n.startsWith('AWS::Events::EventBus'))).toEqual(['AWS::Events::EventBus "SvcConclaveBusCFF90E87"']);
+    // a review of the fix: Names.uniqueResourceName renamed (so replaced) the bus of every staged stack, whose name is not its id
+    const staged = (...stages: string[]) => {
+      const app = new App();
+      const scope = stages.reduce<Construct>((s, id) => new Stage(s, id), app);
+      const stack = new Stack(scope, 'Svc', { env: { account: '123456789012', region: 'eu-west-1' } });
+      new Conclave(stack, 'Conclave', { removalPolicy: RemovalPolicy.DESTROY });
+      return physicalNames(Template.fromStack(stack)).filter((n) => n.startsWith('AWS::Events::EventBus'));
+    };
+    // the names 43343d51 gave them
+    expect(staged('Prod')).toEqual(['AWS::Events::EventBus "ProdSvcConclaveBus98F4D6B0"']);
+    expect(staged('Pipeline', 'Prod')).toEqual([expect.stringMatching(/^AWS::Events::EventBus "PipelineProdSvcConclaveBus[0-9A-F]{8}"$/)]);
   });
 });
 
