@@ -320,18 +320,18 @@ export function assignControllers(config: LeaderMigrationConfiguration | undefin
 }
 
 /**
- * What is wrong with each entry of `config` that gives this component a controller it does not
- * have: listed for it, or for `*` (KEP-2436: any party of the migration may run it, so every party
- * has it). A misspelt name leaves the controller it means unlisted, so each party runs it under
+ * What is wrong with each entry of `config` that gives this component by name a controller it does
+ * not have. A misspelt name leaves the controller it means unlisted, so each party runs it under
  * its own lease, two at once; a controller the component lacks runs nowhere while this component
- * holds the migration lease. An entry for another component is that component's business.
+ * holds the migration lease. An entry for `*` is not judged: KEP-2436's shared configuration lists
+ * every migrated controller for `*`, and a party without one of them skips it (as Kubernetes'
+ * does). An entry for another component is that component's business.
  */
 function unrunnableEntries(config: LeaderMigrationConfiguration, component: string, controllers: readonly string[]): string[] {
   return config.controllerLeaders.flatMap(({ name, component: owner }, i) => {
-    if ((owner !== component && owner !== ANY_COMPONENT) || controllers.includes(name)) return [];
-    const listed = owner === ANY_COMPONENT ? `for any component ("${ANY_COMPONENT}")` : `for ${component}`;
+    if (owner !== component || controllers.includes(name)) return [];
     return [
-      `controllerLeaders[${i}].name "${name}" is listed ${listed}, and ${component} has no controller of that name${unknownKeyHint(name, controllers)}: correct the name, or list the controller under the component that runs it`,
+      `controllerLeaders[${i}].name "${name}" is listed for ${component}, which has no controller of that name${unknownKeyHint(name, controllers)}: correct the name, or list the controller under the component that runs it`,
     ];
   });
 }
@@ -430,7 +430,7 @@ const LeaderMigrationRunSchema = z.strictObject(
  * run() rejects with (what can never succeed: a bad option, a missing table). A field missing,
  * unknown or of the wrong type is a ValidationError naming it, before any lease is touched; so is
  * a MigrationConfigError for a configuration that names this component's own lease, or that lists
- * a controller for this component (or `*`) which is none of `controllers` (see unrunnableEntries).
+ * a controller for this component by name which is none of `controllers` (see unrunnableEntries).
  */
 export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
   // checked first: a run missing a field failed deep inside ("Cannot convert undefined or null to object")
