@@ -166,6 +166,7 @@ export const ON_SESSION_RENEW_MS = 6 * 60 * 60_000;
 /**
  * One identity, one process: two start-ups stood under one candidate name. The newcomer's run()
  * rejects with it (`refused`); the start-up that holds the name reports it to onError (`held`).
+ * Both on one process's Session (two LeaderElectors there under one identity and lease), it says so.
  */
 export class DuplicateIdentityError extends Error {
   /** Always `DuplicateIdentityError`. */
@@ -182,10 +183,16 @@ export class DuplicateIdentityError extends Error {
     /** Which of the two reports it. */
     readonly side: 'refused' | 'held',
   ) {
+    // both instances name one process's session (processOf): two electors of this process, which a
+    // unique identity per process (host name and pid) would not tell apart
+    const sameProcess = processOf(refused) !== undefined && processOf(refused) === processOf(holder);
+    const fix = sameProcess
+      ? 'run one LeaderElector per lease in a process (share it), or give each elector of this lease a distinct identity'
+      : 'give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own';
     super(
       side === 'refused'
-        ? `identity "${identity}" of lease "${leaseName}" is in use by a live process (start-up ${holder} answered); this start-up (${refused}) is refused: give each process a unique identity (for example the host name and the pid)`
-        : `start-up ${refused} tried to stand under identity "${identity}" of lease "${leaseName}", which this start-up (${holder}) holds; it was refused: give each process a unique identity (for example the host name and the pid)`,
+        ? `identity "${identity}" of lease "${leaseName}" is in use by ${sameProcess ? 'another LeaderElector in this process' : 'a live process'} (start-up ${holder} answered); this start-up (${refused}) is refused: ${fix}`
+        : `start-up ${refused}${sameProcess ? ', another LeaderElector in this process,' : ''} tried to stand under identity "${identity}" of lease "${leaseName}", which this start-up (${holder}) holds; it was refused: ${fix}`,
     );
   }
 }

@@ -46,9 +46,12 @@ export interface LeaderCallbacks {
    * freeze sees it aborted before the elector's own timers have run), and `term` writes in this
    * term only. A promise it returns that rejects (or a throw) before the
    * signal aborts is the work failing (onLeaderWorkFailure); one that rejects after it is the work
-   * stopping, as asked. Nothing waits for it: on a step-down or a cancel, onStoppedLeading runs and
-   * run() resolves whether or not the work has returned. Work that never returns, or ignores its
-   * signal, runs on in the process; its term's writes (`term`) are refused from then on.
+   * stopping, as asked. One that rejects with a FencingError (or LeaseLostError) of its own term's
+   * fencing token, a write of `term` refused because the lease moved on, is the term ending
+   * (onStoppedLeading with `deposed`), whatever onLeaderWorkFailure says: nothing failed. Nothing
+   * waits for it: on a step-down or a cancel, onStoppedLeading runs and run() resolves whether or
+   * not the work has returned. Work that never returns, or ignores its signal, runs on in the
+   * process; its term's writes (`term`) are refused from then on.
    */
   onStartedLeading(signal: AbortSignal, term: LeadingTerm): void | Promise<void>;
   /**
@@ -59,7 +62,7 @@ export interface LeaderCallbacks {
    * as it exits. Exit once run() has resolved.
    */
   onStoppedLeading?(info: { reason: StopReason; fencingToken: number }): void;
-  /** Runs whenever a new holder is observed (this worker included); what it throws goes to onError. */
+  /** Runs whenever a new holder is observed (this worker included); what it throws (or rejects with) goes to onError as an Error naming the elector and this callback, with it as its `cause`. */
   onNewLeader?(identity: string): void;
 }
 
@@ -268,6 +271,17 @@ export const LeaderElectorOptionsSchema = z
         path: ['renewIntervalMs'],
         message: `must be < renewDeadlineMs - retryPeriodMs (${o.renewDeadlineMs - o.retryPeriodMs}) so a failed renewal is tried again before the renew deadline`,
       });
+    // the same rule for the interval a leader renews at by default: NoCoordination's is the retry period
+    // (client-go's), a coordinated one's never below it, so both need 2 x retryPeriodMs < renewDeadlineMs
+    // (client-go itself asks RenewDeadline > 1.2 x RetryPeriod); else every renewal goes out at the deadline
+    else if (valid('renewIntervalMs', 'retryPeriodMs', 'renewDeadlineMs', 'mode') && o.renewIntervalMs === undefined && defaultRenewIntervalMs(o) + o.retryPeriodMs >= o.renewDeadlineMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['retryPeriodMs'],
+        message:
+          `must be < renewDeadlineMs / 2 (${o.renewDeadlineMs / 2}) when renewIntervalMs is not given: a leader then renews every retry period (${o.mode === 'NoCoordination' ? "mode 'NoCoordination' renews as client-go does" : 'the default interval, renewDeadlineMs less two retry periods, is never below one'}), ` +
+          `and a failed renewal must be tried again before the renew deadline. ${fittingRetry(o.renewDeadlineMs, o.retryPeriodMs)}`,
+      });
     if (ok('mode', 'candidacy') && o.mode === 'coordinated' && !o.candidacy)
       ctx.addIssue({
         code: 'custom',
@@ -301,6 +315,13 @@ export const LeaderElectorOptionsSchema = z
     // checkCandidacy reads the candidacy's fields, identity and leaseName only where they passed their own schemas
     if (typeof o.candidacy === 'object' && o.candidacy !== null && !Array.isArray(o.candidacy)) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
   }, { when: everyProblem.when });
+
+/** What fits a renew deadline of `deadlineMs` with the default renew interval: a retry period below half of it (at least PeriodMs' 100 ms), else a longer deadline. */
+function fittingRetry(deadlineMs: number, retryPeriodMs: number): string {
+  const most = Math.ceil(deadlineMs / 2) - 1;
+  if (most < 100) return `No retry period (at least 100 ms) fits: give renewDeadlineMs above ${2 * retryPeriodMs} (and leaseDurationMs above that)`;
+  return `Give retryPeriodMs ${most} or less, such as ${Math.min(most, Math.max(100, Math.floor(deadlineMs / 5)))} (client-go's 10000/2000)`;
+}
 
 /** Why `session` cannot keep `leaseName`'s terms (not among its leaseNames, the grant's); undefined when it serves it. */
 export function sessionNotServing(session: Session, leaseName: string): string | undefined {

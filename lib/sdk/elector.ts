@@ -12,7 +12,8 @@ import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired,
 import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
-import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor } from './options.js';
+import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor, LEASES_AND_IDENTITIES } from './options.js';
+import { tableState } from './table-state.js';
 import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, type ElectorRunPhase, type ElectorStats, type LeaderCallbacks, type LeaderElectorOptions, type LeadingTerm, type ResolvedLeaderElectorOptions, type StopReason, type AnyLeaderElectorOptions } from './elector-options.js';
 
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
@@ -49,7 +50,7 @@ import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { leaving } from './leaving.js';
-import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine } from './faults.js';
+import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -124,8 +125,8 @@ export class LeaderElector {
   readonly instance: string;
   /**
    * Resolves once run() takes part: the platform looked up and, in coordinated mode, the candidate
-   * row written. Rejects if run() failed before that (or its signal aborted first). Pending until
-   * run() is called.
+   * row written (NoCoordination: the lease read once, so its table is known to be there). Rejects
+   * if run() failed before that (or its signal aborted first). Pending until run() is called.
    */
   readonly ready: Promise<void>;
   /** What it knows, following or leading (lib/sdk/step.ts): replaced by each step. */
@@ -147,7 +148,9 @@ export class LeaderElector {
     const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
     const subject = `LeaderElector "${data.identity}" of lease "${data.leaseName}"`;
     const told = errorSink(onError, subject, machine);
-    const report = faultReporter(told, subject, client, runningTableFault(subject, data.tables));
+    // NoCoordination: the lease rows, and the session rows a holder's term may be on; coordinated: the candidacy's too (all three)
+    const uses = data.mode === 'NoCoordination' ? LEASES_AND_IDENTITIES : undefined;
+    const report = faultReporter(told, subject, client, runningTableFault(subject, data.tables, uses));
     const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);
     const lock = internals.lock ? internals.lock(built) : built;
     const decisions = { ...DECISIONS, ...internals.decisions };
@@ -176,8 +179,11 @@ export class LeaderElector {
       cadenceMs: renewCadenceMs(this.renewIntervalMs, opts.retryPeriodMs),
       everyRetryPeriod: opts.mode === 'NoCoordination' && opts.renewIntervalMs === undefined,
     };
-    const startUp = new StartUp<void>(subject, opts.tables);
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async () => detectPlatform((await sendsToThisMachine(client)) ? { ec2: false } : {})), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    // a missing table met by NoCoordination's first look (firstLook) is looked at (DescribeTable), as the candidacy's is
+    const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
+    // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
+    const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async () => detectPlatform((await sendsToThisMachine(client)) ? { ec2: false } : {})), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 
@@ -368,8 +374,8 @@ export class LeaderElector {
 
   /**
    * Takes part until `signal` aborts: looks up the platform, runs the candidacy (coordinated
-   * mode), then polls and leads as the options say; resolves after stepping down, withdrawing the
-   * candidacy and releasing the lease (if releaseOnCancel). Rejects only for what can never
+   * mode; NoCoordination reads the lease once instead), then polls and leads as the options say;
+   * resolves after stepping down, withdrawing the candidacy and releasing the lease (if releaseOnCancel). Rejects only for what can never
    * succeed, and `ready` rejects with the same: a client that can never send (no region, an endpoint
    * that is not a URL or has no host; nothing is sent), a TableNotFoundError (the `tables` option names no
    * table), a TableKeyError met by the candidacy (a table keyed otherwise than Conclave's), a
@@ -442,7 +448,7 @@ export class LeaderElector {
           await candidacy;
           return startUp.failed(signal.reason);
         }
-      }
+      } else if (!(await this.firstLook(signal))) return startUp.failed(signal.reason);
     } catch (e) {
       throw startUp.fail(e);
     } finally {
@@ -516,6 +522,34 @@ export class LeaderElector {
         stepDown?.();
       }
       detach?.(); // after the release: the session outlives every term held on it
+    }
+  }
+
+  /**
+   * NoCoordination's start-up: no candidacy writes a row before it takes part, so a first read of
+   * the lease does what the candidacy's first write does in coordinated mode. A table missing (or
+   * keyed otherwise) is thrown (run() rejects with a TableNotFoundError or TableKeyError), one being
+   * created is waited for; any other fault is told to onError and tried again with the start-ups'
+   * backoff. False: run()'s signal aborted first.
+   */
+  private async firstLook(signal: AbortSignal): Promise<boolean> {
+    const { x } = this;
+    for (let failures = 1; ; failures++) {
+      // when this try goes out: the backoff after it fails counts from here (a try left unanswered waited its bound already)
+      const triedAt = x.time.monotonic();
+      try {
+        await raced(x.lock.get(false, signal), signal);
+        return true;
+      } catch (e) {
+        if (signal.aborted) return false;
+        // a row the schema refuses is in a table that is there: the loop reads it again every retry period (and tells it)
+        if (faultKind(e) === 'invalidRow') return true;
+        if (await x.startUp.cannotStart(e)) throw e;
+        // a fault it can outlive (unreachable, denied, throttled, a table being created): told, tried again
+        x.report(e);
+        await new Nap(x.time, Math.max(0, triedAt + x.retryDelayMs(failures, START_RETRY_MS, x.time.random()) - x.time.monotonic()), signal).done;
+        if (signal.aborted) return false;
+      }
     }
   }
 
@@ -754,8 +788,8 @@ export class LeaderElector {
       case 'release':
         return { sent: this.endWith(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };
       case 'newLeader':
-        // the user's callback: what it throws (or rejects with) is reported, and the term it tells of is led all the same
-        callBack(() => x.callbacks.onNewLeader?.(f.holder), x.report);
+        // the user's callback: what it throws (or rejects with) is told, as its own, and the term it tells of is led all the same
+        callBack(() => x.callbacks.onNewLeader?.(f.holder), x.threw(`onNewLeader("${f.holder}")`));
         return undefined;
       case 'claim':
         x.report(new DuplicateIdentityError(f.claim.name, o.leaseName, f.claim.instance, this.instance, 'held'));
@@ -765,7 +799,7 @@ export class LeaderElector {
         x.report(
           new Error(
             `LeaderElector "${o.identity}" of lease "${o.leaseName}": another live start-up (instance ${f.instance}) leads under this identity, its term renewed between two reads of this one's. ` +
-              `Safe (terms are told apart by instance: this one follows it), but events, logs and onNewLeader cannot tell the two apart: give each process a unique identity (for example the host name and the pid)`,
+              `Safe (terms are told apart by instance: this one follows it), but events, logs and onNewLeader cannot tell the two apart: give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own`,
           ),
         );
         return undefined;
@@ -796,7 +830,8 @@ export class LeaderElector {
         const by = (): FencedBy | FencingError => (this.isLeader(), controller.signal.aborted ? new FencingError(o.leaseName, token, `its term ended (${String(controller.signal.reason)})`) : { term, ends: controller.signal });
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
-        const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, random: x.time.random() }));
+        // (`fenced`: the work stopped on this term's own write refused by its fence, which the step takes as the term over)
+        const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, fenced: refusedInTerm(cause, o.leaseName, token), random: x.time.random() }));
         // work that never asks isLeader() learns of a sleep within a retry period of waking too (the gauge is the step's: set before it, following)
         x.clocks?.cancel();
         x.clocks = every(x.time, o.retryPeriodMs, () => this.lookAtClocks(), { background: true });
@@ -808,7 +843,7 @@ export class LeaderElector {
         x.deadline?.cancel();
         x.clocks?.cancel();
         x.work?.abort(f.reason);
-        callBack(() => x.callbacks.onStoppedLeading?.({ reason: f.reason, fencingToken: f.token }), x.report);
+        callBack(() => x.callbacks.onStoppedLeading?.({ reason: f.reason, fencingToken: f.token }), x.threw(`onStoppedLeading (reason ${f.reason}, term with fencing token ${f.token})`));
         return undefined;
       case 'endTerm':
         this.aside(this.endWith(() => x.lock.endChanged(f.term, x.time.now())));
@@ -833,7 +868,8 @@ export class LeaderElector {
       case 'sleep':
         return { sent: x.time.sleep(f.ms), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'workFailure':
-        x.report(new LeaderWorkError(o.leaseName, f.token, f.outcome, f.cause));
+        // the user's work failing, told as such (as a callback's failure is): no DynamoDB fault to name
+        x.told(new LeaderWorkError(o.leaseName, f.token, f.outcome, f.cause));
         return undefined;
       case 'readToLeave':
         return { sent: x.lock.get(true), answer: (read) => ({ kind: 'leavingRead', read: read as LeaseRead }), fault: { kind: 'leavingRead', read: 'unread' } };
@@ -852,6 +888,9 @@ export class LeaderElector {
 }
 
 const STARTED = Promise.resolve();
+
+/** Whether `cause` is a fenced write of lease `lease`'s term with fencing token `token` refused (FencingError) or abandoned as the term was lost (LeaseLostError): step.ts' workFailed `fenced`. */
+const refusedInTerm = (cause: unknown, lease: string, token: number): boolean => (cause instanceof FencingError || cause instanceof LeaseLostError) && cause.leaseName === lease && cause.fencingToken === token;
 
 /** Why a read the loop waited on was abandoned: run()'s signal aborted (Shell.reads). Never told to onError. */
 const READ_ABANDONED = new DOMException('the read was abandoned: the elector is stopping', 'AbortError');
@@ -888,6 +927,10 @@ interface Shell {
   readonly callbacks: LeaderCallbacks;
   /** onError, each fault named (lib/sdk/faults.ts). */
   readonly report: (e: unknown) => void;
+  /** onError as given (errorSink): for what is no fault of DynamoDB's (the user's work or callbacks failing). */
+  readonly told: (e: Error) => void;
+  /** What a user's callback (`callback`: its name, and what it was told) that threw or rejected is told with: an Error naming the elector and the callback, what it threw as its cause. */
+  readonly threw: (callback: string) => (e: unknown) => void;
   /** How long a failed step waits before the next try. */
   readonly retryDelayMs: Decisions['retryDelayMs'];
   readonly detect: () => Promise<Platform | undefined>;

@@ -298,6 +298,8 @@ type TableKind = keyof TableNames;
 const ALL_TABLES: readonly TableKind[] = ['leases', 'candidates', 'identities'];
 /** The identities table alone: what a Session and an IdentityLeaseHeartbeat read and write (their rows), and the identity listings read. */
 export const IDENTITIES_ONLY: readonly TableKind[] = ['identities'];
+/** The leases and identities tables: what a NoCoordination LeaderElector reads and writes (the lease row; a holder's session row, read), and getLeader reads. */
+export const LEASES_AND_IDENTITIES: readonly TableKind[] = ['leases', 'identities'];
 /** The leases and candidates tables: what a LeaseCandidate reads and writes (its row; a lease row, to claim its name: askForName), never the identities table (a session's row is the Session's). */
 export const LEASES_AND_CANDIDATES: readonly TableKind[] = ['leases', 'candidates'];
 /** The stack's output that names each table. */

@@ -2009,8 +2009,13 @@ export type Event =
   | { readonly kind: 'clockJump'; readonly jumpMs: number }
   /** The machine slept `ms` its monotonic clock did not count (a suspend: sleptSince, sleepToCount). */
   | { readonly kind: 'slept'; readonly ms: number }
-  /** The work of term `no` (token `token`) failed: onStartedLeading rejected or threw; `random` in [0, 1) jitters the backoff before the next term. */
-  | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number }
+  /**
+   * The work of term `no` (token `token`) failed: onStartedLeading rejected or threw; `random` in [0, 1) jitters the backoff before the next term.
+   * `fenced`: it failed with that term's own fenced write refused because the lease (or the fenced item) is in a later term (a
+   * FencingError of `token`), or abandoned as the term was lost (a LeaseLostError of it): proof the term is over, not a failure of
+   * the work. A refusal naming another token, or none (the worker was not leading), proves nothing of this term.
+   */
+  | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number; readonly fenced?: boolean }
   /** run() was cancelled: step down. */
   | { readonly kind: 'cancel' }
   /** Stepped down (`led`: what its step-down led), its candidacy withdrawn: leave the lease (`held`: a session whose renewals are held for a write onto it in doubt). */
@@ -2152,8 +2157,17 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       return { state: st, effects: fx };
     }
     case 'workFailed': {
-      // a leader whose work died does not keep the lease doing nothing (unless the options say keep)
       const current = lead?.no === e.no;
+      // the work stopped on a fenced write of its own term that DynamoDB refused (README's worker rethrows
+      // the FencingError): the lease is in a later term, so this one is over, as the next read would find
+      // (deposed): nothing failed, so nothing is told, no backoff, and nothing to hand over or release
+      if (e.fenced === true) {
+        if (!current) return { state, effects: fx };
+        const st = stopTerm(state, lead, 'deposed', fx);
+        fx.push(STEP_NOW); // read the lease now: who leads, as its followers see it
+        return { state: st, effects: fx };
+      }
+      // a leader whose work died does not keep the lease doing nothing (unless the options say keep)
       const keep = s.onWorkFailure === 'keep';
       fx.push({ kind: 'workFailure', token: e.token, outcome: !current ? 'ended' : keep ? 'kept' : 'givenUp', cause: e.cause });
       if (!current || keep) return { state, effects: fx };

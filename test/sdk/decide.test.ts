@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { at, read, stepSettings, T } from './step-fixtures.js';
 import { decide, decideLeader, nextStepDelay, START, type Effect, type Event, type Lead, type Moment, type Settings, type State } from '../../lib/sdk/step.js';
+import { FencingError, LeaseLostError } from '../../lib/sdk/fencing.js';
 
 const settings = (o: Partial<Settings> = {}): Settings => stepSettings('a', o);
 const mine = (o: Partial<Lease> = {}): Lease =>
@@ -372,6 +373,31 @@ describe("the elector's step: the leader's order of actions", () => {
     const kept = run(settings({ onWorkFailure: 'keep' }), leading(), [[{ kind: 'workFailed', no: 1, token: 7, cause: 'x', random: 0 }, at(1_000)]]);
     expect(kept.effects[0]).toMatchObject([{ kind: 'workFailure', outcome: 'kept' }]);
     expect(kept.state.lead?.no).toBe(1);
+  });
+
+  it.each([
+    ['a FencingError of its own term (the fence found the lease moved on)', new FencingError('job', 7)],
+    ['a FencingError of its own term (a newer term wrote the fenced item)', new FencingError('job', 7, 'the item was written by a newer term (fencing token 9)')],
+    ['a LeaseLostError of its own term', new LeaseLostError('job', 7, 'deposed')],
+  ])("the work rethrew %s (the shell tells it `fenced`): the term is over, deposed as the next read would find; no LeaderWorkError, no backoff, no hand-over or release, whatever onLeaderWorkFailure says", (_, cause) => {
+    for (const onWorkFailure of ['giveUp', 'keep'] as const) {
+      const out = run(settings({ onWorkFailure }), leading(mine(heirNamed)), [[{ kind: 'workFailed', no: 1, token: 7, cause, fenced: true, random: 0 }, at(1_000)]]);
+      // before the fix: ['workFailure' (givenUp), 'stop' (workFailed), 'readHeir' → a hand-over or release of a term it no longer holds]
+      expect(out.effects).toEqual([[{ kind: 'stop', reason: 'deposed', token: 7 }, { kind: 'stepNow' }]]);
+      expect(out.state.lead).toBeUndefined(); // it acts as leader no more: the shell aborts the work's signal on 'stop'
+      expect(out.state.heldOff).toBeUndefined();
+      expect(out.state.standAgain).toBe(7); // it stands again once the lease is in a later term, as one deposed by a read does
+    }
+    // a term already over: nothing more
+    expect(run(settings(), START, [[{ kind: 'workFailed', no: 1, token: 7, cause, fenced: true, random: 0 }, at(1_000)]]).effects).toEqual([[]]);
+  });
+
+  it('the work failed otherwise (not `fenced`): a failure of the work as before, the term given up', () => {
+    for (const fenced of [false, undefined]) {
+      const out = run(settings(), leading(mine(heirNamed)), [[{ kind: 'workFailed', no: 1, token: 7, cause: new FencingError('job', 6), ...(fenced === undefined ? {} : { fenced }), random: 0 }, at(1_000)]]);
+      expect(out.kinds).toEqual([['workFailure', 'stop', 'readHeir']]);
+      expect(out.effects[0]![0]).toMatchObject({ kind: 'workFailure', outcome: 'givenUp' });
+    }
   });
 
   it('the work failed soon after its start: elected again, it confirms only once its backoff is over (a retry period, doubling while the work keeps failing), then at once', () => {

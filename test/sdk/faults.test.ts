@@ -8,7 +8,7 @@ import { GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/clie
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { DynamoDBRefusedError, LeaderWorkError } from '../../lib/sdk/index.js';
+import { DuplicateIdentityError, DynamoDBRefusedError, FencingError, LeaderWorkError } from '../../lib/sdk/index.js';
 import { WOKEN_READS, WOKEN_READS_WINDOW_MS } from '../../lib/sdk/step.js';
 import { mayHaveLanded } from '../../lib/sdk/faults.js';
 import { FAST } from './harness.js';
@@ -235,9 +235,44 @@ describe('no zombie leaders (item 3)', () => {
     await sim.run(CLIENT_GO.leaseDurationMs);
     // before the fix: isLeader() true and the lease renewed, but onStartedLeading never called
     expect(started).toEqual([e.elector.fencingToken]);
-    expect(errors.map((x) => x.message)).toContain('the dashboard is down');
+    expect(errors.map((x) => (x.cause as Error | undefined)?.message)).toContain('the dashboard is down');
     expect(e.elector.healthy()).toBe(true);
     await e.stop();
+  });
+
+  it('onNewLeader and onStoppedLeading failing are told as the callback failing, naming the elector and the callback, never as a DynamoDB fault', async () => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    // the user's own HTTP call refused, and an error of the user's that happens to share a DynamoDB error's name
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.9:8080'), { code: 'ECONNREFUSED', errno: -111, syscall: 'connect' });
+    const throttled = Object.assign(new Error('my queue is throttled'), { name: 'ThrottlingException' });
+    const e = sim.elector(
+      'a',
+      {
+        leaseName: L,
+        mode: 'NoCoordination',
+        ...CLIENT_GO,
+        callbacks: {
+          onNewLeader: async () => {
+            throw refused;
+          },
+          onStartedLeading: () => undefined,
+          onStoppedLeading: () => {
+            throw throttled;
+          },
+        },
+      },
+      { errors },
+    );
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    await e.stop();
+    // before the fix: "DynamoDBUnreachableError: cannot reach DynamoDB at …" and "DynamoDB throttled the request (ThrottlingException)"
+    expect(errors.map((x) => x.name)).toEqual(['Error', 'Error']);
+    const [newLeader, stopped] = errors as [Error, Error];
+    expect(newLeader.message).toBe('LeaderElector "a" of lease "job": onNewLeader("a") threw: Error: connect ECONNREFUSED 10.0.0.9:8080; the elector goes on as if it had returned');
+    expect(newLeader.cause).toBe(refused);
+    expect(stopped.message).toMatch(/^LeaderElector "a" of lease "job": onStoppedLeading \(reason cancelled, term with fencing token \d+\) threw: ThrottlingException: my queue is throttled; the elector goes on as if it had returned$/);
+    expect(stopped.cause).toBe(throttled);
   });
 
   it("onLeaderWorkFailure: 'keep' keeps today's behaviour: the lease stays with the leader, and the failure is reported", async () => {
@@ -312,6 +347,34 @@ describe('one identity, one process (item 4)', () => {
     expect((await sim.candidates.read(L, 'b')).item!.identity).toBe(first.elector.instance);
     await sim.run(CLIENT_GO.leaseDurationMs);
     expect((await sim.candidates.read(L, 'b')).item!.identity).toBe(first.elector.instance);
+  });
+
+  it('a second LeaderElector of the same process under the same identity and lease is refused with the fix that applies there too: one elector per lease, or an identity each (not only a unique identity per process)', async () => {
+    const { sim, es, errors } = await group();
+    const first = es.find((e) => e.elector.options.identity === 'b')!;
+    // the same machine: the same process
+    const second = sim.elector('b', { leaseName: L, ...CLIENT_GO }, { machine: first.machine, errors: [] });
+    const refusal = await sim.settle(second.done.then(() => undefined, (e: unknown) => e as Error), 'the second elector refused', 60_000);
+    expect(refusal).toBeInstanceOf(DuplicateIdentityError);
+    // before the fix: "is in use by a live process …: give each process a unique identity (for example the host name and the pid)"
+    expect(refusal?.message).toBe(
+      `identity "b" of lease "job" is in use by a live process (start-up ${first.elector.instance} answered); this start-up (${second.elector.instance}) is refused: give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own`,
+    );
+    await expect(second.elector.ready).rejects.toBe(refusal);
+    const held = errors(first).find((e) => e.name === 'DuplicateIdentityError');
+    expect(held?.message).toBe(
+      `start-up ${second.elector.instance} tried to stand under identity "b" of lease "job", which this start-up (${first.elector.instance}) holds; it was refused: give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own`,
+    );
+  });
+
+  it('DuplicateIdentityError: two instances naming one process (its Session) are of this process; others, or none named, a live process elsewhere', () => {
+    const one = new DuplicateIdentityError('w', 'job', 'w_1@p-1', 'w_2@p-1', 'refused');
+    expect(one.message).toContain('is in use by another LeaderElector in this process');
+    expect(one.message).not.toContain('unique identity');
+    for (const [refused, holder] of [['w_1@p-1', 'w_2@p-2'], ['w_1', 'w_2']] as const) {
+      const other = new DuplicateIdentityError('w', 'job', refused, holder, 'held');
+      expect(other.message).toMatch(/^start-up \S+ tried to stand .*: give each process a unique identity \(for example the host name and the pid\), and each LeaderElector of one process on this lease an identity of its own$/);
+    }
   });
 
   it('a worker restarted after kill -9 under the same identity takes its row over once the claim goes unanswered, and can lead', async () => {
@@ -405,5 +468,57 @@ describe('mayHaveLanded: whether a failed write may have landed all the same (a 
     ['a row the schema refuses', new ValidationError('lease "x"', []), false],
   ] as const)('%s: %s', (_, e, want) => {
     expect(mayHaveLanded(e)).toBe(want);
+  });
+});
+
+describe("README's worker: a FencingError rethrown ends the term (the term is over: stop)", () => {
+  it('the lease moved on under the leader before it read it: its work rethrows the refusal and the term ends as deposed, with no LeaderWorkError, no backoff and no release', async () => {
+    const sim = await Sim.create({});
+    const errors: Error[] = [];
+    const stopped: string[] = [];
+    const signals: AbortSignal[] = [];
+    // renewals far apart: the refusal reaches the work before any renewal or read shows the move
+    const e = sim.elector(
+      'a',
+      {
+        leaseName: L,
+        mode: 'NoCoordination',
+        ...CLIENT_GO,
+        renewIntervalMs: 7_000,
+        callbacks: {
+          // as in README.md "A worker, in full"
+          async onStartedLeading(signal, term) {
+            signals.push(signal);
+            while (!signal.aborted) {
+              await term.fencedWrite({ TransactItems: [{ Put: { TableName: sim.names.candidates, Item: marshall({ leaseName: 'reports', name: 'today', by: term.fencingToken }) } }] }).catch((err: unknown) => {
+                if (err instanceof FencingError) throw err; // the term is over: stop
+              });
+              await sim.clock.sleep(1_000);
+            }
+          },
+          onStoppedLeading: ({ reason }) => void stopped.push(reason),
+        },
+      },
+      { errors },
+    );
+    await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+    await sim.run(2_500);
+    const held = (await sim.leases.read(L)).item!;
+    const from = sim.clock.monotonic();
+    // an operator's forced release, or a preemption, this leader has not read yet: the lease is in a later term
+    await sim.client.send(new UpdateItemCommand({ TableName: sim.names.leases, Key: marshall({ name: L }), UpdateExpression: 'SET fencingToken = :t', ExpressionAttributeValues: marshall({ ':t': held.fencingToken + 7 }) }));
+    await sim.until('it stops', () => stopped.length > 0, 5_000);
+    await sim.run(500); // what the step-down sends, sent
+    // before the fix: "workFailed", a LeaderWorkError ("the term is given up so that another candidate leads"), and a release tried
+    expect(stopped).toEqual(['deposed']);
+    expect(signals[0]!.aborted).toBe(true);
+    expect(e.elector.isLeader()).toBe(false);
+    expect(errors.filter((x) => x instanceof LeaderWorkError)).toEqual([]);
+    const writes = e.machine.sent.filter((r) => r.operation === 'UpdateItem' && onLeases(sim, r) && r.at >= from);
+    expect(writes).toEqual([]); // no release of a term it no longer holds
+    // no backoff: standing again, it takes the lease in its later term once that runs out (nobody renews it)
+    await sim.until('it leads again', () => e.elector.isLeader(), 30_000);
+    expect(e.elector.fencingToken).toBeGreaterThan(held.fencingToken + 7);
+    await e.stop();
   });
 });

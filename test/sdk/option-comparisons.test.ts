@@ -248,3 +248,29 @@ describe('a Session on other tables than its electors and candidates', () => {
     expect(() => parse(LeaderElectorOptionsSchema, { ...coordinated, session }, 'options')).not.toThrow();
   });
 });
+
+describe('a retry period that leaves the default renew interval no retry before the renew deadline', () => {
+  // before: only retryPeriodMs < renewDeadlineMs was checked; at 15000/10000/9999 a lone NoCoordination
+  // leader renewed every 9,999 ms, 1 ms before its deadline, and lost every term (no error, no warning)
+  it.each([
+    ['NoCoordination', 9_999, elector, "mode 'NoCoordination' renews as client-go does"],
+    ['NoCoordination', 5_000, elector, "mode 'NoCoordination' renews as client-go does"],
+    ['coordinated', 9_999, coordinated, 'the default interval, renewDeadlineMs less two retry periods, is never below one'],
+    ['coordinated', 5_000, coordinated, 'the default interval, renewDeadlineMs less two retry periods, is never below one'],
+  ] as const)('%s, retryPeriodMs %i against renewDeadlineMs 10000: refused, naming retryPeriodMs and a value that fits', (_, retryPeriodMs, base, why) => {
+    const issues = issuesOf(LeaderElectorOptionsSchema, { ...base, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs });
+    expect(issues).toEqual([
+      {
+        field: 'retryPeriodMs',
+        message: `must be < renewDeadlineMs / 2 (5000) when renewIntervalMs is not given: a leader then renews every retry period (${why}), and a failed renewal must be tried again before the renew deadline. Give retryPeriodMs 4999 or less, such as 2000 (client-go's 10000/2000)`,
+      },
+    ]);
+  });
+
+  it('a retry period below half the deadline, or an interval of its own that leaves a retry, is accepted', () => {
+    for (const base of [elector, coordinated]) {
+      expect(() => parse(LeaderElectorOptionsSchema, { ...base, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 4_999 }, 'options')).not.toThrow();
+      expect(() => parse(LeaderElectorOptionsSchema, { ...base, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 6_000, renewIntervalMs: 3_000 }, 'options')).not.toThrow();
+    }
+  });
+});

@@ -46,6 +46,33 @@ describe('a `tables` option that names no table', () => {
   });
 
   it.each([
+    ['a prefix naming no table', PREFIX, PREFIX, ''],
+    // a table's full name given as the prefix (copied from a stack output): the message names the prefix meant
+    ['a table name given as the prefix', `${PREFIX}-leases`, `${PREFIX}-leases`, `\`tables\` is the prefix the three names share, without the dash: '${PREFIX}', not '${PREFIX}-leases'. `],
+  ] as const)("LeaderElector in mode 'NoCoordination', %s: run() rejects with a TableNotFoundError naming the leases and identities tables, and ready with it", async (_, tables, given, hint) => {
+    const told: Error[] = [];
+    const o = new LeaderElector({ client: client(), tables, leaseName: 'job', identity: 'w1', mode: 'NoCoordination', platform: 'none', onError: (e) => told.push(e), callbacks: { onStartedLeading: () => undefined } });
+    const stop = new AbortController();
+    // before the fix: no candidacy, so nothing was read before it took part: ready resolved and run() retried for ever
+    const error = await Promise.race([o.run(stop.signal).then(() => 'resolved', (e: unknown) => e), o.ready.then(() => 'ready resolved', () => new Promise(() => undefined))]);
+    stop.abort();
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    const e = error as TableNotFoundError;
+    expect(e.retrying).toBe(false);
+    // it reads the lease row, and a holder's session row: never the candidates table (no candidacy)
+    expect(e.uses).toEqual(['leases', 'identities']);
+    expect(e.message).toMatch(/^LeaderElector "w1" of lease "job": a table it uses does not exist where its DynamoDB client points/);
+    expect(e.message).toContain(`It uses ${given}-leases and ${given}-identities, as its \`tables\` option names them`);
+    expect(e.message).not.toContain(`${given}-candidates`);
+    expect(e.message).toMatch(/LeasesTable and IdentitiesTable outputs/);
+    if (hint) expect(e.message).toContain(hint);
+    expect(e.cause.name).toBe('ResourceNotFoundException');
+    await expect(o.ready).rejects.toBe(error);
+    expect(o.runPhase).toBe('failed');
+    expect(told).toEqual([]); // not told as a fault retried: run() says it
+  });
+
+  it.each([
     // each writes and reads its rows in the identities table alone (IdentityStore, SessionReader)
     ['IdentityLeaseHeartbeat', () => new IdentityLeaseHeartbeat({ client: client(), tables: PREFIX, component: 'scheduler' })],
     ['Session', () => new Session({ client: client(), tables: PREFIX })],
