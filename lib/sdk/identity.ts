@@ -210,6 +210,8 @@ export class IdentityLeaseHeartbeat {
   private readonly holder: string;
   private readonly onLost: (lost: IdentityLost) => void;
   private readonly onError: (error: Error) => void;
+  /** onError as given (errorSink): for what is no fault of DynamoDB's (the onLost callback failing). */
+  private readonly told: (error: Error) => void;
   private readonly startUp: StartUp<IdentityLease>;
   private status: HeartbeatState = 'idle';
   /** Monotonic send time of the last write of the row that was answered (its creation or a renewal). */
@@ -247,7 +249,8 @@ export class IdentityLeaseHeartbeat {
     this.holder = `${this.leaseName}_${newId()}`;
     this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(errorSink(onError, `identity lease ${this.leaseName}`, clock ?? systemClock), `identity lease ${this.leaseName}`, client, runningTableFault(`identity lease ${this.leaseName}`, this.options.tables, IDENTITIES_ONLY));
+    this.told = errorSink(onError, `identity lease ${this.leaseName}`, clock ?? systemClock);
+    this.onError = faultReporter(this.told, `identity lease ${this.leaseName}`, client, runningTableFault(`identity lease ${this.leaseName}`, this.options.tables, IDENTITIES_ONLY));
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`identity lease ${this.leaseName}`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, IDENTITIES_ONLY);
     this.ready = this.startUp.ready;
@@ -519,7 +522,11 @@ export class IdentityLeaseHeartbeat {
   }
 
   private lost(l: IdentityLost): void {
-    callBack(() => this.onLost(l), (e) => this.report(e)); // a throwing callback must not turn a handled loss into a failed renewal
+    // a throwing callback must not turn a handled loss into a failed renewal; what it threw is told as its own, never as a DynamoDB fault
+    callBack(
+      () => this.onLost(l),
+      (e) => this.told(new Error(`identity lease ${this.leaseName}: onLost (${l.reason}) threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the heartbeat goes on as if it had returned`, { cause: e })),
+    );
   }
 
   private report(e: unknown): void {

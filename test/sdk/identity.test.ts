@@ -274,6 +274,24 @@ describe('IdentityLeaseHeartbeat', () => {
     expect(await rowsOf('restart')).toEqual([written]);
   });
 
+  // a review (2026-12-06): what onLost threw went through the fault reporter, so a user's own ThrottlingException was told as DynamoDB throttling
+  it('an onLost that throws is told to onError as its own (naming the callback, what it threw as the cause), never as a DynamoDB fault; the loss is handled all the same', async () => {
+    const clock = handClock();
+    const thrown = Object.assign(new Error('the pager is rate-limited'), { name: 'ThrottlingException' });
+    const first = heartbeat(clock, 'twin-throw', 'node-1', 'first', { onLost: () => { throw thrown; } });
+    const second = heartbeat(clock, 'twin-throw', 'node-1', 'second');
+    await first.start();
+    clock.advance(SEC);
+    await second.start();
+    clock.advance(10 * SEC);
+    expect(await first.hb.renew()).toBe('superseded');
+    expect(first.errors).toHaveLength(1);
+    expect(first.errors[0]!.name).toBe('Error');
+    expect(first.errors[0]!.message).toBe(`identity lease ${first.hb.name}: onLost (superseded) threw: ThrottlingException: the pager is rate-limited; the heartbeat goes on as if it had returned`);
+    expect(first.errors[0]!.cause).toBe(thrown);
+    expect(first.hb.healthy()).toBe(false);
+  });
+
   it('two live processes with one host and component: the newest start-up keeps the row, the older one stops for good', async () => {
     const clock = handClock();
     const first = heartbeat(clock, 'twin', 'node-1', 'first');
