@@ -71,7 +71,11 @@ export interface ConclaveProps {
    * @default ElectionConfig's defaults (lib/schemas/config.ts)
    */
   readonly election?: ElectionConfigInput;
-  /** Where lease and candidate events go (Leader Elected, Leader Changed, …). @default a new EventBus */
+  /**
+   * Where lease and candidate events go (Leader Elected, Leader Changed, …). Each event's `resources`
+   * is the leases table's ARN: on a bus several deployments share, match it. @default a new
+   * EventBus, named from the stack's name when the stack was given a `stackName`
+   */
   readonly eventBus?: events.IEventBus;
   /**
    * What happens to the tables and log groups when the stack (or this construct) is deleted.

@@ -103,7 +103,7 @@ export interface ConclaveLeaderDiscovery {
   readonly fn: lambda.Function;
   /** The last state written to each lease's name: what orders the writes by fencing token. */
   readonly table: dynamodb.TableV2;
-  /** The rule on the Conclave bus that invokes the function. */
+  /** The rule on the Conclave bus that invokes the function (this deployment's events only: their `resources` is its leases table's ARN). */
   readonly rule: events.Rule;
   /** Events the function gave up on (after the rule's and Lambda's retries), with their content. */
   readonly deadLetterQueue: sqs.Queue;

@@ -121,7 +121,9 @@ export const LeaderElectorOptionsSchema = z
       renewDeadlineMs: z.number().int().positive().default(DEFAULT_RENEW_DEADLINE_MS),
       /**
        * How often a follower polls while the lease is in flux (vacant, an election, a preemption),
-       * and how soon a leader tries again after a renewal failed (client-go RetryPeriod). @default 2000
+       * and how soon a leader tries again after a renewal failed (client-go RetryPeriod). Below
+       * renewDeadlineMs; with renewIntervalMs left out, below half of it (the interval is then at
+       * least a retry period, and a failed renewal needs a try again before the deadline). @default 2000
        */
       retryPeriodMs: PeriodMs.default(DEFAULT_RETRY_PERIOD_MS),
       /**
@@ -160,7 +162,10 @@ export const LeaderElectorOptionsSchema = z
        * nothing; `keep` leads on (the failure is only reported to onError). Either way onError gets
        * a LeaderWorkError. After a release this worker takes no term for a backoff (a retry period,
        * doubling while its work keeps failing soon after it starts, up to four, jittered), so work
-       * that fails at every start is not started again and again. @default 'release'
+       * that fails at every start is not started again and again. Work that rejects with a
+       * FencingError or LeaseLostError of its own term (its fenced write refused: the lease moved on)
+       * has not failed: the term ends as `deposed`, whatever this says, and nothing is reported.
+       * @default 'release'
        */
       onLeaderWorkFailure: z.enum(['release', 'keep']).default('release'),
       /**

@@ -378,7 +378,7 @@ export class LeaderElector {
    * resolves after stepping down, withdrawing the candidacy and releasing the lease (if releaseOnCancel). Rejects only for what can never
    * succeed, and `ready` rejects with the same: a client that can never send (no region, an endpoint
    * that is not a URL or has no host; nothing is sent), a TableNotFoundError (the `tables` option names no
-   * table), a TableKeyError met by the candidacy (a table keyed otherwise than Conclave's), a
+   * table), a TableKeyError met at start-up (by the candidacy, or by NoCoordination's first read: a table keyed otherwise than Conclave's), a
    * ValidationError on `multiRegion` (the table is a global table without multi-Region strong
    * consistency), a DuplicateIdentityError (another live process stands under this identity), or a
    * second run(). Every other fault, at start-up or later (DynamoDB unreachable, a
@@ -998,7 +998,8 @@ export const DECISIONS: Decisions = {
 };
 
 /**
- * The leader's work failed: onStartedLeading rejected or threw. Reported to onError; `outcome`
+ * The leader's work failed: onStartedLeading rejected or threw (not with a FencingError or
+ * LeaseLostError of its own term: that is the term over, `deposed`, and nothing is reported). Reported to onError; `outcome`
  * says what became of the term: given up (ended, and handed to the successor or released: the
  * default), kept (`onLeaderWorkFailure: 'keep'`), or already ended before the work failed.
  */

@@ -657,9 +657,10 @@ export function stepDelay(d: { readonly planned: number; readonly clockKnown: bo
 
 /**
  * Why a leader stopped: run() cancelled, another candidate preferred, the renew deadline passed (or
- * its clock jumped, so the deadline could no longer be judged), the lease moved on (or its term was
- * rewritten under it), or the leader's work failed (onStartedLeading rejected or threw, and
- * `onLeaderWorkFailure` is `'release'`, the default).
+ * its clock jumped, so the deadline could no longer be judged), the lease moved on (seen on a read,
+ * or the work's own fenced write of the term refused; or its term was rewritten under it), or the
+ * leader's work failed (onStartedLeading rejected or threw, other than with its own term's
+ * FencingError or LeaseLostError, and `onLeaderWorkFailure` is `'release'`, the default).
  */
 export type StopReason = 'cancelled' | 'preempted' | 'renewDeadline' | 'deposed' | 'workFailed';
 

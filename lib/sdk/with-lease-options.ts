@@ -154,7 +154,8 @@ export const WithLeaseOptionsSchema = z.strictObject(
     /**
      * Cancels the run: the wait ends, or the function's signal aborts (with this signal's reason),
      * and the lease is given up; the call then rejects with the reason, unless the function had
-     * returned: its window is then marked and the call resolves with its value. For a Lambda
+     * returned: its window is then marked and the call resolves with its value (not after a
+     * `complete(items)` of it failed: see LeaseTerm.complete). For a Lambda
      * function, abort it when the invocation's remaining time runs short.
      */
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: 'must be an AbortSignal', abort: false }).optional(),

@@ -47,7 +47,9 @@ import { candidacyRequired, parseWithLeaseOptions, scheduledAtIssue, type RunOnc
  * that finds its term over (frozen past it, or deposed) learns so at its first look (`held()`,
  * `signal.aborted`). Waits up to `waitMs` for the lease; `busy` when it did not get it.
  *
- * - Resolves `ran` with fn's value when fn returned while the lease was held.
+ * - Resolves `ran` with fn's value when fn returned while the lease was held, unless a
+ *   `complete(items)` of fn failed, its error caught by fn: then it rejects with that error and the
+ *   window stays open, unless a mark of this run landed all the same (read back).
  * - Rejects with fn's error when fn threw, or with LeaseLostError when the term ended before fn
  *   returned, or before its window's mark was answered (its work may be incomplete). With run-once
  *   the window is then open for the next run, unless this run's mark, sent and abandoned as the term
@@ -59,7 +61,8 @@ import { candidacyRequired, parseWithLeaseOptions, scheduledAtIssue, type RunOnc
  *   aborted, and rejects with that reason; made after, it is refused with it, nothing sent. While
  *   the term lives, one unanswered within a retry period (at least 5 s) rejects as a timeout
  *   (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
- *   a function that returns after a cancel has its window marked all the same.
+ *   a function that returns after a cancel has its window marked all the same (not after a
+ *   `complete(items)` of it failed: the call then rejects with that error).
  * @throws ValidationError naming each bad option
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); a table still being created (CREATING) is waited for, read again with backoff as a worker's start-up is, until it answers or the `signal` option aborts (the call then rejects with its reason)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried)
