@@ -823,6 +823,9 @@ export class LeaderElector {
         return undefined;
       }
       case 'started': {
+        // carried out past its deadline (the process frozen since the step decided to lead; a newer term
+        // may have begun): its work never starts, the step gives the term back
+        if (x.time.monotonic() >= f.deadline) return { sent: STARTED, answer: () => ({ kind: 'startedLate', no: f.no }) };
         const controller = (x.work = new AbortController());
         const { no, term } = f;
         const token = term.fencingToken;

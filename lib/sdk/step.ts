@@ -2019,6 +2019,8 @@ export type Event =
   | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number; readonly fenced?: boolean }
   /** run() was cancelled: step down. */
   | { readonly kind: 'cancel' }
+  /** Term `no`'s work was not started: its renew deadline had passed when the shell came to start it (a freeze after this step decided to lead). */
+  | { readonly kind: 'startedLate'; readonly no: number }
   /** Stepped down (`led`: what its step-down led), its candidacy withdrawn: leave the lease (`held`: a session whose renewals are held for a write onto it in doubt). */
   | { readonly kind: 'leave'; readonly led: SteppedDown; readonly held: string | undefined }
   /** A stopping elector's consistent read of the lease ('unread': it failed, reported). */
@@ -2040,8 +2042,11 @@ export type Effect =
   | Exclude<FollowerEffect, { readonly kind: 'lead' }>
   /** Arm the renew deadline's timer of term `no` for monotonic `at`. */
   | { readonly kind: 'armDeadline'; readonly at: number; readonly no: number }
-  /** Start the leader's work (onStartedLeading) for term `no`. */
-  | { readonly kind: 'started'; readonly term: Term; readonly no: number; readonly rest: readonly Next[] }
+  /**
+   * Start the leader's work (onStartedLeading) for term `no`, unless its renew `deadline` (monotonic)
+   * has passed when the shell comes to it (the process frozen since this step): then `startedLate`.
+   */
+  | { readonly kind: 'started'; readonly term: Term; readonly no: number; readonly deadline: number; readonly rest: readonly Next[] }
   /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted, the deadline's timer cancelled). */
   | { readonly kind: 'stop'; readonly reason: StopReason; readonly token: number }
   /** End `term` on a row rewritten under it, in the background. */
@@ -2157,6 +2162,16 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       if (st.lead) fx.push({ kind: 'armDeadline', at: counted.renewedAt + s.renewDeadlineMs, no: lead.no });
       return { state: st, effects: fx };
     }
+    case 'startedLate': {
+      // the process froze between this step's decision to lead and the shell's start, past the renew
+      // deadline: a newer term may have begun meanwhile. Given back as a term won too late is (follow),
+      // never led: its work never starts (no onStartedLeading, so no onStoppedLeading)
+      if (lead?.no !== e.no) return { state, effects: fx };
+      const lateMs = at.now - (lead.renewedAt + s.renewDeadlineMs);
+      if (lateMs >= s.retryPeriodMs) fx.push({ kind: 'stalled', lateMs: Math.round(lateMs) });
+      fx.push({ kind: 'releaseTerm', term: lead.term, rest: [{ k: 'led', ok: false }] });
+      return { state: { ...state, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, standAgain: lead.term.fencingToken }, effects: fx };
+    }
     case 'workFailed': {
       const current = lead?.no === e.no;
       // the work stopped on a fenced write of its own term that DynamoDB refused (README's worker rethrows
@@ -2211,7 +2226,7 @@ function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Eff
   const lead: Lead = { term: last.term, renewedAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
   // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
   const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
-  fx.push({ kind: 'armDeadline', at: renewedAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, rest });
+  fx.push({ kind: 'armDeadline', at: renewedAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, deadline: renewedAt + s.renewDeadlineMs, rest });
   return { state: { ...led, lead, terms: no }, effects: fx };
 }
 

@@ -392,6 +392,28 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(run(settings(), START, [[{ kind: 'workFailed', no: 1, token: 7, cause, fenced: true, random: 0 }, at(1_000)]]).effects).toEqual([[]]);
   });
 
+  // chaos (2026-12-06, seed 7): a process frozen between the decision to lead and the shell's start ran
+  // onStartedLeading for its term after a newer term had begun (token 1796540038545000 after ...42286000)
+  it("a term whose work the shell could not start before its renew deadline (startedLate): given back as a term won too late, never led: no stop (no onStoppedLeading for work never started), a release conditioned on it, standing again", () => {
+    const stopped = run(settings(), leading(), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]);
+    const row = mine({ preferredHolder: 'b' } as Partial<Lease>);
+    const later = run(settings(), stopped.state, [
+      [poll, at(12_000)],
+      [{ kind: 'leaseRead', raw: read(row) }, at(12_010)],
+    ]);
+    const won = { ...row, fencingToken: 8, termToken: 8, revision: 4, acquireTime: 3, renewTime: 3 };
+    const taken = run(settings(), later.state, [[{ kind: 'acquired', got: { written: won } }, at(12_030)]]);
+    const started = taken.effects[0]!.find((f) => f.kind === 'started');
+    // the deadline the shell judges it by: the write's send time plus the renew deadline, as armDeadline's
+    expect(started).toMatchObject({ kind: 'started', no: 2, deadline: T + 12_010 + 10_000 });
+    const late = run(settings(), taken.state, [[{ kind: 'startedLate', no: 2 }, at(12_010 + 16_000)]]);
+    expect(late.effects).toEqual([[{ kind: 'stalled', lateMs: 6_000 }, { kind: 'releaseTerm', term: expect.objectContaining({ fencingToken: 8 }) as unknown, rest: [{ k: 'led', ok: false }] }]]);
+    expect(late.state.lead).toBeUndefined();
+    expect(late.state.standAgain).toBe(8);
+    // another term's, or none led: nothing
+    expect(run(settings(), taken.state, [[{ kind: 'startedLate', no: 1 }, at(12_010 + 16_000)]]).effects).toEqual([[]]);
+  });
+
   it('the work failed otherwise (not `fenced`): a failure of the work as before, the term given up', () => {
     for (const fenced of [false, undefined]) {
       const out = run(settings(), leading(mine(heirNamed)), [[{ kind: 'workFailed', no: 1, token: 7, cause: new FencingError('job', 6), ...(fenced === undefined ? {} : { fenced }), random: 0 }, at(1_000)]]);
