@@ -152,7 +152,7 @@ export const RETRY_BACKOFF_MAX_MS = 1_000;
 export const CHECKPOINT_REFUSALS = 5;
 
 /** How often the poller describes its stream (new shards; the stream ended): one sleep on the stop signal between rounds. */
-const DISCOVER_EVERY_MS = 2_000;
+export const DISCOVER_EVERY_MS = 2_000;
 /** The first wait before looking again for a table gone or without a stream; each later one twice as long, up to TABLE_LOOK_MAX_MS. */
 export const TABLE_LOOK_FIRST_MS = 1_000;
 /** The longest wait between looks for a table gone or without a stream: one created again is followed within it. */

@@ -16,7 +16,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
-import { StreamPoller, TABLE_LOOK_FIRST_MS, TABLE_LOOK_MAX_MS } from '../../lib/local/stream-poller.js';
+import { DISCOVER_EVERY_MS, StreamPoller, TABLE_LOOK_FIRST_MS, TABLE_LOOK_MAX_MS } from '../../lib/local/stream-poller.js';
 import { createTable } from '../../lib/stores/table-admin.js';
 import { TABLES } from '../../lib/tables.js';
 import { wiring } from '../../lib/wiring.js';
@@ -51,10 +51,12 @@ const latestStreamArn = async (table: string) => (await t.client.send(new Descri
 
 /**
  * A candidates-stream poller of `table` from `streamArn` on a held clock, its records' (name,
- * stream) collected in `handled`, its warnings to `warn`; `look(probe)` lets its clock run, then probes.
+ * stream) collected in `handled`, its warnings to `warn`; `look(probe)` lets its clock run, then probes;
+ * `waiting()` is true while both its loops (the stream's description, the shard's reads at the default
+ * idle wait) are held in their waits: nothing of it runs until the next look.
  */
 function candidatePoller(table: string, streamArn: string, warn: (m: string, x: Record<string, unknown>) => void) {
-  const { clock, release, unhold } = heldClock();
+  const { clock, release, unhold, holding } = heldClock();
   const handled: { name: string; arn: string | undefined }[] = [];
   const poller = new StreamPoller({
     client: streams,
@@ -68,7 +70,8 @@ function candidatePoller(table: string, streamArn: string, warn: (m: string, x: 
     log: { warn, error: () => undefined },
   });
   const look = <T>(probe: () => T) => () => (release(), probe());
-  return { poller, handled, look, unhold };
+  const waiting = () => holding(DISCOVER_EVERY_MS) && holding(100);
+  return { poller, handled, look, waiting, unhold };
 }
 
 describe('StreamPoller on a table deleted and created again', () => {
@@ -155,11 +158,13 @@ describe('StreamPoller on a table deleted and created again', () => {
     const firstArn = await latestStreamArn(table);
     await put('before');
     const warned: [string, Record<string, unknown>][] = [];
-    const { poller, handled, look, unhold } = candidatePoller(table, firstArn, (m, x) => void warned.push([m, x]));
+    const { poller, handled, look, waiting, unhold } = candidatePoller(table, firstArn, (m, x) => void warned.push([m, x]));
     poller.start();
     try {
       await waitFor('the record before the deletes', look(() => handled.some((h) => h.name === 'before')));
-      // the poller held in its waits: both deletes and creates between two of its looks
+      // the poller held in its waits (a look let go just now may still be describing the stream: CI
+      // once saw the first table made again that way), so both deletes and creates fall between two of its looks
+      await waitFor('the poller held in both its waits', waiting);
       await t.client.send(new DeleteTableCommand({ TableName: table }));
       await createTable(t.client, table, TABLES.candidates);
       const middleArn = await latestStreamArn(table);
