@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
-import { LeaderStalledError } from '../../lib/sdk/index.js';
+import { LeaderElector, LeaderStalledError } from '../../lib/sdk/index.js';
 import { drivenClock, inFlight } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 import { CLIENT_GO, drivenElector, type Terms } from './driven-elector.js';
@@ -91,6 +91,63 @@ describe('a leader whose event loop is held past its renew deadline', () => {
     expect(errors.b).toEqual([]);
     await b.stop();
     await a.stop();
+    client.destroy();
+  });
+});
+
+describe('a process held between its win and the start of its work', () => {
+  it("held in its own onNewLeader past the new term's renew deadline: the work never starts on that term (before the fix: onStartedLeading ran on a term already past its deadline), the term is given back, told as late, and a later term is led", async () => {
+    const lease = 'held-at-start';
+    const client = localClient(inject('ddbEndpoint'));
+    const c = drivenClock(inFlight(client));
+    const terms: Terms = [];
+    const errors = { a: [] as Error[], b: [] as Error[] };
+    const a = drivenElector(t.names, 'a', lease, client, c, terms, errors.a);
+    await c.drive(() => a.e.isLeader());
+    // b's own onNewLeader, told of its win, holds the event loop (synchronous work) longer than a renew deadline, once
+    const started: { token: number; abortedAtStart: boolean; at: number }[] = [];
+    let held = false;
+    const stallMs = CLIENT_GO.renewDeadlineMs + 5_000;
+    let stalledAt: number | undefined;
+    const bErrors: Error[] = [];
+    const b = new LeaderElector({
+      client,
+      tables: t.names,
+      clock: c.clock,
+      clockSync: 'none',
+      leaseName: lease,
+      identity: 'b',
+      mode: 'NoCoordination',
+      ...CLIENT_GO,
+      onError: (x) => void bErrors.push(x),
+      callbacks: {
+        onNewLeader: (holder) => {
+          if (holder !== 'b' || held) return;
+          held = true;
+          stalledAt = c.clock.monotonic();
+          c.stall(stallMs);
+        },
+        onStartedLeading: (signal, leading) => void started.push({ token: leading.fencingToken, abortedAtStart: signal.aborted, at: c.clock.monotonic() }),
+      },
+    });
+    const cancel = new AbortController();
+    let settled = false;
+    const running = b.run(cancel.signal).finally(() => void (settled = true));
+    await c.drive(() => b.leader === 'a');
+    // a steps down (released): b takes the lease, is told, and is held
+    await a.stop();
+    await c.drive(() => started.length > 0);
+    expect(held).toBe(true);
+    // nothing started on the term b won before the stall: its first work began after the stall, on a later term, live
+    expect(started[0]!.at).toBeGreaterThanOrEqual(stalledAt! + stallMs);
+    expect(started[0]!.abortedAtStart).toBe(false);
+    const late = bErrors.filter((e): e is LeaderStalledError => e instanceof LeaderStalledError);
+    expect(late).toHaveLength(1);
+    expect(late[0]!.lateMs).toBeGreaterThan(0);
+    expect(late[0]!.lateMs).toBeLessThanOrEqual(stallMs);
+    cancel.abort();
+    await c.drive(() => settled);
+    await running;
     client.destroy();
   });
 });
