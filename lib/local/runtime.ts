@@ -158,6 +158,8 @@ export interface LocalEvent {
   detail: ConclaveEvent['detail'];
   /** `detailType` and `detail` together, narrowed by `detailType` (`switch (e.event.detailType)`). */
   event: ConclaveEvent;
+  /** The event's `resources`: the leases table's ARN, as on AWS (a rule on a shared bus matches it). */
+  resources: string[];
 }
 
 export interface LocalRuntime {
@@ -604,9 +606,9 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const bus = await startLocalEventBus({
     onEvent(entry) {
       const event = parseEvent(entry.detailType, entry.detail);
-      const e: LocalEvent = { time: entry.time, source: entry.source, detailType: event.detailType, detail: event.detail, event };
+      const e: LocalEvent = { time: entry.time, source: entry.source, detailType: event.detailType, detail: event.detail, event, resources: entry.resources };
       events.push(e);
-      appendEvent({ time: e.time, source: e.source, detailType: e.detailType, detail: e.detail });
+      appendEvent({ time: e.time, source: e.source, detailType: e.detailType, detail: e.detail, resources: e.resources });
       opts.onEvent?.(e);
     },
   });
@@ -638,11 +640,13 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   lost.timer = timer;
   if (lost.line !== undefined) void timer.stop();
   const logLevel = opts.logLevel ?? 'WARN';
+  const leasesTableArn = (await reached(requests.send(new DescribeTableCommand({ TableName: tables.leases })))).Table!.TableArn!;
   const plain: FunctionDeps = {
     coordinator: coordinatorDeps(requests, tables, { ...(opts.clock ? { clock: opts.clock } : {}), ...(opts.config ? { config: opts.config } : {}) }),
     timer,
+    // each entry's `resources` names the leases table, as the functions' do on AWS (rules on a shared bus match it)
     publish: async (list) => {
-      await publishOrThrow(eventBridge, EVENT_BUS, list);
+      await publishOrThrow(eventBridge, EVENT_BUS, list, { resources: [leasesTableArn] });
     },
     // the dead-letter file stands in for the function's SQS dead-letter queue
     deadLetter: async (p) => deadLetter({ function: p.function, reason: p.reason, records: [{ eventID: p.eventID, sequenceNumber: p.sequenceNumber, record: p.record }], at: p.at }),

@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { LocalEvent, LocalRuntime } from '../../lib/local/runtime.js';
 import { startLocalRuntime } from '../../lib/local/runtime.js';
@@ -97,6 +98,11 @@ describe('local runtime: elections finish by acknowledgement or by the timer', (
     expect(lease.acquireTime!).toBeLessThan(e.deadline);
     expect(lease.acquireTime!).toBeGreaterThanOrEqual(e.startedAt);
     expect(detail(e.started)['vacancy']).toBe('noHolder');
+    // each event names the leases table in its resources, as on AWS (before: none in local mode)
+    const leasesTableArn = (await rt.client.send(new DescribeTableCommand({ TableName: rt.tables.leases }))).Table!.TableArn!;
+    expect(leasesTableArn).toMatch(/:table\//);
+    expect(e.started.resources).toEqual([leasesTableArn]);
+    expect(e.elected.resources).toEqual([leasesTableArn]);
     expect(log.maxConcurrentLeaders()).toBe(1);
   });
 
