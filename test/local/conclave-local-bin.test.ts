@@ -15,7 +15,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { WAIT_GUARD_MS } from '../guards.js';
-import { freePort } from '../../lib/local/dynamodb-local.js';
+import { portToBindLater } from '../../lib/local/dynamodb-local.js';
 import { localClient } from '../../lib/stores/client.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
@@ -97,7 +97,7 @@ describe('conclave-local', () => {
   });
 
   it('--port N: its DynamoDB Local on that port, the endpoint printed with it; with --events-dir, the events command names the file (it said "in this folder", where `conclave events` reads .local/events.jsonl)', async () => {
-    const port = await freePort();
+    const port = await portToBindLater();
     const eventsDir = mkdtempSync(join(tmpdir(), 'conclave-local-port-'));
     const local = spawn(process.execPath, ['--import', TSX, BIN, '--port', String(port), '--no-push', '--events-dir', eventsDir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';

@@ -46,6 +46,11 @@ async function heirNamed(others: string[] = []) {
   releases.push(() => release());
   // the revisions of the writes naming b whose lease stream records were handled: a test waits for its own write's (the setup's own record may still be on its way)
   const handled = { remove: false, namedB: [] as number[] };
+  // with `naming` set, a lease stream batch with a write naming b waits for `letNaming()`: the lease stream cannot take the name off meanwhile
+  let letNaming!: () => void;
+  const namingLet = new Promise<void>((r) => (letNaming = r));
+  releases.push(() => letNaming());
+  const hold = { naming: false };
   const calls: FunctionName[] = [];
   const rt = await startLocalRuntime({
     endpoint: inject('ddbEndpoint'),
@@ -62,6 +67,7 @@ async function heirNamed(others: string[] = []) {
         handled.remove = true;
         return out;
       }
+      if (name === 'leaseStream' && hold.naming && naming(event, 'b').length > 0) await namingLet;
       const out = await invoke(event);
       if (name === 'leaseStream') handled.namedB.push(...naming(event, 'b'));
       return out;
@@ -85,22 +91,28 @@ async function heirNamed(others: string[] = []) {
     start(id, '1.31.0');
     await waitFor(`${id} named second successor`, async () => (await read()).item?.secondSuccessor === id);
   }
-  return { rt, a, b, read, release, handled, calls };
+  return { rt, a, b, read, release, handled, calls, hold, letNaming };
 }
 
 describe('a departing heir named by a write decided before it withdrew', () => {
   it('the write lands before the candidate stream handles b’s REMOVE record: that reconcile takes the name off', async () => {
-    const { rt, b, read, release, handled, calls } = await heirNamed();
+    const { rt, b, read, release, handled, calls, hold, letNaming } = await heirNamed();
     const instance = b.elector.instance;
     await b.stop(); // its row deleted, its name taken off (LeaderElector.leaveLease)
     const cur = await read();
     expect(cur.item?.successor).not.toBe('b');
-    // the coordinator's write, decided on a read from before b's withdrawal
-    await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance } });
+    // the coordinator's write, decided on a read from before b's withdrawal; its lease stream
+    // record held, so only the REMOVE's reconcile can take the name off (before: the lease stream
+    // might, and the read after the write raced it)
+    hold.naming = true;
+    const written = await rt.deps.coordinator.leases.write(cur, { set: { successor: 'b', successorInstance: instance } });
+    expect(written.successor).toBe('b');
     expect((await read()).item?.successor).toBe('b');
     release();
     await waitFor('the REMOVE record handled', () => handled.remove);
     expect((await read()).item?.successor).not.toBe('b');
+    letNaming();
+    await waitFor("the lease stream given the write's record", () => handled.namedB.includes(written.revision));
     expect(calls).not.toContain('coordinator');
   });
 
