@@ -17,7 +17,7 @@ import { STAMP_ERROR_MS } from './step.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableFault, stampClockFor, LEASES_AND_CANDIDATES, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
-import { Session, SessionSchema, sessionElsewhere, sessionSeam } from './session.js';
+import { Session, SessionSchema, sessionClockLooser, sessionElsewhere, sessionSeam } from './session.js';
 import { sleptUnseen, stampNow, type StampClock } from './server-clock.js';
 
 /** The longest renewIntervalMs: half the age at which the coordinator collects a row as stale by default (candidateStaleAfterMs, 30 minutes). */
@@ -149,6 +149,8 @@ export const LeaseCandidateOptionsSchema = z
     }
     const elsewhere = valid('session', 'tables') && o.session instanceof Session ? sessionElsewhere(o.session, o.tables) : undefined;
     if (elsewhere) ctx.addIssue({ code: 'custom', path: ['session'], message: elsewhere });
+    const looser = valid('session', 'clockSync') && o.session instanceof Session ? sessionClockLooser(o.session, o.clockSync) : undefined;
+    if (looser) ctx.addIssue({ code: 'custom', path: ['session'], message: looser });
   }, { when: everyProblem.when });
 
 /** The options of a LeaseCandidate as written. */

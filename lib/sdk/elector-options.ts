@@ -13,7 +13,7 @@ import type { FencedItemInput } from './fencing.js';
 import { CandidacyShape, checkCandidacy } from './candidate.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, PeriodMs, TablesSchema, defaulted, everyProblem, fn, optionErrors, type DeepReadonly } from './options.js';
 import type { Push } from './push.js';
-import { Session, SessionSchema, sessionElsewhere } from './session.js';
+import { Session, SessionSchema, sessionClockLooser, sessionElsewhere } from './session.js';
 
 /**
  * The term a leader's work runs in (onStartedLeading's second argument): its fencing token, and
@@ -307,19 +307,32 @@ export const LeaderElectorOptionsSchema = z
     if (unserved) ctx.addIssue({ code: 'custom', path: ['session'], message: unserved });
     const elsewhere = valid('session', 'tables') && o.session instanceof Session ? sessionElsewhere(o.session, o.tables) : undefined;
     if (elsewhere) ctx.addIssue({ code: 'custom', path: ['session'], message: elsewhere });
+    const looser = valid('session', 'clockSync', 'maxClockErrorMs') && o.session instanceof Session ? sessionClockLooser(o.session, o.clockSync, o.maxClockErrorMs) : undefined;
+    if (looser) ctx.addIssue({ code: 'custom', path: ['session'], message: looser });
     // The session's own check makes its renewals and a retry fit in its deadline, so this one also
     // makes them fit in the elector's.
     if (valid('session', 'retryPeriodMs', 'renewDeadlineMs') && o.session instanceof Session && o.session.options.renewDeadlineMs + o.retryPeriodMs >= o.renewDeadlineMs)
       ctx.addIssue({
         code: 'custom',
         path: ['session'],
-        message: `ends at its renewDeadlineMs (${o.session.options.renewDeadlineMs} ms), too late for a leader on it to fall back: it then renews its leases itself, and needs a try and a retry (retryPeriodMs ${o.retryPeriodMs} ms) before its own renewDeadlineMs (${o.renewDeadlineMs} ms) stops the term. Give the session a renewDeadlineMs below ${o.renewDeadlineMs - o.retryPeriodMs}`,
+        message: `ends at its renewDeadlineMs (${o.session.options.renewDeadlineMs} ms), too late for a leader on it to fall back: it then renews its leases itself, and needs a try and a retry (retryPeriodMs ${o.retryPeriodMs} ms) before its own renewDeadlineMs (${o.renewDeadlineMs} ms) stops the term. Give the session a renewDeadlineMs below ${o.renewDeadlineMs - o.retryPeriodMs}${fittingSession(o.renewDeadlineMs - o.retryPeriodMs)}`,
       });
     if (ok('mode', 'candidacy') && o.mode === 'NoCoordination' && o.candidacy)
       ctx.addIssue({ code: 'custom', path: ['candidacy'], message: "must not be given with mode 'NoCoordination': no coordinator elects there. Drop candidacy, or use mode 'coordinated'" });
     // checkCandidacy reads the candidacy's fields, identity and leaseName only where they passed their own schemas
     if (typeof o.candidacy === 'object' && o.candidacy !== null && !Array.isArray(o.candidacy)) checkCandidacy({ leaseName: o.leaseName, name: o.identity, ...o.candidacy }, ctx, ['candidacy'], { name: ['identity'], leaseName: ['leaseName'] });
   }, { when: everyProblem.when });
+
+/**
+ * A Session's timings under a renew deadline bound `belowMs`, its defaults' proportions (7500/5000/1500)
+ * kept and rounded down to 100 ms, so its own rule (renewIntervalMs + retryPeriodMs < renewDeadlineMs)
+ * holds too; none when its retry period would fall below 100 ms.
+ */
+function fittingSession(belowMs: number): string {
+  const deadline = Math.floor((belowMs - 1) / 100) * 100;
+  const [interval, retry] = [Math.floor((deadline * 2) / 3 / 100) * 100, Math.floor(deadline / 5 / 100) * 100];
+  return retry < 100 ? '' : `, with its renewIntervalMs and retryPeriodMs below that, such as renewDeadlineMs ${deadline}, renewIntervalMs ${interval} and retryPeriodMs ${retry} (the session's defaults scaled)`;
+}
 
 /** What fits a renew deadline of `deadlineMs` with the default renew interval: a retry period below half of it (at least PeriodMs' 100 ms), else a longer deadline. */
 function fittingRetry(deadlineMs: number, retryPeriodMs: number): string {

@@ -76,9 +76,16 @@ export const SessionOptionsSchema = z
        * its last renewal (and the coordinator collects it only after that and a grace period). @default 15000
        */
       maxLeaseDurationMs: z.number().int().min(1_000).max(86_400_000).default(SESSION_DEFAULTS.maxLeaseDurationMs),
-      /** See LeaderElectorOptions.clockSync. @default 'server' */
+      /**
+       * See LeaderElectorOptions.clockSync. Every term and candidacy held on the session is judged
+       * by the session row's stamp, so an elector or candidate on clockSync 'server' (the default)
+       * is refused on a session on 'none'. @default 'server'
+       */
       clockSync: ClockSyncSchema,
-      /** See LeaderElectorOptions.maxClockErrorMs: beyond it the session is not renewed (its deadline ends it). @default 500 */
+      /**
+       * See LeaderElectorOptions.maxClockErrorMs: beyond it the session is not renewed (its deadline
+       * ends it). An elector on the session must have this maxClockErrorMs or a looser one. @default 500
+       */
       maxClockErrorMs: z.number().int().min(1).max(60_000).default(500),
       /** A renewal that failed (retried), or a session that ended. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
@@ -778,4 +785,21 @@ export function sessionElsewhere(session: Session, tables: { readonly identities
   const its = session.options.tables.identities;
   if (typeof own !== 'string' || own === its) return undefined;
   return `keeps its rows in the identities table ${its}, and these tables' is ${own}: the coordinator and the other workers look for a term's session in the lease's deployment, so every term on it would be judged ended. Give the Session the same tables (its \`tables\` option)`;
+}
+
+/**
+ * Why `session` stamps less safely than its user asked (undefined when it does not): every term
+ * held on a session, and a candidate on one, is judged alive by the session row's stamp, so the
+ * session's clock options, not the user's, decide how a wrong wall clock is borne. A user on
+ * clockSync 'server' over a session on 'none' (a wall clock 12 s slow gave a lease two leaders in a
+ * review's simulation), or with a tighter maxClockErrorMs than the session's, would silently take
+ * the session's.
+ */
+export function sessionClockLooser(session: Session, clockSync: 'server' | 'none', maxClockErrorMs?: number): string | undefined {
+  const its = session.options;
+  if (clockSync === 'server' && its.clockSync === 'none')
+    return `stamps its row with this machine's wall clock (its clockSync 'none'), and clockSync here is 'server': every term and candidacy held on the session is judged by that stamp, so a wrong wall clock would decide it after all (two leaders of one lease, with a clock some seconds off). Give the Session clockSync 'server' (the default), or clockSync 'none' here too if the hosts' clocks are kept in step`;
+  if (maxClockErrorMs !== undefined && its.maxClockErrorMs > maxClockErrorMs)
+    return `renews its row while its estimate of DynamoDB's time is within ${its.maxClockErrorMs} ms (its maxClockErrorMs), looser than maxClockErrorMs here (${maxClockErrorMs} ms): every term held on the session is judged by the session's stamp. Give the Session a maxClockErrorMs of ${maxClockErrorMs} or less`;
+  return undefined;
 }

@@ -249,6 +249,45 @@ describe('a Session on other tables than its electors and candidates', () => {
   });
 });
 
+describe("a Session whose clock options are looser than its electors' and candidates'", () => {
+  // a review (2026-12-06): taken without a word; every term held on the session is judged by the
+  // session row's stamp, so an elector on clockSync 'server' over a Session on 'none' took the wall
+  // clock after all (the simulator: a clock 12 s slow, two leaders of one lease)
+  const wallClock = new Session({ client, leaseNames: ['nightly-report'], clockSync: 'none' });
+  const loose = new Session({ client, leaseNames: ['nightly-report'], maxClockErrorMs: 5_000 });
+  const onWall = /^stamps its row with this machine's wall clock \(its clockSync 'none'\), and clockSync here is 'server': .*Give the Session clockSync 'server' \(the default\), or clockSync 'none' here too/;
+  it("a LeaderElector on clockSync 'server' (the default) over a Session on 'none' is refused, naming session and the fix", () => {
+    expect(issuesOf(LeaderElectorOptionsSchema, { ...coordinated, session: wallClock })).toEqual([{ field: 'session', message: expect.stringMatching(onWall) as unknown }]);
+  });
+  it('a LeaseCandidate the same way', () => {
+    expect(issuesOf(LeaseCandidateOptionsSchema, { ...candidate, session: wallClock })).toEqual([{ field: 'session', message: expect.stringMatching(onWall) as unknown }]);
+  });
+  it("a LeaderElector with a tighter maxClockErrorMs than its Session's is refused, naming both and a value that fits", () => {
+    expect(issuesOf(LeaderElectorOptionsSchema, { ...coordinated, session: loose })).toEqual([
+      { field: 'session', message: expect.stringMatching(/^renews its row while its estimate of DynamoDB's time is within 5000 ms \(its maxClockErrorMs\), looser than maxClockErrorMs here \(500 ms\): .*Give the Session a maxClockErrorMs of 500 or less$/) as unknown },
+    ]);
+  });
+  it("taken: both on 'none', an elector on 'none' over a Session on 'server', a Session as tight as its elector or tighter", () => {
+    expect(() => parse(LeaderElectorOptionsSchema, { ...coordinated, clockSync: 'none', session: wallClock }, 'options')).not.toThrow();
+    expect(() => parse(LeaseCandidateOptionsSchema, { ...candidate, clockSync: 'none', session: wallClock }, 'options')).not.toThrow();
+    expect(() => parse(LeaderElectorOptionsSchema, { ...coordinated, clockSync: 'none', session }, 'options')).not.toThrow();
+    expect(() => parse(LeaderElectorOptionsSchema, { ...coordinated, maxClockErrorMs: 5_000, session: loose }, 'options')).not.toThrow();
+    expect(() => parse(LeaderElectorOptionsSchema, { ...coordinated, maxClockErrorMs: 1_000, session }, 'options')).not.toThrow();
+  });
+});
+
+describe("a Session whose renew deadline leaves its elector no retry: the fix named is one the Session takes", () => {
+  // a review (2026-12-06): the message named only a renewDeadlineMs, which the Session then refused
+  // against its default renewIntervalMs and retryPeriodMs (a second round trip for the user)
+  it('at 8000/6000/500 the advice is a whole set of timings, and a Session given them is taken by both', () => {
+    const timings = { leaseDurationMs: 8_000, renewDeadlineMs: 6_000, retryPeriodMs: 500 };
+    const [issue] = issuesOf(LeaderElectorOptionsSchema, { ...coordinated, ...timings, session });
+    expect(issue).toEqual({ field: 'session', message: expect.stringMatching(/Give the session a renewDeadlineMs below 5500, with its renewIntervalMs and retryPeriodMs below that, such as renewDeadlineMs 5400, renewIntervalMs 3600 and retryPeriodMs 1000 \(the session's defaults scaled\)$/) as unknown });
+    const fitted = new Session({ client, leaseNames: ['nightly-report'], renewDeadlineMs: 5_400, renewIntervalMs: 3_600, retryPeriodMs: 1_000 });
+    expect(() => parse(LeaderElectorOptionsSchema, { ...coordinated, ...timings, session: fitted }, 'options')).not.toThrow();
+  });
+});
+
 describe('a retry period that leaves the default renew interval no retry before the renew deadline', () => {
   // before: only retryPeriodMs < renewDeadlineMs was checked; at 15000/10000/9999 a lone NoCoordination
   // leader renewed every 9,999 ms, 1 ms before its deadline, and lost every term (no error, no warning)
