@@ -8,9 +8,12 @@ import type { FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
 import { poisonRecord, recordAgeMs, STUCK_RECORD_MS, stuckRecord } from './dead-letter.js';
 
-/** The pipeline every function shares: Powertools logger context and metrics flushed per invocation. */
-export const observed = <E, R>(deps: FunctionDeps, fn: (event: E, context: Context) => Promise<R>) =>
-  middy(fn).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
+/**
+ * The pipeline every function shares: Powertools logger context and metrics flushed per invocation.
+ * `timeoutEarlyInMillis`: middy's early timeout (its default, 5 ms, unless given); 0 turns it off.
+ */
+export const observed = <E, R>(deps: FunctionDeps, fn: (event: E, context: Context) => Promise<R>, timeoutEarlyInMillis?: number) =>
+  middy(fn, timeoutEarlyInMillis === undefined ? undefined : { timeoutEarlyInMillis }).use(injectLambdaContext(deps.logger)).use(logMetrics(deps.metrics));
 
 /**
  * Runs one record with the lease it concerns on every log line, and logs a failure (with the
@@ -59,18 +62,57 @@ export interface BatchRun<R> {
   readonly end?: (remainingMs: number | undefined) => Promise<void>;
 }
 
+/**
+ * Time a batch keeps back from the invocation's deadline: no record is started with less left (but
+ * the first, so every invocation moves its batch on). A record is a few requests one after another
+ * (the lease's and its candidates' reads, a conditional write and its retry on a lost race, the
+ * session mark, the events' publish, a timer), tens of milliseconds each from a healthy DynamoDB,
+ * and the AWS SDK's default retries (3 attempts) add at most a few seconds on throttling: 10 s
+ * covers that several times over and leaves the functions 50 s of their 60 s (lib/wiring.ts). The
+ * functions' DynamoDB client sets no request timeout (lib/functions/env.ts), so there is no bound to
+ * derive it from: a request that never answers still meets the deadline (see `batch`).
+ */
+export const BATCH_DEADLINE_MARGIN_MS = 10_000;
+
+/** A record not started because the invocation had less than BATCH_DEADLINE_MARGIN_MS left: reported failed, run again by the event source's next delivery. */
+export class BatchDeadlineError extends Error {
+  override readonly name = 'BatchDeadlineError';
+}
+
 function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, type: keyof typeof EventType, open: () => BatchRun<R>) {
   // A processor per invocation: it keeps the batch's records and failures, and two invocations of
   // one handler may run at once (local mode's delay queue and stream shards; Lambda never does
   // within one instance). Shared, they answered each other's batches.
+  //
+  // No early timeout (middy's would answer 5 ms before the deadline while the loop, which no
+  // promise can cancel, went on: the batch a function error, its records done run again by the
+  // retry, beside the loop still reconciling them, out of order). The loop stops starting records
+  // BATCH_DEADLINE_MARGIN_MS before the deadline and reports the rest, so the invocation answers
+  // after its last record, within its time; a record that still runs into the deadline (a request
+  // that never answers) ends with the invocation: Lambda resets the execution environment of an
+  // invocation that timed out, so nothing of it runs beside the retry. An abort signal read between
+  // records would stop the loop but not the record under way, which would run on after the answer.
   return observed(deps, async (event: E, context: Context) => {
     const run = open();
+    // (absent from the simulator's context, lib/local/runtime.ts lambdaContext: every record is started, as before)
+    const remaining = context.getRemainingTimeInMillis ? () => context.getRemainingTimeInMillis() : undefined;
+    let started = 0;
+    let notStarted = 0;
+    const record = async (r: R): Promise<void> => {
+      if (notStarted > 0 || (remaining && started > 0 && remaining() < BATCH_DEADLINE_MARGIN_MS)) {
+        notStarted++;
+        throw new BatchDeadlineError(`not started: the invocation had less than ${BATCH_DEADLINE_MARGIN_MS} ms left; reported for retry`);
+      }
+      started++;
+      await run.record(r);
+    };
     try {
-      return await processPartialResponse(event as never, run.record as never, new BatchProcessor(EventType[type]), { context, processInParallel: false });
+      return await processPartialResponse(event as never, record as never, new BatchProcessor(EventType[type]), { context, processInParallel: false });
     } finally {
-      await run.end?.(context.getRemainingTimeInMillis?.()); // (absent from the simulator's context: lib/local/runtime.ts lambdaContext)
+      if (notStarted > 0) deps.logger.warn('records not started, the invocation near its deadline: reported for retry', { started, notStarted, remainingMs: remaining?.() });
+      await run.end?.(remaining?.());
     }
-  });
+  }, 0);
 }
 
 /** A stream record's handling: parsed, then handled, and poison or a record stuck since STUCK_RECORD_MS dead-lettered (streamBatchHandler). */
@@ -106,6 +148,8 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
  * and counts as processed, so the records behind it are handled before the stream trims them. The records after a failed one are not run (each is reported failed
  * too): they come again after it, in order. Run past it, a row's later change would be handled
  * before its earlier one (an INSERT closing an election before the REMOVE it waits for was seen).
+ * Nor are the records left when the invocation nears its deadline (BATCH_DEADLINE_MARGIN_MS): they
+ * are reported failed, and Lambda checkpoints before the first of them and delivers from it.
  */
 export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, open: () => BatchRun<T>) =>
   batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', () => {
@@ -126,7 +170,11 @@ export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, pa
     };
   });
 
-/** A queue handler with partial batch responses (a failing message alone goes back to the queue), with a run per invocation as streamBatchHandler's. */
+/**
+ * A queue handler with partial batch responses (a failing message alone goes back to the queue), with
+ * a run per invocation as streamBatchHandler's. The messages left when the invocation nears its
+ * deadline (BATCH_DEADLINE_MARGIN_MS) are reported failed: they go back to the queue too.
+ */
 export const queueBatchHandler = (deps: FunctionDeps, open: () => BatchRun<SQSRecord>) =>
   batch<SQSEvent, SQSRecord>(deps, 'SQS', () => {
     const run = open();
