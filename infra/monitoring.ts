@@ -1,5 +1,5 @@
 /**
- * Conclave's alarms and dashboard: election failures, leaderless and broken leases, dead letters, streams
+ * Conclave's alarms and dashboard: election failures, leaderless and broken leases, reconcile failures, dead letters, streams
  * behind, function errors; the KEP metrics per lease, the gauges, every function, the streams and the queues.
  * Metric names and dimensions come from the code that publishes them (lib/functions/metrics.ts).
  */
@@ -49,10 +49,16 @@ export function conclaveAlarm(scope: Construct, id: string, props: cloudwatch.Al
 export interface ConclaveAlarms {
   /** Elections failed (no live candidate acknowledged) in two 5-minute periods in a row, summed over every function. */
   readonly electionFailures: cloudwatch.Alarm;
-  /** At every tick for two periods some lease with live candidates had no live holder; no data (no tick) counts as breaching. */
+  /** At every tick for two periods some lease with live candidates, or whose reconcile failed, had no live holder; no data (no tick) counts as breaching. */
   readonly leaderlessLeases: cloudwatch.Alarm;
   /** At a tick some lease row did not match the schema: no election is decided on it until an operator repairs it. */
   readonly brokenLeases: cloudwatch.Alarm;
+  /**
+   * At every tick for two periods some reconcile failed (the coordinator's gauge
+   * `coordinated_leader_election_reconcile_failures`): a tick that fails lease by lease (every write
+   * denied after a deploy, say) still ends normally, so the function's errors alarm does not see it.
+   */
+  readonly reconcileFailures: cloudwatch.Alarm;
   /** A dead-letter queue has a message, by the function whose queue it is. */
   readonly deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>>;
   /**
@@ -107,7 +113,7 @@ export class ConclaveMonitoring extends Construct {
     });
     const leaderlessLeases = alarm('LeaderlessLeasesAlarm', {
       alarmDescription:
-        'At every tick for two periods some coordinated lease with live candidates had no live holder. Missing data counts as breaching: the coordinator publishes this gauge at every tick, so no data means it does not run.',
+        'At every tick for two periods some coordinated lease with live candidates, or one the coordinator failed to reconcile, had no live holder. Missing data counts as breaching: the coordinator publishes this gauge at every tick, so no data means it does not run.',
       metric: this.metric('coordinator', METRIC.leaderless, 'Minimum', gaugePeriod),
       threshold: 1,
       evaluationPeriods: 2,
@@ -119,6 +125,15 @@ export class ConclaveMonitoring extends Construct {
       metric: this.metric('coordinator', METRIC.brokenLeases, 'Maximum', gaugePeriod),
       threshold: 1,
       evaluationPeriods: 1,
+    });
+    // as the leaderless alarm: every tick for two periods (one failed tick is retried at the next);
+    // no data (no tick) is the leaderless alarm's to tell
+    const reconcileFailures = alarm('ReconcileFailuresAlarm', {
+      alarmDescription:
+        "At every tick for two periods the coordinator failed to reconcile some lease (AccessDenied after a deploy, throttling, a fault): those leases are not elected for, though the tick itself succeeds. Its log names each lease and error (\"reconcile failed; the next trigger retries\"); check the coordinator role's permissions and the tables.",
+      metric: this.metric('coordinator', METRIC.reconcileFailures, 'Minimum', gaugePeriod),
+      threshold: 1,
+      evaluationPeriods: 2,
     });
     const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
     for (const [name, q] of Object.entries(this.props.deadLetterQueues) as [FunctionName, sqs.IQueue][]) {
@@ -148,7 +163,7 @@ export class ConclaveMonitoring extends Construct {
         evaluationPeriods: 2,
       });
     }
-    return { electionFailures, leaderlessLeases, brokenLeases, deadLetters, streamIteratorAge, functionErrors };
+    return { electionFailures, leaderlessLeases, brokenLeases, reconcileFailures, deadLetters, streamIteratorAge, functionErrors };
   }
 
   private makeDashboard(tick: Duration): cloudwatch.Dashboard {
@@ -176,17 +191,18 @@ export class ConclaveMonitoring extends Construct {
       new cloudwatch.AlarmStatusWidget({
         title: 'Conclave alarms',
         width: 24,
-        alarms: [a.electionFailures, a.leaderlessLeases, a.brokenLeases, ...Object.values(a.deadLetters), ...Object.values(a.streamIteratorAge), ...Object.values(a.functionErrors)],
+        alarms: [a.electionFailures, a.leaderlessLeases, a.brokenLeases, a.reconcileFailures, ...Object.values(a.deadLetters), ...Object.values(a.streamIteratorAge), ...Object.values(a.functionErrors)],
       }),
     );
     dashboard.addWidgets(
       new cloudwatch.GraphWidget({
-        title: 'Leaderless, broken and unjudged leases (at each tick)',
+        title: 'Leaderless, broken and unjudged leases; reconcile failures (at each tick)',
         width: 8,
         left: [
           this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'leaderless' }),
           this.metric('coordinator', METRIC.brokenLeases, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'broken (row refused by the schema)' }),
           this.metric('coordinator', METRIC.unjudgedLeases, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'unjudged (held on a session row refused by the schema)' }),
+          this.metric('coordinator', METRIC.reconcileFailures, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'reconcile failures' }),
         ],
       }),
       new cloudwatch.GraphWidget({

@@ -17,7 +17,7 @@ import { coordinatorDeps, reconcileLease, type CoordinatorDeps } from '../lib/co
 import { eventJsonSchemas } from '../lib/events/json-schema.js';
 import { parseEvent } from '../lib/events/schemas.js';
 import { HistoryRecord } from '../lib/history/schema.js';
-import { FencingToken, nextFencingToken } from '../lib/schemas/fencing-token.js';
+import { FencingToken, MAX_FENCING_TOKEN, nextFencingToken } from '../lib/schemas/fencing-token.js';
 import { LeaseItem } from '../lib/schemas/lease.js';
 import { Sim } from '../sim/harness.js';
 import { testTables, type TestTables } from './support.js';
@@ -197,19 +197,21 @@ describe('nextFencingToken: max(previous + 1, the writer’s clock in ms × 1000
 
   it('stays a safe integer until 2255, and refuses a clock past that', () => {
     expect(new Date(LAST_SAFE_MS).toISOString()).toBe('2255-06-05T23:47:34.740Z');
-    expect(() => nextFencingToken(undefined, LAST_SAFE_MS + 1)).toThrow(RangeError);
-    expect(() => nextFencingToken(Number.MAX_SAFE_INTEGER, T0)).toThrow(/is the clock right/);
+    expect(() => nextFencingToken(undefined, LAST_SAFE_MS + 1)).toThrow(/is the clock right/);
+    // the previous token's +1, not the clock, is what overflows here (test/functions/fencing-token-max.test.ts)
+    expect(() => nextFencingToken(Number.MAX_SAFE_INTEGER, T0)).toThrow(/previous 9007199254740991.*the previous token leaves no room/);
   });
 
-  it('every schema that carries a token takes one from the floor, up to MAX_SAFE_INTEGER and no further', () => {
+  it('every schema that carries a token takes one from the floor, up to MAX_FENCING_TOKEN (one below MAX_SAFE_INTEGER: its next is still safe) and no further', () => {
     const token = nextFencingToken(undefined, T0);
-    expect(FencingToken.parse(Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
-    expect(FencingToken.safeParse(Number.MAX_SAFE_INTEGER + 1).success).toBe(false);
+    expect(MAX_FENCING_TOKEN).toBe(Number.MAX_SAFE_INTEGER - 1);
+    expect(FencingToken.parse(MAX_FENCING_TOKEN)).toBe(MAX_FENCING_TOKEN);
+    expect(FencingToken.safeParse(Number.MAX_SAFE_INTEGER).success).toBe(false);
     expect(LeaseItem.parse({ name: 'x', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: token, revision: 1 }).fencingToken).toBe(token);
     const elected = parseEvent('Leader Elected', { id: 'e', lease: 'x', time: new Date(T0).toISOString(), holder: 'w', fencingToken: token, leaseTransitions: 0 });
     expect(elected.detail).toMatchObject({ fencingToken: token });
     expect(HistoryRecord.parse({ event: 'started', lease: 'x', identity: 'w', instance: 'w_1', fencingToken: token, mono: '1', wall: T0 }).fencingToken).toBe(token);
     const json = eventJsonSchemas()['Leader Elected'] as { properties: Record<string, { maximum?: number }> };
-    expect(json.properties['fencingToken']!.maximum).toBe(Number.MAX_SAFE_INTEGER);
+    expect(json.properties['fencingToken']!.maximum).toBe(MAX_FENCING_TOKEN);
   });
 });

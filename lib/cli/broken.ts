@@ -90,9 +90,12 @@ export async function brokenLeaseReport(ctx: Pick<CliContext, 'client' | 'target
 export function brokenLeaseLines(b: BrokenLeaseReport): string[] {
   const token = b.row?.['fencingToken'];
   const tokenNote =
-    typeof token === 'number' && Number.isSafeInteger(token)
-      ? `${token} in the row. Fixing the row in place keeps it; after a delete the next term's token comes from the writer's clock (epoch ms * 1000), above every token issued for this lease before - as long as the clocks are within the configured skew`
-      : "unreadable in the row. Delete the row: the next term's token comes from the writer's clock (epoch ms * 1000), above every token issued for this lease before - as long as the clocks are within the configured skew";
+    // the token itself refused (one too large for a next term, say): replaced, whichever repair
+    typeof token === 'number' && b.issues.some((i) => i.field === 'fencingToken')
+      ? `${token} in the row, refused (above). Put the writer's clock in its place (epoch ms * 1000), or delete the row: either way the next term's token comes from the clock, above every token Conclave issued for this lease before - as long as the clocks are within the configured skew`
+      : typeof token === 'number' && Number.isSafeInteger(token)
+        ? `${token} in the row. Fixing the row in place keeps it; after a delete the next term's token comes from the writer's clock (epoch ms * 1000), above every token issued for this lease before - as long as the clocks are within the configured skew`
+        : "unreadable in the row. Delete the row: the next term's token comes from the writer's clock (epoch ms * 1000), above every token issued for this lease before - as long as the clocks are within the configured skew";
   const lines = fields([
     ['Lease', b.lease],
     ['State', 'broken: the row does not match the schema. The coordinator decides nothing on it and workers do not lead it until it is repaired'],

@@ -303,7 +303,11 @@ export interface ReconcileAllResult {
   invalid: InvalidItem[];
   collectedCandidates: { leaseName: string; name: string }[];
   collectedIdentities: { component: string; name: string }[];
-  /** Coordinated leases (OldestEmulationVersion, with live candidates) that have no live holder after this pass. */
+  /**
+   * Coordinated leases (OldestEmulationVersion, with live candidates) that have no live holder after
+   * this pass; and leases whose reconcile failed (in `errors`) that had no live holder in the row the
+   * pass scanned (leaderlessUnreconciled).
+   */
   leaderless: string[];
 }
 
@@ -467,6 +471,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   let started = -1;
   // in a segment, terms the scans judge off their named row (unvouched: reconcileUnvouched)
   const offNamed: string[] = [];
+  // leases whose reconcile failed (in result.errors): judged leaderless by the row scanned (leaderlessUnreconciled)
+  const failed: string[] = [];
   const outcomes = await mapLimit(names, deps.config.concurrency, async (name, i) => {
     if (past()) return undefined; // (mapLimit starts them in order: those started are the first ones)
     started = Math.max(started, i);
@@ -504,7 +510,10 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
       // the session row the scan refused, refused again: told once, with that row (a row broken since the scan is a fault here)
       else if (e instanceof BrokenSessionError && badSessions.has(e.term.session)) result.unjudged.push(e);
-      else result.errors.push({ lease: name, error: asError(e) });
+      else {
+        result.errors.push({ lease: name, error: asError(e) });
+        failed.push(name);
+      }
       return undefined;
     }
     // what follows a reconcile (its election's timer) within the pass's time, not after the deadline
@@ -517,6 +526,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     result.outcomes.push(o);
     if (leaderlessAfter(deps, o, groups.get(o.lease)!.candidates, sessionOf, now)) result.leaderless.push(o.lease);
   }
+  // in a segment, a lease with no row scanned may have it in another part: not judged here (unknown)
+  for (const name of failed) if ((leases.has(name) || !segment) && leaderlessUnreconciled(deps, leases.get(name), badSessions, sessionOf, now)) result.leaderless.push(name);
   // (started, whatever the deadline: the cursor moves past them)
   if (offNamed.length) await reconcileUnvouched(deps, offNamed, result, opts.afterEach);
 
@@ -600,6 +611,20 @@ function leaderlessAfter(deps: CoordinatorDeps, o: ReconcileOutcome, candidates:
   const hasLive = candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
   const l = o.after ?? o.before;
   return !notOurs && hasLive && vacancy(effectiveLease(l, stampAt(sessionOf(l), now), now), now, deps.config.clockSkewMs).vacant;
+}
+
+/**
+ * Leaderless after a pass, for a lease whose reconcile failed: judged by the row the pass read
+ * (`l`; undefined: no row), with no live holder by the rule leaderlessAfter uses (vacant, or its
+ * term expired). Its candidates and what its reconcile would have decided (an election, or
+ * `noCoordination`: not ours) are not asked: a failed reconcile tells neither for sure, and a lease
+ * the coordinator could not reconcile that has no holder is what the leaderless alarm is for (an
+ * IAM mistake refusing every write must not read as 0 leaderless). A term on a session row the
+ * schema refuses is judged by nobody: not counted (it is unjudged, or will be).
+ */
+function leaderlessUnreconciled(deps: CoordinatorDeps, l: Lease | undefined, badSessions: ReadonlySet<string>, sessionOf: (l: Lease | undefined) => SessionSeen | undefined, now: number): boolean {
+  if (l?.holderIdentity !== undefined && l.session !== undefined && badSessions.has(l.session)) return false;
+  return vacancy(effectiveLease(l, stampAt(sessionOf(l), now), now), now, deps.config.clockSkewMs).vacant;
 }
 
 /** The held leases' session fields of every lease `which` picks (a whole-table scan of four fields). */
@@ -801,7 +826,10 @@ async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[
       }
     } catch (e) {
       if (e instanceof BrokenSessionError && badSessions.has(e.term.session)) result.unjudged.push(e);
-      else result.errors.push({ lease: r.name, error: asError(e) });
+      else {
+        result.errors.push({ lease: r.name, error: asError(e) });
+        if (leaderlessUnreconciled(deps, l, badSessions, sessionOf, deps.clock.now())) result.leaderless.push(r.name);
+      }
       return;
     }
     if (afterEach) await afterEach(o).catch((e: unknown) => result.errors.push({ lease: r.name, error: asError(e) }));

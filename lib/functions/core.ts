@@ -820,7 +820,7 @@ export async function onRepublish(deps: FunctionDeps, m: RepublishMessage): Prom
   }
 }
 
-/** The scheduled tick: every lease, garbage collection, and the leaderless and broken-lease gauges. */
+/** The scheduled tick: every lease, garbage collection, and the leaderless, broken-lease, unjudged and reconcile-failure gauges. */
 export async function onTick(deps: FunctionDeps, remainingMs?: number): Promise<TickResult> {
   // Lambda's remaining time, read through the coordinator's clock: the tick stops before it (lib/coordinator/tick.ts)
   if (remainingMs === undefined) {
@@ -912,6 +912,8 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   deps.metrics.addMetric(METRIC.unjudgedLeases, MetricUnit.Count, r.unjudged.length);
+  // every tick, 0 included: a tick whose reconciles all fail (writes denied after a deploy) still returns normally
+  deps.metrics.addMetric(METRIC.reconcileFailures, MetricUnit.Count, r.errors.length);
   if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });
   deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: r.broken.map((b) => b.lease), unjudged: r.unjudged.map((u) => u.term.lease), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
   return r;

@@ -21,6 +21,12 @@ export const METRIC = {
    * the longest lease on it and clockSkewMs).
    */
   unjudgedLeases: 'coordinated_leader_election_unjudged_leases',
+  /**
+   * Failures at each tick (0 when none): leases whose reconcile failed, or the follow-up of one
+   * (its election's timer), and garbage-collection deletes that failed; each is retried at the next
+   * trigger and logged ("reconcile failed; the next trigger retries") with its lease and error.
+   */
+  reconcileFailures: 'coordinated_leader_election_reconcile_failures',
   conflicts: 'coordinated_leader_election_write_conflicts',
   /** Terms the platform function ended because the holder's task or instance stopped. */
   leadersLost: 'coordinated_leader_election_leaders_lost_total',

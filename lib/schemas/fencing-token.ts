@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ValidationError } from './validation.js';
 
 /**
  * Fencing tokens: what every acquisition of a lease writes, and why they never go back for a lease
@@ -34,14 +35,29 @@ import * as z from 'zod';
  * gone). (1) is clockSkewMs's assumption (S, 1 s by default).
  *
  * The floor stays below Number.MAX_SAFE_INTEGER until 2255-06-05 (epoch ms 9 007 199 254 740); a
- * token past it is refused rather than written where no reader could parse it.
+ * token past it is refused rather than written where no reader could parse it. The largest token
+ * (MAX_FENCING_TOKEN) is one below Number.MAX_SAFE_INTEGER, so that every token read has a next
+ * term's token (`previous + 1`) that is still one: a row at Number.MAX_SAFE_INTEGER (only a
+ * hand-written one could be) reads as broken rather than stopping every election on its lease.
  */
 
 /** Tokens per millisecond of the writer's clock: room for 1000 acquisitions of one lease in a millisecond. */
 export const TOKENS_PER_MS = 1000;
 
-/** A fencing token: a whole number (0 only on a row created before rows took their creation's floor), at most Number.MAX_SAFE_INTEGER. */
-export const FencingToken = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** The largest fencing token: its next term's (+1) is Number.MAX_SAFE_INTEGER, the largest whole number every reader parses exactly. */
+export const MAX_FENCING_TOKEN = Number.MAX_SAFE_INTEGER - 1;
+
+/**
+ * A fencing token: a whole number (0 only on a row created before rows took their creation's
+ * floor), at most MAX_FENCING_TOKEN.
+ */
+export const FencingToken = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_FENCING_TOKEN, {
+    error: (issue) => `${String(issue.input)} is above the largest fencing token, ${MAX_FENCING_TOKEN} (a next term's, +1, must be a safe integer): set it to the clock's (epoch ms * 1000), or delete the row`,
+  });
 
 /** The least token an acquisition at `now` (epoch ms, the writer's clock) may write. */
 export function fencingTokenFloor(now: number): number {
@@ -54,9 +70,15 @@ export function fencingTokenFloor(now: number): number {
  * coordinator's elections, the successor's takeover, the fallback and NoCoordination.
  */
 export function nextFencingToken(previous: number | undefined, now: number): number {
-  const next = Math.max((previous ?? 0) + 1, fencingTokenFloor(now));
-  if (!Number.isSafeInteger(next)) {
-    throw new RangeError(`fencing token ${next} (previous ${previous}, clock ${now}) is past Number.MAX_SAFE_INTEGER: is the clock right?`);
+  const floor = fencingTokenFloor(now);
+  const next = Math.max((previous ?? 0) + 1, floor);
+  // (also NaN) the cause named: the clock's floor (a clock past 2255), or the previous token's +1 (a
+  // token written by hand at the largest): the row's, a ValidationError of its field as the schema's
+  // own (a stream record of it is poison, dead-lettered at once, not retried for hours)
+  if (!(next <= MAX_FENCING_TOKEN)) {
+    const why = `fencing token ${next} (previous ${previous}, clock ${now}) is past ${MAX_FENCING_TOKEN}`;
+    if (next === floor) throw new RangeError(`${why}: is the clock right?`);
+    throw new ValidationError('lease row', [{ field: 'fencingToken', message: `${why}: the previous token leaves no room: set the row's fencingToken to the clock's (epoch ms * 1000), or delete it` }]);
   }
   return next;
 }

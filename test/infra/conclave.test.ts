@@ -316,10 +316,10 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     }
   });
 
-  it('alarms on election failures, leaderless leases, dead letters, streams behind and function errors, with metric names from the code', () => {
+  it('alarms on election failures, leaderless leases, broken leases, reconcile failures, dead letters, streams behind and function errors, with metric names from the code', () => {
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']);
     const deadLetterQueues = Object.keys(c.deadLetterQueues);
-    expect(alarms).toHaveLength(3 + deadLetterQueues.length + names.filter((n) => wiring[n].trigger.kind === 'stream').length + names.length);
+    expect(alarms).toHaveLength(4 + deadLetterQueues.length + names.filter((n) => wiring[n].trigger.kind === 'stream').length + names.length);
     // the app's stack points every alarm at its topic (test/infra/coordinator-and-alarms.test.ts)
     for (const a of alarms) expect(a['AlarmActions']).toEqual([{ Ref: logicalId(s.stack, s.stack.alarmTopic) }]);
 
@@ -342,6 +342,16 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     expect(broken['AlarmDescription']).toMatch(/conclave describe lease/);
     expect(c.alarms.brokenLeases).toBeDefined();
 
+    // reconciles that fail lease by lease at every tick for the leaderless alarm's two periods (a
+    // review, 2026-12-06: every write denied after a deploy read as 0 leaderless and a successful tick)
+    const failed = alarms.find((a) => a['MetricName'] === METRIC.reconcileFailures)!;
+    const leaderlessPeriods = { Period: leaderless['Period'], EvaluationPeriods: leaderless['EvaluationPeriods'] };
+    expect(failed).toMatchObject({ Namespace: NAMESPACE, Statistic: 'Minimum', TreatMissingData: 'notBreaching', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', ...leaderlessPeriods });
+    expect(leaderlessPeriods).toEqual({ Period: 300, EvaluationPeriods: 2 });
+    expect(failed['Dimensions']).toEqual(expect.arrayContaining([{ Name: 'function', Value: 'coordinator' }, { Name: 'service', Value: SERVICE }]));
+    expect(failed['AlarmDescription']).toMatch(/reconcile failed; the next trigger retries/);
+    expect(c.alarms.reconcileFailures).toBeDefined();
+
     const queueAlarms = alarms.filter((a) => a['MetricName'] === 'ApproximateNumberOfMessagesVisible');
     expect(queueAlarms.map((a) => JSON.stringify(a['Dimensions'][0].Value)).sort()).toEqual(deadLetterQueues.map((n) => JSON.stringify(getAtt(id.dlq(n as FunctionName), 'QueueName'))).sort());
     // whoever is paged learns what the messages are and where the replay is described
@@ -355,6 +365,8 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(dashboards[0]!['Properties'].DashboardBody);
     for (const m of Object.values(METRIC)) expect(body, m).toContain(m);
+    // every alarm on the alarm status widget, the reconcile failures' too
+    for (const a of [c.alarms.leaderlessLeases, c.alarms.brokenLeases, c.alarms.reconcileFailures]) expect(body).toContain(logicalId(s.stack, a));
     expect(body).toContain('IteratorAge');
   });
 });
