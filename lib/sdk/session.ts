@@ -365,6 +365,8 @@ export class Session {
 
   /** Terms this process's stopped electors left to run out (SessionSeam.leave), by lease name, until their leases show them no more. */
   private readonly left = new Map<string, Left>();
+  /** No row is started for too many terms left (holdsForLeft): told once, until a row may start again. */
+  private heldForLeft = false;
   /** The latest stamp of any of this process's session rows as last known landed (0: none yet). */
   private lastStamp = 0;
 
@@ -575,9 +577,12 @@ export class Session {
   private async start(): Promise<boolean> {
     // too many terms left to name on a row: no row vouches for any of this process's terms meanwhile (its electors renew their own)
     if (holdsForLeft(this.left.size)) {
-      this.onError(new Error(`Session: no session row is started: ${this.tooManyLeft()}; its electors renew their leases themselves`));
+      // told once for the spell (the loop tries again about twice a second meanwhile)
+      if (!this.heldForLeft) this.onError(new Error(`Session: no session row is started: ${this.tooManyLeft()}; its electors renew their leases themselves`));
+      this.heldForLeft = true;
       return false;
     }
+    this.heldForLeft = false;
     if (!this.trusted()) {
       // a response with DynamoDB's Date: the estimate settles, over a few, before the row is stamped
       await this.store.read(this.component, `${this.options.prefix}-probe`, true, this.departure.signal);

@@ -1940,3 +1940,24 @@ describe("a live session row deleted under its leader's term (an operator, or a 
     expect(holder.session.stats).toMatchObject({ foreignWrites: 1, ended: 1, started: 2 });
   });
 });
+
+describe('a Session held for more terms left than a row names (MAX_LEFT_TERMS)', () => {
+  it('tells it once for the spell, not at each try to start a row (before: twice a second)', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const machine = sim.machine();
+    const errors: Error[] = [];
+    const session = new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: 'many', onError: (e) => errors.push(e) });
+    const seam = sessionSeam(session);
+    // its stopped electors left one term more than a row names, each still held
+    for (let i = 0; i <= MAX_LEFT_TERMS; i++) seam.leave(`job-${i}`, { token: 7, instance: `x_${i}@many` }, 15_000, async () => true);
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    await sim.run(10_000);
+    const held = errors.filter((e) => /no session row is started/.test(e.message));
+    expect(held).toHaveLength(1);
+    expect(held[0]!.message).toMatch(new RegExp(`left ${MAX_LEFT_TERMS + 1} terms to run out, more than a row names \\(${MAX_LEFT_TERMS}\\)`));
+    expect(session.name).toBeUndefined();
+    stop.abort();
+    await sim.settle(running, 'the session to end');
+  });
+});
