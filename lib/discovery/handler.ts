@@ -15,6 +15,7 @@ import { leadershipOf } from '../sdk/get-leader.js';
 import { Name } from '../schemas/common.js';
 import { parse, ValidationError } from '../schemas/validation.js';
 import { observability } from '../functions/observability.js';
+import { bounded } from '../functions/requests.js';
 import { applyLeaderChange, type ApplyOutcome, type DiscoveryDeps } from './apply.js';
 import { changeOfEvent } from './change.js';
 import { sweepNames, type SweepResult } from './sweep.js';
@@ -130,9 +131,9 @@ export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): Disc
   const e = parse(Env, env, `environment of the ${DISCOVERY_FUNCTION.name} function`);
   const serviceId = e[DISCOVERY_ENV.cloudMapServiceId];
   const naming = serviceId
-    ? cloudMapNaming(new ServiceDiscoveryClient({}), serviceId)
-    : route53Naming(new Route53Client({}), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]! });
-  const client = new DynamoDBClient({});
+    ? cloudMapNaming(new ServiceDiscoveryClient(bounded), serviceId)
+    : route53Naming(new Route53Client(bounded), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]! });
+  const client = new DynamoDBClient(bounded);
   const tables = { leases: e[DISCOVERY_ENV.leasesTable], identities: e[DISCOVERY_ENV.identitiesTable] };
   return {
     discovery: { state: new DiscoveryStateStore(client, e[DISCOVERY_ENV.table]), naming, clock: systemClock },

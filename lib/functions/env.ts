@@ -15,6 +15,7 @@ import { NAMESPACE, SERVICE } from './metrics.js';
 import { observability } from './observability.js';
 import { sqsTimerQueue } from './timer.js';
 import { iotWaker } from './wake.js';
+import { bounded } from './requests.js';
 
 const Env = z.object({
   [ENV.leasesTable]: z.string().min(3),
@@ -45,20 +46,20 @@ export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv =
   const e = parse(Env, env, `environment of the ${functionName} function`);
   const configJson = e[ENV.electionConfig];
   const config = configJson ? parse(ElectionConfigSchema, jsonOf(configJson, ENV.electionConfig), ENV.electionConfig) : undefined;
-  const events = new EventBridgeClient({});
-  const sqs = new SQSClient({});
+  const events = new EventBridgeClient(bounded);
+  const sqs = new SQSClient(bounded);
   const bus = e[ENV.eventBus];
   const arn = e[ENV.leasesTableArn];
   const resources = arn !== undefined ? { resources: [arn] } : {};
   const deadLetterQueue = e[ENV.deadLetterQueueUrl];
   return {
-    coordinator: coordinatorDeps(new DynamoDBClient({}), { leases: e[ENV.leasesTable], candidates: e[ENV.candidatesTable], identities: e[ENV.identitiesTable] }, config ? { config } : {}),
+    coordinator: coordinatorDeps(new DynamoDBClient(bounded), { leases: e[ENV.leasesTable], candidates: e[ENV.candidatesTable], identities: e[ENV.identitiesTable] }, config ? { config } : {}),
     timer: sqsTimerQueue(sqs, e[ENV.timerQueueUrl]),
     publish: async (list) => {
       await publishOrThrow(events, bus, list, resources);
     },
     deadLetter: deadLetterQueue ? sqsDeadLetter(sqs, deadLetterQueue) : noDeadLetter,
-    ...(e[ENV.pushEndpoint] ? { wake: iotWaker(new IoTDataPlaneClient({ endpoint: e[ENV.pushEndpoint] }), e[ENV.leasesTable]) } : {}),
+    ...(e[ENV.pushEndpoint] ? { wake: iotWaker(new IoTDataPlaneClient({ ...bounded, endpoint: e[ENV.pushEndpoint] }), e[ENV.leasesTable]) } : {}),
     ...observability(functionName),
   };
 }
