@@ -16,17 +16,23 @@ let t: TestTables;
 beforeAll(async () => void (t = await testTables('stalled')));
 afterAll(async () => t.drop());
 
-/** Electors "a" and "b" of lease `lease` in one process (one clock), "a" leading and "b" following it. */
-async function led(lease: string) {
+/** Elector "a" of lease `lease` on a driven clock, leading. */
+async function leading(lease: string) {
   const client = localClient(inject('ddbEndpoint'));
   const c = drivenClock(inFlight(client));
   const terms: Terms = [];
   const errors = { a: [] as Error[], b: [] as Error[] };
   const a = drivenElector(t.names, 'a', lease, client, c, terms, errors.a);
   await c.drive(() => a.e.isLeader());
-  const b = drivenElector(t.names, 'b', lease, client, c, terms, errors.b);
-  await c.drive(() => b.e.leader === 'a');
-  return { client, c, terms, errors, a, b };
+  return { client, c, terms, errors, a };
+}
+
+/** Electors "a" and "b" of lease `lease` in one process (one clock), "a" leading and "b" following it. */
+async function led(lease: string) {
+  const x = await leading(lease);
+  const b = drivenElector(t.names, 'b', lease, x.client, x.c, x.terms, x.errors.b);
+  await x.c.drive(() => b.e.leader === 'a');
+  return { ...x, b };
 }
 
 describe('a leader whose event loop is held past its renew deadline', () => {
@@ -98,12 +104,7 @@ describe('a leader whose event loop is held past its renew deadline', () => {
 describe('a process held between its win and the start of its work', () => {
   it("held in its own onNewLeader past the new term's renew deadline: the work never starts on that term (before the fix: onStartedLeading ran on a term already past its deadline), the term is given back, told as late, and a later term is led", async () => {
     const lease = 'held-at-start';
-    const client = localClient(inject('ddbEndpoint'));
-    const c = drivenClock(inFlight(client));
-    const terms: Terms = [];
-    const errors = { a: [] as Error[], b: [] as Error[] };
-    const a = drivenElector(t.names, 'a', lease, client, c, terms, errors.a);
-    await c.drive(() => a.e.isLeader());
+    const { client, c, a } = await leading(lease);
     // b's own onNewLeader, told of its win, holds the event loop (synchronous work) longer than a renew deadline, once
     const started: { token: number; abortedAtStart: boolean; at: number }[] = [];
     let held = false;
