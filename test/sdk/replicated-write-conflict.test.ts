@@ -1,0 +1,86 @@
+/**
+ * A ReplicatedWriteConflictException (a multi-Region strongly consistent table: another Region
+ * wrote the item at that moment; this write was not applied), as the AWS SDK hands it over after
+ * its own retries. docs/deploy.md: "then it is a lost race: read again, decide again". Before: the
+ * elector's take met it as a fault (told raw to onError, with no lease or identity, and backed off).
+ * DynamoDB Local has no MRSC: the exception is injected by a client middleware.
+ */
+import { ReplicatedWriteConflictException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { LeaderElector } from '../../lib/sdk/elector.js';
+import { ConflictError } from '../../lib/stores/errors.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
+import { waitFor } from './harness.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('rwce')));
+afterAll(async () => t.drop());
+
+/** A client whose next `n` conditional writes to the leases table that `which` picks are refused by a replicated write conflict. */
+function conflicting(which: (input: { ConditionExpression?: string }) => boolean, n: number): { client: DynamoDBClient; injected: () => number } {
+  const client = localClient(inject('ddbEndpoint'));
+  let injected = 0;
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as { TableName?: string; ConditionExpression?: string };
+      if (injected < n && input.TableName === t.names.leases && input.ConditionExpression && which(input)) {
+        injected++;
+        throw new ReplicatedWriteConflictException({ message: 'The request was rejected because one or more items in the request are being modified by a request in another Region.', $metadata: { httpStatusCode: 400, attempts: 3 } });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'replicatedWriteConflict' },
+  );
+  return { client, injected: () => injected };
+}
+
+describe('a replicated write conflict (multi-Region tables)', () => {
+  it('on a conditional write of the lease store: a ConflictError saying so, its item unknown', async () => {
+    const { client } = conflicting(() => true, 1);
+    const leases = new LeaseStore(client, t.names.leases);
+    const read = await leases.read('rwce-store');
+    const e = await leases.write(read, { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 1 } }).then(() => undefined, (x: unknown) => x);
+    expect(e).toBeInstanceOf(ConflictError);
+    expect((e as ConflictError).current).toBeUndefined();
+    expect((e as ConflictError).message).toMatch(/was being written in another Region at the same moment \(ReplicatedWriteConflictException.*\): this write was not applied; read it again and retry$/);
+    client.destroy();
+  });
+
+  it("on the elector's take: a lost race, read again and taken, nothing told to onError", async () => {
+    const { client, injected } = conflicting((i) => !/termToken = :token AND/.test(i.ConditionExpression ?? ''), 1);
+    const errors: Error[] = [];
+    const stop = new AbortController();
+    let led = false;
+    const e = new LeaderElector({ client, tables: t.names, leaseName: 'rwce-take', identity: 'w1', mode: 'NoCoordination', multiRegion: true, onError: (x) => void errors.push(x), callbacks: { onStartedLeading: () => void (led = true) } });
+    const running = e.run(stop.signal);
+    await waitFor('w1 to lead', () => led);
+    expect(injected()).toBe(1);
+    // before: [ReplicatedWriteConflictException, raw]
+    expect(errors).toEqual([]);
+    stop.abort();
+    await running;
+    client.destroy();
+  });
+
+  it("on a leader's renewal: told to onError naming the lease and what happened (before: the SDK's error, raw), and the term renewed at the next try", async () => {
+    const { client, injected } = conflicting((i) => /#term = :token AND #renew < :renew/.test(i.ConditionExpression ?? ''), 1);
+    const errors: Error[] = [];
+    const stop = new AbortController();
+    const e = new LeaderElector({ client, tables: t.names, leaseName: 'rwce-renew', identity: 'w1', mode: 'NoCoordination', multiRegion: true, leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 1_000, onError: (x) => void errors.push(x), callbacks: { onStartedLeading: () => undefined } });
+    const running = e.run(stop.signal);
+    await waitFor('the renewal refused', () => injected() === 1 && errors.length > 0);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.name).toBe('ReplicatedWriteConflictException');
+    expect(errors[0]!.message).toMatch(/lease "rwce-renew".*another Region wrote the same item at the same moment \(ReplicatedWriteConflictException\).*this write was not applied/);
+    const token = e.fencingToken;
+    const renewed = (await new LeaseStore(client, t.names.leases).read('rwce-renew')).item!.renewTime!;
+    await waitFor('a renewal after it', async () => ((await new LeaseStore(client, t.names.leases).read('rwce-renew')).item!.renewTime! > renewed ? true : undefined));
+    expect(e.isLeader()).toBe(true);
+    expect(e.fencingToken).toBe(token);
+    stop.abort();
+    await running;
+    client.destroy();
+  });
+});
