@@ -47,11 +47,19 @@ export function namespaceSupport(): NamespaceSupport {
  * channel closes however the parent ends, SIGKILL included), and, in a namespace, pipes each
  * connection of the listening socket the parent sends to Java's port.
  */
-const RELAY = `
+export const RELAY = `
 const { spawn } = require('node:child_process');
 const { connect } = require('node:net');
 const [port, javaPath, ...args] = process.argv.slice(1);
+// the parent gone already (killed during its start-up, a Ctrl-C before its handlers): no Java
+if (!process.connected) process.exit(1);
 const java = spawn(javaPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+// the parent gone (its IPC channel closed, however it ended: SIGKILL included), or a message to it
+// failing (EPIPE: it died before reading one): Java stops, and the keeper after it. Set before the
+// first send, which used to crash the keeper on EPIPE and leave Java running for good.
+const parentGone = () => java.kill('SIGTERM');
+process.on('disconnect', parentGone);
+process.on('error', parentGone);
 java.on('error', (e) => { console.error(String(e)); process.exit(1); });
 // how Java exited, told to the parent before the keeper follows it (the keeper's own code can
 // only say 1 for a signal: an out-of-memory kill looked like a crash)
@@ -60,7 +68,7 @@ java.on('exit', (code, sig) => {
   const exit = () => process.exit(code ?? 1);
   try { process.send({ javaExit: how }, exit); } catch { exit(); }
 });
-if (java.pid !== undefined) process.send({ javaPid: java.pid });
+if (java.pid !== undefined) process.send({ javaPid: java.pid }, (e) => { if (e) parentGone(); });
 process.on('message', (_m, front) => {
   front.on('error', (e) => console.error('conclave relay: ' + String(e)));
   front.on('connection', (c) => {
@@ -72,7 +80,6 @@ process.on('message', (_m, front) => {
     c.pipe(j).pipe(c);
   });
 });
-process.on('disconnect', () => java.kill('SIGTERM'));
 `;
 
 export interface KeptJava {
