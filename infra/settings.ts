@@ -79,8 +79,25 @@ const ScopeList = (what: string, all: string) => z.array(Name).min(1, `give at l
 export const RegionNameSchema = z.string('must be an AWS Region name, e.g. us-east-1').regex(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, 'must be an AWS Region name, e.g. us-east-1');
 
 /**
+ * DynamoDB's MRSC Region sets: an MRSC global table's three Regions (replicas and witness) are all
+ * of one set. As the DynamoDB API Reference lists them (CreateGlobalTableWitnessGroupMemberAction,
+ * RegionName: "US Region set: US East (N. Virginia), US East (Ohio), US West (Oregon)", EU:
+ * Ireland, London, Paris, Frankfurt; AP: Tokyo, Seoul, Osaka), and as aws-cdk-lib's TableV2 checks
+ * them (validateMrscConfiguration, which keeps its list to itself): that check stays a second line
+ * at synth, so a set AWS adds needs a line here, and an aws-cdk-lib that knows it.
+ */
+const MRSC_REGION_SETS: Readonly<Record<string, readonly string[]>> = {
+  US: ['us-east-1', 'us-east-2', 'us-west-2'],
+  EU: ['eu-west-1', 'eu-west-2', 'eu-west-3', 'eu-central-1'],
+  AP: ['ap-northeast-1', 'ap-northeast-2', 'ap-northeast-3'],
+};
+const mrscSetOf = (region: string): string | undefined => Object.keys(MRSC_REGION_SETS).find((s) => MRSC_REGION_SETS[s]!.includes(region));
+const mrscSets = () => Object.entries(MRSC_REGION_SETS).map(([s, rs]) => `${s} (${rs.join(', ')})`).join('; ');
+
+/**
  * ConclaveProps' `regions` (ConclaveRegions): DynamoDB multi-Region strong consistency (MRSC) needs
- * exactly three Regions, three replicas or two replicas and a witness, each Region once.
+ * exactly three Regions of one Region set (MRSC_REGION_SETS), three replicas or two replicas and a
+ * witness, each Region once.
  */
 export const RegionsSchema = z
   .object({
@@ -103,6 +120,27 @@ export const RegionsSchema = z
     }
     if (r.witness === undefined && r.replicas.length !== 3) {
       ctx.addIssue({ code: 'custom', path: ['replicas'], message: `must name 3 Regions, not ${r.replicas.length} (${regions}); or name 2 and a \`witness\`` });
+    }
+    // one Region set: each Region outside every set is named; of Regions in different sets, those
+    // outside the set most of them are in (the first replica's, on a tie), each with its fix
+    const members = [
+      ...r.replicas.map((region, i) => ({ region, path: ['replicas', i], field: `regions.replicas[${i}]` })),
+      ...(ok('witness') && r.witness !== undefined ? [{ region: r.witness, path: ['witness'], field: 'regions.witness' }] : []),
+    ]
+      .filter((m) => RegionNameSchema.safeParse(m.region).success) // a name that is none is told so, and only so
+      .map((m) => ({ ...m, set: mrscSetOf(m.region) }));
+    const counts = new Map<string, number>();
+    for (const m of members) if (m.set) counts.set(m.set, (counts.get(m.set) ?? 0) + 1);
+    const main = [...counts.entries()].reduce<[string, number] | undefined>((best, c) => (best && best[1] >= c[1] ? best : c), undefined)?.[0];
+    for (const m of members) {
+      if (m.set === undefined) {
+        const first = members.find((o) => o.set === main);
+        const use = main && first ? `use a Region of the ${main} set (${MRSC_REGION_SETS[main]!.join(', ')}), as ${first.field} (${first.region}) is` : 'pick all three Regions from one set';
+        ctx.addIssue({ code: 'custom', path: m.path, message: `is ${m.region}, in none of DynamoDB's MRSC Region sets, ${mrscSets()}: ${use}` });
+      } else if (m.set !== main) {
+        const other = members.find((o) => o.set === main)!;
+        ctx.addIssue({ code: 'custom', path: m.path, message: `is ${m.region}, of the ${m.set} Region set, but ${other.field} is ${other.region}, of the ${main} set: MRSC runs in three Regions of one set; use a Region of the ${main} set (${MRSC_REGION_SETS[main!]!.join(', ')}), or move the others to the ${m.set} set (${MRSC_REGION_SETS[m.set]!.join(', ')})` });
+      }
     }
   }, { when: everyProblem.when });
 

@@ -223,6 +223,32 @@ const CLAIM_READS = 5;
 const CLAIM_ANSWER_SLACK_MS = 2 * STAMP_ERROR_MS;
 
 /**
+ * What the SDK's own code gives a candidate beyond its options (candidateWith). Not part of the
+ * public API.
+ * @internal
+ */
+export interface CandidateInternals {
+  /** Its LeaderElector's `multiRegion`: every read of its row strongly consistent (an MRSC table). */
+  readonly multiRegion?: boolean;
+}
+
+/** The internals of the candidate being constructed by candidateWith (read once, by the constructor). */
+let building: CandidateInternals = {};
+
+/**
+ * A LeaseCandidate built with `internals`: how a LeaderElector builds its candidacy.
+ * @internal
+ */
+export function candidateWith(internals: CandidateInternals, options: LeaseCandidateOptions): LeaseCandidate {
+  building = internals;
+  try {
+    return new LeaseCandidate(options);
+  } finally {
+    building = {};
+  }
+}
+
+/**
  * A worker's candidacy for one lease (KEP-4355's LeaseCandidate): `run(signal)` registers its row,
  * renews it every few minutes, acknowledges elections when asked, and removes the row once the
  * signal aborts. A LeaderElector in coordinated mode runs one itself (its `candidacy` option);
@@ -280,13 +306,15 @@ export class LeaseCandidate {
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
+    const internals = building;
+    building = {};
     const o = parse(LeaseCandidateOptionsSchema, options, `LeaseCandidate options${typeof options?.name === 'string' ? ` for "${options.name}"` : ''}`);
     const { client, clock, instance, onError, session, ...data } = o;
     this.options = deepFreeze(data);
     this.session = session;
     // its reads and writes give up after a claim window: one that never answers must not stop the candidacy (bounded-client.ts)
     const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs));
-    this.store = new CandidateStore(requests, this.options.tables.candidates);
+    this.store = new CandidateStore(requests, this.options.tables.candidates, internals.multiRegion === true);
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     const unique = uniqueId(clock ?? systemClock);
     this.instance = instance ?? (session ? instanceOnSession(this.options.name, unique, session.process) : `${this.options.name}_${unique}`);
@@ -424,8 +452,9 @@ export class LeaseCandidate {
   /**
    * A renewal on the timer. While the row names the live session and was written less than
    * ON_SESSION_RENEW_MS ago, it is read instead (eventually consistent: a tenth of a write's
-   * price), and written only if it is not as this start-up left it: gone (an operator's delete, or
-   * a coordinator that does not count sessions collected it), another start-up's, or off the session.
+   * price; strongly consistent under its elector's `multiRegion`, as every read is), and written
+   * only if it is not as this start-up left it: gone (an operator's delete, or a coordinator that
+   * does not count sessions collected it), another start-up's, or off the session.
    */
   private async scheduled(): Promise<void> {
     const onSession = this.standsOn !== undefined && this.standsOn === this.session?.name;

@@ -9,7 +9,7 @@ import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
-import { DuplicateIdentityError, LeaseCandidate } from './candidate.js';
+import { candidateWith, DuplicateIdentityError, LeaseCandidate } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor, LEASES_AND_IDENTITIES } from './options.js';
@@ -159,7 +159,8 @@ export class LeaderElector {
     this.instance = session ? instanceOnSession(data.identity, unique, session.process) : `${data.identity}_${unique}`;
     const c = data.candidacy;
     this.candidate = c
-      ? new LeaseCandidate({ ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: told, ...(session ? { session } : {}) })
+      ? // multiRegion: its reads of its own row strongly consistent too (the option's promise: every read)
+        candidateWith({ multiRegion: data.multiRegion }, { ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: told, ...(session ? { session } : {}) })
       : undefined;
     const opts = (this.options = deepFreeze(data));
     const settings: Settings = {

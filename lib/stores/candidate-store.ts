@@ -20,13 +20,18 @@ export interface CandidateList {
  * election, garbage collection or view ever sees them.
  */
 export class CandidateStore extends ItemStore<typeof CandidateItem> {
-  constructor(client: DynamoDBClient, table: string) {
+  constructor(
+    client: DynamoDBClient,
+    table: string,
+    /** Every read strongly consistent, whatever a caller asks (multi-Region strongly consistent tables). */
+    private readonly strongReadsOnly = false,
+  ) {
     super({ client, table, keys: ['leaseName', 'name'], schema: CandidateItem, kind: 'candidate' });
   }
 
-  /** The row, strongly consistent unless `consistent` is false (half the read units); `signal` abandons it. */
+  /** The row, strongly consistent unless `consistent` is false (half the read units) and the store is not strongReadsOnly; `signal` abandons it. */
   read(leaseName: string, name: string, consistent = true, signal?: AbortSignal): Promise<CandidateRead> {
-    return this.get({ leaseName, name }, consistent, signal);
+    return this.get({ leaseName, name }, consistent || this.strongReadsOnly, signal);
   }
 
   static readOf(c: Candidate): CandidateRead {

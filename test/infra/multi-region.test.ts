@@ -253,8 +253,10 @@ describe('`regions` is validated when the construct is created', () => {
     expect(() => new Conclave(stack, 'Conclave', { tablePrefix: PREFIX, encryptionKey: key, regions: { replicas: ['us-east-1', 'us-east-2', 'us-west-2'] } })).toThrow(/encryptionKey: is not supported with `regions`/);
   });
 
-  it("leaves the Region sets to aws-cdk-lib, which refuses Regions of two sets (DynamoDB's MRSC Region sets)", () => {
-    expect(() => new Conclave(stackIn('us-east-1'), 'Conclave', { tablePrefix: PREFIX, regions: { replicas: ['us-east-1', 'us-east-2', 'eu-west-1'] } })).toThrow(/same region set/);
+  it("refuses Regions of two of DynamoDB's MRSC Region sets itself, naming the Region's field (not aws-cdk-lib's error)", () => {
+    const error = thrown(() => new Conclave(stackIn('us-east-1'), 'Conclave', { tablePrefix: PREFIX, regions: { replicas: ['us-east-1', 'us-east-2', 'eu-west-1'] } }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).issues).toEqual([{ field: 'regions.replicas[2]', message: expect.stringMatching(/is eu-west-1, of the EU Region set, but regions\.replicas\[0\] is us-east-1, of the US set.*use a Region of the US set \(us-east-1, us-east-2, us-west-2\)/) }]);
   });
 });
 
