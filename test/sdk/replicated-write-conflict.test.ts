@@ -1,7 +1,7 @@
 /**
  * A ReplicatedWriteConflictException (a multi-Region strongly consistent table: another Region
  * wrote the item at that moment; this write was not applied), as the AWS SDK hands it over after
- * its own retries. docs/deploy.md: "then it is a lost race: read again, decide again". Before: the
+ * its own retries. The MRSC table in docs/deploy.md says it is a lost race: read again, decide again. Before: the
  * elector's take met it as a fault (told raw to onError, with no lease or identity, and backed off).
  * DynamoDB Local has no MRSC: the exception is injected by a client middleware.
  */
