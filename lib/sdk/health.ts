@@ -19,6 +19,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { domainToASCII } from 'node:url';
 import * as z from 'zod';
 import { HolderName, MAX_TIMER_MS, Name, timerBound } from '../schemas/common.js';
 import { FencingToken } from '../schemas/fencing-token.js';
@@ -35,7 +36,7 @@ export const HEALTH_HEADERS = {
   holder: 'Conclave-Holder',
   /** The fencing token of this process's term, while it leads. */
   fencingToken: 'Conclave-Fencing-Token',
-  /** Where to reach the holder: this process's `advertise` address while it leads, else the one the holder advertised, as this process last read the lease (a follower's 503 says where to go). */
+  /** Where to reach the holder: this process's `advertise` address while it leads, else the one the holder advertised, as this process last read the lease (a follower's 503 says where to go); a non-ASCII host in punycode (`http://xn--bcher-kva.example:8080/`), as a client dials it (the body keeps it as written). */
   address: 'Conclave-Address',
 } as const;
 
@@ -149,8 +150,33 @@ export type HealthHandler = (req: IncomingMessage, res: ServerResponse, next?: H
 /** The methods a health check answers. */
 const ALLOW = 'GET, HEAD, OPTIONS';
 
+/** Whether `s` is printable ASCII, as a header value is written. */
+const printable = (s: string): boolean => /^[\x20-\x7e]*$/.test(s);
+
 /** A header value as HTTP carries it: printable ASCII, else percent-encoded. */
-const headerValue = (s: string): string => (/^[\x20-\x7e]*$/.test(s) ? s : encodeURIComponent(s));
+const headerValue = (s: string): string => (printable(s) ? s : encodeURIComponent(s));
+
+/**
+ * An address as the Conclave-Address header carries it, one a client can dial: as written when it
+ * is printable ASCII; else a URL as its `href` (its host in punycode, its path percent-encoded) and
+ * host:port with its host in punycode. Percent-encoding it whole (as headerValue does a name) sent
+ * `http%3A%2F%2Fb%C3%BCcher.example%3A8080`, which no client parses. Only an address that is
+ * neither (a lease row written by hand) is percent-encoded whole.
+ */
+function addressValue(address: string): string {
+  if (printable(address)) return address;
+  if (address.includes('://') && URL.canParse(address)) {
+    const url = new URL(address);
+    // http(s) already gives the host in punycode; a scheme of its own (grpc://) percent-encodes it, which domainToASCII reads
+    const host = domainToASCII(url.hostname);
+    if (host !== '' && host !== url.hostname) url.hostname = host;
+    return url.href;
+  }
+  const colon = address.lastIndexOf(':');
+  const host = colon > 0 ? domainToASCII(address.slice(0, colon)) : '';
+  const port = address.slice(colon + 1);
+  return host !== '' && printable(host) && /^\d+$/.test(port) ? `${host}:${port}` : encodeURIComponent(address);
+}
 
 /**
  * The health check handler over `electors` (one LeaderElector, or one per lease of this process):
@@ -206,7 +232,7 @@ function handlerOf(list: readonly LeaderElector[]): HealthHandler {
       res.setHeader(HEALTH_HEADERS.lease, headerValue(l.lease));
       if (l.holder !== undefined) res.setHeader(HEALTH_HEADERS.holder, headerValue(l.holder));
       if (l.fencingToken !== undefined) res.setHeader(HEALTH_HEADERS.fencingToken, String(l.fencingToken));
-      if (l.address !== undefined) res.setHeader(HEALTH_HEADERS.address, headerValue(l.address));
+      if (l.address !== undefined) res.setHeader(HEALTH_HEADERS.address, addressValue(l.address));
     }
     res.statusCode = ok ? 200 : 503;
     res.setHeader('Cache-Control', 'no-store');
@@ -250,8 +276,12 @@ export const ServeHealthOptionsSchema = z.strictObject(
     /**
      * The most connections open at once. Load balancers and probes hold a few; the cap keeps a
      * flood of idle clients from taking the process's sockets. One past it closes a connection of
-     * the address that holds the most: its oldest idle one, else its oldest, even mid-request; never
-     * the new one: a client holding the cap from one address cannot shut a load balancer out.
+     * the source address that holds the most: its oldest idle one (answered, waiting for its next
+     * request), else its oldest, even mid-request; never the new one. So a client holding the cap
+     * from one source address cannot shut out a load balancer checking from another; clients from
+     * many addresses, opening connections faster than a check is answered, can still get one
+     * closed: let only the load balancer and probes reach this port (a security group, a
+     * Kubernetes NetworkPolicy).
      * @default 64
      */
     maxConnections: z.number().int('must be a whole number').min(1, 'must be at least 1').default(64),
@@ -288,19 +318,22 @@ const LISTEN_ERRORS: Record<string, string> = {
 
 /**
  * At most `max` connections open at once: one past it closes a connection of the remote address
- * that holds the most (the new one counted), its oldest idle one (nothing of a request read since
- * its last answer, none being answered), else its oldest, even one whose request is still
- * arriving (a check sends its request at once: the oldest unfinished is the likeliest stuck). Never
- * the new one. node:http's `maxConnections` closes the new one: a client that held the cap,
+ * that holds the most (the new one counted), its oldest idle one (answered at least once, nothing
+ * of a request read since its last answer, none being answered: a keep-alive between checks),
+ * else its oldest, even one whose request is still arriving or not yet read (a check sends its
+ * request at once: the oldest unfinished is the likeliest stuck). Never the new one. A connection
+ * that has sent nothing yet is not idle: a review (2026-12-06) found a load balancer's check,
+ * accepted a moment before an attacker's connection from another address, closed first as "idle"
+ * (10% of checks reset at 500 connections a second from many addresses). node:http's `maxConnections` closes the new one: a client that held the cap,
  * opening another as each closed, had every check refused, and a load balancer marked the leader
  * down. Closing only idle ones, else the new one, was not enough: a client holding the cap with
  * requests it never finished had every check closed the same way.
  */
 function capConnections(server: Server, max: number): void {
-  /** Open connections, oldest first: the requests of each being answered, and its bytes read when it was last answered. */
+  /** Open connections, oldest first: the requests of each being answered, how many it has had answered, and its bytes read when it was last answered. */
   const open = new Map<Socket, Connection>();
   server.on('connection', (socket: Socket) => {
-    open.set(socket, { address: socket.remoteAddress ?? '', answering: 0, readWhenAnswered: 0 });
+    open.set(socket, { address: socket.remoteAddress ?? '', answering: 0, answered: 0, readWhenAnswered: 0 });
     socket.once('close', () => open.delete(socket));
     if (open.size > max) evicted(open, socket).destroy();
   });
@@ -311,6 +344,7 @@ function capConnections(server: Server, max: number): void {
     c.answering++;
     res.once('close', () => {
       c.answering--;
+      c.answered++;
       c.readWhenAnswered = socket.bytesRead;
     });
   });
@@ -319,6 +353,7 @@ function capConnections(server: Server, max: number): void {
 interface Connection {
   readonly address: string;
   answering: number;
+  answered: number;
   readWhenAnswered: number;
 }
 
@@ -330,7 +365,8 @@ function evicted(open: ReadonlyMap<Socket, Connection>, added: Socket): Socket {
   let oldest: Socket | undefined;
   for (const [socket, c] of open) {
     if (socket === added || held.get(c.address) !== most) continue;
-    if (c.answering === 0 && socket.bytesRead === c.readWhenAnswered) return socket; // idle: nothing lost
+    // idle: answered, and waiting between keep-alive requests: nothing lost (one that has sent nothing yet may be a check whose request is on its way)
+    if (c.answered > 0 && c.answering === 0 && socket.bytesRead === c.readWhenAnswered) return socket;
     oldest ??= socket;
   }
   // (past the cap, with max >= 1, some other connection's address holds the most: `added` is never chosen)

@@ -4,6 +4,7 @@
  * standby alike; `/healthz` fails only a failed or stuck elector. First on simulated time (the SDK
  * over the DynamoDB model: the renew deadline to the millisecond), then on DynamoDB Local.
  */
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { createServer, type Server } from 'node:http';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { getEventListeners } from 'node:events';
@@ -94,6 +95,37 @@ describe('on simulated time: /leader follows the renew deadline to the milliseco
       expect(sim.log.of('stopped', 'a')).toEqual([expect.objectContaining({ reason: 'renewDeadline' })]);
       // a standby is ready: a rolling update is never blocked by one that does not lead
       for (const s of servers) expect((await ask(`${s.url}/ready`)).status).toBe(200);
+    } finally {
+      await Promise.all(servers.map((s) => s.close()));
+    }
+  });
+
+  it('an address with a non-ASCII host: Conclave-Address carries it as a client dials it (the host in punycode), the body as written', async () => {
+    // found by a review (2026-12-06): the whole address was percent-encoded, `http%3A%2F%2Fb%C3%BCcher.example%3A8080`, which no client parses
+    const sim = await Sim.create();
+    const url = sim.elector('u', { leaseName: 'health-idn-url', mode: 'NoCoordination', clockSync: 'none', advertise: 'http://bücher.example:8080' });
+    const grpc = sim.elector('g', { leaseName: 'health-idn-grpc', mode: 'NoCoordination', clockSync: 'none', advertise: 'grpc://bücher.example:8080/svc' });
+    await sim.until('both to lead', () => url.elector.isLeader() && grpc.elector.isLeader());
+    // host:port from a lease row another writer made (this SDK refuses a non-ASCII host:port of its own)
+    const L = 'health-idn-hostport';
+    const a = sim.elector('a', { leaseName: L, mode: 'NoCoordination', clockSync: 'none' });
+    await sim.until('a to lead', () => a.elector.isLeader());
+    await sim.client.send(new UpdateItemCommand({ TableName: sim.names.leases, Key: { name: { S: L } }, UpdateExpression: 'SET holderAddress = :a', ExpressionAttributeValues: { ':a': { S: 'bücher.example:8080' } } }));
+    const b = sim.elector('b', { leaseName: L, mode: 'NoCoordination', clockSync: 'none' });
+    await sim.until('b to see where a is', () => b.elector.leaderAddress === 'bücher.example:8080');
+    const servers = await Promise.all([url, grpc, b].map((e) => serveHealth(e.elector, { port: 0, host: '127.0.0.1' })));
+    const [su, sg, sb] = servers;
+    try {
+      const u = await ask(`${su!.url}/leader`);
+      expect(u.headers.get(HEALTH_HEADERS.address)).toBe('http://xn--bcher-kva.example:8080/');
+      expect(new URL(u.headers.get(HEALTH_HEADERS.address)!).host).toBe(new URL('http://bücher.example:8080').host);
+      expect(body(u).leases[0]!.address).toBe('http://bücher.example:8080');
+      // a scheme of its own: the URL percent-encodes its host; the header gives it in punycode, as http's
+      expect((await ask(`${sg!.url}/leader`)).headers.get(HEALTH_HEADERS.address)).toBe('grpc://xn--bcher-kva.example:8080/svc');
+      const follower = await ask(`${sb!.url}/leader`);
+      expect(follower.status).toBe(503);
+      expect(follower.headers.get(HEALTH_HEADERS.address)).toBe('xn--bcher-kva.example:8080');
+      expect(body(follower).leases[0]!.address).toBe('bücher.example:8080');
     } finally {
       await Promise.all(servers.map((s) => s.close()));
     }
@@ -587,6 +619,45 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
       expect(await statusLineOf(s.port, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')).toBe('HTTP/1.1 200 OK');
       expect(oldest!.destroyed).toBe(true); // the flood's oldest (as the server accepted them), closed mid-request
       expect(rest.every((c) => !c.destroyed)).toBe(true);
+    } finally {
+      unsubscribe('net.server.socket', onSocket);
+      for (const c of held) c.destroy();
+      await s.close();
+    }
+  });
+
+  it('maxConnections: a check just accepted, its request not read yet, is not closed for a connection from another address that lands after it: the oldest unfinished one is (it counted as idle and was closed first)', async () => {
+    // found by a review (2026-12-06): a connection that had sent nothing counted as idle (nothing read
+    // since its last answer, of which it had none), so with the cap held from many addresses, one
+    // each, an attacker's connection landing just after a load balancer's had the check closed
+    // (10% of checks reset at 500 connections a second). Its request is sent only once the next
+    // connection has landed: the window between its accept and its first bytes, held open, not timed.
+    // the server's side of each of its connections, as node:net publishes it (once capConnections has judged it; a closed one keeps its place)
+    const flood: Socket[] = [];
+    let port = -1;
+    const onSocket = (m: unknown) => void ((m as { socket: Socket }).socket.localPort === port && flood.push((m as { socket: Socket }).socket));
+    subscribe('net.server.socket', onSocket);
+    const s = await serveHealth(idle('cap-fresh'), { port: 0, host: '127.0.0.1', maxConnections: 4 });
+    port = s.port;
+    const held: Socket[] = [];
+    const hold = (from: string) => {
+      const c = connect({ port: s.port, host: '127.0.0.1', localAddress: from }, () => c.write('GET /leader HTTP/1.1\r\n'));
+      held.push(c.on('error', () => undefined));
+    };
+    try {
+      for (let i = 0; i < 4; i++) hold(`127.0.0.${10 + i}`); // the cap, from four addresses: every address holds the most
+      const [oldest, second, ...rest] = await waitFor('4 requests begun', () => flood.length === 4 && flood.every((c) => c.bytesRead > 0) && [...flood]);
+      const check = raw(s.port); // from 127.0.0.1, one past the cap: the flood's oldest is closed
+      const checkSide = await waitFor('the check accepted', () => flood[4]);
+      expect(oldest!.destroyed).toBe(true);
+      hold('127.0.0.20'); // one past the cap again, before the check's request is read
+      await waitFor('the next accepted', () => flood.length === 6);
+      expect(checkSide.bytesRead).toBe(0);
+      expect(checkSide.destroyed).toBe(false); // before the fix: true, the check closed as idle
+      expect(second!.destroyed).toBe(true); // the oldest unfinished, instead
+      expect(rest.every((c) => !c.destroyed)).toBe(true);
+      check.socket.write('GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+      expect(await check.closed).toMatch(/^HTTP\/1\.1 200 OK/);
     } finally {
       unsubscribe('net.server.socket', onSocket);
       for (const c of held) c.destroy();
