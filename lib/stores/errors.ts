@@ -13,17 +13,13 @@ export class ConflictError extends Error {
     readonly subject: string,
     /** The revision the writer had read (0 = expected the item to be absent). */
     readonly expectedRevision: number | undefined,
-    /** The item as it is now, when DynamoDB returned it (undefined = it does not exist, or, `replicated`, unknown). */
+    /** The item as it is now, when DynamoDB returned it (undefined = it does not exist). */
     readonly current?: Record<string, unknown>,
-    /** Refused by a replicated write conflict (isReplicatedWriteConflict): not applied, the item as it is now unknown. */
-    readonly replicated?: true,
   ) {
     super(
-      replicated
-        ? `${subject} was being written in another Region at the same moment (ReplicatedWriteConflictException, the AWS SDK's retries used up): this write was not applied; read it again and retry`
-        : expectedRevision === undefined
-          ? `${subject} no longer matches the condition of this write; read it again`
-          : `${subject} changed since revision ${expectedRevision} was read` +
+      expectedRevision === undefined
+        ? `${subject} no longer matches the condition of this write; read it again`
+        : `${subject} changed since revision ${expectedRevision} was read` +
             (current && typeof current['revision'] === 'number' ? ` (now revision ${current['revision']})` : current ? '' : ' (it no longer exists)') +
             '; read it again and retry',
     );

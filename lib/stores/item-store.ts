@@ -11,7 +11,7 @@ import type { RowPatch } from '../schemas/common.js';
 import { marshall, NumberValueImpl, unmarshall } from '@aws-sdk/util-dynamodb';
 import type * as z from 'zod';
 import { ValidationError, issuesOf, parse, type FieldIssue } from '../schemas/validation.js';
-import { ConflictError, isConditionFailed, isReplicatedWriteConflict } from './errors.js';
+import { ConflictError, isConditionFailed } from './errors.js';
 
 /**
  * A row as DynamoDB holds it, unmarshalled. A number JavaScript cannot hold exactly (an integer past
@@ -457,12 +457,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     }
   }
 
-  /**
-   * Turns a lost condition into a ConflictError carrying the current item; and a replicated write
-   * conflict (a multi-Region table: another Region wrote the item at that moment, so this write
-   * was not applied) into one too, its item unknown: a lost race, read again (the callers of
-   * write() read again on a ConflictError; a fault was retried only after a backoff, and told).
-   */
+  /** Turns a lost condition into a ConflictError carrying the current item. */
   private async conditional(key: Record<string, unknown>, expected: number, send: () => Promise<unknown>): Promise<void> {
     try {
       await send();
@@ -471,7 +466,6 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
         const item = (e as { Item?: Record<string, AttributeValue> }).Item;
         throw new ConflictError(this.describe(key), expected, item ? rowOf(item) : undefined);
       }
-      if (isReplicatedWriteConflict(e)) throw new ConflictError(this.describe(key), expected, undefined, true);
       throw e;
     }
   }
