@@ -5,6 +5,7 @@ import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js'
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { ElectedBy, Lease } from '../schemas/lease.js';
+import { MAX_FENCING_TOKEN } from '../schemas/fencing-token.js';
 import type { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
@@ -60,7 +61,8 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Platform', platformOf(lease.holderPlatform)],
     ['Last lost', lease.holderLoss ? as({ name: lease.holderLoss.holder }, ` (token ${lease.holderLoss.fencingToken}) ${relative(lease.holderLoss.at, now)}: ${lease.holderLoss.source} said ${lease.holderLoss.reason}`) : 'never'],
     ['State', state],
-    ['Fencing token', `${lease.fencingToken} (transitions: ${lease.leaseTransitions})`],
+    // the largest token: no term can follow it (the coordinator counts the lease broken)
+    ['Fencing token', `${lease.fencingToken} (transitions: ${lease.leaseTransitions})${lease.fencingToken >= MAX_FENCING_TOKEN ? `: the largest a row may hold, so no term can follow it; put the clock's token in its place (epoch ms * 1000) or delete the row` : ''}`],
     ['Acquired', stamp(lease.acquireTime, now)],
     ['Renewed', renewedLine(lease, session, now)],
     ['Session', sessionLine(lease, session, now, as)],

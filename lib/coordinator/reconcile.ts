@@ -11,6 +11,7 @@ import { electionConfig, type ElectionConfig, type ElectionConfigInput, type Tab
 import type { Lease } from '../schemas/lease.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { ValidationError } from '../schemas/validation.js';
+import { FencingTokensExhaustedError } from '../schemas/fencing-token.js';
 import { BrokenSessionError, ConflictError, retryOnConflict } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem, ScanSegment } from '../stores/item-store.js';
@@ -508,6 +509,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       }
     } catch (e) {
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
+      // a row at the largest fencing token: no term can follow it, a row to repair as one the schema refuses
+      else if (e instanceof FencingTokensExhaustedError) result.broken.push(new BrokenLeaseError(name, e));
       // the session row the scan refused, refused again: told once, with that row (a row broken since the scan is a fault here)
       else if (e instanceof BrokenSessionError && badSessions.has(e.term.session)) result.unjudged.push(e);
       else {

@@ -78,7 +78,7 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
             // A short first term: an electee that died right after acknowledging is replaced quickly.
             leaseDurationSeconds: config.electedLeaseDurationSeconds,
             leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
-            fencingToken: nextFencingToken(lease?.fencingToken, now),
+            fencingToken: nextFencingToken(lease?.fencingToken, now, lease?.name),
             electedBy: 'coordinator',
             electedStrategy: d.strategy,
             successor: d.successor?.name,

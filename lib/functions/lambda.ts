@@ -68,9 +68,10 @@ export interface BatchRun<R> {
  * (the lease's and its candidates' reads, a conditional write and its retry on a lost race, the
  * session mark, the events' publish, a timer), tens of milliseconds each from a healthy DynamoDB,
  * and the AWS SDK's default retries (3 attempts) add at most a few seconds on throttling: 10 s
- * covers that several times over and leaves the functions 50 s of their 60 s (lib/wiring.ts). The
- * functions' DynamoDB client sets no request timeout (lib/functions/env.ts), so there is no bound to
- * derive it from: a request that never answers still meets the deadline (see `batch`).
+ * covers that several times over and leaves the functions 50 s of their 60 s (lib/wiring.ts). One
+ * request on a connection that never answers gives up after about 8 s (lib/functions/requests.ts:
+ * 2 s a try, and the SDK's retries), within the margin; a record meeting several such in a row
+ * still meets the deadline, which ends it with the invocation (see `batch`).
  */
 export const BATCH_DEADLINE_MARGIN_MS = 10_000;
 

@@ -22,7 +22,8 @@ export type WakeAddresses = (lease: string) => Promise<readonly string[]>;
 
 /**
  * How long a publish may take before it is given up. IoT Core answers in tens of milliseconds; a
- * hung endpoint must cost the record little (the SDK has no request timeout of its own).
+ * hung endpoint must cost the record little (shorter than the clients' request bound,
+ * lib/functions/requests.ts, with its retries).
  */
 export const WAKE_TIMEOUT_MS = 1_500;
 

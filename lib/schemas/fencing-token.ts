@@ -36,9 +36,9 @@ import { ValidationError } from './validation.js';
  *
  * The floor stays below Number.MAX_SAFE_INTEGER until 2255-06-05 (epoch ms 9 007 199 254 740); a
  * token past it is refused rather than written where no reader could parse it. The largest token
- * (MAX_FENCING_TOKEN) is one below Number.MAX_SAFE_INTEGER, so that every token read has a next
- * term's token (`previous + 1`) that is still one: a row at Number.MAX_SAFE_INTEGER (only a
- * hand-written one could be) reads as broken rather than stopping every election on its lease.
+ * (MAX_FENCING_TOKEN) is one below Number.MAX_SAFE_INTEGER: a row above it reads as broken, and a
+ * row at it (only a hand-written one could be) has no next term, which is the row's fault too
+ * (FencingTokensExhaustedError: the tick counts the lease broken), never an election retried for ever.
  */
 
 /** Tokens per millisecond of the writer's clock: room for 1000 acquisitions of one lease in a millisecond. */
@@ -65,20 +65,32 @@ export function fencingTokenFloor(now: number): number {
 }
 
 /**
+ * A lease row at the largest token (MAX_FENCING_TOKEN, only a hand-written row can be): no term
+ * can follow it. The row's fault, a ValidationError of its `fencingToken` as the schema's own
+ * refusals are (a stream record of it is poison, dead-lettered at once; the tick counts the lease
+ * broken), not a fault to retry.
+ */
+export class FencingTokensExhaustedError extends ValidationError {
+  constructor(lease: string | undefined, message: string) {
+    super(lease === undefined ? 'lease row' : `lease "${lease}"`, [{ field: 'fencingToken', message }]);
+  }
+}
+
+/**
  * The token of a new term: above the lease's latest (`previous`, undefined when the row does not
  * exist) and at least the floor of the writer's clock. The one place tokens are raised: the
- * coordinator's elections, the successor's takeover, the fallback and NoCoordination.
+ * coordinator's elections, the successor's takeover, the fallback and NoCoordination. `lease`
+ * names the lease in the error of a row with no next token (FencingTokensExhaustedError).
  */
-export function nextFencingToken(previous: number | undefined, now: number): number {
+export function nextFencingToken(previous: number | undefined, now: number, lease?: string): number {
   const floor = fencingTokenFloor(now);
   const next = Math.max((previous ?? 0) + 1, floor);
   // (also NaN) the cause named: the clock's floor (a clock past 2255), or the previous token's +1 (a
-  // token written by hand at the largest): the row's, a ValidationError of its field as the schema's
-  // own (a stream record of it is poison, dead-lettered at once, not retried for hours)
+  // token written by hand at the largest): the row's fault (FencingTokensExhaustedError)
   if (!(next <= MAX_FENCING_TOKEN)) {
     const why = `fencing token ${next} (previous ${previous}, clock ${now}) is past ${MAX_FENCING_TOKEN}`;
     if (next === floor) throw new RangeError(`${why}: is the clock right?`);
-    throw new ValidationError('lease row', [{ field: 'fencingToken', message: `${why}: the previous token leaves no room: set the row's fencingToken to the clock's (epoch ms * 1000), or delete it` }]);
+    throw new FencingTokensExhaustedError(lease, `${why}: the previous token leaves no room: set the row's fencingToken to the clock's (epoch ms * 1000), or delete it`);
   }
   return next;
 }

@@ -116,7 +116,7 @@ export function acquisition(lease: Lease | undefined, c: Claim): LeasePatch {
       renewTime: c.now,
       leaseDurationSeconds: c.leaseDurationSeconds,
       leaseTransitions: lease ? lease.leaseTransitions + 1 : 0,
-      fencingToken: nextFencingToken(lease?.fencingToken, c.now),
+      fencingToken: nextFencingToken(lease?.fencingToken, c.now, lease?.name),
       electedBy: c.electedBy,
       // the holder whose term ran out: the coordinator passes over its candidate row until it shows life
       ...(lease?.holderIdentity !== undefined ? { lastHolderIdentity: lease.holderIdentity } : {}),
@@ -142,7 +142,7 @@ export function acquisition(lease: Lease | undefined, c: Claim): LeasePatch {
  */
 export function takenAgain(lease: Lease, c: Pick<Claim, 'now' | 'leaseDurationSeconds' | 'session'>): LeasePatch {
   return {
-    set: { ...(c.session ? { session: c.session } : {}), acquireTime: c.now, renewTime: c.now, leaseDurationSeconds: c.leaseDurationSeconds, fencingToken: nextFencingToken(lease.fencingToken, c.now) },
+    set: { ...(c.session ? { session: c.session } : {}), acquireTime: c.now, renewTime: c.now, leaseDurationSeconds: c.leaseDurationSeconds, fencingToken: nextFencingToken(lease.fencingToken, c.now, lease.name) },
     remove: ['vacancyReport'],
   };
 }

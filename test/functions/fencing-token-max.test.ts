@@ -5,13 +5,16 @@
  * records behind it, and the tick counted the lease neither broken nor leaderless. The schema now
  * refuses such a token: the row reads as broken, as any row the schema refuses.
  */
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { brokenLeaseLines, brokenLeaseReport } from '../../lib/cli/broken.js';
 import type { CliContext } from '../../lib/cli/context.js';
+import { describeLease } from '../../lib/cli/describe.js';
+import { cliContext } from '../../lib/cli/context.js';
+import { systemClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { PoisonRecord } from '../../lib/functions/dead-letter.js';
 import { onTick, type FunctionDeps } from '../../lib/functions/core.js';
@@ -51,7 +54,7 @@ describe('the largest fencing token', () => {
     expect(() => nextFencingToken(Number.MAX_SAFE_INTEGER, T0)).not.toThrow(/clock right/);
     // the row's fault, as the schema's refusal is (a stream record of it is poison): a ValidationError of its fencingToken
     expect(() => nextFencingToken(MAX_FENCING_TOKEN, T0)).toThrow(ValidationError);
-    expect(() => nextFencingToken(MAX_FENCING_TOKEN, T0)).toThrow(/^invalid lease row: fencingToken: fencing token 9007199254740991 \(previous 9007199254740990, clock \d+\) is past 9007199254740990: the previous token leaves no room/);
+    expect(() => nextFencingToken(MAX_FENCING_TOKEN, T0, 'jobs')).toThrow(/^invalid lease "jobs": fencingToken: fencing token 9007199254740991 \(previous 9007199254740990, clock \d+\) is past 9007199254740990: the previous token leaves no room/);
     expect(() => nextFencingToken(5, Math.floor(Number.MAX_SAFE_INTEGER / 1000) + 1)).toThrow(RangeError);
     expect(() => nextFencingToken(5, Math.floor(Number.MAX_SAFE_INTEGER / 1000) + 1)).toThrow(/\(previous 5, clock 9007199254741\) is past 9007199254740990: is the clock right\?$/);
   });
@@ -80,21 +83,29 @@ describe('a lease row at the largest fencing tokens, on DynamoDB Local', () => {
   beforeAll(async () => void (t = await testTables('tok-max')));
   afterAll(() => t.drop());
 
-  it('at MAX_FENCING_TOKEN (the largest the schema takes), no next term: the tick counts a failed reconcile and the lease leaderless, and the lease stream dead-letters its record at once as poison (before: a RangeError, retried for 12 h)', async () => {
+  it('at MAX_FENCING_TOKEN (the largest the schema takes), no next term: the tick counts the lease broken naming it, describe says the token is the last, and the lease stream dead-letters its record at once as poison (before: a RangeError blaming the clock, retried for 12 h)', async () => {
     const lease = 'tok-top';
     const { d, dead } = await rowAt(t, lease, MAX_FENCING_TOKEN);
     expect((await d.coordinator.leases.read(lease)).item?.fencingToken).toBe(MAX_FENCING_TOKEN);
 
     const r = await onTick(d, 600_000);
-    expect(r.errors.map((x) => [x.lease, x.error.name])).toEqual([[lease, 'ValidationError']]);
-    expect(r.errors[0]!.error.message).toMatch(/the previous token leaves no room: set the row's fencingToken to the clock's/);
-    expect(r.leaderless).toEqual([lease]);
+    // broken, as a row the schema refuses (its gauge and alarm), naming the lease: not a failed reconcile retried each tick
+    expect(r.errors).toEqual([]);
+    expect(r.broken.map((b) => [b.lease, b.error.fields])).toEqual([[lease, ['fencingToken']]]);
+    expect(r.broken[0]!.message).toMatch(/^lease "tok-top" is broken, left alone until repaired \(conclave describe lease tok-top\): invalid lease "tok-top": fencingToken: .*the previous token leaves no room: set the row's fencingToken to the clock's/);
+
+    // `conclave describe lease`: the row reads, and its token is told as the last
+    const lines: string[] = [];
+    await describeLease(cliContext(t.client, { tablePrefix: 'tok', tables: t.names }, { clock: systemClock, sink: { out: (l) => void lines.push(l), err: () => undefined, color: false }, output: 'table' }), { lease });
+    expect(lines.join('\n')).toMatch(/Fencing token: +9007199254740990 \(transitions: 0\): the largest a row may hold, so no term can follow it; put the clock's token in its place/);
 
     const records = (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease);
-    const out = await leaseStream(d)({ Records: records } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
-    expect(out).toEqual({ batchItemFailures: [] });
+    const answer = await leaseStream(d)({ Records: records } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
+    expect(answer).toEqual({ batchItemFailures: [] });
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ kind: 'poisonRecord', function: 'leaseStream', issues: [{ field: 'fencingToken' }] });
+    // (the next test's tick counts what is broken on these tables)
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
   });
 
   it('at fencingToken Number.MAX_SAFE_INTEGER, reads as broken: the tick counts it (its gauge, no failed reconcile), the lease stream dead-letters its record at once as poison, and describe says to replace the token', async () => {
