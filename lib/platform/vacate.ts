@@ -63,14 +63,18 @@ async function withdrawCandidate(candidates: CandidateStore, lease: string, hold
  * Removes the rows of `lease`'s other candidates on the stopped task or instance (two workers in
  * one task, or on one host; a successor stopped with its leader): a row renewed within the ack
  * window counts as fresh, so the election that follows would elect the dead worker without a ping,
- * and the lease would wait out that term too. Only rows made before the stop (`createdAt`): a worker
- * started again on a restarted EC2 instance (the same id) keeps its own. Each delete is conditioned
- * on the row as listed; one renewed meanwhile stays (its process was alive then).
+ * and the lease would wait out that term too. Only rows made before the stop (`createdAt`) and not
+ * renewed since (`renewTime`, the event's whole second and the clocks' skew allowed): a worker
+ * started again on a restarted EC2 instance (the same id) keeps its own, also under its old name,
+ * whose row keeps the first start-up's createdAt (a review: a late `stopped` event deleted it).
+ * Each delete is conditioned on the row as listed; one renewed meanwhile stays (its process was
+ * alive then).
  */
-async function withdrawPeers(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop): Promise<void> {
+async function withdrawPeers(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop, skewMs: number): Promise<void> {
   const { candidates: rows } = await candidates.list(lease);
+  const after = stop.at + 1_000 + skewMs;
   for (const c of rows) {
-    if (c.name === holder || c.platform?.id !== stop.platformId || c.createdAt >= stop.at) continue;
+    if (c.name === holder || c.platform?.id !== stop.platformId || c.createdAt >= stop.at || c.renewTime >= after) continue;
     await candidates.delete(CandidateStore.readOf(c)).catch((e: unknown) => {
       if (!(e instanceof ConflictError)) throw e;
     });
@@ -108,7 +112,7 @@ export async function vacateStoppedHolder(
       if (early) return { lease: name, outcome: 'beforeTerm', why: early } as const;
       // The candidacy first: the lease write below starts the next election, which must not see it.
       await withdrawCandidate(candidates, name, lease.holderIdentity!, lease.holderInstance, stop);
-      await withdrawPeers(candidates, name, lease.holderIdentity!, stop);
+      await withdrawPeers(candidates, name, lease.holderIdentity!, stop, config.clockSkewMs);
       const loss = { holder: lease.holderIdentity!, fencingToken: lease.fencingToken, source: stop.source, platformId: stop.platformId, reason: stop.reason, at: now };
       const vacated = await leases.vacateLostHolder(read, loss);
       if (vacated) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken, revision: vacated.revision } as const;

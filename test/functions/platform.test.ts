@@ -316,24 +316,39 @@ describe('late, replayed and foreign events (issue 15): they never end a live te
 });
 
 describe('the stopped task or instance was home to more than its holder (a review, 2026-12-06)', () => {
-  /** A candidate row made before the fixtures' events (TIME) and renewed now: fresh, so it counts as acked. */
-  async function before(lease: string, name: string, platform: Platform) {
+  /** An instance that stopped a moment ago: its event's time (whole seconds, as EventBridge's). */
+  const stoppedAt = () => Math.floor((Date.now() - 2_000) / 1000) * 1000;
+  /** A candidate row made before the terms began and renewed at `renewTime` (by default, a second before the stop: fresh, so it counts as acked). */
+  async function before(lease: string, name: string, platform: Platform, renewTime: number) {
     const store = deps.coordinator.candidates;
-    await store.write(await store.read(lease, name), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: Date.now(), createdAt: TERM_BEGAN, platform, identity: `${name}_1` } });
+    await store.write(await store.read(lease, name), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: ['OldestEmulationVersion'], renewTime, createdAt: TERM_BEGAN, platform, identity: `${name}_1` } });
   }
 
   it("its co-located successor's row goes with the holder's: the election that follows elects the live candidate, not the dead one without a ping (before: the dead worker elected, its term waited out too)", async () => {
     const id = `i-0${(n + 1).toString(16).padStart(16, '0')}`;
     const name = await held('h1', ec2(id));
-    await before(name, 'h1', ec2(id));
-    await before(name, 'h2', ec2(id)); // a second worker on the stopped host
-    await before(name, 'h3', ec2('i-0fffffffffffffff3')); // alive elsewhere
-    const r = await handler()(ec2StateChange(id, 'stopped'));
+    const at = stoppedAt();
+    await before(name, 'h1', ec2(id), at - 1_000);
+    await before(name, 'h2', ec2(id), at - 1_000); // a second worker on the stopped host
+    await before(name, 'h3', ec2('i-0fffffffffffffff3'), Date.now()); // alive elsewhere
+    const r = await handler()(ec2StateChange(id, 'stopped', { time: new Date(at).toISOString().replace('.000Z', 'Z') }));
     expect(r.outcomes.map((o) => o.outcome)).toEqual(['vacated']);
     expect((await deps.coordinator.candidates.read(name, 'h2')).item).toBeUndefined();
     expect((await deps.coordinator.candidates.read(name, 'h3')).item).toBeDefined();
     await reconcileLease(deps.coordinator, name);
     expect((await leases.read(name)).item!.holderIdentity).not.toBe('h2');
+  });
+
+  it('a worker started again on the restarted instance under its old name keeps its row, renewed after the stop, though the row keeps its first start-up\'s createdAt: a late stopped event deletes only what the dead run left (before: the live row deleted)', async () => {
+    const id = `i-0${(n + 7).toString(16).padStart(16, '0')}`;
+    const name = await held('h6', ec2(id));
+    const at = stoppedAt();
+    await before(name, 'h6', ec2(id), at - 1_000);
+    // its run after the restart registered again under the same name: the row's createdAt is the first run's (register keeps it), its renewTime after the stop
+    await before(name, 'h7', ec2(id), at + 1_500 + deps.coordinator.config.clockSkewMs);
+    const r = await handler()(ec2StateChange(id, 'stopped', { time: new Date(at).toISOString().replace('.000Z', 'Z') }));
+    expect(r.outcomes.map((o) => o.outcome)).toEqual(['vacated']);
+    expect((await deps.coordinator.candidates.read(name, 'h7')).item).toBeDefined();
   });
 
   it('an ECS term begun after its task STOPPED (handed or elected to a dead task) ends all the same: a task ARN names one run (before: "beforeTerm", the term left to run out)', async () => {
