@@ -22,7 +22,7 @@ import { landed, note, printJson, say, sending, type CliContext, type Pace } fro
 import { CliError, explain, faultText, isPassingFault } from './errors.js';
 import { nextStep, standings, whyBetter } from './explain.js';
 import { joined, namesIn, relative, span, type Named } from './format.js';
-import { rank } from '../election/ordering.js';
+import { compareMerit, rank } from '../election/ordering.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import { UNJUDGED_STEP, judgedLease, lastRenewal, unvouched, type SessionSeen } from './judged.js';
 import { readLease, readSession, snapshot } from './read.js';
@@ -271,7 +271,9 @@ function electedBack(lease: Lease, candidates: readonly Candidate[], holder: str
   const { best, preferred } = standings(lease, candidates, now, config);
   if (best?.candidate.name !== holder) return undefined;
   const [mine, theirs] = [rank(best.candidate, now, preferred), rank(candidates.find((c) => c.name === to)!, now, preferred)];
-  if (!mine || !theirs) return undefined;
+  // first only by the tie-breaks (registered earlier, a smaller name): `to`, once it holds the
+  // lease, keeps it (the coordinator preempts on merit alone: isBetterThanHolder)
+  if (!mine || !theirs || compareMerit(mine, theirs) >= 0) return undefined;
   const it = { name: holder };
   const after = ' as soon as it has yielded: leadership moves for a moment only (a new term and fencing token, its work stopped and started again)';
   if (mine.priority > theirs.priority) {

@@ -90,6 +90,16 @@ describe('release asks the holder to yield', () => {
     expect((await h.leases.read('polite')).item).toMatchObject({ lastHolderIdentity: 'y1' });
   });
 
+  it("a holder first only by the tie-breaks (the same versions, registered earlier): no warning that it is elected back, which it is not once the candidate asked holds the lease (before: warned, and told to preempt, a pin for nothing)", async () => {
+    await h.seedLease(lease('y1', { name: 'equals', leaseDurationSeconds: 15 }));
+    await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: 'equals' }));
+    await h.seedCandidate(cand('y2', '1.30.0', '1.30.0', { leaseName: 'equals' }));
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'equals', '--yes', '--timeout', '10s'], { clock, pace: scripted([holderYields('equals')], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).not.toMatch(/warning/);
+  });
+
   it('a holder pinned above the others (preempt, set-priority): the warning before the question names the pin and the command that ends it', async () => {
     // y2 (newer versions) was preempted to: pinned at 1, it holds the lease
     await h.seedLease(lease('y2', { name: 'pinned', leaseDurationSeconds: 15 }));
