@@ -9,7 +9,6 @@ import type { Clock } from '../clock.js';
 import { unsentTold, type Unsent } from '../connection-phase.js';
 import { ValidationError } from '../schemas/validation.js';
 import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
-import { isReplicatedWriteConflict } from '../stores/errors.js';
 
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
 export const RETRY_JITTER = 0.2;
@@ -549,7 +548,7 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   const kind = faultKind(error);
   if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, error);
   if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, error, deniedAdvice(error, "check the worker's role (grantWorker) and credentials; retrying with backoff", 'retrying with backoff'));
-  if (isReplicatedWriteConflict(error) && !namedServerFaults.has(error)) {
+  if (error.name === 'ReplicatedWriteConflictException' && !namedServerFaults.has(error)) {
     // a multi-Region table: another Region wrote the item at that moment; this write was not applied
     const named = new Error(
       `${subject}: another Region wrote the same item at the same moment (${error.name}), and the AWS SDK's own retries used up: this write was not applied, nothing to fix (frequent ones mean the Regions' functions and workers write the row at once); retrying with backoff`,
