@@ -113,6 +113,9 @@ export {
   type StartElector,
   type CampaignOptions,
   type LeaderMigrationRun,
+  migrationIdentity,
+  type MigrationParty,
+  type MigrationSupport,
 } from './migration.js';
 export { IdentityLeaseItem as IdentityLeaseSchema, type IdentityLease } from '../schemas/identity.js';
 export {

@@ -4,16 +4,22 @@
  * run under one extra lease shared by every party of the migration, so exactly one process runs
  * them whichever side of the upgrade it is on.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import type { YAMLError } from 'yaml';
 import * as z from 'zod';
-import { Name } from '../schemas/common.js';
+import { systemClock, type Clock } from '../clock.js';
+import type { Candidate } from '../schemas/candidate.js';
+import { MAX_LABELS, Name } from '../schemas/common.js';
 import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, ownChecksPassed, parse, unknownKeyHint } from '../schemas/validation.js';
+import { CandidateStore } from '../stores/candidate-store.js';
 import type { Term } from '../stores/lease-store.js';
+import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { electorWith, type LeaderElectorOptions } from './elector.js';
-import { optionErrors } from './options.js';
+import { errorSink } from './faults.js';
+import { TablesSchema, optionErrors } from './options.js';
 import type { LeadingTerm } from './elector-options.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
@@ -364,20 +370,114 @@ export interface CampaignOptions {
    * primary term.
    */
   readonly promptly?: boolean;
+  /**
+   * Set on the migration lease's campaign (runWithLeaderMigration): the party campaigning.
+   * electorStarter's elector stands there as `<identity>/<component>` (migrationIdentity), so two
+   * components given one identity (one per host) are two candidates of the migration lease, not
+   * one name claimed twice; and its candidacy carries `labels` (the party's configuration, for the
+   * other parties to compare with theirs).
+   */
+  readonly party?: MigrationParty;
+}
+
+/** A party of a leader migration, as its campaign for the migration lease says it (CampaignOptions.party). */
+export interface MigrationParty {
+  /** The component, as `controllerLeaders[].component` names it. */
+  readonly component: string;
+  /** What its candidacy carries: the migration's controllers and their digest, and the component. */
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** What a StartElector that reads the candidates table can do for runWithLeaderMigration besides campaigning (electorStarter's can). */
+export interface MigrationSupport {
+  /**
+   * Throws what the migration lease's elector for `party` would be refused with (its identity
+   * with the component too long, too many labels), so that runWithLeaderMigration fails before
+   * any lease is taken rather than when it first campaigns for the migration lease.
+   */
+  check(party: MigrationParty): void;
+  /**
+   * Until `signal` aborts: reads `leaseName`'s candidates at once and then every lease duration,
+   * and tells onError each Error `look` returns for them. A read that fails is skipped (the next
+   * look reads again); coordinated mode only (NoCoordination has no candidates: resolves at once).
+   */
+  watch(leaseName: string, look: (candidates: readonly Candidate[]) => readonly Error[], signal: AbortSignal): Promise<void>;
 }
 
 /**
  * Campaigns for `leaseName` until `signal` aborts, calling `onStartedLeading` with a signal that
  * aborts when that leadership ends and the term it holds (fencing token and holder, and the
  * LeaderElector's LeadingTerm: writes in that term only); resolves once `signal` has aborted. The
- * LeaderElector's shape. `how.promptly`: the term ends as `signal` aborts (CampaignOptions).
+ * LeaderElector's shape. `how.promptly`: the term ends as `signal` aborts; `how.party`: the
+ * migration lease's campaign (CampaignOptions). `migration`, when there: what runWithLeaderMigration
+ * also asks of it (MigrationSupport; electorStarter's has it).
  */
-export type StartElector = (
+export type StartElector = ((
   leaseName: string,
   onStartedLeading: (signal: AbortSignal, term: Term & LeadingTerm) => Promise<void> | void,
   signal: AbortSignal,
   how?: CampaignOptions,
-) => Promise<void>;
+) => Promise<void>) & { readonly migration?: MigrationSupport };
+
+/**
+ * The name a component's elector stands under on the migration lease: `<identity>/<component>`.
+ * Each component's primary lease is its own, so one identity per host (or per anything wider than
+ * a component) is unique there; the migration lease is shared by every component, and there it
+ * would be one name claimed by two processes (DuplicateIdentityError, ending the run).
+ */
+export const migrationIdentity = (identity: string, component: string): string => `${identity}/${component}`;
+
+/** The labels on a party's candidacy for the migration lease (MigrationParty.labels). */
+const LABEL = {
+  /** A digest of the controllers the configuration migrates (controllerDigest). */
+  digest: 'conclave.io/leader-migration-digest',
+  /** Those controllers, sorted, comma-separated (cut at 256 characters: the digest decides). */
+  controllers: 'conclave.io/leader-migration-controllers',
+  /** The party's component. */
+  component: 'conclave.io/leader-migration-component',
+} as const;
+
+/** The controllers a configuration migrates, sorted: what every party of one migration must agree on. */
+const migratedNames = (config: LeaderMigrationConfiguration): string[] => config.controllerLeaders.map((c) => c.name).sort();
+
+/**
+ * A digest of the controllers `config` migrates, by name alone: each party's component for a
+ * controller may differ (KEP-2436's own example moves them from one component to the other across
+ * versions, each side listing them for its own), the set of names may not.
+ */
+const controllerDigest = (config: LeaderMigrationConfiguration): string =>
+  createHash('sha256').update(JSON.stringify(migratedNames(config))).digest('hex').slice(0, 16);
+
+const listed = (names: string): string => (names.length <= 256 ? names : `${names.slice(0, 253)}...`);
+
+/** The party `component` is in the migration `config` describes. */
+function migrationParty(config: LeaderMigrationConfiguration, component: string): MigrationParty {
+  return { component, labels: { [LABEL.digest]: controllerDigest(config), [LABEL.controllers]: listed(migratedNames(config).join(',')), [LABEL.component]: component } };
+}
+
+/**
+ * The migration lease's candidates whose configuration migrates other controllers than this
+ * party's, each once per run (`told`): a controller one party lists and another does not runs
+ * under the migration lease in the one and under its own lease in the other, both at once.
+ */
+function otherConfigurations(config: LeaderMigrationConfiguration, party: MigrationParty, candidates: readonly Candidate[], told: Set<string>): Error[] {
+  const mine = party.labels[LABEL.digest];
+  return candidates.flatMap((c) => {
+    const theirs = c.labels?.[LABEL.digest];
+    // a row without it: a candidate of an SDK before the label, or no party of a migration; nothing to compare
+    if (theirs === undefined || theirs === mine || told.has(`${c.name}\u0000${theirs}`)) return [];
+    told.add(`${c.name}\u0000${theirs}`);
+    const who = c.labels?.[LABEL.component];
+    return [
+      new MigrationConfigError(
+        `${party.component}: the parties of leader migration "${config.leaderName}" migrate different controllers: ${party.component} migrates [${party.labels[LABEL.controllers]}] (digest ${mine}), ` +
+          `candidate "${c.name}"${who ? ` (${who})` : ''} of the migration lease migrates [${c.labels?.[LABEL.controllers] ?? '?'}] (digest ${theirs}). ` +
+          'A controller one of them lists and the other does not runs in both at once (under the migration lease in one, its own lease in the other), or in neither. ' +
+          'KEP-2436: every party of a migration has the same leaderName and lists the same controllers in controllerLeaders (only a controller\'s component may differ); give every party the same configuration before the rollout goes on.',
+      ),
+    ];
+  });
+}
 
 /** What runWithLeaderMigration needs; the elector is injected so this file stays free of DynamoDB. */
 export interface LeaderMigrationRun {
@@ -430,7 +530,34 @@ const LeaderMigrationRunSchema = z.strictObject(
  * run() rejects with (what can never succeed: a bad option, a missing table). A field missing,
  * unknown or of the wrong type is a ValidationError naming it, before any lease is touched; so is
  * a MigrationConfigError for a configuration that names this component's own lease, or that lists
- * a controller for this component by name which is none of `controllers` (see unrunnableEntries).
+ * a controller for this component by name which is none of `controllers` (see unrunnableEntries),
+ * and a ValidationError for an identity that is too long with the component (see below).
+ *
+ * The rule of KEP-2436, which nothing here can enforce across processes: every party of a migration
+ * (every replica of every component taking part, old version and new) has the same `leaderName`
+ * and lists the same controllers in `controllerLeaders` (a controller's `component` may differ
+ * between versions: the KEP's own example lists them for the old component in its old release and
+ * for the new one in the next). A controller one party lists and another does not runs in both at
+ * once: under the migration lease in the one and under its own lease in the other; parties with
+ * different `leaderName`s campaign for different leases and run every migrated controller twice.
+ * So the steps are the KEP's: enable migration, with the configuration, on every replica of the
+ * old component first; then roll the new component out with migration enabled and the same
+ * configuration (and the old one, upgraded, no longer running those controllers); once every
+ * replica is upgraded, disable migration on the new component. A rolling change of which
+ * controllers are listed breaks the rule while it rolls: make it with the parties stopped.
+ *
+ * What it can see of a breach of that rule it tells onError (through `startElector.migration`:
+ * electorStarter's, coordinated mode only): while it leads its primary lease, each party reads the
+ * migration lease's candidates every lease duration, and a candidate whose configuration migrates
+ * other controllers (a digest of the sorted names on its candidacy's labels) is a
+ * MigrationConfigError naming both parties and both lists, once per candidate and configuration.
+ * Different `leaderName`s (two leases, nobody meets) and a party with migration disabled (it
+ * campaigns for no migration lease) cannot be seen this way.
+ *
+ * The migration lease's elector stands as `<identity>/<component>` (migrationIdentity): the lease's
+ * holder names the component that runs the migrated controllers, and two components given one
+ * identity (the host's name) are two candidates there, not a duplicate identity that would end the
+ * run of the second to campaign.
  */
 export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<void> {
   // checked first: a run missing a field failed deep inside ("Cannot convert undefined or null to object")
@@ -445,6 +572,9 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
   const unrunnable = config ? unrunnableEntries(config, component, [...table.keys()]) : [];
   if (unrunnable.length > 0) throw new MigrationConfigError(`${component}: ${unrunnable.join('; ')}`);
   const { primary, migration } = assignControllers(config, component, [...table.keys()]);
+  const party = config ? migrationParty(config, component) : undefined;
+  // refused now, before any lease is taken: an identity too long with the component would end the run at its first migration campaign
+  if (party && migration.length > 0) startElector.migration?.check(party);
   const runEach = (names: string[], leaseName: string) => async (leading: AbortSignal, term: Term & LeadingTerm) => {
     const held: ControllerTerm = Object.freeze({ leaseName, fencingToken: term.fencingToken, holderIdentity: term.holderIdentity, fencedWrite: term.fencedWrite, fencedItemWrite: term.fencedItemWrite });
     await Promise.all(names.map(async (name) => table.get(name)?.(leading, held)));
@@ -465,16 +595,22 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
       if (leading.aborted) return;
       try {
         // given up with the primary term: promptly, not at its own next renewal
-        await startElector(leaderName, runEach(migration, leaderName), leading, { promptly: true });
+        await startElector(leaderName, runEach(migration, leaderName), leading, { promptly: true, ...(party ? { party } : {}) });
       } catch (e) {
         fatal ??= { error: e };
         stopAll.abort(e);
       }
     }));
+  // each party that leads its primary lease compares its configuration with the migration lease's candidates', campaigning or not
+  const told = new Set<string>();
+  const watch = (leading: AbortSignal): Promise<void> | undefined =>
+    config && party && startElector.migration
+      ? startElector.migration.watch(config.leaderName, (candidates) => otherConfigurations(config, party, candidates, told), leading).catch(() => undefined)
+      : undefined;
   await startElector(
     primaryLeaseName,
     async (leading, term) => {
-      await Promise.all([runPrimary(leading, term), config && migration.length > 0 ? campaign(config.leaderName, leading) : undefined]);
+      await Promise.all([runPrimary(leading, term), config && migration.length > 0 ? campaign(config.leaderName, leading) : undefined, watch(leading)]);
     },
     AbortSignal.any([signal, stopAll.signal]),
   );
@@ -485,20 +621,71 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
 /**
  * The StartElector that runWithLeaderMigration needs, made of LeaderElectors: one per lease, all
  * with the same options and candidacy (the lease name and `onStartedLeading` are the only
- * differences). Each elector is validated when its lease is first campaigned for. The options are
+ * differences), except on the migration lease (`how.party`): there the elector stands as
+ * `<identity>/<component>` (migrationIdentity), its candidacy's labels adding the party's
+ * configuration. Each elector is validated when its lease is first campaigned for. The options are
  * LeaderElectorOptions less those two, mode by mode: coordinated with a candidacy, or NoCoordination.
+ * Its `migration` (MigrationSupport) checks the migration lease's identity before any lease is
+ * taken, and reads the migration lease's candidates for runWithLeaderMigration's comparison of
+ * configurations (with the options' client, tables and clock; told to its onError).
  */
 export function electorStarter(
   options: Omit<Extract<LeaderElectorOptions, { mode?: 'coordinated' }>, 'leaseName' | 'callbacks'> | Omit<Extract<LeaderElectorOptions, { mode: 'NoCoordination' }>, 'leaseName' | 'callbacks'>,
 ): StartElector {
+  const given = options as { readonly candidacy?: { readonly labels?: unknown } };
+  // labels the elector will judge itself when they are no record: passed on as given, never merged into one
+  const labelsOf = (): Record<string, string> | undefined | false => {
+    const l = given.candidacy?.labels;
+    return l === undefined ? undefined : typeof l === 'object' && l !== null && !Array.isArray(l) ? (l as Record<string, string>) : false;
+  };
+  const withParty = (party: MigrationParty | undefined) => {
+    if (!party) return options;
+    const identity = migrationIdentity(options.identity, party.component);
+    const own = labelsOf();
+    if (!given.candidacy || own === false) return { ...options, identity };
+    return { ...options, identity, candidacy: { ...given.candidacy, labels: { ...own, ...party.labels } } };
+  };
   // async: options the elector refuses reject its start, as StartElector's promise says, rather than throw at the call
-  return async (leaseName, onStartedLeading, signal, how) =>
-    electorWith({ promptly: how?.promptly === true }, {
-      ...options,
+  const start = async (leaseName: string, onStartedLeading: Parameters<StartElector>[1], signal: AbortSignal, how?: CampaignOptions): Promise<void> => {
+    const o = withParty(how?.party);
+    return electorWith({ promptly: how?.promptly === true }, {
+      ...o,
       leaseName,
       callbacks: {
         // the term's own writes (LeadingTerm), not the elector's: a controller outliving its term never writes in a later one
-        onStartedLeading: (leading, term) => onStartedLeading(leading, { fencingToken: term.fencingToken, holderIdentity: options.identity, fencedWrite: term.fencedWrite, fencedItemWrite: term.fencedItemWrite }),
+        onStartedLeading: (leading, term) => onStartedLeading(leading, { fencingToken: term.fencingToken, holderIdentity: o.identity, fencedWrite: term.fencedWrite, fencedItemWrite: term.fencedItemWrite }),
       },
-    }).run(signal);
+    } as LeaderElectorOptions).run(signal);
+  };
+  const migration: MigrationSupport = {
+    check(party) {
+      // an identity bad on its own is the primary lease's elector's to name
+      if (!Name.safeParse(options.identity).success) return;
+      const identity = migrationIdentity(options.identity, party.component);
+      const bad = Name.safeParse(identity);
+      const issues = bad.success ? [] : [{ field: 'identity', message: `"${identity}", the identity with the component, is what the migration lease's elector stands as, and it ${bad.error.issues[0]?.message ?? 'is not a name'}: give a shorter identity` }];
+      const own = labelsOf();
+      const count = own ? Object.keys({ ...own, ...party.labels }).length : 0;
+      if (count > MAX_LABELS) issues.push({ field: 'candidacy.labels', message: `must have at most ${MAX_LABELS - Object.keys(party.labels).length} labels: the migration lease's candidacy adds ${Object.keys(party.labels).length} (${Object.keys(party.labels).join(', ')})` });
+      if (issues.length > 0) throw new ValidationError(`electorStarter options for the migration lease of ${party.component}`, issues);
+    },
+    async watch(leaseName, look, signal) {
+      if ((options as { mode?: string }).mode === 'NoCoordination' || !given.candidacy) return;
+      const tables = TablesSchema.safeParse(options.tables);
+      if (!tables.success) return; // the elector names it
+      const clock: Clock = options.clock ?? systemClock;
+      const everyMs = typeof options.leaseDurationMs === 'number' && options.leaseDurationMs > 0 ? options.leaseDurationMs : 15_000;
+      const candidates = new CandidateStore(boundedClient(options.client, clock, requestBoundMs(everyMs), signal), tables.data.candidates, options.multiRegion === true);
+      const told = errorSink(options.onError, `leader migration lease "${leaseName}"`, clock);
+      while (!signal.aborted) {
+        try {
+          for (const e of look((await candidates.list(leaseName)).candidates)) told(e);
+        } catch {
+          // not read this time (the electors tell DynamoDB's faults): the next look reads again
+        }
+        await clock.sleep(everyMs, signal);
+      }
+    },
+  };
+  return Object.assign(start, { migration });
 }

@@ -13,6 +13,12 @@ export interface DetectOptions {
   timeoutMs?: number;
   /** Try the EC2 instance metadata service when not on ECS. @default true unless AWS_EC2_METADATA_DISABLED=true */
   ec2?: boolean;
+  /**
+   * Told, once, when ECS_CONTAINER_METADATA_URI_V4 is set but its `/task` gave no usable answer:
+   * the worker then runs without a platform signal (IMDS is not asked: on an EC2 host it would name
+   * the host, whose id no task stop carries).
+   */
+  onUnanswered?: (e: Error) => void;
 }
 
 /** The IMDS address: AWS_EC2_METADATA_SERVICE_ENDPOINT (as the AWS SDKs read it), else the link-local one. */
@@ -36,18 +42,26 @@ const ECS_TRIES = 3;
  * timeout each time, rather than taken for "not ECS".
  */
 export async function detectEcs(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Platform | undefined> {
+  const found = await askEcs(env, timeoutMs);
+  return found && 'platform' in found ? found.platform : undefined;
+}
+
+/** detectEcs, saying why not: undefined when the variable is not set (not ECS). */
+async function askEcs(env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ platform: Platform } | { url: string; why: string } | undefined> {
   const base = env['ECS_CONTAINER_METADATA_URI_V4'];
   if (!base) return undefined;
+  const url = `${base.replace(/\/$/, '')}/task`;
   let body: string | undefined;
-  for (let i = 0; i < ECS_TRIES && body === undefined; i++) body = await request(`${base.replace(/\/$/, '')}/task`, {}, timeoutMs * 2 ** i);
-  if (!body) return undefined;
+  for (let i = 0; i < ECS_TRIES && body === undefined; i++) body = await request(url, {}, timeoutMs * 2 ** i);
+  if (!body) return { url, why: `gave no answer in ${ECS_TRIES} tries (${Array.from({ length: ECS_TRIES }, (_, i) => timeoutMs * 2 ** i).join(', ')} ms)` };
   try {
     const t = JSON.parse(body) as { Cluster?: unknown; TaskARN?: unknown; AvailabilityZone?: unknown };
     const r = Platform.safeParse({ kind: 'ecs', id: t.TaskARN, cluster: t.Cluster, ...(typeof t.AvailabilityZone === 'string' && t.AvailabilityZone ? { availabilityZone: t.AvailabilityZone } : {}) });
-    return r.success ? r.data : undefined;
+    if (r.success) return { platform: r.data };
   } catch {
-    return undefined;
+    // not JSON: told below
   }
+  return { url, why: 'answered without a task ARN and cluster' };
 }
 
 /** EC2: an IMDSv2 session token, then instance id and availability zone. IMDSv1 is never used. */
@@ -64,12 +78,26 @@ export async function detectEc2(env: NodeJS.ProcessEnv, timeoutMs: number): Prom
   return r.success ? r.data : undefined;
 }
 
-/** ECS first (a task on an EC2 host is the task that stops), then EC2; undefined when neither answers. */
+/**
+ * ECS first (a task on an EC2 host is the task that stops), then EC2; undefined when neither
+ * answers. Where ECS_CONTAINER_METADATA_URI_V4 is set, ECS alone: an endpoint that does not answer
+ * (or answers nothing usable) is told to `onUnanswered` and gives no platform, never the EC2
+ * host's instance id from IMDS (no task stop would ever carry it).
+ */
 export async function detectPlatform(opts: DetectOptions = {}): Promise<Platform | undefined> {
   const env = opts.env ?? process.env;
   const timeoutMs = opts.timeoutMs ?? 1_000;
-  const ecs = await detectEcs(env, timeoutMs);
-  if (ecs) return ecs;
+  const ecs = await askEcs(env, timeoutMs);
+  if (ecs && 'platform' in ecs) return ecs.platform;
+  if (ecs) {
+    opts.onUnanswered?.(
+      new Error(
+        `The ECS task metadata endpoint ${ecs.url} (ECS_CONTAINER_METADATA_URI_V4) ${ecs.why}: the platform signal is off for this worker (a task stop will not end its terms; they run out). ` +
+          `EC2 instance metadata is not asked instead (it would name the host, not the task). Check that the ECS agent runs and answers on the host, and that the task's network mode lets the container reach the endpoint; or give \`platform\` yourself.`,
+      ),
+    );
+    return undefined;
+  }
   const ec2 = opts.ec2 ?? env['AWS_EC2_METADATA_DISABLED']?.toLowerCase() !== 'true';
   return ec2 ? detectEc2(env, timeoutMs) : undefined;
 }

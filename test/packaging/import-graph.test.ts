@@ -42,7 +42,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
     typeOnly: ['lib/sdk/push.ts'], // the Push interface an elector takes
-    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'node:util'], // http: the health check (lib/sdk/health.ts); util: a run-once mark compared with the row (isDeepStrictEqual); async_hooks, diagnostics_channel, net: where a request stopped on its way out (lib/connection-phase.ts)
+    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'node:url', 'node:util'], // http: the health check (lib/sdk/health.ts); url: its Conclave-Address header's host in punycode (domainToASCII); util: a run-once mark compared with the row (isDeepStrictEqual); async_hooks, diagnostics_channel, net: where a request stopped on its way out (lib/connection-phase.ts)
   },
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',

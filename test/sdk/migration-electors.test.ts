@@ -82,8 +82,9 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     // each controller holds the term of its lease: what it fences its writes with
     const migrationLease = (await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!;
     const ownerName = owner === kcm ? 'kcm' : 'ccm';
-    expect(terms.get(`${ownerName}/cloud-route`)).toMatchObject({ leaseName: DEFAULT_MIGRATION_LEADER_NAME, holderIdentity: `${ownerName}-1`, fencingToken: migrationLease.fencingToken });
-    expect(migrationLease.holderIdentity).toBe(`${ownerName}-1`);
+    // on the migration lease each component stands as <identity>/<component> (migrationIdentity)
+    expect(terms.get(`${ownerName}/cloud-route`)).toMatchObject({ leaseName: DEFAULT_MIGRATION_LEADER_NAME, holderIdentity: `${ownerName}-1/${ownerName}`, fencingToken: migrationLease.fencingToken });
+    expect(migrationLease.holderIdentity).toBe(`${ownerName}-1/${ownerName}`);
     const kcmLease = (await sim.leases.read('kcm')).item!;
     expect(terms.get('kcm/deployment')).toMatchObject({ leaseName: 'kcm', holderIdentity: 'kcm-1', fencingToken: kcmLease.fencingToken });
     // the owner stops (releasing its leases): the migration lease moves and the controller runs on the other side
@@ -121,7 +122,7 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     expect(owner.machine.sent.filter((r) => r.at > resolvedAt!).map((r) => r.operation)).toEqual([]);
     expect(running.get(`${owner.component}/cloud-route`)).toBe(0);
     const lease = (await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!;
-    expect(lease.holderIdentity).toBe(`${other.component}-1`);
+    expect(lease.holderIdentity).toBe(`${other.component}-1/${other.component}`);
     other.abort.abort();
     await sim.settle(other.done);
   });
@@ -144,7 +145,7 @@ describe('runWithLeaderMigration on real electors (KEP-2436)', () => {
     // next renewal, up to a renew interval after the primary term's end
     expect(migrationEnded - primaryEnded).toBeLessThanOrEqual(2 * LATENCY_MS);
     await sim.until('the migrated controller to move', () => running.get(`${other.component}/cloud-route`) === 1, 10_000);
-    expect((await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!.holderIdentity).toBe(`${other.component}-1`);
+    expect((await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item!.holderIdentity).toBe(`${other.component}-1/${other.component}`);
     // handed over to its successor, as before the fix (the bound of the test above): no term waited out
     expect(sim.clock.monotonic() - migrationEnded).toBeLessThanOrEqual(2 * (TICK_MS + FAST.retryPeriodMs * 1.2) + 10 * 2 * LATENCY_MS);
     other.abort.abort();

@@ -1,0 +1,119 @@
+/**
+ * The parties of one leader migration (KEP-2436) on real electors, on simulated time
+ * (sim/harness.ts): parties whose configurations migrate different controllers are told of it
+ * (a controller runs twice otherwise, unreported), and two components given one identity (the
+ * host's) both run, each standing on the shared migration lease as `<identity>/<component>`
+ * (before: the second to campaign met DuplicateIdentityError there, and its whole run ended).
+ */
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MIGRATION_LEADER_NAME, MigrationConfigError, defaultLeaderMigrationConfiguration, electorStarter, runWithLeaderMigration, type LeaderMigrationConfiguration } from '../../lib/sdk/migration.js';
+import { ValidationError } from '../../lib/schemas/validation.js';
+import { FAST } from './harness.js';
+import { Sim } from '../../sim/harness.js';
+
+const TICK_MS = 100;
+
+/** Components on `sim`, each with its own controller and `cloud-route`: what runs (`component/controller`), what onError was told, how each run ended. */
+function parties(sim: Sim) {
+  const running = new Map<string, number>();
+  const errors: { component: string; error: Error }[] = [];
+  const outcome: Record<string, unknown> = {};
+  const controller = (who: string) => async (signal: AbortSignal) => {
+    running.set(who, (running.get(who) ?? 0) + 1);
+    await new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true }));
+    running.set(who, running.get(who)! - 1);
+  };
+  const start = (component: string, config: LeaderMigrationConfiguration, identity = `${component}-1`) => {
+    const machine = sim.machine();
+    const abort = new AbortController();
+    const done = runWithLeaderMigration({
+      startElector: electorStarter({ identity, tables: sim.names, ...FAST, platform: 'none', client: machine.client, clock: machine.clock, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, onError: (error) => errors.push({ component, error }) }),
+      controllers: { [`${component}-own`]: controller(`${component}/own`), 'cloud-route': controller(`${component}/cloud-route`) },
+      component,
+      primaryLeaseName: component,
+      config,
+      signal: abort.signal,
+    });
+    void done.then(
+      () => (outcome[component] = 'resolved'),
+      (e: unknown) => (outcome[component] = e),
+    );
+    return { abort, done };
+  };
+  const routes = () => (running.get('kcm/cloud-route') ?? 0) + (running.get('ccm/cloud-route') ?? 0);
+  return { running, errors, outcome, start, routes };
+}
+
+describe('leader migration: the parties agree (KEP-2436)', () => {
+  it('a party whose configuration migrates other controllers than another party’s is told, naming both parties and both lists', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator({ tickEveryMs: TICK_MS });
+    const { errors, start } = parties(sim);
+    // kcm migrates cloud-route; ccm's configuration (same leaderName) lists cloud-node instead: ccm runs cloud-route under its own lease
+    const kcm = start('kcm', defaultLeaderMigrationConfiguration(['cloud-route']));
+    const ccm = start('ccm', defaultLeaderMigrationConfiguration(['cloud-node']));
+    await sim.run(5 * FAST.leaseDurationMs);
+    const told = errors.filter((e) => e.error instanceof MigrationConfigError);
+    // once (not at every look), by ccm, which reads kcm's candidacy on the migration lease
+    expect(told).toHaveLength(1);
+    expect(told[0]!.component).toBe('ccm');
+    const message = told[0]!.error.message;
+    expect(message).toContain(`"${DEFAULT_MIGRATION_LEADER_NAME}"`);
+    expect(message).toContain('ccm migrates [cloud-node]');
+    expect(message).toContain('candidate "kcm-1/kcm" (kcm)');
+    expect(message).toContain('migrates [cloud-route]');
+    expect(message).toMatch(/same leaderName and lists the same controllers/);
+    kcm.abort.abort();
+    ccm.abort.abort();
+    await sim.settle(Promise.all([kcm.done, ccm.done]));
+  });
+
+  it('the same controllers, each party listing them for itself (the KEP’s example across versions): nothing told, the controller in one party at a time', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator({ tickEveryMs: TICK_MS });
+    const { errors, start, routes } = parties(sim);
+    const forComponent = (component: string): LeaderMigrationConfiguration => ({ leaderName: DEFAULT_MIGRATION_LEADER_NAME, controllerLeaders: [{ name: 'cloud-route', component }] });
+    const kcm = start('kcm', forComponent('kcm'));
+    const ccm = start('ccm', forComponent('ccm'));
+    await sim.until('the migrated controller in one of them', () => routes() === 1, 10_000);
+    await sim.during(5 * FAST.leaseDurationMs, 'the migrated controller in one component at a time', () => routes() <= 1);
+    expect(errors.filter((e) => e.error instanceof MigrationConfigError)).toEqual([]);
+    kcm.abort.abort();
+    ccm.abort.abort();
+    await sim.settle(Promise.all([kcm.done, ccm.done]));
+  });
+});
+
+describe('leader migration: two components under one identity (one per host)', () => {
+  it('both run their own controllers, the migrated one runs in one of them, and nothing is a duplicate identity', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator({ tickEveryMs: TICK_MS });
+    const { running, errors, outcome, start, routes } = parties(sim);
+    const config = defaultLeaderMigrationConfiguration(['cloud-route']);
+    const kcm = start('kcm', config, 'cp-host-a');
+    const ccm = start('ccm', config, 'cp-host-a');
+    await sim.until('both primaries and the migrated controller', () => running.get('kcm/own') === 1 && running.get('ccm/own') === 1 && routes() === 1, 10_000);
+    await sim.during(20 * FAST.leaseDurationMs, 'both primaries running, the migrated controller in one', () => running.get('kcm/own') === 1 && running.get('ccm/own') === 1 && routes() === 1);
+    expect(outcome).toEqual({});
+    expect(errors.map((e) => `${e.component}: ${e.error.name}: ${e.error.message}`).filter((m) => /DuplicateIdentity|another live start-up/.test(m))).toEqual([]);
+    const owner = running.get('kcm/cloud-route') === 1 ? 'kcm' : 'ccm';
+    // the holder of the migration lease names the component that runs the migrated controllers
+    expect((await sim.leases.read(DEFAULT_MIGRATION_LEADER_NAME)).item?.holderIdentity).toBe(`cp-host-a/${owner}`);
+    expect((await sim.leases.read('kcm')).item?.holderIdentity).toBe('cp-host-a');
+    kcm.abort.abort();
+    ccm.abort.abort();
+    await sim.settle(Promise.all([kcm.done, ccm.done]));
+    expect(outcome).toEqual({ kcm: 'resolved', ccm: 'resolved' });
+  });
+
+  it('an identity too long with the component for the migration lease is refused before any lease is taken', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    const { outcome, start } = parties(sim);
+    const run = start('kcm', defaultLeaderMigrationConfiguration(['cloud-route']), 'h'.repeat(250));
+    await sim.settle(run.done.catch(() => undefined));
+    expect(outcome['kcm']).toBeInstanceOf(ValidationError);
+    expect((outcome['kcm'] as ValidationError).fields).toEqual(['identity']);
+    expect((outcome['kcm'] as Error).message).toMatch(/migration lease's elector stands as.*give a shorter identity/);
+    expect((await sim.leases.read('kcm')).item).toBeUndefined();
+  });
+});
