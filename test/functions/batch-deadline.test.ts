@@ -22,12 +22,16 @@ let t: TestTables;
 beforeAll(async () => void (t = await testTables('batch-deadline')));
 afterAll(() => t.drop());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const failedIds = (r: unknown) => (r as { batchItemFailures: { itemIdentifier: string }[] }).batchItemFailures.map((f) => f.itemIdentifier);
-/** A Lambda context with `ms` left now, counting down in real time. */
-const leftMs = (name: 'leaseStream' | 'electionTimer', ms: number): Context => {
-  const started = Date.now();
-  return { ...lambdaContext(name), getRemainingTimeInMillis: () => ms - (Date.now() - started) } as Context;
+/** A Lambda context with `ms` left, counting down as the test moves its clock (`spend`): no wall clock, so a busy machine changes nothing. */
+function leftMs(name: 'leaseStream' | 'electionTimer', ms: number) {
+  let spent = 0;
+  const context = { ...lambdaContext(name), getRemainingTimeInMillis: () => ms - spent } as Context;
+  return { context, spend: (d: number) => void (spent += d) };
+}
+/** A few turns of the event loop: what an invocation left running would do meanwhile. */
+const turns = async (n = 50) => {
+  for (let i = 0; i < n; i++) await new Promise<void>((r) => setImmediate(r));
 };
 
 describe('a lease stream batch that outlasts the invocation', () => {
@@ -46,10 +50,11 @@ describe('a lease stream batch that outlasts the invocation', () => {
     expect(releases).toHaveLength(N);
     const leaseOf = (r: DynamoDBRecord) => r.dynamodb!.Keys!['name']!.S!;
 
-    // DynamoDB answering in ~200 ms a request (a throttled table's backoff, a far Region): a
-    // release's reconcile is several requests, so the batch outlasts the BATCH_DEADLINE_MARGIN_MS
-    // + 1.5 s the invocation has
+    // DynamoDB answering in 200 ms a request (a throttled table's backoff, a far Region), on the
+    // invocation's clock: a release's reconcile is several requests, so the batch outlasts the
+    // BATCH_DEADLINE_MARGIN_MS + 1.5 s the invocation has
     const slow = localClient(inject('ddbEndpoint'));
+    let invocation = leftMs('leaseStream', BATCH_DEADLINE_MARGIN_MS + 1_500);
     let delayMs = 200;
     let calls = 0;
     let phase = 1;
@@ -58,16 +63,16 @@ describe('a lease stream batch that outlasts the invocation', () => {
       calls++;
       const key = (args as { input: { Key?: { name?: { S?: string } } } }).input.Key?.name?.S;
       if (c.commandName === 'GetItemCommand' && key?.startsWith('dl-')) leaseReads.push({ phase, lease: key });
-      if (delayMs) await sleep(delayMs);
+      invocation.spend(delayMs);
       return next(args);
     }, { step: 'initialize', name: 'slow' });
     try {
       const d: FunctionDeps = { coordinator: coordinatorDeps(slow, t.names), timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...observability('leaseStream', 'SILENT') };
       const handler = leaseStream(d);
 
-      const first = await handler({ Records: releases } as DynamoDBStreamEvent, leftMs('leaseStream', BATCH_DEADLINE_MARGIN_MS + 1_500)).catch((e: unknown) => e as Error);
+      const first = await handler({ Records: releases } as DynamoDBStreamEvent, invocation.context).catch((e: unknown) => e as Error);
       const callsAtAnswer = calls;
-      await sleep(1_500); // what the first invocation still does after its answer
+      await turns(); // what the first invocation still does after its answer
       const callsAfterAnswer = calls - callsAtAnswer;
       delayMs = 0;
 
@@ -83,7 +88,8 @@ describe('a lease stream batch that outlasts the invocation', () => {
       expect.soft(callsAfterAnswer, 'DynamoDB calls of the first invocation after it answered').toBe(0);
 
       phase = 2;
-      const retry = await handler({ Records: releases.slice(Math.max(from, 0)) } as DynamoDBStreamEvent, leftMs('leaseStream', 60_000));
+      invocation = leftMs('leaseStream', 60_000);
+      const retry = await handler({ Records: releases.slice(Math.max(from, 0)) } as DynamoDBStreamEvent, invocation.context);
       expect(failedIds(retry)).toEqual([]);
       // each lease reconciled by one invocation only: the records handled were not run again
       const handledFirst = new Set(leaseReads.filter((r) => r.phase === 1).map((r) => r.lease));
@@ -91,8 +97,6 @@ describe('a lease stream batch that outlasts the invocation', () => {
       expect.soft(readAgain, 'leases of records handled by the first invocation, read again by the retry').toEqual([]);
       expect(new Set(leaseReads.map((r) => r.lease))).toEqual(new Set(releases.map(leaseOf)));
     } finally {
-      delayMs = 0;
-      await sleep(200);
       slow.destroy();
     }
   });
@@ -103,8 +107,8 @@ describe('a queue batch that outlasts the invocation', () => {
   const messages = Array.from({ length: 10 }, (_, i) => message(`m-${i}`));
   const deps = { ...observability('electionTimer', 'SILENT') } as FunctionDeps;
 
-  /** A handler whose messages take `eachMs`, and what it ran: the messages, when the run's end came, and with what time left. */
-  function timed(eachMs: number) {
+  /** A handler whose messages take `eachMs` of `spend`'s clock, and what it ran: the messages, when the run's end came, and with what time left. */
+  function timed(eachMs: number, spend: (ms: number) => void = () => undefined) {
     const ran: string[] = [];
     const ends: (number | undefined)[] = [];
     const runningAfterEnd: string[] = [];
@@ -112,7 +116,8 @@ describe('a queue batch that outlasts the invocation', () => {
     const handler = queueBatchHandler(deps, () => ({
       record: async (r) => {
         ran.push(r.messageId);
-        await sleep(eachMs);
+        spend(eachMs);
+        await turns(1);
         if (ended) runningAfterEnd.push(r.messageId);
       },
       end: async (remainingMs) => {
@@ -124,14 +129,14 @@ describe('a queue batch that outlasts the invocation', () => {
   }
 
   it('stops starting messages at the margin, reports the rest, runs `end` with the time left, and nothing runs after the answer', async () => {
-    const h = timed(100);
-    // ~3 messages fit before the margin is reached (fewer on a loaded machine, but at least the first)
-    const out = await h.handler({ Records: messages } as SQSEvent, leftMs('electionTimer', BATCH_DEADLINE_MARGIN_MS + 250)).catch((e: unknown) => e as Error);
+    const invocation = leftMs('electionTimer', BATCH_DEADLINE_MARGIN_MS + 250);
+    const h = timed(100, invocation.spend);
+    // 3 messages start before less than the margin is left (10,250, 10,150 and 10,050 ms left; then 9,950)
+    const out = await h.handler({ Records: messages } as SQSEvent, invocation.context).catch((e: unknown) => e as Error);
     const answeredWithRan = h.ran.length;
-    await sleep(1_200);
+    await turns();
     expect.soft(out instanceof Error ? `${out.name}: ${out.message}` : 'answered').toBe('answered');
-    expect.soft(answeredWithRan).toBeGreaterThan(0);
-    expect.soft(answeredWithRan, 'messages started').toBeLessThan(messages.length);
+    expect.soft(answeredWithRan, 'messages started').toBe(3);
     if (!(out instanceof Error)) expect.soft(failedIds(out)).toEqual(messages.slice(answeredWithRan).map((m) => m.messageId));
     expect.soft(h.ran.length, 'messages started after the answer').toBe(answeredWithRan);
     expect.soft(h.runningAfterEnd).toEqual([]);
