@@ -48,11 +48,17 @@ const EVENTS_DIR = '.local';
 
 const OPTIONS = { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, port: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
 
-/** The option a mistyped one most likely meant: the one it begins, or one within 3 letters (as commander suggests for `conclave`). */
+/**
+ * The option a mistyped one most likely meant: the one it begins, the one that has it as a whole word (`--prefix`:
+ * --table-prefix), or one within 3 letters (as commander suggests for `conclave`).
+ */
 function meant(typed: string): string | undefined {
   const flags = Object.keys(OPTIONS).map((o) => `--${o}`);
   const begun = flags.filter((f) => typed.length >= 4 && f.startsWith(typed));
   if (begun.length === 1) return begun[0];
+  const word = typed.replace(/^-+/, '');
+  const worded = flags.filter((f) => word.length >= 3 && f.slice(2).split('-').includes(word));
+  if (worded.length === 1) return worded[0];
   const [best] = flags.map((f) => ({ f, d: editDistance(typed, f) })).sort((x, y) => x.d - y.d);
   return best && best.d <= 3 ? best.f : undefined;
 }

@@ -74,6 +74,9 @@ describe('conclave-local', () => {
     [['--tabel-prefix', 'x'], /^conclave-local: unknown option '--tabel-prefix' \(did you mean --table-prefix\?\)/],
     [['--events', 'x'], /^conclave-local: unknown option '--events' \(did you mean --events-dir\?\)/],
     [['--nopush'], /^conclave-local: unknown option '--nopush' \(did you mean --no-push\?\)/],
+    // a word of the option, typed alone
+    [['--prefix', 'x'], /^conclave-local: unknown option '--prefix' \(did you mean --table-prefix\?\)/],
+    [['--dir', 'x'], /^conclave-local: unknown option '--dir' \(did you mean --events-dir\?\)/],
     [['--verbose'], /^conclave-local: unknown option '--verbose'\n/],
   ])('%j: refused naming the flag, with the usage, exit 2', (args, message) => {
     const r = run(...args);
