@@ -105,9 +105,8 @@ export async function applyLeaderChange(deps: DiscoveryDeps, change: LeaderChang
     row = await deps.state.join(change.lease, me);
   }
   for (let round = 1; ; round++) {
-    const name = nameStateOf(row, deps.naming);
     // within the invocation's time: a call still waiting at its end would be cut by Lambda's timeout
-    await showName(deps.naming, change.lease, name, deadline - deps.clock.now());
+    const name = await showName(deps.naming, change.lease, nameStateOf(row, deps.naming), deadline - deps.clock.now());
     const s = await deps.state.settle(row, [me, ...expiredWriters(row, deps.clock.now()).filter((w) => w !== me)]);
     if (s.settled) return { outcome: claim.won ? 'applied' : 'caughtUp', state: stateOf(row), name, writes: round };
     if (round >= MAX_ROUNDS) throw new DiscoveryRaceError(change.lease, round);

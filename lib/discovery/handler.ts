@@ -74,25 +74,32 @@ const isSchedule = (event: unknown): boolean => {
 
 
 /**
- * The sweep (lib/discovery/sweep.ts): each name judged by its lease; what it changed logged. Never
- * throws: a failed sweep is told (the log, DISCOVERY_SWEEP_LEFT_METRIC) and made up by the next
- * minute's; thrown, Lambda would run it twice more and then dead-letter it as a lost event.
+ * The sweep (lib/discovery/sweep.ts): each name judged by its lease, from where the last sweep
+ * stopped (saved in the discovery table); what it changed logged. Never throws: a failed sweep is
+ * told (the log, DISCOVERY_SWEEP_LEFT_METRIC); leases it had no time for are the next sweep's first,
+ * and one it could not judge is judged again when the sweeps come round to it; thrown, Lambda would
+ * run it twice more and then dead-letter it as a lost event.
  */
 async function sweep(deps: DiscoveryFunctionDeps, remainingMs: number): Promise<SweepResult> {
   const deadline = deps.discovery.clock.now() + remainingMs;
   let result: SweepResult;
+  let from: string | undefined;
   try {
-    const { rows, refused } = await deps.discovery.state.list();
-    if (refused.length) deps.logger.warn('discovery rows that do not match the schema: not swept', { leases: refused });
-    const mine = deps.leases ? rows.filter((r) => deps.leases!.has(r.lease)) : rows;
-    result = await sweepNames(deps, mine, deadline);
+    const listed = await deps.discovery.state.list();
+    if (listed.refused.length) deps.logger.warn('discovery rows that do not match the schema: not swept', { leases: listed.refused });
+    from = listed.sweepFrom;
+    const mine = deps.leases ? listed.rows.filter((r) => deps.leases!.has(r.lease)) : listed.rows;
+    result = await sweepNames(deps, mine, deadline, from);
   } catch (e) {
     deps.logger.error('sweep failed: the names are judged again at the next one', { error: e as Error });
-    result = { judged: 0, changed: {}, left: ['*'], errors: [{ lease: '*', error: e as Error }] };
+    result = { judged: 0, changed: {}, left: ['*'], errors: [{ lease: '*', error: e as Error }], next: from ?? '' };
   }
   for (const { lease, error } of result.errors) if (lease !== '*') deps.logger.warn('sweep: lease left for the next sweep', { lease, error });
   for (const [lease, state] of Object.entries(result.changed)) deps.logger.info(`leader name: swept to ${state}`, { lease, state });
   if (result.left.length) deps.metrics.addMetric(DISCOVERY_SWEEP_LEFT_METRIC, MetricUnit.Count, result.left.length);
+  if (from !== undefined && result.next !== from) {
+    await deps.discovery.state.saveSweepFrom(result.next).catch((e: unknown) => deps.logger.warn('sweep: where the next sweep starts was not saved: it starts where this one did', { error: e as Error }));
+  }
   return result;
 }
 

@@ -17,8 +17,12 @@ export interface LeaderTarget {
 export interface LeaderNaming {
   /** For logs: the service and where, e.g. `Route 53 zone Z123 ({lease}.leader.example.internal)`. */
   readonly describe: string;
-  /** Points the lease's name at `target`, replacing whatever it showed, within `withinMs` if given (else it fails). Idempotent. */
-  point(lease: string, target: LeaderTarget, withinMs?: number): Promise<void>;
+  /**
+   * Points the lease's name at `target`, replacing whatever it showed, within `withinMs` if given
+   * (else it fails). Idempotent. Resolves to why, when the service refused the target there (Route
+   * 53: a record the zone will not take at that name) and the name was cleared instead.
+   */
+  point(lease: string, target: LeaderTarget, withinMs?: number): Promise<string | void>;
   /** The lease's name shows nothing (a no-op when it shows nothing already), within `withinMs` if given. Idempotent. */
   clear(lease: string, withinMs?: number): Promise<void>;
   /**
@@ -48,5 +52,12 @@ export function nameStateOf(row: Pick<DiscoveryRow, 'ended' | 'holder' | 'addres
   return { kind: 'point', target };
 }
 
-/** Sets the name to `state`, within `withinMs` if given (the invocation's time left). */
-export const showName = (naming: LeaderNaming, lease: string, state: NameState, withinMs?: number): Promise<void> => (state.kind === 'point' ? naming.point(lease, state.target, withinMs) : naming.clear(lease, withinMs));
+/** Sets the name to `state`, within `withinMs` if given (the invocation's time left): what it shows then (cleared, if the service refused the target). */
+export async function showName(naming: LeaderNaming, lease: string, state: NameState, withinMs?: number): Promise<NameState> {
+  if (state.kind === 'clear') {
+    await naming.clear(lease, withinMs);
+    return state;
+  }
+  const refused = await naming.point(lease, state.target, withinMs);
+  return typeof refused === 'string' ? { kind: 'clear', why: `${naming.describe} refused to name the leader: ${refused}` } : state;
+}

@@ -5,6 +5,7 @@
  * construct's alone: only its A, AAAA and CNAME records at that name are read and changed.
  */
 import { ChangeResourceRecordSetsCommand, ListResourceRecordSetsCommand, type Change, type ResourceRecordSet, type Route53Client } from '@aws-sdk/client-route-53';
+import { systemClock, type Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
 import type { LeaderNaming, LeaderTarget } from './naming.js';
 import { dnsNameIssue, normalizeDnsName, recordNameOf } from './wiring.js';
@@ -33,14 +34,21 @@ const sameValue = (a: string | undefined, b: string | undefined) => a !== undefi
 const sameRecord = (a: ResourceRecordSet, b: ResourceRecordSet) =>
   a.Type === b.Type && a.TTL === b.TTL && a.ResourceRecords?.length === 1 && b.ResourceRecords?.length === 1 && sameValue(a.ResourceRecords[0]?.Value, b.ResourceRecords[0]?.Value);
 
+/** What a listing holds, to tell a batch refused on its own merits (the records as they were) from one that lost a race. */
+const listed = (records: readonly ResourceRecordSet[]): string => JSON.stringify(records.map((r) => [r.Type, r.TTL, r.ResourceRecords?.map((v) => v.Value), r.AliasTarget?.DNSName]));
+
 /**
  * Route 53 as a LeaderNaming: a name is pointed by one change batch (DELETE of the record of
  * another type, if any, and UPSERT of the new one: atomic, so no moment without a record), and
  * cleared by DELETE of what is there. A DELETE must name the record exactly, so the records are
  * listed first; if another writer changed them in between, Route 53 refuses the batch
- * (InvalidChangeBatch) and this lists and changes again.
+ * (InvalidChangeBatch) and this lists and changes again. A batch refused with the records as they
+ * were is refused for what it writes (a CNAME where the zone has another record at the name, a TXT
+ * say): the name is then cleared, and `point` resolves to Route 53's reason, as Cloud Map's names
+ * are cleared for a target it cannot register: a previous leader's address would be wrong. Each
+ * call is bounded by `withinMs` on `clock`.
  */
-export function route53Naming(client: Route53Client, o: Route53NamingOptions): LeaderNaming {
+export function route53Naming(client: Route53Client, o: Route53NamingOptions, clock: Clock = systemClock): LeaderNaming {
   const nameOf = (lease: string): string => {
     const name = recordNameOf(o.recordName, lease);
     const issue = dnsNameIssue(name);
@@ -48,35 +56,73 @@ export function route53Naming(client: Route53Client, o: Route53NamingOptions): L
     return name;
   };
   /** The construct's records at `name`: simple A, AAAA and CNAME records. */
-  const current = async (name: string): Promise<ResourceRecordSet[]> => {
-    const out = await client.send(new ListResourceRecordSetsCommand({ HostedZoneId: o.hostedZoneId, StartRecordName: name, MaxItems: 10 }));
+  const current = async (name: string, signal: AbortSignal | undefined): Promise<ResourceRecordSet[]> => {
+    const out = await client.send(new ListResourceRecordSetsCommand({ HostedZoneId: o.hostedZoneId, StartRecordName: name, MaxItems: 10 }), { abortSignal: signal });
     return (out.ResourceRecordSets ?? []).filter((r) => normalizeDnsName(r.Name ?? '') === name && (MANAGED_TYPES as readonly string[]).includes(r.Type ?? '') && r.SetIdentifier === undefined);
   };
-  /** Lists, then changes what `plan` says: again, after a lost race, up to CHANGE_ATTEMPTS times. */
-  const change = async (name: string, plan: (records: ResourceRecordSet[]) => Change[]): Promise<void> => {
+  /**
+   * Lists, then changes what `plan` says: again, after a lost race, up to CHANGE_ATTEMPTS times.
+   * Returns Route 53's refusal of a batch it refused with the records unchanged (no race).
+   */
+  const change = async (name: string, plan: (records: ResourceRecordSet[]) => Change[], signal: AbortSignal | undefined): Promise<Error | undefined> => {
+    let records = await current(name, signal);
     for (let attempt = 1; ; attempt++) {
-      const changes = plan(await current(name));
-      if (!changes.length) return;
+      const changes = plan(records);
+      if (!changes.length) return undefined;
       try {
-        await client.send(new ChangeResourceRecordSetsCommand({ HostedZoneId: o.hostedZoneId, ChangeBatch: { Comment: 'Conclave leader discovery', Changes: changes } }));
-        return;
+        await client.send(new ChangeResourceRecordSetsCommand({ HostedZoneId: o.hostedZoneId, ChangeBatch: { Comment: 'Conclave leader discovery', Changes: changes } }), { abortSignal: signal });
+        return undefined;
       } catch (e) {
-        if (!(e instanceof Error && e.name === 'InvalidChangeBatch') || attempt >= CHANGE_ATTEMPTS) throw e;
+        if (!(e instanceof Error && e.name === 'InvalidChangeBatch')) throw e;
+        const now = await current(name, signal);
+        if (listed(now) === listed(records)) return e; // nobody changed them: refused for what it writes
+        if (attempt >= CHANGE_ATTEMPTS) throw e;
+        records = now;
       }
     }
   };
+  /** `fn` with a signal that ends its calls `withinMs` from now on `clock` (none without it); none sent when no time is left. */
+  const within = async <T>(withinMs: number | undefined, what: string, fn: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> => {
+    if (withinMs === undefined) return fn(undefined);
+    const late = new AbortController();
+    const why = new Error(`Route 53 ${what} was not over within ${Math.max(0, withinMs)} ms, the invocation's time left: the retry writes the name again`);
+    if (withinMs <= 0) throw why;
+    const timer = clock.setTimer(withinMs, () => late.abort(why));
+    try {
+      return await fn(late.signal);
+    } catch (e) {
+      throw late.signal.aborted ? why : e;
+    } finally {
+      timer.cancel();
+    }
+  };
+  const deleteAll = (records: ResourceRecordSet[]) => records.map((r): Change => ({ Action: 'DELETE', ResourceRecordSet: r }));
   return {
     describe: `Route 53 zone ${o.hostedZoneId} (${o.recordName})`,
-    async point(lease, target) {
+    async point(lease, target, withinMs) {
       const wanted = leaderRecord(nameOf(lease), target, o.ttlSeconds);
-      await change(normalizeDnsName(wanted.Name!), (records) =>
-        records.length === 1 && sameRecord(records[0]!, wanted)
-          ? []
-          : [...records.filter((r) => r.Type !== wanted.Type).map((r): Change => ({ Action: 'DELETE', ResourceRecordSet: r })), { Action: 'UPSERT', ResourceRecordSet: wanted }],
-      );
+      const name = normalizeDnsName(wanted.Name!);
+      return within(withinMs, `change of lease "${lease}"'s record`, async (signal) => {
+        const refused = await change(
+          name,
+          (records) =>
+            records.length === 1 && sameRecord(records[0]!, wanted)
+              ? []
+              : [...records.filter((r) => r.Type !== wanted.Type).map((r): Change => ({ Action: 'DELETE', ResourceRecordSet: r })), { Action: 'UPSERT', ResourceRecordSet: wanted }],
+          signal,
+        );
+        if (!refused) return undefined;
+        const failed = await change(name, deleteAll, signal);
+        if (failed) throw failed;
+        return `it refused the ${wanted.Type} record (${refused.message})`;
+      });
     },
-    async clear(lease) {
-      await change(nameOf(lease), (records) => records.map((r): Change => ({ Action: 'DELETE', ResourceRecordSet: r })));
+    async clear(lease, withinMs) {
+      const name = nameOf(lease);
+      return within(withinMs, `deletion of lease "${lease}"'s record`, async (signal) => {
+        const refused = await change(name, deleteAll, signal);
+        if (refused) throw refused;
+      });
     },
   };
 }

@@ -53,6 +53,12 @@ export type DiscoveryRow = z.infer<typeof DiscoveryRow>;
 /** The state of a row: what the name must show. */
 export const stateOf = (r: Pick<DiscoveryRow, 'fencingToken' | 'ended'>): string => `${r.ended ? 'end' : 'term'} ${r.fencingToken}`;
 
+/**
+ * The key of the one row that is no lease's: where the next sweep starts (lib/discovery/sweep.ts),
+ * in its `sweepFrom`. No lease name starts with `#` (Name).
+ */
+export const SWEEP_CURSOR_KEY = '#sweep';
+
 export type Claim = { readonly won: true; readonly row: DiscoveryRow } | { readonly won: false; readonly row: DiscoveryRow };
 export type Settle = { readonly settled: true } | { readonly settled: false; readonly row: DiscoveryRow };
 
@@ -115,24 +121,37 @@ export class DiscoveryStateStore {
   }
 
   /**
-   * Every row (one per named lease: a consistent scan, page by page): the rows, and the leases of
-   * rows the schema refuses (this table has no other writer: such a row is left to the events).
+   * Every row (one per named lease: a consistent scan, page by page): the rows, the leases of rows
+   * the schema refuses (this table has no other writer: such a row is left to the events), and
+   * where the sweep starts (saveSweepFrom; `''`, the first lease, when never saved).
    */
-  async list(): Promise<{ readonly rows: DiscoveryRow[]; readonly refused: string[] }> {
+  async list(): Promise<{ readonly rows: DiscoveryRow[]; readonly refused: string[]; readonly sweepFrom: string }> {
     const rows: DiscoveryRow[] = [];
     const refused: string[] = [];
+    let sweepFrom = '';
     let start: Record<string, AttributeValue> | undefined;
     do {
       const page = await this.client.send(new ScanCommand({ TableName: this.table, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }));
       for (const item of page.Items ?? []) {
         const lease = item['lease']?.S ?? '?';
+        if (lease === SWEEP_CURSOR_KEY) {
+          sweepFrom = item['sweepFrom']?.S ?? '';
+          continue;
+        }
         const row = DiscoveryRow.safeParse(rowOf(item));
         if (row.success) rows.push(row.data);
         else refused.push(lease);
       }
       start = page.LastEvaluatedKey;
     } while (start);
-    return { rows, refused };
+    return { rows, refused, sweepFrom };
+  }
+
+  /** Saves where the next sweep starts (a lease's name; `''`: the first). Two sweeps at once: the last saved wins, a few leases judged twice. */
+  async saveSweepFrom(lease: string): Promise<void> {
+    await this.client.send(
+      new UpdateItemCommand({ TableName: this.table, Key: { lease: { S: SWEEP_CURSOR_KEY } }, UpdateExpression: 'SET sweepFrom = :from', ExpressionAttributeValues: { ':from': { S: lease } } }),
+    );
   }
 
   /**

@@ -6,11 +6,17 @@
  * that, and the name would point at the dead holder's address, which the VPC may give to another
  * host. So each name is judged by its lease as `getLeader` reads it: a term over is ended on the
  * name, and a newer term than the name shows (its event lost: past its retries, or older than an
- * hour) is named. Both go through applyLeaderChange, so the sweep and the events order one another
- * by fencing token: an ending it judged from an older read never undoes a newer term's name.
+ * hour) is named. And a state the name was never set to (every try of its event's write failed, the
+ * event dead-lettered: its row unapplied, its writers gone) is written again. All go through
+ * applyLeaderChange, so the sweep and the events order one another by fencing token: an ending it
+ * judged from an older read never undoes a newer term's name.
+ *
+ * A sweep judges the leases in name order from where the last one stopped (the discovery table
+ * keeps it: DiscoveryStateStore.list and saveSweepFrom), round to the start: with more leases
+ * than one invocation can judge, each is judged within a few sweeps, not only the first ones.
  */
 import type { Leadership } from '../election/leader.js';
-import { applyLeaderChange, type DiscoveryDeps } from './apply.js';
+import { applyLeaderChange, expiredWriters, type DiscoveryDeps } from './apply.js';
 import type { LeaderChange } from './change.js';
 import type { DiscoveryRow } from './state-store.js';
 
@@ -18,10 +24,12 @@ import type { DiscoveryRow } from './state-store.js';
 export interface SweepResult {
   /** Names judged. */
   readonly judged: number;
-  /** Changes applied to names, by lease: a term over (`end N`) or a newer one (`term N`). */
+  /** Names written, by lease: a term over (`end N`), a newer one (`term N`), or the state a name was never set to, written again. */
   readonly changed: Readonly<Record<string, string>>;
-  /** Leases left for the next sweep: a read or a write failed, or the invocation's time ran short. */
+  /** Leases left unjudged: a read or a write failed, or the invocation's time ran short. */
   readonly left: readonly string[];
+  /** Where the next sweep starts: the first lease left for lack of time; `''` (the first lease) when none was. */
+  readonly next: string;
   readonly errors: readonly { readonly lease: string; readonly error: Error }[];
 }
 
@@ -39,39 +47,61 @@ export interface SweepDeps {
 export const SWEEP_MARGIN_MS = 5_000;
 
 /**
- * The change the sweep makes to a name showing `row`'s state, given the lease's `leadership` now: a
- * newer term than the name shows is named (an ended name included: the event of the term after it
- * lost); with nobody leading, the term the name shows is ended, unless the lease shows only a
- * vacancy report (a follower's or the platform's, which the holder's next renewal takes back with
- * the same token: an end of that term would be final). Otherwise none.
+ * The change the sweep makes to a name showing `row`'s state, given the lease's `leadership` at
+ * `now`: a newer term than the name shows is named (an ended name included: the event of the term
+ * after it lost); with nobody leading, the term the name shows is ended, unless the lease shows only
+ * a vacancy report (a follower's or the platform's, which the holder's next renewal takes back with
+ * the same token: an end of that term would be final). Otherwise, a state never seen through with
+ * nobody left writing it (each try of its event failed at the naming service) is written again: the
+ * row's own state, which applyLeaderChange claims nothing for, and sees through as it does a
+ * redelivery that finds a write unsettled. Otherwise none.
  */
-export function sweepChange(row: Pick<DiscoveryRow, 'lease' | 'fencingToken' | 'ended'>, leadership: Leadership): LeaderChange | undefined {
+export function sweepChange(row: Pick<DiscoveryRow, 'lease' | 'fencingToken' | 'ended' | 'holder' | 'address' | 'applied' | 'writers'>, leadership: Leadership, now: number): LeaderChange | undefined {
   const l = leadership.leader;
-  if (l !== null) return l.fencingToken > row.fencingToken ? { kind: 'began', lease: row.lease, fencingToken: l.fencingToken, holder: l.holder, address: l.address, eventId: `sweep:term:${l.fencingToken}` } : undefined;
-  if (row.ended || leadership.vacancy === 'reported') return undefined;
-  return { kind: 'ended', lease: row.lease, fencingToken: row.fencingToken, why: 'expired', eventId: `sweep:end:${row.fencingToken}` };
+  if (l !== null && l.fencingToken > row.fencingToken) return { kind: 'began', lease: row.lease, fencingToken: l.fencingToken, holder: l.holder, address: l.address, eventId: `sweep:term:${l.fencingToken}` };
+  if (l === null && !row.ended && leadership.vacancy !== 'reported') return { kind: 'ended', lease: row.lease, fencingToken: row.fencingToken, why: 'expired', eventId: `sweep:end:${row.fencingToken}` };
+  // a live writer is still at work on it (or its call may still land): it settles it itself
+  if (row.applied || expiredWriters(row, now).length < (row.writers?.size ?? 0)) return undefined;
+  const eventId = `sweep:again:${row.fencingToken}`;
+  // not newer than the row's state, so never claimed: holder and address are only what the row holds
+  return row.ended
+    ? { kind: 'ended', lease: row.lease, fencingToken: row.fencingToken, why: 'expired', eventId }
+    : { kind: 'began', lease: row.lease, fencingToken: row.fencingToken, holder: row.holder ?? '', address: row.address, eventId };
 }
 
-/** Judges every name (`rows`, the discovery table's), one lease at a time, until `deadline` (epoch ms on the deps' clock) less SWEEP_MARGIN_MS. */
-export async function sweepNames(deps: SweepDeps, rows: readonly DiscoveryRow[], deadline: number): Promise<SweepResult> {
+/** `rows` in name order, from the first at or after `from`, round to the start. */
+export function sweepOrder<R extends { readonly lease: string }>(rows: readonly R[], from: string): R[] {
+  const sorted = [...rows].sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
+  const i = sorted.findIndex((r) => r.lease >= from);
+  return i <= 0 ? sorted : [...sorted.slice(i), ...sorted.slice(0, i)];
+}
+
+/**
+ * Judges every name (`rows`, the discovery table's), one lease at a time in sweepOrder from `from`
+ * (where the last sweep stopped), until `deadline` (epoch ms on the deps' clock) less SWEEP_MARGIN_MS.
+ */
+export async function sweepNames(deps: SweepDeps, rows: readonly DiscoveryRow[], deadline: number, from = ''): Promise<SweepResult> {
   const clock = deps.discovery.clock;
   const changed: Record<string, string> = {};
   const left: string[] = [];
   const errors: { lease: string; error: Error }[] = [];
+  let next: string | undefined;
   const late = new AbortController();
   const timer = clock.setTimer(Math.max(0, deadline - SWEEP_MARGIN_MS - clock.now()), () => late.abort(new Error('the invocation\'s time ran short: left for the next sweep')));
   try {
-    for (const row of rows) {
+    for (const row of sweepOrder(rows, from)) {
       if (late.signal.aborted || clock.now() > deadline - SWEEP_MARGIN_MS) {
+        next ??= row.lease;
         left.push(row.lease);
         continue;
       }
       try {
-        const change = sweepChange(row, await deps.leadershipOf(row.lease, late.signal));
+        const change = sweepChange(row, await deps.leadershipOf(row.lease, late.signal), clock.now());
         if (!change) continue;
         const out = await applyLeaderChange(deps.discovery, change, deadline - SWEEP_MARGIN_MS);
-        if (out.outcome === 'applied') changed[row.lease] = out.state;
+        if (out.writes > 0) changed[row.lease] = out.state;
       } catch (e) {
+        if (late.signal.aborted) next ??= row.lease; // cut short: the next sweep starts with it
         left.push(row.lease);
         errors.push({ lease: row.lease, error: e instanceof Error ? e : new Error(String(e)) });
       }
@@ -79,5 +109,5 @@ export async function sweepNames(deps: SweepDeps, rows: readonly DiscoveryRow[],
   } finally {
     timer.cancel();
   }
-  return { judged: rows.length, changed, left, errors };
+  return { judged: rows.length, changed, left, errors, next: next ?? '' };
 }

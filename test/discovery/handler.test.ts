@@ -187,6 +187,23 @@ it('Route 53: the function points the lease’s record at each leader and delete
   expect(records()).toEqual([]);
 });
 
+it('Route 53: a record the zone refuses at the name (a CNAME beside a TXT) clears it, with the reason in the outcome, not the previous leader left named', async () => {
+  const name = `conflict-${randomUUID().slice(0, 8)}`;
+  const at = `${name}.leader.internal.example.com.`;
+  aws.records.push({ name: at, type: 'TXT', ttl: 300, values: ['"owner=team-a"'] });
+  const handler = handlerOn(route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: '{lease}.leader.internal.example.com', ttlSeconds: 5 }));
+  const records = () => aws.records.filter((r) => r.name === at).map((r) => `${r.type} ${r.values.join(',')}`);
+  for (const e of subscribed(delivered(undefined, leaseRow('A', { name, fencingToken: 1, holderAddress: 'http://10.0.0.1:8080' })))) await handler(e, context);
+  expect(records()).toEqual(['TXT "owner=team-a"', 'A 10.0.0.1']);
+  const [elected] = subscribed(delivered(leaseRow('A', { name, fencingToken: 1 }), leaseRow('B', { name, fencingToken: 2, holderAddress: 'worker-b.internal:8080' })));
+  expect(await handler(elected!, context)).toMatchObject({
+    outcome: 'applied',
+    state: 'term 2',
+    name: { kind: 'clear', why: expect.stringMatching(/^Route 53 zone ZFAKE\w+ \(\{lease\}\.leader\.internal\.example\.com\) refused to name the leader: it refused the CNAME record/) },
+  });
+  expect(records()).toEqual(['TXT "owner=team-a"']);
+});
+
 describe('the wiring', () => {
   it('subscribes detail-types Conclave publishes, from its source', () => {
     expect(DISCOVERY_EVENT_SOURCE).toBe(EVENT_SOURCE);

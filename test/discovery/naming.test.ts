@@ -4,6 +4,7 @@
  * (lib/discovery/address.ts).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { simulatedClock } from '../../lib/clock.js';
 import { parseAddress } from '../../lib/discovery/address.js';
 import { cloudMapNaming, instanceIdOf } from '../../lib/discovery/cloud-map.js';
 import { nameStateOf, type LeaderNaming, type LeaderTarget } from '../../lib/discovery/naming.js';
@@ -193,6 +194,41 @@ describe('Route 53', () => {
     await naming.point('jobs', target('worker-4.internal'));
     expect(aws.records).toEqual([record('CNAME', 'worker-4.internal')]);
     expect(aws.calls.filter((c) => c.action === 'route53:ChangeResourceRecordSets')).toHaveLength(3); // the first, the refused, the retry
+  });
+
+  // found by a review (2026-12-07): the refused batch failed every delivery and left the previous
+  // leader's A record; Cloud Map's names are cleared when it cannot register the leader
+  it('clears the name, saying why, when Route 53 refuses the new record there (a CNAME beside a TXT not the construct\'s)', async () => {
+    const txt = { name: 'jobs.leader.internal.example.com.', type: 'TXT', ttl: 300, values: ['"owner=team-a"'] };
+    aws.records.push(txt);
+    expect(await naming.point('jobs', target('http://10.0.0.1:8080'))).toBeUndefined();
+    expect(aws.records).toEqual([txt, record('A', '10.0.0.1')]);
+    const why = await naming.point('jobs', target('http://worker-2.internal:8080'));
+    expect(why).toMatch(/^it refused the CNAME record \(.*CNAME .*conflicts with other records/);
+    expect(aws.records).toEqual([txt]); // the previous leader's A gone; the TXT is not the construct's
+    // the refusal is not taken for a lost race: listed once more, not changed three times
+    expect(aws.calls.filter((c) => c.action === 'route53:ChangeResourceRecordSets')).toHaveLength(3); // the A; the refused; the DELETE of the A
+  });
+
+  it('keeps to the time it is given (withinMs): none left, nothing sent; a call still waiting when it is up is abandoned', async () => {
+    const clock = simulatedClock({ start: 1_800_000_000_000 });
+    const timed = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: `{lease}.leader.${zone}`, ttlSeconds: 5 }, clock);
+    await expect(timed.point('jobs', target('10.0.0.7:8080'), 0)).rejects.toThrow(/not over within 0 ms/);
+    await expect(timed.clear('jobs', -5)).rejects.toThrow(/not over within 0 ms/);
+    expect(aws.calls).toEqual([]);
+    // Route 53 holds the change past the time left
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      aws.beforeWrite = () => new Promise<void>((r) => ((release = r), resolve()));
+    });
+    const pointing = timed.point('jobs', target('10.0.0.7:8080'), 1_000).then(
+      () => 'resolved',
+      (e: Error) => e.message,
+    );
+    await held;
+    await clock.run(1_000);
+    release();
+    expect(await pointing).toMatch(/Route 53 change of lease "jobs"'s record was not over within 1000 ms/);
   });
 
   it('refuses a lease whose name is no host-name label, naming the fix', async () => {

@@ -13,8 +13,9 @@ import { manualClock, type ManualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { cloudMapNaming } from '../../lib/discovery/cloud-map.js';
 import type { DiscoveryFunctionDeps } from '../../lib/discovery/handler.js';
+import { applyLeaderChange } from '../../lib/discovery/apply.js';
 import { DiscoveryStateStore } from '../../lib/discovery/state-store.js';
-import { sweepChange, sweepNames, SWEEP_MARGIN_MS } from '../../lib/discovery/sweep.js';
+import { sweepChange, sweepNames, SWEEP_MARGIN_MS, type SweepResult } from '../../lib/discovery/sweep.js';
 import { DISCOVERY_FUNCTION, DISCOVERY_SWEEP_LEFT_METRIC, DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
 import { observability } from '../../lib/functions/observability.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
@@ -42,6 +43,10 @@ afterAll(async () => {
 const T0 = Date.UTC(2026, 11, 6, 3);
 const context = { getRemainingTimeInMillis: () => 30_000, functionName: 'conclave-leaderDiscovery', awsRequestId: 'r' } as unknown as Context;
 const schedule = { version: '0', id: randomUUID(), source: 'aws.events', 'detail-type': 'Scheduled Event', account: '123456789012', region: 'us-east-1', time: new Date(T0).toISOString(), resources: [], detail: {} };
+const released = (lease: string, holder: string, fencingToken: number) => ({
+  version: '0', id: randomUUID(), source: 'conclave', 'detail-type': 'Lease Released', account: '123456789012', region: 'us-east-1', time: new Date(T0).toISOString(), resources: [],
+  detail: { id: `rec-${randomUUID()}:lease-released`, lease, time: new Date(T0).toISOString(), previousHolder: holder, fencingToken },
+});
 const elected = (lease: string, holder: string, fencingToken: number, address: string) => ({
   version: '0', id: randomUUID(), source: 'conclave', 'detail-type': 'Leader Elected', account: '123456789012', region: 'us-east-1', time: new Date(T0).toISOString(), resources: [],
   detail: { id: `rec-${randomUUID()}:leader-elected`, lease, time: new Date(T0).toISOString(), holder, fencingToken, leaseTransitions: 1, address },
@@ -56,6 +61,27 @@ function handlerAt(clock: ManualClock) {
     ...observability('leaderDiscovery', 'SILENT'),
   };
   return makeHandler(deps);
+}
+
+/** One schedule's invocation: the sweep's result. */
+const sweepOnce = async (handler: ReturnType<typeof handlerAt>): Promise<SweepResult> => (await handler(schedule, context)) as SweepResult;
+
+/**
+ * Lambda's three tries of one event (at 0, 1 and 3 minutes), each failing at the naming service (an
+ * operation Cloud Map took and could not apply): then the dead-letter queue. Each try leaves its
+ * writer entry in the row, the state claimed by the first and never applied.
+ */
+async function deliverFailing(handler: ReturnType<typeof handlerAt>, clock: ManualClock, event: object): Promise<void> {
+  const start = clock.now();
+  aws.failOperations = true;
+  try {
+    for (const at of [0, 60_000, 180_000]) {
+      clock.set(start + at);
+      await expect(handler(event as never, context)).rejects.toThrow(/Cloud Map .* failed/);
+    }
+  } finally {
+    aws.failOperations = false;
+  }
 }
 
 /** Lease `name` held by `holder` (NoCoordination: no candidate, so nobody elects after it), renewed at `at`. */
@@ -150,15 +176,109 @@ describe('the sweep', () => {
     expect(await handler(schedule, context)).toMatchObject({ changed: { moved: 'term 8' } });
     expect(aws.instances.get('moved')).toMatchObject({ holder: 'w3', fencingToken: '8' });
     // what the sweep decides from a read: nothing older than the name shows
-    const row = { lease: 'moved', fencingToken: 8, ended: false };
+    const row = { lease: 'moved', fencingToken: 8, ended: false, applied: true };
     const led = (fencingToken: number) => ({ leader: { lease: 'moved', holder: 'w2', fencingToken, since: T0 } });
-    expect(sweepChange(row, led(7))).toBeUndefined();
-    expect(sweepChange(row, led(8))).toBeUndefined();
-    expect(sweepChange(row, { leader: null, vacancy: 'expired' })).toMatchObject({ kind: 'ended', fencingToken: 8 });
-    expect(sweepChange({ ...row, ended: true }, { leader: null, vacancy: 'noHolder' })).toBeUndefined();
+    expect(sweepChange(row, led(7), T0)).toBeUndefined();
+    expect(sweepChange(row, led(8), T0)).toBeUndefined();
+    expect(sweepChange(row, { leader: null, vacancy: 'expired' }, T0)).toMatchObject({ kind: 'ended', fencingToken: 8 });
+    expect(sweepChange({ ...row, ended: true }, { leader: null, vacancy: 'noHolder' }, T0)).toBeUndefined();
     // an ended name and a newer term whose event was lost: named (before: ended names were never judged)
-    expect(sweepChange({ ...row, ended: true }, led(9))).toMatchObject({ kind: 'began', fencingToken: 9, holder: 'w2' });
+    expect(sweepChange({ ...row, ended: true }, led(9), T0)).toMatchObject({ kind: 'began', fencingToken: 9, holder: 'w2' });
     // a vacancy report, which the holder's next renewal takes back with the same token: no end (it would be final for that term)
-    expect(sweepChange(row, { leader: null, vacancy: 'reported' })).toBeUndefined();
+    expect(sweepChange(row, { leader: null, vacancy: 'reported' }, T0)).toBeUndefined();
+  });
+
+  // found by a review (2026-12-07): the first try claimed the state (applied: false) and every try's
+  // write failed; the sweep compared only the token and `ended`, so the name stayed wrong until the
+  // lease changed again
+  it("writes again a new term whose every delivery failed at the naming service, once no writer's call can still land", async () => {
+    const clock = manualClock(T0);
+    const leases = coordinatorDeps(t.client, t.names, { clock }).leases;
+    const handler = handlerAt(clock);
+    const renewed = async () => leases.write(await leases.read('unwritten-term'), { set: { renewTime: clock.now() } }); // w3 leads on
+    await hold(leases, 'unwritten-term', 'w1', 7, T0, 'http://10.0.0.1:8080');
+    await handler(elected('unwritten-term', 'w1', 7, 'http://10.0.0.1:8080'), context);
+    await hold(leases, 'unwritten-term', 'w3', 8, T0, 'http://10.0.0.3:8080');
+    await deliverFailing(handler, clock, elected('unwritten-term', 'w3', 8, 'http://10.0.0.3:8080'));
+    // the last try's call may still land (its invocation's time, and the grace after it): left to it
+    clock.set(T0 + 240_000);
+    await renewed();
+    expect((await sweepOnce(handler)).changed).not.toHaveProperty('unwritten-term');
+    expect(aws.instances.get('unwritten-term')).toMatchObject({ holder: 'w1', fencingToken: '7' });
+    // then the sweep writes the state the row holds (before the fix: w1's address, for good)
+    clock.set(T0 + 300_000);
+    await renewed();
+    const swept = await sweepOnce(handler);
+    expect(swept.changed).toHaveProperty('unwritten-term', 'term 8');
+    expect(swept.errors).toEqual([]);
+    expect(aws.instances.get('unwritten-term')).toMatchObject({ holder: 'w3', fencingToken: '8', AWS_INSTANCE_IPV4: '10.0.0.3' });
+    // applied now: the next sweep leaves it
+    clock.set(T0 + 360_000);
+    await renewed();
+    expect((await sweepOnce(handler)).changed).not.toHaveProperty('unwritten-term');
+  });
+
+  it('clears a name whose release (claimed, never written: every try failed) left the dead leader named', async () => {
+    const clock = manualClock(T0);
+    const leases = coordinatorDeps(t.client, t.names, { clock }).leases;
+    const handler = handlerAt(clock);
+    await hold(leases, 'unwritten-end', 'w1', 4, T0, 'http://10.0.0.4:8080');
+    await handler(elected('unwritten-end', 'w1', 4, 'http://10.0.0.4:8080'), context);
+    await leases.write(await leases.read('unwritten-end'), { set: { renewTime: T0, lastHolderIdentity: 'w1' }, remove: ['holderIdentity', 'holderInstance', 'holderAddress', 'acquireTime'] });
+    await deliverFailing(handler, clock, released('unwritten-end', 'w1', 4));
+    clock.set(T0 + 300_000);
+    expect((await sweepOnce(handler)).changed).toHaveProperty('unwritten-end', 'end 4');
+    expect(aws.instances.has('unwritten-end')).toBe(false);
+  });
+
+  it('what it decides for a state never applied: left to a writer that may still be at work, else the state itself', () => {
+    const row = { lease: 'x', fencingToken: 5, ended: false, holder: 'w1', address: 'http://10.0.0.5:80', applied: false };
+    const led = { leader: { lease: 'x', holder: 'w1', fencingToken: 5, since: T0 } };
+    const live = new Set([`${T0 + 1_000}/a`]);
+    const gone = new Set([`${T0 - 1}/a`, `${T0 - 2}/b`]);
+    expect(sweepChange({ ...row, writers: live }, led, T0)).toBeUndefined();
+    expect(sweepChange({ ...row, writers: new Set([...live, ...gone]) }, led, T0)).toBeUndefined();
+    expect(sweepChange({ ...row, applied: true }, led, T0)).toBeUndefined();
+    expect(sweepChange({ ...row, writers: gone }, led, T0)).toMatchObject({ kind: 'began', fencingToken: 5, holder: 'w1', address: 'http://10.0.0.5:80' });
+    expect(sweepChange(row, led, T0)).toMatchObject({ kind: 'began', fencingToken: 5 });
+    expect(sweepChange({ ...row, ended: true }, { leader: null, vacancy: 'noHolder' }, T0)).toMatchObject({ kind: 'ended', fencingToken: 5 });
+    // a vacancy report: the name keeps its term, written again
+    expect(sweepChange(row, { leader: null, vacancy: 'reported' }, T0)).toMatchObject({ kind: 'began', fencingToken: 5 });
+  });
+
+  // found by a review (2026-12-07): each sweep began at the scan's first row and stopped 5 s before
+  // its deadline, so with more leases than one invocation judges, the same tail was never judged
+  it('starts where the last sweep stopped (kept in the table): every lease is judged within a few sweeps, however many there are', async () => {
+    const fair = `${table}-fair`;
+    await createTable(t.client, fair, DISCOVERY_TABLE);
+    try {
+      const clock = manualClock(T0);
+      const state = new DiscoveryStateStore(t.client, fair);
+      const naming = { describe: 'none', point: async () => {}, clear: async () => {} };
+      const names = Array.from({ length: 60 }, (_, i) => `fair-${String(i).padStart(2, '0')}`);
+      for (const lease of names) await applyLeaderChange({ state, naming, clock }, { kind: 'began', lease, fencingToken: 1, holder: 'w', address: 'http://10.0.0.9:80', eventId: 'e' }, T0 + 30_000);
+      const judged: string[][] = [];
+      const handler = makeHandler({
+        discovery: { state, naming, clock },
+        // each read takes a second of the invocation's 30: about 25 leases a sweep
+        leadershipOf: async (lease) => (judged.at(-1)!.push(lease), clock.advance(1_000), { leader: { lease, holder: 'w', fencingToken: 1, since: T0 } }),
+        leases: undefined,
+        ...observability('leaderDiscovery', 'SILENT'),
+      });
+      const results: SweepResult[] = [];
+      for (let sweep = 0; sweep < 3; sweep++) {
+        judged.push([]);
+        results.push((await handler(schedule, context)) as SweepResult);
+        clock.advance(60_000);
+      }
+      for (const [i, r] of results.entries()) expect(r.left.length, `sweep ${i}`).toBeGreaterThan(0); // none judges every lease
+      // each sweep begins with the first lease the one before had no time for
+      expect(judged[1]![0]).toBe(results[0]!.left[0]);
+      expect(judged[2]![0]).toBe(results[1]!.left[0]);
+      // before the fix: fair-26 to fair-59 never judged
+      expect(new Set(judged.flat())).toEqual(new Set(names));
+    } finally {
+      await deleteTable(t.client, fair);
+    }
   });
 });
