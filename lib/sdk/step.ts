@@ -2240,8 +2240,10 @@ function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]
 /** Stops `lead`. */
 function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): State {
   fx.push({ kind: 'stop', reason, token: lead.term.fencingToken });
-  // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term
-  const lost = reason === 'renewDeadline' || reason === 'deposed';
+  // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term.
+  // So does one whose work failed once (a transient fault: its term taken only after its backoff); work that fails
+  // again soon after its start stands again only at its candidacy's renewal, as a crash-looping process would
+  const lost = reason === 'renewDeadline' || reason === 'deposed' || (reason === 'workFailed' && st.heldOff?.failures === 1);
   // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
   return { ...st, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
 }

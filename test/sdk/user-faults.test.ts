@@ -1011,6 +1011,70 @@ describe("a leader's work that throws, or never returns", () => {
     await a.stop();
   });
 
+  it('the best candidate whose work failed once stands again: once its work is healthy it is elected back over the newer-version worker that took over, without waiting for its candidacy\'s renewal (10 min)', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    let failures = 0;
+    const versions = { old: ['1.29.0', '1.29.0'], new1: ['1.30.0', '1.30.0'], new2: ['1.30.0', '1.30.0'] } as const;
+    const es = (['old', 'new1', 'new2'] as const).map((id) =>
+      sim.elector(
+        id,
+        {
+          leaseName: L,
+          ...CLIENT_GO,
+          callbacks: {
+            onStartedLeading: (_signal, { fencingToken }) => {
+              sim.log.add({ who: id, what: 'started', token: fencingToken });
+              if (id === 'old' && ++failures === 1) throw new Error('transient');
+            },
+            onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }),
+          },
+        },
+        { versions: [...versions[id]] },
+      ),
+    );
+    await sim.until('old has failed once', () => sim.log.of('stopped', 'old').some((x) => x.reason === 'workFailed'), 120_000);
+    await sim.until('a newer worker has led', () => sim.log.of('started').some((x) => x.who !== 'old'), 60_000);
+    // before: old was passed over as departed (its row shows no life since the newer term began) until its candidacy's renewal, 10 minutes on
+    await sim.until('old leads again', () => es[0]!.elector.isLeader(), 120_000);
+    expect(failures).toBe(2);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+    for (const e of es) await e.stop();
+  });
+
+  it('the best candidate whose work fails at every start does not take the lease from the newer-version worker in a loop: after its second failure it stands again only at its candidacy\'s renewal', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const versions = { old: ['1.29.0', '1.29.0'], new1: ['1.30.0', '1.30.0'] } as const;
+    const es = (['old', 'new1'] as const).map((id) =>
+      sim.elector(
+        id,
+        {
+          leaseName: L,
+          ...CLIENT_GO,
+          callbacks: {
+            onStartedLeading: (_signal, { fencingToken }) => {
+              sim.log.add({ who: id, what: 'started', token: fencingToken });
+              if (id === 'old') throw new Error('broken');
+            },
+            onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }),
+          },
+        },
+        { versions: [...versions[id]] },
+      ),
+    );
+    await sim.until('old has failed twice', () => sim.log.of('stopped', 'old').length >= 2, 120_000);
+    await sim.until('new1 leads', () => es[1]!.elector.isLeader(), 60_000);
+    const from = sim.clock.monotonic();
+    await sim.run(5 * 60_000);
+    // new1's term stands: old, failing at each start, neither took it again nor had it handed back
+    expect(sim.log.of('started', 'old').filter((x) => x.at >= from)).toEqual([]);
+    expect(sim.log.of('stopped', 'new1').filter((x) => x.at >= from)).toEqual([]);
+    expect(es[1]!.elector.isLeader()).toBe(true);
+    for (const e of es) await e.stop();
+  });
+
+
   it.each(['cancel', 'deposed'] as const)('a work that never returns and ignores its signal (%s): onStoppedLeading is called, run() resolves without waiting for it, and its term writes nothing more', async (how) => {
     const sim = await Sim.create({ config: CONFIG });
     sim.coordinator({ tickEveryMs: 1_000 });
