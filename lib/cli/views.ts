@@ -5,6 +5,7 @@ import { effectivePriority } from '../election/ordering.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
+import { termStrategy } from '../events/derive.js';
 import { dash, named, platformOf, relative, type Column } from './format.js';
 import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
 
@@ -31,10 +32,10 @@ export const namerOf = (lease: Lease | undefined, candidates: readonly Pick<Cand
 
 export type Namer = ReturnType<typeof namerOf>;
 
-/** The strategy in force: an operator's (sticky), else the one the holder was elected under. */
+/** The strategy in force: an operator's (sticky), else the one the term began under (termStrategy: none for a term a worker took itself). */
 export function strategyOf(l: Lease): string {
   if (l.strategy) return `${l.strategy} (operator)`;
-  return dash(l.electedStrategy);
+  return dash(termStrategy(l));
 }
 
 /** The open election, else the last failure, else `-`. */

@@ -62,6 +62,30 @@ function vacancyOf(old: Lease | undefined): VacancyReason {
   return 'expired';
 }
 
+/** Lease Released for the term of `old` (held), ended by this change; `rowDeleted`: by the row's delete. */
+const released = (c: { eventID: string; at: number; name: string }, old: Lease, rowDeleted: true | undefined): ConclaveEvent =>
+  event(c, 'Lease Released', {
+    previousHolder: old.holderIdentity!,
+    fencingToken: old.fencingToken,
+    acquireTime: old.acquireTime === undefined ? undefined : iso(old.acquireTime),
+    preferredHolder: old.preferredHolder,
+    rowDeleted,
+  });
+
+/**
+ * The strategy a held lease's term began under. `electedStrategy` is the coordinator's record of
+ * its own election, and only the coordinator writes it (a worker's write may not name it:
+ * infra/access.ts OPERATOR_OWNED), so a term a worker took itself (`self`: NoCoordination, the
+ * fallback) finds the record of an earlier term there: its strategy is the lease's, an operator's
+ * (absent where none is set). A successor's was named under the lease's strategy where an operator
+ * set one, else under the one the coordinator last elected by.
+ */
+export function termStrategy(l: Pick<Lease, 'electedBy' | 'electedStrategy' | 'strategy'>): Lease['strategy'] {
+  if (l.electedBy === 'self') return l.strategy;
+  if (l.electedBy === 'successor') return l.strategy ?? l.electedStrategy;
+  return l.electedStrategy ?? l.strategy;
+}
+
 /**
  * The events of one change of a lease. Pure.
  *
@@ -76,16 +100,19 @@ function vacancyOf(old: Lease | undefined): VacancyReason {
  *   lease is told by Election Started's `previousHolder` instead.
  * - a new election id → Election Started.
  * - `lastElectionFailure` newly present or with a new `at` → Election Failed.
+ * - a held row deleted (an operator's `aws dynamodb delete-item`: no Conclave component deletes a
+ *   lease row) → Lease Released with `rowDeleted`: the term ended with the row, and no later change
+ *   need tell it (a worker that creates the row again itself names no previous holder). A vacant
+ *   row deleted → nothing.
  * - anything else (renewals, vacancy reports, a closed or cancelled election, a cleared
- *   preferredHolder, a strategy change) → nothing. Deleting a lease → nothing: a delete is an
- *   administrative act that no Conclave component makes, not a release of leadership.
+ *   preferredHolder, a strategy change) → nothing.
  *
  * Several events can come of one change (Elected + Changed; Started + Failed cannot, but the code
  * does not assume it); ordered: endings first, then beginnings.
  */
 export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
   const { oldLease: old, newLease: neu } = change;
-  if (!neu) return [];
+  if (!neu) return old?.holderIdentity === undefined ? [] : [released({ eventID: change.eventID, at: change.at, name: old.name }, old, true)];
   const c = { eventID: change.eventID, at: change.at, name: neu.name };
   const events: ConclaveEvent[] = [];
 
@@ -100,14 +127,7 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
   if (removedHolder !== undefined && !opened && lostNow) {
     events.push(event(c, 'Leader Lost', { previousHolder: removedHolder, fencingToken: loss.fencingToken, source: loss.source, platformId: loss.platformId, reason: loss.reason }));
   } else if (removedHolder !== undefined && !opened) {
-    events.push(
-      event(c, 'Lease Released', {
-        previousHolder: removedHolder,
-        fencingToken: old!.fencingToken,
-        acquireTime: old!.acquireTime === undefined ? undefined : iso(old!.acquireTime),
-        preferredHolder: old!.preferredHolder,
-      }),
-    );
+    events.push(released(c, old!, undefined));
   }
 
   const failure = neu.lastElectionFailure;
@@ -143,7 +163,7 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
   if (newTerm) {
     const holder = neu.holderIdentity!;
     const previousHolder = old?.holderIdentity ?? old?.lastHolderIdentity;
-    const strategy = neu.electedStrategy ?? neu.strategy;
+    const strategy = termStrategy(neu);
     events.push(
       event(c, 'Leader Elected', {
         holder,

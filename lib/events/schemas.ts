@@ -40,7 +40,7 @@ export const LeaderElectedSchema = z
     fencingToken: FencingToken.describe('The new term’s fencing token'),
     leaseTransitions: z.number().int().min(0),
     electedBy: ElectedBy.optional().describe('coordinator: elected; successor: the designated successor, handed the term by the leader stepping down or taking the lease as it fell vacant; self: acquired directly (fallback or NoCoordination)'),
-    strategy: StrategyName.optional().describe('The strategy the holder was elected under (electedStrategy, else the lease’s strategy)'),
+    strategy: StrategyName.optional().describe('The strategy the term began under: a coordinator’s election, the one it elected by (electedStrategy); a term a worker took itself (electedBy self), the lease’s strategy an operator set, absent where none is; a successor’s, the lease’s, else the one the coordinator last elected by'),
     electionId: z.string().min(1).optional().describe('The election this term finished, when one was open'),
     address: HolderAddress,
   })
@@ -79,8 +79,9 @@ export const LeaseReleasedSchema = z
     fencingToken: FencingToken.describe('The fencing token of the term that ended'),
     acquireTime: IsoTime.optional().describe('When the term that ended began'),
     preferredHolder: Holder.optional().describe('Set when a preemption was pending: the release most likely answered it'),
+    rowDeleted: z.literal(true).optional().describe('The held lease row was deleted (an operator’s `aws dynamodb delete-item`): the term ended with it. An election on the row made again names this holder as previousHolder where the lease stream made the row; a worker that makes it itself (a direct acquisition) names none'),
   })
-  .meta({ title: 'Lease Released', description: 'The holder was removed without a new election: released by the holder, an operator or the platform handler.' });
+  .meta({ title: 'Lease Released', description: 'The holder was removed without a new election: released by the holder, an operator or the platform handler, or its row deleted while held (rowDeleted).' });
 
 /** The `detail` of a **Leader Lost** event: the platform (ECS, EC2) reported the holder's task or instance stopped, and its term was ended. */
 export const LeaderLostSchema = z
@@ -104,7 +105,7 @@ export const ElectionStartedSchema = z
     strategy: StrategyName,
     reelection: z.boolean().describe('The lease is held and its holder keeps leading while candidates answer'),
     holder: Holder.optional().describe('The holder during a re-election'),
-    previousHolder: Holder.optional().describe('The holder whose expired or reported term this change ended, or whose held lease row an operator deleted (a row made again: vacancy noLease)'),
+    previousHolder: Holder.optional().describe('The holder whose expired or reported term this change ended, or whose held lease row an operator deleted (a row made again by the lease stream: vacancy noLease; absent on a row the tick made again before the lease stream saw the delete, whose Lease Released, rowDeleted, names that holder)'),
     vacancy: Vacancy.optional().describe('Why the lease was vacant (absent for a re-election)'),
     fencingToken: FencingToken.describe('The lease’s latest fencing token; the winner gets a higher one'),
   })

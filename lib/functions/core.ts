@@ -424,6 +424,45 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
   }
 }
 
+/** How many event ids an instance remembers having published (publishedIds): about 150 KB at most. */
+const PUBLISHED_IDS_KEPT = 1_024;
+
+const publishedIdsOf = new WeakMap<FunctionDeps['publish'], Set<string>>();
+
+/**
+ * The ids of the events this Lambda instance published or deferred (publishOrDefer), the latest
+ * PUBLISHED_IDS_KEPT, oldest first; one set per publisher, which an instance builds once with its
+ * deps (depsFromEnv). A record retried on the instance that published its events publishes none of
+ * them again. Memory, not a durable mark: a retry on another instance (a cold start, the shard's
+ * work moved to another) publishes them again, with the same ids. A durable mark could not do
+ * better: a conditional write beside PutEvents is never atomic with it (marked first, an event
+ * lost where the publish then fails; published first, published again where the mark fails), and
+ * the faults that fail a record's work (DynamoDB throttled, unreachable) are the ones that fail the
+ * mark.
+ */
+function publishedIds(deps: FunctionDeps): Set<string> {
+  let ids = publishedIdsOf.get(deps.publish);
+  if (!ids) publishedIdsOf.set(deps.publish, (ids = new Set()));
+  return ids;
+}
+
+/** Events not yet published by this instance (publishedIds); each one asked about is remembered as the newest again. */
+function unpublished(ids: Set<string>, events: ConclaveEvent[]): ConclaveEvent[] {
+  return events.filter((e) => {
+    const seen = ids.delete(e.detail.id);
+    if (seen) ids.add(e.detail.id); // a record failing for long stays remembered while other records come and go
+    return !seen;
+  });
+}
+
+function rememberPublished(ids: Set<string>, events: ConclaveEvent[]): void {
+  for (const e of events) ids.add(e.detail.id);
+  for (const id of ids) {
+    if (ids.size <= PUBLISHED_IDS_KEPT) break;
+    ids.delete(id);
+  }
+}
+
 /**
  * Stream records: the record's work (its reconcile) first, then its events: an election must not
  * wait for EventBridge. The events are facts of the change the record carries, whatever becomes of
@@ -431,16 +470,23 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
  * ValidationError (poison: the record is dead-lettered and never comes again), and any fault too,
  * since a record that fails through the event source's retries is given up with only its shard
  * position sent on (infra/triggers.ts): its events, published only once the work succeeded, were
- * lost with it. A retry publishes them again, with the same ids. Only a failing record's retry
- * waits for EventBridge, and only as long as publishOrDefer does. A Leader Changed is counted
- * (METRIC.leaderChanges) once per change: by the delivery that succeeds or dead-letters the record,
- * not by each one before it that failed. A record given up after its retries is not counted.
+ * lost with it. Its retries (the lease stream's come without bound, for up to 12 h) publish none of
+ * them again on the instance that published them (publishedIds); on another, they do, with the
+ * same ids. A failing record's retry waits for EventBridge only after its first failure on an
+ * instance, and only as long as publishOrDefer does. A Leader Changed is counted (METRIC.leaderChanges) once per
+ * change: by the delivery that succeeds or dead-letters the record, not by each one before it that
+ * failed. A record given up after its retries is not counted.
  */
 async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[], run: () => Promise<ReconcileOutcome | undefined>): Promise<ReconcileOutcome | undefined> {
   // counted by the delivery that ends the record (done, or poison), not by one it is retried after
   const publish = async (last: boolean) => {
     if (!events.length) return;
-    await publishOrDefer(deps, events);
+    const ids = publishedIds(deps);
+    const fresh = unpublished(ids, events);
+    if (fresh.length) {
+      await publishOrDefer(deps, fresh);
+      rememberPublished(ids, fresh);
+    }
     if (last) for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
   };
   let o: ReconcileOutcome | undefined;

@@ -120,8 +120,9 @@ describe('the function on the events the lease stream publishes', () => {
     const instance = () => aws.instances.get(other);
     await handler()(delivered(held('I', 15), held('J', 16, { holderAddress: '10.0.0.9:80' }))[0]!.envelope, context);
     expect(instance()).toMatchObject({ holder: 'J' });
-    // deleting a row tells nothing; the lease stream then makes it again, as reconcileAfterDelete does (lastHolderIdentity, departed, notBefore)
-    expect(eventsFromLeaseChange({ eventID: "rec-delete", at: NOW, oldLease: held("J", 16), newLease: undefined })).toEqual([]);
+    // deleting a held row tells its term's end (Lease Released, rowDeleted); the lease stream then makes it again, as reconcileAfterDelete does (lastHolderIdentity, departed, notBefore)
+    const deleted = eventsFromLeaseChange({ eventID: 'rec-delete', at: NOW, oldLease: held('J', 16), newLease: undefined });
+    expect(deleted.map((e) => [e.detailType, (e.detail as { rowDeleted?: true }).rowDeleted])).toEqual([['Lease Released', true]]);
     const made = leaseRow(undefined, { name: other, fencingToken: fencingTokenFloor(NOW), lastHolderIdentity: 'J', election: { id: `${other}#1`, startedAt: NOW, deadline: NOW + 15 * SEC, notBefore: NOW + 15 * SEC, strategy: 'OldestEmulationVersion', departed: 'J', awaitsStream: true } });
     const started = delivered(undefined, made);
     expect(started.map((e) => [e.event.detailType, (e.event.detail as { previousHolder?: string }).previousHolder])).toEqual([['Election Started', 'J']]);

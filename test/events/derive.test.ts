@@ -63,7 +63,7 @@ const rows: Row[] = [
   { name: 'renewal', old: heldByA, new: renewed(heldByA), want: [] },
   { name: 'renewal withdrawing a vacancy report', old: reported(heldByA), new: renewed(reported(heldByA)), want: [] },
   { name: 'vacancy report', old: heldByA, new: reported(heldByA), want: [] },
-  { name: 'lease deleted', old: heldByA, want: [] },
+  { name: 'a vacant lease deleted', old: releasedByA, want: [] },
   { name: 'nothing before or after', want: [] },
   { name: 'election cancelled', old: reelecting, new: after(reelecting, { kind: 'cancelElection', strategy: OEV, election: reelecting.election!, why: 'holderIsBest' }), want: [] },
   {
@@ -139,6 +139,22 @@ const rows: Row[] = [
     ],
   },
   {
+    // a worker may not name electedStrategy (infra/access.ts), so its take leaves the coordinator's record of an earlier term
+    name: 'direct acquisition after an operator set NoCoordination: the lease strategy, not the earlier term’s electedStrategy',
+    old: lease('A', { holderInstance: 'A-1', electedStrategy: OEV, strategy: 'NoCoordination', renewTime: NOW - MIN }),
+    new: selfAcquired(lease('A', { holderInstance: 'A-1', electedStrategy: OEV, strategy: 'NoCoordination', renewTime: NOW - MIN }), 'C'),
+    want: [
+      { type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', strategy: 'NoCoordination' } },
+      { type: 'Leader Changed', detail: { previousHolder: 'A', holder: 'C', electedBy: 'self', strategy: 'NoCoordination' } },
+    ],
+  },
+  {
+    name: 'a successor takes over after an operator changed the strategy: the lease strategy',
+    old: lease('A', { holderInstance: 'A-1', electedStrategy: OEV, strategy: 'NoCoordination', renewTime: NOW - MIN }),
+    new: applied(selfAcquired(lease('A', { holderInstance: 'A-1', electedStrategy: OEV, strategy: 'NoCoordination', renewTime: NOW - MIN }), 'C'), { set: { electedBy: 'successor' } }),
+    want: [{ type: 'Leader Elected', detail: { holder: 'C', electedBy: 'successor', strategy: 'NoCoordination' } }, { type: 'Leader Changed', detail: { strategy: 'NoCoordination' } }],
+  },
+  {
     name: 'direct acquisition of a new lease (NoCoordination): no strategy, no previous holder',
     new: selfAcquired(undefined, 'C'),
     want: [{ type: 'Leader Elected', detail: { holder: 'C', electedBy: 'self', fencingToken: TOKEN_AT_NOW } }],
@@ -176,6 +192,12 @@ const rows: Row[] = [
     old: lease('A', { preferredHolder: 'B' }),
     new: released(lease('A', { preferredHolder: 'B' })),
     want: [{ type: 'Lease Released', detail: { previousHolder: 'A', preferredHolder: 'B' } }],
+  },
+  {
+    // an operator's `aws dynamodb delete-item`: the term ended with the row (before: no event at all)
+    name: 'a held lease deleted: Released, rowDeleted',
+    old: lease('A', { holderInstance: 'A-1', electedStrategy: OEV, acquireTime: NOW - 5 * MIN, preferredHolder: 'B' }),
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'A', fencingToken: 7, acquireTime: iso(NOW - 5 * MIN), preferredHolder: 'B', rowDeleted: true } }],
   },
   {
     name: "an operator's release (holder removed by hand)",
@@ -245,6 +267,17 @@ describe('eventsFromLeaseChange', () => {
   it('a first-ever term names no previous holder', () => {
     const first = derive({ new: after(undefined, elect('B')) });
     expect(first[0]!.detail).not.toHaveProperty('previousHolder');
+  });
+
+  it('a direct acquisition over a coordinator’s term, no strategy set on the lease: none, not the earlier term’s electedStrategy', () => {
+    const old = lease('A', { holderInstance: 'A-1', electedStrategy: OEV, renewTime: NOW - MIN });
+    const taken = selfAcquired(old, 'C');
+    expect(taken.electedStrategy).toBe(OEV); // left by the take (a worker may not name it)
+    const events = derive({ old, new: taken });
+    expect(events.map((e) => e.detailType)).toEqual(['Leader Elected', 'Leader Changed']);
+    for (const e of events) expect(e.detail).not.toHaveProperty('strategy');
+    // a successor, handed the lease with no strategy set: the one the coordinator last elected by (that named it)
+    expect(derive({ old, new: applied(taken, { set: { electedBy: 'successor' } }) })[0]!.detail).toMatchObject({ strategy: OEV });
   });
 
   it('a new term without an address says none, even when the old image had one (never the previous holder\'s)', () => {

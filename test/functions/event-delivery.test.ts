@@ -4,7 +4,10 @@
  * reach the bus whether or not its reconcile, or its session mark, ever succeeds. Records from
  * DynamoDB Local's real streams, delivered as Lambda delivers them (the first attempt and the
  * event source's retries, lib/wiring.ts); events published with the real EventBridgeClient to the
- * local bus (lib/local/event-bus.ts).
+ * local bus (lib/local/event-bus.ts). Published once on the instance that published them, however
+ * often the record is retried there (a review, 2026-12-06: the lease stream retries a failing record
+ * without bound, for up to 12 h, and each retry published its events again: a rule paging to chat
+ * paged once per retry); again on another instance, with the same ids.
  */
 import type { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -106,8 +109,9 @@ describe('a stream record whose work keeps failing', () => {
       throw throttled();
     };
     await deliverUntilGivenUp(leaseStream(d), 'leaseStream', record);
-    // before the fix: nothing reached the bus, and nothing would — Lambda's on-failure record is a shard position
-    expect(new Set(ids())).toEqual(new Set([`${record.eventID}:lease-released`]));
+    // before the fix: nothing reached the bus, and nothing would — Lambda's on-failure record is a shard position;
+    // then: once per delivery (each retry on the same instance published it again)
+    expect(ids()).toEqual([`${record.eventID}:lease-released`]);
   });
 
   it('lease stream: a session-held term released while its session mark fails on every delivery still publishes its Lease Released', async () => {
@@ -123,7 +127,7 @@ describe('a stream record whose work keeps failing', () => {
       throw throttled();
     };
     await deliverUntilGivenUp(leaseStream(d), 'leaseStream', record);
-    expect(new Set(ids())).toEqual(new Set([`${record.eventID}:lease-released`]));
+    expect(ids()).toEqual([`${record.eventID}:lease-released`]);
   });
 
   it('candidate stream: a join whose reconcile is throttled on every delivery still publishes its Candidate Joined', async () => {
@@ -139,7 +143,7 @@ describe('a stream record whose work keeps failing', () => {
       throw throttled();
     };
     await deliverUntilGivenUp(candidateStream(d), 'candidateStream', joined);
-    expect(new Set(ids())).toEqual(new Set([`${joined.eventID}:candidate-joined`]));
+    expect(ids()).toEqual([`${joined.eventID}:candidate-joined`]);
   });
 
   it('lease stream: a release and the next term in one batch, the release failing once: on the bus the release comes before the new leader, and each once by id', async () => {
@@ -155,12 +159,12 @@ describe('a stream record whose work keeps failing', () => {
     // the release fails, the take behind it is not run: the batch fails whole, and comes again
     await expect(handler({ Records: [release, take] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
     expect((await handler({ Records: [release, take] }, lambdaContext('leaseStream'))).batchItemFailures).toEqual([]);
-    // the release's Lease Released at each delivery (same id), then the take's events
+    // the release's Lease Released by its failing delivery, not again by the one that succeeds; then the take's events
     const gone = `${release.eventID}:lease-released`;
-    expect(ids()).toEqual([gone, gone, `${take.eventID}:leader-elected`, `${take.eventID}:leader-changed`]);
+    expect(ids()).toEqual([gone, `${take.eventID}:leader-elected`, `${take.eventID}:leader-changed`]);
   });
 
-  it('lease stream: a new leader whose reconcile fails once: Leader Changed is published at each delivery (same id), its metric counted once', async () => {
+  it('lease stream: a new leader whose reconcile fails once: Leader Changed is published once (by the failing delivery), its metric counted once (by the one that succeeds)', async () => {
     const { d, ids } = await withBus();
     const c = d.coordinator;
     const lease = 'changed-counted-once';
@@ -174,8 +178,51 @@ describe('a stream record whose work keeps failing', () => {
     await expect(handler({ Records: [take] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
     expect((await handler({ Records: [take] }, lambdaContext('leaseStream'))).batchItemFailures).toEqual([]);
     const changed = `${take.eventID}:leader-changed`;
-    expect(ids().filter((i) => i === changed)).toEqual([changed, changed]);
+    expect(ids().filter((i) => i === changed)).toEqual([changed]);
     // before the fix: 2, one per delivery
     expect(counted.filter((n) => n === METRIC.leaderChanges)).toHaveLength(1);
+  });
+
+  it('lease stream: a release failing on every delivery is published once by the instance that published it, however often retried there; another instance (a cold start) publishes it again, with the same id', async () => {
+    const { d, ids } = await withBus();
+    const c = d.coordinator;
+    const record = await released(d, 'released-retried');
+    c.candidates.list = async () => {
+      throw throttled();
+    };
+    const handler = leaseStream(d);
+    for (let delivery = 0; delivery < 10; delivery++) await expect(handler({ Records: [record] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
+    const gone = `${record.eventID}:lease-released`;
+    // before: ten, one per delivery
+    expect(ids()).toEqual([gone]);
+    // another instance: its own deps, built at its cold start (depsFromEnv), its own publisher
+    const other: FunctionDeps = { ...d, publish: (events) => d.publish(events) };
+    for (let delivery = 0; delivery < 2; delivery++) await expect(leaseStream(other)({ Records: [record] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
+    expect(ids()).toEqual([gone, gone]);
+  });
+
+  it('lease stream: events neither published nor deferred at a failing delivery are published by the next one on the same instance', async () => {
+    const { d, ids } = await withBus();
+    const c = d.coordinator;
+    const record = await released(d, 'released-unpublished');
+    c.candidates.list = async () => {
+      throw throttled();
+    };
+    let down = true;
+    const flaky: FunctionDeps = {
+      ...d,
+      publish: (events) => (down ? Promise.reject(new Error('EventBridge unreachable')) : d.publish(events)),
+      timer: {
+        schedule: async () => {
+          if (down) throw new Error('SQS unreachable');
+        },
+      },
+    };
+    const handler = leaseStream(flaky);
+    await expect(handler({ Records: [record] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
+    expect(ids()).toEqual([]);
+    down = false;
+    for (let delivery = 0; delivery < 2; delivery++) await expect(handler({ Records: [record] }, lambdaContext('leaseStream'))).rejects.toThrow(/All records failed processing/);
+    expect(ids()).toEqual([`${record.eventID}:lease-released`]);
   });
 });
