@@ -2150,7 +2150,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
     case 'clockJump': {
       // its deadline (monotonic) and its last stamp can no longer be vouched for: it stops at once
       if (!lead) return { state, effects: fx };
-      const p = prevented(stopTerm(state, lead, 'renewDeadline', fx), at.now, e.jumpMs);
+      const p = prevented(stopTerm(s, state, lead, 'renewDeadline', at.now, fx), at.now, e.jumpMs);
       if (p.report) fx.push({ kind: 'clockSkew', doubt: p.report });
       return { state: p.state, effects: fx };
     }
@@ -2179,7 +2179,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       // (deposed): nothing failed, so nothing is told, no backoff, and nothing to hand over or release
       if (e.fenced === true) {
         if (!current) return { state, effects: fx };
-        const st = stopTerm(state, lead, 'deposed', fx);
+        const st = stopTerm(s, state, lead, 'deposed', at.now, fx);
         fx.push(STEP_NOW); // read the lease now: who leads, as its followers see it
         return { state: st, effects: fx };
       }
@@ -2188,8 +2188,9 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       fx.push({ kind: 'workFailure', token: e.token, outcome: !current ? 'ended' : keep ? 'kept' : 'givenUp', cause: e.cause });
       if (!current || keep) return { state, effects: fx };
       // no hot loop of terms taken and given up: the next waits a backoff, longer while the work fails soon after each start
-      const failures = at.now - lead.since < s.leaseDurationMs ? (state.heldOff?.failures ?? 0) + 1 : 1;
-      const held = { ...state, heldOff: { until: at.now + retryDelayMs(failures, s.retryPeriodMs, e.random), failures } };
+      // (the count itself is stopTerm's)
+      const failures = failedStarts(s, state, lead, 'workFailed', at.now);
+      const held = { ...state, heldOff: { until: at.now + retryDelayMs(failures, s.retryPeriodMs, e.random), failures: state.heldOff?.failures ?? 0 } };
       return giveUp(s, held, lead, 'workFailed', [], at, fx);
     }
     case 'leave':
@@ -2237,15 +2238,32 @@ function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]
   return out.state as State;
 }
 
+/**
+ * Terms of this start-up that failed in a row at their start, counting the one `lead` stops for
+ * `reason` now: its work failed within a lease duration of its start, or its renew deadline passed
+ * before any renewal of it landed (a write it may not make, say). Work that failed later counts 1;
+ * any other end of a term that lasted a lease duration ends the run (0).
+ */
+function failedStarts(s: Settings, st: State, lead: Lead, reason: StopReason, now: number): number {
+  const before = st.heldOff?.failures ?? 0;
+  const lasted = now - lead.since >= s.leaseDurationMs;
+  if (reason === 'workFailed') return lasted ? 1 : before + 1;
+  if (reason === 'renewDeadline' && lead.renewals === 0) return before + 1;
+  return lasted ? 0 : before;
+}
+
 /** Stops `lead`. */
-function stopTerm(st: State, lead: Lead, reason: StopReason, fx: Effect[]): State {
+function stopTerm(s: Settings, st: State, lead: Lead, reason: StopReason, now: number, fx: Effect[]): State {
   fx.push({ kind: 'stop', reason, token: lead.term.fencingToken });
-  // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term.
-  // So does one whose work failed once (a transient fault: its term taken only after its backoff); work that fails
-  // again soon after its start stands again only at its candidacy's renewal, as a crash-looping process would
-  const lost = reason === 'renewDeadline' || reason === 'deposed' || (reason === 'workFailed' && st.heldOff?.failures === 1);
+  const failures = failedStarts(s, st, lead, reason, now);
+  // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term,
+  // its work failed included (its term taken only after its backoff). Not after two failed starts in a row: it
+  // stands again only at its candidacy's renewal, as a crash-looping process would, so a best candidate that
+  // cannot hold a term does not take the lease from a healthy one in a loop
+  const lost = (reason === 'renewDeadline' || reason === 'deposed' || reason === 'workFailed') && failures <= 1;
+  const heldOff = failures === (st.heldOff?.failures ?? 0) ? st.heldOff : { until: st.heldOff?.until ?? now, failures };
   // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
-  return { ...st, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
+  return { ...st, heldOff, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
 }
 
 /** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */
@@ -2258,7 +2276,7 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
       // judged more than a retry period past its deadline: its timers, which check at least that often, were held (a stalled process)
       const lateMs = at.now - (lead.renewedAt + s.renewDeadlineMs);
       if (d.reason === 'renewDeadline' && lateMs >= s.retryPeriodMs) fx.push({ kind: 'stalled', lateMs: Math.round(lateMs) });
-      let next = stopTerm(st, lead, d.reason, fx);
+      let next = stopTerm(s, st, lead, d.reason, at.now, fx);
       if (d.endTerm) {
         // the follower never confirms this term again, its end in flight or not (termToConfirm)
         next = note(s, next, { kind: 'ending', token: lead.term.fencingToken }, at, fx);
@@ -2320,7 +2338,7 @@ function after(s: Settings, st: State, lease: Lease, rest: readonly Next[], at: 
 function giveUp(s: Settings, state: State, lead: Lead, reason: 'preempted' | 'workFailed', rest: readonly Next[], at: Moment, fx: Effect[]): Step {
   const heir = heirOf(s, lead.lease);
   // the follower never confirms this term again while its hand-over or release is in flight
-  const st = note(s, stopTerm(state, lead, reason, fx), { kind: 'ending', token: lead.term.fencingToken }, at, fx);
+  const st = note(s, stopTerm(s, state, lead, reason, at.now, fx), { kind: 'ending', token: lead.term.fencingToken }, at, fx);
   if (!heir) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: lead.term, rest: [{ k: 'stepNow' }, ...rest] }] };
   return handOff(st, lead, heir, [{ k: 'releaseUnlessHanded', term: lead.term }, { k: 'stepNow' }, ...rest], fx);
 }
@@ -2438,7 +2456,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
       case 'handOffNow': {
         const l = st.lead;
         if (!l) return steppedDown(st, undefined, fx);
-        st = stopTerm(st, l, 'cancelled', fx);
+        st = stopTerm(s, st, l, 'cancelled', at.now, fx);
         if (!n.heir) return steppedDown(st, { term: l.term, handed: false }, fx);
         return handOff(st, l, n.heir, [{ k: 'down', term: l.term, again: n.again }, ...tail], fx);
       }
