@@ -74,6 +74,8 @@ export interface Machine extends WorldMachine {
   loseAnswer: ((req: ModelRequest) => boolean) | undefined;
   /** Whether this request is swallowed: it never lands and no reply ever comes (a black-holed connection; only the caller's own bound ends its wait). */
   swallow: ((req: ModelRequest) => boolean) | undefined;
+  /** How much longer this request's answer takes to come back, applied (a DynamoDB or a path that answers slowly); undefined: none. */
+  slow: ((req: ModelRequest) => number) | undefined;
   /** Every request it sent (each attempt), in order. */
   readonly sent: SentRequest[];
 }
@@ -207,7 +209,7 @@ export class Sim {
 
   /** A machine named `name` on the world, its requests through the network below. */
   private network(name: string): Machine {
-    return this.world.machine<Pick<Machine, 'fault' | 'loseAnswer' | 'swallow' | 'sent'>>(name, (m, req, apply) => this.exchange(m, req, apply), { fault: undefined, loseAnswer: undefined, swallow: undefined, sent: [] });
+    return this.world.machine<Pick<Machine, 'fault' | 'loseAnswer' | 'swallow' | 'slow' | 'sent'>>(name, (m, req, apply) => this.exchange(m, req, apply), { fault: undefined, loseAnswer: undefined, swallow: undefined, slow: undefined, sent: [] });
   }
 
   /** The network: LATENCY_MS each way, the machine's fault instead of the model's answer; a dead machine, or a swallowed request, is never answered; a paused one reads its answer when it runs again. */
@@ -225,7 +227,7 @@ export class Sim {
     record.ok = true;
     this.recordLeaseWrite(m.name, req);
     if (m.loseAnswer?.(req)) throw ddbFaults.timeout();
-    await this.clock.sleep(LATENCY_MS);
+    await this.clock.sleep(LATENCY_MS + (m.slow?.(req) ?? 0));
     await m.clock.running(); // a frozen process reads the answer when it wakes; a dead one never
     return out;
   }

@@ -656,7 +656,7 @@ export class Session {
       }
       return;
     }
-    // abandoned unanswered after half the time left before the deadline: another try still fits
+    // abandoned unanswered with MIN_RENEWAL_BOUND_MS left before the deadline (renewalBoundMs): another try still fits
     const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic()));
     try {
       let sentAt = this.time.monotonic();

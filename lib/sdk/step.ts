@@ -1026,11 +1026,14 @@ export function contendedRetryMs(tries: number, retryPeriodMs: number, random: n
 export const MIN_RENEWAL_BOUND_MS = 1_000;
 
 /**
- * How long a renewal sent `leftMs` before its renew deadline waits for its answer: half the time
- * left, so that when it is abandoned unanswered (a black-holed connection) another try, on a new
- * connection, still lands before the deadline; never under MIN_RENEWAL_BOUND_MS.
+ * How long a renewal sent `leftMs` before its renew deadline waits for its answer: all the time
+ * left but MIN_RENEWAL_BOUND_MS, so that when it is abandoned unanswered (a black-holed connection)
+ * another try, on a new connection, still has as long as a healthy DynamoDB needs before the
+ * deadline, and a DynamoDB that answers slowly but within the deadline (2-3 s a request) keeps the
+ * term; never under MIN_RENEWAL_BOUND_MS. (Half the time left, before: at client-go's timings a
+ * renewal answered in 2.5 s was abandoned at 2.1 s, its try again at 1 s, and the term lost each time.)
  */
-export const renewalBoundMs = (leftMs: number): number => Math.max(MIN_RENEWAL_BOUND_MS, leftMs / 2);
+export const renewalBoundMs = (leftMs: number): number => Math.max(MIN_RENEWAL_BOUND_MS, leftMs - MIN_RENEWAL_BOUND_MS);
 
 /** How long a follower's fallback waits before it takes a lease last seen held on a session: until its holder has stopped. */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
@@ -2300,7 +2303,7 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
 
 const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[], withinMs?: number): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest, ...(withinMs === undefined ? {} : { withinMs }) }] });
 
-/** How long a leader in its term waits for the answer to a request its loop waits on: half the time left before its renew deadline, so a renewal still fits after it is abandoned. */
+/** How long a leader in its term waits for the answer to a request its loop waits on: renewalBoundMs of the time left before its renew deadline, so a renewal still fits after it is abandoned. */
 const inTermMs = (s: Settings, lead: Lead, now: number): number => renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - now);
 const steppedDown = (state: State, led: SteppedDown, fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'steppedDown', led }] });
 

@@ -263,6 +263,21 @@ describe('a throttling storm', () => {
   });
 });
 
+describe('a DynamoDB that answers slowly but within the renew deadline (a degraded path, a slow proxy)', () => {
+  it.each([2_500, 3_000])('every answer %i ms late: the leader keeps its term (before: each renewal abandoned at half the time left, the term lost every cycle)', async (lateMs) => {
+    const { sim, es, leader, errors } = await settledGroup();
+    const token = (await sim.leases.read(L)).item!.fencingToken;
+    for (const e of es) e.machine.slow = () => lateMs;
+    const from = sim.clock.monotonic();
+    await sim.run(60_000);
+    expect(sim.log.of('stopped').filter((x) => x.at >= from)).toEqual([]);
+    expect(leader.elector.isLeader()).toBe(true);
+    expect((await sim.leases.read(L)).item!.fencingToken).toBe(token);
+    expect(errors(leader)).toEqual([]);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+});
+
 describe('a process suspended past its lease, then resumed', () => {
   /** Three electors whose leader's work writes `v` to an item of its own every 100 ms, fenced by its term. */
   async function working() {
