@@ -5,7 +5,7 @@ import { effectivePriority } from '../election/ordering.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
-import { termStrategy } from '../events/derive.js';
+import { termStrategy } from '../election/leader.js';
 import { dash, named, platformOf, relative, type Column } from './format.js';
 import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
 

@@ -47,3 +47,17 @@ export function leaderOf(lease: Lease | undefined, now: number, skewMs: number):
     },
   };
 }
+
+/**
+ * The strategy a held lease's term began under. `electedStrategy` is the coordinator's record of
+ * its own election, and only the coordinator writes it (a worker's write may not name it:
+ * infra/access.ts OPERATOR_OWNED), so a term a worker took itself (`self`: NoCoordination, the
+ * fallback) finds the record of an earlier term there: its strategy is the lease's, an operator's
+ * (absent where none is set). A successor's was named under the lease's strategy where an operator
+ * set one, else under the one the coordinator last elected by.
+ */
+export function termStrategy(l: Pick<Lease, 'electedBy' | 'electedStrategy' | 'strategy'>): Lease['strategy'] {
+  if (l.electedBy === 'self') return l.strategy;
+  if (l.electedBy === 'successor') return l.strategy ?? l.electedStrategy;
+  return l.electedStrategy ?? l.strategy;
+}

@@ -18,6 +18,7 @@ import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderEle
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
 import { acquisition, dynamoLeaseLock } from '../../lib/sdk/lock.js';
 import { Session } from '../../lib/sdk/session.js';
+import { MIN_RENEWAL_BOUND_MS } from '../../lib/sdk/step.js';
 import { withLease } from '../../lib/sdk/with-lease.js';
 import { localClient } from '../../lib/stores/client.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -222,7 +223,7 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
   // stands still while a request is on its way, so a busy machine's stall ends no term here, and
   // the moments are exact. (Before: on the machine's clock, a 1.5 s renew deadline, and 2 s between
   // the abandoned renewal and the deadline, both of which a starved process could miss.)
-  it('keeps its term when one renewal goes unanswered: abandoned after half the time left before the renew deadline, tried again on a new connection', async () => {
+  it('keeps its term when one renewal goes unanswered: abandoned 1 s before the renew deadline, tried again on a new connection', async () => {
     // the next request after `dropNext` is swallowed; every other passes
     let dropNext = false;
     const proxy = await blackHoling(() => {
@@ -232,8 +233,8 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     });
     const { client, clock, drive, sent } = driven(proxy);
     const leases = localClient(inject('ddbEndpoint'));
-    // a renewal every 4 s, 4 s before the renew deadline: a hung one is abandoned after 2 s, and the
-    // client's own bound (its retry period, at least 5 s) would outlast the deadline
+    // a renewal every 4 s, 4 s before the renew deadline: a hung one is abandoned 1 s before it (renewalBoundMs),
+    // and the client's own bound (its retry period, at least 5 s) would outlast the deadline
     const { elector, log, errors } = loneLeader(client, clock, 'kept', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 4_000 });
     const stop = new AbortController();
     const done = elector.run(stop.signal);
@@ -248,8 +249,8 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     const deadline = sent.filter((r) => r.ok && r.at < hung.at && r.command !== 'GetItemCommand').at(-1)!.at + 8_000;
     expect(deadline - hung.at).toBeGreaterThan(3_000); // a renewal due about 4 s before it
     await drive(() => timedOut(errors).length > 0);
-    // abandoned after half the time left before the renew deadline, and tried again at once
-    const abandonedAt = hung.at + (deadline - hung.at) / 2;
+    // abandoned 1 s before the renew deadline, and tried again at once
+    const abandonedAt = deadline - MIN_RENEWAL_BOUND_MS;
     expect(clock.monotonic()).toBe(abandonedAt);
     await drive(() => sent.some((r) => r.command === 'UpdateItemCommand' && r.at > hung.at && r.ok));
     const again = sent.find((r) => r.command === 'UpdateItemCommand' && r.at > hung.at)!;
