@@ -59,11 +59,13 @@ try {
     push,
     session,
     callbacks: {
-      async onStartedLeading(signal, { fencingToken }) {
+      async onStartedLeading(signal, term) {
+        const { fencingToken } = term;
         result.leader = 'worker-1';
         result.fencingToken = fencingToken;
-        // Writes a deposed or paused leader must never make: conditioned on this term.
-        await elector.fencedWrite(put(fencingToken));
+        // Writes a deposed or paused leader must never make: conditioned on this term (the term's
+        // own, not elector.fencedWrite, which writes in whatever term the worker leads when called).
+        await term.fencedWrite(put(fencingToken));
         result.fencedWrite = signal.aborted ? 'after the term' : 'accepted';
         // The same write with the token of the term before: what a leader that was paused past
         // its term would send. The lease refuses it, and nothing is written.

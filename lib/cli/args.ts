@@ -9,7 +9,7 @@ import { Name } from '../schemas/common.js';
 import { durationFlag } from '../schemas/duration.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { PreferredLocations } from '../schemas/location.js';
-import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy } from '../schemas/strategy.js';
+import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy, strategyProblem } from '../schemas/strategy.js';
 import { ValidationError, issuesOf, parse } from '../schemas/validation.js';
 import { defaultTableNames } from '../tables.js';
 
@@ -140,8 +140,12 @@ export const SetStrategyArgs = z
     if (a.clear && a.strategy !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: 'give either a strategy or --clear, not both' });
     if (a.clear && a.create) ctx.addIssue({ code: 'custom', path: ['create'], message: 'only goes with a strategy, not with --clear' });
     if (!a.clear && a.strategy === undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: `is required: one of ${KNOWN_STRATEGIES.join(', ')} (or --clear to let the candidates decide)` });
-    if (a.strategy !== undefined && !isKnownStrategy(a.strategy) && !a.thirdParty) {
-      ctx.addIssue({ code: 'custom', path: ['strategy'], message: `"${a.strategy}" is not a strategy Conclave runs; valid: ${KNOWN_STRATEGIES.join(', ')} (a strategy a third party elects by needs --third-party)` });
+    // the name by the rule a worker's preferredStrategies meet (Kubernetes' for a lease's strategy too); a well-formed third
+    // party's still needs --third-party: it stops the coordinator electing on the lease, which a typed name alone must not do
+    if (a.strategy !== undefined && StrategyName.safeParse(a.strategy).success) {
+      const problem = strategyProblem(a.strategy);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['strategy'], message: `${problem}${a.strategy.includes('/') ? '' : ' (set with --third-party)'}` });
+      else if (!isKnownStrategy(a.strategy) && !a.thirdParty) ctx.addIssue({ code: 'custom', path: ['strategy'], message: `"${a.strategy}" is a third party's strategy: the coordinator would leave the lease alone, to whatever elects under that name; add --third-party to set it (Conclave runs ${KNOWN_STRATEGIES.join(', ')})` });
     }
   });
 

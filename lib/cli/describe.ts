@@ -1,6 +1,7 @@
 import { decideWithSuccession } from '../election/successor.js';
 import { reelectionWindowMs } from '../election/decide.js';
 import { strategyConsensus } from '../election/strategy.js';
+import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
@@ -48,6 +49,23 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
 }
 
 type Namer = ReturnType<typeof named>;
+
+/**
+ * The Best candidate line of a lease the coordinator does not elect (undefined: it elects), by the
+ * strategy decide() runs: the lease's, else the candidates' consensus. No candidate is best then:
+ * who elects is said instead (a third party, the workers' own race, nobody while the candidates'
+ * strategies contradict).
+ */
+function bestLine(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string | undefined {
+  const consensus = lease?.strategy ? { ok: true as const, strategy: lease.strategy } : strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
+  if (!consensus.ok) {
+    if (consensus.reason === 'noCandidates') return undefined;
+    return "none: the coordinator elects nobody while the candidates' strategies contradict each other (Strategy above); a worker may take the lease vacant by its fallback";
+  }
+  if (consensus.strategy === OLDEST_EMULATION_VERSION) return undefined;
+  if (consensus.strategy === NO_COORDINATION) return 'none: under NoCoordination the coordinator elects nobody; the workers race for the lease (direct acquisition)';
+  return `none: a third party elects under "${consensus.strategy}"; the coordinator leaves the lease alone (with no third party running, a worker takes the vacant lease by its fallback)`;
+}
 
 function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string[] {
   const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config, as);
@@ -143,7 +161,9 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
 /** Everything about one lease, for `describe lease` and `watch LEASE`: a lease held on a session is judged with its session's row. */
 export function describeLines(name: string, snap: Snapshot, now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
   const { read: { item: lease }, candidates, session } = snap;
-  const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config);
+  // judged as the coordinator judges it (reconcile.ts): a term on a session by its session's renewals
+  const judged = judgedLease(lease, session, now);
+  const { ordered, best, runnerUp, preferred, reasons } = standings(lease, candidates, now, config, judged);
   // the lease's names and the candidates' are shown apart: each compared with all (worker-rn holds, worker-m stands),
   // with the names only describe shows too (who lost the lease, reported it vacant, ran its last window: pastNames)
   const others = [...leaseNames(lease), ...pastNames(lease)];
@@ -156,12 +176,11 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   if (reasons.length) lines.push('', 'Why in this order:', ...reasons.map((r) => `  ${shown(as(...r))}`));
   lines.push('');
   lines.push(...fields([
-    ['Best candidate', best ? as({ name: best.candidate.name }, ': ', ...(runnerUp ? whyBetter(best, runnerUp, preferred) : ['the only candidate that counts'])) : 'none (no live candidate with valid versions that answers pings)'],
+    ['Best candidate', bestLine(lease, candidates, now, config) ?? (best ? as({ name: best.candidate.name }, ': ', ...(runnerUp ? whyBetter(best, runnerUp, preferred) : ['the only candidate that counts'])) : 'none (no live candidate with valid versions that answers pings)')],
     // decided on the lease as judged, as the coordinator decides (reconcile.ts)
-    ['Next step', session?.refused ? UNJUDGED_STEP : as(...nextStep(decideWithSuccession(name, judgedLease(lease, session, now), candidates, now, config), lease, best?.candidate.name))],
+    ['Next step', session?.refused ? UNJUDGED_STEP : as(...nextStep(decideWithSuccession(name, judged, candidates, now, config), lease, best?.candidate.name))],
   ]));
   // a held lease's re-election (a preemption asked first, a liveness check) waits longer than a vacancy's election: said, as its events show it
-  const judged = judgedLease(lease, session, now);
   const reelection = judged && !session?.refused && !vacancy(judged, now, config.clockSkewMs).vacant ? reelectionWindowMs(judged, config) : config.ackWindowMs;
   const window = reelection === config.ackWindowMs ? '' : ` (a re-election of this held lease: ${span(reelection)})`;
   lines.push(`(judged now with ${settings}: ack window ${span(config.ackWindowMs)}${window}, clock skew ${span(config.clockSkewMs)}, candidates stale after ${span(config.candidateStaleAfterMs)})`);

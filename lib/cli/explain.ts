@@ -2,11 +2,11 @@
  * The coordinator's reasoning in words, from the same pure functions it decides with
  * (lib/election): the CLI never re-implements a rule, it only describes the outcome.
  */
-import { ignoredLastPing, isFresh, isPending, passedOver, type Decision } from '../election/decide.js';
+import { ignoredLastPing, isFresh, isPending, setAside, type Decision } from '../election/decide.js';
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
 import { knownAliveSince, showedLifeSince } from '../election/successor.js';
-import { isCandidateStale, isDeparted } from '../election/vacancy.js';
+import { isCandidateStale, isDeparted, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
@@ -54,8 +54,10 @@ export function whyBetter(a: Ranked, b: Ranked, preferred: readonly string[] = [
   if (a.emulation.compare(b.emulation)) return words`older emulation version than ${other} (${ca.emulationVersion} < ${cb.emulationVersion})`;
   if (a.locationRank !== b.locationRank) return words`same emulation version as ${other}, better placed (${placed(a, preferred)}; ${other} ${placed(b, preferred)})`;
   if (a.binary.compare(b.binary)) return words`same emulation version as ${other}, older binary (${ca.binaryVersion} < ${cb.binaryVersion})`;
-  if (ca.createdAt !== cb.createdAt) return words`same versions as ${other}, registered earlier (${new Date(ca.createdAt).toISOString()})`;
-  return words`same versions and registration time as ${other}; the name sorts first`;
+  // equal as semver compares them, written apart: build metadata (1.31.0+git.abc123) is not compared
+  const apart = ca.emulationVersion !== cb.emulationVersion || ca.binaryVersion !== cb.binaryVersion ? ' (equal as semver orders them: build metadata is ignored)' : '';
+  if (ca.createdAt !== cb.createdAt) return words`same versions as ${other}${apart}, registered earlier (${new Date(ca.createdAt).toISOString()})`;
+  return words`same versions${apart} and registration time as ${other}; the name sorts first`;
 }
 
 /** `in us-east-1a, preferred #1`, `in eu-west-1a, in no preferred location`, `of unknown location, in no preferred location`. */
@@ -72,13 +74,20 @@ export interface Standing {
   state: string;
 }
 
-function stateOf(c: Candidate, lease: Lease | undefined, now: number, config: ElectionConfig): string {
+/**
+ * `vacant`: the lease as judged is vacant; `othersCount`: some candidate decide() does not set
+ * aside could win (standings' best), so one set aside on a vacant lease is not asked again.
+ */
+function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, othersCount: boolean, now: number, config: ElectionConfig): string {
   const tags = [c.name === lease?.holderIdentity ? 'holder' : '', c.name === lease?.preferredHolder ? 'preferred holder' : ''].filter(Boolean);
   let state: string;
   if (!rank(c, now)) state = 'versions do not parse: never elected';
   else if (isCandidateStale(c, now, config.candidateStaleAfterMs)) state = `stale (not renewed for ${span(config.candidateStaleAfterMs)}): not counted`;
-  else if (passedOver(c, now, config)) state = `ignored its last ping: not preferred until it renews or answers when asked again, ${relative(c.pingTime! + config.askAgainAfterMs, now)}`;
-  else if (ignoredLastPing(c, now, config.ackWindowMs)) state = 'ignored its last ping: to be asked again at the next check';
+  else if (setAside(c, vacant, now, config)) {
+    // decide()'s rule: a vacancy's election neither asks nor waits for it while a candidate that answers could win
+    if (!vacant) state = `ignored its last ping: not preferred until it renews or answers when asked again, ${relative(c.pingTime! + config.askAgainAfterMs, now)}`;
+    else state = othersCount ? 'ignored its last ping: not asked nor elected while the lease is vacant until it renews (a candidate that answers is elected instead)' : 'ignored its last ping: to be asked again at the next check (no candidate that answers could win)';
+  } else if (ignoredLastPing(c, now, config.ackWindowMs)) state = 'ignored its last ping: to be asked again at the next check';
   else if (lease?.election && isPending(c, lease.election, config.ackWindowMs)) state = 'pinged, not answered yet';
   else if (isFresh(c, now, config.ackWindowMs)) state = 'fresh';
   // a row not stale proves nothing: one that showed no life since about a lease duration before the
@@ -92,20 +101,22 @@ function stateOf(c: Candidate, lease: Lease | undefined, now: number, config: El
 
 /**
  * Every candidate in the coordinator's order (live, valid ones ranked; the rest after them), the
- * one it would prefer now (live and not ignoring pings), and the runner-up to explain why.
+ * one it would prefer now (live and not set aside by decide(): on a vacant lease, not ignoring its
+ * last ping; on a held one, not passed over), and the runner-up to explain why. `judged`: the lease
+ * as the coordinator judges its vacancy (judgedLease: a term on a session by its session's
+ * renewals); the lease as given by default.
  */
-export function standings(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig) {
+export function standings(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, judged: Lease | undefined = lease) {
   const preferred = preferredLocationsOf(lease, config);
   const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs));
   const ranked = orderCandidates(live, now, preferred);
   const rest = candidates.filter((c) => !ranked.some((r) => r.candidate === c));
-  const ordered: Standing[] = [
-    ...ranked.map((r, i) => ({ candidate: r.candidate, place: i + 1, state: stateOf(r.candidate, lease, now, config) })),
-    ...rest.map((c) => ({ candidate: c, place: undefined, state: stateOf(c, lease, now, config) })),
-  ];
-  const responsive = live.filter((c) => !passedOver(c, now, config));
-  const best = pickBest(responsive, now, preferred);
-  const runnerUp = best && orderCandidates(responsive.filter((c) => c !== best.candidate), now, preferred)[0];
+  const { vacant } = vacancy(judged, now, config.clockSkewMs);
+  const kept = live.filter((c) => !setAside(c, vacant, now, config));
+  const best = pickBest(kept, now, preferred);
+  const runnerUp = best && orderCandidates(kept.filter((c) => c !== best.candidate), now, preferred)[0];
+  const stateIn = (c: Candidate) => stateOf(c, lease, vacant, best !== undefined, now, config);
+  const ordered: Standing[] = [...ranked.map((r, i) => ({ candidate: r.candidate, place: i + 1, state: stateIn(r.candidate) })), ...rest.map((c) => ({ candidate: c, place: undefined, state: stateIn(c) }))];
   // each ranked candidate against the next: why the order is what it is
   const reasons = ranked.slice(0, -1).map((r, i) => words`${name(r.candidate.name)} before ${name(ranked[i + 1]!.candidate.name)}: ${whyBetter(r, ranked[i + 1]!, preferred)}`);
   return { ordered, best, runnerUp, preferred, reasons };

@@ -117,6 +117,16 @@ export const passedOver = (c: Candidate, now: number, config: Pick<ElectionConfi
   ignoredLastPing(c, now, config.ackWindowMs) && now < c.pingTime! + config.askAgainAfterMs;
 
 /**
+ * Whether decide() leaves `c` out when it looks for whom to elect or prefer on a lease now: on a
+ * vacant lease (`vacant`), a candidate that ignored its last ping (ignoredLastPing: presumed dead
+ * until it renews on its own; every one is asked again only when none left could win); on a held
+ * one, a candidate passed over (passedOver). describe's standings (lib/cli/explain.ts) judge by it
+ * too, so that the best candidate they name is the one decide() acts on.
+ */
+export const setAside = (c: Candidate, vacant: boolean, now: number, config: Pick<ElectionConfig, 'ackWindowMs' | 'askAgainAfterMs'>): boolean =>
+  vacant ? ignoredLastPing(c, now, config.ackWindowMs) : passedOver(c, now, config);
+
+/**
  * The pings to take back when `d` closes the lease's election before its deadline (the holder
  * changed — a successor took the lease — or everyone answered but a departed holder, or a
  * re-election found a better candidate that answered and preempts for it): a candidate
@@ -296,7 +306,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   // (A held lease asks it again after askAgainAfterMs, in step 5; preempting only for one that
   // answered, so a crashed candidate cannot make the coordinator hand leadership back and forth, as
   // Kubernetes would for up to 30 minutes.)
-  const responsive = live.filter((c) => !ignoredLastPing(c, now, config.ackWindowMs));
+  const responsive = live.filter((c) => !setAside(c, v.vacant, now, config)); // read only when vacant (step 4)
   // An answer from a candidate that cannot win (its versions do not parse) is no answer.
   const canWin = (cs: readonly Candidate[]) => cs.some((c) => rank(c, now, places) !== undefined);
   // Nor is one asked or waited for, when any live candidate could win: its answer changes nothing.
@@ -379,7 +389,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   // askAgainAfterMs old (passedOver): a re-election costs nobody a vacancy.
   const holder = lease!.holderIdentity!;
   const preferred = lease!.preferredHolder;
-  const askable = live.filter((c) => !passedOver(c, now, config));
+  const askable = live.filter((c) => !setAside(c, v.vacant, now, config));
   const best = pickBest(askable.filter((c) => c.name === holder || !isDeparted(c, lease)), now, places);
   const want = best && isBetterThanHolder(best, holder, live, now, places) ? best.candidate.name : undefined;
   if (want === preferred) return { kind: 'leaveAlone', reason: want ? 'preemptionPending' : 'leaderHealthy', strategy };

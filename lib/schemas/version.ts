@@ -2,7 +2,6 @@
 import SemVer from 'semver/classes/semver.js';
 import lte from 'semver/functions/lte.js';
 import parse from 'semver/functions/parse.js';
-import valid from 'semver/functions/valid.js';
 import * as z from 'zod';
 
 /**
@@ -14,10 +13,14 @@ import * as z from 'zod';
 /**
  * Whether `v` is full semver without a leading `v`, and its parse when it is: each distinct text
  * parsed once (every candidate row read is checked; the parse is only ever compared, never changed).
+ * Build metadata (`1.31.0+git.abc123`) is semver too, and kept: node-semver's `valid()` drops it,
+ * so the text is compared with the parse's version and build. Ordering ignores it (semver's rule):
+ * two candidates that differ only by build are tied, and the tie-breaks decide.
  */
 function strictParse(v: string): SemVer | undefined {
   if (strict.has(v)) return strict.get(v);
-  const parsed = /^\d/.test(v) && valid(v) === v ? new SemVer(v) : undefined;
+  const p = /^\d/.test(v) ? parse(v) : null;
+  const parsed = p && `${p.version}${p.build.length ? `+${p.build.join('.')}` : ''}` === v ? p : undefined;
   if (strict.size >= MAX_PARSED) strict.clear();
   strict.set(v, parsed);
   return parsed;
@@ -29,9 +32,9 @@ const MAX_PARSED = 1_000;
 /** Whether `v` is a strict version (StrictVersion's rule). */
 export const isStrictVersion = (v: unknown): boolean => typeof v === 'string' && strictParse(v) !== undefined;
 
-/** Full semver without a leading `v`: what a candidate may write. */
+/** Full semver without a leading `v`, build metadata allowed (ignored in ordering): what a candidate may write. */
 export const StrictVersion = z.string().refine(isStrictVersion, {
-  message: 'must be a semantic version like 1.30.2 (MAJOR.MINOR.PATCH, no leading "v")',
+  message: 'must be a semantic version like 1.30.2 (MAJOR.MINOR.PATCH, no leading "v"; a pre-release -rc.1 or build +git.abc123 may follow)',
 });
 
 /**

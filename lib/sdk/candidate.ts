@@ -4,7 +4,7 @@ import { CandidateSpec, CandidateSpecFields, candidateSpecRules, type Candidate 
 import { Instance } from '../schemas/common.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
-import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
+import { OLDEST_EMULATION_VERSION, checkPreferredStrategies } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
@@ -32,8 +32,14 @@ export const CandidacyShape = {
   binaryVersion: CandidateSpec.shape.binaryVersion,
   /** The version it behaves as (≤ binaryVersion): the coordinator elects the oldest (KEP-4355). */
   emulationVersion: CandidateSpec.shape.emulationVersion,
-  /** The strategies this worker accepts, best first. @default ['OldestEmulationVersion'] */
-  preferredStrategies: CandidateSpec.shape.preferredStrategies.default([OLDEST_EMULATION_VERSION]),
+  /**
+   * The strategies this worker accepts, best first: `OldestEmulationVersion` (the coordinator
+   * elects), `NoCoordination` (workers race for the lease), or a third party's, a qualified name
+   * with a domain prefix (`example.com/my-strategy`: the coordinator leaves the lease to it). A
+   * name without a `/` that Conclave does not know is refused, as Kubernetes refuses it: misspelt,
+   * it would leave the lease to nobody. @default ['OldestEmulationVersion']
+   */
+  preferredStrategies: CandidateSpec.shape.preferredStrategies.superRefine(checkPreferredStrategies).default([OLDEST_EMULATION_VERSION]),
   /** Free-form labels on the candidate row. */
   labels: CandidateSpec.shape.labels,
   /**
@@ -125,8 +131,8 @@ export const LeaseCandidateOptionsSchema = z
       session: SessionSchema.optional(),
       /**
        * One identity, one process: how long a new start-up that finds another start-up's row of its
-       * name waits for that one to show itself (its electors answer the claim put on the lease, at
-       * their next read). It is refused with a DuplicateIdentityError if that one answers, and takes
+       * name waits for that one to show itself (its electors answer the claim put on the lease, or
+       * on its candidate row while the lease has none, at their next read). It is refused with a DuplicateIdentityError if that one answers, and takes
        * the row over if not (it was killed). A LeaderElector passes its leaseDurationMs. Only a
        * LeaderElector's candidacy answers: a LeaseCandidate run on its own reads no lease, so a
        * second process under its name is not refused but takes the row over after this window, and
@@ -178,7 +184,7 @@ export class DuplicateIdentityError extends Error {
     readonly identity: string,
     /** The lease the identity stands for. */
     readonly leaseName: string,
-    /** The start-up that was refused (the newcomer). */
+    /** The start-up that was refused (the newcomer); `(unnamed)` to the holder told of a claim put while the lease had no row. */
     readonly refused: string,
     /** The start-up that holds the name, alive: it answered the newcomer's claim. */
     readonly holder: string,
@@ -199,6 +205,9 @@ export class DuplicateIdentityError extends Error {
   }
 }
 
+/** The fields of a candidate row only others write (the coordinator's ping and collection, an operator's pin): a claim changes none of them. */
+const othersFields = (c: Candidate): string => JSON.stringify([c.pingTime, c.collectedAt, c.priority, c.priorityExpiresAt]);
+
 type SpecSource = DeepReadonly<Pick<Parsed, 'leaseName' | 'name' | 'binaryVersion' | 'emulationVersion' | 'preferredStrategies' | 'labels'>>;
 
 function specOf(o: SpecSource): SpecFields {
@@ -217,6 +226,11 @@ const TTL_FACTOR = 2;
 /** A claim's window is watched with this many reads of the row (an answer ends the wait early). */
 const CLAIM_READS = 5;
 /**
+ * A row off a session not renewed for this long is left by no live start-up: two renewals missed at
+ * the longest interval (the coordinator's default candidateStaleAfterMs, past which it collects it).
+ */
+const STALE_ROW_MS = 2 * MAX_RENEW_INTERVAL_MS;
+/**
  * How much earlier than the claim an answer may be stamped: both stamps are DynamoDB's time as two
  * start-ups measure it (an elector's candidacy), each within STAMP_ERROR_MS of it.
  */
@@ -230,6 +244,17 @@ const CLAIM_ANSWER_SLACK_MS = 2 * STAMP_ERROR_MS;
 export interface CandidateInternals {
   /** Its LeaderElector's `multiRegion`: every read of its row strongly consistent (an MRSC table). */
   readonly multiRegion?: boolean;
+}
+
+/** What its LeaderElector tells a candidacy (noLeaseRow): kept off the exported class. */
+const noLeaseRows = new WeakMap<LeaseCandidate, () => void>();
+
+/**
+ * Its LeaderElector read no lease row: `candidate` looks for a claim on its own row (askForName).
+ * @internal
+ */
+export function noLeaseRow(candidate: LeaseCandidate): void {
+  noLeaseRows.get(candidate)?.();
 }
 
 /** The internals of the candidate being constructed by candidateWith (read once, by the constructor). */
@@ -303,6 +328,13 @@ export class LeaseCandidate {
   private leftover: (() => void) | undefined;
   /** A removal of the leftover row is in flight. */
   private removing = false;
+  /** The row's revision as this start-up's own writes left it: a higher one read is another's write (claimsOnRow). */
+  private ownRevision = 0;
+  /** The row's fields only others write, as this start-up last wrote or read them: a write that changed none of them is a claim. */
+  private othersFields = '';
+  /** When (monotonic) the row was last read for a claim, and whether that read is in flight (claimsOnRow). */
+  private claimsReadAt = -Infinity;
+  private readingClaims = false;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
@@ -325,6 +357,7 @@ export class LeaseCandidate {
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, LEASES_AND_CANDIDATES);
     this.ready = this.startUp.ready;
+    noLeaseRows.set(this, () => this.claimsOnRow());
   }
 
   /**
@@ -368,6 +401,32 @@ export class LeaseCandidate {
       return false;
     }
     return this.registered && this.displacedBy === undefined;
+  }
+
+  /**
+   * Its LeaderElector read no lease row (noLeaseRow): a new start-up of this name then puts its
+   * claim on this candidate row (askForName), read here at most every claimWindowMs / CLAIM_READS.
+   * A revision this start-up did not write is answered by a renewal, as a claim on the lease is.
+   */
+  private claimsOnRow(): void {
+    if (!this.registered || this.readingClaims || this.clock.monotonic() - this.claimsReadAt < this.options.claimWindowMs / CLAIM_READS) return;
+    this.readingClaims = true;
+    this.claimsReadAt = this.clock.monotonic();
+    void this.answerClaim()
+      .catch(this.report)
+      .finally(() => (this.readingClaims = false));
+  }
+
+  private async answerClaim(): Promise<void> {
+    const row = (await this.store.read(this.options.leaseName, this.options.name, false)).item;
+    if (row?.identity !== this.instance || row.revision <= this.ownRevision) return;
+    // a ping, a collection's mark or an operator's pin also raise it: answered all the same, told only when nothing else changed
+    const claim = othersFields(row) === this.othersFields;
+    this.ownRevision = row.revision;
+    this.othersFields = othersFields(row);
+    await this.renew();
+    // the newcomer is not named: a claim on the candidate row is its revision alone
+    if (claim) this.onError(new DuplicateIdentityError(this.options.name, this.options.leaseName, '(unnamed)', this.instance, 'held'));
   }
 
   private spec(): CandidateSpec {
@@ -488,12 +547,15 @@ export class LeaseCandidate {
   /**
    * One identity, one process. Before taking over a row another start-up of this name holds (a
    * worker restarted after a crash, or a second process given the same identity), it asks that
-   * start-up to show itself: a claim on the lease row, which that start-up's electors read at their
-   * next poll, or at once when woken. A live one answers by renewing its candidate row, and this
-   * start-up is refused (DuplicateIdentityError). No answer within claimWindowMs: it is gone, and
-   * register() takes the row over. Nothing to ask when the row is this start-up's, absent, or there
-   * is no lease row yet (nobody follows it). A LeaseCandidate run on its own (no elector) never
-   * answers, so one alive is taken over too: answering would cost it a read of the lease every few
+   * start-up to show itself. Its electors read the lease at each poll, or at once when woken: the
+   * claim goes on the lease row, or, while the lease has none (no coordinator yet, a new lease, a
+   * row an operator deleted), on the candidate row as a write of its revision alone, which the
+   * holder's candidacy reads while its elector finds no lease row (claimsOnRow); a lease row that
+   * appears during the wait is given the claim too. A live one answers by renewing its candidate
+   * row, and this start-up is refused (DuplicateIdentityError). No answer within claimWindowMs: it
+   * is gone, and register() takes the row over. Nothing to ask when the row is this start-up's,
+   * absent, or stale (no live start-up leaves one so). A LeaseCandidate run on its own (no elector)
+   * never answers, so one alive is taken over too: answering would cost it a read every few
    * seconds, against a write every 10 minutes (claimWindowMs says so to the user).
    */
   private async askForName(signal: AbortSignal): Promise<void> {
@@ -501,30 +563,46 @@ export class LeaseCandidate {
     // a read the stop abandons (a lookup of DynamoDB's name that takes long, say); the claim's write is waited for
     const found = (await this.store.read(leaseName, name, true, signal)).item;
     const holder = found?.identity;
-    if (!found || holder === undefined || holder === this.instance) return;
+    if (!found || holder === undefined || holder === this.instance || this.stale(found)) return;
     const leases = new LeaseStore(this.client, this.options.tables.leases);
-    let claimedAt = 0;
-    const claimed = await retryOnConflict(async () => {
-      const lease = await leases.read(leaseName);
-      if (!lease.item) return false;
-      claimedAt = this.clock.now();
-      await leases.write(lease, { set: { identityClaim: { name, instance: this.instance, of: holder, at: claimedAt } } });
-      return true;
-    });
-    if (!claimed) return;
+    let claimedAt: number | undefined;
+    const onLease = () =>
+      retryOnConflict(async () => {
+        const lease = await leases.read(leaseName);
+        if (!lease.item) return false;
+        await leases.write(lease, { set: { identityClaim: { name, instance: this.instance, of: holder, at: (claimedAt ??= this.clock.now()) } } });
+        return true;
+      });
+    let claimed = await onLease();
+    if (!claimed) {
+      await retryOnConflict(async () => {
+        const row = await this.store.read(leaseName, name);
+        if (row.item?.identity !== holder) return; // withdrawn, or another start-up's: the wait below ends at once
+        claimedAt ??= this.clock.now();
+        await this.store.write(row, {});
+      });
+    }
     const since = this.clock.monotonic();
     let seen = found.renewTime;
     for (let left = claimWindowMs; left > 0 && !signal.aborted; left = claimWindowMs - (this.clock.monotonic() - since)) {
       await new Nap(this.clock, Math.min(left, claimWindowMs / CLAIM_READS), signal).done;
+      // a lease row written meanwhile (an election, a fallback): the holder's electors read claims there now, not on its candidate row
+      if (!claimed && !signal.aborted) claimed = await onLease();
       const now = (await this.store.read(leaseName, name, true, signal)).item;
       if (now?.identity !== holder) return; // withdrawn (it stopped), or another start-up's now
       if (now.renewTime === seen) continue;
       // An answer is a renewal stamped after the claim was put. One stamped well before it was sent
       // before this start-up asked: a killed start-up's last renewal, landing late on a slow
       // DynamoDB (a request outlives its sender). It proves nothing: the wait goes on.
-      if (now.renewTime > claimedAt - CLAIM_ANSWER_SLACK_MS) throw new DuplicateIdentityError(name, leaseName, this.instance, holder, 'refused');
+      if (now.renewTime > (claimedAt ?? 0) - CLAIM_ANSWER_SLACK_MS) throw new DuplicateIdentityError(name, leaseName, this.instance, holder, 'refused');
       seen = now.renewTime;
     }
+  }
+
+  /** Whether `row` was left by a start-up that is gone: past its TTL, or off a session and not renewed for STALE_ROW_MS. */
+  private stale(row: Candidate): boolean {
+    const now = this.clock.now();
+    return (row.expiresAt !== undefined && row.expiresAt * 1000 <= now) || (row.session === undefined && now - row.renewTime > STALE_ROW_MS);
   }
 
   private register(): Promise<Candidate> {
@@ -556,6 +634,8 @@ export class LeaseCandidate {
       this.standsOn = session;
       this.wroteAt = this.clock.monotonic();
       this.displacedBy = undefined;
+      this.ownRevision = written.revision;
+      this.othersFields = othersFields(written);
       return written;
     });
   }
@@ -590,6 +670,7 @@ export class LeaseCandidate {
       if (session !== undefined) this.standsOn = session ?? undefined;
       this.wroteAt = sentAt;
       this.displacedBy = undefined;
+      this.ownRevision++; // a write of another's landed since is then read as one (claimsOnRow): answered by one more renewal
       return;
     }
     const read = await this.store.read(this.options.leaseName, this.options.name);

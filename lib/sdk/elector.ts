@@ -4,12 +4,13 @@ import type { Candidate } from '../schemas/candidate.js';
 import { instanceOnSession } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
+import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
-import { candidateWith, DuplicateIdentityError, LeaseCandidate } from './candidate.js';
+import { candidateWith, DuplicateIdentityError, LeaseCandidate, noLeaseRow } from './candidate.js';
 import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor, LEASES_AND_IDENTITIES } from './options.js';
@@ -757,6 +758,8 @@ export class LeaderElector {
         const consistent = f.consistent || x.takeInDoubt !== undefined;
         const answer = (raw: unknown): Event => {
           if (consistent) this.doubtRead((raw as LeaseRead).item);
+          // no lease row: a new start-up of this identity puts its claim on the candidate row instead (LeaseCandidate.askForName)
+          if ((raw as LeaseRead).item === undefined && this.candidate) noLeaseRow(this.candidate);
           return { kind: 'leaseRead', raw: raw as LeaseRead };
         };
         return { sent: x.lock.get(consistent, x.reads?.signal), answer };
@@ -807,9 +810,20 @@ export class LeaderElector {
       case 'clockSkew':
         x.report(new ClockSkewError(`LeaderElector "${o.identity}" of lease "${o.leaseName}"`, f.doubt, o.maxClockErrorMs));
         return undefined;
-      case 'tookUnelected':
-        x.report(new NoCoordinatorError(o.leaseName, o.identity, f.vacantMs));
+      case 'tookUnelected': {
+        // what this worker saw that may be why nobody elected: the coordinator elects only under OldestEmulationVersion
+        const row = this.known.lastRead;
+        const preferred = o.candidacy?.preferredStrategies;
+        const lease = row?.strategy !== undefined && row.strategy !== OLDEST_EMULATION_VERSION ? row.strategy : undefined;
+        x.report(
+          new NoCoordinatorError(o.leaseName, o.identity, f.vacantMs, {
+            ...(lease !== undefined ? { lease } : {}),
+            ...(row?.lastElectionFailure?.reason === 'contradictoryStrategies' ? { contradiction: row.lastElectionFailure.message } : {}),
+            ...(row?.strategy === undefined && preferred?.[0] !== undefined && preferred[0] !== OLDEST_EMULATION_VERSION ? { preferred } : {}),
+          }),
+        );
         return undefined;
+      }
       case 'stalled':
         x.report(new LeaderStalledError(o.leaseName, o.identity, f.lateMs));
         return undefined;

@@ -395,7 +395,10 @@ export class DynamoDBUnreachableError extends Error {
  * anyone (a vacancy report or election unanswered, or `fallbackAfterMs` passed), so its term was
  * not chosen by versions or priority (KEP-4355). It leads, as the fallback intends; reported to
  * onError once per such take, as a fault of the deployment: no coordinator runs on these tables
- * (the construct not deployed, other table names, local mode not started), or it fails.
+ * (the construct not deployed, other table names, local mode not started), or it fails, or the
+ * strategies leave the lease to no one: the coordinator elects only under OldestEmulationVersion,
+ * and leaves alone a lease whose strategy (an operator's, else the candidates' consensus) is
+ * another, a third party's, or whose candidates' strategies contradict.
  */
 export class NoCoordinatorError extends Error {
   /** Always `NoCoordinatorError`. */
@@ -407,10 +410,29 @@ export class NoCoordinatorError extends Error {
     readonly identity: string,
     /** How long it had stood vacant when taken, as this worker saw it, in whole milliseconds. */
     readonly vacantMs: number,
+    /**
+     * What the worker saw of the strategies that may be why nobody elected: its own
+     * preferredStrategies (best first) when the first is not OldestEmulationVersion, the lease's
+     * strategy when an operator set another, the coordinator's recorded failure when the
+     * candidates' strategies contradicted (its message). Each given is named in the message.
+     * @default none seen
+     */
+    readonly strategies: { readonly preferred?: readonly string[]; readonly lease?: string; readonly contradiction?: string } = {},
   ) {
+    const { preferred, lease, contradiction } = strategies;
+    const seen = [
+      lease !== undefined ? `the lease's strategy is "${lease}", set by an operator (\`conclave set-strategy ${leaseName} --clear\` lets the candidates decide)` : '',
+      contradiction !== undefined ? `the coordinator recorded: ${contradiction}` : '',
+      preferred?.length ? `this worker prefers ${preferred.map((p) => `"${p}"`).join(', ')}` : '',
+    ].filter(Boolean);
+    const rule = `the coordinator elects only under OldestEmulationVersion, and leaves alone a lease whose strategy (an operator's, else the candidates' consensus) is another (NoCoordination, a third party's such as example.com/my-strategy), or whose candidates' strategies contradict (\`conclave describe lease ${leaseName}\` shows the strategy in force and each candidate's)`;
+    const coordinator = `that Conclave's coordinator runs on these tables (the Conclave construct's coordinator and stream functions, deployed with these table names; locally, npx conclave-local)`;
     super(
-      `LeaderElector "${identity}" of lease "${leaseName}" took the lease itself after it stood vacant ${(vacantMs / 1000).toFixed(1)} s with no coordinator electing anyone (the fallback): ` +
-        `its term was not chosen by versions or priority. Check that Conclave's coordinator runs on these tables (the Conclave construct's coordinator and stream functions, deployed with these table names; locally, npx conclave-local), or give mode: 'NoCoordination' for a plain race without one`,
+      `LeaderElector "${identity}" of lease "${leaseName}" took the lease itself after it stood vacant ${(vacantMs / 1000).toFixed(1)} s with no coordinator electing anyone (the fallback): its term was not chosen by versions or priority. ` +
+        (seen.length
+          ? `The strategies may be why nobody elects: ${seen.join('; ')}; ${rule}. Make the candidates' preferredStrategies agree on OldestEmulationVersion, or run the third party that elects under theirs; else check ${coordinator}`
+          : `Check ${coordinator}, and that the candidates' strategies let it elect: ${rule}`) +
+        `; or give mode: 'NoCoordination' for a plain race without one`,
     );
   }
 }

@@ -457,10 +457,15 @@ describe('set-strategy', () => {
     expect(after).toMatchObject({ holderIdentity: 's1', revision: 3 });
   });
 
-  it('an unknown strategy lists the valid ones; a third party’s needs --third-party', async () => {
+  it('an unknown strategy lists the valid ones; a third party’s is a qualified name and needs --third-party', async () => {
     const r = await h.run(['set-strategy', 'strat', 'Newest', '--yes'], { clock: at() });
     expect(r.code).toBe(1);
-    expect(r.err).toBe('error: invalid set-strategy arguments: strategy: "Newest" is not a strategy Conclave runs; valid: OldestEmulationVersion, NoCoordination (a strategy a third party elects by needs --third-party)');
+    expect(r.err).toBe(
+      'error: invalid set-strategy arguments: strategy: "Newest" is not a strategy Conclave knows (the options: OldestEmulationVersion, NoCoordination); a third party\'s strategy is a qualified name with a domain prefix, such as "example.com/my-strategy" (set with --third-party)',
+    );
+    // KEP-4355's older spelling, --third-party or not: a name without a domain prefix is Conclave's to know
+    const typo = await h.run(['set-strategy', 'strat', 'OldestEmulatedVersion', '--third-party', '--yes'], { clock: at() });
+    expect(typo.err).toMatch(/^error: invalid set-strategy arguments: strategy: "OldestEmulatedVersion" is not a strategy Conclave knows \(did you mean "OldestEmulationVersion"\?\)/);
     const ok = await h.run(['set-strategy', 'strat', 'example.com/Custom', '--third-party', '--yes'], { clock: at() });
     expect(ok.out).toMatch(/a third party elects under "example\.com\/Custom"/);
     expect((await h.leases.read('strat')).item?.strategy).toBe('example.com/Custom');

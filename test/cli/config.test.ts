@@ -49,11 +49,14 @@ describe('the deployed election config', () => {
   });
 
   it('askAgainAfterMs: a candidate that ignored its ping is passed over until then, and told when it is asked again', async () => {
-    const r = await h.run(['--election-config', '{"ackWindowMs":2000,"askAgainAfterMs":10000}', 'describe', 'lease', 'skew'], { clock: at() });
+    // held (a 5 s clock skew): askAgainAfterMs is a held lease's rule; a vacant one's election leaves g2 out until it renews (decide)
+    const r = await h.run(['--election-config', '{"ackWindowMs":2000,"askAgainAfterMs":10000,"clockSkewMs":5000}', 'describe', 'lease', 'skew'], { clock: at() });
     expect(r.code).toBe(0);
     expect(r.out).toContain('ignored its last ping: not preferred until it renews or answers when asked again, in 7s');
-    const later = await h.run(['--election-config', '{"ackWindowMs":2000,"askAgainAfterMs":2000}', 'describe', 'lease', 'skew'], { clock: at() });
+    const later = await h.run(['--election-config', '{"ackWindowMs":2000,"askAgainAfterMs":2000,"clockSkewMs":5000}', 'describe', 'lease', 'skew'], { clock: at() });
     expect(later.out).toContain('ignored its last ping: to be asked again at the next check');
+    const vacant = await h.run(['--election-config', '{"ackWindowMs":2000,"askAgainAfterMs":10000}', 'describe', 'lease', 'skew'], { clock: at() });
+    expect(vacant.out).toContain('ignored its last ping: not asked nor elected while the lease is vacant until it renews (a candidate that answers is elected instead)');
   });
 
   it('a file, e.g. the coordinator function’s CONCLAVE_ELECTION_CONFIG saved by the AWS CLI', async () => {

@@ -89,8 +89,9 @@ describe('LeaseCandidate', () => {
     expect((await store.read('jobs', 'w1')).item?.priority).toBe(50); // renewals leave it alone
 
     // the process restarts (a new instance, a new binary): creation time kept, the pin reset — the
-    // pinned row is deleted and written anew, since a worker never names priority
-    clock.advance(60_000);
+    // pinned row is deleted and written anew, since a worker never names priority. Long after: the
+    // row is stale, so taken over at once (a fresh one is asked for first: tests on simulated time below)
+    clock.advance(31 * 60_000);
     const second = await stand(make({ binaryVersion: '1.32.0' }, 'w1_second'));
     expect(second.row).toMatchObject({ identity: 'w1_second', binaryVersion: '1.32.0', createdAt: created });
     expect(second.row.priority).toBeUndefined();
@@ -145,8 +146,9 @@ describe('LeaseCandidate', () => {
     expect(regionOnly.row.location).toEqual({ region: 'ap-south-1' });
     await regionOnly.stop();
 
-    // a row left by an earlier start-up with a location (a crash: not withdrawn) …
+    // a row left by an earlier start-up with a location (a crash: not withdrawn), stale now …
     await stand(make({ name: 'w4', location: { zone: 'us-east-1a' } }, 'w4_a'));
+    clock.advance(31 * 60_000);
     // … taken over by a start-up that knows none: the old location does not outlive it
     const none = await stand(make({ name: 'w4' }, 'w4_b'));
     expect(none.row.location).toEqual(resolveLocation(undefined, undefined)); // AWS_REGION's region, if the test runs with one
@@ -235,7 +237,7 @@ describe('LeaseCandidate, on simulated time', () => {
     const first = cand(sim, sim.machine(), 'w2', { onError: (e: Error) => errors.push(e) });
     void first.run(new AbortController().signal);
     await sim.settle(first.ready);
-    const second = cand(sim, sim.machine(), 'w2'); // another process (no lease row: nobody to ask)
+    const second = cand(sim, sim.machine(), 'w2'); // another process: a standalone candidate answers no claim, so it is taken over after claimWindowMs
     void second.run(new AbortController().signal);
     await sim.settle(second.ready);
     await sim.run(1_000);
@@ -317,5 +319,61 @@ describe('LeaseCandidate, on simulated time', () => {
     expect((await sim.candidates.read('job', 'b')).item?.identity).toBe(standing.elector.instance);
     await sim.run(60_000);
     expect(outcomes).toEqual(['DuplicateIdentityError']);
+  });
+
+  // a review: with no lease row (no coordinator yet, a new lease, a row an operator deleted) the
+  // newcomer put no claim and waited for no answer: it took the live start-up's row at once, its
+  // run() did not reject, and the first was told nothing until its next renewal (10 minutes on)
+  describe('no lease row', () => {
+    // fallbackAfterMs: no fallback writes a lease row during the test
+    const T = { leaseName: 'job', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, fallbackAfterMs: 3_600_000 };
+    const noLeaseRow = async (sim: Sim) => expect((await sim.leases.read('job')).item).toBeUndefined();
+
+    it('a second process under a live elector’s identity is refused (DuplicateIdentityError); the first keeps its row and is told', async () => {
+      const sim = await Sim.create();
+      const aErrors: Error[] = [];
+      const a = sim.elector('w', T, { errors: aErrors });
+      await sim.settle(a.elector.ready);
+      await sim.run(5_000);
+      const b = sim.elector('w', T);
+      const outcomes: string[] = [];
+      void b.done.then(() => outcomes.push('resolved'), (x: Error) => outcomes.push(x.name));
+      await sim.until('b decided', () => outcomes.length > 0 || (b.elector.candidate?.healthy() ? 'stands' : undefined), 60_000);
+      expect(outcomes).toEqual(['DuplicateIdentityError']);
+      await noLeaseRow(sim);
+      expect((await sim.candidates.read('job', 'w')).item?.identity).toBe(a.elector.instance);
+      expect(a.elector.candidate!.healthy()).toBe(true);
+      expect(aErrors.map((e) => e.name)).toEqual(['DuplicateIdentityError']);
+      expect(aErrors[0]!.message).toMatch(/which this start-up \(\S+\) holds; it was refused/);
+      await a.stop();
+    });
+
+    it('a restart after a crash takes the dead start-up’s row over after the claim window (its leaseDurationMs)', async () => {
+      const sim = await Sim.create();
+      const a = sim.elector('w', T);
+      await sim.settle(a.elector.ready);
+      await sim.run(5_000);
+      a.machine.kill();
+      const b = sim.elector('w', T);
+      const from = sim.clock.monotonic();
+      await sim.settle(b.elector.candidate!.ready);
+      expect(sim.clock.monotonic() - from).toBeGreaterThanOrEqual(T.leaseDurationMs);
+      await noLeaseRow(sim);
+      expect((await sim.candidates.read('job', 'w')).item?.identity).toBe(b.elector.instance);
+      await b.stop();
+    });
+
+    it('a lone start-up finding its name’s row absent, or stale (renewed an hour ago, off a session), stands at once', async () => {
+      const sim = await Sim.create();
+      const stale = { leaseName: 'job', name: 'old', binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], identity: 'old_gone', renewTime: sim.clock.now() - 3_600_000, createdAt: sim.clock.now() - 7_200_000 };
+      await sim.candidates.write(await sim.candidates.read('job', 'old'), { set: stale });
+      for (const name of ['new', 'old']) {
+        const e = sim.elector(name, T);
+        const from = sim.clock.monotonic();
+        await sim.settle(e.elector.candidate!.ready);
+        expect(sim.clock.monotonic() - from).toBeLessThan(1_000);
+        await e.stop();
+      }
+    });
   });
 });

@@ -88,10 +88,11 @@ const elector = new LeaderElector({
       }),
   client,
   callbacks: {
-    onStartedLeading: async (signal, { fencingToken }) => {
-      say('started', { fencingToken });
-      // The job: runs until the signal aborts. Writes that must not come from a deposed
-      // leader go through elector.fencedWrite({ TransactItems: [...] }).
+    onStartedLeading: async (signal, term) => {
+      say('started', { fencingToken: term.fencingToken });
+      // The job: runs until the signal aborts. Writes that must not come from a deposed leader go
+      // through this term's term.fencedWrite({ TransactItems: [...] }), refused once it has ended
+      // (not elector.fencedWrite, which would write in a later term of this worker).
       while (!signal.aborted) await systemClock.sleep(200);
     },
     onStoppedLeading: ({ reason, fencingToken }) => say('stopped', { reason, fencingToken }),

@@ -1,0 +1,94 @@
+/**
+ * `conclave describe lease`'s Best candidate is the one decide() acts on (a review of KEP-4355's
+ * election: on a vacant lease it named a candidate that had ignored its last ping, which decide()
+ * leaves out, while Next step elected another), and on a lease the coordinator does not elect it
+ * says who elects instead of naming a best candidate.
+ */
+import { describe, expect, it } from 'vitest';
+import { describeLines } from '../../lib/cli/describe.js';
+import { standings } from '../../lib/cli/explain.js';
+import { parse } from '../../lib/schemas/validation.js';
+import { SetStrategyArgs } from '../../lib/cli/args.js';
+import { electionConfig } from '../../lib/schemas/config.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import type { Lease } from '../../lib/schemas/lease.js';
+import type { Snapshot } from '../../lib/cli/read.js';
+import { cand, lease, MIN, NOW } from '../fixtures.js';
+
+const config = electionConfig();
+const describeOf = (l: Lease | undefined, candidates: Candidate[]) => describeLines('component-A', { read: { key: { name: 'component-A' }, item: l, revision: l?.revision ?? 0 }, candidates } as unknown as Snapshot, NOW, config);
+const line = (lines: string[], field: string) => lines.find((l) => l.startsWith(`${field}:`))?.replace(/^[^:]+:\s+/, '');
+const stateOf = (lines: string[], name: string) => lines.find((l) => new RegExp(`^ {2}\\d+ +${name} `).test(l))?.split(/\s{3,}/).at(-1);
+
+/** x (the oldest) ignored its last ping 2 minutes ago; y is fresh. */
+const x = cand('x', '1.29.0', '1.29.0', { pingTime: NOW - 2 * MIN, renewTime: NOW - 10 * MIN, ackedPingTime: 0 });
+const y = cand('y', '1.30.0', '1.30.0');
+
+describe('describe lease: the best candidate by the rule decide() elects by', () => {
+  it('vacant: a candidate that ignored its last ping is left out, as decide() leaves it out (before: named best while Next step elected y)', () => {
+    const lines = describeOf(lease(undefined, { lastHolderIdentity: 'h' }), [x, y]);
+    expect(line(lines, 'Next step')).toBe('elect y with a fencing token above 7');
+    expect(line(lines, 'Best candidate')).toBe('y: the only candidate that counts');
+    expect(stateOf(lines, 'x')).toBe('ignored its last ping: not asked nor elected while the lease is vacant until it renews (a candidate that answers is elected instead)');
+  });
+
+  it('vacant, and no candidate that answers could win: every one is asked again, and none is called best', () => {
+    const lines = describeOf(lease(undefined, { lastHolderIdentity: 'h' }), [x]);
+    expect(line(lines, 'Next step')).toMatch(/^open election component-A#13 \(vacant: noHolder\) and ping x$/);
+    expect(line(lines, 'Best candidate')).toBe('none (no live candidate with valid versions that answers pings)');
+    expect(stateOf(lines, 'x')).toBe('ignored its last ping: to be asked again at the next check (no candidate that answers could win)');
+  });
+
+  it('held: one that ignored its last ping is passed over only for askAgainAfterMs, as before', () => {
+    const held = lease('y');
+    const recent = cand('x', '1.29.0', '1.29.0', { pingTime: NOW - config.askAgainAfterMs / 2, renewTime: NOW - 10 * MIN, ackedPingTime: 0 });
+    expect(standings(held, [recent, y], NOW, config).best?.candidate.name).toBe('y');
+    // pinged longer ago than askAgainAfterMs (x, 2 minutes): asked again at a re-election, so preferred
+    expect(standings(held, [x, y], NOW, config).best?.candidate.name).toBe('x');
+    // the same row on the lease vacant: still left out
+    expect(standings(lease(undefined), [x, y], NOW, config).best?.candidate.name).toBe('y');
+  });
+
+  it('names no best candidate where the coordinator does not elect, and says who does', () => {
+    const third = (s: string) => cand('t', '1.31.0', '1.31.0', { preferredStrategies: [s] });
+    expect(line(describeOf(lease('y', { strategy: 'NoCoordination' }), [x, y]), 'Best candidate')).toBe('none: under NoCoordination the coordinator elects nobody; the workers race for the lease (direct acquisition)');
+    expect(line(describeOf(lease(undefined), [y, third('example.com/my-strategy')]), 'Best candidate')).toBe(
+      'none: a third party elects under "example.com/my-strategy"; the coordinator leaves the lease alone (with no third party running, a worker takes the vacant lease by its fallback)',
+    );
+    const a = cand('a', '1.31.0', '1.31.0', { preferredStrategies: ['OldestEmulationVersion'] });
+    expect(line(describeOf(lease(undefined), [a, third('example.com/my-strategy')]), 'Best candidate')).toBe(
+      "none: the coordinator elects nobody while the candidates' strategies contradict each other (Strategy above); a worker may take the lease vacant by its fallback",
+    );
+    // an operator's OldestEmulationVersion wins over the candidates' preference: the coordinator elects
+    expect(line(describeOf(lease(undefined, { strategy: 'OldestEmulationVersion' }), [y, third('example.com/my-strategy')]), 'Best candidate')).toMatch(/^y: /);
+  });
+
+  it('versions with build metadata: ordered as semver orders them (build ignored), ties by registration, said so', () => {
+    const p = cand('p', '1.30.0', '1.31.0+git.bbb', { createdAt: NOW - 2 * 60 * MIN });
+    const q = cand('q', '1.30.0', '1.31.0+git.aaa');
+    const lines = describeOf(lease(undefined), [q, p]);
+    expect(line(lines, 'Best candidate')).toMatch(/^p: same versions as q \(equal as semver orders them: build metadata is ignored\), registered earlier/);
+    expect(line(lines, 'Next step')).toBe('elect p with a fencing token above 7');
+  });
+});
+
+describe('set-strategy: the rule a worker’s preferredStrategies meet', () => {
+  const problems = (input: object) => {
+    const r = SetStrategyArgs.safeParse({ lease: 'l', ...input });
+    return r.success ? [] : r.error.issues.map((i) => i.message);
+  };
+  it('a name without "/" must be one Conclave knows, --third-party or not (before: any name was set with --third-party)', () => {
+    const told = `"OldestEmulatedVersion" is not a strategy Conclave knows (did you mean "OldestEmulationVersion"?); a third party's strategy is a qualified name with a domain prefix, such as "example.com/my-strategy" (set with --third-party)`;
+    expect(problems({ strategy: 'OldestEmulatedVersion' })).toEqual([told]);
+    expect(problems({ strategy: 'OldestEmulatedVersion', thirdParty: true })).toEqual([told]);
+    expect(problems({ strategy: 'NoCoordination' })).toEqual([]);
+  });
+  it("a third party's qualified name still needs --third-party: it stops the coordinator electing on the lease", () => {
+    expect(problems({ strategy: 'example.com/my-strategy' })).toEqual([
+      `"example.com/my-strategy" is a third party's strategy: the coordinator would leave the lease alone, to whatever elects under that name; add --third-party to set it (Conclave runs OldestEmulationVersion, NoCoordination)`,
+    ]);
+    expect(problems({ strategy: 'example.com/my-strategy', thirdParty: true })).toEqual([]);
+    expect(problems({ strategy: 'a/b/c', thirdParty: true })).toEqual([expect.stringMatching(/^"a\/b\/c" is no qualified name: /)]);
+    expect(parse(SetStrategyArgs, { lease: 'l', strategy: 'example.com/my-strategy', thirdParty: true }, 'set-strategy arguments').strategy).toBe('example.com/my-strategy');
+  });
+});
