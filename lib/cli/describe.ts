@@ -1,3 +1,4 @@
+import { termStrategy } from '../election/leader.js';
 import { decideWithSuccession } from '../election/successor.js';
 import { reelectionWindowMs } from '../election/decide.js';
 import { strategyConsensus } from '../election/strategy.js';
@@ -89,7 +90,7 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Duration', `${lease.leaseDurationSeconds}s`],
     ['Strategy', strategyLine(lease, candidates, now, config, as)],
     ['Preferred locations', preferenceOf(lease, config)],
-    ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${lease.electedStrategy ? ` under ${lease.electedStrategy}` : ''}` : '-'],
+    ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${termStrategy(lease) ? ` under ${termStrategy(lease)}` : ''}` : '-'],
     ['Successor', lease.successor ? as({ name: lease.successor }, lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : '', ...(lease.secondSuccessor ? [', then ', { name: lease.secondSuccessor }, lease.holderIdentity ? ' (if the successor has not, a moment later)' : ''] : [])) : '-'],
     ['Preferred holder', lease.preferredHolder ? as({ name: lease.preferredHolder }, ' (', lease.holderIdentity ? { name: lease.holderIdentity } : 'the holder', ' should release at its next renewal)') : '-'],
     ['Last holder', lease.lastHolderIdentity ? as({ name: lease.lastHolderIdentity }) : dash(undefined)],

@@ -4,8 +4,10 @@
  * not write electedStrategy), which is not its strategy (a review of the events, 2026-12-06).
  */
 import { describe, expect, it } from 'vitest';
+import { describeLines } from '../../lib/cli/describe.js';
 import { strategyOf } from '../../lib/cli/views.js';
-import { lease } from '../fixtures.js';
+import { ElectionConfigSchema } from '../../lib/schemas/config.js';
+import { NOW, lease } from '../fixtures.js';
 
 describe('the strategy shown for a term', () => {
   it.each([
@@ -15,5 +17,13 @@ describe('the strategy shown for a term', () => {
     ['an operator strategy', { electedBy: 'self', electedStrategy: 'OldestEmulationVersion', strategy: 'NoCoordination' }, 'NoCoordination (operator)'],
   ] as const)('%s', (_, extra, shown) => {
     expect(strategyOf(lease('w1', { ...extra }))).toBe(shown);
+  });
+
+  it('describe lease: a term a worker took itself is elected "by itself", under no strategy the row recorded of an earlier election', () => {
+    const held = lease('w1', { electedBy: 'self', electedStrategy: 'OldestEmulationVersion' });
+    const lines = describeLines('component-A', { read: { key: { name: 'component-A' }, item: held, revision: held.revision ?? 1 }, candidates: [], session: undefined } as never, NOW, ElectionConfigSchema.parse({}));
+    const elected = lines.find((l) => /^Elected:/.test(l));
+    expect(elected).toBeDefined();
+    expect(elected).not.toMatch(/OldestEmulationVersion/);
   });
 });
