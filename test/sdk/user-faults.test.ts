@@ -1026,12 +1026,9 @@ describe("a leader's work that throws, or never returns", () => {
     await a.stop();
   });
 
-  it('the best candidate whose work failed once stands again: once its work is healthy it is elected back over the newer-version worker that took over, without waiting for its candidacy\'s renewal (10 min)', async () => {
-    const sim = await Sim.create({ config: CONFIG });
-    sim.coordinator({ tickEveryMs: 1_000 });
-    let failures = 0;
-    const versions = { old: ['1.29.0', '1.29.0'], new1: ['1.30.0', '1.30.0'], new2: ['1.30.0', '1.30.0'] } as const;
-    const es = (['old', 'new1', 'new2'] as const).map((id) =>
+  /** `old` (the oldest emulation version, the best candidate) and newer workers, their terms logged; `old`'s work throws while `failing()` says so. */
+  function bestAndNewer(sim: Sim, newer: string[], failing: () => boolean): SimElector[] {
+    return ['old', ...newer].map((id) =>
       sim.elector(
         id,
         {
@@ -1040,14 +1037,21 @@ describe("a leader's work that throws, or never returns", () => {
           callbacks: {
             onStartedLeading: (_signal, { fencingToken }) => {
               sim.log.add({ who: id, what: 'started', token: fencingToken });
-              if (id === 'old' && ++failures === 1) throw new Error('transient');
+              if (id === 'old' && failing()) throw new Error('broken');
             },
             onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }),
           },
         },
-        { versions: [...versions[id]] },
+        { versions: id === 'old' ? ['1.29.0', '1.29.0'] : ['1.30.0', '1.30.0'] },
       ),
     );
+  }
+
+  it('the best candidate whose work failed once stands again: once its work is healthy it is elected back over the newer-version worker that took over, without waiting for its candidacy\'s renewal (10 min)', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    let failures = 0;
+    const es = bestAndNewer(sim, ['new1', 'new2'], () => ++failures === 1);
     await sim.until('old has failed once', () => sim.log.of('stopped', 'old').some((x) => x.reason === 'workFailed'), 120_000);
     await sim.until('a newer worker has led', () => sim.log.of('started').some((x) => x.who !== 'old'), 60_000);
     // before: old was passed over as departed (its row shows no life since the newer term began) until its candidacy's renewal, 10 minutes on
@@ -1060,24 +1064,7 @@ describe("a leader's work that throws, or never returns", () => {
   it('the best candidate whose work fails at every start does not take the lease from the newer-version worker in a loop: after its second failure it stands again only at its candidacy\'s renewal', async () => {
     const sim = await Sim.create({ config: CONFIG });
     sim.coordinator({ tickEveryMs: 1_000 });
-    const versions = { old: ['1.29.0', '1.29.0'], new1: ['1.30.0', '1.30.0'] } as const;
-    const es = (['old', 'new1'] as const).map((id) =>
-      sim.elector(
-        id,
-        {
-          leaseName: L,
-          ...CLIENT_GO,
-          callbacks: {
-            onStartedLeading: (_signal, { fencingToken }) => {
-              sim.log.add({ who: id, what: 'started', token: fencingToken });
-              if (id === 'old') throw new Error('broken');
-            },
-            onStoppedLeading: ({ reason, fencingToken }) => sim.log.add({ who: id, what: 'stopped', reason, token: fencingToken }),
-          },
-        },
-        { versions: [...versions[id]] },
-      ),
-    );
+    const es = bestAndNewer(sim, ['new1'], () => true);
     await sim.until('old has failed twice', () => sim.log.of('stopped', 'old').length >= 2, 120_000);
     await sim.until('new1 leads', () => es[1]!.elector.isLeader(), 60_000);
     const from = sim.clock.monotonic();
