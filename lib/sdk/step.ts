@@ -820,6 +820,8 @@ export interface Lead {
   readonly session: string | undefined;
   /** Monotonic time it started leading. */
   readonly since: number;
+  /** The round trip of its last request answered (the take, a renewal): how long DynamoDB takes to answer now (renewalBoundMs). */
+  readonly answerMs?: number;
   /** The sleeps counted against the term's renew deadline (`ms` in all), the last at monotonic `at`: a renewal sent before then is counted from before them. */
   readonly slept?: { readonly ms: number; readonly at: number };
   /** This start-up's terms so far, this one included: an answer or a timer of an earlier term changes nothing. */
@@ -1026,14 +1028,16 @@ export function contendedRetryMs(tries: number, retryPeriodMs: number, random: n
 export const MIN_RENEWAL_BOUND_MS = 1_000;
 
 /**
- * How long a renewal sent `leftMs` before its renew deadline waits for its answer: all the time
- * left but MIN_RENEWAL_BOUND_MS, so that when it is abandoned unanswered (a black-holed connection)
- * another try, on a new connection, still has as long as a healthy DynamoDB needs before the
- * deadline, and a DynamoDB that answers slowly but within the deadline (2-3 s a request) keeps the
- * term; never under MIN_RENEWAL_BOUND_MS. (Half the time left, before: at client-go's timings a
- * renewal answered in 2.5 s was abandoned at 2.1 s, its try again at 1 s, and the term lost each time.)
+ * How long a request sent `leftMs` before its renew deadline waits for its answer: half the time
+ * left, so that when it is abandoned unanswered (a black-holed connection) tries on new connections
+ * still land before the deadline (two dead connections in a row cost nothing); never under
+ * MIN_RENEWAL_BOUND_MS. Where DynamoDB answers slowly (`answerMs`, the last answer's round trip: a
+ * degraded path, a slow proxy), half again that, up to MIN_RENEWAL_BOUND_MS before the deadline: a
+ * DynamoDB answering every request in 2.5 s otherwise lost the term at each renewal (abandoned at
+ * 2.1 s, its try again given 1 s), each abandoned write landed.
  */
-export const renewalBoundMs = (leftMs: number): number => Math.max(MIN_RENEWAL_BOUND_MS, leftMs - MIN_RENEWAL_BOUND_MS);
+export const renewalBoundMs = (leftMs: number, answerMs = 0): number =>
+  Math.max(MIN_RENEWAL_BOUND_MS, leftMs / 2, Math.min(leftMs - MIN_RENEWAL_BOUND_MS, 1.5 * answerMs));
 
 /** How long a follower's fallback waits before it takes a lease last seen held on a session: until its holder has stopped. */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
@@ -2227,7 +2231,7 @@ function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Eff
   const no = st.terms + 1;
   // recorded as led now, not at the end of the chain below (which a fault may cut short): a term led is never confirmed again
   const led = { ...note(s, st, { kind: 'leading' }, at, fx), ledToken: Math.max(st.ledToken, last.term.fencingToken) };
-  const lead: Lead = { term: last.term, renewedAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, no };
+  const lead: Lead = { term: last.term, renewedAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, answerMs: at.now - last.sentAt, no };
   // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
   const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
   fx.push({ kind: 'armDeadline', at: renewedAt + s.renewDeadlineMs, no }, { kind: 'started', term: last.term, no, deadline: renewedAt + s.renewDeadlineMs, rest });
@@ -2293,7 +2297,7 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
       return st;
     case 'renewed':
       fx.push({ kind: 'armDeadline', at: d.renewedAt + s.renewDeadlineMs, no: lead.no });
-      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, contended: 0, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
+      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, contended: 0, answerMs: o.kind === 'renewed' || o.kind === 'sessionRenewed' ? at.now - o.sentAt : lead.answerMs, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
     case 'seen':
       return { ...st, lead: { ...lead, lease: d.lease } };
     case 'none':
@@ -2303,8 +2307,8 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
 
 const look = (state: State, consistent: boolean, reportFault: boolean, rest: readonly Next[], fx: Effect[], withinMs?: number): Step => ({ state, effects: [...fx, { kind: 'look', consistent, reportFault, rest, ...(withinMs === undefined ? {} : { withinMs }) }] });
 
-/** How long a leader in its term waits for the answer to a request its loop waits on: renewalBoundMs of the time left before its renew deadline, so a renewal still fits after it is abandoned. */
-const inTermMs = (s: Settings, lead: Lead, now: number): number => renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - now);
+/** How long a leader in its term waits for the answer to a request its loop waits on (renewalBoundMs): a renewal still fits after it is abandoned. */
+const inTermMs = (s: Settings, lead: Lead, now: number): number => renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - now, lead.answerMs);
 const steppedDown = (state: State, led: SteppedDown, fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'steppedDown', led }] });
 
 /** The leader's step: renews its term, or reads the lease (woken, on its live session, or the clock in doubt). */

@@ -53,7 +53,7 @@ describe("the elector's step: the leader's order of actions", () => {
     const r = run(settings(), START, [...startedWithElection, [answer(), at(50)]]);
     expect(r.kinds).toEqual([['readLease'], ['newLeader', 'confirm'], ['armDeadline', 'started'], ['renewCandidacy'], []]);
     expect(r.effects[2]![0]).toEqual({ kind: 'armDeadline', at: T + 10 + 10_000, no: 1 }); // from the confirmation's send time
-    expect(r.effects[3]![0]).toMatchObject({ kind: 'renewCandidacy', withinMs: 8_980 }); // the acknowledgement is waited for until 1 s before the deadline, 9,980 ms on
+    expect(r.effects[3]![0]).toMatchObject({ kind: 'renewCandidacy', withinMs: 4_990 }); // the acknowledgement is waited for half the 9,980 ms left
     expect(r.state.lead).toMatchObject({ term: { holderIdentity: 'a', fencingToken: 7 }, renewedAt: T + 10, no: 1 });
     expect(r.state.ackedElection).toBe('e1@1');
     expect(r.state.ledToken).toBe(7);
@@ -113,7 +113,7 @@ describe("the elector's step: the leader's order of actions", () => {
       [{ kind: 'poll', pushLive: true }, at(100)],
       [answer({ lease: mine({ fencingToken: 8, termToken: 7, revision: 9 }) }), at(120)],
     ]);
-    expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: true, withinMs: 8_900 }]); // until 1 s before the renew deadline, 9,900 ms on
+    expect(r.effects[0]).toMatchObject([{ kind: 'look', consistent: true, withinMs: 4_950 }]); // half the 9,900 ms left before the renew deadline
     expect(r.kinds[1]).toEqual(['stop', 'endTerm', 'stepNow']);
     expect(r.effects[1]![0]).toEqual({ kind: 'stop', reason: 'deposed', token: 7 });
     expect(r.state.endedToken).toBe(7);
@@ -224,22 +224,21 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(late.state.lead).toBeUndefined();
   });
 
-  it('a renewal waits for its answer until 1 s before the renew deadline; abandoned unanswered, it is tried again at once, a fast failure a retry period after it went out', () => {
+  it('a renewal waits for its answer half the time left before the renew deadline; abandoned unanswered, it is tried again at once, a fast failure a retry period after it went out', () => {
     const r = run(settings(), leading(), [
       [poll, at(5_900)],
-      [answer({ failed: true }), at(5_900 + 3_100)], // the bound passed: abandoned (a black-holed connection)
+      [answer({ failed: true }), at(5_900 + 2_050)], // the bound passed: abandoned (a black-holed connection)
     ]);
-    // (10,000 - 5,900) - 1,000: a DynamoDB answering in 2-3 s is waited for (before: half, 2,050 ms, and such a term was lost)
-    expect(r.effects[0]).toMatchObject([{ kind: 'renew', withinMs: 3_100 }]);
-    expect(nextStepDelay(settings(), r.state, at(5_900 + 3_100), () => 0)).toBe(0);
-    // the second try, on a new connection: 1,000 ms left, the least bound; a failure answered at once waits out the retry period from its send
+    expect(r.effects[0]).toMatchObject([{ kind: 'renew', withinMs: 2_050 }]); // (10,000 - 5,900) / 2
+    expect(nextStepDelay(settings(), r.state, at(5_900 + 2_050), () => 0)).toBe(0);
+    // the second try: 2,050 ms left, so it waits the least bound; a failure answered at once waits out the retry period from its send
     const again = run(settings(), r.state, [
-      [poll, at(9_000)],
-      [answer({ failed: true }), at(9_010)],
+      [poll, at(7_950)],
+      [answer({ failed: true }), at(7_960)],
     ]);
-    expect(again.effects[0]).toMatchObject([{ kind: 'renew', withinMs: 1_000 }]);
-    expect(nextStepDelay(settings(), again.state, at(9_010), () => 0)).toBe(1_990);
-    expect(again.state.lead).toMatchObject({ retrying: true, triedAt: T + 9_000 });
+    expect(again.effects[0]).toMatchObject([{ kind: 'renew', withinMs: 1_025 }]);
+    expect(nextStepDelay(settings(), again.state, at(7_960), () => 0)).toBe(1_990);
+    expect(again.state.lead).toMatchObject({ retrying: true, triedAt: T + 7_950 });
   });
 
   it('a renewal a transaction on the lease row refused is tried again a moment after it went out, half again as long each time in a row; a renewal that lands starts the count anew', () => {
@@ -271,7 +270,7 @@ describe("the elector's step: the leader's order of actions", () => {
 
   it('with DynamoDB’s time in doubt it does not stamp a renewal: it reads the lease instead (the next response’s Date), counted as a prevention', () => {
     const r = run(settings(), leading(), [[poll, at(5_900, { clock: { ok: false, reason: 'noSamples' } as Moment['clock'] })]]);
-    expect(r.effects[0]).toEqual([{ kind: 'look', consistent: true, reportFault: false, rest: [{ k: 'resampled', no: 1 }], withinMs: 3_100 }]); // abandoned in time for a renewal before the deadline (1 s)
+    expect(r.effects[0]).toEqual([{ kind: 'look', consistent: true, reportFault: false, rest: [{ k: 'resampled', no: 1 }], withinMs: 2_050 }]); // abandoned in time for a renewal before the deadline
     expect(r.state.preventions).toBe(1);
     expect(r.state.lead?.retrying).toBe(true);
   });

@@ -220,11 +220,14 @@ describe('leaderDelay and sessionFallbackMs', () => {
 describe('renewalBoundMs: how long a renewal waits for its answer', () => {
   it.each([
     // client-go's timings: sent 5,863 ms after the last renewal, 4,137 ms before the renew deadline
-    // before: half the time left (2,068.5 ms), so a DynamoDB answering in 2.5 s lost the term at every renewal
-    { name: 'all the time left but the least bound: abandoned unanswered, a second try still fits; a slow answer within it is waited for', left: 4_137, want: 3_137 },
+    { name: 'half the time left before the renew deadline: abandoned unanswered, a second try still fits', left: 4_137, want: 2_068.5 },
     { name: 'never under the least bound (a healthy DynamoDB answers well within it)', left: 1_500, want: MIN_RENEWAL_BOUND_MS },
+    // before: half the time left whatever DynamoDB's pace, so one answering every request in 2.5 s lost the term at each renewal
+    { name: 'a DynamoDB answering slowly (the last answer took 2.5 s): half again that, up to 1 s before the deadline', left: 4_137, answer: 2_500, want: 3_137 },
+    { name: 'a DynamoDB answering in 2 s: half again that', left: 4_137, answer: 2_000, want: 3_000 },
+    { name: 'a healthy DynamoDB (10 ms): half the time left', left: 4_137, answer: 10, want: 2_068.5 },
     { name: 'past the deadline: the least bound (the deadline has stopped the term; the request is let go)', left: -200, want: MIN_RENEWAL_BOUND_MS },
-  ])('$name', ({ left, want }) => expect(renewalBoundMs(left)).toBe(want));
+  ])('$name', ({ left, want, answer }: { left: number; want: number; answer?: number }) => expect(renewalBoundMs(left, answer)).toBe(want));
 });
 
 describe('handOffDelay: a cancelled leader with an heir leads on until the heir reads', () => {

@@ -18,7 +18,6 @@ import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderEle
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
 import { acquisition, dynamoLeaseLock } from '../../lib/sdk/lock.js';
 import { Session } from '../../lib/sdk/session.js';
-import { MIN_RENEWAL_BOUND_MS } from '../../lib/sdk/step.js';
 import { withLease } from '../../lib/sdk/with-lease.js';
 import { localClient } from '../../lib/stores/client.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -223,7 +222,35 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
   // stands still while a request is on its way, so a busy machine's stall ends no term here, and
   // the moments are exact. (Before: on the machine's clock, a 1.5 s renew deadline, and 2 s between
   // the abandoned renewal and the deadline, both of which a starved process could miss.)
-  it('keeps its term when one renewal goes unanswered: abandoned 1 s before the renew deadline, tried again on a new connection', async () => {
+  it('keeps its term when two renewals in a row go unanswered (two dead pooled connections): each abandoned after half the time left, a third try lands', async () => {
+    let drop = 0;
+    const proxy = await blackHoling(() => {
+      if (drop === 0) return false;
+      drop--;
+      return true;
+    });
+    const { client, clock, drive, sent } = driven(proxy);
+    const { elector, log } = loneLeader(client, clock, 'kept2', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 4_000 });
+    const stop = new AbortController();
+    const done = elector.run(stop.signal);
+    await drive(() => elector.isLeader());
+    const token = elector.fencingToken;
+    drop = 2;
+    await drive(() => proxy.swallowed() === 2);
+    const lastSwallowed = () => sent.filter((r) => !r.ok).at(-1)!.at;
+    await drive(() => log.length > 1 || sent.some((r) => r.command === 'UpdateItemCommand' && r.ok && r.at > lastSwallowed()));
+    // a review of a change that gave the first try all the time left but 1 s: the second had 1 s and a dead connection, and the term was lost
+    expect(log).toEqual(['started']);
+    expect(elector.isLeader()).toBe(true);
+    expect(elector.fencingToken).toBe(token);
+    stop.abort();
+    await drive(settled(done));
+    await done;
+    client.destroy();
+    await proxy.close();
+  });
+
+  it('keeps its term when one renewal goes unanswered: abandoned after half the time left before the renew deadline, tried again on a new connection', async () => {
     // the next request after `dropNext` is swallowed; every other passes
     let dropNext = false;
     const proxy = await blackHoling(() => {
@@ -233,8 +260,8 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     });
     const { client, clock, drive, sent } = driven(proxy);
     const leases = localClient(inject('ddbEndpoint'));
-    // a renewal every 4 s, 4 s before the renew deadline: a hung one is abandoned 1 s before it (renewalBoundMs),
-    // and the client's own bound (its retry period, at least 5 s) would outlast the deadline
+    // a renewal every 4 s, 4 s before the renew deadline: a hung one is abandoned after 2 s, and the
+    // client's own bound (its retry period, at least 5 s) would outlast the deadline
     const { elector, log, errors } = loneLeader(client, clock, 'kept', { leaseDurationMs: 12_000, renewDeadlineMs: 8_000, retryPeriodMs: 500, renewIntervalMs: 4_000 });
     const stop = new AbortController();
     const done = elector.run(stop.signal);
@@ -249,8 +276,8 @@ describe('a leader whose route to DynamoDB Local drops every packet for a while'
     const deadline = sent.filter((r) => r.ok && r.at < hung.at && r.command !== 'GetItemCommand').at(-1)!.at + 8_000;
     expect(deadline - hung.at).toBeGreaterThan(3_000); // a renewal due about 4 s before it
     await drive(() => timedOut(errors).length > 0);
-    // abandoned 1 s before the renew deadline, and tried again at once
-    const abandonedAt = deadline - MIN_RENEWAL_BOUND_MS;
+    // abandoned after half the time left before the renew deadline, and tried again at once
+    const abandonedAt = hung.at + (deadline - hung.at) / 2;
     expect(clock.monotonic()).toBe(abandonedAt);
     await drive(() => sent.some((r) => r.command === 'UpdateItemCommand' && r.at > hung.at && r.ok));
     const again = sent.find((r) => r.command === 'UpdateItemCommand' && r.at > hung.at)!;
