@@ -2157,7 +2157,7 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
     case 'clockJump': {
       // its deadline (monotonic) and its last stamp can no longer be vouched for: it stops at once
       if (!lead) return { state, effects: fx };
-      const p = prevented(stopTerm(s, state, lead, 'renewDeadline', at.now, fx), at.now, e.jumpMs);
+      const p = prevented(stopTerm(s, state, lead, 'renewDeadline', at.now, fx, true), at.now, e.jumpMs);
       if (p.report) fx.push({ kind: 'clockSkew', doubt: p.report });
       return { state: p.state, effects: fx };
     }
@@ -2246,28 +2246,35 @@ function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]
 }
 
 /**
- * Terms of this start-up that failed in a row at their start, counting the one `lead` stops for
- * `reason` now: its work failed within a lease duration of its start, or its renew deadline passed
- * before any renewal of it landed (a write it may not make, say). Work that failed later counts 1;
- * any other end of a term that lasted a lease duration ends the run (0).
+ * Whether `lead` stopping for `reason` now failed at its start: its work failed within a lease
+ * duration of its start, or its renew deadline passed before any renewal of it landed (a write it
+ * may not make, say), not for a sleep or a clock jump (`jumped`), which are no fault of the term's.
  */
-function failedStarts(s: Settings, st: State, lead: Lead, reason: StopReason, now: number): number {
+const failedAtStart = (s: Settings, lead: Lead, reason: StopReason, now: number, jumped: boolean): boolean =>
+  reason === 'workFailed' ? now - lead.since < s.leaseDurationMs : reason === 'renewDeadline' && lead.renewals === 0 && !jumped && lead.slept === undefined;
+
+/**
+ * Terms of this start-up that failed in a row at their start (failedAtStart), counting the one
+ * `lead` stops for `reason` now. Work that failed later counts 1; any other end of a term that
+ * lasted a lease duration ends the run (0).
+ */
+function failedStarts(s: Settings, st: State, lead: Lead, reason: StopReason, now: number, jumped = false): number {
   const before = st.heldOff?.failures ?? 0;
-  const lasted = now - lead.since >= s.leaseDurationMs;
-  if (reason === 'workFailed') return lasted ? 1 : before + 1;
-  if (reason === 'renewDeadline' && lead.renewals === 0) return before + 1;
-  return lasted ? 0 : before;
+  if (failedAtStart(s, lead, reason, now, jumped)) return before + 1;
+  if (reason === 'workFailed') return 1;
+  return now - lead.since >= s.leaseDurationMs ? 0 : before;
 }
 
-/** Stops `lead`. */
-function stopTerm(s: Settings, st: State, lead: Lead, reason: StopReason, now: number, fx: Effect[]): State {
+/** Stops `lead`; `jumped`: for a clock jump. */
+function stopTerm(s: Settings, st: State, lead: Lead, reason: StopReason, now: number, fx: Effect[], jumped = false): State {
   fx.push({ kind: 'stop', reason, token: lead.term.fencingToken });
-  const failures = failedStarts(s, st, lead, reason, now);
+  const failures = failedStarts(s, st, lead, reason, now, jumped);
   // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term,
-  // its work failed included (its term taken only after its backoff). Not after two failed starts in a row: it
+  // its work failed included (its term taken only after its backoff). Not a second failed start in a row: it
   // stands again only at its candidacy's renewal, as a crash-looping process would, so a best candidate that
   // cannot hold a term does not take the lease from a healthy one in a loop
-  const lost = (reason === 'renewDeadline' || reason === 'deposed' || reason === 'workFailed') && failures <= 1;
+  const secondFailure = failures >= 2 && failedAtStart(s, lead, reason, now, jumped);
+  const lost = (reason === 'renewDeadline' || reason === 'deposed' || reason === 'workFailed') && !secondFailure;
   const heldOff = failures === (st.heldOff?.failures ?? 0) ? st.heldOff : { until: st.heldOff?.until ?? now, failures };
   // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
   return { ...st, heldOff, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };

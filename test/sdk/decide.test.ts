@@ -462,6 +462,25 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.state.lead).toBeUndefined();
   });
 
+  it('a term stopped before any renewal of it landed is a failed start, a second in a row ends its standing again until its candidacy\'s renewal; a clock jump is none (review)', () => {
+    const fresh = (st: State = START) => ({ ...leading(mine(), { renewals: 0, since: T }), heldOff: st.heldOff });
+    // two clock jumps, each right after a term began: it stands again after each
+    const jumped = run(settings(), fresh(), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]).state;
+    expect(jumped.standAgain).toBe(7);
+    expect(run(settings(), fresh(jumped), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]).state.standAgain).toBe(7);
+    // two renew deadlines passed with no renewal landed (a role denied the lease's UpdateItem): it stands again only after the first
+    const once = run(settings(), fresh(), [[{ kind: 'deadline', no: 1 }, at(10_001)]]).state;
+    expect(once.lead).toBeUndefined();
+    expect(once.standAgain).toBe(7);
+    expect(once.heldOff?.failures).toBe(1);
+    const twice = run(settings(), fresh(once), [[{ kind: 'deadline', no: 1 }, at(10_001)]]).state;
+    expect(twice.lead).toBeUndefined();
+    expect(twice.standAgain).toBeUndefined();
+    // then a term deposed early is no failed start: it stands again
+    const deposed = run(settings(), { ...leading(mine({ fencingToken: 9, termToken: 9 }), { renewals: 2, since: T }), heldOff: twice.heldOff }, [[{ kind: 'workFailed', no: 1, token: 7, cause: 'x', random: 0, fenced: true }, at(100)]]).state;
+    expect(deposed.standAgain).toBe(7);
+  });
+
   it("a term stopped at a clock jump or its renew deadline reads the lease row itself next, not the session alone: its follower's view of the row is from before it led (seed 12800135: a session-only read of that old view ended the old term on the row, refused, and the lease waited out its own term, 124 s leaderless over a run)", () => {
     const old = mine({ fencingToken: 5, termToken: 5, session: 's1' }); // quiet: renewed since taken
     const before: State = { ...leading(mine({ session: 's1' }), { session: 's1' }), lastRaw: read(old), lastRead: old, leaseReadAt: T - 1_000 };
