@@ -10,8 +10,8 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
-import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
-import { boundedClient, requestBoundMs } from './bounded-client.js';
+import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS, StopBudget } from './faults.js';
+import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { STAMP_ERROR_MS } from './step.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TablesSchema, aborted, deepFreeze, everyProblem, fn, optionErrors, runningTableFault, stampClockFor, LEASES_AND_CANDIDATES, type DeepReadonly } from './options.js';
@@ -244,6 +244,8 @@ const CLAIM_ANSWER_SLACK_MS = 2 * STAMP_ERROR_MS;
 export interface CandidateInternals {
   /** Its LeaderElector's `multiRegion`: every read of its row strongly consistent (an MRSC table). */
   readonly multiRegion?: boolean;
+  /** Its LeaderElector's stop budget: the withdrawal waits within it, and what it cuts is told by the elector. */
+  readonly stop?: StopBudget;
 }
 
 /** What its LeaderElector tells a candidacy (noLeaseRow): kept off the exported class. */
@@ -291,6 +293,10 @@ export class LeaseCandidate {
    */
   readonly ready: Promise<Candidate>;
   private readonly store: CandidateStore;
+  /** The row's removal as it withdraws (and again later, a left-over row): each request bounded by MIN_REQUEST_BOUND_MS, not a claim window. */
+  private readonly removals: CandidateStore;
+  /** Its stop's wait on DynamoDB (STOP_BUDGET_MS from run()'s signal aborting): its LeaderElector's, or its own. */
+  private readonly stop: StopBudget;
   /** What the row's times are read from (clockSync); durations use its monotonic clock. */
   private readonly clock: StampClock;
   private readonly onError: (e: Error) => void;
@@ -298,6 +304,8 @@ export class LeaseCandidate {
   /** onError, each fault named (lib/sdk/faults.ts). */
   private readonly report: (e: unknown) => void;
   private readonly startUp: StartUp<Candidate>;
+  /** Whether its stop's budget is its own (run on its own), not its LeaderElector's: then it tells what its stop cut. */
+  private readonly ownsStop: boolean;
   private timer: Timer | undefined;
   /** Unsubscribes the renewal at a sleep DynamoDB's answers show (set with the timer). */
   private unsleep: (() => void) | undefined;
@@ -344,16 +352,22 @@ export class LeaseCandidate {
     const { client, clock, instance, onError, session, ...data } = o;
     this.options = deepFreeze(data);
     this.session = session;
-    // its reads and writes give up after a claim window: one that never answers must not stop the candidacy (bounded-client.ts)
-    const requests = boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs));
+    // its reads and writes give up after a claim window: one that never answers must not stop the candidacy (bounded-client.ts);
+    // as it stops, within its stop's budget, and its row's removal after a few seconds (a stop must not wait a claim window)
+    this.stop = internals.stop ?? new StopBudget(clock ?? systemClock);
+    const requests = this.stop.requests(boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs)));
     this.store = new CandidateStore(requests, this.options.tables.candidates, internals.multiRegion === true);
+    this.removals = new CandidateStore(this.stop.requests(boundedClient(client, clock ?? systemClock, MIN_REQUEST_BOUND_MS)), this.options.tables.candidates, internals.multiRegion === true);
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     const unique = uniqueId(clock ?? systemClock);
     this.instance = instance ?? (session ? instanceOnSession(this.options.name, unique, session.process) : `${this.options.name}_${unique}`);
     this.onError = errorSink(onError, `candidate "${this.options.name}" of lease "${this.options.leaseName}"`, clock ?? systemClock);
     this.client = requests;
     const subject = `candidate "${this.options.name}" of lease "${this.options.leaseName}"`;
-    this.report = faultReporter(this.onError, subject, client, runningTableFault(subject, this.options.tables, LEASES_AND_CANDIDATES));
+    const report = faultReporter(this.onError, subject, client, runningTableFault(subject, this.options.tables, LEASES_AND_CANDIDATES));
+    // a request its stop's budget cut is told once, as run() resolves (its LeaderElector's, or tellUndone)
+    this.report = (e) => void (this.stop.failed(e) || report(e));
+    this.ownsStop = internals.stop === undefined;
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, LEASES_AND_CANDIDATES);
     this.ready = this.startUp.ready;
@@ -457,6 +471,27 @@ export class LeaseCandidate {
    */
   async run(signal: AbortSignal): Promise<void> {
     this.startUp.claim('LeaseCandidate');
+    if (!this.ownsStop) return this.stand(signal);
+    // its stop's wait on DynamoDB counts from the signal, whatever is in flight then
+    const stopping = () => {
+      this.stop.doing = 'the removal of its row';
+      this.stop.start();
+    };
+    if (signal.aborted) stopping();
+    else signal.addEventListener('abort', stopping, { once: true });
+    try {
+      await this.stand(signal);
+    } finally {
+      signal.removeEventListener('abort', stopping);
+      this.stop.end();
+      const undone = this.stop.leftUndone;
+      if (undone.length > 0)
+        this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}": its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${this.stop.ms / 1000} s a stop waits for it, and run() resolved. The row answers no election and is collected once stale`));
+    }
+  }
+
+  /** run() once claimed: registers, renews until `signal` aborts, then withdraws. */
+  private async stand(signal: AbortSignal): Promise<void> {
     if (signal.aborted) return this.startUp.failed(signal.reason);
     await this.startUp.checkClient(this.client, this.clock, signal);
     let row: Candidate | undefined;
@@ -700,8 +735,8 @@ export class LeaseCandidate {
   /** Removes the row if it is still this start-up's (else it is gone, or a newer start-up's). */
   private removeRow(): Promise<void> {
     return retryOnConflict(async () => {
-      const read = await this.store.read(this.options.leaseName, this.options.name);
-      if (read.item && read.item.identity === this.instance) await this.store.delete(read);
+      const read = await this.removals.read(this.options.leaseName, this.options.name);
+      if (read.item && read.item.identity === this.instance) await this.removals.delete(read);
     });
   }
 

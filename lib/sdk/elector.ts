@@ -51,7 +51,7 @@ import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { leaving } from './leaving.js';
-import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS } from './faults.js';
+import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS, StopBudget } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -146,13 +146,18 @@ export class LeaderElector {
     // session rows are read by the session's reader, shared by the process's electors, or this elector's own
     // its reads and writes give up after a retry period (at least 5 s): one that never answers must not stop the elector (bounded-client.ts); a leader's, sooner (withinMs)
     const requests = boundedClient(client, machine, requestBoundMs(data.retryPeriodMs));
-    const sessions = session ? sessionSeam(session).reader : new SessionReader(requests, data.tables.identities, time);
+    // its stop (and its candidacy's) waits on DynamoDB STOP_BUDGET_MS at most: then the lock's requests are abandoned (faults.ts)
+    const stop = new StopBudget(machine);
+    const lockRequests = stop.requests(requests);
+    const sessions = session ? sessionSeam(session).reader : new SessionReader(lockRequests, data.tables.identities, time);
     const subject = `LeaderElector "${data.identity}" of lease "${data.leaseName}"`;
     const told = errorSink(onError, subject, machine);
     // NoCoordination: the lease rows, and the session rows a holder's term may be on; coordinated: the candidacy's too (all three)
     const uses = data.mode === 'NoCoordination' ? LEASES_AND_IDENTITIES : undefined;
-    const report = faultReporter(told, subject, client, runningTableFault(subject, data.tables, uses));
-    const built = dynamoLeaseLock(data.leaseName, new LeaseStore(requests, data.tables.leases, data.multiRegion), new CandidateStore(requests, data.tables.candidates), sessions);
+    const faultReport = faultReporter(told, subject, client, runningTableFault(subject, data.tables, uses));
+    // a request its stop's budget cut is told once, with the rest left undone, as run() resolves (tellUndone)
+    const report = (e: unknown) => void (stop.failed(e) || faultReport(e));
+    const built = dynamoLeaseLock(data.leaseName, new LeaseStore(lockRequests, data.tables.leases, data.multiRegion), new CandidateStore(lockRequests, data.tables.candidates), sessions);
     const lock = internals.lock ? internals.lock(built) : built;
     const decisions = { ...DECISIONS, ...internals.decisions };
     // on a session, the instance names the session's process: only its rows vouch for this elector's terms
@@ -161,7 +166,7 @@ export class LeaderElector {
     const c = data.candidacy;
     this.candidate = c
       ? // multiRegion: its reads of its own row strongly consistent too (the option's promise: every read)
-        candidateWith({ multiRegion: data.multiRegion }, { ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: told, ...(session ? { session } : {}) })
+        candidateWith({ multiRegion: data.multiRegion, stop }, { ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: told, ...(session ? { session } : {}) })
       : undefined;
     const opts = (this.options = deepFreeze(data));
     const settings: Settings = {
@@ -185,7 +190,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async () => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async () => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 
@@ -388,16 +393,36 @@ export class LeaderElector {
    * again with backoff (lib/sdk/faults.ts). Once per instance: a new start-up is a new LeaderElector.
    */
   async run(signal: AbortSignal): Promise<void> {
-    this.x.startUp.claim('LeaderElector');
-    this.x.phase = 'starting';
+    const x = this.x;
+    x.startUp.claim('LeaderElector');
+    x.phase = 'starting';
+    // its stop's wait on DynamoDB counts from the signal (a SIGTERM), whatever is in flight then
+    const stopping = () => {
+      x.stop.doing = STEPPING_DOWN;
+      x.stop.start();
+    };
+    if (signal.aborted) stopping();
+    else signal.addEventListener('abort', stopping, { once: true });
     try {
       await this.takePart(signal);
-      this.x.phase = 'stopped';
+      x.phase = 'stopped';
     } catch (e) {
-      this.x.phase = 'failed';
-      this.x.failure = e;
+      x.phase = 'failed';
+      x.failure = e;
       throw e;
+    } finally {
+      signal.removeEventListener('abort', stopping);
+      x.stop.end();
+      this.tellUndone();
     }
+  }
+
+  /** Its stop's budget ran out (STOP_BUDGET_MS): onError is told, once, what was left undone, and that nothing waits on it. */
+  private tellUndone(): void {
+    const { x, options: o } = this;
+    const undone = x.stop.leftUndone;
+    if (undone.length === 0) return;
+    x.told(new Error(`LeaderElector "${o.identity}" of lease "${o.leaseName}": its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${x.stop.ms / 1000} s a stop waits for it, and run() resolved. Nothing waits on them: a term not released runs out a lease duration after its last renewal, a successor's name left on the row is passed over, and a candidate row left behind answers no election and is collected once stale`));
   }
 
   /**
@@ -515,10 +540,12 @@ export class LeaderElector {
         await this.besideDone();
         // Candidacy goes before the lease is released, so the election the release starts cannot
         // pick this departing worker (it would never confirm, and its term would have to run out).
+        x.stop.doing = WITHDRAWING;
         standing.abort(INTERNAL_STOP);
         await candidacy;
         // the lease left so that no term waits for this worker (step.ts leave): released, given up, or left to run out; a write
         // onto its session in doubt settled before the hold goes (else the hold stays); a term it keeps taken off its live session
+        x.stop.doing = LEAVING_LEASE;
         await this.feed({ kind: 'leave', led, held: x.takeInDoubt?.session });
       } finally {
         stepDown?.();
@@ -884,6 +911,9 @@ export class LeaderElector {
       case 'renewCandidacy':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'sleep':
+        // a cancelled leader leading on for its heir: a wait of the stop's own, not counted against its budget (nor its Session's)
+        x.stop.extend(f.ms);
+        if (x.session) sessionSeam(x.session).stopAtLeast(x.stop.remainingMs);
         return { sent: x.time.sleep(f.ms), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'workFailure':
         // the user's work failing, told as such (as a callback's failure is): no DynamoDB fault to name
@@ -909,6 +939,11 @@ const STARTED = Promise.resolve();
 
 /** Whether `cause` is a fenced write of lease `lease`'s term with fencing token `token` refused (FencingError) or abandoned as the term was lost (LeaseLostError): step.ts' workFailed `fenced`. */
 const refusedInTerm = (cause: unknown, lease: string, token: number): boolean => (cause instanceof FencingError || cause instanceof LeaseLostError) && cause.leaseName === lease && cause.fencingToken === token;
+
+/** What a stop does, in order, as told when its budget cut it (LeaderElector.tellUndone). */
+const STEPPING_DOWN = 'its step-down (a look at the lease, a hand-over to its heir, or the request in flight)';
+const WITHDRAWING = 'the removal of its candidate row';
+const LEAVING_LEASE = 'its leaving of the lease row (its term released, or its name as successor given up)';
 
 /** Why a read the loop waited on was abandoned: run()'s signal aborted (Shell.reads). Never told to onError. */
 const READ_ABANDONED = new DOMException('the read was abandoned: the elector is stopping', 'AbortError');
@@ -991,6 +1026,8 @@ interface Shell {
    * the lease cannot be read (its requests throttled, or denied).
    */
   takeInDoubt: { readonly session: string; readonly release: () => void } | undefined;
+  /** Its stop's wait on DynamoDB, bounded (STOP_BUDGET_MS from run()'s signal aborting), shared with its candidacy: what it cut is told as run() resolves. */
+  readonly stop: StopBudget;
   /** Notes this elector's step-down as in progress until the function it returns is called (ElectorInternals.stepDowns; none on a simulated machine). */
   readonly stepDown: () => (() => void) | undefined;
 }

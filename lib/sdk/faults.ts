@@ -5,7 +5,7 @@
  * malformed row): it tells onError, once per try, what is wrong and what to check, and tries again.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Clock } from '../clock.js';
+import type { Clock, Timer } from '../clock.js';
 import { unsentTold, type Unsent } from '../connection-phase.js';
 import { ValidationError } from '../schemas/validation.js';
 import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
@@ -728,4 +728,136 @@ export function onRecovered(client: object, fn: () => void): () => void {
  */
 export function recovered(client: object): void {
   for (const fn of [...(recoveryListeners.get(client) ?? [])]) fn();
+}
+
+/**
+ * How long a stopping LeaderElector, LeaseCandidate or Session waits on DynamoDB, counted from
+ * run()'s signal aborting (a SIGTERM): then the requests of its stop still unanswered are abandoned,
+ * those it has yet to send fail unsent, run() resolves, and onError is told once what was left
+ * undone. Well inside the 30 s Kubernetes and ECS give a process between SIGTERM and SIGKILL. Safety
+ * needs none of a stop's writes (and none lands during an outage): a term not released runs out a
+ * lease duration after its last renewal, and a candidate or session row left behind goes stale and
+ * is collected. A leader's wait for its heir (leading on until its next renewal would be due, a
+ * hand-over's moment) is not counted.
+ */
+export const STOP_BUDGET_MS = 10_000;
+
+/**
+ * One stop's budget (STOP_BUDGET_MS from `start()`): once spent, `signal` aborts with an error of
+ * its own, abandoning every request `requests()` sent through it, and failing unsent those sent
+ * later, until `end()` (run() resolved: what runs on after it, a Session's look at a term left to run
+ * out, is bounded by its own bounds alone). A LeaderElector shares its budget with its candidacy.
+ */
+export class StopBudget {
+  private readonly controller = new AbortController();
+  /** Why its requests were abandoned (one error, told apart by identity: `cut`). */
+  private readonly reason: Error;
+  private timer: Timer | undefined;
+  private endsAt: number | undefined;
+  private ended = false;
+  /** Whether it cut a request (abandoned, or failed unsent). */
+  private cutShort = false;
+  /** What the stop is doing now: noted as left undone when a request of it fails. */
+  doing: string | undefined;
+  /** What the stop left undone (`failed`), in the order met. */
+  private readonly undone = new Set<string>();
+
+  constructor(
+    private readonly clock: Pick<Clock, 'setTimer' | 'monotonic'>,
+    readonly ms: number = STOP_BUDGET_MS,
+  ) {
+    // named as a timeout is (a request abandoned unanswered may have landed: mayHaveLanded)
+    this.reason = Object.assign(new Error(`DynamoDB did not answer within the ${ms} ms a stop waits: the request was abandoned`), { name: 'TimeoutError' });
+  }
+
+  /** Starts counting (the stop began); once started, again does nothing. */
+  start(): void {
+    if (this.endsAt !== undefined || this.ended) return;
+    this.endsAt = this.clock.monotonic() + this.ms;
+    this.arm();
+  }
+
+  /** A wait of the stop's own, `ms` long, is not counted (a leader leading on for its heir). */
+  extend(ms: number): void {
+    if (this.endsAt === undefined || this.spent || this.ended) return;
+    this.endsAt += ms;
+    this.arm();
+  }
+
+  /** How long it has left (Infinity before it started). */
+  get remainingMs(): number {
+    return this.endsAt === undefined ? Infinity : Math.max(0, this.endsAt - this.clock.monotonic());
+  }
+
+  /** Not spent for `ms` yet, at least: a Session whose elector leads on for its heir waits as long (its row's delete comes after). */
+  atLeast(ms: number): void {
+    if (this.endsAt === undefined || this.spent || this.ended || !Number.isFinite(ms)) return;
+    this.endsAt = Math.max(this.endsAt, this.clock.monotonic() + ms);
+    this.arm();
+  }
+
+  private arm(): void {
+    this.timer?.cancel();
+    this.timer = this.clock.setTimer(Math.max(0, this.endsAt! - this.clock.monotonic()), () => this.controller.abort(this.reason));
+  }
+
+  /** Whether it ran out. */
+  get spent(): boolean {
+    return this.controller.signal.aborted;
+  }
+
+  /**
+   * A request failed with `e`: during the stop, what it was doing is noted as left undone. True if
+   * the budget cut it: told only with the rest (leftUndone), as run() resolves.
+   */
+  failed(e: unknown): boolean {
+    if (this.endsAt !== undefined && !this.ended && this.doing !== undefined) this.undone.add(this.doing);
+    if (e !== this.reason) return false;
+    this.cutShort = true;
+    return true;
+  }
+
+  /** What the stop left undone, once its budget cut some of it (else nothing: each fault was told as it came). */
+  get leftUndone(): string[] {
+    return this.cutShort ? [...this.undone] : [];
+  }
+
+  /** run() resolved: its timer cancelled, and requests sent from now on are not the stop's. */
+  end(): void {
+    this.ended = true;
+    this.timer?.cancel();
+  }
+
+  /** Aborted once the budget is spent. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /**
+   * `client` whose requests, until `end()`, are abandoned once the budget is spent (sent after that,
+   * they fail unsent, with the same error); or, given `by`, once the signal it names as each is sent
+   * aborts (a Session's: cut only once it is leaving, its electors gone).
+   */
+  requests<C extends object>(client: C, by: () => AbortSignal = () => this.signal): C {
+    const own = client as unknown as { send(command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown> };
+    const bounded = Object.create(client) as C;
+    const send = (command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown> => {
+      if (this.ended) return own.send(command, options);
+      const stop = by();
+      if (stop.aborted) return Promise.reject(stop.reason);
+      const theirs = options?.abortSignal;
+      if (!theirs) return own.send(command, { ...options, abortSignal: stop });
+      // the caller's signal too: whichever aborts first
+      const either = new AbortController();
+      const offs = [theirs, stop].map((s) => {
+        const passOn = () => either.abort(s.reason);
+        if (s.aborted) passOn();
+        else s.addEventListener('abort', passOn, { once: true });
+        return () => s.removeEventListener('abort', passOn);
+      });
+      return own.send(command, { ...options, abortSignal: either.signal }).finally(() => offs.forEach((off) => off()));
+    };
+    Object.defineProperty(bounded, 'send', { value: send });
+    return bounded;
+  }
 }

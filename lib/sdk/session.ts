@@ -20,14 +20,14 @@ import { Name } from '../schemas/common.js';
 import { MAX_LEFT_TERMS, SESSION_COMPONENT, allLeasesSessionComponent, sessionComponent, sessionScope, sessionShard, type LeftTerm } from '../schemas/identity.js';
 import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
-import { errorSink, faultReporter, recovered, retryDelayMs } from './faults.js';
+import { errorSink, faultReporter, recovered, retryDelayMs, StopBudget } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
 import { holdsForLeft, renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, PeriodMs, StartUp, TablesSchema, deepFreeze, defaulted, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
 import { tableState } from './table-state.js';
-import type { StampClock } from './server-clock.js';
+import { ClockSkewError, type ClockDoubt, type StampClock } from './server-clock.js';
 
 export { SESSION_COMPONENT };
 
@@ -195,6 +195,8 @@ export interface SessionSeam {
    * until some are dropped. Returns the stamp.
    */
   leave(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number, stillHeld: () => Promise<boolean>): number;
+  /** A stopping elector leads on for its heir, its stop's budget `ms` from running out: the session's stop waits at least as long (its row's delete comes after). */
+  stopAtLeast(ms: number): void;
 }
 
 /** A term left to run out (SessionSeam.leave), as the Session keeps it until the lease shows it no more. */
@@ -271,6 +273,14 @@ export class Session {
   private signal: AbortSignal | undefined;
   /** Aborted (with LEAVING) once the session is leaving: the probe read a start waits on is abandoned (a lookup of DynamoDB's name that takes long, say). */
   private readonly departure = new AbortController();
+  /**
+   * Its stop's wait on DynamoDB, STOP_BUDGET_MS from run()'s signal aborting, counted against what it
+   * sends once it is leaving (every elector on it gone): a request then in flight and its row's
+   * delete. Its renewals while its electors stop are not cut: they serve those electors.
+   */
+  private readonly stop: StopBudget;
+  /** Aborted once it is leaving and its stop's budget is spent (cutIfLeaving): its requests are abandoned then. */
+  private readonly cut = new AbortController();
 
   /** @throws ValidationError naming each bad option */
   constructor(options: SessionOptions) {
@@ -280,10 +290,15 @@ export class Session {
     this.client = client;
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
-    // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
-    this.onError = faultReporter(errorSink(onError, 'Session', this.clock), 'Session', client, runningTableFault('Session', data.tables, IDENTITIES_ONLY));
-    // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts)
-    const requests = boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs));
+    // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are; a request its stop's budget cut is told once, as run() resolves
+    const report = faultReporter(errorSink(onError, 'Session', this.clock), 'Session', client, runningTableFault('Session', data.tables, IDENTITIES_ONLY));
+    this.onError = (e) => void ((this.leaving() && this.stop.failed(e)) || report(e));
+    // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts);
+    // once it is leaving, within its stop's budget too
+    this.stop = new StopBudget(this.clock);
+    this.stop.doing = 'its request in flight (a renewal of its row, or a new row)';
+    this.stop.signal.addEventListener('abort', () => this.cutIfLeaving(), { once: true });
+    const requests = this.stop.requests(boundedClient(client, this.clock, requestBoundMs(data.renewDeadlineMs)), () => this.cut.signal);
     this.store = new IdentityStore(requests, data.tables.identities);
     const reader = new SessionReader(requests, data.tables.identities, this.time);
     seams.set(this, {
@@ -293,6 +308,7 @@ export class Session {
       hold: (name, why) => this.hold(name, why),
       stamp: (name) => (this.name === name ? this.current?.read.item?.renewTime : undefined),
       leave: (lease, term, leaseDurationMs, stillHeld) => this.leave(lease, term, leaseDurationMs, stillHeld),
+      stopAtLeast: (ms) => this.stop.atLeast(ms),
     });
     this.options = deepFreeze(data);
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
@@ -453,11 +469,17 @@ export class Session {
     };
   }
 
-  /** Once leaving: the nap ends, and the probe read a start waits on is abandoned. */
+  /** Once leaving: the nap ends, the probe read a start waits on is abandoned, and its requests are cut if its stop's budget is spent. */
   private departIfLeaving(): void {
     if (!this.leaving()) return;
     this.nap?.end();
     this.departure.abort(LEAVING);
+    this.cutIfLeaving();
+  }
+
+  /** Leaving, its stop's budget spent: what it has in flight is abandoned, and what it would send fails unsent (its row's delete: the row goes stale and is collected). */
+  private cutIfLeaving(): void {
+    if (this.leaving() && this.stop.spent) this.cut.abort(this.stop.signal.reason);
   }
 
   /** Whether run()'s signal has aborted and every elector on the session has left: run() deletes the row and ends. */
@@ -491,7 +513,12 @@ export class Session {
     const unsleep = this.time.onSleep((sleptMs) => {
       if (this.current) this.end(this.current, `this machine slept ${Math.round(sleptMs)} ms, which its renew deadline on the monotonic clock did not count`);
     });
-    const depart = () => this.departIfLeaving();
+    // its stop's wait on DynamoDB counts from the signal (a SIGTERM), as its electors' do
+    const depart = () => {
+      this.stop.start();
+      this.departIfLeaving();
+    };
+    if (signal.aborted) this.stop.start();
     signal.addEventListener('abort', depart, { once: true });
     try {
       await this.runRows(signal, leaving);
@@ -499,6 +526,10 @@ export class Session {
       signal.removeEventListener('abort', depart);
       unsubscribe();
       unsleep();
+      this.stop.end();
+      const undone = this.stop.leftUndone;
+      if (undone.length > 0)
+        this.onError(new Error(`Session of process ${this.process}: its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${this.stop.ms / 1000} s a stop waits for it, and run() resolved. Nothing waits on it: the row goes stale ${this.options.maxLeaseDurationMs / 1000} s after its last renewal (maxLeaseDurationMs) and is collected`));
     }
   }
 
@@ -540,6 +571,7 @@ export class Session {
     const l = this.current;
     if (l) {
       this.end(l, undefined);
+      this.stop.doing = 'the delete of its row';
       try {
         await this.store.delete(l.read);
       } catch (e) {
@@ -573,6 +605,33 @@ export class Session {
     return this.time.check(this.options.maxClockErrorMs).ok;
   }
 
+  /** While no row can start for DynamoDB's time (start): since when (monotonic), and the causes told. */
+  private doubt: { readonly since: number; readonly told: Set<ClockDoubt['reason']> } | undefined;
+
+  /**
+   * No row started: DynamoDB's time is not known within maxClockErrorMs. Once that has lasted a
+   * renew deadline (a fresh estimate settles within a few answers), onError is told, as an elector
+   * is (a ClockSkewError): once a cause, until a row starts.
+   */
+  private doubted(): void {
+    const c = this.time.check(this.options.maxClockErrorMs);
+    if (c.ok) return;
+    const now = this.time.monotonic();
+    const d = (this.doubt ??= { since: now, told: new Set() });
+    if (d.told.has(c.reason) || now - d.since < this.options.renewDeadlineMs) return;
+    d.told.add(c.reason);
+    const e = new ClockSkewError(`Session of process ${this.process}`, c, this.options.maxClockErrorMs);
+    const why = e.message.slice(e.who.length + 2).replace(/; it does not lead until it knows \(a clock skew prevention\)$/, '');
+    const advice =
+      c.reason === 'uncertain'
+        ? "; check what slows DynamoDB's answers (a proxy, a congested or distant path): its time is pinned only by answers that take well under a second"
+        : c.reason === 'jumped'
+          ? '; it starts once later answers confirm the new measurement'
+          : '';
+    e.message = `${e.who}: ${why}; it has started no session row for ${Math.round((now - d.since) / 1000)} s and starts none until it knows (a clock skew prevention): its electors renew their leases themselves meanwhile (more writes, no lost leases)${advice}`;
+    this.onError(e);
+  }
+
   /** Writes a new session row; false when DynamoDB's time is not known well enough to stamp it yet (a read was made instead). */
   private async start(): Promise<boolean> {
     // too many terms left to name on a row: no row vouches for any of this process's terms meanwhile (its electors renew their own)
@@ -587,8 +646,9 @@ export class Session {
       // a response with DynamoDB's Date: the estimate settles, over a few, before the row is stamped
       await this.store.read(this.component, `${this.options.prefix}-probe`, true, this.departure.signal);
       this.answered();
-      if (!this.trusted()) return false;
+      if (!this.trusted()) return this.doubted(), false;
     }
+    this.doubt = undefined;
     // the partition's part of the name (sessionKey reads the row's partition from it)
     const scope = this.options.leaseNames ? sessionScope(this.options.leaseNames) : sessionShard(this.process);
     const name = `${scope}:${this.options.prefix}-${uniqueId(this.clock)}`;
@@ -656,7 +716,7 @@ export class Session {
       }
       return;
     }
-    // abandoned unanswered with MIN_RENEWAL_BOUND_MS left before the deadline (renewalBoundMs): another try still fits
+    // abandoned unanswered after half the time left before the deadline (renewalBoundMs): another try still fits
     const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic()));
     try {
       let sentAt = this.time.monotonic();
