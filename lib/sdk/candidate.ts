@@ -340,6 +340,8 @@ export class LeaseCandidate {
   private ownRevision = 0;
   /** The row's fields only others write, as this start-up last wrote or read them: a write that changed none of them is a claim. */
   private othersFields = '';
+  /** The row's renewTime as this start-up last wrote or read it: a claim leaves it as it was (one of its own renewals in doubt that landed does not). */
+  private ownRenewTime = 0;
   /** When (monotonic) the row was last read for a claim, and whether that read is in flight (claimsOnRow). */
   private claimsReadAt = -Infinity;
   private readingClaims = false;
@@ -434,10 +436,12 @@ export class LeaseCandidate {
   private async answerClaim(): Promise<void> {
     const row = (await this.store.read(this.options.leaseName, this.options.name, false)).item;
     if (row?.identity !== this.instance || row.revision <= this.ownRevision) return;
-    // a ping, a collection's mark or an operator's pin also raise it: answered all the same, told only when nothing else changed
-    const claim = othersFields(row) === this.othersFields;
+    // a ping, a collection's mark, an operator's pin, or a renewal of its own whose answer was lost (it landed) also
+    // raise it: answered all the same, told only when nothing else changed, renewTime included
+    const claim = othersFields(row) === this.othersFields && row.renewTime === this.ownRenewTime;
     this.ownRevision = row.revision;
     this.othersFields = othersFields(row);
+    this.ownRenewTime = row.renewTime;
     await this.renew();
     // the newcomer is not named: a claim on the candidate row is its revision alone
     if (claim) this.onError(new DuplicateIdentityError(this.options.name, this.options.leaseName, '(unnamed)', this.instance, 'held'));
@@ -671,6 +675,7 @@ export class LeaseCandidate {
       this.displacedBy = undefined;
       this.ownRevision = written.revision;
       this.othersFields = othersFields(written);
+      this.ownRenewTime = written.renewTime;
       return written;
     });
   }
@@ -706,6 +711,7 @@ export class LeaseCandidate {
       this.wroteAt = sentAt;
       this.displacedBy = undefined;
       this.ownRevision++; // a write of another's landed since is then read as one (claimsOnRow): answered by one more renewal
+      this.ownRenewTime = now;
       return;
     }
     const read = await this.store.read(this.options.leaseName, this.options.name);

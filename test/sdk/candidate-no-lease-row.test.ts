@@ -39,4 +39,20 @@ describe('a second start-up under a live worker’s identity, the lease without 
     expect(aErrors.map((e) => e.name)).toEqual(['DuplicateIdentityError']);
     await a.stop();
   });
+
+  it('a renewal of its own whose answer was lost (it landed) is answered, not told as a second start-up (the diff review)', async () => {
+    const log = new Log();
+    const errors: Error[] = [];
+    const a = startElector(t, log, 'w2', OPTIONS, { errors });
+    await a.elector.ready;
+    const store = new CandidateStore(t.client, t.names.candidates);
+    const row = (await store.read('norow', 'w2')).item!;
+    // what a renewal of a's candidacy leaves on the row when it lands and its answer never comes: the revision up, renewTime moved
+    expect(await store.renew('norow', 'w2', row.renewTime + 1, undefined, undefined, a.elector.instance)).toBe(true);
+    // a's candidacy reads its row while its elector finds no lease row, and answers with a renewal of its own
+    await waitFor('a renews after it', async () => ((await store.read('norow', 'w2')).item?.renewTime ?? 0) > row.renewTime + 1);
+    expect(errors.filter((e) => e.name === 'DuplicateIdentityError')).toEqual([]);
+    expect(a.elector.candidate!.healthy()).toBe(true);
+    await a.stop();
+  });
 });
