@@ -296,7 +296,7 @@ export class LeaseCandidate {
   /** The row's removal as it withdraws (and again later, a left-over row): each request bounded by MIN_REQUEST_BOUND_MS, not a claim window. */
   private readonly removals: CandidateStore;
   /** Its stop's wait on DynamoDB (STOP_BUDGET_MS from run()'s signal aborting): its LeaderElector's, or its own. */
-  private readonly stop: StopBudget;
+  private readonly stopBudget: StopBudget;
   /** What the row's times are read from (clockSync); durations use its monotonic clock. */
   private readonly clock: StampClock;
   private readonly onError: (e: Error) => void;
@@ -356,10 +356,10 @@ export class LeaseCandidate {
     this.session = session;
     // its reads and writes give up after a claim window: one that never answers must not stop the candidacy (bounded-client.ts);
     // as it stops, within its stop's budget, and its row's removal after a few seconds (a stop must not wait a claim window)
-    this.stop = internals.stop ?? new StopBudget(clock ?? systemClock);
-    const requests = this.stop.requests(boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs)));
+    this.stopBudget = internals.stop ?? new StopBudget(clock ?? systemClock);
+    const requests = this.stopBudget.requests(boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs)));
     this.store = new CandidateStore(requests, this.options.tables.candidates, internals.multiRegion === true);
-    this.removals = new CandidateStore(this.stop.requests(boundedClient(client, clock ?? systemClock, MIN_REQUEST_BOUND_MS)), this.options.tables.candidates, internals.multiRegion === true);
+    this.removals = new CandidateStore(this.stopBudget.requests(boundedClient(client, clock ?? systemClock, MIN_REQUEST_BOUND_MS)), this.options.tables.candidates, internals.multiRegion === true);
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     const unique = uniqueId(clock ?? systemClock);
     this.instance = instance ?? (session ? instanceOnSession(this.options.name, unique, session.process) : `${this.options.name}_${unique}`);
@@ -368,7 +368,7 @@ export class LeaseCandidate {
     const subject = `candidate "${this.options.name}" of lease "${this.options.leaseName}"`;
     const report = faultReporter(this.onError, subject, client, runningTableFault(subject, this.options.tables, LEASES_AND_CANDIDATES));
     // a request its stop's budget cut is told once, as run() resolves (its LeaderElector's, or tellUndone)
-    this.report = (e) => void (this.stop.failed(e) || report(e));
+    this.report = (e) => void (this.stopBudget.failed(e) || report(e));
     this.ownsStop = internals.stop === undefined;
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, LEASES_AND_CANDIDATES);
@@ -478,8 +478,8 @@ export class LeaseCandidate {
     if (!this.ownsStop) return this.stand(signal);
     // its stop's wait on DynamoDB counts from the signal, whatever is in flight then
     const stopping = () => {
-      this.stop.doing = 'the removal of its row';
-      this.stop.start();
+      this.stopBudget.doing = 'the removal of its row';
+      this.stopBudget.start();
     };
     if (signal.aborted) stopping();
     else signal.addEventListener('abort', stopping, { once: true });
@@ -487,10 +487,10 @@ export class LeaseCandidate {
       await this.stand(signal);
     } finally {
       signal.removeEventListener('abort', stopping);
-      this.stop.end();
-      const undone = this.stop.leftUndone;
+      this.stopBudget.end();
+      const undone = this.stopBudget.leftUndone;
       if (undone.length > 0)
-        this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}": its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${this.stop.ms / 1000} s a stop waits for it, and run() resolved. The row answers no election and is collected once stale`));
+        this.onError(new Error(`candidate "${this.options.name}" of lease "${this.options.leaseName}": its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${this.stopBudget.ms / 1000} s a stop waits for it, and run() resolved. The row answers no election and is collected once stale`));
     }
   }
 
