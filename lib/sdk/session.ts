@@ -22,7 +22,7 @@ import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { errorSink, faultReporter, recovered, retryDelayMs, StopBudget } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
-import { holdsForLeft, renewalBoundMs } from './step.js';
+import { holdsForLeft, pacedCadenceMs, renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, PeriodMs, StartUp, TablesSchema, deepFreeze, defaulted, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
@@ -583,11 +583,22 @@ export class Session {
   private retrying = false;
   /** Monotonic time the last renewal (or the read made instead of one) went out. */
   private triedAt = 0;
+  /** The round trip of the last renewal answered: how long DynamoDB takes to answer now (renewalBoundMs, pacedCadenceMs). */
+  private answerMs: number | undefined;
 
-  /** A renew interval less 137 ms, so the renewals meet DynamoDB's clock at ever other points of its second. */
+  /**
+   * A renew interval less 137 ms, so the renewals meet DynamoDB's clock at ever other points of its
+   * second; sooner where DynamoDB answers slowly (pacedCadenceMs).
+   */
   private get cadenceMs(): number {
     const stepped = this.options.renewIntervalMs - 137;
-    return stepped >= this.options.retryPeriodMs ? stepped : this.options.renewIntervalMs;
+    const cadenceMs = stepped >= this.options.retryPeriodMs ? stepped : this.options.renewIntervalMs;
+    return pacedCadenceMs({ cadenceMs, renewDeadlineMs: this.options.renewDeadlineMs, retryPeriodMs: this.options.retryPeriodMs }, this.answerMs);
+  }
+
+  /** How long a renewal of `l` sent now waits for its answer before it is abandoned (renewalBoundMs): another try still fits. */
+  private renewalBound(l: Live): ReturnType<typeof abortAfter> {
+    return abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic(), this.answerMs));
   }
 
   private async sleep(ms: number, signal: AbortSignal, leaving: () => boolean): Promise<void> {
@@ -716,10 +727,9 @@ export class Session {
       }
       return;
     }
-    // abandoned unanswered after half the time left before the deadline (renewalBoundMs): another try still fits
-    const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic()));
+    const bound = this.renewalBound(l);
+    let sentAt = this.time.monotonic();
     try {
-      let sentAt = this.time.monotonic();
       let out = await this.sendRenewal(l, bound.signal);
       for (let round = 1; out.kind === 'landedUnanswered'; round++) {
         // A renewal of this process landed and its answer was lost (or the SDK sent it again and
@@ -733,6 +743,7 @@ export class Session {
         out = await this.sendRenewal(l, bound.signal);
       }
       this.answered();
+      this.answerMs = this.time.monotonic() - sentAt;
       if (out.kind !== 'renewed') {
         // Someone other than this process wrote the row (or deleted it): whatever they wrote, the
         // stamp observers judge its terms by is no longer this process's word, so the session
@@ -757,6 +768,9 @@ export class Session {
       const ended = item.endedTerms ?? {};
       for (const x of [...this.listeners]) x.renewed(l.name, sentAt, ended);
     } catch (e) {
+      // abandoned unanswered: DynamoDB takes at least that long to answer now (a slow path, or a dead
+      // connection, which the next answer in time tells apart), so the next renewal goes out sooner and waits longer
+      if (bound.signal.aborted) this.answerMs = Math.max(this.answerMs ?? 0, this.time.monotonic() - sentAt);
       this.failing = true;
       this.counts.failedRenewals++;
       this.onError(e as Error);
@@ -779,7 +793,7 @@ export class Session {
    * renewal of this process that landed unanswered is written over the same way.
    */
   private async nameLeft(l: Live): Promise<void> {
-    const bound = abortAfter(this.time, renewalBoundMs(l.renewedAt + this.options.renewDeadlineMs - this.time.monotonic()));
+    const bound = this.renewalBound(l);
     try {
       let out = await this.sendRenewal(l, bound.signal, true);
       for (let round = 1; out.kind === 'landedUnanswered'; round++) {

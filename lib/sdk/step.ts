@@ -1039,6 +1039,19 @@ export const MIN_RENEWAL_BOUND_MS = 1_000;
 export const renewalBoundMs = (leftMs: number, answerMs = 0): number =>
   Math.max(MIN_RENEWAL_BOUND_MS, leftMs / 2, Math.min(leftMs - MIN_RENEWAL_BOUND_MS, 1.5 * answerMs));
 
+/**
+ * How long after a renewal was sent the next goes out: every `cadenceMs`, or, where DynamoDB answers
+ * so slowly (`answerMs`, the last answer's round trip) that a renewal sent then would not be given
+ * half again that (renewalBoundMs), early enough that it is, with a try again MIN_RENEWAL_BOUND_MS
+ * before the renew deadline; never sooner than a retry period. A Session renewing every 5 s against
+ * a 7.5 s deadline otherwise never renewed on a DynamoDB answering in 1.5 s (each renewal abandoned,
+ * its electors renewing every lease themselves), and a leader lost every term on one answering in 3.5 s.
+ */
+export function pacedCadenceMs(o: { readonly cadenceMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }, answerMs = 0): number {
+  if (renewalBoundMs(o.renewDeadlineMs - o.cadenceMs, answerMs) >= 1.5 * answerMs) return o.cadenceMs;
+  return Math.min(o.cadenceMs, Math.max(o.retryPeriodMs, o.renewDeadlineMs - MIN_RENEWAL_BOUND_MS - 1.5 * answerMs));
+}
+
 /** How long a follower's fallback waits before it takes a lease last seen held on a session: until its holder has stopped. */
 export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; readonly renewDeadlineMs: number; readonly retryPeriodMs: number }): number {
   return Math.ceil(1.1 * o.sessionBackstopMs) + o.renewDeadlineMs + o.retryPeriodMs;
@@ -1995,7 +2008,7 @@ export function nextStepDelay(s: Settings, st: State, at: Moment, draw: () => nu
     const onLiveSession = l.session !== undefined && at.session === l.session;
     // as rarely as its followers: a term ended while the functions are down is not taken by a follower's fallback before this read (sessionFallbackMs)
     const holderBackstopMs = SESSION_QUIET_LEASES * s.leaseDurationMs;
-    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, triedAt: l.triedAt, contended: l.contended, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: s.cadenceMs, renewedAt: l.renewedAt, now: at.now, random: (onLiveSession && pushLive) || (l.retrying && l.contended > 0) ? draw() : 0 });
+    planned = leaderDelay({ onLiveSession, pushLive, holderBackstopMs, retrying: l.retrying, triedAt: l.triedAt, contended: l.contended, everyRetryPeriod: s.everyRetryPeriod === true, retryPeriodMs: s.retryPeriodMs, cadenceMs: pacedCadenceMs(s, l.answerMs), renewedAt: l.renewedAt, now: at.now, random: (onLiveSession && pushLive) || (l.retrying && l.contended > 0) ? draw() : 0 });
     if (!at.clock.ok && !onLiveSession) planned = doubtingLeaderDelay(planned, l.renewedAt + s.renewDeadlineMs, at.now);
   } else planned = followerDelay(s, st, at, pushLive, draw(), at.clock.ok ? at.offset : undefined);
   const clockKnown = at.clock.ok;
@@ -2318,6 +2331,9 @@ const look = (state: State, consistent: boolean, reportFault: boolean, rest: rea
 const inTermMs = (s: Settings, lead: Lead, now: number): number => renewalBoundMs(lead.renewedAt + s.renewDeadlineMs - now, lead.answerMs);
 const steppedDown = (state: State, led: SteppedDown, fx: Effect[]): Step => ({ state, effects: [...fx, { kind: 'steppedDown', led }] });
 
+/** Whether the leader's renewal is due (or its last try failed) within `ms` of `now`. */
+const renewalDueWithin = (s: Settings, lead: Lead, now: number, ms: number): boolean => lead.retrying || now + ms >= lead.renewedAt + pacedCadenceMs(s, lead.answerMs);
+
 /** The leader's step: renews its term, or reads the lease (woken, on its live session, or the clock in doubt). */
 function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at: Moment, fx: Effect[], rest: readonly Next[] = []): Step {
   // client-go: past its renew deadline it stops, never renews. A loop stalled past it (a busy machine) may see
@@ -2327,8 +2343,12 @@ function leaderStepNow(s: Settings, state: State, lead: Lead, woken: boolean, at
     if (!st.lead) return go(s, st, rest, {}, at, fx);
   }
   const withinMs = inTermMs(s, lead, at.now);
-  if (woken) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx, withinMs);
-  if (lead.session !== undefined && at.session === lead.session) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx, withinMs);
+  const onSession = lead.session !== undefined && at.session === lead.session;
+  // woken, it reads the lease (the wake may be the coordinator's word on this term), unless it renews
+  // its term itself and the renewal falls due before that read and one more request are answered (a
+  // slow DynamoDB): it renews now, whose answer shows the row as the read's would
+  if (woken && (onSession || !renewalDueWithin(s, lead, at.now, 2 * (lead.answerMs ?? 0)))) return look(state, true, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: false }, ...rest], fx, withinMs);
+  if (onSession) return look(state, false, false, [{ k: 'read', no: lead.no, rev: lead.lease?.revision ?? 0, recheck: true }, ...rest], fx, withinMs);
   const j = vouch(s, { ...state, lead: { ...lead, retrying: true, triedAt: at.now } }, at, fx); // retrying until this renewal succeeds
   // read instead (its Date header is a sample): renewed as soon as that settles the doubt, not a retry period on (a woken leader's term may not last that long)
   if (!j.trusted) return look(j.state, true, false, [{ k: 'resampled', no: lead.no }, ...rest], fx, withinMs);

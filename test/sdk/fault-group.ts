@@ -32,3 +32,10 @@ export async function group(opts: Partial<LeaderElectorOptions> = {}) {
   const successor = es.find((e) => e.elector.options.identity === held)!;
   return { sim, es, leader, successor, errors: (e: SimElector) => errors.get(e.elector.options.identity)! };
 }
+
+/** group(), then 20 s more: its successor settled on the lease. */
+export async function settledGroup(opts: Partial<LeaderElectorOptions> = {}) {
+  const g = await group(opts);
+  await g.sim.run(20_000);
+  return g;
+}

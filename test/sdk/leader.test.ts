@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { declinePatch } from '../../lib/stores/lease-store.js';
-import { afterLeaving, afterRenewal, decideLeader, departure, LEAVING_READS, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterLeaving, afterRenewal, decideLeader, departure, LEAVING_READS, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, pacedCadenceMs, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', leaseDurationMs: 15_000, renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1', shortMs: 0 };
@@ -228,6 +228,22 @@ describe('renewalBoundMs: how long a renewal waits for its answer', () => {
     { name: 'a healthy DynamoDB (10 ms): half the time left', left: 4_137, answer: 10, want: 2_068.5 },
     { name: 'past the deadline: the least bound (the deadline has stopped the term; the request is let go)', left: -200, want: MIN_RENEWAL_BOUND_MS },
   ])('$name', ({ left, want, answer }: { left: number; want: number; answer?: number }) => expect(renewalBoundMs(left, answer)).toBe(want));
+});
+
+describe('pacedCadenceMs: how long after a renewal was sent the next goes out', () => {
+  const leader = { cadenceMs: 5_863, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+  const session = { cadenceMs: 4_863, renewDeadlineMs: 7_500, retryPeriodMs: 1_500 };
+  it.each([
+    { name: 'a healthy DynamoDB (10 ms): the cadence', o: leader, answer: 10, want: 5_863 },
+    { name: 'no answer known yet: the cadence', o: leader, want: 5_863 },
+    { name: 'a leader on a DynamoDB answering in 2 s: the cadence still leaves the renewal 3 s and a try again 1 s', o: leader, answer: 2_000, want: 5_863 },
+    // before: every 5,863 ms, 4,137 ms before the deadline: a renewal given 3,137 ms, abandoned, the term lost every cycle
+    { name: 'a leader on one answering in 4 s: sooner, 6 s and 1 s before the deadline', o: leader, answer: 4_000, want: 3_000 },
+    // before: every 4,863 ms, 2,637 ms before the deadline: a renewal given 1,637 ms at the most, each abandoned
+    { name: 'a Session on one answering in 1.5 s: sooner, 2.25 s and 1 s before the deadline', o: session, answer: 1_500, want: 4_250 },
+    { name: 'never sooner than a retry period (no hot loop, however slow)', o: session, answer: 6_000, want: 1_500 },
+    { name: 'timings shorter than the least bound (a 1 s renew deadline): the cadence, on a healthy DynamoDB', o: { cadenceMs: 663, renewDeadlineMs: 1_000, retryPeriodMs: 200 }, answer: 5, want: 663 },
+  ])('$name', ({ o, answer, want }: { o: typeof leader; answer?: number; want: number }) => expect(pacedCadenceMs(o, answer)).toBe(want));
 });
 
 describe('handOffDelay: a cancelled leader with an heir leads on until the heir reads', () => {

@@ -13,7 +13,7 @@ import { maxFailingRequestsPerSecond } from '../../lib/sdk/faults.js';
 import { DynamoDBRefusedError, DynamoDBUnreachableError, FencingError, IdentityLeaseHeartbeat, LeaderStalledError, LeaderWorkError, TableNotFoundError } from '../../lib/sdk/index.js';
 import { TABLES } from '../../lib/tables.js';
 import { LATENCY_MS, Sim, type Machine, type SimElector } from '../../sim/harness.js';
-import { CLIENT_GO, CONFIG, L, bound, group, leaders, onLeases } from './fault-group.js';
+import { CLIENT_GO, CONFIG, L, bound, leaders, onLeases, settledGroup } from './fault-group.js';
 
 
 const leaseWrites = (sim: Sim, m: Machine, from: number) => m.sent.filter((r) => r.at >= from && onLeases(sim, r) && ['PutItem', 'UpdateItem'].includes(r.operation));
@@ -35,13 +35,6 @@ const settledOf = (p: Promise<void>) => {
   p.then(() => (s.v = 'resolved'), () => (s.v = 'rejected'));
   return s;
 };
-
-/** `group()`, then a settled term (20 s). */
-async function settledGroup(opts: Partial<LeaderElectorOptions> = {}) {
-  const g = await group(opts);
-  await g.sim.run(20_000);
-  return g;
-}
 
 describe('credentials that expire mid-term, then come back', () => {
   it.each([
