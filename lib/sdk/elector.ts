@@ -11,7 +11,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
 import { candidateWith, DuplicateIdentityError, LeaseCandidate, noLeaseRow } from './candidate.js';
-import { fencedItemWrite, fencedTransactWrite, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
+import { fencedItemWrite, fencedTransactWriteInTerm, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor, LEASES_AND_IDENTITIES } from './options.js';
 import { tableState } from './table-state.js';
@@ -81,6 +81,20 @@ export function electorWith(internals: ElectorInternals, options: AnyLeaderElect
   } finally {
     building = {};
   }
+}
+
+/** Each term onStartedLeading was given, and how its elector hears of a write of it refused (LeaderElector's refusedBy). */
+const refusals = new WeakMap<LeadingTerm, (e: unknown) => void>();
+
+/**
+ * Tells the elector that led `term` (the LeadingTerm its onStartedLeading was given) of `e`, an
+ * error a write of that term made without its `fencedWrite` or `fencedItemWrite` rejected with
+ * (withLease's term handle, which writes with its function's signal): a FencingError from
+ * DynamoDB's fence has the leader read its lease at once, as one of its own fenced writes does.
+ * @internal
+ */
+export function refusedInTermOf(term: LeadingTerm, e: unknown): void {
+  refusals.get(term)?.(e);
 }
 
 /**
@@ -309,9 +323,12 @@ export class LeaderElector {
    * lands, if ever, only while the lease is still in this term. One unanswered within the elector's request bound (its retry
    * period, at least 5 s) while the term lives is abandoned as a timeout (an Error named
    * TimeoutError, as the AWS SDK names one): it may have landed, in this term. The fence's check reads the lease row, so a write that meets
-   * this worker's own renewal of it is cancelled (TransactionCanceledException, TransactionConflict
-   * at the last item): nothing was written, send it again. (The renewal, refused in turn by a
-   * transaction in flight, tries again within moments: busy fenced writes cost no term.)
+   * this worker's own renewal of it (or another fenced write) is cancelled, nothing written, and
+   * sent again a moment later (20 ms, half again as long each time, jittered), FENCE_CONFLICT_TRIES
+   * (4) tries at most; then it rejects with DynamoDB's TransactionCanceledException (TransactionConflict
+   * at the last item), which says to send it again. (The renewal, refused in turn by a transaction in
+   * flight, tries again within moments: busy fenced writes cost no term.) Its own condition
+   * failing (the fence passed) is a ConflictError naming the items, DynamoDB's error its cause.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     return this.transact(this.current(), input);
@@ -338,7 +355,7 @@ export class LeaderElector {
   /** fencedWrite in the term `by` (refused when there is none: its worker does not lead, or the term has ended). */
   private transact(by: FencedBy | FencingError | undefined, input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {
     if (this.options.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
-    return this.inTerm(by, (term, signal) => fencedTransactWrite(this.x.requests, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input));
+    return this.inTerm(by, (term, signal) => fencedTransactWriteInTerm(this.x.requests, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input, { clock: this.x.time, retryPeriodMs: this.options.retryPeriodMs }));
   }
 
   /** fencedItemWrite in the term `by`. */
@@ -351,13 +368,17 @@ export class LeaderElector {
     if (by instanceof FencingError) return Promise.reject(by);
     if (!by) return Promise.reject(new FencingError(this.options.leaseName, undefined, 'this worker is not leading'));
     const { term, ends } = by;
-    // refused by DynamoDB's fence: the lease moved on, so the leader reads it now (as woken), not at its next renewal
     const sent = (signal: AbortSignal) =>
       write(term, signal).catch((e: unknown) => {
-        if (e instanceof FencingError && !ends.aborted) this.note({ kind: 'wake', revision: undefined });
+        this.refusedBy(e, ends);
         throw e;
       });
     return untilTermEnds(ends, () => new LeaseLostError(this.options.leaseName, term.fencingToken, ends.reason as StopReason), sent);
+  }
+
+  /** A write of the term `ends` ends failed with `e`: refused by DynamoDB's fence, the lease moved on, so the leader reads it now (as woken), not at its next renewal. */
+  private refusedBy(e: unknown, ends: AbortSignal): void {
+    if (e instanceof FencingError && !ends.aborted) this.note({ kind: 'wake', revision: undefined });
   }
 
   /**
@@ -874,6 +895,7 @@ export class LeaderElector {
         // this term's own fenced writes: refused once it ends, whatever term this worker leads by then
         const by = (): FencedBy | FencingError => (this.isLeader(), controller.signal.aborted ? new FencingError(o.leaseName, token, `its term ended (${String(controller.signal.reason)})`) : { term, ends: controller.signal });
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
+        refusals.set(leading, (e) => this.refusedBy(e, controller.signal));
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         // (`fenced`: the work stopped on this term's own write refused by its fence, which the step takes as the term over)
         const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, fenced: refusedInTerm(cause, o.leaseName, token), random: x.time.random() }));

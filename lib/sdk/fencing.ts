@@ -8,6 +8,7 @@ import {
   type PutItemCommandOutput,
   type UpdateItemCommandInput,
   type UpdateItemCommandOutput,
+  type TransactWriteItem,
   type TransactWriteItemsCommandInput,
   type TransactWriteItemsCommandOutput,
 } from '@aws-sdk/client-dynamodb';
@@ -16,8 +17,10 @@ import * as z from 'zod';
 import { FencingToken } from '../schemas/fencing-token.js';
 import { LeaseName } from '../schemas/lease.js';
 import { ValidationError, parse } from '../schemas/validation.js';
+import { ConflictError } from '../stores/errors.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
-import type { StopReason } from './step.js';
+import type { Clock } from '../clock.js';
+import { contendedRetryMs, type StopReason } from './step.js';
 import { NotDynamoDBError } from '../dynamodb-answers.js';
 import { fromDynamoDB } from './faults.js';
 
@@ -105,8 +108,14 @@ export function untilTermEnds<T>(term: AbortSignal, lost: () => unknown, write: 
 /**
  * Runs `input` as one DynamoDB transaction with an extra ConditionCheck: the lease's holder and
  * fencing token are still `term`'s (the "sequence number" of the old HA proposal). A deposed or
- * paused leader's write fails with FencingError and writes nothing; any other cancellation is
- * rethrown as DynamoDB reported it. `signal` (the work's, say) abandons the request when it aborts.
+ * paused leader's write fails with FencingError and writes nothing. One whose own condition
+ * failed while the fence passed is a ConflictError naming the items (`TransactItems[i]`), DynamoDB's
+ * error (its `CancellationReasons`, the fence's last) its `cause`. One whose fence met a write of the
+ * lease row in progress (the leader's renewal, or another fenced write: TransactionConflict at the
+ * fence) wrote nothing, its message saying to send it again: LeaderElector's and withLease's
+ * term writes send it again themselves, a moment later, up to FENCE_CONFLICT_TRIES tries. Any
+ * other cancellation is rethrown as DynamoDB reported it. `signal` (the work's, say) abandons the
+ * request when it aborts.
  */
 export async function fencedTransactWrite(
   client: DynamoDBClient,
@@ -142,10 +151,75 @@ export async function fencedTransactWrite(
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
       throw new FencingError(fence.leaseName, fence.term.fencingToken);
     }
+    if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'None') {
+      // the fence passed: the caller's own condition failed (DynamoDB's message names the reasons, the fence's among them, not which item is whose)
+      const failed = items.flatMap((_, k) => (reasons[k]?.Code === 'ConditionalCheckFailed' ? [k] : []));
+      if (failed.length > 0) throw ownConditionFailed(e, fence.leaseName, items, failed);
+    }
+    if (fenceConflicted(e, items.length))
+      e.message = `${e.message} - the fence (TransactItems[${items.length}], a ConditionCheck of lease "${fence.leaseName}") met a write of the lease row in progress (the leader's renewal, or another fenced write): nothing was written; send it again`;
     if (e instanceof NotDynamoDBError) throw answerInDoubt(e, `fencedTransactWrite on lease "${fence.leaseName}"`);
     const named = items.map((i, k) => `${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName} (TransactItems[${k}])`);
     throw missingTableNamed(e, [...named, `${fence.table} (the fence on lease "${fence.leaseName}": the leases table of the \`tables\` option)`]);
   }
+}
+
+/**
+ * Tries of a term's fenced transaction whose fence met a write of the lease row in progress: the
+ * first, and up to three more.
+ * @internal
+ */
+export const FENCE_CONFLICT_TRIES = 4;
+
+/**
+ * fencedTransactWrite as a term's own writes make it (LeaderElector's fencedWrite, withLease's
+ * `fencedWrite` and `complete(items)`): one its fence met a write of the lease row in progress
+ * cancels (TransactionConflict at the fence: nothing written; the leader's renewal holds the row
+ * for about a request's time) is sent again after contendedRetryMs on `clock` (20 ms, half again as
+ * long each time, jittered, as the renewal it met tries again), FENCE_CONFLICT_TRIES tries at most;
+ * then it rejects with DynamoDB's error, which says to send it again. The pause ends, and nothing
+ * more is sent, once `fence.signal` aborts.
+ * @internal
+ */
+export async function fencedTransactWriteInTerm(
+  client: DynamoDBClient,
+  fence: { table: string; leaseName: string; term: Term; signal?: AbortSignal },
+  input: TransactWriteItemsCommandInput,
+  pause: { clock: Clock; retryPeriodMs: number },
+): Promise<TransactWriteItemsCommandOutput> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await fencedTransactWrite(client, fence, input);
+    } catch (e) {
+      if (tries >= FENCE_CONFLICT_TRIES || !fenceConflicted(e, input.TransactItems?.length ?? 0)) throw e;
+      await pause.clock.sleep(contendedRetryMs(tries, pause.retryPeriodMs, pause.clock.random()), fence.signal);
+      if (fence.signal?.aborted) throw e;
+    }
+  }
+}
+
+/** Whether a fenced transaction of `items` items was cancelled because its fence (the item after them) met a write of the lease row in progress. */
+function fenceConflicted(e: unknown, items: number): e is Error {
+  const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+  return e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items]?.Code === 'TransactionConflict';
+}
+
+/**
+ * A fenced transaction whose fence passed and whose caller's items `failed` (their indexes in
+ * TransactItems) failed their own conditions: a ConflictError naming them, DynamoDB's error (its
+ * CancellationReasons) its cause. Nothing was written.
+ */
+function ownConditionFailed(e: Error, leaseName: string, items: readonly TransactWriteItem[], failed: readonly number[]): ConflictError {
+  const named = failed.map((k) => {
+    const i = items[k]!;
+    const op = i.Put ? 'Put' : i.Update ? 'Update' : i.Delete ? 'Delete' : 'ConditionCheck';
+    return `TransactItems[${k}] (${op} on table "${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName}")`;
+  });
+  const which = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} and ${named.at(-1)!}`;
+  const conflict = new ConflictError(`${which} of a fenced write on lease "${leaseName}"`, undefined);
+  conflict.message = `fenced write on lease "${leaseName}": ${which} failed ${failed.length === 1 ? 'its' : 'their'} own condition (ConditionalCheckFailed); the fence passed (the lease is still in this term), and nothing was written. DynamoDB's CancellationReasons are on this error's cause, the fence's last`;
+  conflict.cause = e;
+  return conflict;
 }
 
 /**

@@ -335,13 +335,20 @@ export interface LeaseTerm {
    * with the signal's reason then; one made after is refused with it, nothing sent. Unanswered
    * within a retry period (at least 5 s) while the term lives, it rejects as a timeout
    * (TimeoutError), its outcome unknown. Abandoned, it lands, if ever, only while the lease is
-   * still in this term.
+   * still in this term. Refused by DynamoDB's fence, it has the run read its lease at once: the
+   * signal aborts, and held() turns false, a read later (and the run, if the function returns
+   * anyway, rejects with LeaseLostError). Its own condition failing while the fence passed is a
+   * ConflictError naming the items (`TransactItems[i]`), DynamoDB's error its `cause`. Met by a
+   * write of the lease row in progress (the run's own renewal: TransactionConflict at the fence),
+   * it is sent again a moment later, four tries at most, then rejects with DynamoDB's
+   * TransactionCanceledException, which says to send it again; nothing of it was written.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
   /**
    * Writes one of the application's own items fenced by the token it carries (`fencedItemWrite`):
    * refused with FencingError once a newer term has written the item. No transaction: works on
-   * multi-Region tables too. Ended by the function's signal, and bounded, as fencedWrite is.
+   * multi-Region tables too. Ended by the function's signal, bounded, and its refusal heard, as
+   * fencedWrite's are.
    */
   fencedItemWrite(input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput>;
   /**
@@ -364,7 +371,9 @@ export interface LeaseTerm {
    * before the row read back tells whether it landed): the mark landed, and the next run skips the
    * window, or it did not, and the next run does it
    * @throws ConflictError when the window's row changed since this run read it, which only a write
-   * from outside the term can do (an operator's, a restore): nothing written
+   * from outside the term can do (an operator's, a restore), or when an item's own condition failed
+   * (named by its index in `items`, `TransactItems[i]`; DynamoDB's error its `cause`): nothing
+   * written. Met by the run's own renewal, the transaction is sent again as fencedWrite's is.
    */
   complete(items?: readonly TransactWriteItem[]): Promise<void>;
 }

@@ -23,8 +23,8 @@ import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
 import type { LeaseLock } from './lock.js';
-import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, type ElectorInternals, type StopReason } from './elector.js';
-import { FencingError, LeaseLostError, MAX_TRANSACTION_ITEMS, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWrite, untilTermEnds } from './fencing.js';
+import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, refusedInTermOf, type ElectorInternals, type LeadingTerm, type StopReason } from './elector.js';
+import { FencingError, LeaseLostError, MAX_TRANSACTION_ITEMS, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWriteInTerm, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, TableWait, stampClockFor, tableNotThere, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -51,18 +51,21 @@ import { candidacyRequired, parseWithLeaseOptions, scheduledAtIssue, type RunOnc
  *   `complete(items)` of fn failed, its error caught by fn: then it rejects with that error and the
  *   window stays open, unless a mark of this run landed all the same (read back).
  * - Rejects with fn's error when fn threw, or with LeaseLostError when the term ended before fn
- *   returned, or before its window's mark was answered (its work may be incomplete). With run-once
- *   the window is then open for the next run, unless this run's mark, sent and abandoned as the term
- *   ended, lands after all: the next run then skips it. Never both: the next run's claim of the
- *   window refuses a mark still on its way, so at most one run marks it.
+ *   returned (a write of it refused by DynamoDB, a FencingError fn caught, shows so though the
+ *   elector had not yet read the lease), or before its window's mark was answered (its work may be
+ *   incomplete). With run-once the window is then open for the next run, unless this run's mark,
+ *   sent and abandoned as the term ended, lands after all: the next run then skips it. Never both:
+ *   the next run's claim of the window refuses a mark still on its way, so at most one run marks it.
  * - A call on `term` that fn awaits (`fencedWrite`, `fencedItemWrite`, `complete()` and the read
  *   back of a mark whose answer was lost) ends with fn's `signal`: as the term ends (LeaseLostError)
  *   or the caller's `signal` aborts (its reason), a call still unanswered is abandoned, its request
  *   aborted, and rejects with that reason; made after, it is refused with it, nothing sent. While
  *   the term lives, one unanswered within a retry period (at least 5 s) rejects as a timeout
- *   (TimeoutError), its outcome unknown. fn is never held past its signal by this library;
- *   a function that returns after a cancel has its window marked all the same (not after a
- *   `complete(items)` of it failed: the call then rejects with that error).
+ *   (TimeoutError), its outcome unknown. One DynamoDB refuses (FencingError: the lease moved on)
+ *   has the elector read the lease at once, as its own fenced writes do: `signal` aborts, and
+ *   `held()` turns false, as soon as that read shows the term gone. fn is never held past its
+ *   signal by this library; a function that returns after a cancel has its window marked all the
+ *   same (not after a `complete(items)` of it failed: the call then rejects with that error).
  * @throws ValidationError naming each bad option
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); a table still being created (CREATING) is waited for, read again with backoff as a worker's start-up is, until it answers or the `signal` option aborts (the call then rejects with its reason)
  * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried)
@@ -154,8 +157,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report, cancel);
   if (looked.judged !== undefined && lease?.holderIdentity !== undefined && !isStale(looked.judged, time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
-  let started: ((t: { signal: AbortSignal; term: Term }) => void) | undefined;
-  const leading = new Promise<{ signal: AbortSignal; term: Term }>((resolve) => (started = resolve));
+  // the term's signal, the term, and the elector's own handle on it (what a refused write of it is told to)
+  let started: ((t: { signal: AbortSignal; term: Term; leading: LeadingTerm }) => void) | undefined;
+  const leading = new Promise<{ signal: AbortSignal; term: Term; leading: LeadingTerm }>((resolve) => (started = resolve));
   // giving up at once: another run took the lease first (not the stale holder this run found)
   let overtaken: ((value: undefined) => void) | undefined;
   const beaten = new Promise<undefined>((resolve) => (overtaken = resolve));
@@ -231,7 +235,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       ...(o.onError ? { onError: o.onError } : {}),
       callbacks: {
         onStartedLeading(signal, t) {
-          started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken } });
+          started?.({ signal, term: { holderIdentity: identity, fencingToken: t.fencingToken }, leading: t });
         },
         onStoppedLeading(info) {
           stopped = info.reason;
@@ -290,6 +294,22 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // what ends a call: the term (the window's claim, withLease's own mark), or fn's signal (fn's calls on its term: the term's end, or the caller's cancel)
     const theTerm: Ends = { signal: got.signal, error: () => new LeaseLostError(leaseName, term.fencingToken, got.signal.reason as StopReason) };
     const fnSignal: Ends = { signal, error: () => signal.reason };
+    // A write of the term DynamoDB refused (FencingError): the lease had moved on by then, whatever
+    // the elector has read since. Told to the elector, which reads its lease at once (as after a
+    // refusal of its own fenced writes): held() turns false and the signal aborts as soon as that
+    // read shows the term gone. A function that catches the refusal and returns before then did not
+    // run in its term: the call rejects with LeaseLostError.
+    let refused = false;
+    const refusal = (e: unknown): unknown => {
+      if (e instanceof FencingError) {
+        refused = true;
+        refusedInTermOf(got.leading, e);
+      }
+      return e;
+    };
+    const fenced = <R>(write: Promise<R>): Promise<R> => write.catch((e: unknown) => Promise.reject(refusal(e)));
+    // a transaction of the term whose fence met a write of the lease row in progress goes again a moment later, as the elector's own do
+    const inTerm = { clock, retryPeriodMs: elector.options.retryPeriodMs };
     // The window's row is on the candidates table, which a first-come run's elector neither stands on
     // nor reads: the claim may be the call's first request to it, and meet it still being made
     // (CREATING: DynamoDB's missing table). Waited for in the term, as the first look waits
@@ -361,7 +381,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (items.length === 0) {
         // the window's row alone: one conditional write, fenced by the row's claim
         sentItems.push(items);
-        if (!(await until(ends, (s) => rows.complete(leaseName, row, runs, done, term.fencingToken, s)).catch(landed))) throw new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row');
+        if (!(await until(ends, (s) => rows.complete(leaseName, row, runs, done, term.fencingToken, s)).catch(landed))) throw refusal(new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row'));
       } else {
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
         // the window's row and the fence take two of a transaction's items: refused before anything is sent or read
@@ -372,9 +392,12 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         const item = rows.writeItem(leaseName, row, runs, done, term.fencingToken);
         const send = (s: AbortSignal) => {
           sentItems.push(items);
-          return fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal: s }, { TransactItems: [...items, item] });
+          return fenced(fencedTransactWriteInTerm(requests, { table: o.tables.leases, leaseName, term, signal: s }, { TransactItems: [...items, item] }, inTerm));
         };
         await until(ends, send).catch(async (e: unknown) => {
+          // refused by the fence, no earlier mark of this run sent: nothing of it landed, nothing to read
+          // back (a read the elector's, woken by the refusal, would race: the term's end abandons it)
+          if (e instanceof FencingError && sentItems.length === 1) throw e;
           if (!refusedAt(e, items.length)) return landed(e); // all or nothing: a mark that landed is the caller's items written
           // refused by the row: a write from outside the term, a newer term's claim, or this run's own earlier mark, unanswered, that landed
           await landed(new ConflictError(`run-once window "${window}" of lease "${leaseName}" (its row changed since this run read it, by a write from outside the term, or a newer term claimed it)`, undefined));
@@ -404,10 +427,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       },
       fencedWrite(input) {
         if (o.multiRegion) return Promise.reject(new RangeError(NO_TRANSACTIONS));
-        return fnWrite((s) => fencedTransactWrite(requests, { table: o.tables.leases, leaseName, term, signal: s }, input));
+        return fnWrite((s) => fenced(fencedTransactWriteInTerm(requests, { table: o.tables.leases, leaseName, term, signal: s }, input, inTerm)));
       },
       fencedItemWrite(input, attribute) {
-        return fnWrite((s) => fencedItemWrite(requests, { leaseName, fencingToken: term.fencingToken, signal: s, ...(attribute !== undefined ? { attribute } : {}) }, input));
+        return fnWrite((s) => fenced(fencedItemWrite(requests, { leaseName, fencingToken: term.fencingToken, signal: s, ...(attribute !== undefined ? { attribute } : {}) }, input)));
       },
       complete(items: readonly TransactWriteItem[] = []): Promise<void> {
         const marking = mark(items, fnSignal);
@@ -441,6 +464,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (!(await readBack(theTerm).catch((e: unknown) => Promise.reject(lost(e))))) throw lost(itemsFailed.error);
       completed = true;
     }
+    // a write of the function DynamoDB refused: its term was over before it returned (the elector
+    // may not have read so yet), its work may be incomplete, and its window is not marked
+    if (refused && !completed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
     if (window !== undefined && !completed) await mark([], theTerm).catch((e: unknown) => {
       throw lost(e);
     });
@@ -509,8 +535,9 @@ interface Ends {
 /** `write`, ended by `ends` (untilTermEnds): abandoned, its request aborted, once `ends.signal` aborts. */
 const until = <T>(ends: Ends, write: (signal: AbortSignal) => Promise<T>): Promise<T> => untilTermEnds(ends.signal, ends.error, write);
 
-/** Whether a transaction was cancelled because the condition of its item `index` failed. */
-function refusedAt(e: unknown, index: number): boolean {
+/** Whether a transaction was cancelled because the condition of its item `index` failed (a fenced one's: a ConflictError, DynamoDB's error its cause). */
+function refusedAt(conflict: unknown, index: number): boolean {
+  const e = conflict instanceof ConflictError ? conflict.cause : conflict;
   const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
   return e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[index]?.Code === 'ConditionalCheckFailed';
 }

@@ -602,7 +602,8 @@ describe('a complete(items) refused, and the function catching it and returning'
     };
     const ra = await sim.settle(run('a', work, { runOnce: { window: 'w-1' }, ...(how === 'refused under multiRegion' ? { multiRegion: true } : {}) }, a), 'a').catch((e: unknown) => e);
     const error = {
-      'refused by its own condition': { name: 'TransactionCanceledException' },
+      // the fence passed: a ConflictError naming the caller's item, DynamoDB's cancellation its cause
+      'refused by its own condition': { name: 'ConflictError', message: expect.stringMatching(/TransactItems\[0\] .*failed its own condition.*the fence passed/) as unknown, cause: { name: 'TransactionCanceledException' } },
       'refused under multiRegion': { name: 'RangeError', message: expect.stringMatching(/^complete\(items\): .*fencedItemWrite/) as unknown },
       'timed out, not landed': { name: 'TimeoutError' },
     }[how];
