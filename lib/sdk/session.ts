@@ -459,6 +459,7 @@ export class Session {
   private attach(listener: SessionListener): () => void {
     this.listeners.add(listener);
     this.attached++;
+    if (this.signal === undefined) this.tellIfNeverRun();
     let left = false;
     return () => {
       if (left) return;
@@ -467,6 +468,24 @@ export class Session {
       this.attached--;
       this.departIfLeaving();
     };
+  }
+
+  private neverRun: Timer | undefined;
+
+  /**
+   * An elector took part in a session whose run() is not called: told once, a lease duration on, if
+   * it still is not (its electors keep their terms themselves meanwhile, a write per lease every
+   * renew interval, which nothing else would show).
+   */
+  private tellIfNeverRun(): void {
+    this.neverRun ??= this.clock.setTimer(
+      this.options.maxLeaseDurationMs,
+      () => {
+        if (this.signal === undefined && this.attached > 0)
+          this.onError(new Error(`Session of process ${this.process}: run() was never called: the electors on it renew their leases themselves (a write per lease every renew interval, where the session's one write would keep them all); call session.run(signal) beside the electors' run()`));
+      },
+      { background: true },
+    );
   }
 
   /** Once leaving: the nap ends, the probe read a start waits on is abandoned, and its requests are cut if its stop's budget is spent. */
