@@ -28,7 +28,7 @@ import { allowLogsToUse } from './grants.js';
 import { tokenLeasesTableIssue, warnOfLongGeneratedName } from './push.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
 import { regionIssues, type ConclaveRegions } from './regions.js';
-import { ConclaveSettingsSchema, ConclaveTableNamesSchema, refuseTokens } from './settings.js';
+import { candidateStaleWarning, ConclaveSettingsSchema, ConclaveTableNamesSchema, refuseTokens } from './settings.js';
 import { ConclaveTables, type ConclaveTableSet } from './tables.js';
 
 /** The props of `Conclave`: every one is optional. */
@@ -64,7 +64,10 @@ export interface ConclaveProps {
   /**
    * The election's tuning, as the functions read it (CONCLAVE_ELECTION_CONFIG, validated here at
    * synth time with the same schema): `ackWindowMs` (5000), `electedLeaseDurationSeconds` (5),
-   * `defaultLeaseDurationSeconds` (15), `clockSkewMs` (1000), `candidateStaleAfterMs` (30 min),
+   * `defaultLeaseDurationSeconds` (15), `clockSkewMs` (1000), `candidateStaleAfterMs` (30 min; keep
+   * it at least twice the workers' candidacy `renewIntervalMs`, 10 minutes by default: shorter, the
+   * tick collects live candidates between their renewals, and synth warns,
+   * `@conclave/cdk:candidateStaleAfterMs`, below 20 minutes),
    * `candidateRepingAfterMs` (15 min), `askAgainAfterMs` (60 s: a candidate that let a ping pass is
    * asked again), `identityGcGraceMs` (0), `concurrency` (16),
    * `maxConflictRetries` (5), `succession` (true: each held lease names the successor that takes it when it falls vacant).
@@ -236,6 +239,23 @@ function refuseNonConstructs(props: ConclaveProps): void {
   if (issues.length) throw new ValidationError('Conclave props', issues);
 }
 
+/**
+ * A name in `tableNames` that is the name `tablePrefix` gives another table (`<prefix>-<table>`):
+ * refused naming the field as written, `tableNames.<table>`, and the prefix's table it repeats.
+ * (Two names in `tableNames` alike are the settings schema's to refuse, before the merge.)
+ */
+function refuseNamesTwice(names: Partial<TableNames>, given: Partial<TableNames>): void {
+  const roles = ['leases', 'candidates', 'identities'] as const;
+  const issues: FieldIssue[] = [];
+  for (const role of roles) {
+    const name = given[role];
+    if (name === undefined || Token.isUnresolved(name)) continue;
+    const other = roles.find((r) => r !== role && given[r] === undefined && names[r] === name);
+    if (other) issues.push({ field: `tableNames.${role}`, message: `is the ${other} table's name too (${name}: tablePrefix's <prefix>-${other}): each table needs a name of its own` });
+  }
+  if (issues.length) throw new ValidationError('Conclave table names (tablePrefix + tableNames)', issues);
+}
+
 /** The names a Conclave's tables and leader discovery take (claimNames): tables per account and Region, the service per namespace, the record per zone. */
 function claimsOf(conclave: Conclave, tables: Partial<TableNames> & { discovery?: string }, given: Partial<TableNames>, discovery: LeaderDiscoveryProps | undefined): { claims: Claim[]; warnOnly: Claim[] } {
   const stack = Stack.of(conclave);
@@ -355,7 +375,10 @@ export class Conclave extends Construct {
     refuseTokens(data, ['tablePrefix', 'tableNames.*', 'leaderDiscovery.cloudMap.serviceName'], 'Conclave props');
     const settings = parse(ConclaveSettingsSchema, data, 'Conclave props');
     this.config = settings.election;
+    const stale = candidateStaleWarning(this.config.candidateStaleAfterMs);
+    if (stale) Annotations.of(this).addWarningV2('@conclave/cdk:candidateStaleAfterMs', stale);
     const names: Partial<TableNames> = { ...(settings.tablePrefix ? defaultTableNames(settings.tablePrefix) : {}), ...settings.tableNames };
+    refuseNamesTwice(names, settings.tableNames ?? {});
     parse(ConclaveTableNamesSchema, names, 'Conclave table names (tablePrefix + tableNames)');
     // the discovery table is named from the prefix too: a table named so in tableNames would be a second table of that name (CDK only warns)
     const discoveryTable = settings.tablePrefix !== undefined && settings.leaderDiscovery ? `${settings.tablePrefix}-discovery` : undefined;

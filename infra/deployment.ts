@@ -189,6 +189,8 @@ export function deployRegion(scope: Construct, s: RegionalSettings): RegionalDep
   // id "Default" leaves the path out of logical ids: the alarms and the dashboard keep the ids
   // they had when the Conclave construct made them itself (no replacement on upgrade)
   const monitoring = new ConclaveMonitoring(scope, 'Default', {
+    // the functions publish every metric with it (ENV.leasesTable): unique in the account and Region
+    deployment: tables.leases.tableName,
     functions,
     deadLetterQueues,
     timerQueue,

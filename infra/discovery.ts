@@ -42,7 +42,7 @@ import { builtFunction } from './functions.js';
 import { deletionProtectionFor } from './tables.js';
 import { acknowledgeKeyWildcards, allowEventBridgeToUse } from './grants.js';
 import { conclaveAlarm } from './monitoring.js';
-import { NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
+import { DIMENSION, NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
 import { acknowledgeFinding } from './nag.js';
 import { deadLetterQueue } from './queues.js';
 import type { LeaderDiscoverySettingsSchema } from './settings.js';
@@ -253,7 +253,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
 
     this.grant(props, key);
     on.grantLeaderReads(this.fn, s.leaseNames);
-    this.alarms = this.makeAlarms(on.alarmTopic);
+    this.alarms = this.makeAlarms(on.alarmTopic, on.leaderTables.leases);
   }
 
   /** DISCOVERY_ACCESS, on this table and the one service or zone. */
@@ -286,7 +286,8 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
     }
   }
 
-  private makeAlarms(topic: sns.ITopic | undefined): ConclaveLeaderDiscovery['alarms'] {
+  /** `deployment`: the leases table's name, the `deployment` dimension the function publishes its metrics with (its CONCLAVE_LEASES_TABLE). */
+  private makeAlarms(topic: sns.ITopic | undefined, deployment: string): ConclaveLeaderDiscovery['alarms'] {
     const fiveMinutes = Duration.minutes(5);
     const alarm = (id: string, props: cloudwatch.AlarmProps) => conclaveAlarm(this, id, props, topic);
     const where = this.recordName ?? `the Cloud Map service ${this.service?.serviceName ?? ''}`;
@@ -305,7 +306,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       }),
       namesUnswept: alarm('UnsweptAlarm', {
         alarmDescription: `The ${DISCOVERY_FUNCTION.name} function's sweep left leaders' names unjudged in each of the last ${UNSWEPT_MINUTES} minutes (its reads of the leases, or its writes to ${where}, failed, or it ran short of time): a name may point at a leader whose term is over until a sweep judges it. See its log group ("sweep: lease left for the next sweep", "sweep failed").`,
-        metric: new cloudwatch.Metric({ namespace: NAMESPACE, metricName: DISCOVERY_SWEEP_LEFT_METRIC, dimensionsMap: { service: SERVICE, function: DISCOVERY_FUNCTION.name }, statistic: 'Sum', period: Duration.minutes(DISCOVERY_SWEEP.everyMinutes) }),
+        metric: new cloudwatch.Metric({ namespace: NAMESPACE, metricName: DISCOVERY_SWEEP_LEFT_METRIC, dimensionsMap: { service: SERVICE, [DIMENSION.function]: DISCOVERY_FUNCTION.name, [DIMENSION.deployment]: deployment }, statistic: 'Sum', period: Duration.minutes(DISCOVERY_SWEEP.everyMinutes) }),
         threshold: 1,
         // a minute whose sweep left nothing has no datapoint: not breaching (conclaveAlarm's default)
         evaluationPeriods: UNSWEPT_MINUTES / DISCOVERY_SWEEP.everyMinutes,

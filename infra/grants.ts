@@ -413,17 +413,33 @@ export function checkRolePolicySizes(grantee: iam.IGrantable, leaseNames: readon
       ];
       if (!over.length) return [];
       const named = [...granted].filter(([, n]) => n > 0);
-      const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} leases for this role`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
-      const ownToManaged = own.length && !kind && inlineChars > IAM_POLICY_LIMITS.inlineChars ? " Move the role's own inline policies to a managed policy (iam.ManagedPolicy), which IAM counts apart, or" : '';
-      const notRole = kind ? ` IAM gives a ${kind} far less room than a role, and CDK never splits its policy: grant a role instead (a worker outside AWS assumes it, e.g. with IAM Roles Anywhere), or` : '';
-      const split = !imported
-        ? ''
-        : made
-          ? ` It imports ${made.node.scope?.node.path ?? made.node.path}, a role made in this app, and CDK never splits an imported role's policy: grant that role itself, whose statements CDK spreads over managed policies, or`
-          : ' It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies, or';
-      return [
-        `The policies of ${kind ?? 'role'} ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.${split}${split ? ownToManaged.replace(' Move', ' move') : ownToManaged}${notRole} grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md), or grant every lease with allLeases: true instead of leaseNames.`,
-      ];
+      const what = named.length ? named.map(([g, n]) => `${g}'s leaseNames names ${n} lease${n === 1 ? '' : 's'} for this ${kind ?? 'role'}`).join('; ') : `${[...granted.keys()].join(' and ')} adds to its policies`;
+      const head = `The policies of ${kind ?? 'role'} ${role.node.path} do not fit IAM: ${over.join('; ')}. ${what}.`;
+      const aRole = 'grant a role instead (a worker outside AWS assumes it, e.g. with IAM Roles Anywhere)';
+      if (kind === 'user') {
+        // only a role fits: the smallest grant (one lease, or allLeases) is already past a user's limit
+        const grants = [...granted.keys()];
+        const smallest = fromGrants > inlineLimit && named.every(([, n]) => n <= 1);
+        const why = smallest
+          ? `An IAM user's inline policies are limited to ${inlineLimit} characters together, and ${grants.join(' and ')} need${grants.length === 1 ? 's' : ''} more, for any lease`
+          : 'IAM gives a user far less room than a role, and CDK never splits its policy';
+        return [`${head} ${why}: ${aRole}.`];
+      }
+      // what works, each only where it does: fewer leases, or allLeases, only for grants that name more than one
+      const fixes: string[] = [];
+      if (imported) {
+        fixes.push(
+          made
+            ? `It imports ${made.node.scope?.node.path ?? made.node.path}, a role made in this app, and CDK never splits an imported role's policy: grant that role itself, whose statements CDK spreads over managed policies`
+            : 'It is an imported role, whose policy CDK never splits: create the role in this app (new iam.Role), whose statements CDK spreads over managed policies',
+        );
+      }
+      if (own.length && !kind && inlineChars > IAM_POLICY_LIMITS.inlineChars) fixes.push(`${fixes.length ? 'move' : 'Move'} the role's own inline policies to a managed policy (iam.ManagedPolicy), which IAM counts apart`);
+      if (kind) fixes.push(`IAM gives a ${kind} far less room than a role, and CDK never splits its policy: ${aRole}`);
+      if (named.some(([, n]) => n > 1)) fixes.push("grant each role fewer leases (a role per cell of processes, each naming its cell's leases: docs/deploy.md)", 'grant every lease with allLeases: true instead of leaseNames');
+      if (!fixes.length) fixes.push('Give the role fewer policies of its own, or spread its grants over several roles (a role per Conclave, or per cell of processes)');
+      fixes[0] = fixes[0]![0]!.toUpperCase() + fixes[0]!.slice(1);
+      return [`${head} ${fixes.join(', or ')}.`];
     },
   });
 }

@@ -1,7 +1,8 @@
 /**
  * Conclave's alarms and dashboard: election failures, leaderless and broken leases, reconcile failures, dead letters, streams
  * behind, function errors; the KEP metrics per lease, the gauges, every function, the streams and the queues.
- * Metric names and dimensions come from the code that publishes them (lib/functions/metrics.ts).
+ * Metric names and dimensions come from the code that publishes them (lib/functions/metrics.ts): each
+ * alarm and graph selects this deployment's metrics by their `deployment` dimension.
  */
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
@@ -10,12 +11,19 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { METRIC, NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
+import { DIMENSION, METRIC, NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
 import { pascal } from './functions.js';
 
 /** What ConclaveMonitoring watches: the resources of a `Conclave` (which passes its own). */
 export interface ConclaveMonitoringProps {
+  /**
+   * The deployment whose metrics the alarms and graphs select: its leases table's name
+   * (`tables.leases.tableName`), which its functions publish every metric with as the dimension
+   * `deployment`, beside `service` and `function`. Another deployment in the account and Region
+   * publishes under its own.
+   */
+  readonly deployment: string;
   /** The functions, by their name in the wiring: an errors alarm each, and their graphs. */
   readonly functions: Readonly<Record<FunctionName, lambda.IFunction>>;
   /** The dead-letter queues, by the function whose failures they take: an alarm each. */
@@ -91,7 +99,7 @@ export class ConclaveMonitoring extends Construct {
   }
 
   private metric(name: FunctionName, metricName: string, statistic: string, period: Duration): cloudwatch.Metric {
-    return new cloudwatch.Metric({ namespace: NAMESPACE, metricName, dimensionsMap: { service: SERVICE, function: name }, statistic, period });
+    return new cloudwatch.Metric({ namespace: NAMESPACE, metricName, dimensionsMap: { service: SERVICE, [DIMENSION.function]: name, [DIMENSION.deployment]: this.props.deployment }, statistic, period });
   }
 
   /** Election failures from every function that reconciles (each publishes under its own `function`). */
@@ -167,7 +175,7 @@ export class ConclaveMonitoring extends Construct {
   }
 
   private makeDashboard(tick: Duration): cloudwatch.Dashboard {
-    const { functions, deadLetterQueues, timerQueue } = this.props;
+    const { functions, deadLetterQueues, timerQueue, deployment } = this.props;
     const period = Duration.minutes(5);
     const names = Object.keys(wiring) as FunctionName[];
     const perLease = (metricName: string, statistic: string, title: string) =>
@@ -176,7 +184,8 @@ export class ConclaveMonitoring extends Construct {
         width: 8,
         left: [
           new cloudwatch.MathExpression({
-            expression: `SEARCH('{${NAMESPACE},service,function,lease} service="${SERVICE}" MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
+            // this deployment's leases alone: another deployment in the account and Region publishes the same names
+            expression: `SEARCH('{${NAMESPACE},service,${DIMENSION.function},${DIMENSION.deployment},${DIMENSION.lease}} service="${SERVICE}" ${DIMENSION.deployment}="${deployment}" MetricName="${metricName}"', '${statistic}', ${period.toSeconds()})`,
             usingMetrics: {},
             label: '',
             period,

@@ -210,6 +210,31 @@ export const LeaderDiscoverySettingsSchema = z
       });
   }, { when: everyProblem.when });
 
+/**
+ * How often a worker renews its candidate row by default: the SDK's candidacy `renewIntervalMs`
+ * (lib/sdk/candidate.ts CandidacyShape, which the construct does not load; a test holds the two
+ * equal). `election.candidateStaleAfterMs` is kept at least twice it (lib/schemas/config.ts).
+ */
+export const CANDIDACY_RENEW_INTERVAL_MS = 10 * 60_000;
+
+/**
+ * The warning for a `candidateStaleAfterMs` below twice the workers' default candidacy renewal:
+ * the tick would collect a live worker's candidate row between its renewals. A warning, not an
+ * error: the construct cannot see the workers' settings, and a fleet that renews more often may
+ * keep candidates a shorter time (undefined: nothing to say).
+ */
+export function candidateStaleWarning(candidateStaleAfterMs: number): string | undefined {
+  const floor = 2 * CANDIDACY_RENEW_INTERVAL_MS;
+  if (candidateStaleAfterMs >= floor) return undefined;
+  const min = (ms: number) => `${+(ms / 60_000).toFixed(2)} min`;
+  return (
+    `election.candidateStaleAfterMs is ${candidateStaleAfterMs} ms (${min(candidateStaleAfterMs)}), less than twice the workers' candidacy renewal interval ` +
+    `(the SDK's candidacy renewIntervalMs: ${CANDIDACY_RENEW_INTERVAL_MS} ms, ${min(CANDIDACY_RENEW_INTERVAL_MS)}, by default): the coordinator's tick would collect live candidates' rows between their renewals, ` +
+    `and their leases would go without candidates (no election, no successor) until each renews. Give it at least ${floor} (twice the default renewal; the default, 1800000, covers the longest, 900000), ` +
+    `or give every worker's candidacy a renewIntervalMs at most ${Math.floor(candidateStaleAfterMs / 2)} (half of it)`
+  );
+}
+
 /** The longest tick: the leaderless alarm's two periods of one tick each fit CloudWatch's 7 days of evaluation (infra/monitoring.ts). */
 export const MAX_TICK_SECONDS = 84 * 3600;
 

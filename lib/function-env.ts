@@ -3,6 +3,7 @@
  * construct (infra/deployment.ts) and by local mode; a function reads them in lib/functions/env.ts.
  */
 export const ENV = {
+  /** Also every metric's `deployment` dimension (lib/functions/observability.ts): unique in an account and Region. */
   leasesTable: 'CONCLAVE_LEASES_TABLE',
   candidatesTable: 'CONCLAVE_CANDIDATES_TABLE',
   identitiesTable: 'CONCLAVE_IDENTITIES_TABLE',

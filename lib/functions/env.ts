@@ -60,6 +60,6 @@ export function depsFromEnv(functionName: FunctionName, env: NodeJS.ProcessEnv =
     },
     deadLetter: deadLetterQueue ? sqsDeadLetter(sqs, deadLetterQueue) : noDeadLetter,
     ...(e[ENV.pushEndpoint] ? { wake: iotWaker(new IoTDataPlaneClient({ ...bounded, endpoint: e[ENV.pushEndpoint] }), e[ENV.leasesTable]) } : {}),
-    ...observability(functionName),
+    ...observability(functionName, undefined, e[ENV.leasesTable]),
   };
 }

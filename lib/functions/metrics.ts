@@ -5,6 +5,14 @@
 export const SERVICE = 'conclave';
 export const NAMESPACE = 'Conclave';
 
+/**
+ * The dimensions of every metric, beside Powertools' `service`: the function that published it,
+ * and its deployment, the leases table's name (CONCLAVE_LEASES_TABLE), unique in an account and
+ * Region, so two deployments there publish metrics apart and each one's alarms judge its own data
+ * points alone. Per-lease metrics also have `lease`.
+ */
+export const DIMENSION = { function: 'function', deployment: 'deployment', lease: 'lease' } as const;
+
 /** KEP-4355's metric names, plus what client-go and Conclave add. */
 export const METRIC = {
   leaderChanges: 'coordinated_leader_election_leader_changes',

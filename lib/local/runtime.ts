@@ -650,7 +650,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     },
     // the dead-letter file stands in for the function's SQS dead-letter queue
     deadLetter: async (p) => deadLetter({ function: p.function, reason: p.reason, records: [{ eventID: p.eventID, sequenceNumber: p.sequenceNumber, record: p.record }], at: p.at }),
-    ...observability('local', logLevel),
+    // its metrics name the deployment as on AWS: the leases table's name
+    ...observability('local', logLevel, tables.leases),
     ...(iotData ? { wake: iotWaker(iotData, tables.leases, { clock }) } : {}),
   };
   const deps = opts.decorate ? opts.decorate(plain) : plain;
@@ -660,7 +661,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // stream's shards, the timer queue's messages) run in two environments, as in Lambda, so neither
   // logs with the other's context (its request id, the keys its record appended)
   for (const name of Object.keys(wiring) as FunctionName[]) {
-    const envs = await environments(() => loadHandler(name, { ...deps, ...observability('local', logLevel) }));
+    const envs = await environments(() => loadHandler(name, { ...deps, ...observability('local', logLevel, tables.leases) }));
     const invoke = (event: unknown) => envs.run((handler) => handler(event, lambdaContext(name, clock)));
     const intercept = opts.intercept;
     const limit = (wiring[name] as FunctionWiring).reservedConcurrency;

@@ -35,7 +35,8 @@ export const ElectionConfigSchema = z
      * Keep it at least twice the workers' candidacy `renewIntervalMs` (10 minutes by default, 15 at
      * most): shorter, a live worker's row is collected between its renewals. The coordinator cannot
      * check this (it does not know the workers' settings); a deployment with shorter candidacy
-     * renewals may set it shorter.
+     * renewals may set it shorter. The CDK construct warns at synth below twice the default
+     * renewal, 20 minutes (`@conclave/cdk:candidateStaleAfterMs`).
      */
     candidateStaleAfterMs: ms(30 * 60_000).default(30 * 60_000),
     /**

@@ -9,6 +9,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FUNCTION_ACCESS, type TableRole } from '../../infra/access.js';
 import { Conclave, type ConclaveProps } from '../../infra/conclave.js';
+import { CANDIDACY_RENEW_INTERVAL_MS } from '../../infra/settings.js';
+import { CandidacyShape } from '../../lib/sdk/candidate.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { MAX_PLAIN_CLIENT_ID_TABLE, pushClientIdPrefix } from '../../lib/schemas/push.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -275,6 +277,29 @@ describe('tablePrefix with every table named by tableNames', () => {
     expect(warnings(() => ({ tablePrefix: 'acme', tableNames: { leases: all.leases, candidates: all.candidates } }))).toEqual([]);
     expect(warnings(() => ({ tableNames: all }))).toEqual([]);
     expect(warnings((st) => ({ tablePrefix: 'acme', tableNames: all, leaderDiscovery: { cloudMap: { namespace: new servicediscovery.HttpNamespace(st, 'Ns', { name: 'acme' }) } } }))).toEqual([]);
+  });
+});
+
+describe('election.candidateStaleAfterMs below twice the workers\' candidacy renewal', () => {
+  // a review (2026-12-06): 60 s was taken silently, and the tick collected live candidates between
+  // their renewals (every 10 minutes by default), leaving their leases without candidates
+  const warnings = (election: ConclaveProps['election']) => {
+    const stack = new Stack(new App(), 'Stale');
+    new Conclave(stack, 'Conclave', { tablePrefix: 'stale', ...(election ? { election } : {}) });
+    return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('candidateStaleAfterMs')).map((w) => String(w.entry.data));
+  };
+  it('warns at synth, naming the field, the renewal interval it must cover and the fix', () => {
+    expect(warnings({ candidateStaleAfterMs: 60_000, candidateRepingAfterMs: 30_000 })).toEqual([
+      expect.stringMatching(/election\.candidateStaleAfterMs is 60000 ms.*renewIntervalMs.*600000 ms.*collect.*live.*at least 1200000.*renewIntervalMs at most 30000.*\[ack: @conclave\/cdk:candidateStaleAfterMs\]/s),
+    ]);
+    expect(warnings({ candidateStaleAfterMs: 20 * 60_000 - 1, candidateRepingAfterMs: 60_000 })).toHaveLength(1);
+  });
+  it('says nothing at twice the renewal interval or more (the default: 30 minutes)', () => {
+    expect(warnings({ candidateStaleAfterMs: 20 * 60_000, candidateRepingAfterMs: 60_000 })).toEqual([]);
+    expect(warnings(undefined)).toEqual([]);
+  });
+  it("the interval it names is the SDK's default candidacy renewal", () => {
+    expect(CANDIDACY_RENEW_INTERVAL_MS).toBe(CandidacyShape.renewIntervalMs.parse(undefined));
   });
 });
 

@@ -187,6 +187,28 @@ describe("a role with inline policies of its own (RoleProps.inlinePolicies)", ()
       }),
     ).toThrow(/OwnInline\/Task do not fit IAM: its inline policies are \d+ characters \(IAM allows 10240 for them together: \d+ of grants, the rest the role's own: reports\).*to a managed policy/);
   });
+
+  // a review (2026-12-06): "grant each role fewer leases … or allLeases: true" was said of grants
+  // that named one lease, or none (allLeases): only the role's own policies can give way there
+  it.each([
+    ['one lease', { leaseNames: ['nightly-report'], allComponents: true }],
+    ['allLeases', { allLeases: true, allComponents: true }],
+  ] as const)('over the limit by its own policies, granted %s: the error names no lease fix', (_, options) => {
+    const own = new iam.PolicyDocument({
+      statements: Array.from({ length: 100 }, (_, k) => new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [`arn:aws:s3:::reports-bucket-${String(k).padStart(3, '0')}/daily.csv`] })),
+    });
+    const error = thrown(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'OwnInline');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        c.grantWorker(new iam.Role(stack, 'Task', { assumedBy: new iam.ServicePrincipal('ecs-tasks.amazonaws.com'), inlinePolicies: { reports: own } }), options);
+        return stack;
+      }),
+    );
+    const message = String((error as Error).message);
+    expect(message).toMatch(/OwnInline\/Task do not fit IAM: its inline policies are \d+ characters.*Move the role's own inline policies to a managed policy \(iam\.ManagedPolicy\), which IAM counts apart\./);
+    expect(message).not.toMatch(/fewer leases|allLeases: true instead/);
+  });
 });
 
 describe('an IAM user or group as the grantee', () => {
@@ -207,6 +229,25 @@ describe('an IAM user or group as the grantee', () => {
       return stack;
     });
     s.cleanup();
+  });
+
+  // a review (2026-12-06): the error also said "grant each role fewer leases … or allLeases: true",
+  // for one lease, and with allLeases already used: neither makes a worker's grant fit a user
+  it.each([
+    ['one lease', { leaseNames: ['nightly-report'], components: [] }],
+    ['allLeases', { allLeases: true, components: [] }],
+  ] as const)('grantWorker to a user (%s): the error says what works, a role, and nothing else', (_, options) => {
+    const error = thrown(() =>
+      synth((app) => {
+        const stack = new Stack(app, 'Users');
+        const c = new Conclave(stack, 'Conclave', { tablePrefix: TABLE_PREFIX });
+        c.grantWorker(new iam.User(stack, 'OnPremWorker'), options);
+        return stack;
+      }),
+    );
+    const message = String((error as Error).message);
+    expect(message).toMatch(/Users\/OnPremWorker do not fit IAM: its inline policy is \d+ characters \(IAM allows 2048 a user\)\..*An IAM user's inline policies are limited to 2048 characters together, and grantWorker needs more, for any lease: grant a role instead \(a worker outside AWS assumes it, e\.g\. with IAM Roles Anywhere\)/);
+    expect(message).not.toMatch(/fewer leases|allLeases: true instead/);
   });
 });
 

@@ -182,8 +182,8 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: NAMESPACE,
       MetricName: DISCOVERY_SWEEP_LEFT_METRIC,
-      // as the function's Metrics publish it (lib/functions/observability.ts: service, and the function's name)
-      Dimensions: [{ Name: 'function', Value: DISCOVERY_FUNCTION.name }, { Name: 'service', Value: SERVICE }],
+      // as the function's Metrics publish it (lib/functions/observability.ts: service, the function's name, and its deployment: the leases table's name)
+      Dimensions: [{ Name: 'deployment', Value: s.stack.resolve(c.tables.leases.tableName) }, { Name: 'function', Value: DISCOVERY_FUNCTION.name }, { Name: 'service', Value: SERVICE }],
       Statistic: 'Sum',
       Period: 60,
       Threshold: 1,

@@ -3,7 +3,7 @@
  * has its own tables and nothing of one is named like the other's; table names given twice in one
  * account and Region (CloudFormation would fail the deploy on the second) fail synth naming the prop.
  */
-import { App, RemovalPolicy, Stack, Stage } from 'aws-cdk-lib';
+import { App, RemovalPolicy, Stack, Stage, Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as route53 from 'aws-cdk-lib/aws-route53';
@@ -67,7 +67,58 @@ describe('two Conclaves in one stack, and one in another stack of the app', () =
     const names = [...physicalNames(s.template), ...physicalNames(Template.fromStack(other))];
     expect(names.filter((n, i) => names.indexOf(n) !== i)).toEqual([]);
   });
+
+  // a review (2026-12-06): every metric had the dimensions { service, function } alone, so two
+  // deployments in an account and Region published one metric: a LeaderlessLeases alarm (Minimum)
+  // never fired while the other published 0, a stopped coordinator went unnoticed beside the
+  // other's data points, BrokenLeases and ElectionFailures fired in both
+  it("alarm on metrics of their own: each custom metric names its deployment (the leases table's name)", () => {
+    const [orders, billing] = [c[0]!, c[1]!];
+    const [a, b] = [customMetricsOf(s.template, orders.node.id), customMetricsOf(s.template, billing.node.id)];
+    // LeaderlessLeases, BrokenLeases, ReconcileFailures: one metric each; ElectionFailures: one a function
+    expect(a.length).toBe(3 + 5);
+    expect(b.length).toBe(a.length);
+    expect(a.filter((m) => b.includes(m))).toEqual([]);
+    for (const [x, metrics] of [[orders, a], [billing, b]] as const) {
+      const deployment = JSON.stringify(s.stack.resolve(x.tables.leases.tableName));
+      for (const m of metrics) expect(m).toContain(` deployment=${deployment} `);
+    }
+  });
+
+  it("graph the per-lease metrics of their own deployment on their dashboards (SEARCH names the deployment)", () => {
+    for (const x of [c[0]!, c[1]!]) {
+      const body = dashboardBody(s.stack, x);
+      const searches = body.match(/SEARCH\([^)]*\)/g) ?? [];
+      expect(searches).toHaveLength(3);
+      const deployment = Token.isUnresolved(x.tables.leases.tableName) ? '${leases table}' : x.tables.leases.tableName;
+      for (const q of searches) expect(q).toContain(`deployment=\\"${deployment}\\"`);
+    }
+  });
 });
+
+/**
+ * The custom metrics (namespace Conclave) the alarms of the Conclave with id `id` watch, each as
+ * `name dimension=value …` (values as CloudFormation gets them, as JSON).
+ */
+function customMetricsOf(t: Template, id: string): string[] {
+  const alarms = Object.entries(t.findResources('AWS::CloudWatch::Alarm')).filter(([logicalId]) => logicalId.startsWith(id));
+  type Metric = { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
+  const shown = (m: Metric) => [m.MetricName, ...(m.Dimensions ?? []).map((d) => `${d.Name}=${JSON.stringify(d.Value)}`).sort()].join(' ');
+  return alarms.flatMap(([, a]) => {
+    const p = a['Properties'] as Metric & { Metrics?: { MetricStat?: { Metric: Metric } }[] };
+    const metrics = p.Metrics ? p.Metrics.flatMap((m) => (m.MetricStat ? [m.MetricStat.Metric] : [])) : [p];
+    return metrics.filter((m) => m.Namespace === 'Conclave').map(shown);
+  });
+}
+
+/** The dashboard's body as a string, each reference to the leases table of `c` written `${leases table}`. */
+function dashboardBody(stack: Stack, c: Conclave): string {
+  const leases = JSON.stringify(stack.resolve(c.tables.leases.tableName));
+  const join = stack.resolve((c.dashboard.node.defaultChild as { dashboardBody?: unknown }).dashboardBody) as unknown;
+  const text = (v: unknown): string =>
+    typeof v === 'string' ? v : v && typeof v === 'object' && 'Fn::Join' in v ? (v['Fn::Join'] as [string, unknown[]])[1].map(text).join((v['Fn::Join'] as [string, unknown[]])[0]) : JSON.stringify(v) === leases ? '${leases table}' : JSON.stringify(v);
+  return text(join);
+}
 
 describe('one stack deployed twice in an account and Region, under two stack names (a stage in each: svc-dev, svc-staging)', () => {
   const stage = (stackName?: string) => {
@@ -111,6 +162,17 @@ const env = { account: '123456789012', region: 'eu-west-1' };
 describe('table names given twice', () => {
   it('in one Conclave: refused, naming the second table', () => {
     refused((app) => new Conclave(new Stack(app, 'S'), 'C', { tableNames: { leases: 'acme', candidates: 'acme' } }), 'tableNames.candidates', /leases table's name too/);
+  });
+
+  // a review (2026-12-06): the field was `candidates`, which names no prop
+  it("in one Conclave, a name in tableNames that tablePrefix gives another table: refused, naming the field as written", () => {
+    const fields = (props: ConclaveProps) => {
+      const error = thrown(() => new Conclave(new Stack(new App(), 'S'), 'C', props));
+      expect(error).toBeInstanceOf(ValidationError);
+      return (error as ValidationError).issues;
+    };
+    expect(fields({ tablePrefix: 'p', tableNames: { candidates: 'p-leases' } })).toEqual([{ field: 'tableNames.candidates', message: expect.stringMatching(/leases table's name too \(p-leases: tablePrefix's <prefix>-leases\)/) }]);
+    expect(fields({ tablePrefix: 'p', tableNames: { leases: 'p-candidates' } })).toEqual([{ field: 'tableNames.leases', message: expect.stringMatching(/candidates table's name too \(p-candidates/) }]);
   });
 
   it('by two Conclaves of one stack: refused, naming the prop and the other Conclave', () => {
