@@ -22,7 +22,7 @@ import { parse } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { errorSink, faultReporter, recovered, retryDelayMs, StopBudget } from './faults.js';
 import { abortAfter, boundedClient, requestBoundMs } from './bounded-client.js';
-import { holdsForLeft, pacedCadenceMs, renewalBoundMs } from './step.js';
+import { holdsForLeft, pacedCadenceMs, paceMs, renewalBoundMs } from './step.js';
 import { IdentityStore, canonicalLeft, type IdentityRead, type SessionRenewal } from '../stores/identity-store.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, PeriodMs, StartUp, TablesSchema, deepFreeze, defaulted, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, type DeepReadonly } from './options.js';
@@ -602,7 +602,7 @@ export class Session {
   private retrying = false;
   /** Monotonic time the last renewal (or the read made instead of one) went out. */
   private triedAt = 0;
-  /** The round trip of the last renewal answered: how long DynamoDB takes to answer now (renewalBoundMs, pacedCadenceMs). */
+  /** DynamoDB's pace (paceMs) from the renewals' answers, and from one abandoned unanswered: how long it takes to answer now (renewalBoundMs, pacedCadenceMs). */
   private answerMs: number | undefined;
 
   /**
@@ -762,7 +762,7 @@ export class Session {
         out = await this.sendRenewal(l, bound.signal);
       }
       this.answered();
-      this.answerMs = this.time.monotonic() - sentAt;
+      this.answerMs = paceMs(this.time.monotonic() - sentAt, this.answerMs);
       if (out.kind !== 'renewed') {
         // Someone other than this process wrote the row (or deleted it): whatever they wrote, the
         // stamp observers judge its terms by is no longer this process's word, so the session

@@ -820,7 +820,7 @@ export interface Lead {
   readonly session: string | undefined;
   /** Monotonic time it started leading. */
   readonly since: number;
-  /** The round trip of its last request answered (the take, a renewal): how long DynamoDB takes to answer now (renewalBoundMs). */
+  /** DynamoDB's pace (paceMs) from the answers of the take and the renewals: how long it takes to answer now (renewalBoundMs, pacedCadenceMs). */
   readonly answerMs?: number;
   /** The sleeps counted against the term's renew deadline (`ms` in all), the last at monotonic `at`: a renewal sent before then is counted from before them. */
   readonly slept?: { readonly ms: number; readonly at: number };
@@ -1038,6 +1038,15 @@ export const MIN_RENEWAL_BOUND_MS = 1_000;
  */
 export const renewalBoundMs = (leftMs: number, answerMs = 0): number =>
   Math.max(MIN_RENEWAL_BOUND_MS, leftMs / 2, Math.min(leftMs - MIN_RENEWAL_BOUND_MS, 1.5 * answerMs));
+
+/**
+ * DynamoDB's pace as a leader or a Session judges it (`answerMs`): the last answer's round trip, or,
+ * where an earlier answer took longer, that less a tenth for each answer since. A DynamoDB that
+ * answers slowly with jitter (1-4 s) is then waited for as its slower answers need: judged by the
+ * last answer alone, one answer slower than half again the one before was abandoned, and the term
+ * with it.
+ */
+export const paceMs = (answerMs: number, was = 0): number => Math.max(answerMs, 0.9 * was);
 
 /**
  * How long after a renewal was sent the next goes out: every `cadenceMs`, or, where DynamoDB answers
@@ -2317,7 +2326,7 @@ function apply(s: Settings, st: State, lead: Lead, o: LeaderObservation, at: Mom
       return st;
     case 'renewed':
       fx.push({ kind: 'armDeadline', at: d.renewedAt + s.renewDeadlineMs, no: lead.no });
-      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, contended: 0, answerMs: o.kind === 'renewed' || o.kind === 'sessionRenewed' ? at.now - o.sentAt : lead.answerMs, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
+      return { ...st, lead: { ...lead, renewedAt: d.renewedAt, renewals: lead.renewals + 1, retrying: false, contended: 0, answerMs: o.kind === 'renewed' || o.kind === 'sessionRenewed' ? paceMs(at.now - o.sentAt, lead.answerMs) : lead.answerMs, ...(d.lease ? { lease: d.lease, session: d.lease.session } : {}) } };
     case 'seen':
       return { ...st, lead: { ...lead, lease: d.lease } };
     case 'none':

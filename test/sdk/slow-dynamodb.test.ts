@@ -66,6 +66,22 @@ describe('a leader on a slow DynamoDB', () => {
     expect(sim.log.maxConcurrentLeaders()).toBe(1);
   });
 
+  it('answers 1-4 s late with jitter: once the pace is known the leader keeps its term (before: an answer slower than half again the one before was abandoned, the term with it)', async () => {
+    const { sim, es, leader } = await settledGroup();
+    const lates = [1_000, 4_000, 2_000, 3_500, 1_500, 3_000, 4_000, 1_200];
+    let n = 0;
+    for (const e of es) e.machine.slow = () => lates[n++ % lates.length]!;
+    const from = sim.clock.monotonic();
+    await sim.run(60_000);
+    expect(sim.log.of('stopped').filter((x) => x.at >= from).length).toBeLessThanOrEqual(2);
+    const settled = sim.clock.monotonic();
+    const now = leaders(es)[0] ?? leader;
+    await sim.run(120_000);
+    expect(sim.log.of('stopped').filter((x) => x.at >= settled)).toEqual([]);
+    expect(now.elector.isLeader()).toBe(true);
+    expect(sim.log.maxConcurrentLeaders()).toBe(1);
+  });
+
   it('with the push path live, every answer 2.5 s late: a woken leader whose renewal falls due renews rather than reading the lease first (before: 60% of the time leaderless, each term lost to reads the wakes asked for)', async () => {
     const { sim, procs, electors } = await fleet(false);
     for (const p of procs) slowAll(2_500)(p.machine);
