@@ -3,13 +3,14 @@
  * a pause (anywhere, or aimed between a request landing and its answer), a stop (SIGTERM: the
  * process hands off and exits), a partition, a step of a wall clock, an operator's delete of a
  * lease row — each recorded as a fault window for the checker, as are the schedule's DynamoDB and
- * coordinator windows. (The network's faults are sim/network.ts'.)
+ * coordinator windows, a worker's slow DynamoDB and the stream functions' outage. (The network's
+ * faults are sim/network.ts', the functions' outages sim/functions.ts'.)
  */
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
 import { sessionKey } from '../lib/schemas/identity.js';
-import type { PeerFault, ProcessFault, Schedule, SessionDelete, UserFault } from './schedule.js';
+import { describeSlowDynamo, describeStreamsDown, type PeerFault, type ProcessFault, type Schedule, type SessionDelete, type UserFault } from './schedule.js';
 import { CRON_LEASE, sessionTimings, type WorldContext } from './settings.js';
 import type { Proc } from './proc.js';
 import type { Workers } from './workers.js';
@@ -35,6 +36,33 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
   for (const f of schedule.userFaults) world.clock.setTimer(f.at, () => userFault(c, workers, f));
   for (const f of schedule.peerFaults) world.clock.setTimer(f.at, () => (f.kind === 'sessionRedirect' ? void redirectSession(c, workers, f) : twin(c, workers, fns, f)));
   for (const f of schedule.kept?.electorStops ?? []) world.clock.setTimer(f.at, () => stopElector(c, workers, f));
+  const slow = schedule.slowDynamo;
+  if (slow) {
+    // the network slows the answers (sim/network.ts); here its window: over once the last answer to a request that landed in it is back
+    world.clock.setTimer(slow.at, () => {
+      const from = world.clock.monotonic();
+      feed.count('fault:slowDynamo');
+      feed.log(describeSlowDynamo(slow));
+      world.clock.setTimer(slow.forMs + slow.delayMs[1] + schedule.requestFaults.latencyMs[1], () => {
+        feed.log(`w${slow.worker}'s DynamoDB answers on time again`);
+        feed.window('slowDynamo', from, world.clock.monotonic(), { detail: `w${slow.worker}` });
+      });
+    });
+  }
+  const down = schedule.streamsDown;
+  if (down) {
+    // the functions hold the records (sim/functions.ts); here its window
+    world.clock.setTimer(down.at, () => {
+      const from = world.clock.monotonic();
+      feed.count('fault:streamsDown');
+      feed.count(`fault:streamsDown:${down.functions.join('+')}`);
+      feed.log(describeStreamsDown(down));
+      world.clock.setTimer(down.forMs, () => {
+        feed.log(`${down.functions.join(' and ')} up again`);
+        feed.window('streamsDown', from, world.clock.monotonic(), { detail: down.functions.join(',') });
+      });
+    });
+  }
   const sd = schedule.sessionDelete;
   if (sd) {
     const aim = sd.beforeTick ? tickAfter(c, sd) : undefined;

@@ -1,8 +1,8 @@
 /**
  * The coordinator's side: the real stream, timer, tick and platform handlers (the same modules
  * Lambda runs, wired from lib/wiring.ts) on simulated time — stream batches late, out of the
- * function while it is down, sometimes twice; the election timer's messages held while it is down;
- * the tick; the platform's "stopped" events late, twice, or minutes later. A world (sim/world.ts)
+ * function while it is down (with the rest, or the stream functions alone), sometimes twice; the
+ * election timer's messages held while it is down; the tick; the platform's "stopped" events late, twice, or minutes later. A world (sim/world.ts)
  * draws all of that from its schedule; the SDK tests' harness (sim/harness.ts) runs the same
  * functions with fixed delays and an outage of its own choosing.
  */
@@ -110,6 +110,8 @@ export interface FunctionsContext {
   readonly ttl: boolean;
   /** The end (true epoch ms) of the outage the functions are in now; undefined while they run. */
   outageEnd(): number | undefined;
+  /** Whether stream function `name` alone is down now (Schedule.streamsDown: its records wait in their shards while the tick runs). Absent: never. */
+  streamDown?(name: FunctionName): boolean;
   /** How late IoT Core answers a wake published now (a slow push), if it is slow. */
   slowWakeMs(): number | undefined;
   /** IoT Core, where the functions publish their wakes (the push path), if the world has one. */
@@ -151,6 +153,11 @@ function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): Func
       const w = schedule.coordinatorDown.find((x) => x.from <= now - T0 && now - T0 < x.to);
       return w && T0 + w.to;
     },
+    streamDown: (name) => {
+      const f = schedule.streamsDown;
+      const at = clock.now() - T0;
+      return f !== undefined && (f.functions as readonly string[]).includes(name) && f.at <= at && at < f.at + f.forMs;
+    },
     slowWakeMs: () => {
       const at = clock.now() - T0;
       return schedule.userFaults.find((f): f is Extract<UserFault, { kind: 'slowPush' }> => f.kind === 'slowPush' && f.at <= at && at < f.at + f.forMs)?.delayMs;
@@ -185,7 +192,14 @@ export async function runFunctions(c: FunctionsContext): Promise<Functions> {
   const down = () => c.outageEnd() !== undefined;
   const pumps: Timer[] = [];
   const streams = (Object.keys(wiring) as FunctionName[]).filter((name) => wiring[name].trigger.kind === 'stream');
-  pumps.push(pollersOf(clock, c.pollEveryMs).add(streams.map((name) => streamPump(c, name, wiring[name].trigger as StreamTrigger, handlers, down))));
+  // a stream function is down with the coordinator's functions, or alone (its records wait in their shards while the tick runs)
+  const streamDown = (name: FunctionName) => () => {
+    if (down()) return true;
+    if (!c.streamDown?.(name)) return false;
+    feed.count(`streamsDown:held:${name}`); // a look that found records for it and left them
+    return true;
+  };
+  pumps.push(pollersOf(clock, c.pollEveryMs).add(streams.map((name) => streamPump(c, name, wiring[name].trigger as StreamTrigger, handlers, streamDown(name)))));
   let ticking = false;
   pumps.push(
     every(clock, c.tickEveryMs, () => {

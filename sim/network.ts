@@ -2,16 +2,17 @@
  * Faults, part one: the network and DynamoDB between a simulated process and the model, as the
  * schedule draws them — latency each way, partitions, and inside the schedule's DynamoDB fault
  * windows throttling, lost requests, lost answers, duplicates and requests that land long after
- * their client gave up. A partitioned process's requests are never answered (a black-holed route). A paused process sends nothing and reads no answer until it runs again; a
- * dead one is never answered.
+ * their client gave up; and one worker's answers coming back seconds late (a slow DynamoDB). A
+ * partitioned process's requests are never answered (a black-holed route). A paused process sends
+ * nothing and reads no answer until it runs again; a dead one is never answered.
  */
-import type { SimulatedClock } from '../lib/clock.js';
+import { seededRandom, type SimulatedClock } from '../lib/clock.js';
 import type { TableNames } from '../lib/schemas/config.js';
 import { faults as ddbFaults, type ModelRequest } from './dynamodb-model/index.js';
 import type { Feed } from './feed.js';
 import { T0 } from './feed.js';
 import type { Machine, Network } from './machines.js';
-import type { DeniedOperation, Schedule, UserFault } from './schedule.js';
+import { SLOW_ANSWER_STREAM, type DeniedOperation, type Schedule, type UserFault } from './schedule.js';
 
 /** A worker machine as the schedule's network sees it. */
 export interface Host extends Machine {
@@ -59,6 +60,20 @@ class Link {
     private readonly tables: TableNames,
   ) {
     this.refusals = schedule.userFaults.filter((f): f is Refusal => f.kind === 'denied' || f.kind === 'throttled');
+    this.slowRandom = schedule.slowDynamo ? seededRandom((schedule.seed ^ SLOW_ANSWER_STREAM) >>> 0) : undefined;
+  }
+
+  /** Each slow answer's delay is drawn from here: a stream of its own, so that the run's (`random`) is drawn as without the slow DynamoDB. */
+  private readonly slowRandom: (() => number) | undefined;
+
+  /** How much later than usual the answer to `m`'s request that lands now comes back (Schedule.slowDynamo): 0 outside its window. */
+  private slowMs(m: Host): number {
+    const f = this.schedule.slowDynamo;
+    if (!f || !m.process || m.process.worker !== f.worker) return 0;
+    const at = this.clock.now() - T0;
+    if (at < f.at || at >= f.at + f.forMs) return 0;
+    this.feed.count('fault:slowAnswer');
+    return f.delayMs[0] + this.slowRandom!() * (f.delayMs[1] - f.delayMs[0]);
   }
 
   /** The schedule's denied operations and throttled workers. */
@@ -122,7 +137,7 @@ class Link {
   private land(m: Host, req: ModelRequest, apply: () => unknown, resolve: (out: unknown) => void, reject: (e: unknown) => void): void {
     const refused = this.refusal(m, req);
     if (refused) {
-      this.clock.setTimer(this.latencyMs(), () => m.clock.gate(() => reject(refused)));
+      this.clock.setTimer(this.latencyMs() + this.slowMs(m), () => m.clock.gate(() => reject(refused)));
       return;
     }
     let fate: ReturnType<typeof strike>;
@@ -142,7 +157,8 @@ class Link {
       pause();
     }
     const out = fate.out;
-    this.clock.setTimer(this.latencyMs(), () => {
+    // a slow DynamoDB (a degraded path, a slow proxy): the request applied on time, its answer late
+    this.clock.setTimer(this.latencyMs() + this.slowMs(m), () => {
       // a frozen process reads no answer until it runs again; a dead one never does
       if (m.clock.paused) void m.clock.running().then(() => void (m.clock.dead || resolve(out)));
       else if (!m.clock.dead) resolve(out);

@@ -126,6 +126,69 @@ export interface Schedule {
   streamReplay?: StreamReplay;
   /** A live session row deleted under its leader's term, in about a tenth of the worlds with faults and sessions (SessionDelete). */
   sessionDelete?: SessionDelete;
+  /** One worker's DynamoDB answering slowly for a while, in about a fifth of the worlds with faults (SlowDynamo). */
+  slowDynamo?: SlowDynamo;
+  /** The stream functions down while the tick runs, in about a fifth of the worlds with faults (StreamsDown). */
+  streamsDown?: StreamsDown;
+}
+
+/**
+ * A slow DynamoDB for one worker (a degraded path, a slow proxy, an overloaded NAT): from `at` for
+ * `forMs` (ms from the run's start), every request worker `worker`'s process sends lands on time,
+ * and its answer (or its refusal) comes back `delayMs[0]`–`delayMs[1]` ms late, drawn per request
+ * (sim/network.ts, from a stream of the window's own). The window's effects end when the last
+ * answer to a request that landed in it is back: `delayMs[1]` after it (sim/faults.ts).
+ */
+export interface SlowDynamo {
+  readonly worker: number;
+  readonly at: number;
+  readonly forMs: number;
+  readonly delayMs: readonly [number, number];
+}
+
+/** The seed of a world's own stream for its slow DynamoDB: apart from the schedule's, so that no other draw moves. */
+const SLOW_DYNAMO_STREAM = 0x736c6f77; // "slow"
+/** The seed of the stream each slow answer's delay is drawn from (sim/network.ts): apart from the run's, so that no draw of the run's moves for it. */
+export const SLOW_ANSWER_STREAM = 0x736c616e; // "slan"
+
+/** A world's slow DynamoDB, from a stream of its own (seed ^ SLOW_DYNAMO_STREAM): a fifth of the worlds with faults, 10–120 s, answers 1–4 s late, over by `faultEnd`. */
+function drawSlowDynamo(seed: number, workers: number, faultEnd: number): SlowDynamo | undefined {
+  const r = seededRandom((seed ^ SLOW_DYNAMO_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  if (r() >= 0.2) return undefined;
+  const forMs = int(10_000, 120_000);
+  const lo = int(1_000, 3_000);
+  return { worker: int(0, workers - 1), at: int(20_000, Math.max(20_000, faultEnd - forMs)), forMs, delayMs: [lo, int(lo, 4_000)] };
+}
+
+/** A stream-triggered function (lib/wiring.ts). */
+export type StreamFunction = 'leaseStream' | 'candidateStream';
+
+/**
+ * The stream functions down while the coordinator's tick runs on (their Lambdas throttled, or
+ * failing on a bad deploy, a dependency of theirs down): from `at` for `forMs` (ms from the run's
+ * start), `functions`' stream records wait in their shards, in order, and reach them once the
+ * window is over (sim/functions.ts). Unlike a `coordinatorDown` window, the tick, the election
+ * timer and the platform's events run as ever.
+ */
+export interface StreamsDown {
+  readonly at: number;
+  readonly forMs: number;
+  readonly functions: readonly StreamFunction[];
+}
+
+/** The seed of a world's own stream for its stream functions' outage: apart from the schedule's, so that no other draw moves. */
+const STREAMS_DOWN_STREAM = 0x7364776e; // "sdwn"
+
+/** A world's stream functions' outage, from a stream of its own (seed ^ STREAMS_DOWN_STREAM): a fifth of the worlds with faults, 10–120 s, both functions or one, over by `faultEnd`. */
+function drawStreamsDown(seed: number, faultEnd: number): StreamsDown | undefined {
+  const r = seededRandom((seed ^ STREAMS_DOWN_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  if (r() >= 0.2) return undefined;
+  const forMs = int(10_000, 120_000);
+  const at = int(20_000, Math.max(20_000, faultEnd - forMs));
+  const functions = ([['leaseStream', 'candidateStream'], ['leaseStream', 'candidateStream'], ['leaseStream'], ['candidateStream']] as const)[int(0, 3)]!;
+  return { at, forMs, functions };
 }
 
 /**
@@ -306,7 +369,23 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const kept = opts.kept ? drawKept(seed, opts.kept, opts.workers, faultsOn, faultEnd) : undefined;
   const streamReplay = faultsOn ? drawStreamReplay(seed, faultEnd) : undefined;
   const sessionDelete = faultsOn && sessions ? drawSessionDelete(seed, opts.workers, faultEnd) : undefined;
-  return { ...base, healMs, push, session: sessions, driftPpm, userFaults: [...userFaults, ...roleChange], peerFaults: peers, ...(timingScale ? { timingScale } : {}), ...(kept ? { kept } : {}), ...(streamReplay ? { streamReplay } : {}), ...(sessionDelete ? { sessionDelete } : {}) };
+  const slowDynamo = faultsOn ? drawSlowDynamo(seed, opts.workers, faultEnd) : undefined;
+  const streamsDown = faultsOn ? drawStreamsDown(seed, faultEnd) : undefined;
+  return {
+    ...base,
+    healMs,
+    push,
+    session: sessions,
+    driftPpm,
+    userFaults: [...userFaults, ...roleChange],
+    peerFaults: peers,
+    ...(timingScale ? { timingScale } : {}),
+    ...(kept ? { kept } : {}),
+    ...(streamReplay ? { streamReplay } : {}),
+    ...(sessionDelete ? { sessionDelete } : {}),
+    ...(slowDynamo ? { slowDynamo } : {}),
+    ...(streamsDown ? { streamsDown } : {}),
+  };
 }
 
 /**
@@ -378,6 +457,8 @@ export function describeSchedule(s: Schedule): string[] {
     `  stream lag up to ${s.streamLagMs[1]} ms, redelivery ${s.streamRedelivery}, stale reads up to ${s.staleReadLagMs} ms`,
     ...(s.streamReplay ? [`  +${(s.streamReplay.at / 1000).toFixed(1)}s streams re-read from ${(s.streamReplay.backMs / 1000).toFixed(1)}s back`] : []),
     ...(s.sessionDelete ? [`  +${(s.sessionDelete.at / 1000).toFixed(1)}s ${describeSessionDelete(s.sessionDelete)}`] : []),
+    ...(s.slowDynamo ? [`  +${(s.slowDynamo.at / 1000).toFixed(1)}s ${describeSlowDynamo(s.slowDynamo)}`] : []),
+    ...(s.streamsDown ? [`  +${(s.streamsDown.at / 1000).toFixed(1)}s ${describeStreamsDown(s.streamsDown)}`] : []),
     s.push
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
@@ -392,6 +473,16 @@ export function describeSchedule(s: Schedule): string[] {
         : `  +${(f.at / 1000).toFixed(1)}s a second process under w${f.worker}'s identity for ${(f.forMs / 1000).toFixed(1)}s`,
     ),
   ];
+}
+
+/** A slow DynamoDB window, for people (the feed's line and the schedule's). */
+export function describeSlowDynamo(f: SlowDynamo): string {
+  return `w${f.worker}'s DynamoDB answers ${f.delayMs[0]}–${f.delayMs[1]} ms late (its requests landing on time) for ${(f.forMs / 1000).toFixed(1)}s`;
+}
+
+/** A stream functions' outage, for people (the feed's line and the schedule's). */
+export function describeStreamsDown(f: StreamsDown): string {
+  return `${f.functions.join(' and ')} down (records held in their shards; the tick runs) for ${(f.forMs / 1000).toFixed(1)}s`;
 }
 
 function describeSessionDelete(f: SessionDelete): string {

@@ -13,7 +13,7 @@ import { DEFAULT_SETTINGS, runWorld } from '../../sim/world.js';
 
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 const BUDGET_MS = 120_000;
-/** Seeds that once found a violation: each must stay fixed. */
+/** Seeds that once found a violation: each must stay fixed. (Found before 2026-12-06's slowDynamo and streamsDown: a seed found with them needs a field saying so.) */
 /** `mixed`: a world of `npm run sim -- --mixed` (a fleet part way through a change). */
 const REGRESSIONS: { seed: number; found: string; mixed?: boolean; kept?: 'some' | 'all' }[] = [
   { seed: 13308355, kept: 'some', found: "a simulator bug (--kept some): two elector stops of job-0 fell on w0 while it was frozen; the first's abort waited on the process's gate, so the second saw the elector not yet stopping, and both started a new elector; the second was refused (DuplicateIdentityError) but replaced the running one in the process's elector list, so a later pause named the refused start-up, not the leader: its frozen leader's 16.1 s overlap was not forgiven (fixed: an elector is stopped once, sim/faults.ts stopElector)" },
@@ -76,7 +76,7 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   { bug: 'coordinatorIgnoresSession', seed: 5003, limit: 300 }, // 5001 → 5013: a candidate on a session lives by it; → 5001: a mark that fails on a fault holds the election (the lease read after a mark); → 5015: a worker whose work failed held off its next term; → 5014: the lease stream reconciles a write naming a departed heir, with DynamoDB's time re-centred at start-up; → 5019: a confirmation or renewal onto a session that may have landed unanswered holds the session's renewals; → 5003: a follower's and a Session's backoff counted from the failed try's send
   { bug: 'followerIgnoresSession', seed: 5001, limit: 300 },
   // faults as users bring them (issue 36), in half the worlds: caught by the requests and stuckLease rules
-  { bug: 'hotRetryLoop', seed: 5012, limit: 300 },
+  { bug: 'hotRetryLoop', seed: 5007, limit: 300 }, // 5012 → 5007: the stream functions down while the tick runs (Schedule.streamsDown) in 5007's world
   { bug: 'zombieLeader', seed: 5000, limit: 300 },
   // renewalIgnoresAnswer is no longer caught here (none in a 900 s search from 5000): a fenced write the fence
   // refuses has the leader read its lease and stop, and every simulated leader writes fenced. The
@@ -148,7 +148,10 @@ describe('deterministic simulation', () => {
   });
 
   it.each(REGRESSIONS)('regression seed $seed ($found)', async ({ seed, mixed, kept }) => {
-    const r = await run(seed, mixed, kept);
+    // the world as it was when the seed was found: a slow DynamoDB and the stream functions' outage,
+    // added since (each drawn from a stream of its own), left out, so the seed replays its story
+    const { slowDynamo: _slow, streamsDown: _down, ...asFound } = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed: mixed ?? false, ...(kept ? { kept } : {}) });
+    const r = await runWorld(asFound, DEFAULT_SETTINGS, { trace: true });
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });
 
