@@ -1,8 +1,10 @@
 /**
  * Answers that are not DynamoDB's, told apart from DynamoDB's: an answer without x-amzn-RequestId
- * (which DynamoDB and DynamoDB Local send with every answer), a body the AWS SDK could not read, an
- * error with no DynamoDB error type; and a TLS certificate not trusted, which no answer gets past;
- * and DynamoDB's own answers that refuse the request's credentials, not the role's rights. The SDK's requests (lib/sdk/bounded-client.ts, fencing.ts) and
+ * (which DynamoDB and DynamoDB Local send with every answer, their errors too), whatever error type
+ * it names, a body the AWS SDK could not read, an error with no DynamoDB error type; and a TLS
+ * certificate not trusted, which no answer gets past; and DynamoDB's own answers that refuse the
+ * request's credentials, not the role's rights; and a region the AWS SDK refuses before it sends.
+ * The SDK's requests (lib/sdk/bounded-client.ts, fencing.ts) and
  * the CLI's (lib/cli/context.ts) go through answeredByDynamoDB. No I/O of its own, no AWS SDK import.
  */
 /**
@@ -44,7 +46,9 @@ const controlsEscaped = (text: string): string => text.replace(/[\u0000-\u001f\u
 /**
  * The HTTP status and what gives it away, when `e` is the AWS SDK failing to read an answer's body
  * (a SyntaxError with the answer's `$metadata`: HTML, plain text, JSON cut short) or an error
- * answer that is not DynamoDB's (no error type, no request id); else undefined.
+ * answer that is not DynamoDB's: no error type and no request id, or an error type without a
+ * request id (`x-amzn-errortype: ResourceNotFoundException` from another AWS stand-in, such as
+ * local mode's push broker once did: taken for DynamoDB's, "the tables do not exist"); else undefined.
  */
 function unreadableAnswer(e: Error): { status: number; sign: string } | undefined {
   const metadata = (e as { $metadata?: { httpStatusCode?: unknown; requestId?: unknown } }).$metadata;
@@ -52,6 +56,10 @@ function unreadableAnswer(e: Error): { status: number; sign: string } | undefine
   if (typeof status !== 'number') return undefined;
   // JSON the AWS SDK read but found no DynamoDB error type in (`{"message":"Forbidden"}`, an API gateway's), without a request id
   if (e.name === 'Unknown' && metadata?.requestId === undefined) return { status, sign: `no x-amzn-RequestId header and no DynamoDB error type, saying: ${controlsEscaped(e.message.slice(0, 200))}` };
+  // an error type read from an HTTP answer (the AWS SDK keeps it as $response: not a fault met on
+  // the way, nor one made in the process) that carries no request id
+  if (e.name !== 'SyntaxError' && metadata?.requestId === undefined && '$response' in e)
+    return { status, sign: `no x-amzn-RequestId header, which DynamoDB sends with every answer, though it names the error type ${controlsEscaped(e.name.slice(0, 100))}` };
   if (e.name !== 'SyntaxError') return undefined;
   const type = (e as { $response?: { headers?: Record<string, unknown> } }).$response?.headers?.['content-type'];
   const parse = controlsEscaped(e.message.split('\n')[0]!.slice(0, 200));
@@ -61,14 +69,14 @@ function unreadableAnswer(e: Error): { status: number; sign: string } | undefine
 /**
  * `sent`'s answer, when DynamoDB gave it; else a rejection with a NotDynamoDBError naming
  * `endpoint()`, where the request went: an answer without x-amzn-RequestId (which the AWS SDK alone takes for
- * a success), or a body the AWS SDK could not read. Every other failure is rejected as it is.
+ * a success, or for the error type it names), or a body the AWS SDK could not read. Every other failure is rejected as it is.
  */
 export async function answeredByDynamoDB<T>(sent: Promise<T>, endpoint: () => Promise<string> | string): Promise<T> {
   let out: T;
   try {
     out = await sent;
   } catch (e) {
-    const unreadable = e instanceof Error && (e.name === 'SyntaxError' || e.name === 'Unknown') ? unreadableAnswer(e) : undefined;
+    const unreadable = e instanceof Error ? unreadableAnswer(e) : undefined;
     if (unreadable) throw new NotDynamoDBError(await endpoint(), unreadable.status, unreadable.sign, e as Error);
     throw e;
   }
@@ -111,6 +119,15 @@ export const UNTRUSTED_CERTIFICATE_CODES: ReadonlySet<string> = new Set([
 /** What to do about a certificate not trusted (UNTRUSTED_CERTIFICATE_CODES). */
 export const UNTRUSTED_CERTIFICATE_FIX =
   "the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way (give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca.pem), or this machine's clock far off (the certificate looks expired or not yet valid)";
+
+/**
+ * The region the AWS SDK refused, when `e` is that refusal: a value that is no host name part, such
+ * as AWS_REGION set but empty (`AWS_REGION=` from an unset CI variable: the AWS SDK takes it as
+ * given, before the profile's) or `'us east 1'`. Nothing was sent, nor will be.
+ */
+export function refusedRegion(e: Error): string | undefined {
+  return /^Region not accepted: region="(.*)" is not a valid hostname component/s.exec(e.message)?.[1];
+}
 
 /**
  * DynamoDB's error types that refuse the request's credentials, not the role's rights: expired,

@@ -213,8 +213,8 @@ export async function creatingTableProxy(
   let left = 0;
   let notFound = 0;
   let described = 0;
-  /** An answer as DynamoDB's: its headers (a Date, which a server clock reads), the length of the body as sent. */
-  const answer = (res: ServerResponse, status: number, body: string, headers: IncomingHttpHeaders = { date: new Date().toUTCString() }) => {
+  /** An answer as DynamoDB's: its headers (a Date, which a server clock reads; a request id, without which it is not DynamoDB's), the length of the body as sent. */
+  const answer = (res: ServerResponse, status: number, body: string, headers: IncomingHttpHeaders = { date: new Date().toUTCString(), 'x-amzn-requestid': `creating-proxy-${notFound + described}` }) => {
     res.writeHead(status, { ...headers, 'content-type': 'application/x-amz-json-1.0', 'content-length': Buffer.byteLength(body) });
     res.end(body);
   };

@@ -38,7 +38,7 @@ export interface Confirm {
   interactive: boolean;
   /** Not interactive because stderr, where the question goes, is not a terminal (stdin is). */
   unseen?: boolean;
-  /** Shows `question` (stderr) and reads one line of answer; undefined at the end of input. */
+  /** Shows `question` (stderr) and reads one line of answer; undefined at the end of input; rejects with an InterruptedError at Ctrl-C. */
   ask(question: string): Promise<string | undefined>;
 }
 

@@ -1,8 +1,9 @@
+import { constants } from 'node:os';
 import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { editDistance, ValidationError } from '../schemas/validation.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
-import { CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
+import { CREDENTIALS_REFUSED, NotDynamoDBError, refusedRegion, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 import { isWrongKey } from '../table-wait.js';
 import { unsentTold, unsentWhenFailed } from '../connection-phase.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
@@ -16,11 +17,27 @@ export class CliError extends Error {
   readonly line: string | Named;
   constructor(
     message: string | Named,
-    /** 1: the user's input or the data; 2: usage (commander's own errors). */
+    /** 1: the user's input or the data; 2: usage (commander's own errors); 128 + a signal's number: interrupted (InterruptedError). */
     readonly exitCode = 1,
   ) {
     super(typeof message === 'string' ? message : message.text);
     this.line = message;
+  }
+}
+
+/**
+ * A command an interrupt ended (Ctrl-C, SIGTERM) while it waited or asked: it exits as a shell
+ * shows a process the signal ended, 128 + the signal's number (Ctrl-C's SIGINT 130, SIGTERM 143).
+ * `signal`'s reason names the signal (main.ts aborts with it); any other abort (a test's pace,
+ * "Ctrl-C" there) is Ctrl-C's. `watch` and `events --follow` end on it as they are meant to: exit 0.
+ */
+export class InterruptedError extends CliError {
+  /** Ctrl-C typed at a terminal, which echoes `^C` where the cursor stands: the message goes on a line of its own. */
+  readonly byCtrlC: boolean;
+  constructor(message: string | Named, signal: AbortSignal) {
+    const named = typeof signal.reason === 'string' ? (constants.signals as Record<string, number | undefined>)[signal.reason] : undefined;
+    super(message, 128 + (named ?? constants.signals.SIGINT));
+    this.byCtrlC = signal.reason === 'SIGINT';
   }
 }
 
@@ -108,6 +125,24 @@ export const activeNotFound = (tables: readonly string[], target: Target): CliEr
   );
 
 /**
+ * A region the AWS SDK refused before sending anything (--region is checked before): AWS_REGION
+ * set but empty (`AWS_REGION=` from an unset CI variable, which the AWS SDK takes before the
+ * profile's region), or not a region name (`'us east 1'`); else the profile's, named.
+ */
+function regionRefused(region: string, target: Target): CliError {
+  const why = 'is not a region name (the AWS SDK refused it: not a valid host name part)';
+  if (process.env['AWS_REGION'] === region) {
+    return region === ''
+      ? new CliError("no AWS region configured: AWS_REGION is set but empty (AWS_REGION=\"\", as an unset CI variable leaves it) - set it to a region such as eu-west-1, or unset it (empty, it hides the profile's region); or pass --region, or --endpoint URL for DynamoDB Local")
+      : new CliError(`no valid AWS region configured: AWS_REGION=${JSON.stringify(region)} ${why} - set it to one such as eu-west-1, or pass --region, or --endpoint URL for DynamoDB Local`);
+  }
+  const profile = target.profile ? `profile ${target.profile}` : 'the default profile';
+  return new CliError(
+    `no valid AWS region configured: ${profile} gives region ${JSON.stringify(region)}, which ${why} - correct it in the AWS config file (~/.aws/config, or AWS_CONFIG_FILE), or pass --region (or set AWS_REGION), or --endpoint URL for DynamoDB Local`,
+  );
+}
+
+/**
  * Turns the errors a user can do something about into a CliError saying what to do; anything
  * else (a bug, an unknown fault) is returned as it is.
  */
@@ -116,10 +151,11 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   if (e instanceof ValidationError) return new CliError(e.message);
   if (e instanceof ConflictError) return new CliError(`the row changed while writing (${e.message.replace(/; read it again.*$/, '')}); nothing was written - run the command again`);
   if (!(e instanceof Error)) return e;
+  // (a write this answer met may have landed: afterChange says so, with what was sent)
   if (e instanceof NotDynamoDBError) {
     return new CliError(
       `the answer ${where(target)} is not DynamoDB's (HTTP ${e.httpStatusCode ?? 'status unknown'}, ${e.sign}) - something else answers there (another server on that port, a proxy's error page): ` +
-        `check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and any HTTPS_PROXY or HTTP_PROXY setting; a write the command sent may have landed: run it again once DynamoDB answers (every write it makes is conditional, so a second run never applies one twice)`,
+        'check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and any HTTPS_PROXY or HTTP_PROXY setting',
     );
   }
   // the SDK's own request timeout (it carries ETIMEDOUT too), its last try never sent: told by where it stopped
@@ -186,6 +222,8 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     if (target.profile) return new CliError(`no AWS region configured: profile ${target.profile} gives none - check that the AWS config file (~/.aws/config, or AWS_CONFIG_FILE) has the profile, spelt so, with a region; or pass --region (or set AWS_REGION), or --endpoint URL for DynamoDB Local`);
     return new CliError('no AWS region configured - pass --region (or set AWS_REGION), or pass --endpoint URL for DynamoDB Local');
   }
+  const refused = refusedRegion(e);
+  if (refused !== undefined) return regionRefused(refused, target);
   if (CREDENTIALS_REFUSED.has(e.name)) {
     return new CliError(`AWS rejected the credentials (${e.name}: ${e.message}) - refresh them (aws sso login) or check AWS_PROFILE; a signature refused as expired means this machine's clock is more than 5 minutes off`);
   }

@@ -19,7 +19,8 @@ import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLoca
 import { DEFAULT_SETTINGS, cliContext, clientFor, configFileRegion, configuredEndpoint, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { credentialsWaitLine, tellCredentialsWait } from './credentials-wait.js';
 import { describeLease } from './describe.js';
-import { ACTIVE_NOT_FOUND_CHECK, CliError, LOCAL_REGION_FIX, activeNotFound, explain, isPassingFault } from './errors.js';
+import { ACTIVE_NOT_FOUND_CHECK, CliError, InterruptedError, LOCAL_REGION_FIX, activeNotFound, explain, isPassingFault } from './errors.js';
+import { NotDynamoDBError } from '../dynamodb-answers.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { clean, joined, shown } from './format.js';
 import { events } from './events.js';
@@ -172,13 +173,15 @@ async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, ta
 }
 
 /**
- * A passing fault (no answer in time, a connection lost, throttled past the SDK's tries) met after
- * the command confirmed or made a change: a write may have landed though its answer never came
- * (DynamoDB applied it, the connection failed after), so the message says what stands — a write
- * that landed, or one that may have — and how to see it. Anything else is told as explained.
+ * A passing fault (no answer in time, a connection lost, throttled past the SDK's tries), or an
+ * answer not DynamoDB's (a proxy may have passed the write on), met after the command confirmed or
+ * made a change: a write may have landed though its answer never came (DynamoDB applied it, the
+ * connection failed after), so the message says what stands — a write that landed, or one that may
+ * have — and how to see it. Anything else, and anything met by a command that sent no write (a
+ * read-only one), is told as explained.
  */
 export function afterChange(told: unknown, e: unknown, progress: Progress): unknown {
-  if (!(told instanceof CliError) || !isPassingFault(e)) return told;
+  if (!(told instanceof CliError) || !(isPassingFault(e) || e instanceof NotDynamoDBError)) return told;
   const { written, confirmed } = progress;
   if (written) return new CliError(joined(told.line, '; before that, this command wrote (', written.what, `): it stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
   // confirmed, but nothing sent yet (a read before the write failed): nothing can have landed
@@ -189,7 +192,7 @@ export function afterChange(told: unknown, e: unknown, progress: Progress): unkn
   );
 }
 
-function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<boolean>): Command {
+function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<AbortSignal | undefined>): Command {
   const root = new Command('conclave')
     .description('Operate Conclave: coordinated leader election (KEP-4355) on DynamoDB')
     .version(cliVersion(), '-V, --version', 'the version of @conclave/cli')
@@ -253,8 +256,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
           // a table seen CREATING, ACTIVE at the next look: the wait told is ending, not another
           const line = tables.active.length && told ? told : waitingLine(tables);
           if (line !== told) io.err(clean((told = line)));
-          if (await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS)))
-            throw new CliError(`interrupted while waiting for ${tables.creating.length ? `table ${tables.creating.join(', ')} to be created` : 'a table not found'}; nothing was written`, 130);
+          const interrupted = await nap(Math.min(CREATING_RETRY_MS * 2 ** (tries - 1), 4 * CREATING_RETRY_MS));
+          if (interrupted)
+            throw new InterruptedError(`interrupted while waiting for ${tables.creating.length ? `table ${tables.creating.join(', ')} to be created` : 'a table not found'}; nothing was written`, interrupted);
         }
       }
     } catch (e) {
@@ -332,11 +336,16 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
   root
     .command('preempt')
     .argument('<lease>')
-    .requiredOption('--to <candidate>', 'the candidate that should lead')
+    // required, though not a requiredOption: commander checks those before unknown options, so
+    // `--too w3` was told as --to missing, not as a typo of it
+    .option('--to <candidate>', 'the candidate that should lead (required)')
     .option('--for <duration>', 'how long the pin holds (default 10m)')
     .option(...YES)
     .description('make a candidate the leader: a priority pin above all others; the coordinator preempts the holder')
-    .action((lease: string, opts: { to: string; for?: string }, cmd: Command) => withDb(cmd, (ctx) => preempt(ctx, parseArgs(cmd, PreemptArgs, { lease, to: opts.to, for: opts.for }, 'preempt arguments'))));
+    .action((lease: string, opts: { to?: string; for?: string }, cmd: Command) => {
+      if (opts.to === undefined) return cmd.error("error: required option '--to <candidate>' not specified", { code: 'commander.missingMandatoryOptionValue' });
+      return withDb(cmd, (ctx) => preempt(ctx, parseArgs(cmd, PreemptArgs, { lease, to: opts.to, for: opts.for }, 'preempt arguments')));
+    });
 
   root
     .command('release')
@@ -419,15 +428,25 @@ function pointAtOwnHelp(cmd: Command, path: readonly string[] = []): void {
   }
 }
 
+/**
+ * Aborts `controller` at Ctrl-C (SIGINT) or SIGTERM, its reason the signal's name (an interrupted
+ * command exits 128 + its number: InterruptedError); returns what stops listening.
+ */
+function abortOnInterrupt(controller: AbortController): () => void {
+  const int = () => controller.abort('SIGINT');
+  const term = () => controller.abort('SIGTERM');
+  process.once('SIGINT', int).once('SIGTERM', term);
+  return () => void process.off('SIGINT', int).off('SIGTERM', term);
+}
+
 /** Runs `fn` with a signal that Ctrl-C (or SIGTERM) aborts, listened for only while it runs. */
 async function interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const interrupted = new AbortController();
-  const onInterrupt = () => interrupted.abort();
-  process.once('SIGINT', onInterrupt).once('SIGTERM', onInterrupt);
+  const stopListening = abortOnInterrupt(interrupted);
   try {
     return await fn(interrupted.signal);
   } finally {
-    process.off('SIGINT', onInterrupt).off('SIGTERM', onInterrupt);
+    stopListening();
   }
 }
 
@@ -440,8 +459,8 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
   const io: CliIO = { ...defaultIO(), ...given, serverTime: given.serverTime ?? given.clock === undefined, promptIsTTY: given.promptIsTTY ?? (given.prompt || given.err ? true : isatty(2)) };
   const prompt = given.prompt ?? (given.err ? io.err : (t: string) => void process.stderr.write(t));
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  // Ctrl-C ends a question: "not confirmed", nothing written (release listens for it already, to
+  let stopListening: (() => void) | undefined;
+  // Ctrl-C ends a question: not confirmed, nothing written, exit 130 (release listens for it already, to
   // stop its wait; every other command only while it asks)
   // at a terminal, what was typed before the question is dropped first (dropTypeAhead): only a line typed
   // once the change is shown answers it (a pipe is never asked: confirm.ts refuses without --yes)
@@ -455,7 +474,9 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
       if (ahead.dropped) io.err('note: what was typed before this question is ignored - answer it now');
     }
     prompt(question);
-    return readLine(input, signal);
+    const answer = await readLine(input, signal);
+    if (answer === undefined && signal.aborted) throw new InterruptedError('not confirmed (interrupted); nothing was written', signal);
+    return answer;
   };
   const ask = async (question: string) => {
     if (io.pace) return asked(question, io.pace.signal);
@@ -463,20 +484,20 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
   };
   const pace = () => {
     if (io.pace) return io.pace;
-    process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+    stopListening ??= abortOnInterrupt(stop); // once: a command run again (a table being created) asks again
     return realPace(stop.signal);
   };
   // a wait of any command (a table being created): Ctrl-C ends it, listened for only while it
   // lasts (between waits, Ctrl-C ends the process, as in any command that does not wait);
-  // whether it was interrupted
-  const nap = async (ms: number): Promise<boolean> => {
+  // the signal that interrupted it, if one did
+  const nap = async (ms: number): Promise<AbortSignal | undefined> => {
     if (io.pace) {
       await io.pace.sleep(ms);
-      return io.pace.signal.aborted;
+      return io.pace.signal.aborted ? io.pace.signal : undefined;
     }
     return interruptible(async (signal) => {
       await io.clock.sleep(ms, signal);
-      return signal.aborted;
+      return signal.aborted ? signal : undefined;
     });
   };
   try {
@@ -486,6 +507,8 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2; // commander printed the message
     const known = e instanceof ValidationError ? new CliError(e.message) : e; // withDb explained the rest
     if (known instanceof CliError) {
+      // after the ^C a terminal echoes where the cursor stands (after a question, mid-line): a line of its own
+      if (known instanceof InterruptedError && known.byCtrlC && io.promptIsTTY) io.err('');
       io.err(`error: ${shown(known.line)}`); // messages quote rows and input: escaped, one line (names that pass for one another too, where marked)
       return known.exitCode;
     }
@@ -493,6 +516,6 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
     io.err(`unexpected error (a bug: please report it): ${text.split('\n').map(clean).join('\n')}`);
     return 1;
   } finally {
-    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    stopListening?.();
   }
 }

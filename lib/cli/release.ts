@@ -19,7 +19,7 @@ import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, sending, type CliContext, type Pace } from './context.js';
-import { CliError, explain, faultText, isPassingFault } from './errors.js';
+import { CliError, InterruptedError, explain, faultText, isPassingFault } from './errors.js';
 import { nextStep, standings, whyBetter } from './explain.js';
 import { joined, namesIn, relative, span, type Named } from './format.js';
 import { compareMerit, rank } from '../election/ordering.js';
@@ -217,7 +217,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
   const poll = async () => {
     if (!pace.signal.aborted) await pace.sleep(POLL_MS);
     if (pace.signal.aborted) {
-      throw new CliError(as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`));
+      throw new InterruptedError(as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`), pace.signal);
     }
   };
   for (;; await poll()) {

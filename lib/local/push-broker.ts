@@ -181,7 +181,12 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
     const m = /^\/topics\/([^/]+)$/.exec(url.pathname);
     if (!m) {
       req.resume();
-      return awsError(res, 404, 'ResourceNotFoundException', `the local push broker serves POST /topics/{topic} (IoT Core's Publish) and WebSocket /mqtt; not ${req.method} ${url.pathname}`);
+      // a plain 404, no AWS error type: this port given as DynamoDB's (printed beside it) was told
+      // "the tables do not exist", the AWS SDK reading a ResourceNotFoundException
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+      return void res.end(
+        `Not Found: the local push broker (IoT Core's stand-in) serves POST /topics/{topic} (IoT Core's Publish) and WebSocket /mqtt, not ${req.method} ${url.pathname}; DynamoDB Local is at the other endpoint conclave-local prints (CONCLAVE_ENDPOINT)\n`,
+      );
     }
     if (req.method !== 'POST') {
       req.resume();

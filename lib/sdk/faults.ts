@@ -8,7 +8,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock, Timer } from '../clock.js';
 import { unsentTold, type Unsent } from '../connection-phase.js';
 import { ValidationError } from '../schemas/validation.js';
-import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
+import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, refusedRegion, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
 export const RETRY_JITTER = 0.2;
@@ -60,11 +60,22 @@ const namedServerFaults = new WeakSet<Error>();
 /** Answers not DynamoDB's as namedFault named them (named once). */
 const namedNotDynamoDB = new WeakSet<Error>();
 
-/** The AWS SDK found no region for the client (no `region` option, AWS_REGION or profile): nothing was sent, nor will be. */
-const isRegionMissing = (e: Error): boolean => /^Region is missing/.test(e.message);
+/**
+ * The AWS SDK found no region for the client it can send with: none (no `region` option, AWS_REGION
+ * or profile), or one it refuses (refusedRegion: AWS_REGION set but empty, `'us east 1'`). Nothing
+ * was sent, nor will be.
+ */
+const isRegionMissing = (e: Error): boolean => /^Region is missing/.test(e.message) || refusedRegion(e) !== undefined;
 /** What to do about a client with no region. */
 const REGION_ADVICE = "give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it)";
-const noRegion = (subject: string, e: Error, then: string): Error => new Error(`${subject}: the DynamoDB client has no region (${e.message}): ${REGION_ADVICE}; ${then}`, { cause: e });
+/** A client with no region (isRegionMissing), named with `subject`; a region refused, with its value and where it came from when AWS_REGION holds it. */
+function noRegion(subject: string, e: Error, then: string): Error {
+  const refused = refusedRegion(e);
+  if (refused === undefined) return new Error(`${subject}: the DynamoDB client has no region (${e.message}): ${REGION_ADVICE}; ${then}`, { cause: e });
+  // the AWS SDK takes AWS_REGION as it is, an empty one too, before the profile's
+  const from = process.env['AWS_REGION'] !== refused ? '' : refused === '' ? " (AWS_REGION, set but empty: it hides the profile's region)" : ' (AWS_REGION)';
+  return new Error(`${subject}: the DynamoDB client's region ${JSON.stringify(refused)}${from} is not a region name (${e.message}): ${REGION_ADVICE}; ${then}`, { cause: e });
+}
 
 /**
  * The endpoint the AWS SDK could not parse as a URL (Node's ERR_INVALID_URL, e.g. `endpoint:
@@ -131,7 +142,8 @@ export async function sendsToThisMachine(client: DynamoDBClient): Promise<boolea
 
 /**
  * Why `client` can never send a request, when it cannot: no region (the AWS SDK's "Region is
- * missing": no `region` option, AWS_REGION or profile), an endpoint that is not a URL
+ * missing": no `region` option, AWS_REGION or profile) or one it refuses (AWS_REGION set but
+ * empty, `'us east 1'`), an endpoint that is not a URL
  * (`'127.0.0.1:8000'`), or one with no host (`'localhost:8000'`: its host read as the scheme),
  * given as the option or configured (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, the profile's
  * endpoint_url). An Error naming `subject`, what is wrong and the fix, then `then` (by default:

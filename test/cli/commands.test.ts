@@ -858,7 +858,8 @@ describe('where DynamoDB is', () => {
       // before: "No leases in conclave-leases", exit 0, and a preempt that "succeeded" writing nothing
       const read = await runMain(['--endpoint', endpoint, 'get', 'leases']);
       expect(read).toMatchObject({ code: 1 });
-      expect(read.err).toBe(`error: the answer at ${endpoint} is not DynamoDB's (HTTP 200, no x-amzn-RequestId header, which DynamoDB sends with every answer) - something else answers there (another server on that port, a proxy's error page): check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and any HTTPS_PROXY or HTTP_PROXY setting; a write the command sent may have landed: run it again once DynamoDB answers (every write it makes is conditional, so a second run never applies one twice)`);
+      // (a read-only command: nothing of a write that may have landed)
+      expect(read.err).toBe(`error: the answer at ${endpoint} is not DynamoDB's (HTTP 200, no x-amzn-RequestId header, which DynamoDB sends with every answer) - something else answers there (another server on that port, a proxy's error page): check --endpoint / --region (or CONCLAVE_ENDPOINT, AWS_REGION) and any HTTPS_PROXY or HTTP_PROXY setting`);
       const write = await runMain(['--endpoint', endpoint, 'set-priority', '--yes', 'nightly-report', 'w1', '5']);
       expect(write).toMatchObject({ code: 1 });
       expect(write.err).toMatch(/^error: the answer at \S+ is not DynamoDB's \(HTTP 200, /);

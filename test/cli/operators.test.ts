@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assumeYes } from '../../lib/cli/confirm.js';
+import { QUESTION, assumeYes } from '../../lib/cli/confirm.js';
 import { cliContext, type CliContext } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
 import { afterChange, main } from '../../lib/cli/main.js';
@@ -128,14 +128,15 @@ describe('a slow answer', () => {
     expect((await h.candidates.read('slow', 's2')).item).toMatchObject({ priority: 2, priorityExpiresAt: NOW + 28 * SEC + MIN });
   });
 
-  it('Ctrl-C at the question of any write: not confirmed, exit 1, nothing written, though "y" is typed after (set-priority died of SIGINT with no word)', async () => {
+  it('Ctrl-C at the question of any write: not confirmed, exit 130 (it was 1), on a line of its own after the ^C the terminal echoes, nothing written, though "y" is typed after (set-priority died of SIGINT with no word)', async () => {
     await h.seedCandidate(cand('s3', '1.31.0', '1.31.0', { leaseName: 'slow' }));
     const r = await atTerminal(['set-priority', 'slow', 's3', '4'], at(), () => {
       process.emit('SIGINT'); // what Node does for Ctrl-C when the CLI listens for it
       return 'y';
     });
-    expect(r.code).toBe(1);
-    expect(r.err.split('\n').at(-1)).toBe('error: not confirmed (no answer); nothing was written');
+    expect(r.code).toBe(130);
+    // before: "Apply this change? [y/N] ^Cerror: not confirmed (no answer); …", exit 1
+    expect(r.err.split('\n').slice(-3)).toEqual([QUESTION, '', 'error: not confirmed (interrupted); nothing was written']);
     expect((await h.candidates.read('slow', 's3')).item?.priority).toBeUndefined();
     expect(process.listenerCount('SIGINT')).toBe(0); // listened for only while it asked
   });

