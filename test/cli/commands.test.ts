@@ -23,7 +23,7 @@ import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { LeaseStore, type Term } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
-import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
+import { cliHarness, runMain, scripted, withAwsEnv, type CliHarness } from './harness.js';
 import { close, listen, resettingProxy, synDroppingPort } from '../proxy.js';
 import { listenOnLoopback } from '../support.js';
 
@@ -729,21 +729,6 @@ describe('release', () => {
   });
 });
 
-/**
- * Runs `fn` with the process's environment holding no AWS_ variable but those of `env` (the AWS SDK
- * reads the process's own, not the CLI's `env`), then puts it back as it was.
- */
-async function withAwsEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const saved = { ...process.env };
-  for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
-  Object.assign(process.env, env);
-  try {
-    return await fn();
-  } finally {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  }
-}
 
 describe('where DynamoDB is', () => {
   it("region local without --endpoint is told that region is local mode's and which endpoint to give", async () => {

@@ -187,3 +187,19 @@ export async function binIntoClosedReader(argv: string[], lines: number): Promis
   child.stdout.destroy(); // the reader goes away: the bin's next write fails with EPIPE
   return { read, ...(await ended), stderr };
 }
+
+/**
+ * Runs `fn` with the process's environment holding no AWS_ variable but those of `env` (the AWS SDK
+ * reads the process's own, not the CLI's `env`), then puts it back as it was.
+ */
+export async function withAwsEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
+  const saved = { ...process.env };
+  for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
+  Object.assign(process.env, env);
+  try {
+    return await fn();
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}

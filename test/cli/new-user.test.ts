@@ -13,7 +13,7 @@ import { NOW, SEC, cand, lease } from '../fixtures.js';
 import { manualClock } from '../../lib/clock.js';
 import { foreignAnswersProxy } from '../proxy.js';
 import { listenOnLoopback } from '../support.js';
-import { cliHarness, runMain, type CliHarness } from './harness.js';
+import { cliHarness, runMain, withAwsEnv, type CliHarness } from './harness.js';
 
 let h: CliHarness;
 beforeAll(async () => {
@@ -24,18 +24,6 @@ beforeAll(async () => {
 });
 afterAll(() => h.t.drop());
 
-/** `fn` with only `env`'s AWS variables in the process's environment (the AWS SDK reads it), then as it was. */
-async function withAwsEnv<T>(env: Record<string, string>, fn: () => Promise<T>): Promise<T> {
-  const saved = { ...process.env };
-  for (const k of Object.keys(process.env)) if (k.startsWith('AWS_')) delete process.env[k];
-  Object.assign(process.env, env);
-  try {
-    return await fn();
-  } finally {
-    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-    Object.assign(process.env, saved);
-  }
-}
 
 /** No config file, no credentials file, no instance metadata: nothing the AWS SDK finds on this machine. */
 const BARE = { AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: '/nonexistent/conclave-config', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/conclave-credentials', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y' };
