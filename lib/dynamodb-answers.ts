@@ -56,9 +56,10 @@ function unreadableAnswer(e: Error): { status: number; sign: string } | undefine
   if (typeof status !== 'number') return undefined;
   // JSON the AWS SDK read but found no DynamoDB error type in (`{"message":"Forbidden"}`, an API gateway's), without a request id
   if (e.name === 'Unknown' && metadata?.requestId === undefined) return { status, sign: `no x-amzn-RequestId header and no DynamoDB error type, saying: ${controlsEscaped(e.message.slice(0, 200))}` };
-  // an error type read from an HTTP answer (the AWS SDK keeps it as $response: not a fault met on
-  // the way, nor one made in the process) that carries no request id
-  if (e.name !== 'SyntaxError' && metadata?.requestId === undefined && '$response' in e)
+  // an error type read from an HTTP answer (the AWS SDK keeps it as $response, a field every
+  // exception class declares, set only then: not a fault met on the way, nor an exception made in
+  // the process, a test's mock) that carries no request id
+  if (e.name !== 'SyntaxError' && metadata?.requestId === undefined && (e as { $response?: unknown }).$response !== undefined)
     return { status, sign: `no x-amzn-RequestId header, which DynamoDB sends with every answer, though it names the error type ${controlsEscaped(e.name.slice(0, 100))}` };
   if (e.name !== 'SyntaxError') return undefined;
   const type = (e as { $response?: { headers?: Record<string, unknown> } }).$response?.headers?.['content-type'];

@@ -459,7 +459,7 @@ export class Session {
   private attach(listener: SessionListener): () => void {
     this.listeners.add(listener);
     this.attached++;
-    if (this.signal === undefined) this.tellIfNeverRun();
+    if (!this.runCalled) this.tellIfNeverRun();
     let left = false;
     return () => {
       if (left) return;
@@ -471,6 +471,8 @@ export class Session {
   }
 
   private neverRun: Timer | undefined;
+  /** run() was called (whether or not it has rejected since: what it rejected with was its caller's to see). */
+  private runCalled = false;
 
   /**
    * An elector took part in a session whose run() is not called: told once, a lease duration on, if
@@ -481,7 +483,7 @@ export class Session {
     this.neverRun ??= this.clock.setTimer(
       this.options.maxLeaseDurationMs,
       () => {
-        if (this.signal === undefined && this.attached > 0)
+        if (!this.runCalled && this.attached > 0)
           this.onError(new Error(`Session of process ${this.process}: run() was never called: the electors on it renew their leases themselves (a write per lease every renew interval, where the session's one write would keep them all); call session.run(signal) beside the electors' run()`));
       },
       { background: true },
@@ -515,6 +517,7 @@ export class Session {
    * send (no region, an endpoint that is not a URL or has no host), a TableNotFoundError.
    */
   async run(signal: AbortSignal): Promise<void> {
+    this.runCalled = true;
     this.startUp.claim('Session');
     await this.startUp.checkClient(this.client, this.clock, signal);
     this.signal = signal;

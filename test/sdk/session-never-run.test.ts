@@ -3,6 +3,7 @@
  * needs it), and silent before: its electors kept their terms themselves, a write per lease every
  * renew interval. Told once, naming run() and the fix.
  */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { Session } from '../../lib/sdk/session.js';
 import { Sim } from '../../sim/harness.js';
@@ -31,6 +32,19 @@ describe('a Session whose run() is never called', () => {
 
   it('run, nothing of the kind is told', async () => {
     const { told } = await process(true);
+    expect(told.filter((e) => /never called/.test(e.message))).toEqual([]);
+  });
+
+  it('run() called and rejected (a client whose region is no region name): nothing more is told, its rejection was its caller\'s to see', async () => {
+    const sim = await Sim.create({ config: { electedLeaseDurationSeconds: 15 } });
+    sim.coordinator();
+    const machine = sim.machine();
+    const told: Error[] = [];
+    const session = new Session({ client: new DynamoDBClient({ region: 'us east 1' }), tables: sim.names, clock: machine.clock, prefix: 'p', onError: (e) => told.push(e) });
+    const rejected = session.run(new AbortController().signal).then(() => undefined, (e: unknown) => e);
+    sim.elector('p', { leaseName: 'job-1', ...CLIENT_GO, session }, { machine, errors: told });
+    await sim.run(60_000);
+    expect(await rejected).toBeInstanceOf(Error);
     expect(told.filter((e) => /never called/.test(e.message))).toEqual([]);
   });
 });
