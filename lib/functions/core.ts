@@ -26,7 +26,7 @@ import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
-import { markAgainDelayMs, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
+import { markAgainDelayMs, MAX_TIMER_DELAY_MS, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 export interface FunctionDeps {
@@ -89,6 +89,10 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
       // reconcile loop while the stream was behind; one per ack window still added a chain a tick).
       const dueMs = d.election.deadline - o.at;
       if (dueMs <= 0 && d.election.awaitsStream) break;
+      // The tick sees the election again at its next round: its timer goes out only once the
+      // deadline is within one message's delay. Before, each tick's started a chain of its own (a
+      // message put back every 15 minutes until the deadline): an election held a day, one per tick.
+      if (trigger === 'tick' && dueMs > MAX_TIMER_DELAY_MS) break;
       await deps.timer.schedule({ lease: o.lease, electionId: d.election.id, deadline: d.election.deadline }, dueMs > 0 ? dueMs : deps.coordinator.config.ackWindowMs);
       break;
     }

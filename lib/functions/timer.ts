@@ -123,8 +123,11 @@ export interface TimerQueue {
   schedule(message: TimerQueueMessage, delayMs: number): Promise<void>;
 }
 
+/** The longest delay SQS gives a message (900 s): a timer further off fires early and is put back. */
+export const MAX_TIMER_DELAY_MS = 900_000;
+
 /** SQS allows 0–900 s of delay, in whole seconds; rounding up means never firing early. */
-export const sqsDelaySeconds = (delayMs: number): number => Math.min(900, Math.max(0, Math.ceil(delayMs / 1000)));
+export const sqsDelaySeconds = (delayMs: number): number => Math.min(MAX_TIMER_DELAY_MS / 1000, Math.max(0, Math.ceil(delayMs / 1000)));
 
 /** A timer queue message as an SQS body: events to publish again may carry characters SQS refuses (U+FFFE, U+FFFF), escaped. */
 export const timerQueueBody = (message: TimerQueueMessage): string => sqsJson(message);
