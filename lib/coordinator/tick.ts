@@ -67,6 +67,22 @@ export interface RoundProgress {
   ageMs: number;
   /** Another invocation moved the cursor meanwhile (one coordinator at a time is the wiring's; locally a tick can be asked for by hand): this one's position was not kept. */
   lostRace: boolean;
+  /** What the tick's gauges publish: roundGauges. */
+  gauges: RoundGauges;
+}
+
+/**
+ * The leaderless and reconcile-failure gauges of a round that may span invocations: the round's
+ * counts where it ends in this invocation; before that, the larger of the last whole round's and
+ * this round's so far. Each invocation's own slice would not do: the alarms take the Minimum of
+ * every tick over two periods, and a slice without the leaderless lease published 0 (one such
+ * lease in a round of two invocations gave 1, 0, 1, 0: no alarm ever). So a lease mended early in
+ * a round is still counted until that round ends, and one found leaderless counts from the tick
+ * that finds it.
+ */
+export interface RoundGauges {
+  leaderless: number;
+  failures: number;
 }
 
 export interface TickResult extends ReconcileAllResult {
@@ -119,19 +135,39 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
     for (const u of g.unjudged) if (!merged.unjudged.some((x) => x.term.lease === u.term.lease)) merged.unjudged.push(u);
     for (const n of g.leaderless) if (!merged.leaderless.includes(n)) merged.leaderless.push(n);
   }
-  const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false };
+  const leaderless = (c.leaderless ?? 0) + merged.leaderless.length;
+  const failures = (c.failures ?? 0) + merged.errors.length;
+  const gauges: RoundGauges = done ? { leaderless, failures } : { leaderless: Math.max(leaderless, c.lastLeaderless ?? 0), failures: Math.max(failures, c.lastFailures ?? 0) };
+  const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false, gauges };
   if (!done) progress.next = { segment: c.segment, after: c.after };
   const next: Omit<TickCursor, 'revision' | 'component' | 'name'> = done
-    ? { ...FIRST, segments: segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases) }
-    : { segments: c.segments, segment: c.segment, leases: c.leases, invocations: c.invocations, ...(c.after === undefined ? {} : { after: c.after }), ...(c.roundStartedAt === undefined ? {} : { roundStartedAt: c.roundStartedAt }) };
+    ? { ...FIRST, segments: segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases), ...(leaderless ? { lastLeaderless: leaderless } : {}), ...(failures ? { lastFailures: failures } : {}) }
+    : {
+        segments: c.segments,
+        segment: c.segment,
+        leases: c.leases,
+        invocations: c.invocations,
+        ...(c.after === undefined ? {} : { after: c.after }),
+        ...(c.roundStartedAt === undefined ? {} : { roundStartedAt: c.roundStartedAt }),
+        ...(leaderless ? { leaderless } : {}),
+        ...(failures ? { failures } : {}),
+        ...(c.lastLeaderless ? { lastLeaderless: c.lastLeaderless } : {}),
+        ...(c.lastFailures ? { lastFailures: c.lastFailures } : {}),
+      };
   if (!sameCursor(was ? strip(was) : FIRST, next)) {
     try {
-      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt'] as const).filter((k) => !(k in next)) });
+      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt', 'leaderless', 'failures', 'lastLeaderless', 'lastFailures'] as const).filter((k) => !(k in next)) });
     } catch (e) {
       // another invocation moved the cursor first, or (a multi-Region table) another Region's tick
       // was writing it at that moment (not applied)
-      if (!(e instanceof ConflictError || isReplicatedWriteConflict(e))) throw e;
-      progress.lostRace = true; // the other invocation's position stands: at worst a part is reconciled twice
+      if (e instanceof ConflictError || isReplicatedWriteConflict(e)) progress.lostRace = true; // the other invocation's position stands: at worst a part is reconciled twice
+      else {
+        // refused (writes denied after a deploy, throttling past the SDK's retries): a failure like
+        // a reconcile's, told and counted, and the gauges still published; the next invocation goes
+        // on from the cursor as it was (at worst a slice reconciled twice)
+        merged.errors.push({ lease: '(the tick cursor)', error: e instanceof Error ? e : new Error(String(e)) });
+        gauges.failures++;
+      }
     }
   }
   merged.round = progress;

@@ -959,11 +959,12 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
     else deps.logger.warn('an identity row the schema refuses, whose stamp does not parse and that no held lease names, unchanged for longer than a day (the longest lease) and clockSkewMs, was deleted', { key: x.key, unchangedSince: new Date(x.unchangedSince!).toISOString() });
   }
   for (const x of r.refusedCandidates) if (x.deleted) deps.logger.warn('a candidate row the schema refuses, whose renewTime or session does not parse, unchanged for longer than candidateStaleAfterMs and clockSkewMs, was deleted', { key: x.key, unchangedSince: new Date(x.unchangedSince!).toISOString() });
-  deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.leaderless.length);
+  // a round over several invocations: the round's counts, not this invocation's slice (lib/coordinator/tick.ts RoundGauges)
+  deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.round?.gauges.leaderless ?? r.leaderless.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   deps.metrics.addMetric(METRIC.unjudgedLeases, MetricUnit.Count, r.unjudged.length);
   // every tick, 0 included: a tick whose reconciles all fail (writes denied after a deploy) still returns normally
-  deps.metrics.addMetric(METRIC.reconcileFailures, MetricUnit.Count, r.errors.length);
+  deps.metrics.addMetric(METRIC.reconcileFailures, MetricUnit.Count, r.round?.gauges.failures ?? r.errors.length);
   if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });
   deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: r.broken.map((b) => b.lease), unjudged: r.unjudged.map((u) => u.term.lease), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
   return r;

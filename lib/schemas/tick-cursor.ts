@@ -15,8 +15,8 @@ export const MAX_SEGMENTS = 1_000_000;
  * Where the coordinator's round over every lease stands (lib/coordinator/tick.ts). A round
  * reconciles the tables' `segments` parts in order; each invocation goes on from `segment`, after
  * lease `after` (a segment's leases are taken in name order), until its deadline. Between rounds
- * the row holds only the next round's `segments` (from the leases the last round reconciled), so a
- * deployment whose round fits one invocation never writes it again.
+ * the row holds only the next round's `segments` (from the leases the last round reconciled) and
+ * that round's gauges, so a deployment whose round fits one invocation writes it only when those change.
  */
 export const TickCursorItem = z
   .object({
@@ -34,6 +34,12 @@ export const TickCursorItem = z
     leases: z.number().int().min(0),
     /** Invocations this round has taken so far (the one that ends it included). */
     invocations: z.number().int().min(0),
+    /** Leaderless leases this round has found so far, and the last whole round's: the gauges a tick publishes (lib/coordinator/tick.ts roundGauges). */
+    leaderless: z.number().int().min(0).optional(),
+    lastLeaderless: z.number().int().min(0).optional(),
+    /** Leases whose reconcile failed this round so far, and in the last whole round. */
+    failures: z.number().int().min(0).optional(),
+    lastFailures: z.number().int().min(0).optional(),
     revision: Revision,
   })
   // compared only where both passed their own checks: a bad one is reported as itself

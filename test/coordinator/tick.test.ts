@@ -338,7 +338,8 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     const [inv] = await round(1);
     expect(inv!.result.round).toMatchObject({ done: true, leases: 3, lostRace: false });
     expect(inv!.result.invalid).toEqual([]);
-    expect(await deps.ticks.read()).toMatchObject({ item: undefined, revision: 0 }); // afresh, and a round of one part leaves nothing to write
+    // afresh: the round of one part leaves only the next round's parts, and its gauges (3 leases leaderless: elections opened)
+    expect(await deps.ticks.read()).toMatchObject({ item: { segments: 1, segment: 0, leases: 0, invocations: 0, lastLeaderless: 3 }, revision: 1 });
   });
 
   it('without a deadline (a context with no remaining time: the simulator) one pass over every lease, no cursor read or written', async () => {
