@@ -1075,7 +1075,15 @@ export function sessionFallbackMs(o: { readonly sessionBackstopMs: number; reado
  */
 export const HEIR_CHECK_FIRST_MS = 250;
 
-/** How long a cancelled leader with an heir leads on before it hands the term over: until the heir next reads. */
+/**
+ * The longest a cancelled leader leads on for its heir: with its stop's 10 s on DynamoDB
+ * (STOP_BUDGET_MS) and 5 s of the caller's own, inside the 30 s ECS and Kubernetes give before
+ * SIGKILL. A renew interval past it (a 60 s lease: 30 s) hands over at it, the heir then leading
+ * from its next read: a SIGKILL cutting the hand-over would leave the lease to run out instead.
+ */
+export const HEIR_WAIT_MAX_MS = 15_000;
+
+/** How long a cancelled leader with an heir leads on before it hands the term over: until the heir next reads, HEIR_WAIT_MAX_MS at most. */
 export function handOffDelay(t: {
   readonly promptly: boolean;
   readonly pushLive: boolean;
@@ -1091,7 +1099,7 @@ export function handOffDelay(t: {
 }): number {
   if (t.promptly || t.pushLive) return 0;
   const young = t.renewals < 2 && t.now - t.since < (SETTLING_TERMS - 0.5) * t.leaseDurationMs;
-  return t.retrying || young ? 0 : t.renewedAt + t.cadenceMs - t.now;
+  return t.retrying || young ? 0 : Math.min(t.renewedAt + t.cadenceMs - t.now, HEIR_WAIT_MAX_MS);
 }
 
 // ---- the follower's step ----

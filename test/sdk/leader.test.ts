@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { declinePatch } from '../../lib/stores/lease-store.js';
-import { afterLeaving, afterRenewal, decideLeader, departure, LEAVING_READS, handOffDelay, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, pacedCadenceMs, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
+import { afterLeaving, afterRenewal, decideLeader, departure, LEAVING_READS, handOffDelay, HEIR_WAIT_MAX_MS, heirOf, leaderDelay, leavingDoubt, leavingKept, leftTerm, showsLeftTerm, MIN_RENEWAL_BOUND_MS, pacedCadenceMs, renewalBoundMs, sessionFallbackFor, sessionFallbackMs, type LeaderObservation, type LeaderSettings, type LeaderStep, type TermView } from '../../lib/sdk/step.js';
 
 const S: LeaderSettings = { leaseName: 'job', identity: 'a', mode: 'coordinated', leaseDurationMs: 15_000, renewDeadlineMs: 10_000 };
 const T: TermView = { holderIdentity: 'a', instance: 'a_1', fencingToken: 7, renewedAt: 100_000, session: 's-1', shortMs: 0 };
@@ -255,5 +255,7 @@ describe('handOffDelay: a cancelled leader with an heir leads on until the heir 
     { name: 'after a failed renewal: at once', t: { retrying: true }, want: 0 },
     { name: 'a term not yet renewed twice, the heir still settling on it: at once', t: { renewals: 1, since: 90_000 }, want: 0 },
     { name: 'renewed once but older than the settling terms: until the next renewal', t: { renewals: 1, since: 0 }, want: 4_863 },
+    // a 60 s lease's 30 s renew interval: waited out whole, the stop's 10 s on DynamoDB came after it, past the 30 s before SIGKILL
+    { name: 'a renewal due past HEIR_WAIT_MAX_MS: HEIR_WAIT_MAX_MS', t: { cadenceMs: 29_863 }, want: HEIR_WAIT_MAX_MS },
   ])('$name', ({ t, want }) => expect(handOffDelay({ ...base, ...t })).toBe(want));
 });
