@@ -198,6 +198,9 @@ const named = (s: Succession): Pick<Extract<Decision, { kind: 'setSuccessor' }>,
  * lead that the election would not: a dead successor simply never takes the lease.
  */
 export function successorDecision(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, d: Decision): Decision | undefined {
+  // a strategy Conclave does not run (set by an operator or a third party): the successors it named
+  // before are cleared, or they would take the lease at the term's end ahead of that strategy's choice
+  if (d.kind === 'leaveAlone' && (d.reason === 'noCoordination' || d.reason === 'unknownStrategy')) return lease?.successor !== undefined || lease?.secondSuccessor !== undefined ? { kind: 'setSuccessor', strategy: d.strategy! } : undefined;
   if (d.kind !== 'leaveAlone' || (d.reason !== 'leaderHealthy' && d.reason !== 'preemptionPending')) return undefined;
   const s: Succession = lease?.holderIdentity === undefined || !config.succession ? { check: [] } : successionOf(lease, candidates, now, config);
   if (s.check.length > 0 && d.reason === 'leaderHealthy') {

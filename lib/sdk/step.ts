@@ -6,6 +6,7 @@
 import { namesTerm, renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
 import { MAX_LEFT_TERMS, processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
+import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
@@ -102,9 +103,21 @@ export interface FollowerDecision {
   readonly take: 'successor' | 'self' | undefined;
 }
 
-/** Whether this start-up is the lease's successor (never while the lease prefers somebody else). */
+/**
+ * Whether the successors the lease names stand: not while it is set to a strategy Conclave does not
+ * run (by an operator or a third party), whose choice a name left from before is not (the
+ * coordinator clears them: lib/election/successor.ts).
+ */
+export const successionStands = (lease: Lease | undefined): boolean => lease?.strategy === undefined || lease.strategy === OLDEST_EMULATION_VERSION;
+
+/** Whether this start-up is the lease's successor (never while the lease prefers somebody else, nor while its succession does not stand). */
 export function isSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
-  return lease?.successor === identity && (lease.successorInstance === undefined || lease.successorInstance === instance) && (lease.preferredHolder === undefined || lease.preferredHolder === identity);
+  return (
+    lease?.successor === identity &&
+    (lease.successorInstance === undefined || lease.successorInstance === instance) &&
+    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
+    successionStands(lease)
+  );
 }
 
 /** Whether this start-up is the lease's second successor (not while another is preferred, nor when it is also the successor). */
@@ -113,6 +126,7 @@ export function isSecondSuccessor(lease: Lease | undefined, identity: string, in
     lease?.secondSuccessor === identity &&
     (lease.secondSuccessorInstance === undefined || lease.secondSuccessorInstance === instance) &&
     (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
+    successionStands(lease) &&
     !isSuccessor(lease, identity, instance)
   );
 }
@@ -344,7 +358,7 @@ export function decideFollower(v: FollowerView): FollowerDecision {
     return now >= due ? { ...base, take: 'successor' } : { ...base, wakeAt: due + 1, take: undefined };
   }
   // give the successors one poll beyond their turn before asking for an election
-  const successorsTurnEnds = lease?.successor !== undefined ? vacantSince + v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0) : vacantSince;
+  const successorsTurnEnds = lease?.successor !== undefined && successionStands(lease) ? vacantSince + v.retryPeriodMs + (lease.secondSuccessor !== undefined ? SECOND_SUCCESSOR_GRACE_MS : 0) : vacantSince;
   // a report, or an election, no running coordinator answered: the fallback need not wait out its
   // three terms, which only leave a running coordinator its choice. A report proves the term over
   // (its writer watched it unchanged for a lease duration, and any renewal removes it); an election
@@ -848,7 +862,7 @@ export type HeirOf = { readonly name: string; readonly instance: string };
 
 /** Whom a leader stepping down hands its term to: the lease's successor, unless somebody else is preferred. */
 export function heirOf(s: LeaderSettings, l: Lease | undefined): HeirOf | undefined {
-  if (s.mode !== 'coordinated' || !l?.successor || !l.successorInstance) return undefined;
+  if (s.mode !== 'coordinated' || !l?.successor || !l.successorInstance || !successionStands(l)) return undefined;
   if (l.preferredHolder !== undefined && l.preferredHolder !== l.successor) return undefined;
   if (l.successor === s.identity) return undefined;
   return { name: l.successor, instance: l.successorInstance };

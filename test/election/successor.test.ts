@@ -68,6 +68,10 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     { name: 'a preemption names the preferred candidate successor in the same write (not the old successor)', lease: lease('b', { successor: 'c' }), candidates: [cand('a', '1.0.0', '1.0.0', { identity: 'a_1' }), cand('b', '2.0.0', '2.0.0'), cand('c', '3.0.0', '3.0.0')], want: { kind: 'preempt', preferredHolder: 'a', successor: { name: 'a', instance: 'a_1' } } },
     { name: 'a vacant lease: the election, not succession (the successor stays on the lease)', lease: lease('x', { renewTime: NOW - MIN, successor: 'b' }), candidates: [cand('b', '1.1.0', '1.1.0', { renewTime: NOW - MIN })], want: { kind: 'openElection', vacancy: 'expired' } },
     { name: 'NoCoordination: no successor', lease: lease('a', { strategy: 'NoCoordination' }), candidates: [a, b1], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
+    // found by a review (2026-12-06): the successors named under OldestEmulationVersion stayed on the
+    // lease, and took it at the term's end ahead of the third party's choice (twice in a row)
+    { name: 'a third-party strategy set where successors were named: they are cleared', lease: lease('a', { strategy: 'example.com/x', successor: 'b', successorInstance: 'b_1', secondSuccessor: 'c' }), candidates: [a, b1], want: { kind: 'setSuccessor', strategy: 'example.com/x' } },
+    { name: 'NoCoordination set where a successor was named: cleared', lease: lease('a', { strategy: 'NoCoordination', successor: 'b' }), candidates: [a, b1], want: { kind: 'setSuccessor', strategy: 'NoCoordination' } },
     { name: 'an election names the new term’s successor', lease: lease(undefined), candidates: [a, b1], want: { kind: 'elect', winner: 'a', successor: { name: 'b', instance: 'b_1' } } },
     { name: 'an election with a single candidate: no successor', lease: lease(undefined), candidates: [a], want: { kind: 'elect', winner: 'a' } },
     // A departed holder: `a`, the oldest and best, held the lease until its term ran out and `b` took it as successor.
@@ -103,6 +107,7 @@ describe('decideWithSuccession: the reconcile’s decision', () => {
     const d = run(l, candidates, now, c ? { ...config, ...c } : config);
     expect(d).toMatchObject(want);
     if (want.kind === 'setSuccessor' && !('successor' in want)) expect(d).not.toHaveProperty('successor');
+    if (want.kind === 'setSuccessor' && !('successor' in want) && !('secondSuccessor' in want)) expect(d).not.toHaveProperty('secondSuccessor');
     if (want.kind === 'elect' && !('successor' in want)) expect(d).not.toHaveProperty('successor');
   });
 

@@ -68,6 +68,9 @@ const rows: { name: string; view: Partial<FollowerView>; want: FollowerDecision 
   { name: 'ran out, a successor named: its turn for one poll', view: { observedAt: T - 16_000, lease: held({ successor: 'c' }) }, want: decision({ vacantSince: T - 1_000 }) },
   { name: 'ran out, the successor had its poll: report', view: { observedAt: T - 18_000, lease: held({ successor: 'c' }) }, want: decision({ vacantSince: T - 3_000, reportVacancy: true }) },
   { name: 'ran out, this worker the successor: take it as successor', view: { observedAt: T - 16_000, lease: held({ successor: 'b' }) }, want: decision({ vacantSince: T - 1_000, take: 'successor' }) },
+  // found by a review (2026-12-06): named under OldestEmulationVersion, it took the lease ahead of the third party's choice
+  { name: 'ran out, this worker named successor but the lease set to a strategy Conclave does not run: not taken as successor', view: { observedAt: T - 16_000, lease: held({ successor: 'b', strategy: 'example.com/x' }) }, want: decision({ vacantSince: T - 1_000, reportVacancy: true }) },
+  { name: '… nor as second successor', view: { observedAt: T - 16_000, lease: held({ successor: 'c', secondSuccessor: 'b', strategy: 'NoCoordination' }) }, want: decision({ vacantSince: T - 1_000, reportVacancy: true }) },
   { name: 'vacant (released): vacant since now, no report (nothing expired)', view: { lease: vacant() }, want: decision({ vacantSince: T }) },
   { name: 'vacant past fallbackAfter: take it itself', view: { lease: vacant(), vacantSince: T - 45_000 }, want: decision({ vacantSince: T - 45_000, take: 'self' }) },
   // a held election (notBefore: an ended term's holder on a session not yet told, unmarkedHoldMs at 15 s leases), first seen when the row was

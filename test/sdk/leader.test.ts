@@ -70,6 +70,7 @@ describe('afterRenewal and heirOf', () => {
     { name: 'none when the lease prefers somebody else', l: lease({ successor: 'b', successorInstance: 'b_1', preferredHolder: 'c' }), want: undefined },
     { name: 'none when the successor is itself', l: lease({ successor: 'a', successorInstance: 'a_1' }), want: undefined },
     { name: 'none without its process named', l: lease({ successor: 'b' }), want: undefined },
+    { name: 'none when the lease is set to a strategy Conclave does not run (a successor named before it)', l: lease({ successor: 'b', successorInstance: 'b_1', strategy: 'example.com/x' }), want: undefined },
   ])('heir: $name', ({ l, want }) => expect(heirOf(S, l)).toEqual(want));
 });
 
