@@ -8,10 +8,12 @@
  * strongly consistent reads and no transactions, and is safe (and what tests on DynamoDB Local do).
  * Every table whose conditions a run relies on is checked: the leases table; the candidates table
  * where run-once windows are claimed and marked, or candidates stand; the identities table where
- * a term lives by its session's renewals. A global table of version 2017.11.29 (always MREC) is found
- * by DescribeGlobalTable, as the Developer Guide finds one ("Determining the version of a global
- * table"): DescribeTable is only documented to show version 2019.11.21's, so a table it shows with no
- * replicas and no version is also looked up there.
+ * a term lives by its session's renewals. Each judged alone is not enough: once one of them is a
+ * global table, all must be, in the same Regions, or a Region's worker uses that Region's own table
+ * by that name (a session row, a window's claim, that the other Regions never see). A global table
+ * of version 2017.11.29 (always MREC) is found by DescribeGlobalTable, as the Developer Guide finds
+ * one ("Determining the version of a global table"): DescribeTable is only documented to show
+ * version 2019.11.21's, so a table it shows with no replicas and no version is also looked up there.
  */
 import { DescribeGlobalTableCommand, DescribeTableCommand, type DynamoDBClient, type GlobalTableDescription, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { ValidationError } from '../schemas/validation.js';
@@ -41,7 +43,7 @@ const mayBeLegacy = (table: TableDescription): boolean => !table.Replicas?.lengt
  * no replicas, or an MRSC one. @internal
  */
 export function multiRegionRefusal(table: TableDescription, role: CheckedTable['role'] = 'leases', legacyTable?: GlobalTableDescription): string | undefined {
-  const regions = (legacyTable ? (legacyTable.ReplicationGroup ?? []) : (table.Replicas ?? [])).map((r) => r.RegionName ?? '?');
+  const regions = legacyTable ? (legacyTable.ReplicationGroup ?? []).map((r) => r.RegionName ?? '?') : replicaRegions(table);
   const legacy = legacyTable !== undefined || table.GlobalTableVersion === LEGACY_GLOBAL_TABLES;
   if (regions.length === 0 && !legacy) return undefined; // one copy: every condition is checked on it
   if (table.MultiRegionConsistency === 'STRONG' && !legacy) return undefined;
@@ -53,6 +55,32 @@ export function multiRegionRefusal(table: TableDescription, role: CheckedTable['
   );
 }
 
+/** The Regions a table's replicas are in, as the refusals name them. */
+const replicaRegions = (table: TableDescription): string[] => (table.Replicas ?? []).map((r) => r.RegionName ?? '?');
+const sameRegions = (a: readonly string[], b: readonly string[]): boolean => [...a].sort().join() === [...b].sort().join();
+
+/**
+ * Why `multiRegion` cannot be given for `tables` together, each of which multiRegionRefusal allows
+ * alone (none listing replicas, or MRSC): once one lists replicas, every one must, in the same
+ * Regions; judged against the leases table when it lists them, else the first that does.
+ * undefined when they agree. @internal
+ */
+export function multiRegionMismatch(tables: readonly (CheckedTable & { table: TableDescription })[]): string | undefined {
+  const global = tables.find((t) => t.role === 'leases' && replicaRegions(t.table).length > 0) ?? tables.find((t) => replicaRegions(t.table).length > 0);
+  if (!global) return undefined; // all single-Region
+  const regions = replicaRegions(global.table);
+  const other = tables.find((t) => !sameRegions(replicaRegions(t.table), regions));
+  if (!other) return undefined;
+  const has = replicaRegions(other.table);
+  return (
+    `the ${other.role} table "${other.name}" ${has.length ? `has replicas in ${has.join(', ')}` : 'has no replicas (a table of this Region alone)'}, ` +
+    `while the ${global.role} table "${global.name}" is a multi-Region strongly consistent global table with replicas in ${regions.join(', ')}: ` +
+    `a worker in a Region where one has a replica and the other has none uses a table of that Region's own by that name (or finds none), so two Regions can ${UNSAFE[other.role]}. ` +
+    `Make it an MRSC global table with the same Regions (MultiRegionConsistency STRONG; replicas in ${regions.join(', ')}: the Conclave construct's \`regions\` makes them), ` +
+    'or run each Region on its own tables without multiRegion'
+  );
+}
+
 /** What DescribeGlobalTable answers when the table is no global table of version 2017.11.29; UnknownOperationException: an endpoint without them (DynamoDB Local). */
 const NOT_LEGACY = new Set(['GlobalTableNotFoundException', 'UnknownOperationException']);
 
@@ -61,8 +89,11 @@ const failure = (error: unknown): string => (error instanceof Error ? `${error.n
 
 /**
  * Refuses `multiRegion` where DescribeTable (and, for a table it shows with no replicas and no
- * version, DescribeGlobalTable) shows one of `tables` is not MRSC (the first, in their order): a
- * ValidationError naming the option, the table and the fix, which run() rejects with (no start-up can succeed on that table).
+ * version, DescribeGlobalTable) shows one of `tables` is not MRSC (the first, in their order), or,
+ * each allowed alone, they do not agree (multiRegionMismatch: a global table beside a single-Region
+ * one, or replicas in other Regions): a ValidationError naming the option, the table and the fix,
+ * which run() rejects with (no start-up can succeed on that table). A table left unchecked (below) is
+ * compared with none.
  * A leases table that does not exist is DynamoDB's ResourceNotFoundException, thrown as it is
  * (run() names the tables); another table that does not exist holds nothing to check (its own use
  * fails where it is needed). Any other failure of DescribeTable (not granted: a policy of the user's
@@ -84,6 +115,7 @@ export async function checkMultiRegion(client: DynamoDBClient, tables: readonly 
     }),
   );
   signal?.throwIfAborted();
+  const checked: (CheckedTable & { table: TableDescription })[] = [];
   for (const { role, name, table, error, global } of described) {
     if (error !== undefined) {
       if (error instanceof Error && error.name === 'ResourceNotFoundException') {
@@ -97,7 +129,11 @@ export async function checkMultiRegion(client: DynamoDBClient, tables: readonly 
       onError(new Error(`${subject}: multiRegion not checked: DescribeGlobalTable of the ${role} table "${name}" failed (${failure(global.error)}); allow dynamodb:DescribeGlobalTable on it to have a global table of version ${LEGACY_GLOBAL_TABLES} refused at start-up`, { cause: global.error }));
       continue;
     }
-    const why = table && multiRegionRefusal(table, role, global?.out?.GlobalTableDescription);
+    if (!table) continue;
+    const why = multiRegionRefusal(table, role, global?.out?.GlobalTableDescription);
     if (why) throw new ValidationError(subject, [{ field: 'multiRegion', message: why }]);
+    checked.push({ role, name, table });
   }
+  const mismatch = multiRegionMismatch(checked);
+  if (mismatch) throw new ValidationError(subject, [{ field: 'multiRegion', message: mismatch }]);
 }

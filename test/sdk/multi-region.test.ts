@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
-import { multiRegionRefusal } from '../../lib/sdk/multi-region.js';
+import { multiRegionMismatch, multiRegionRefusal } from '../../lib/sdk/multi-region.js';
 import { withLease } from '../../lib/sdk/with-lease.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -45,6 +45,27 @@ describe('multiRegionRefusal: the decision from DescribeTable', () => {
     const why = multiRegionRefusal({ TableName: 'c-leases' }, 'leases', legacyGlobal('c-leases'));
     expect(why).toMatch(/"c-leases" is a global table of version 2017\.11\.29 \(replicas in us-east-1, eu-west-1\)/); // before the fix: undefined, allowed
     expect(why).toMatch(/last writer wins/);
+  });
+});
+
+describe('multiRegionMismatch: the tables, each allowed alone, judged together', () => {
+  const strong = (TableName: string, ...regions: string[]): TableDescription => ({ TableName, Replicas: replicas(...regions), MultiRegionConsistency: 'STRONG' });
+  const at = (role: 'leases' | 'candidates' | 'identities', table: TableDescription) => ({ role, name: table.TableName!, table });
+  const rows: { name: string; tables: ReturnType<typeof at>[]; refused: RegExp | undefined }[] = [
+    { name: 'all single-Region (DynamoDB Local; one Region on its own tables)', tables: [at('leases', { TableName: 'c-leases' }), at('candidates', { TableName: 'c-candidates' }), at('identities', { TableName: 'c-identities', Replicas: [] })], refused: undefined },
+    { name: 'all MRSC, the same Regions in another order; a witness apart', tables: [at('leases', { ...strong('c-leases', 'us-east-1', 'us-east-2'), GlobalTableWitnesses: [{ RegionName: 'us-west-2' }] }), at('identities', strong('c-identities', 'us-east-2', 'us-east-1'))], refused: undefined },
+    { name: 'one table alone (withLease checks its candidates table so)', tables: [at('candidates', strong('c-candidates', 'us-east-1', 'us-east-2'))], refused: undefined },
+    { name: 'a single-Region identities table beside MRSC leases', tables: [at('leases', strong('c-leases', 'us-east-1', 'us-east-2')), at('identities', { TableName: 'c-identities' })], refused: /^the identities table "c-identities" has no replicas \(a table of this Region alone\), while the leases table "c-leases" is a multi-Region strongly consistent global table with replicas in us-east-1, us-east-2: .*so two Regions can each judge a session by its own replica's renewals/ },
+    { name: 'a single-Region leases table beside MRSC candidates: the leases table named, against the candidates table', tables: [at('leases', { TableName: 'c-leases' }), at('candidates', strong('c-candidates', 'eu-west-1', 'eu-central-1'))], refused: /^the leases table "c-leases" has no replicas .*while the candidates table "c-candidates" is .*replicas in eu-west-1, eu-central-1: .*so two Regions can each grant the lease/ },
+    { name: 'MRSC candidates in other Regions than the leases table', tables: [at('leases', strong('c-leases', 'us-east-1', 'us-east-2')), at('candidates', strong('c-candidates', 'us-east-1', 'us-west-2'))], refused: /^the candidates table "c-candidates" has replicas in us-east-1, us-west-2, while the leases table "c-leases" .*replicas in us-east-1, us-east-2: .*each claim and mark one run-once window/ },
+  ];
+  it.each(rows)('$name', ({ tables, refused }) => {
+    const why = multiRegionMismatch(tables);
+    if (refused === undefined) expect(why).toBeUndefined();
+    else {
+      expect(why).toMatch(refused);
+      expect(why).toMatch(/Make it an MRSC global table with the same Regions \(MultiRegionConsistency STRONG; replicas in [\w-]+, [\w-]+: the Conclave construct's `regions` makes them\), or run each Region on its own tables without multiRegion$/);
+    }
   });
 });
 
@@ -163,6 +184,54 @@ describe('the start-up check on DynamoDB Local', () => {
       expect(sent.every((s) => /^Describe(Global)?TableCommand$/.test(s))).toBe(true); // nothing read or written
       c.destroy();
     }
+  });
+
+  /** An MRSC global table's description, replicated in `regions`. */
+  const mrsc = (...regions: string[]) => (table: TableDescription): TableDescription => ({ ...table, Replicas: replicas(...regions), MultiRegionConsistency: 'STRONG', GlobalTableVersion: '2019.11.21' });
+  /** Each table described by the first of `as` whose suffix ends its name; a table none names as DynamoDB Local describes it (single-Region). */
+  const describedAs = (as: Record<string, (table: TableDescription) => TableDescription>) => (table: TableDescription): TableDescription => {
+    const suffix = Object.keys(as).find((s) => table.TableName!.endsWith(s));
+    return suffix ? as[suffix]!(table) : table;
+  };
+
+  it('coordinated, MRSC leases: a candidates or identities table of one Region, or with other replica Regions, refuses run() naming that table, what it has, the leases table\'s Regions and the fix', async () => {
+    const coordinated = { mode: 'coordinated', candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } };
+    const cases = [
+      // brought by the user: two tables global, the third made in each Region by the same name
+      { as: { '-leases': mrsc('us-east-1', 'us-east-2'), '-candidates': mrsc('us-east-1', 'us-east-2') }, role: 'identities', has: /has no replicas \(a table of this Region alone\)/ },
+      { as: { '-leases': mrsc('us-east-1', 'us-east-2'), '-identities': mrsc('us-east-1', 'us-east-2') }, role: 'candidates', has: /has no replicas \(a table of this Region alone\)/ },
+      { as: { '-leases': mrsc('us-east-1', 'us-east-2'), '-candidates': mrsc('us-east-1', 'us-east-2'), '-identities': mrsc('us-east-1', 'us-west-2') }, role: 'identities', has: /has replicas in us-east-1, us-west-2/ },
+    ] as const;
+    for (const [i, { as, role, has }] of cases.entries()) {
+      const { client: c, sent } = client(describedAs(as));
+      const e = elector(c, `mixed-${i}`, coordinated);
+      const stop = new AbortController();
+      void e.ready.then(() => stop.abort(), () => undefined); // started: stopped again, and judged below
+      const error = await e.run(stop.signal).then(() => undefined, (x: unknown) => x);
+      expect(error).toBeInstanceOf(ValidationError); // before the fix: it started, each table judged alone
+      expect((error as ValidationError).fields).toEqual(['multiRegion']);
+      const message = (error as Error).message;
+      expect(message).toMatch(new RegExp(`multiRegion: the ${role} table "t-multi-region-\\w+-${role}" `));
+      expect(message).toMatch(has);
+      expect(message).toMatch(/the leases table "t-multi-region-\w+-leases" is a multi-Region strongly consistent global table with replicas in us-east-1, us-east-2/);
+      expect(message).toMatch(/Make it an MRSC global table with the same Regions \(MultiRegionConsistency STRONG; replicas in us-east-1, us-east-2: the Conclave construct's `regions` makes them\), or run each Region on its own tables without multiRegion$/);
+      expect(sent.every((s) => /^Describe(Global)?TableCommand$/.test(s))).toBe(true); // nothing read or written
+      expect(await leaseRow(`mixed-${i}`)).toBeUndefined();
+      c.destroy();
+    }
+  });
+
+  it('coordinated: every table MRSC with the same Regions (in any order) starts, and onError is told nothing', async () => {
+    const { client: c } = client(describedAs({ '-leases': mrsc('us-east-1', 'us-east-2'), '-candidates': mrsc('us-east-2', 'us-east-1'), '-identities': mrsc('us-east-1', 'us-east-2') }));
+    const errors: Error[] = [];
+    const e = elector(c, 'all-mrsc', { mode: 'coordinated', candidacy: { emulationVersion: '1.0.0', binaryVersion: '1.0.0' } }, (x) => errors.push(x));
+    const stop = new AbortController();
+    const running = e.run(stop.signal);
+    await e.ready;
+    stop.abort();
+    await running;
+    expect(errors).toEqual([]);
+    c.destroy();
   });
 
   /** Runs an elector of `lease` on `c` until it leads, then stops it; what onError was told. */
