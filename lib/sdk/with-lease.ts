@@ -152,9 +152,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const { lease, mode } = looked;
   // `auto` found candidates (mode 'coordinated' without one was refused before the read)
   if (mode === 'coordinated' && !o.candidacy) throw new ValidationError(what, [candidacyRequired(o.mode, leaseName)]);
-  // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check)
+  // a first-come run's window row is on the candidates table, which its elector does not stand on (nor check):
+  // judged with the leases table, which it must agree with (one global, the other of one Region: each Region's own)
   if (o.multiRegion && o.runOnce && mode === 'NoCoordination')
-    await checkMultiRegion(requests, [{ role: 'candidates', name: o.tables.candidates }], what, report, cancel);
+    await checkMultiRegion(requests, [{ role: 'leases', name: o.tables.leases }, { role: 'candidates', name: o.tables.candidates }], what, report, cancel);
   if (looked.judged !== undefined && lease?.holderIdentity !== undefined && !isStale(looked.judged, time.now())) return { status: 'busy', holder: lease.holderIdentity };
 
   // the term's signal, the term, and the elector's own handle on it (what a refused write of it is told to)

@@ -221,6 +221,17 @@ describe('the start-up check on DynamoDB Local', () => {
     }
   });
 
+  it('a first-come run-once run: MRSC leases beside a candidates table of one Region is refused naming the candidates table, without running', async () => {
+    const { client: c } = client(describedAs({ '-leases': mrsc('us-east-1', 'us-east-2') }));
+    let ran = false;
+    const error = await withLease('mixed-window', async () => (ran = true), { client: c, tables: t.names, identity: 'r1', mode: 'NoCoordination', multiRegion: true, platform: 'none', runOnce: { window: 'migration-2' } }).catch((x: unknown) => x);
+    // before: its window's table was judged alone (one copy: allowed), and the window could run once in each Region
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/multiRegion: the candidates table "t-multi-region-\w+-candidates" has no replicas \(a table of this Region alone\), while the leases table "t-multi-region-\w+-leases" is a multi-Region strongly consistent global table/);
+    expect(ran).toBe(false);
+    c.destroy();
+  });
+
   it('coordinated: every table MRSC with the same Regions (in any order) starts, and onError is told nothing', async () => {
     const { client: c } = client(describedAs({ '-leases': mrsc('us-east-1', 'us-east-2'), '-candidates': mrsc('us-east-2', 'us-east-1'), '-identities': mrsc('us-east-1', 'us-east-2') }));
     const errors: Error[] = [];
