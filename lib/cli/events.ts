@@ -56,7 +56,11 @@ export function summary(e: ConclaveEvent): string {
     case 'Leader Preemption Requested':
       return `${e.detail.holder} asked to yield to ${e.detail.preferredHolder}`;
     case 'Lease Released':
+      // an operator's delete of the held row: the term ended with it, not by its holder's release
+      if (e.detail.rowDeleted) return `row deleted while ${e.detail.previousHolder} held it (fencing token ${e.detail.fencingToken}): the term ended with it`;
       return `${e.detail.previousHolder} released (fencing token ${e.detail.fencingToken})`;
+    case 'Leader Lost':
+      return `${e.detail.previousHolder}'s term ended (fencing token ${e.detail.fencingToken}): ${e.detail.source} reported ${e.detail.platformId} stopped: ${e.detail.reason}`;
     case 'Election Started':
       return `${e.detail.electionId}${e.detail.reelection ? `, re-election while ${e.detail.holder} leads` : `, vacant: ${e.detail.vacancy}`}, acks until ${e.detail.deadline}`;
     case 'Election Failed':

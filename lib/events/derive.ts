@@ -63,15 +63,30 @@ function vacancyOf(old: Lease | undefined): VacancyReason {
   return 'expired';
 }
 
-/** Lease Released for the term of `old` (held), ended by this change; `rowDeleted`: by the row's delete. */
-const released = (c: { eventID: string; at: number; name: string }, old: Lease, rowDeleted: true | undefined): ConclaveEvent =>
-  event(c, 'Lease Released', {
-    previousHolder: old.holderIdentity!,
-    fencingToken: old.fencingToken,
+/**
+ * The term the change `old` → `neu` ended, when its holder was rewritten by hand at a token no
+ * higher than its copy (`termToken`): a change the events never told (no new term), so the term is
+ * still its holder's, whom only the write that ends it names: its elector's `endChangedTerm` removes the copy and
+ * records its own name as `lastHolderIdentity` (every other end of a term records the row's holder).
+ * Undefined for any other end: a rewrite at a raised token was told as the new holder's term.
+ */
+function rewrittenTerm(old: Lease, neu: Lease | undefined): { holder: string; fencingToken: number } | undefined {
+  const own = neu?.lastHolderIdentity;
+  if (own === undefined || own === old.holderIdentity || old.termToken === undefined || neu!.termToken !== undefined || old.fencingToken > old.termToken) return undefined;
+  return { holder: own, fencingToken: old.termToken };
+}
+
+/** Lease Released for the term of `old` (held), ended by this change (`neu`; none: by the row's delete, `rowDeleted`). */
+function released(c: { eventID: string; at: number; name: string }, old: Lease, neu: Lease | undefined): ConclaveEvent {
+  const rewritten = rewrittenTerm(old, neu);
+  return event(c, 'Lease Released', {
+    previousHolder: rewritten?.holder ?? old.holderIdentity!,
+    fencingToken: rewritten?.fencingToken ?? old.fencingToken,
     acquireTime: old.acquireTime === undefined ? undefined : iso(old.acquireTime),
     preferredHolder: old.preferredHolder,
-    rowDeleted,
+    rowDeleted: neu === undefined ? true : undefined,
   });
+}
 
 /**
  * The events of one change of a lease. Pure.
@@ -80,7 +95,10 @@ const released = (c: { eventID: string; at: number; name: string }, old: Lease, 
  *   the previous term's holder (`holderIdentity` of the old image, else `lastHolderIdentity`)
  *   differs from the new one. A first-ever term, or the same holder again after a gap: no Changed.
  *   Both carry the new holder's `address` when the new image has one (`holderAddress`: every write
- *   that begins a term writes the new holder's own, so it is never the previous holder's).
+ *   that begins a term writes the new holder's own, so it is never the previous holder's). Elected
+ *   names the election it closed only when the term is that election's choice (not a worker's take).
+ *   A holder rewritten by hand at an unchanged or lower token is no new term: nothing; the release
+ *   that ends its term later names that term's own holder (rewrittenTerm).
  * - `preferredHolder` set, or changed to someone else, on a held lease → Leader Preemption Requested.
  * - holder removed without opening an election → Lease Released (a worker's release, an
  *   operator's), or Leader Lost when the platform handler ended the term (`holderLoss` newly set). A holder removed by an election opening on an expired or reported
@@ -99,7 +117,7 @@ const released = (c: { eventID: string; at: number; name: string }, old: Lease, 
  */
 export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
   const { oldLease: old, newLease: neu } = change;
-  if (!neu) return old?.holderIdentity === undefined ? [] : [released({ eventID: change.eventID, at: change.at, name: old.name }, old, true)];
+  if (!neu) return old?.holderIdentity === undefined ? [] : [released({ eventID: change.eventID, at: change.at, name: old.name }, old, undefined)];
   const c = { eventID: change.eventID, at: change.at, name: neu.name };
   const events: ConclaveEvent[] = [];
 
@@ -114,7 +132,7 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
   if (removedHolder !== undefined && !opened && lostNow) {
     events.push(event(c, 'Leader Lost', { previousHolder: removedHolder, fencingToken: loss.fencingToken, source: loss.source, platformId: loss.platformId, reason: loss.reason }));
   } else if (removedHolder !== undefined && !opened) {
-    events.push(released(c, old!, undefined));
+    events.push(released(c, old!, neu));
   }
 
   const failure = neu.lastElectionFailure;
@@ -160,7 +178,9 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
         leaseTransitions: neu.leaseTransitions,
         electedBy: neu.electedBy,
         strategy,
-        electionId: closed?.id,
+        // a worker's take (electedBy self or successor: a hand-off, a successor's take) removes any
+        // open election without its choice: the term finished none
+        electionId: neu.electedBy === 'self' || neu.electedBy === 'successor' ? undefined : closed?.id,
         address: neu.holderAddress,
       }),
     );

@@ -41,7 +41,7 @@ export const LeaderElectedSchema = z
     leaseTransitions: z.number().int().min(0),
     electedBy: ElectedBy.optional().describe('coordinator: elected; successor: the designated successor, handed the term by the leader stepping down or taking the lease as it fell vacant; self: acquired directly (fallback or NoCoordination)'),
     strategy: StrategyName.optional().describe('The strategy the term began under: a coordinator’s election, the one it elected by (electedStrategy); a term a worker took itself (electedBy self), the lease’s strategy an operator set, absent where none is; a successor’s, the lease’s, else the one the coordinator last elected by'),
-    electionId: z.string().min(1).optional().describe('The election this term finished, when one was open'),
+    electionId: z.string().min(1).optional().describe('The coordinator’s election whose choice this term is; absent for a worker’s take (electedBy self or successor), even one that ended an open election'),
     address: HolderAddress,
   })
   .meta({ title: 'Leader Elected', description: 'A new term began: a holder was elected or acquired the lease, with a higher fencing token.' });

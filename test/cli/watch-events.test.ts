@@ -245,6 +245,19 @@ describe('events', () => {
     );
   });
 
+  it("a held row's delete is not told as its holder's release; Leader Lost has its own line (it fell to the generic dump)", () => {
+    const base = { id: 'x', lease: 'component-A', time: iso(NOW) };
+    // before: "w2 released (fencing token 6)", as if w2 had given its term up
+    expect(summary({ detailType: 'Lease Released', detail: { ...base, previousHolder: 'w2', fencingToken: 6, rowDeleted: true } })).toBe('row deleted while w2 held it (fencing token 6): the term ended with it');
+    expect(summary({ detailType: 'Lease Released', detail: { ...base, previousHolder: 'w2', fencingToken: 6 } })).toBe('w2 released (fencing token 6)');
+    const lost = { ...base, previousHolder: 'w2', fencingToken: 6, source: 'aws.ecs' as const, platformId: 'arn:aws:ecs:eu-west-1:111122223333:task/c/abc', reason: 'Essential container in task exited (EssentialContainerExited)' };
+    // before: "previousHolder w2, fencingToken 6, source aws.ecs, platformId arn:..., reason ..."
+    expect(summary({ detailType: 'Leader Lost', detail: lost })).toBe(
+      "w2's term ended (fencing token 6): aws.ecs reported arn:aws:ecs:eu-west-1:111122223333:task/c/abc stopped: Essential container in task exited (EssentialContainerExited)",
+    );
+    expect(summary({ detailType: 'Leader Lost', detail: { ...lost, source: 'aws.ec2', platformId: 'i-0123456789abcdef0', reason: 'terminated' } })).toBe("w2's term ended (fencing token 6): aws.ec2 reported i-0123456789abcdef0 stopped: terminated");
+  });
+
   it('a detail-type without its own summary line shows its fields as they are', () => {
     const detail = { id: 'x', lease: 'l', time: iso(NOW), previousHolder: 'w1', fencingToken: 3, reason: 'Task stopped' };
     expect(summary({ detailType: 'Something New', detail } as never)).toBe('previousHolder w1, fencingToken 3, reason Task stopped');

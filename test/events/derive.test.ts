@@ -7,7 +7,9 @@ import type { Candidate } from '../../lib/schemas/candidate.js';
 import { fencingTokenFloor, nextFencingToken } from '../../lib/schemas/fencing-token.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { LeaseItem, type Election, type Lease } from '../../lib/schemas/lease.js';
-import type { LeasePatch } from '../../lib/stores/lease-store.js';
+import { acquisition } from '../../lib/sdk/lock.js';
+import { HOLDER_FIELDS } from '../../lib/schemas/platform.js';
+import { handOverPatch, type LeasePatch } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 
 const config = electionConfig();
@@ -38,6 +40,12 @@ const selfAcquired = (l: Lease | undefined, who: string, now = NOW): Lease =>
     set: { holderIdentity: who, holderInstance: `${who}-1`, acquireTime: now, renewTime: now, leaseDurationSeconds: 15, leaseTransitions: l ? l.leaseTransitions + 1 : 0, fencingToken: nextFencingToken(l?.fencingToken, now), electedBy: 'self' },
     remove: ['election', 'preferredHolder', 'vacancyReport'],
   });
+
+/** LeaseStore.endChangedTerm: the elector of `holder`'s term ends it on a row rewritten under it. */
+const endedChanged = (l: Lease, holder: string, now = NOW + 2 * SEC): Lease =>
+  applied(l, { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'termToken', 'preferredHolder', 'vacancyReport'] });
+/** A's term 7 (its token copy too), its holder rewritten to B by hand at `fencingToken`. */
+const rewrittenToB = (fencingToken: number): Lease => lease('B', { holderInstance: 'B-1', fencingToken, termToken: 7, lastHolderIdentity: 'Z', acquireTime: NOW - 5 * MIN });
 
 const election = (extra: Partial<Election> = {}): Election => ({ id: `${NAME}#13`, startedAt: NOW, deadline: NOW + 5 * SEC, strategy: OEV, ...extra });
 const elect = (winner: string, e?: Election): Decision => ({ kind: 'elect', strategy: OEV, winner, winnerInstance: `${winner}-1`, acked: [winner], skewPrevented: false, ...(e ? { election: e } : {}) });
@@ -206,6 +214,34 @@ const rows: Row[] = [
     want: [{ type: 'Lease Released', detail: { previousHolder: 'A', fencingToken: 7 } }],
   },
 
+  // A holder rewritten by hand (an operator's update-item), then ended by its own elector.
+  { name: 'a holder rewritten by hand at the same token: nothing (no new term)', old: lease('A', { holderInstance: 'A-1', termToken: 7 }), new: applied(lease('A', { holderInstance: 'A-1', termToken: 7 }), { set: { holderIdentity: 'B', holderInstance: 'B-1' } }), want: [] },
+  {
+    name: 'a term rewritten at the same token, ended by its elector: Released names its own holder, not the name written over it',
+    old: rewrittenToB(7),
+    new: endedChanged(rewrittenToB(7), 'A'),
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'A', fencingToken: 7, acquireTime: iso(NOW - 5 * MIN) } }],
+  },
+  {
+    name: 'a term rewritten at a lower token, ended by its elector: its own holder and token',
+    old: rewrittenToB(5),
+    new: endedChanged(rewrittenToB(5), 'A'),
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'A', fencingToken: 7 } }],
+  },
+  {
+    // the rewrite raised the token: told then as B's term (Leader Elected, 9), so B's term ends here
+    name: 'a term rewritten at a raised token, ended by its elector: the term the events told, B at 9',
+    old: rewrittenToB(9),
+    new: endedChanged(rewrittenToB(9), 'A'),
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'B', fencingToken: 9 } }],
+  },
+  {
+    name: 'a holder removed by hand, an older last holder left on the row: the removed holder',
+    old: lease('A', { termToken: 7, lastHolderIdentity: 'Z' }),
+    new: applied(lease('A', { termToken: 7, lastHolderIdentity: 'Z' }), { remove: ['holderIdentity', 'holderInstance'] }),
+    want: [{ type: 'Lease Released', detail: { previousHolder: 'A', fencingToken: 7 } }],
+  },
+
   // Elections.
   {
     name: 'election opened on an expired lease: Started names the removed holder, no Released',
@@ -313,6 +349,35 @@ describe('eventsFromLeaseChange', () => {
       const ids = derive(r).map((e) => e.detail.id);
       expect(new Set(ids).size, r.name).toBe(ids.length);
     }
+  });
+});
+
+describe('a term not chosen by the election open as it began', () => {
+  const withSuccessor = (l: Lease): Lease => applied(l, { set: { successor: 'B', successorInstance: 'B-1' } });
+  const electedOf = (old: Lease, neu: Lease) => derive({ old, new: neu }).find((e) => e.detailType === 'Leader Elected')!.detail;
+
+  it('a hand-off during a re-election: Elected (successor) names no electionId (the patch removes the election it did not finish)', () => {
+    const old = withSuccessor(reelecting);
+    const handed = applied(old, handOverPatch({ holderIdentity: 'A', fencingToken: 7 }, { name: 'B', instance: 'B-1' }, NOW + SEC, 15, old.leaseTransitions, {}));
+    expect(handed.election).toBeUndefined();
+    const d = electedOf(old, handed);
+    expect(d).toMatchObject({ holder: 'B', electedBy: 'successor', previousHolder: 'A' });
+    expect(d).not.toHaveProperty('electionId');
+  });
+
+  it('a successor’s or a worker’s own take of a lease with a vacancy election open: no electionId', () => {
+    for (const electedBy of ['successor', 'self'] as const) {
+      const old = withSuccessor(withElection);
+      const taken = applied(old, acquisition(old, { identity: 'B', instance: 'B-1', now: NOW + SEC, leaseDurationSeconds: 15, electedBy }));
+      expect(taken.election, electedBy).toBeUndefined();
+      const d = electedOf(old, taken);
+      expect(d, electedBy).toMatchObject({ holder: 'B', electedBy });
+      expect(d, electedBy).not.toHaveProperty('electionId');
+    }
+  });
+
+  it('the coordinator electing the winner of that election still names it', () => {
+    expect(electedOf(withElection, after(withElection, elect('B', withElection.election)))).toMatchObject({ electionId: withElection.election!.id, electedBy: 'coordinator' });
   });
 });
 
