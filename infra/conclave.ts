@@ -474,6 +474,7 @@ export class Conclave extends Construct {
             encryptionKey: key,
             alarmTopic: props.alarmTopic,
             leaderTables: { leases: this.tables.leases.tableName, identities: this.tables.identities.tableName, leasesArn: this.tables.leases.tableArn },
+            config: this.config,
             grantLeaderReads: (grantee, leaseNames) => void this.grantGetLeader(grantee, leaseNames ? { leaseNames: [...leaseNames] } : { allLeases: true }),
           })
         : undefined;

@@ -22,6 +22,7 @@ import * as servicediscovery from 'aws-cdk-lib/aws-servicediscovery';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { ElectionConfig } from '../lib/schemas/config.js';
 import type * as z from 'zod';
 import {
   DEFAULT_RECORD_TTL_SECONDS,
@@ -160,6 +161,8 @@ export interface LeaderDiscoveryTargets {
   readonly alarmTopic: sns.ITopic | undefined;
   /** The leases and identities tables' names, which the sweep reads a named lease's leader from; the leases table's ARN, which the deployment's events carry. */
   readonly leaderTables: { readonly leases: string; readonly identities: string; readonly leasesArn: string };
+  /** The deployment's election configuration: the sweep judges a term over with its clockSkewMs, as the coordinator does. */
+  readonly config: ElectionConfig;
   /** Grants `grantee` getLeader's reads of `leaseNames` (undefined: every lease): the Conclave's grantGetLeader. */
   readonly grantLeaderReads: (grantee: iam.IGrantable, leaseNames: readonly string[] | undefined) => void;
 }
@@ -199,7 +202,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       removalPolicy: on.removalPolicy,
     });
 
-    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName, [DISCOVERY_ENV.leasesTable]: on.leaderTables.leases, [DISCOVERY_ENV.identitiesTable]: on.leaderTables.identities, [DISCOVERY_ENV.leasesTableArn]: on.leaderTables.leasesArn };
+    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName, [DISCOVERY_ENV.leasesTable]: on.leaderTables.leases, [DISCOVERY_ENV.identitiesTable]: on.leaderTables.identities, [DISCOVERY_ENV.leasesTableArn]: on.leaderTables.leasesArn, [DISCOVERY_ENV.electionConfig]: JSON.stringify(on.config) };
     if (s.leaseNames) environment[DISCOVERY_ENV.leases] = JSON.stringify(s.leaseNames);
     if (props.cloudMap && s.cloudMap) {
       this.service = new servicediscovery.Service(this, 'Service', {

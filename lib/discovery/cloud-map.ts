@@ -43,11 +43,16 @@ const MAX_VALUE = 1024;
 /** A value as sent to Cloud Map: as it is when printable ASCII, else percent-encoded (a holder name may be any text). */
 const encoded = (value: string): string => (PRINTABLE.test(value) ? value : encodeURIComponent(value));
 
-/** Why Cloud Map would refuse the value of `field` (too long once encoded), or undefined. */
+/**
+ * Why Cloud Map would refuse the value of `field` (too long once encoded), or undefined: the fix, and
+ * what the name shows meanwhile. The SDK's `advertise` takes up to 2048 characters (a Route 53 record
+ * holds only the host): a longer address than Cloud Map's limit reaches the function, which clears the name.
+ */
 function valueIssue(field: 'holder' | 'address', value: string): string | undefined {
   const v = encoded(value);
   if (v.length <= MAX_VALUE) return undefined;
-  return `its ${field} is ${v.length} characters${v === value ? '' : ' percent-encoded'}; Cloud Map takes attribute values of at most ${MAX_VALUE}: ${field === 'address' ? 'advertise a shorter address' : 'give the elector a shorter identity'}`;
+  const fix = field === 'address' ? `advertise an address of at most ${MAX_VALUE} characters (the elector's \`advertise\` option, which takes up to 2048)` : `give the elector an identity of at most ${MAX_VALUE} characters${v === value ? '' : ' percent-encoded'}`;
+  return `its ${field} is ${v.length} characters${v === value ? '' : ' percent-encoded'}; Cloud Map takes attribute values of at most ${MAX_VALUE}: ${fix}. Until a leader Cloud Map can register holds the lease, the service has no instance for it (DiscoverInstances finds none)`;
 }
 
 /** Why Cloud Map cannot register `target` (LeaderNaming.issue), or undefined. */

@@ -13,11 +13,13 @@ import { systemClock } from '../clock.js';
 import type { Leadership } from '../election/leader.js';
 import { leadershipOf } from '../sdk/get-leader.js';
 import { Name } from '../schemas/common.js';
+import { ElectionConfigSchema, electionConfig } from '../schemas/config.js';
 import { parse, ValidationError } from '../schemas/validation.js';
 import { observability } from '../functions/observability.js';
 import { bounded } from '../functions/requests.js';
 import { applyLeaderChange, type ApplyOutcome, type DiscoveryDeps } from './apply.js';
-import { changeOfEvent } from './change.js';
+import { changeOfEvent, type LeaderChange } from './change.js';
+import { nameStateOf } from './naming.js';
 import { sweepNames, type SweepResult } from './sweep.js';
 import { cloudMapNaming } from './cloud-map.js';
 import { route53Naming } from './route53.js';
@@ -59,11 +61,33 @@ export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unkno
   }
   const outcome = await applyLeaderChange(deps.discovery, change, deps.discovery.clock.now() + remainingMs);
   deps.logger.info(`leader name: ${outcome.outcome}`, { lease: change.lease, event: change.eventId, change: `${change.kind} ${change.fencingToken}`, ...outcome });
+  unnamedLeader(deps.logger, change, outcome);
   if (outcome.writes) {
     deps.metrics.addDimension('outcome', outcome.outcome);
     deps.metrics.addMetric(DISCOVERY_METRIC, MetricUnit.Count, outcome.writes);
   }
   return outcome;
+}
+
+/** Why a held lease's name shows nothing that is no fault: its leader advertised no address (its elector has no `advertise`). */
+const NO_ADDRESS = nameStateOf({ ended: false, holder: undefined, address: undefined, fencingToken: 0 });
+
+/**
+ * A lease held by a leader its name cannot show (an address no name can point at, or one the naming
+ * service refuses: Cloud Map's 1024 characters, where the SDK's `advertise` takes 2048) is logged as
+ * an error, not only as the outcome's reason: the name shows no leader while one leads, until a
+ * leader the service can name takes the lease, and the fix is the workers' configuration.
+ */
+function unnamedLeader(logger: Logger, change: LeaderChange, outcome: ApplyOutcome): void {
+  const name = outcome.name;
+  if (name?.kind !== 'clear' || outcome.state.startsWith('end ') || (NO_ADDRESS.kind === 'clear' && name.why === NO_ADDRESS.why)) return;
+  // the state written may be a newer term than this event's, claimed meanwhile: its holder is then not this event's
+  const holder = change.kind === 'began' && outcome.state === `term ${change.fencingToken}` ? change.holder : undefined;
+  logger.error(`lease "${change.lease}": its leader${holder !== undefined ? ` ${holder}` : ''} (${outcome.state}) cannot be named, so the name shows no leader: ${name.why}`, {
+    lease: change.lease,
+    ...(holder !== undefined ? { holder, fencingToken: change.fencingToken } : {}),
+    why: name.why,
+  });
 }
 
 /** The schedule's invocation (EventBridge Scheduler's, or a scheduled rule's): `aws.events` and `Scheduled Event`, or `aws.scheduler`. */
@@ -114,6 +138,7 @@ const Env = z
     [DISCOVERY_ENV.leasesTable]: z.string().min(3),
     [DISCOVERY_ENV.identitiesTable]: z.string().min(3),
     [DISCOVERY_ENV.leasesTableArn]: z.string().startsWith('arn:', 'must be the leases table\'s ARN (arn:aws:dynamodb:<region>:<account>:table/<name>)').optional(),
+    [DISCOVERY_ENV.electionConfig]: z.string().optional(),
   })
   .superRefine((e, ctx) => {
     const cloudMap = e[DISCOVERY_ENV.cloudMapServiceId] !== undefined;
@@ -133,6 +158,18 @@ function leasesOf(json: string | undefined): ReadonlySet<string> | undefined {
   return new Set(parse(z.array(Name).min(1), raw, DISCOVERY_ENV.leases));
 }
 
+/** The deployment's clockSkewMs, from its ElectionConfig as JSON (unset: the default, as the coordinator's functions take it). */
+function clockSkewOf(json: string | undefined): number {
+  if (json === undefined) return electionConfig().clockSkewMs;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (e) {
+    throw new ValidationError(`environment of the ${DISCOVERY_FUNCTION.name} function`, [{ field: DISCOVERY_ENV.electionConfig, message: `must be JSON such as {"clockSkewMs":2000} (${(e as Error).message})` }]);
+  }
+  return parse(ElectionConfigSchema, raw, DISCOVERY_ENV.electionConfig).clockSkewMs;
+}
+
 /** The function's dependencies from its environment (set by infra/discovery.ts). */
 export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): DiscoveryFunctionDeps {
   const e = parse(Env, env, `environment of the ${DISCOVERY_FUNCTION.name} function`);
@@ -142,9 +179,11 @@ export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): Disc
     : route53Naming(new Route53Client(bounded), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]! });
   const client = new DynamoDBClient(bounded);
   const tables = { leases: e[DISCOVERY_ENV.leasesTable], identities: e[DISCOVERY_ENV.identitiesTable] };
+  // judged as the coordinator judges a term over: a name is never cleared before it calls the term over
+  const clockSkewMs = clockSkewOf(e[DISCOVERY_ENV.electionConfig]);
   return {
     discovery: { state: new DiscoveryStateStore(client, e[DISCOVERY_ENV.table]), naming, clock: systemClock },
-    leadershipOf: (lease, signal) => leadershipOf(lease, { client, tables, signal }),
+    leadershipOf: (lease, signal) => leadershipOf(lease, { client, tables, signal, clockSkewMs }),
     leases: leasesOf(e[DISCOVERY_ENV.leases]),
     leasesTableArn: e[DISCOVERY_ENV.leasesTableArn],
     ...observability(DISCOVERY_FUNCTION.name),

@@ -50,6 +50,12 @@ export const DISCOVERY_ENV = {
   identitiesTable: ENV.identitiesTable,
   /** The leases table's ARN, which the deployment's events carry as their `resources`: an event without it is another deployment's. */
   leasesTableArn: ENV.leasesTableArn,
+  /**
+   * The deployment's ElectionConfig as JSON (the coordinator functions' own variable): the sweep
+   * judges a term over with its clockSkewMs, as the coordinator does, never earlier. Unset: the
+   * ElectionConfig defaults.
+   */
+  electionConfig: ENV.electionConfig,
 } as const;
 
 /**

@@ -32,11 +32,11 @@ import { optionErrors } from './options.js';
 export const HEALTH_HEADERS = {
   /** The lease. */
   lease: 'Conclave-Lease',
-  /** Its holder as this process knows it: itself while it leads, else the holder it last saw (none once run() has settled). */
+  /** Its holder as this process knows it: itself while it leads, else the holder it last saw (none once run() has settled, nor while the last it saw is itself: its own term, over). */
   holder: 'Conclave-Holder',
   /** The fencing token of this process's term, while it leads. */
   fencingToken: 'Conclave-Fencing-Token',
-  /** Where to reach the holder: this process's `advertise` address while it leads, else the one the holder advertised, as this process last read the lease (a follower's 503 says where to go); a non-ASCII host in punycode (`http://xn--bcher-kva.example:8080/`), as a client dials it (the body keeps it as written). */
+  /** Where to reach the holder: this process's `advertise` address while it leads, else the one the holder advertised, as this process last read the lease (a follower's 503 says where to go; none while that holder is this process itself, its term over); a non-ASCII host in punycode (`http://xn--bcher-kva.example:8080/`), as a client dials it (the body keeps it as written). */
   address: 'Conclave-Address',
 } as const;
 
@@ -58,11 +58,11 @@ export const LeaseHealthSchema = z.object({
   ready: z.boolean(),
   /** It has not failed and is not stuck (`/healthz`). */
   live: z.boolean(),
-  /** The holder as this process knows it: itself while it leads, else the last one it saw; none once run() has settled (`stopped`, `failed`: it watches the lease no more). */
+  /** The holder as this process knows it: itself while it leads, else the last one it saw; none once run() has settled (`stopped`, `failed`: it watches the lease no more), nor while the last one it saw is itself and it does not lead (its own term, over: no read has shown who leads now). */
   holder: HolderName.optional(),
   /** The fencing token of its term, while it leads. */
   fencingToken: FencingToken.optional(),
-  /** Where to reach the holder: its own `advertise` address while it leads, else the one the holder advertised as it last read the lease (LeaderElector.leaderAddress); none once run() has settled. */
+  /** Where to reach the holder: its own `advertise` address while it leads, else the one the holder advertised as it last read the lease (LeaderElector.leaderAddress); none once run() has settled, nor when `holder` is left out. */
   address: Address.optional(),
   /** Why run() rejected, while `state` is `failed`: the error's name and message (no stack, no cause). */
   error: z.object({ name: z.string(), message: z.string() }).optional(),
@@ -91,8 +91,13 @@ export function leaseHealth(e: LeaderElector): LeaseHealth {
   const healthy = e.healthy();
   // once run() has settled (stopped, failed) it watches the lease no more: the holder it last saw is no news
   const watching = state === 'starting' || state === 'running' || state === 'stopping';
-  const holder = leading ? e.options.identity : watching ? e.leader : undefined;
-  const address = leading ? e.options.advertise : watching ? e.leaderAddress : undefined;
+  // itself while not leading: its own term is over (its renew deadline, a step-down) and no read has shown another holder since, so
+  // the name and address it last saw are its own and stale: a client sent there comes back to this 503 (a review, 2026-12-07:
+  // a leader cut off from DynamoDB pointed at itself for the whole partition while another led)
+  const seen = watching && !leading ? e.leader : undefined;
+  const stale = seen === e.options.identity;
+  const holder = leading ? e.options.identity : stale ? undefined : seen;
+  const address = leading ? e.options.advertise : watching && !stale ? e.leaderAddress : undefined;
   return {
     lease: e.options.leaseName,
     identity: e.options.identity,
@@ -205,14 +210,15 @@ function handlerOf(list: readonly LeaderElector[]): HealthHandler {
     // the path alone, whether the target is in origin form (/healthz) or absolute (http://host/healthz: RFC 9112 §3.2.2)
     const url = req.url ?? '/';
     const target = url.startsWith('/') ? url : URL.canParse(url) ? new URL(url).pathname : url;
-    const path = target.split('?', 1)[0]!.replace(/\/+$/, '') || '/';
+    const sent = target.split('?', 1)[0]!;
+    const path = sent.replace(/\/+$/, '') || '/';
     const [, first, ...rest] = path.split('/');
     const check = HEALTH_CHECKS.find((c) => PATHS[c] === first);
     let lease: string | undefined = rest.length ? rest.join('/') : undefined;
-    try {
-      if (lease !== undefined) lease = decodeURIComponent(lease);
-    } catch {
-      // a malformed escape: kept as sent, a name no lease has (no lease name takes %)
+    if (lease !== undefined) {
+      // a lease name may end with `/` (`reports/`): the name as sent, trailing slashes kept, when a lease has it; else without them, as ever
+      const whole = decoded(sent.slice(`/${first}/`.length));
+      lease = byLease.has(whole) ? whole : decoded(lease);
     }
     const judged = check === undefined ? undefined : lease !== undefined ? byLease.get(lease) && [byLease.get(lease)!] : check === 'leader' && list.length > 1 ? undefined : list;
     if (!check && next) return next(); // not a health check's path: the app's own routes answer it
@@ -247,6 +253,15 @@ function handlerOf(list: readonly LeaderElector[]): HealthHandler {
     res.setHeader('Content-Length', Buffer.byteLength(text));
     res.end(req.method === 'HEAD' ? undefined : text);
   };
+}
+
+/** A lease path's name, its escapes decoded; one with a malformed escape kept as sent, a name no lease has (no lease name takes %). */
+function decoded(name: string): string {
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
 }
 
 function plain(res: ServerResponse, status: number, text: string): void {

@@ -159,6 +159,28 @@ describe('the function on the events the lease stream publishes', () => {
     expect(instance()).toBeUndefined();
   });
 
+  // found by a review (2026-12-07): the SDK takes an `advertise` of up to 2048 characters, Cloud Map an
+  // attribute value of up to 1024; the name was cleared with the reason at info level, which no alarm or error filter sees
+  it('a leader whose address is too long for Cloud Map is logged as an error naming the lease, the length, the fix and what the name shows; a leader that advertises nothing is not', async () => {
+    const seen = observability('leaderDiscovery', 'SILENT');
+    const errors: unknown[][] = [];
+    seen.logger.error = (...args: unknown[]) => void errors.push(args);
+    const h = makeHandler({ discovery: { state: new DiscoveryStateStore(client, table), naming: cloudMapNaming(aws.cloudMap(), aws.serviceId), clock: manualClock(NOW) }, leadershipOf: () => Promise.reject(new Error('no sweep')), leases: undefined, ...seen });
+    const long = `http://10.0.0.8:8080/${'p'.repeat(1100)}`; // 1121 characters: the SDK takes it
+    expect(await h(delivered(held('H', 14), held('K', 15, { holderAddress: long }))[0]!.envelope, context)).toMatchObject({ outcome: 'applied', state: 'term 15', name: { kind: 'clear' } });
+    expect(instance()).toBeUndefined();
+    expect(errors).toHaveLength(1);
+    const [message, fields] = errors[0] as [string, Record<string, unknown>];
+    expect(message).toMatch(new RegExp(`^lease "${name}": its leader K \\(term 15\\) cannot be named, so the name shows no leader`));
+    expect(fields).toMatchObject({ lease: name, holder: 'K', fencingToken: 15 });
+    expect(String(fields['why'])).toMatch(/address is 1121 characters; Cloud Map takes attribute values of at most 1024/);
+    expect(String(fields['why'])).toMatch(/advertise .*at most 1024 characters/);
+    expect(String(fields['why'])).toMatch(/no instance/);
+    // a leader with no `advertise`: its name is cleared as ever, not an error
+    expect(await h(delivered(held('K', 15), held('M', 16))[0]!.envelope, context)).toMatchObject({ outcome: 'applied', state: 'term 16', name: { kind: 'clear' } });
+    expect(errors).toHaveLength(1);
+  });
+
   it('keeps to leaderDiscovery.leaseNames (the rule does too): an event of another lease writes nothing', async () => {
     const other = `other-${randomUUID().slice(0, 8)}`;
     const before = aws.calls.length;

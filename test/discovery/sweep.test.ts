@@ -12,13 +12,13 @@ import { makeHandler } from '../../functions/leader-discovery.js';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { cloudMapNaming } from '../../lib/discovery/cloud-map.js';
-import type { DiscoveryFunctionDeps } from '../../lib/discovery/handler.js';
+import { discoveryDepsFromEnv, type DiscoveryFunctionDeps } from '../../lib/discovery/handler.js';
 import { applyLeaderChange } from '../../lib/discovery/apply.js';
 import { DiscoveryStateStore } from '../../lib/discovery/state-store.js';
 import { sweepChange, sweepNames, SWEEP_MARGIN_MS, type SweepResult } from '../../lib/discovery/sweep.js';
-import { DISCOVERY_FUNCTION, DISCOVERY_SWEEP_LEFT_METRIC, DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
+import { DISCOVERY_ENV, DISCOVERY_FUNCTION, DISCOVERY_SWEEP_LEFT_METRIC, DISCOVERY_TABLE } from '../../lib/discovery/wiring.js';
 import { observability } from '../../lib/functions/observability.js';
-import { localClient } from '../../lib/local/dynamodb-local.js';
+import { LOCAL_CREDENTIALS, LOCAL_REGION, localClient } from '../../lib/local/dynamodb-local.js';
 import { leadershipOf } from '../../lib/sdk/get-leader.js';
 import { createTable, deleteTable } from '../../lib/stores/table-admin.js';
 import type { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -279,6 +279,32 @@ describe('the sweep', () => {
       expect(new Set(judged.flat())).toEqual(new Set(names));
     } finally {
       await deleteTable(t.client, fair);
+    }
+  });
+});
+
+// found by a review (2026-12-07): the function read leases with getLeader's default clockSkewMs (1 s),
+// so with a larger one deployed it cleared a name up to that much before the coordinator called the term over
+describe('the function as deployed, from its environment', () => {
+  it("judges a term over with the deployment's clockSkewMs (its ElectionConfig), not getLeader's default", async () => {
+    const saved = { ...process.env };
+    // the function's own DynamoDB client, reached through the SDK's AWS_ENDPOINT_URL_<SERVICE>, as test/discovery/bundle.test.ts does
+    Object.assign(process.env, { AWS_REGION: LOCAL_REGION, AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey, AWS_ENDPOINT_URL_DYNAMODB: inject('ddbEndpoint') });
+    try {
+      const leases = coordinatorDeps(t.client, t.names, { clock: manualClock(T0) }).leases;
+      // a 15 s term renewed 18 s ago (a stamp on the machine's clock, which DynamoDB Local's Date headers follow): 3 s past its end
+      await hold(leases, 'skewed', 'w1', 4, Date.now() - 18_000, 'http://10.0.0.4:8080');
+      const env = { [DISCOVERY_ENV.table]: table, [DISCOVERY_ENV.cloudMapServiceId]: aws.serviceId, [DISCOVERY_ENV.leasesTable]: t.names.leases, [DISCOVERY_ENV.identitiesTable]: t.names.identities };
+      const judged = (config?: object) => discoveryDepsFromEnv({ ...env, ...(config ? { [DISCOVERY_ENV.electionConfig]: JSON.stringify(config) } : {}) }).leadershipOf('skewed', new AbortController().signal);
+      // within a clockSkewMs of 6 s the coordinator has not called it over: the name stays (before the fix: cleared, judged with 1 s)
+      expect(await judged({ clockSkewMs: 6_000, ackWindowMs: 2_000 })).toMatchObject({ leader: { holder: 'w1', fencingToken: 4 } });
+      // the default (1 s), given or not: over
+      expect(await judged({ clockSkewMs: 1_000 })).toEqual({ leader: null, vacancy: 'expired' });
+      expect(await judged()).toEqual({ leader: null, vacancy: 'expired' });
+      expect(() => discoveryDepsFromEnv({ ...env, [DISCOVERY_ENV.electionConfig]: '{"clockSkewMs":' })).toThrow(new RegExp(`${DISCOVERY_ENV.electionConfig}.*must be JSON`));
+      expect(() => discoveryDepsFromEnv({ ...env, [DISCOVERY_ENV.electionConfig]: '{"clockSkewMs":-1}' })).toThrow(/clockSkewMs/);
+    } finally {
+      process.env = saved;
     }
   });
 });

@@ -15,6 +15,7 @@ import { manualClock } from '../../lib/clock.js';
 import { drivenClock, inFlight } from '../proxy.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
+import { Session } from '../../lib/sdk/session.js';
 import { HEALTH_HEADERS, HealthResponseSchema, ServeHealthOptionsSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
 import { listenOnLoopback, testTables, type TestTables } from '../support.js';
 import { FAST, Log, STEADY, startElector, validationError, waitFor } from './harness.js';
@@ -406,6 +407,28 @@ describe('the health check, as a load balancer in front of a fleet meets it', ()
     }
   });
 
+  // found by a review (2026-12-07): a trailing slash was stripped from every path, so a lease named
+  // `reports/` (a name may end with `/`) was reachable only as /leader/reports%2F, and /leader/reports/ asked for `reports`
+  it('a lease whose name ends with "/" is served at its own path; a trailing slash after another lease\'s name is still that lease', async () => {
+    const handler = healthCheck([idle('reports/'), idle('reports'), idle('jobs/daily//')]);
+    const leaseAt = (path: string) => {
+      let text = '';
+      const res = { statusCode: 0, setHeader: () => res, end: (t?: string) => ((text = t ?? ''), res) };
+      handler({ url: path, method: 'GET' } as never, res as never);
+      return res.statusCode === 404 ? 404 : HealthResponseSchema.parse(JSON.parse(text)).leases.map((l) => l.lease).join(',');
+    };
+    // the name as written (before the fix: `reports`, and 404 for jobs/daily//)
+    expect(leaseAt('/ready/reports/')).toBe('reports/');
+    expect(leaseAt('/ready/jobs/daily//')).toBe('jobs/daily//');
+    expect(leaseAt('/ready/reports%2F')).toBe('reports/');
+    expect(leaseAt('/ready/reports')).toBe('reports');
+    // no lease of the name as written: the trailing slashes dropped, as ever
+    expect(leaseAt('/ready/reports//')).toBe('reports');
+    expect(leaseAt('/ready/jobs/daily/')).toBe(404);
+    expect(leaseAt('/healthz/')).toBe('reports/,reports,jobs/daily//');
+    expect(leaseAt('/healthz/?x=/')).toBe('reports/,reports,jobs/daily//');
+  });
+
   it('an HTTP/1.1 check without a Host header is answered (HAProxy\'s `option httpchk GET /leader HTTP/1.1` sends none)', async () => {
     const s = await serveHealth(idle('no-host'), { port: 0, host: '127.0.0.1' });
     try {
@@ -488,6 +511,58 @@ describe('on simulated time: /leader across a change of leader', () => {
     expect(oldDown).toBeLessThanOrEqual(renewed + FAST.renewDeadlineMs + LATENCY_MS); // its deadline, counted from the renewal's send
     expect(nextUp).toBeGreaterThanOrEqual(renewed + term);
     expect(nextUp - (renewed + term)).toBeLessThanOrEqual(FAST.retryPeriodMs * 1.2 + 3 * RTT_MS + 1); // seen at a poll, taken, then answered
+  });
+});
+
+/**
+ * Found by a review (2026-12-07): a leader cut off from DynamoDB stops at its renew deadline and
+ * answers 503, but the last holder it saw is still itself, so its 503 named itself and its own
+ * address as where the leader is, for as long as the partition lasted, while the successor led:
+ * a client following the pointer came straight back to the 503. It names no holder it knows is stale.
+ */
+describe('on simulated time: a deposed leader cut off from DynamoDB points nowhere, not at itself', () => {
+  const L = 'health-deposed';
+  const ADDRESS = { a: 'http://10.0.0.1:80', b: 'http://10.0.0.2:80' } as const;
+  /** What `handler` answers GET `path` with, now: status, headers and body. */
+  const answerOf = (handler: HealthHandler, path: string) => {
+    const headers = new Map<string, string>();
+    let text = '';
+    const res = { statusCode: 0, setHeader: (k: string, v: unknown) => (headers.set(k.toLowerCase(), String(v)), res), end: (t?: string) => ((text = t ?? ''), res) };
+    handler({ url: path, method: 'GET' } as never, res as never);
+    return { status: res.statusCode, headers, body: HealthResponseSchema.parse(JSON.parse(text)) };
+  };
+  /** Session timings that fit FAST's (as test/sdk/session.test.ts' SESSION). */
+  const SESSION = { renewIntervalMs: 600, retryPeriodMs: 150, renewDeadlineMs: 1_200, maxLeaseDurationMs: 2_000 } as const;
+
+  it.each([{ held: 'on its own renewals' }, { held: 'on a Session' }])('a leader holding the lease $held: its 503 names neither itself nor its address once b leads, at once and 60 s on', async ({ held }) => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator();
+    const es = (['a', 'b'] as const).map((id) => {
+      const machine = sim.machine();
+      const session = held === 'on a Session' ? new Session({ client: machine.client, tables: sim.names, clock: machine.clock, prefix: id, onError: () => undefined, ...SESSION }) : undefined;
+      void session?.run(new AbortController().signal);
+      return sim.elector(id, { leaseName: L, fallbackAfterMs: 60_000, advertise: ADDRESS[id], ...(session ? { session } : {}) }, { machine });
+    });
+    const [a, b] = es as [SimElector, SimElector];
+    const first = await sim.until('a leader', () => es.find((e) => e.elector.isLeader()));
+    const [cut, next] = first === a ? [a, b] : [b, a];
+    if (held === 'on a Session') expect((await sim.leases.read(L)).item?.session).toBeDefined();
+    await sim.run(3 * cut.elector.renewIntervalMs + 123);
+    cut.machine.fault = () => Object.assign(new Error('injected: unreachable'), { name: 'NetworkingError' });
+    await sim.until('the other to lead', () => next.elector.isLeader(), 30_000);
+    const [old, now] = [healthCheck(cut.elector), healthCheck(next.elector)];
+    const me = cut.elector.options.identity as 'a' | 'b';
+    const them = next.elector.options.identity as 'a' | 'b';
+    for (const when of ['at once', '60 s on']) {
+      if (when === '60 s on') await sim.run(60_000);
+      const o = answerOf(old, '/leader');
+      expect({ when, status: o.status, holder: o.headers.get('conclave-holder'), address: o.headers.get('conclave-address') }).toEqual({ when, status: 503, holder: undefined, address: undefined });
+      expect(o.body.leases[0]).not.toHaveProperty('holder');
+      expect(o.body.leases[0]).not.toHaveProperty('address');
+      expect(o.body.leases[0]).toMatchObject({ identity: me, leading: false, state: 'running' });
+      const n = answerOf(now, '/leader');
+      expect({ when, status: n.status, holder: n.headers.get('conclave-holder'), address: n.headers.get('conclave-address') }).toEqual({ when, status: 200, holder: them, address: ADDRESS[them] });
+    }
   });
 });
 
