@@ -52,10 +52,27 @@ function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[]
 type Namer = ReturnType<typeof named>;
 
 /**
+ * How long a coordinated worker's vacancy report stands unanswered before it takes the lease
+ * itself: lib/sdk/step.ts's REPORT_ANSWER_MS, which the CLI's package does not ship (SDK modules
+ * stay out of it); test/cli/describe-standings.test.ts holds the two equal.
+ */
+export const REPORT_ANSWER_MS = 10_000;
+
+/**
+ * Who takes a lease the coordinator leaves to NoCoordination (`it`: the lease, as the sentence
+ * names it). Only workers run with `mode: 'NoCoordination'` race for it; coordinated ones (its
+ * candidates) wait for an election that never comes, then take it by the SDK's fallback: a
+ * vacancy report unanswered for REPORT_ANSWER_MS, or fallbackAfterMs, and a NoCoordinatorError
+ * told to onError at each take (lib/sdk/step.ts, elector.ts).
+ */
+export const NO_COORDINATION_TAKERS = (it: string): string =>
+  `workers run with mode 'NoCoordination' race for ${it}; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for ${span(REPORT_ANSWER_MS)} (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination'`;
+
+/**
  * The Best candidate line of a lease the coordinator does not elect (undefined: it elects), by the
  * strategy decide() runs: the lease's, else the candidates' consensus. No candidate is best then:
- * who elects is said instead (a third party, the workers' own race, nobody while the candidates'
- * strategies contradict).
+ * who elects is said instead (a third party; under NoCoordination the workers' own race, or a
+ * coordinated worker's fallback; nobody while the candidates' strategies contradict).
  */
 function bestLine(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string | undefined {
   const consensus = lease?.strategy ? { ok: true as const, strategy: lease.strategy } : strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
@@ -64,7 +81,7 @@ function bestLine(lease: Lease | undefined, candidates: readonly Candidate[], no
     return "none: the coordinator elects nobody while the candidates' strategies contradict each other (Strategy above); a worker may take the lease vacant by its fallback";
   }
   if (consensus.strategy === OLDEST_EMULATION_VERSION) return undefined;
-  if (consensus.strategy === NO_COORDINATION) return 'none: under NoCoordination the coordinator elects nobody; the workers race for the lease (direct acquisition)';
+  if (consensus.strategy === NO_COORDINATION) return `none: under NoCoordination the coordinator elects nobody; ${NO_COORDINATION_TAKERS('the lease')}`;
   return `none: a third party elects under "${consensus.strategy}"; the coordinator leaves the lease alone (with no third party running, a worker takes the vacant lease by its fallback)`;
 }
 

@@ -14,11 +14,13 @@ import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { readLease, readSession, unknownLease } from './read.js';
 import { byName, namerOf, placeOf, preferenceOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
+import { NO_COORDINATION_TAKERS, REPORT_ANSWER_MS } from './describe.js';
+import { span } from './format.js';
 
 function strategyEffect(strategy: string | undefined): string {
   if (strategy === undefined) return "the candidates' preferredStrategies decide again (KEP-4355 consensus)";
   if (strategy === OLDEST_EMULATION_VERSION) return 'the coordinator elects by priority, then the oldest emulation and binary versions, whatever the candidates prefer';
-  if (strategy === NO_COORDINATION) return 'the coordinator leaves the lease alone; workers acquire it directly (a plain client-go race)';
+  if (strategy === NO_COORDINATION) return `the coordinator elects nobody on the lease: ${NO_COORDINATION_TAKERS('it')}`;
   return `the coordinator leaves the lease alone; a third party elects under "${strategy}"`;
 }
 
@@ -41,7 +43,7 @@ async function leaseToWrite(ctx: CliContext, lease: string, opts: { create?: boo
  * new row gets a lease's first fields. A change the row already shows is neither asked nor written
  * (`unchanged`).
  */
-async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRead, set: LeasePatch['set'], remove: LeasePatch['remove'] = []): Promise<{ written: Lease; created: boolean; unchanged: boolean }> {
+async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRead, set: LeasePatch['set'], remove: LeasePatch['remove'] = [], warnings: readonly string[] = []): Promise<{ written: Lease; created: boolean; unchanged: boolean }> {
   const created = read.item === undefined;
   const now = ctx.clock.now();
   // a new row's first token is its creation's clock floor, as the coordinator's (lib/election/plan.ts)
@@ -49,13 +51,28 @@ async function confirmedLeaseWrite(ctx: CliContext, lease: string, read: LeaseRe
   const patch: LeasePatch = { ...(Object.keys(fields).length ? { set: fields } : {}), ...(remove.length ? { remove } : {}) };
   const changes = changesOf(read.item, patch, now);
   if (read.item && changes.length === 0) return { written: read.item, created, unchanged: true };
-  await confirmChange(ctx, lease, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changes);
+  await confirmChange(ctx, lease, created ? `create lease ${lease} (it has no row yet; without a holder)` : `change lease ${lease}`, changes, warnings);
   const written = await writeAsShown(`lease ${lease}`, read, patch, now, { reread: () => readLease(ctx, lease), write: (r, p) => (sending(ctx), ctx.leases.write(r, p)) });
   landed(ctx, lease, `lease ${lease}: ${changedFields(changes)}`);
   return { written, created, unchanged: false };
 }
 
 const CREATED = ' - created the lease row, without a holder';
+
+/**
+ * Before NoCoordination is set on a lease with live candidates: each is a coordinated worker (one
+ * run with mode 'NoCoordination' has no candidate row), which the coordinator then elects never,
+ * so it takes the lease only by its fallback, later than a race would, telling onError each time.
+ */
+async function coordinatedWarnings(ctx: CliContext, lease: string): Promise<string[]> {
+  const { candidates } = await listVouched(ctx, lease);
+  const n = liveCandidates(candidates, ctx.clock.now(), ctx.config.candidateStaleAfterMs).length;
+  if (n === 0) return [];
+  const [have, theirs] = n === 1 ? ['1 live candidate', 'its worker runs'] : [`${n} live candidates`, 'their workers run'];
+  return [
+    `warning: lease ${lease} has ${have} (\`conclave get candidates ${lease}\` lists them): ${theirs} coordinated, so under NoCoordination none is elected; each takes the lease only once it stands vacant and a vacancy report goes unanswered for ${span(REPORT_ANSWER_MS)} (or its fallbackAfterMs passes), failing over more slowly than a race, and reports NoCoordinatorError to onError at each take - run them with mode 'NoCoordination' to race for it directly`,
+  ];
+}
 
 /** `conclave set-strategy LEASE STRATEGY` / `--clear`: conditioned on the revision read. */
 export async function setStrategy(ctx: CliContext, args: { lease: string; strategy?: string | undefined; clear: boolean; create?: boolean }): Promise<void> {
@@ -66,7 +83,8 @@ export async function setStrategy(ctx: CliContext, args: { lease: string; strate
     note(ctx, `lease ${args.lease} has no operator strategy; nothing to clear`);
     return ctx.output === 'json' ? printJson(ctx, read.item) : undefined;
   }
-  const { written, created, unchanged } = args.clear ? await confirmedLeaseWrite(ctx, args.lease, read, {}, ['strategy']) : await confirmedLeaseWrite(ctx, args.lease, read, { strategy: args.strategy });
+  const warnings = args.strategy === NO_COORDINATION && before !== NO_COORDINATION ? await coordinatedWarnings(ctx, args.lease) : [];
+  const { written, created, unchanged } = args.clear ? await confirmedLeaseWrite(ctx, args.lease, read, {}, ['strategy']) : await confirmedLeaseWrite(ctx, args.lease, read, { strategy: args.strategy }, [], warnings);
   if (unchanged) note(ctx, `the strategy of lease ${args.lease} is already ${before}; nothing to change`);
   if (ctx.output === 'json') return printJson(ctx, written);
   if (unchanged) return;

@@ -2,7 +2,7 @@
  * Operator priority pins (candidate `priority`, `priorityExpiresAt`). The coordinator alone
  * decides elections: `preempt` is a pin the coordinator's own rules then act on.
  */
-import { passedOver } from '../election/decide.js';
+import { passedOver, reelectionWindowMs } from '../election/decide.js';
 import { preferredLocationsOf } from '../election/location.js';
 import { compareRanked, effectivePriority, rank } from '../election/ordering.js';
 import { strategyConsensus } from '../election/strategy.js';
@@ -12,7 +12,9 @@ import { isCandidateStale, liveCandidates } from '../election/vacancy.js';
 import { MAX_PRIORITY, type Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
+import { ValidationError } from '../schemas/validation.js';
 import { CandidateStore, type CandidatePatch } from '../stores/candidate-store.js';
+import { SHORT_PIN } from './args.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, sending, type CliContext } from './context.js';
 import { CliError } from './errors.js';
@@ -164,6 +166,13 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   const pinned: Candidate = { ...candidate, priority, priorityExpiresAt: now + args.for };
   const unelected = notElected(lease, snap.candidates, now, ctx);
   if (unelected) throw new CliError(joined(`the coordinator does not elect on lease ${args.lease}: `, unelected, ` - first run \`conclave set-strategy ${args.lease} OldestEmulationVersion\``));
+  // the edge refused a pin under twice the default settings' longest re-election window; a lease
+  // whose own window is longer (its duration, under a longer askAgainAfterMs) needs twice its own
+  const window = reelectionWindowMs(lease ?? { leaseDurationSeconds: ctx.config.defaultLeaseDurationSeconds }, ctx.config);
+  const floor = Math.ceil((2 * window) / 1000) * 1000;
+  if (args.for < floor) {
+    throw new ValidationError('preempt arguments', [{ field: '--for', message: `must be at least ${span(floor)} on lease ${args.lease} (twice its re-election window, ${span(window)} with ${ctx.settings}: ${SHORT_PIN}; give --for ${span(floor)} or longer)` }]);
+  }
   // as the coordinator's reconcile decides (successors included), as foreseen does
   const decision = decideWithSuccession(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
   // Another operator's pin may land among the others while this one is asked (two preempts at

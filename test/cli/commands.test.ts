@@ -441,9 +441,30 @@ describe('set-strategy', () => {
     expect(r.code).toBe(0);
     expect(r.out).toBe(
       'set the strategy of lease brand-new to NoCoordination - created the lease row, without a holder\n' +
-        'from now on the coordinator leaves the lease alone; workers acquire it directly (a plain client-go race)',
+        "from now on the coordinator elects nobody on the lease: workers run with mode 'NoCoordination' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination'",
     );
+    // no candidates, so no coordinated worker to warn of
+    expect(r.err).not.toMatch(/warning/);
     expect((await h.leases.read('brand-new')).item).toEqual({ name: 'brand-new', strategy: 'NoCoordination', leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: fencingTokenFloor(NOW + 3 * SEC), revision: 1 });
+  });
+
+  it('NoCoordination on a lease with live candidates warns before the question: they are coordinated workers, slow to fail over and reporting NoCoordinatorError', async () => {
+    await h.seedLease(lease('c1', { name: 'coord-fleet' }));
+    await h.seedCandidate(cand('c1', '1.30.0', '1.30.0', { leaseName: 'coord-fleet' }));
+    await h.seedCandidate(cand('c2', '1.30.0', '1.30.0', { leaseName: 'coord-fleet' }));
+    // a stale row is no worker running: not counted
+    await h.seedCandidate(cand('c3', '1.30.0', '1.30.0', { leaseName: 'coord-fleet', renewTime: NOW - 40 * MIN }));
+    const r = await h.run(['set-strategy', 'coord-fleet', 'NoCoordination', '--yes'], { clock: at() });
+    expect(r.code).toBe(0);
+    const warning =
+      "warning: lease coord-fleet has 2 live candidates (`conclave get candidates coord-fleet` lists them): their workers run coordinated, so under NoCoordination none is elected; each takes the lease only once it stands vacant and a vacancy report goes unanswered for 10s (or its fallbackAfterMs passes), failing over more slowly than a race, and reports NoCoordinatorError to onError at each take - run them with mode 'NoCoordination' to race for it directly";
+    expect(r.err.split('\n')).toContain(warning);
+    // before the question's place (the change table), so an operator can say no
+    expect(r.err.indexOf(warning)).toBeGreaterThan(r.err.indexOf('  strategy '));
+    expect((await h.leases.read('coord-fleet')).item?.strategy).toBe('NoCoordination');
+    // another strategy: nothing to warn of
+    const back = await h.run(['set-strategy', 'coord-fleet', 'OldestEmulationVersion', '--yes'], { clock: at() });
+    expect(back.err).not.toMatch(/warning/);
   });
 
   it('changes and clears the strategy of an existing lease, keeping the rest', async () => {
@@ -590,6 +611,35 @@ describe('preempt', () => {
   it('refuses a candidate that cannot win: stale, or versions that do not parse', async () => {
     expect((await h.run(['preempt', 'component-A', '--to', 'w3', '--yes'], { clock: at() })).err).toMatch(/w3 has not renewed for 40m3s, so the coordinator does not count it; is its worker running\?/);
     expect((await h.run(['preempt', 'component-A', '--to', 'w4', '--yes'], { clock: at() })).err).toMatch(/w4 cannot be elected: its versions do not parse \(emulation "v1\.x"/);
+  });
+
+  it('refuses a --for shorter than a minute: such a pin expires before the preemption lands, or moves leadership back just after; writes nothing', async () => {
+    for (const short of ['1ms', '30s', '59.9s']) {
+      const r = await h.run(['preempt', 'pre', '--to', 'q3', '--for', short, '--yes'], { clock: at() });
+      expect(r).toMatchObject({ code: 1, out: '' });
+      expect(r.err).toBe(
+        "error: invalid preempt arguments: --for: must be at least 1m (twice the longest re-election the coordinator's default settings allow, 30s: a shorter pin expires before the preemption takes effect, or moves leadership back just after; leave --for out for 10m)",
+      );
+    }
+    const before = (await h.candidates.read('pre', 'q3')).item!;
+    expect((await h.run(['preempt', 'pre', '--to', 'q3', '--for', '1ms', '--yes'], { clock: at() })).code).toBe(1);
+    expect((await h.candidates.read('pre', 'q3')).item!.revision).toBe(before.revision);
+  });
+
+  it("refuses a --for shorter than twice the lease's own re-election window, under the election config given", async () => {
+    await h.seedLease(lease('r1', { name: 'long-term', leaseDurationSeconds: 90 }));
+    await h.seedCandidate(cand('r1', '1.30.0', '1.30.0', { leaseName: 'long-term' }));
+    await h.seedCandidate(cand('r2', '1.31.0', '1.31.0', { leaseName: 'long-term' }));
+    const config = ['--election-config', '{"askAgainAfterMs":600000}'];
+    const r = await h.run([...config, 'preempt', 'long-term', '--to', 'r2', '--for', '2m', '--yes'], { clock: at() });
+    expect(r).toMatchObject({ code: 1, out: '' });
+    expect(r.err).toBe(
+      'error: invalid preempt arguments: --for: must be at least 3m on lease long-term (twice its re-election window, 1m30s with the election config from --election-config: a shorter pin expires before the preemption takes effect, or moves leadership back just after; give --for 3m or longer)',
+    );
+    expect((await h.candidates.read('long-term', 'r2')).item?.priority).toBeUndefined();
+    // at the floor it pins
+    expect((await h.run([...config, 'preempt', 'long-term', '--to', 'r2', '--for', '3m', '--yes'], { clock: at() })).code).toBe(0);
+    expect((await h.candidates.read('long-term', 'r2')).item?.priorityExpiresAt).toBe(NOW + 3 * SEC + 3 * MIN);
   });
 
   it('a missing --to is a usage error (exit 2)', async () => {

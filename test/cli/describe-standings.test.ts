@@ -5,7 +5,8 @@
  * says who elects instead of naming a best candidate.
  */
 import { describe, expect, it } from 'vitest';
-import { describeLines } from '../../lib/cli/describe.js';
+import { REPORT_ANSWER_MS, describeLines } from '../../lib/cli/describe.js';
+import { REPORT_ANSWER_MS as SDK_REPORT_ANSWER_MS } from '../../lib/sdk/step.js';
 import { standings } from '../../lib/cli/explain.js';
 import { parse } from '../../lib/schemas/validation.js';
 import { SetStrategyArgs } from '../../lib/cli/args.js';
@@ -49,9 +50,15 @@ describe('describe lease: the best candidate by the rule decide() elects by', ()
     expect(standings(lease(undefined), [x, y], NOW, config).best?.candidate.name).toBe('y');
   });
 
+  it("says the SDK's own wait for a vacancy report's answer (the CLI ships no SDK module, so it keeps a copy)", () => {
+    expect(REPORT_ANSWER_MS).toBe(SDK_REPORT_ANSWER_MS);
+  });
+
   it('names no best candidate where the coordinator does not elect, and says who does', () => {
     const third = (s: string) => cand('t', '1.31.0', '1.31.0', { preferredStrategies: [s] });
-    expect(line(describeOf(lease('y', { strategy: 'NoCoordination' }), [x, y]), 'Best candidate')).toBe('none: under NoCoordination the coordinator elects nobody; the workers race for the lease (direct acquisition)');
+    expect(line(describeOf(lease('y', { strategy: 'NoCoordination' }), [x, y]), 'Best candidate')).toBe(
+      "none: under NoCoordination the coordinator elects nobody; workers run with mode 'NoCoordination' race for the lease; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination'",
+    );
     expect(line(describeOf(lease(undefined), [y, third('example.com/my-strategy')]), 'Best candidate')).toBe(
       'none: a third party elects under "example.com/my-strategy"; the coordinator leaves the lease alone (with no third party running, a worker takes the vacant lease by its fallback)',
     );
