@@ -28,6 +28,7 @@ import { UNJUDGED_STEP, judgedLease, lastRenewal, unvouched, type SessionSeen } 
 import { readLease, readSession, snapshot } from './read.js';
 import { namerOf, namesOf, type Namer } from './views.js';
 import { notElected } from './priority.js';
+import { NO_COORDINATION_TAKERS } from './describe.js';
 
 /** How often the lease is read while waiting: the holder renews every retry period (2 s by default). */
 const POLL_MS = 500;
@@ -93,7 +94,7 @@ function nextHolder(ctx: CliContext, as: Namer, name: string, after: Lease | und
 
 /** Who takes a lease the coordinator does not elect on: its workers, racing (NoCoordination, or candidates that agree on no strategy), or a third party under its own strategy. */
 const takenBy = (l: Lease | undefined): string =>
-  l?.strategy !== undefined && l.strategy !== NO_COORDINATION ? `whoever elects under ${l.strategy} (a third party) names the next holder` : 'its workers acquire it directly, the first to find it vacant, with a new fencing token';
+  l?.strategy !== undefined && l.strategy !== NO_COORDINATION ? `whoever elects under ${l.strategy} (a third party) names the next holder` : `its workers take it, with a new fencing token (${NO_COORDINATION_TAKERS('it')})`;
 
 /** Ends the term now, as LeaseStore.releaseTerm does: forced, or a term nobody acts on any more. */
 async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | undefined, term: Term, candidates: readonly Candidate[], now: number, why: 'force' | 'expired' | 'reported'): Promise<void> {

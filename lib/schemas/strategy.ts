@@ -3,7 +3,7 @@ import { unknownKeyHint } from './validation.js';
 
 /** Elect the candidate with the oldest emulation version, then binary version (KEP-4355). */
 export const OLDEST_EMULATION_VERSION = 'OldestEmulationVersion';
-/** Leave the lease to direct acquisition by its workers (a plain client-go race). */
+/** Leave the lease to direct acquisition: workers in NoCoordination mode race for it (a plain client-go race); coordinated ones take it by their fallback, telling NoCoordinatorError. */
 export const NO_COORDINATION = 'NoCoordination';
 
 export const KNOWN_STRATEGIES = [OLDEST_EMULATION_VERSION, NO_COORDINATION] as const;

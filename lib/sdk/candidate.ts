@@ -34,7 +34,7 @@ export const CandidacyShape = {
   emulationVersion: CandidateSpec.shape.emulationVersion,
   /**
    * The strategies this worker accepts, best first: `OldestEmulationVersion` (the coordinator
-   * elects), `NoCoordination` (workers race for the lease), or a third party's, a qualified name
+   * elects), `NoCoordination` (it elects nobody: this worker takes the lease by its fallback), or a third party's, a qualified name
    * with a domain prefix (`example.com/my-strategy`: the coordinator leaves the lease to it). A
    * name without a `/` that Conclave does not know is refused, as Kubernetes refuses it: misspelt,
    * it would leave the lease to nobody. @default ['OldestEmulationVersion']

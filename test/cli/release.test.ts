@@ -216,18 +216,18 @@ describe('release asks the holder to yield', () => {
     expect(r.out.split('\n')[1]).toBe('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt mute-next --to ...` picks another)');
   });
 
-  it('a lease the coordinator does not elect on (NoCoordination): no "elected back" warning and no preempt advice; says the workers acquire it directly', async () => {
+  it('a lease the coordinator does not elect on (NoCoordination): no "elected back" warning and no preempt advice; says who takes it: workers in NoCoordination mode race, coordinated ones by their fallback', async () => {
     await seed('racing', { strategy: 'NoCoordination' });
     const clock = manualClock(NOW + SEC);
     const r = await h.run(['release', 'racing', '--yes'], { clock, pace: scripted([holderYields('racing')], clock) });
     expect(r.code, r.err).toBe(0);
     expect(r.err).not.toMatch(/best candidate|elects it back|conclave preempt/);
     expect(r.err.split('\n')[3]).toBe(
-      'note: the coordinator does not elect on lease racing (its strategy is NoCoordination (set by an operator)): once y1 has released, its workers acquire it directly, the first to find it vacant, with a new fencing token - perhaps y1 again, not necessarily y2',
+      'note: the coordinator does not elect on lease racing (its strategy is NoCoordination (set by an operator)): once y1 has released, its workers take it, with a new fencing token (workers run with mode \'NoCoordination\' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode \'NoCoordination\') - perhaps y1 again, not necessarily y2',
     );
     expect(r.out.split('\n')).toEqual([
       'y1 yielded lease racing: its term (fencing token 7) is over; writes fenced with it fail from now on',
-      'the coordinator does not elect on lease racing (its strategy is NoCoordination (set by an operator)): its workers acquire it directly, the first to find it vacant, with a new fencing token',
+      'the coordinator does not elect on lease racing (its strategy is NoCoordination (set by an operator)): its workers take it, with a new fencing token (workers run with mode \'NoCoordination\' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode \'NoCoordination\')',
     ]);
   });
 
@@ -341,7 +341,7 @@ describe('release --force', () => {
   });
 
   it.each([
-    ['NoCoordination', 'its workers acquire it directly, the first to find it vacant, with a new fencing token'],
+    ['NoCoordination', 'its workers take it, with a new fencing token (workers run with mode \'NoCoordination\' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode \'NoCoordination\')'],
     ['example.com/Rota', 'whoever elects under example.com/Rota (a third party) names the next holder'],
   ])('a lease the coordinator does not elect on (%s): the last line does not name its best candidate', async (strategy, next) => {
     const name = `forced-${strategy.replace(/\W/g, '-').toLowerCase()}`;
