@@ -204,7 +204,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async () => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 
@@ -482,7 +482,8 @@ export class LeaderElector {
     signal.addEventListener('abort', stopStanding, { once: true });
     try {
       const p = o.platform;
-      x.platform = p === 'none' ? undefined : p === 'detect' ? await x.detect() : p;
+      // a stop during detection ends the wait at once (the process's shared detection goes on for its other electors)
+      x.platform = p === 'none' ? undefined : p === 'detect' ? await x.detect(signal) : p;
       if (signal.aborted) return startUp.failed(signal.reason);
       if (this.candidate) {
         this.candidate.setPlatform(x.platform);
@@ -1008,7 +1009,8 @@ interface Shell {
   readonly threw: (callback: string) => (e: unknown) => void;
   /** How long a failed step waits before the next try. */
   readonly retryDelayMs: Decisions['retryDelayMs'];
-  readonly detect: () => Promise<Platform | undefined>;
+  /** How `platform: 'detect'` asks: the process's shared detection (platform.ts), waited on until `signal` aborts. */
+  readonly detect: (signal: AbortSignal) => Promise<Platform | undefined>;
   /** The push path, if any (the `push` option). */
   readonly push: Push | undefined;
   /** The process's session, if any (the `session` option). */
