@@ -19,10 +19,10 @@ import { SessionOptionsSchema } from '../lib/sdk/session.js';
 import { WithLeaseOptionsSchema } from '../lib/sdk/with-lease-options.js';
 import { withLease } from '../lib/sdk/with-lease.js';
 import { LeaderMigrationConfigurationSchema } from '../lib/sdk/migration.js';
-import { CandidateSpec } from '../lib/schemas/candidate.js';
+import { CandidateItem, CandidateSpec } from '../lib/schemas/candidate.js';
 import { ElectionConfigSchema } from '../lib/schemas/config.js';
 import { PreferredLocations } from '../lib/schemas/location.js';
-import { parse, ValidationError } from '../lib/schemas/validation.js';
+import { KEPT_ISSUES, LISTED_ISSUES, parse, ValidationError } from '../lib/schemas/validation.js';
 import { DynamoDBModel } from '../sim/dynamodb-model/index.js';
 
 const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
@@ -619,5 +619,58 @@ describe('a wait or timeout longer than a Node timer can hold is refused, naming
   it('the longest a timer holds is taken', () => {
     expect(ServeHealthOptionsSchema.parse({ port: 0, timeoutMs: 2_147_483_647 }).timeoutMs).toBe(2_147_483_647);
     expect(WithLeaseOptionsSchema.safeParse({ client, waitMs: 2_147_483_647 }).success).toBe(true);
+  });
+});
+
+describe('a row of many long keys makes a bounded error, not one as large as itself', () => {
+  // found by a review (confirmed on DynamoDB Local): each refused row's message held every issue,
+  // each field path its label name whole, so 5 candidate rows of 368 KB made 2 MB of warnings a
+  // tick, and a session row of 25 label names of 15 KB a poison message of 300 KB
+  const row = { leaseName: 'job', name: 'w', binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: 1, createdAt: 1, revision: 1 };
+  const refusal = (raw: unknown): ValidationError => {
+    try {
+      parse(CandidateItem, raw, 'candidate row job/w');
+    } catch (e) {
+      return e as ValidationError;
+    }
+    throw new Error('no ValidationError');
+  };
+  const labels = (n: number, length: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`${i}`.padEnd(length, 'k'), 'v']));
+
+  it('25 label names of 15 KB and a renewTime in text: each key cut to 64 characters, the first 10 issues listed and the rest counted, renewTime still among the fields', () => {
+    const e = refusal({ ...row, renewTime: 'now', labels: labels(25, 15_000) });
+    // before the fix: 375,878 characters
+    expect(e.message.length).toBeLessThan(4_096);
+    expect(e.count).toBe(26);
+    expect(e.issues).toHaveLength(26);
+    expect(e.message).toMatch(/^invalid candidate row job\/w: renewTime: must be a number, not the string "now"; labels\.0k{63}\.\.\.\(\+14936 chars\): /);
+    expect(e.message).toMatch(/; and 16 more issues$/);
+    expect(e.fields).toContain('renewTime');
+    for (const f of e.fields) expect(f.length).toBeLessThanOrEqual('labels.'.length + 64 + '...(+14936 chars)'.length);
+  });
+
+  it('500 refused label names (64 KB of row): KEPT_ISSUES kept, the count told, and a field after them (session) still among the fields', () => {
+    const e = refusal({ ...row, labels: labels(500, 129), session: 5 });
+    expect(e.count).toBe(501);
+    expect(e.issues).toHaveLength(KEPT_ISSUES);
+    expect(e.message).toMatch(new RegExp(`; and ${501 - LISTED_ISSUES} more issues$`));
+    expect(e.message.length).toBeLessThan(4_096);
+    expect(e.fields).toContain('session'); // what the coordinator reads to tell an unstamped row (lib/functions/core.ts)
+    // an error rethrown with another's issues counts as it did
+    expect(new ValidationError('session row s', e.issues).message).toMatch(new RegExp(`; and ${501 - LISTED_ISSUES} more issues$`));
+  });
+
+  it('an unknown option of 64 KB: its name cut in the field and in the message', async () => {
+    const key = 'z'.repeat(65_536);
+    const message = await messageOf(() => parse(GrantWorkerSettingsSchema, { leaseNames: ['a'], components: [], [key]: 1 }, 'grantWorker options'));
+    // before the fix: 131,194 characters, the name twice
+    expect(message.length).toBeLessThan(4_096);
+    expect(message).toContain(`${'z'.repeat(64)}...(+65472 chars): unknown option "${'z'.repeat(64)}...(+65472 chars)" (the options: `);
+  });
+
+  it('ordinary input reads as before: every issue listed, nothing counted', async () => {
+    const e = refusal({ ...row, renewTime: 'now', labels: { team: 'x'.repeat(300) } });
+    expect(e.message).toBe('invalid candidate row job/w: renewTime: must be a number, not the string "now"; labels.team: label values must be at most 256 characters');
+    expect(e.count).toBe(2);
   });
 });

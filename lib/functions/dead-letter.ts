@@ -8,7 +8,7 @@
  */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
-import type { FieldIssue, ValidationError } from '../schemas/validation.js';
+import { cut, type FieldIssue, type ValidationError } from '../schemas/validation.js';
 
 /**
  * How long after its change a record failing on a fault is retried (the lease stream's source
@@ -72,25 +72,33 @@ export const MAX_MESSAGE_BYTES = 256 * 1024;
  */
 export const sqsJson = (value: unknown): string => JSON.stringify(value).replace(/[\uFFFE\uFFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
 
+/** What a message cut to fit keeps of the reason, of the issues, and of each issue's field and message (characters). */
+const FITTED = { reason: 4096, issues: 20, issueText: 512 } as const;
+
 /**
  * The message body of `p`, at most `max` bytes: a record with two 400 KB images does not fit, so
  * the old image goes first, then the new one, then the whole record but its keys and position
- * (named in `omitted`); the issues say what was wrong either way.
+ * (named in `omitted`); the issues say what was wrong either way. Cut, the reason and the issues
+ * are bounded whatever the row (a field's path holds its keys: 25 label names of 15 KB made a
+ * message of 300 KB, refused every time): escaped, a character is 6 bytes at most, so
+ * (4096 + 20 × 2 × 512) × 6 bytes < 150 KB.
  */
 export function poisonMessage(p: PoisonRecord, max = MAX_MESSAGE_BYTES): string {
   const body = sqsJson(p);
   if (Buffer.byteLength(body, 'utf8') <= max) return body;
   const r = (p.record ?? {}) as { dynamodb?: Record<string, unknown> } & Record<string, unknown>;
+  const reason = cut(p.reason, FITTED.reason);
+  const issues = p.issues.slice(0, FITTED.issues).map((i) => ({ field: cut(i.field, FITTED.issueText), message: cut(i.message, FITTED.issueText) }));
   const attempts: [string[], unknown][] = [
     [['dynamodb.OldImage'], { ...r, dynamodb: { ...r.dynamodb, OldImage: undefined } }],
     [['dynamodb.OldImage', 'dynamodb.NewImage'], { ...r, dynamodb: { ...r.dynamodb, OldImage: undefined, NewImage: undefined } }],
     [['(all but the keys)'], { eventID: p.eventID, eventName: r['eventName'], dynamodb: { Keys: r.dynamodb?.['Keys'], SequenceNumber: p.sequenceNumber } }],
   ];
   for (const [omitted, record] of attempts) {
-    const fitted = sqsJson({ ...p, issues: p.issues.slice(0, 20), reason: p.reason.slice(0, 4096), record, omitted });
+    const fitted = sqsJson({ ...p, issues, reason, record, omitted });
     if (Buffer.byteLength(fitted, 'utf8') <= max) return fitted;
   }
-  return sqsJson({ ...p, reason: p.reason.slice(0, 4096), issues: p.issues.slice(0, 20), record: undefined, omitted: ['record'] });
+  return sqsJson({ ...p, reason, issues, record: undefined, omitted: ['record'] });
 }
 
 /** Poison records to an SQS queue: one SendMessage each, the record's JSON as the body. */

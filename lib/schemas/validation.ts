@@ -8,20 +8,75 @@ export interface FieldIssue {
   readonly message: string;
 }
 
+/** Issues a ValidationError's message lists; the rest it counts ("and 15 more issues"). */
+export const LISTED_ISSUES = 10;
+/** Issues a ValidationError keeps: a row of thousands of bad entries is not kept, nor logged, whole. */
+export const KEPT_ISSUES = 100;
+/** Characters of a key in a field's path or a message (a label name, an unknown attribute) shown: the rest is counted. */
+export const MAX_KEY = 64;
+/** Characters of an issue's field, and of its message, a ValidationError keeps. */
+export const MAX_ISSUE_TEXT = 1_000;
+
+/**
+ * `s` cut to `max` characters, the cut told with how many went (`...(+300 chars)`): what a message
+ * shows of a string written by someone else, so that its size is not theirs to choose.
+ */
+export function cut(s: string, max: number): string {
+  if (s.length <= max) return s;
+  const n = /[\uD800-\uDBFF]/.test(s[max - 1]!) ? max - 1 : max; // not half a character
+  return `${s.slice(0, n)}...(+${s.length - n} chars)`;
+}
+
+/** The total count of each kept list of issues, so that an error rethrown with another's `issues` counts as it did. */
+const counts = new WeakMap<readonly FieldIssue[], number>();
+
+/**
+ * Of `issues`, the ones a ValidationError keeps, in their order: the first of each top-level field
+ * before any second, so that `fields` names every top-level field at fault (what callers compare:
+ * `renewTime`, `session`), however many issues one of them (a map of labels) has.
+ */
+function kept(issues: readonly FieldIssue[]): FieldIssue[] {
+  if (issues.length <= KEPT_ISSUES) return issues.map(clipped);
+  const chosen = new Set<number>();
+  const tops = new Set<string>();
+  issues.forEach((i, n) => {
+    const top = i.field.split(/[.[]/)[0]!;
+    if (chosen.size < KEPT_ISSUES && !tops.has(top)) (tops.add(top), chosen.add(n));
+  });
+  for (let n = 0; n < issues.length && chosen.size < KEPT_ISSUES; n++) chosen.add(n);
+  return [...chosen].sort((a, b) => a - b).map((n) => clipped(issues[n]!));
+}
+
+const clipped = (i: FieldIssue): FieldIssue =>
+  i.field.length <= MAX_ISSUE_TEXT && i.message.length <= MAX_ISSUE_TEXT ? i : { field: cut(i.field, MAX_ISSUE_TEXT), message: cut(i.message, MAX_ISSUE_TEXT) };
+
 /**
  * Input that does not match its schema: an item read from a table, an event, a configuration or a
- * CLI argument. The message names every offending field and what it should be.
+ * CLI argument. The message names each offending field and what it should be: the first
+ * LISTED_ISSUES of them, then how many more, so that a row of many bad entries makes no message as
+ * large as itself (logged by every tick that reads it).
  */
 export class ValidationError extends Error {
   /** Always `ValidationError`. */
   override readonly name = 'ValidationError';
+  /** Each bad field and what it should be: the first KEPT_ISSUES, with every top-level field at fault among them. */
+  readonly issues: readonly FieldIssue[];
+  /** How many issues the input has: more than `issues` holds when there were over KEPT_ISSUES. */
+  readonly count: number;
   constructor(
     /** What was being read, e.g. `lease "jobs"` or `LeaderElector options`. */
     readonly subject: string,
     /** Each bad field and what it should be. */
-    readonly issues: readonly FieldIssue[],
+    issues: readonly FieldIssue[],
   ) {
-    super(`invalid ${subject}: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`);
+    const count = Math.max(counts.get(issues) ?? 0, issues.length);
+    const keep = kept(issues);
+    const more = count - Math.min(keep.length, LISTED_ISSUES);
+    const listed = keep.slice(0, LISTED_ISSUES).map((i) => `${i.field}: ${i.message}`);
+    super(`invalid ${subject}: ${[...listed, ...(more > 0 ? [`and ${more} more issue${more === 1 ? '' : 's'}`] : [])].join('; ')}`);
+    this.issues = keep;
+    this.count = count;
+    counts.set(keep, count);
   }
 
   /** The offending field names, e.g. ['renewTime', 'priority']. */
@@ -30,8 +85,9 @@ export class ValidationError extends Error {
   }
 }
 
+/** A field's dotted path, each key in it cut to MAX_KEY characters (a label name may be 64 KB). */
 const fieldOf = (path: readonly PropertyKey[]): string =>
-  path.length === 0 ? '(root)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  path.length === 0 ? '(root)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : cut(String(p), MAX_KEY))).join('.').replace(/\.\[/g, '[');
 
 /** Between the parts of an unknown-keys message, one part a key (FIXES and optionErrors join them so). */
 export const KEY_PARTS = '; ';
@@ -75,9 +131,11 @@ export function editDistance(a: string, b: string): number {
 
 /** What to say of an unknown key: the known key it was likely meant as, else the known keys (none known: nothing). */
 export function unknownKeyHint(key: string, known: readonly string[]): string {
+  const near = (k: string) => Math.max(2, Math.floor(k.length / 4));
   const close = known
-    .map((k) => ({ k, d: k.toLowerCase() === key.toLowerCase() ? 0 : editDistance(key, k) }))
-    .filter(({ k, d }) => d <= Math.max(2, Math.floor(k.length / 4)))
+    // (the distance is at least the difference in length: a 64 KB key is measured against none)
+    .map((k) => ({ k, d: k.toLowerCase() === key.toLowerCase() ? 0 : Math.abs(key.length - k.length) > near(k) ? Infinity : editDistance(key, k) }))
+    .filter(({ k, d }) => d <= near(k))
     .sort((a, b) => a.d - b.d)[0];
   return close ? ` (did you mean "${close.k}"?)` : known.length ? ` (the options: ${known.join(', ')})` : '';
 }
@@ -134,7 +192,7 @@ export const FIXES: z.core.$ZodErrorMap = (issue) => {
   }
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeys(issue.inst);
-    return issue.keys.map((k) => `unknown option ${JSON.stringify(k)}${unknownKeyHint(k, known)}`).join(KEY_PARTS);
+    return issue.keys.map((k) => `unknown option ${JSON.stringify(cut(k, MAX_KEY))}${unknownKeyHint(k, known)}`).join(KEY_PARTS);
   }
   return undefined;
 };

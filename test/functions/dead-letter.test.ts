@@ -64,4 +64,20 @@ describe('poisonMessage', () => {
     expect(bytes(body)).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
     expect((JSON.parse(body) as PoisonRecord).omitted).toEqual(['dynamodb.OldImage', 'dynamodb.NewImage']);
   });
+
+  it('a row refused for many long label names fits, whatever the issues hold: each field and message cut, 20 issues at most', () => {
+    // found by a review: a session row whose 25 label names were 15 KB each made a message of
+    // 305,390 bytes (the fallbacks cut the reason and the number of issues, never a field), refused by
+    // SQS every time, and the lease stream retried the record without bound
+    const long = (n: number) => `${n}`.padEnd(15_000, 'k');
+    const issues = Array.from({ length: 25 }, (_, n) => ({ field: `labels.${long(n)}`, message: `label names must be at most 128 characters: ${long(n)}` }));
+    const refused = new ValidationError('session row s of lease job', issues);
+    const body = poisonMessage(poisonRecord('leaseStream', record(200, 200), { message: refused.message, issues }, 0));
+    expect(bytes(body)).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+    const m = JSON.parse(body) as PoisonRecord;
+    expect(m.issues).toHaveLength(20);
+    expect(m.issues[0]!.field).toBe(`labels.0${'k'.repeat(504)}...(+14495 chars)`);
+    // and the same issues as a ValidationError keeps them
+    expect(bytes(poisonMessage(poisonRecord('leaseStream', record(200, 200), refused, 0)))).toBeLessThanOrEqual(MAX_MESSAGE_BYTES);
+  });
 });
