@@ -137,7 +137,7 @@ export const LeaseCandidateOptionsSchema = z
        * LeaderElector's candidacy answers: a LeaseCandidate run on its own reads no lease, so a
        * second process under its name is not refused but takes the row over after this window, and
        * the first learns it at its next renewal (onError, healthy() false). Give each process a
-       * unique name (for example the host name and the pid).
+       * unique name (the pod's name, the ECS task ARN, or the host name and a randomUUID()).
        * @default 15000
        */
       claimWindowMs: z.number().int().min(100, 'must be >= 100 ms').max(86_400_000, 'must be at most 86400000 ms (a day, the longest lease)').default(15_000),
@@ -172,6 +172,14 @@ export type ResolvedLeaseCandidateOptions = DeepReadonly<Omit<z.output<typeof Le
 export const ON_SESSION_RENEW_MS = 6 * 60 * 60_000;
 
 /**
+ * What to give each process instead of an identity another uses: not the host name and the pid,
+ * which two containers on one host's network share (Kubernetes hostNetwork, ECS networkMode host,
+ * docker --network host: the host's name, and node as PID 1 in each).
+ */
+export const UNIQUE_IDENTITY =
+  "give each process a unique identity (the pod's name, the ECS task ARN, or the host name and a randomUUID(); not the host name and the pid, which containers on one host's network share, node being PID 1 in each), and each LeaderElector of one process on this lease an identity of its own";
+
+/**
  * One identity, one process: two start-ups stood under one candidate name. The newcomer's run()
  * rejects with it (`refused`); the start-up that holds the name reports it to onError (`held`).
  * Both on one process's Session (two LeaderElectors there under one identity and lease), it says so.
@@ -192,11 +200,9 @@ export class DuplicateIdentityError extends Error {
     readonly side: 'refused' | 'held',
   ) {
     // both instances name one process's session (processOf): two electors of this process, which a
-    // unique identity per process (host name and pid) would not tell apart
+    // unique identity per process would not tell apart
     const sameProcess = processOf(refused) !== undefined && processOf(refused) === processOf(holder);
-    const fix = sameProcess
-      ? 'run one LeaderElector per lease in a process (share it), or give each elector of this lease a distinct identity'
-      : 'give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own';
+    const fix = sameProcess ? 'run one LeaderElector per lease in a process (share it), or give each elector of this lease a distinct identity' : UNIQUE_IDENTITY;
     super(
       side === 'refused'
         ? `identity "${identity}" of lease "${leaseName}" is in use by ${sameProcess ? 'another LeaderElector in this process' : 'a live process'} (start-up ${holder} answered); this start-up (${refused}) is refused: ${fix}`

@@ -55,11 +55,24 @@ export interface LeaderCallbacks {
    */
   onStartedLeading(signal: AbortSignal, term: LeadingTerm): void | Promise<void>;
   /**
-   * Runs when it stops leading: the moment it stops acting, before the hand-over to its successor
-   * or the release is written, so that no successor leads before it has run. Do not exit the
-   * process here (client-go's example does, where OnStoppedLeading follows the release): the write
-   * is cut off and the successor waits for the term to run out, which the process says on stderr
-   * as it exits. Exit once run() has resolved.
+   * Runs when it stops leading: the moment it stops acting (the work's signal aborted), before the
+   * hand-over to its successor or the release is written, so that no successor leads before it has
+   * run. A promise it returns (an async function's: the declared `void` takes one) is waited for, as
+   * client-go's Run waits for OnStoppedLeading, 10 s at most: before that hand-over or release
+   * (reasons `preempted` and `workFailed`, and `cancelled` with releaseOnCancel), though then only
+   * until the term's renew deadline, past which the term runs out whatever this worker writes (a
+   * cancelled leader that leads on for its heir until its next renewal's moment has about the renew
+   * deadline less the renew interval left then: 4 s with client-go's timings); and before run()
+   * resolves. Meanwhile this worker does not lead (isLeader() is false), and one that writes
+   * nothing after it (`renewDeadline`, `deposed`) goes on following. Past that bound onError is
+   * told once, and the elector goes on without it; what it throws or rejects with goes to onError.
+   * Not counted in the 10 s a stop waits on DynamoDB.
+   *
+   * Called only for a term this worker led: never for one that never led (client-go calls
+   * OnStoppedLeading on every exit of Run). Put per-process cleanup after `await run()`. Do not exit
+   * the process here (client-go's example does, where OnStoppedLeading follows the release): the
+   * write is cut off and the successor waits for the term to run out, which the process says on
+   * stderr as it exits. Exit once run() has resolved.
    */
   onStoppedLeading?(info: { reason: StopReason; fencingToken: number }): void;
   /** Runs whenever a new holder is observed (this worker included); what it throws (or rejects with) goes to onError as an Error naming the elector and this callback, with it as its `cause`. */
@@ -152,7 +165,12 @@ export const LeaderElectorOptionsSchema = z
        * them keeps it alive past that renewal wherever the lease's `session` points (a same-lease
        * peer's rewrite). Either way a follower, once stopped, releases a term handed to
        * it as it stopped that it never led, and takes its name off as successor, so no term waits
-       * for it. @default true
+       * for it. Not client-go's default (its ReleaseOnCancel is false, and asks that the guarded code
+       * has finished before the cancel): the work's signal aborts, but nothing waits for
+       * onStartedLeading to return, so the successor may lead before the work has returned (its
+       * writes through `term` are refused from then on). Stop unfenced work, and wait for it, before
+       * aborting run()'s signal, or set this false.
+       * @default true
        */
       releaseOnCancel: z.boolean().default(true),
       /**

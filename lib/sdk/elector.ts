@@ -10,7 +10,7 @@ import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
-import { candidateWith, DuplicateIdentityError, LeaseCandidate, noLeaseRow } from './candidate.js';
+import { candidateWith, DuplicateIdentityError, LeaseCandidate, noLeaseRow, UNIQUE_IDENTITY } from './candidate.js';
 import { fencedItemWrite, fencedTransactWriteInTerm, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor, LEASES_AND_IDENTITIES } from './options.js';
@@ -51,7 +51,7 @@ import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { leaving } from './leaving.js';
-import { callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS, StopBudget } from './faults.js';
+import { awaitedCallBack, callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS, STOPPED_LEADING_WAIT_MS, StopBudget } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -204,7 +204,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 
@@ -448,14 +448,15 @@ export class LeaderElector {
 
   /**
    * The tables whose conditions this elector relies on, for the multiRegion check: the leases
-   * table; coordinated, also the candidates table (its candidacy) and the identities tables where
-   * a term held on a session is judged by the session's renewals.
+   * table and the identities tables, where a holder's term held on a session is judged by the
+   * session's renewals (in either mode: a NoCoordination follower judges one so too); coordinated,
+   * also the candidates table (its candidacy). A table that does not exist is skipped by the check.
    */
   private checkedTables(): CheckedTable[] {
     const { tables, mode } = this.options;
-    if (mode === 'NoCoordination') return [{ role: 'leases', name: tables.leases }];
-    const identities = new Set([tables.identities, ...(this.x.session ? [this.x.session.options.tables.identities] : [])]);
-    return [{ role: 'leases', name: tables.leases }, { role: 'candidates', name: tables.candidates }, ...[...identities].map((name) => ({ role: 'identities' as const, name }))];
+    const identities = [...new Set([tables.identities, ...(this.x.session ? [this.x.session.options.tables.identities] : [])])].map((name) => ({ role: 'identities' as const, name }));
+    const leases = { role: 'leases' as const, name: tables.leases };
+    return mode === 'NoCoordination' ? [leases, ...identities] : [leases, { role: 'candidates', name: tables.candidates }, ...identities];
   }
 
   /** run() once claimed: start up, then follow and lead until `signal` aborts, then step down. */
@@ -798,6 +799,31 @@ export class LeaderElector {
     }
   }
 
+  /**
+   * Calls onStoppedLeading for the term with fencing token `token`, stopped for `reason`; a promise
+   * it returns is waited for (`settled`), STOPPED_LEADING_WAIT_MS at most, and, where a hand-over
+   * or release of the term follows (`handsOn`: preempted, workFailed, cancelled with
+   * releaseOnCancel), only until the term's renew deadline: past it the term runs out whatever this
+   * worker writes. Past its bound, onError is told once, and nothing waits for it any more. Not
+   * counted in the stop's wait on DynamoDB. Undefined: it returned no promise.
+   */
+  private stoppedLeading(reason: StopReason, token: number): { readonly settled: Promise<void>; readonly handsOn: boolean } | undefined {
+    const { x, options: o } = this;
+    const callback = `onStoppedLeading (reason ${reason}, term with fencing token ${token})`;
+    const handsOn = reason === 'preempted' || reason === 'workFailed' || (reason === 'cancelled' && o.releaseOnCancel);
+    const untilDeadline = handsOn && x.deadlineAt !== undefined ? Math.max(0, x.deadlineAt - x.time.monotonic()) : Infinity;
+    const ms = Math.min(STOPPED_LEADING_WAIT_MS, untilDeadline);
+    const bound = ms < STOPPED_LEADING_WAIT_MS ? `${Math.round(ms)} ms (the term's renew deadline)` : `${ms / 1000} s`;
+    const late = () =>
+      x.told(new Error(`LeaderElector "${o.identity}" of lease "${o.leaseName}": ${callback} did not settle within ${bound}: ${handsOn ? 'its hand-over or release of the term, and run(), went on without it' : 'run() no longer waits for it'}; it runs on in the process`));
+    const settled = awaitedCallBack(() => x.callbacks.onStoppedLeading?.({ reason, fencingToken: token }), x.threw(callback), x.time, ms, late);
+    if (!settled) return undefined;
+    // a wait of the stop's own, as a cancelled leader's for its heir is: not counted against its wait on DynamoDB (nor its Session's)
+    const counted = x.stop.notCounting(ms);
+    if (x.session) sessionSeam(x.session).stopAtLeast(x.stop.remainingMs);
+    return { settled: settled.finally(counted), handsOn };
+  }
+
   /** Carries out one effect: a read or a write is sent, and its answer (`answer`) is the next event; `fault`: a fault is reported and answered so. `signal`: what abandons it (a renewal's request is aborted). */
   private carry(f: Effect, signal?: AbortSignal): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event | ((e: unknown) => Event) } | undefined {
     const { x, options: o } = this;
@@ -852,7 +878,7 @@ export class LeaderElector {
         x.report(
           new Error(
             `LeaderElector "${o.identity}" of lease "${o.leaseName}": another live start-up (instance ${f.instance}) leads under this identity, its term renewed between two reads of this one's. ` +
-              `Safe (terms are told apart by instance: this one follows it), but events, logs and onNewLeader cannot tell the two apart: give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own`,
+              `Safe (terms are told apart by instance: this one follows it), but events, logs and onNewLeader cannot tell the two apart: ${UNIQUE_IDENTITY}`,
           ),
         );
         return undefined;
@@ -883,6 +909,7 @@ export class LeaderElector {
         // stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire
         const no = f.no;
         x.deadline?.cancel();
+        x.deadlineAt = f.at;
         x.deadline = x.time.setTimer(Math.max(0, f.at - x.time.monotonic()), () => this.note({ kind: 'deadline', no }));
         return undefined;
       }
@@ -907,12 +934,17 @@ export class LeaderElector {
         callBack(() => x.callbacks.onStartedLeading(judgedSignal(controller.signal, this), leading), failed);
         return { sent: STARTED, answer: () => ({ kind: 'answer', rest: f.rest }) };
       }
-      case 'stop':
+      case 'stop': {
         x.deadline?.cancel();
         x.clocks?.cancel();
         x.work?.abort(f.reason);
-        callBack(() => x.callbacks.onStoppedLeading?.({ reason: f.reason, fencingToken: f.token }), x.threw(`onStoppedLeading (reason ${f.reason}, term with fencing token ${f.token})`));
+        const waited = this.stoppedLeading(f.reason, f.token);
+        if (!waited) return undefined;
+        // a hand-over or release follows in this step (giveUp, handOffNow): it waits; else only run() does (besideDone), the loop goes on
+        if (waited.handsOn) return { sent: waited.settled, answer: () => undefined };
+        this.aside(waited.settled);
         return undefined;
+      }
       case 'endTerm':
         this.aside(this.endWith(() => x.lock.endChanged(f.term, x.time.now())));
         return undefined;
@@ -1036,6 +1068,8 @@ interface Shell {
   work: AbortController | undefined;
   /** The renew deadline's timer. */
   deadline: Timer | undefined;
+  /** When the term led last (or now) reaches its renew deadline (monotonic), as last armed: onStoppedLeading's wait before a hand-over ends there. */
+  deadlineAt: number | undefined;
   /** While leading: a look at the clocks every retry period (lookAtClocks). */
   clocks: Timer | undefined;
   /** The machine's clock since boot (else its wall clock) less its monotonic one: taken before each step while following; while leading, the lowest seen (gainedSince). */

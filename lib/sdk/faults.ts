@@ -662,6 +662,41 @@ export function callBack(f: () => unknown, report: (e: unknown) => void): void {
   }
 }
 
+/**
+ * How long a LeaderElector waits, at most, for the promise its onStoppedLeading returned to settle
+ * before it goes on (client-go's Run returns only once OnStoppedLeading has): before a hand-over or
+ * release of the term, which waits only until the term's renew deadline too, and before run()
+ * resolves. As long as a stop's wait on DynamoDB (STOP_BUDGET_MS), and not counted in it.
+ */
+export const STOPPED_LEADING_WAIT_MS = 10_000;
+
+/**
+ * Calls a user's callback as callBack does, and returns what to wait for: the promise it returned
+ * settling, or `ms` passing on `clock` (then `late` is called, once), whichever comes first.
+ * Undefined when it returned no promise (or threw): nothing to wait for.
+ */
+export function awaitedCallBack(f: () => unknown, report: (e: unknown) => void, clock: Pick<Clock, 'setTimer'>, ms: number, late: () => void): Promise<void> | undefined {
+  let r: unknown;
+  try {
+    r = f();
+  } catch (e) {
+    report(e);
+    return undefined;
+  }
+  if (typeof (r as PromiseLike<unknown> | undefined)?.then !== 'function') return undefined;
+  const settled = Promise.resolve(r).then(() => undefined, report);
+  return new Promise((resolve) => {
+    const timer = clock.setTimer(ms, () => {
+      late();
+      resolve();
+    });
+    void settled.then(() => {
+      timer.cancel();
+      resolve();
+    });
+  });
+}
+
 /** With no onError, a fault told again within this long of its last process warning is counted, not printed. */
 export const STILL_FAILING_EVERY_MS = 60_000;
 
@@ -794,6 +829,18 @@ export class StopBudget {
     if (this.endsAt === undefined || this.spent || this.ended) return;
     this.endsAt += ms;
     this.arm();
+  }
+
+  /**
+   * A wait of the stop's own, `ms` at most, is not counted (the user's onStoppedLeading): extended
+   * by `ms` now, and by what the wait did not use less when the function it returns is called. A
+   * stop that starts during the wait counts it.
+   */
+  notCounting(ms: number): () => void {
+    if (this.endsAt === undefined || this.spent || this.ended) return () => undefined;
+    const from = this.clock.monotonic();
+    this.extend(ms);
+    return () => this.extend(-Math.max(0, ms - (this.clock.monotonic() - from)));
   }
 
   /** How long it has left (Infinity before it started). */

@@ -356,14 +356,15 @@ describe('one identity, one process (item 4)', () => {
     const second = sim.elector('b', { leaseName: L, ...CLIENT_GO }, { machine: first.machine, errors: [] });
     const refusal = await sim.settle(second.done.then(() => undefined, (e: unknown) => e as Error), 'the second elector refused', 60_000);
     expect(refusal).toBeInstanceOf(DuplicateIdentityError);
-    // before the fix: "is in use by a live process …: give each process a unique identity (for example the host name and the pid)"
+    // before the fix: "is in use by a live process …: give each process a unique identity (for example the host name and the pid)";
+    // and before that advice was fixed, the host name and pid it gave collided for two containers on one host's network (PID 1 in each)
     expect(refusal?.message).toBe(
-      `identity "b" of lease "job" is in use by a live process (start-up ${first.elector.instance} answered); this start-up (${second.elector.instance}) is refused: give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own`,
+      `identity "b" of lease "job" is in use by a live process (start-up ${first.elector.instance} answered); this start-up (${second.elector.instance}) is refused: give each process a unique identity (the pod's name, the ECS task ARN, or the host name and a randomUUID(); not the host name and the pid, which containers on one host's network share, node being PID 1 in each), and each LeaderElector of one process on this lease an identity of its own`,
     );
     await expect(second.elector.ready).rejects.toBe(refusal);
     const held = errors(first).find((e) => e.name === 'DuplicateIdentityError');
     expect(held?.message).toBe(
-      `start-up ${second.elector.instance} tried to stand under identity "b" of lease "job", which this start-up (${first.elector.instance}) holds; it was refused: give each process a unique identity (for example the host name and the pid), and each LeaderElector of one process on this lease an identity of its own`,
+      `start-up ${second.elector.instance} tried to stand under identity "b" of lease "job", which this start-up (${first.elector.instance}) holds; it was refused: give each process a unique identity (the pod's name, the ECS task ARN, or the host name and a randomUUID(); not the host name and the pid, which containers on one host's network share, node being PID 1 in each), and each LeaderElector of one process on this lease an identity of its own`,
     );
   });
 
@@ -373,7 +374,7 @@ describe('one identity, one process (item 4)', () => {
     expect(one.message).not.toContain('unique identity');
     for (const [refused, holder] of [['w_1@p-1', 'w_2@p-2'], ['w_1', 'w_2']] as const) {
       const other = new DuplicateIdentityError('w', 'job', refused, holder, 'held');
-      expect(other.message).toMatch(/^start-up \S+ tried to stand .*: give each process a unique identity \(for example the host name and the pid\), and each LeaderElector of one process on this lease an identity of its own$/);
+      expect(other.message).toMatch(/^start-up \S+ tried to stand .*: give each process a unique identity \(the pod's name, the ECS task ARN, or the host name and a randomUUID\(\); not the host name and the pid, which containers on one host's network share, node being PID 1 in each\), and each LeaderElector of one process on this lease an identity of its own$/);
     }
   });
 

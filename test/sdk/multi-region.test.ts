@@ -83,12 +83,14 @@ describe('the start-up check on DynamoDB Local', () => {
   function client(
     describe?: (table: TableDescription) => TableDescription | Error,
     global?: (name: string) => GlobalTableDescription | Error,
-  ): { client: DynamoDBClient; sent: string[] } {
+  ): { client: DynamoDBClient; sent: string[]; described: string[] } {
     const c = localClient(inject('ddbEndpoint'));
     const sent: string[] = [];
+    const described: string[] = [];
     c.middlewareStack.add(
       (next, context) => async (args) => {
         sent.push(context.commandName ?? '?');
+        if (context.commandName === 'DescribeTableCommand') described.push((args.input as { TableName: string }).TableName);
         if (context.commandName === 'DescribeGlobalTableCommand' && global) {
           const answer = global((args.input as { GlobalTableName: string }).GlobalTableName);
           if (answer instanceof Error) throw answer;
@@ -103,15 +105,15 @@ describe('the start-up check on DynamoDB Local', () => {
       },
       { step: 'initialize', name: 'describeAs' },
     );
-    return { client: c, sent };
+    return { client: c, sent, described };
   }
   const mrec = (table: TableDescription): TableDescription => ({ ...table, Replicas: replicas('eu-west-1', 'eu-central-1'), MultiRegionConsistency: 'EVENTUAL' });
   const elector = (c: DynamoDBClient, lease: string, extra: object = {}, onError: (e: Error) => void = () => undefined) =>
     new LeaderElector({ client: c, tables: t.names, leaseName: lease, identity: 'w1', mode: 'NoCoordination', multiRegion: true, platform: 'none', onError, callbacks: { onStartedLeading: () => undefined }, ...extra });
   const leaseRow = async (lease: string) => (await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), ConsistentRead: true }))).Item;
 
-  it('a single-Region table: multiRegion is allowed, one DescribeTable of the leases table before anything else, and the worker leads', async () => {
-    const { client: c, sent } = client();
+  it('a single-Region table: multiRegion is allowed, one DescribeTable each of the leases and identities tables before anything else, and the worker leads', async () => {
+    const { client: c, sent, described } = client();
     let leading!: () => void;
     const led = new Promise<void>((r) => (leading = r));
     const e = elector(c, 'single', { callbacks: { onStartedLeading: () => leading() } });
@@ -122,7 +124,8 @@ describe('the start-up check on DynamoDB Local', () => {
     stop.abort();
     await running;
     expect(sent[0]).toBe('DescribeTableCommand');
-    expect(sent.filter((s) => s === 'DescribeTableCommand')).toHaveLength(1);
+    // the identities table too: a NoCoordination follower judges a holder's term on a session by its rows
+    expect(described.sort()).toEqual([t.names.identities, t.names.leases].sort());
     c.destroy();
   });
 
@@ -163,9 +166,9 @@ describe('the start-up check on DynamoDB Local', () => {
     expect(ran).toBe(false);
     expect(sent.filter((s) => s !== 'DescribeTableCommand')).not.toContain('UpdateItemCommand'); // nothing claimed, no lease taken
     // without runOnce a first-come run uses no candidates table: not described, and it runs
-    const { client: plain, sent: plainSent } = client(mrecOnly('-candidates'));
+    const { client: plain, described } = client(mrecOnly('-candidates'));
     expect(await withLease('mrec-plain', async () => 'ran', { client: plain, tables: t.names, identity: 'r2', mode: 'NoCoordination', multiRegion: true, platform: 'none' })).toMatchObject({ status: 'ran' });
-    expect(plainSent.filter((s) => s === 'DescribeTableCommand')).toHaveLength(1);
+    expect(described.sort()).toEqual([t.names.identities, t.names.leases].sort());
     c.destroy();
     plain.destroy();
   });
@@ -221,6 +224,20 @@ describe('the start-up check on DynamoDB Local', () => {
     }
   });
 
+  it('NoCoordination, MRSC leases: an identities table of one Region refuses run() naming it (a follower judges a holder\'s term on a session by that table\'s renewals)', async () => {
+    const { client: c, sent } = client(describedAs({ '-leases': mrsc('us-east-1', 'us-east-2') }));
+    const e = elector(c, 'mixed-racing');
+    const stop = new AbortController();
+    void e.ready.then(() => stop.abort(), () => undefined); // started: stopped again, and judged below
+    const error = await e.run(stop.signal).then(() => undefined, (x: unknown) => x);
+    expect(error).toBeInstanceOf(ValidationError); // before the fix: it started, the leases table alone checked
+    expect((error as ValidationError).fields).toEqual(['multiRegion']);
+    expect((error as Error).message).toMatch(/multiRegion: the identities table "t-multi-region-\w+-identities" has no replicas \(a table of this Region alone\), while the leases table "t-multi-region-\w+-leases" is a multi-Region strongly consistent global table with replicas in us-east-1, us-east-2: .*so two Regions can each judge a session by its own replica's renewals/);
+    expect(sent.every((s) => /^Describe(Global)?TableCommand$/.test(s))).toBe(true); // nothing read or written
+    expect(await leaseRow('mixed-racing')).toBeUndefined();
+    c.destroy();
+  });
+
   it('a first-come run-once run: MRSC leases beside a candidates table of one Region is refused naming the candidates table, without running', async () => {
     const { client: c } = client(describedAs({ '-leases': mrsc('us-east-1', 'us-east-2') }));
     let ran = false;
@@ -263,9 +280,9 @@ describe('the start-up check on DynamoDB Local', () => {
     const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeTable'), { name: 'AccessDeniedException' });
     const { client: c } = client(() => denied);
     const errors = await ledOnce(c, 'unchecked');
-    expect(errors.map((x) => x.message)).toEqual([
-      expect.stringMatching(/^options for lease "unchecked": multiRegion not checked: DescribeTable of the leases table "t-multi-region-\w+-leases" failed \(AccessDeniedException: .*\); allow dynamodb:DescribeTable on it/),
-    ]);
+    expect(errors.map((x) => x.message)).toEqual(
+      ['leases', 'identities'].map((role) => expect.stringMatching(new RegExp(`^options for lease "unchecked": multiRegion not checked: DescribeTable of the ${role} table "t-multi-region-\\w+-${role}" failed \\(AccessDeniedException: .*\\); allow dynamodb:DescribeTable on it`))),
+    );
     c.destroy();
   });
   /** A legacy global table's answer for the table named `suffix`; for any other, the answer AWS gives a table that is not one. */
@@ -289,7 +306,8 @@ describe('the start-up check on DynamoDB Local', () => {
   it('a table no global table of version 2017.11.29 names (GlobalTableNotFoundException): allowed, and onError is told nothing', async () => {
     const { client: c, sent } = client(undefined, legacyOnly('-no-such-suffix'));
     const errors = await ledOnce(c, 'not-legacy');
-    expect(sent.slice(0, 2)).toEqual(['DescribeTableCommand', 'DescribeGlobalTableCommand']);
+    // the leases and identities tables, each described, then looked up as a global table
+    expect(sent.slice(0, 4).sort()).toEqual(['DescribeGlobalTableCommand', 'DescribeGlobalTableCommand', 'DescribeTableCommand', 'DescribeTableCommand']);
     expect(errors).toEqual([]);
     c.destroy();
   });
@@ -298,9 +316,9 @@ describe('the start-up check on DynamoDB Local', () => {
     const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeGlobalTable'), { name: 'AccessDeniedException' });
     const { client: c } = client(undefined, () => denied);
     const errors = await ledOnce(c, 'legacy-unchecked');
-    expect(errors.map((x) => x.message)).toEqual([
-      expect.stringMatching(/^options for lease "legacy-unchecked": multiRegion not checked: DescribeGlobalTable of the leases table "t-multi-region-\w+-leases" failed \(AccessDeniedException: .*\); allow dynamodb:DescribeGlobalTable on it/),
-    ]);
+    expect(errors.map((x) => x.message)).toEqual(
+      ['leases', 'identities'].map((role) => expect.stringMatching(new RegExp(`^options for lease "legacy-unchecked": multiRegion not checked: DescribeGlobalTable of the ${role} table "t-multi-region-\\w+-${role}" failed \\(AccessDeniedException: .*\\); allow dynamodb:DescribeGlobalTable on it`))),
+    );
     c.destroy();
   });
 

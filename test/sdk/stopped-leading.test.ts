@@ -1,0 +1,194 @@
+/**
+ * An onStoppedLeading that returns a promise (`async () => { await flushState(); }`, a user porting
+ * from client-go, whose Run returns only once OnStoppedLeading has): the elector waits for it, bounded,
+ * before the hand-over or release of the term and before run() resolves. Before, only its synchronous
+ * part ran first: "5377 a stopped(cancelled) begin flush; 5393 a run() resolved; 5400 b started;
+ * 6377 a flush done", and a process that exits after run() (as the README advises) cut the flush off.
+ * On simulated time (sim/harness.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import type { LeaderCallbacks, StopReason } from '../../lib/sdk/elector.js';
+import { STOP_BUDGET_MS } from '../../lib/sdk/faults.js';
+import { Sim, type Machine, type SimElector } from '../../sim/harness.js';
+import { CLIENT_GO, CONFIG, L, leaders } from './fault-group.js';
+
+/** What happened, in true simulated ms, each named (`a stopped`, `a flushed`, `b started`, `a resolved`). */
+type Events = Map<string, number[]>;
+const note = (sim: Sim, events: Events, what: string) => events.set(what, [...(events.get(what) ?? []), sim.clock.monotonic()]);
+const first = (events: Events, what: string): number => {
+  const at = events.get(what)?.[0];
+  if (at === undefined) throw new Error(`never: ${what}`);
+  return at;
+};
+const told = (errors: readonly Error[]) => errors.filter((e) => /onStoppedLeading .* did not settle/.test(e.message));
+
+/**
+ * Three coordinated electors at client-go's timings whose onStoppedLeading flushes for `flushMs` on
+ * its machine's clock (forever: never settles); `work` is each one's onStartedLeading. Returns them
+ * once one leads with a successor named.
+ */
+async function flushing(flushMs: number, work: (id: string) => LeaderCallbacks['onStartedLeading'] = () => () => undefined) {
+  const sim = await Sim.create({ config: CONFIG });
+  sim.coordinator({ tickEveryMs: 1_000 });
+  const events: Events = new Map();
+  const errors = new Map<string, Error[]>();
+  const reasons: StopReason[] = [];
+  const start = (id: string, extra: { priority?: number } = {}) => {
+    const machine: Machine = sim.machine();
+    const list: Error[] = [];
+    errors.set(id, list);
+    const started = work(id);
+    const callbacks: LeaderCallbacks = {
+      onStartedLeading: (signal, term) => {
+        note(sim, events, `${id} started`);
+        return started(signal, term);
+      },
+      onStoppedLeading: async ({ reason }) => {
+        reasons.push(reason);
+        note(sim, events, `${id} stopped`);
+        await (Number.isFinite(flushMs) ? machine.clock.sleep(flushMs) : new Promise(() => undefined));
+        note(sim, events, `${id} flushed`);
+      },
+    };
+    const e = sim.elector(id, { leaseName: L, ...CLIENT_GO, callbacks }, { machine, errors: list, ...extra });
+    void e.done.then(() => note(sim, events, `${id} resolved`));
+    return e;
+  };
+  const es = ['a', 'b', 'c'].map((id) => start(id));
+  const leader = await sim.until('a leader', () => leaders(es)[0], 120_000);
+  const held = await sim.until('a successor named', async () => (await sim.leases.read(L)).item?.successor, 120_000);
+  const successor = es.find((e) => e.elector.options.identity === held)!;
+  const id = (e: SimElector) => e.elector.options.identity;
+  return { sim, es, leader, successor, events, reasons, id, start, errors: (e: SimElector) => errors.get(id(e))! };
+}
+
+/** When `by` wrote the lease handed to (or taken by) `heir` after `from`. */
+const handedAt = (sim: Sim, by: SimElector, heir: string, from: number) => sim.leaseWrites.find((w) => w.at > from && w.by === by.machine.name && w.item?.['holderIdentity'] === heir)?.at;
+
+describe('an async onStoppedLeading, a leader cancelled (SIGTERM)', () => {
+  it('a flush of 1 s: the hand-over is written, the heir leads and run() resolves only once it has settled; nothing is told', async () => {
+    const { sim, leader, successor, events, id, errors } = await flushing(1_000);
+    await sim.run(3_000);
+    const from = sim.clock.monotonic();
+    leader.controller.abort();
+    await sim.settle(leader.done, 'run() to resolve', 60_000);
+    await sim.until('the heir leads', () => successor.elector.isLeader(), 30_000);
+    await sim.run(2_000);
+    const a = id(leader);
+    const b = id(successor);
+    const flushed = first(events, `${a} flushed`);
+    expect(flushed - first(events, `${a} stopped`)).toBe(1_000);
+    // before: a stopped 5377, a run() resolved 5393, b started 5400, a flushed 6377
+    expect(first(events, `${a} resolved`)).toBeGreaterThanOrEqual(flushed);
+    expect(first(events, `${b} started`)).toBeGreaterThanOrEqual(flushed);
+    expect(handedAt(sim, leader, b, from)).toBeGreaterThanOrEqual(flushed); // handed over, after it
+    expect(told(errors(leader))).toEqual([]);
+  });
+
+  it('one that never settles: the hand-over waits until the term\'s renew deadline at most, then goes on; onError is told once; run() resolves', async () => {
+    const { sim, leader, successor, events, id, errors } = await flushing(Infinity);
+    await sim.run(3_000);
+    const from = sim.clock.monotonic();
+    leader.controller.abort();
+    await sim.settle(leader.done, 'run() to resolve', 60_000);
+    await sim.until('the heir leads', () => successor.elector.isLeader(), 30_000);
+    const a = id(leader);
+    const stopped = first(events, `${a} stopped`);
+    expect(events.get(`${a} flushed`)).toBeUndefined();
+    // its renew deadline is at most renewDeadlineMs after the abort (its last renewal was before it)
+    const handed = handedAt(sim, leader, id(successor), from)!;
+    expect(handed).toBeGreaterThan(stopped);
+    expect(handed).toBeLessThanOrEqual(from + CLIENT_GO.renewDeadlineMs + 100);
+    const late = told(errors(leader));
+    expect(late).toHaveLength(1); // before: none, nothing waited
+    expect(late[0]!.message).toMatch(new RegExp(`^LeaderElector "${a}" of lease "job": onStoppedLeading \\(reason cancelled, term with fencing token \\d+\\) did not settle within \\d+ ms \\(the term's renew deadline\\): its hand-over or release of the term, and run\\(\\), went on without it`));
+  });
+});
+
+describe('an async onStoppedLeading, then DynamoDB out of reach', () => {
+  it("its wait is not counted in the stop's wait on DynamoDB: run() resolves STOP_BUDGET_MS after it settled (less the stop's requests before it), not after the abort", async () => {
+    const { sim, leader, events, id, errors } = await flushing(3_000);
+    await sim.run(3_000);
+    const a = id(leader);
+    // DynamoDB black-holed as the callback begins: the hand-over, the withdrawal and the release wait on it after the callback
+    const at = () => events.get(`${a} stopped`);
+    leader.controller.abort();
+    await sim.until('it stopped', () => at() !== undefined, 30_000);
+    leader.machine.swallow = () => true;
+    await sim.settle(leader.done, 'run() to resolve', 60_000);
+    const flushed = first(events, `${a} flushed`);
+    const resolved = first(events, `${a} resolved`);
+    expect(resolved - flushed).toBeGreaterThanOrEqual(STOP_BUDGET_MS - 100); // counted: 7 s
+    expect(resolved - flushed).toBeLessThanOrEqual(STOP_BUDGET_MS);
+    expect(errors(leader).filter((e) => /its stop left undone/.test(e.message))).toHaveLength(1);
+    expect(told(errors(leader))).toEqual([]);
+  });
+});
+
+describe('an async onStoppedLeading on a step-down that is not a stop', () => {
+  it('preempted (an operator pins a better candidate): the hand-over to it waits for it (1 s)', async () => {
+    const { sim, leader, events, id, reasons, start } = await flushing(1_000);
+    await sim.run(3_000);
+    const from = sim.clock.monotonic();
+    const pinned = start('d', { priority: 10 });
+    await sim.until('it yielded', () => reasons.includes('preempted'), 60_000);
+    await sim.until('the pinned one leads', () => pinned.elector.isLeader(), 30_000);
+    await sim.run(2_000);
+    const flushed = first(events, `${id(leader)} flushed`);
+    expect(first(events, 'd started')).toBeGreaterThanOrEqual(flushed); // before: 1 s before it
+    expect(handedAt(sim, leader, 'd', from)).toBeGreaterThanOrEqual(flushed);
+  });
+
+  it('workFailed: the hand-over to the successor waits for it (1 s), so the successor never leads before it settled', async () => {
+    // each term's work runs until its signal aborts, or fails when the test says (fail)
+    const failWork = new Map<string, (e: Error) => void>();
+    const { sim, leader, successor, events, id, reasons } = await flushing(1_000, (who) => (signal) =>
+      new Promise<void>((resolve, reject) => {
+        failWork.set(who, reject);
+        signal.addEventListener('abort', () => resolve(), { once: true });
+      }),
+    );
+    await sim.run(3_000);
+    const from = sim.clock.monotonic();
+    failWork.get(id(leader))!(new Error('work failed'));
+    await sim.until('it stepped down', () => reasons.includes('workFailed'), 10_000);
+    await sim.until('the heir leads', () => successor.elector.isLeader(), 30_000);
+    await sim.run(2_000);
+    const flushed = first(events, `${id(leader)} flushed`);
+    expect(first(events, `${id(successor)} started`)).toBeGreaterThanOrEqual(flushed); // before: 1 s before it
+    expect(handedAt(sim, leader, id(successor), from)).toBeGreaterThanOrEqual(flushed);
+  });
+});
+
+describe('an async onStoppedLeading where nothing is written after it (renewDeadline, deposed)', () => {
+  it('renewDeadline (DynamoDB out of reach): the elector goes on following while it runs (8 s), and run(), cancelled meanwhile, resolves only once it settled', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    const events: Events = new Map();
+    const errors: Error[] = [];
+    const machine = sim.machine();
+    const callbacks: LeaderCallbacks = {
+      onStartedLeading: () => void note(sim, events, 'started'),
+      onStoppedLeading: async ({ reason }) => {
+        note(sim, events, `stopped ${reason}`);
+        await machine.clock.sleep(8_000);
+        note(sim, events, 'flushed');
+      },
+    };
+    const e = sim.elector('a', { leaseName: L, ...CLIENT_GO, mode: 'NoCoordination', callbacks }, { machine, errors });
+    void e.done.then(() => note(sim, events, 'resolved'));
+    await sim.until('it leads', () => e.elector.isLeader(), 60_000);
+    machine.swallow = () => true;
+    await sim.until('it stopped at its renew deadline', () => events.has('stopped renewDeadline'), 2 * CLIENT_GO.renewDeadlineMs);
+    machine.swallow = undefined;
+    const back = sim.clock.monotonic();
+    await sim.run(7_000);
+    expect(events.has('flushed')).toBe(false);
+    // its follower's reads go on while the callback runs, answered: nothing holds its loop
+    expect(machine.sent.filter((r) => r.at > back && r.ok).length).toBeGreaterThan(0);
+    e.controller.abort();
+    await sim.settle(e.done, 'run() to resolve', 60_000);
+    await sim.run(2_000);
+    expect(first(events, 'resolved')).toBeGreaterThanOrEqual(first(events, 'flushed')); // before: 2 s before it
+    expect(told(errors)).toEqual([]);
+  });
+});
