@@ -161,7 +161,7 @@ export interface LeaderDiscoveryTargets {
   readonly alarmTopic: sns.ITopic | undefined;
   /** The leases and identities tables' names, which the sweep reads a named lease's leader from; the leases table's ARN, which the deployment's events carry. */
   readonly leaderTables: { readonly leases: string; readonly identities: string; readonly leasesArn: string };
-  /** The deployment's election configuration: the sweep judges a term over with its clockSkewMs, as the coordinator does. */
+  /** The deployment's election configuration: the sweep judges a term over with its clockSkewMs, as the coordinator does (only that is passed: Lambda's environment holds 4 KB, the lease names' list too). */
   readonly config: ElectionConfig;
   /** Grants `grantee` getLeader's reads of `leaseNames` (undefined: every lease): the Conclave's grantGetLeader. */
   readonly grantLeaderReads: (grantee: iam.IGrantable, leaseNames: readonly string[] | undefined) => void;
@@ -202,7 +202,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       removalPolicy: on.removalPolicy,
     });
 
-    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName, [DISCOVERY_ENV.leasesTable]: on.leaderTables.leases, [DISCOVERY_ENV.identitiesTable]: on.leaderTables.identities, [DISCOVERY_ENV.leasesTableArn]: on.leaderTables.leasesArn, [DISCOVERY_ENV.electionConfig]: JSON.stringify(on.config) };
+    const environment: Record<string, string> = { [DISCOVERY_ENV.table]: this.table.tableName, [DISCOVERY_ENV.leasesTable]: on.leaderTables.leases, [DISCOVERY_ENV.identitiesTable]: on.leaderTables.identities, [DISCOVERY_ENV.leasesTableArn]: on.leaderTables.leasesArn, [DISCOVERY_ENV.electionConfig]: JSON.stringify({ clockSkewMs: on.config.clockSkewMs }) };
     if (s.leaseNames) environment[DISCOVERY_ENV.leases] = JSON.stringify(s.leaseNames);
     if (props.cloudMap && s.cloudMap) {
       this.service = new servicediscovery.Service(this, 'Service', {

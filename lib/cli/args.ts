@@ -7,13 +7,11 @@ import { DETAIL_TYPES } from '../events/schemas.js';
 import { MAX_PINNED_PRIORITY, PinnedPriority } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
 import { durationFlag } from '../schemas/duration.js';
-import { ElectionConfigSchema, TableNamesSchema, electionConfig, type ElectionConfig } from '../schemas/config.js';
-import { reelectionWindowMs } from '../election/decide.js';
+import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { PreferredLocations } from '../schemas/location.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy, strategyProblem } from '../schemas/strategy.js';
 import { ValidationError, issuesOf, parse } from '../schemas/validation.js';
 import { defaultTableNames } from '../tables.js';
-import { span } from './format.js';
 
 /** The longest duration taken: a pin's expiry (now + --for) must stay a time a row can carry. */
 const MAX_DURATION_HOURS = 8_760;
@@ -171,28 +169,15 @@ export const SetLocationsArgs = z
 /** A pin's length when `preempt` is given no --for. */
 const DEFAULT_PIN_MS = 10 * 60_000;
 
-/** The longest re-election window the coordinator's default settings allow, whatever the lease's duration (askAgainAfterMs / 2: 30 s). */
-const LONGEST_DEFAULT_REELECTION_MS = reelectionWindowMs({ leaseDurationSeconds: Number.MAX_SAFE_INTEGER }, electionConfig());
-
 /**
- * The shortest pin `preempt` takes: twice that window (1 minute). A preemption waits up to the
- * lease's re-election window before the holder is asked to yield, so a pin shorter than it expires
- * before it takes effect, and one just longer moves leadership back as soon as it lapses. A lease
- * whose own window is longer (an election config with a longer askAgainAfterMs) is held to twice
- * its own (lib/cli/priority.ts).
+ * Why `preempt` refuses a pin under twice the lease's re-election window (lib/cli/priority.ts, by
+ * the deployment's settings): a preemption waits up to that window before the holder is asked to
+ * yield, so a shorter pin expires before it takes effect, and one just longer moves leadership
+ * back as soon as it lapses.
  */
-export const MIN_PREEMPT_MS = 2 * LONGEST_DEFAULT_REELECTION_MS;
-
-/** Why a pin under the floor is refused: the same words at the edge (here) and on a lease's own window (priority.ts). */
 export const SHORT_PIN = 'a shorter pin expires before the preemption takes effect, or moves leadership back just after';
 
-/** preempt's --for: a pin's, at least MIN_PREEMPT_MS. */
-const PreemptFor = durationFlag(LONGEST, {
-  ms: MIN_PREEMPT_MS,
-  text: `${span(MIN_PREEMPT_MS)} (twice the longest re-election the coordinator's default settings allow, ${span(LONGEST_DEFAULT_REELECTION_MS)}: ${SHORT_PIN}; leave --for out for ${span(DEFAULT_PIN_MS)})`,
-});
-
-export const PreemptArgs = z.object({ lease: Name, to: Name, for: PreemptFor.default(DEFAULT_PIN_MS) });
+export const PreemptArgs = z.object({ lease: Name, to: Name, for: Duration.default(DEFAULT_PIN_MS) });
 
 export const ReleaseArgs = z.object({ lease: Name, force: z.boolean().default(false), timeout: Duration.optional() });
 

@@ -2,6 +2,7 @@
  * The coordinator's reasoning in words, from the same pure functions it decides with
  * (lib/election): the CLI never re-implements a rule, it only describes the outcome.
  */
+import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { ignoredLastPing, isFresh, isPending, setAside, type Decision } from '../election/decide.js';
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
@@ -148,7 +149,9 @@ export function nextStep(d: Decision, lease: Lease | undefined, best?: string): 
     case 'setSuccessor':
       return d.successor
         ? words`designate ${name(d.successor.name)} successor: it takes the lease at once if ${lease?.holderIdentity ? name(lease.holderIdentity) : 'the holder'} stops renewing or releases${d.secondSuccessor ? words`; ${name(d.secondSuccessor.name)} second successor: it takes it a moment later if ${name(d.successor.name)} has not` : ''}`
-        : ['clear the successor: no other candidate could win'];
+        : d.strategy === OLDEST_EMULATION_VERSION
+          ? ['clear the successor: no other candidate could win']
+          : [`clear the successors named before: the lease is left to ${d.strategy}, whose choice they are not`];
     case 'clearPreferredHolder':
       return words`clear preferredHolder ${name(d.preferredHolder)} (${d.why === 'holderIsBest' ? 'the holder is the best candidate again' : 'no valid candidate to prefer'})`;
   }

@@ -1,3 +1,4 @@
+import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { systemClock, type Clock } from '../clock.js';
 import { heldAfterDelete, isNoop, pingsToWithdraw, type Decision, type DecideTrigger } from '../election/decide.js';
@@ -610,7 +611,8 @@ const unjudgedOn = (deps: CoordinatorDeps, l: Lease, refused: RefusedRead): Brok
 
 /** Leaderless after a pass: a lease Conclave elects for, with live candidates, and no live holder as `o` left it. */
 function leaderlessAfter(deps: CoordinatorDeps, o: ReconcileOutcome, candidates: readonly Candidate[], sessionOf: (l: Lease | undefined) => SessionSeen | undefined, now: number): boolean {
-  const notOurs = o.decision.kind === 'leaveAlone' && (o.decision.reason === 'noCoordination' || o.decision.reason === 'unknownStrategy');
+  // (a strategy Conclave does not run: left alone, or its stale successors cleared)
+  const notOurs = (o.decision.kind === 'leaveAlone' && (o.decision.reason === 'noCoordination' || o.decision.reason === 'unknownStrategy')) || (o.decision.kind === 'setSuccessor' && o.decision.strategy !== OLDEST_EMULATION_VERSION);
   const hasLive = candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
   const l = o.after ?? o.before;
   return !notOurs && hasLive && vacancy(effectiveLease(l, stampAt(sessionOf(l), now), now), now, deps.config.clockSkewMs).vacant;

@@ -78,7 +78,11 @@ export interface RoundProgress {
  * every tick over two periods, and a slice without the leaderless lease published 0 (one such
  * lease in a round of two invocations gave 1, 0, 1, 0: no alarm ever). So a lease mended early in
  * a round is still counted until that round ends, and one found leaderless counts from the tick
- * that finds it.
+ * that finds it: a single sighting (an election under way, one throttled reconcile) is published
+ * for up to two rounds' time. The alarms want it at every tick for two 5-minute periods, so a
+ * single sighting fires one only where a round takes some 5 minutes or more (100,000 leases with
+ * nothing to change take about 2; docs/benchmarks.md, "Cost of scale"), and a deployment that has
+ * mended its leases sees the gauge fall to 0 within two rounds.
  */
 export interface RoundGauges {
   leaderless: number;

@@ -66,7 +66,8 @@ export interface LeaderCallbacks {
    * resolves. Meanwhile this worker does not lead (isLeader() is false), and one that writes
    * nothing after it (`renewDeadline`, `deposed`) goes on following. Past that bound onError is
    * told once, and the elector goes on without it; what it throws or rejects with goes to onError.
-   * Not counted in the 10 s a stop waits on DynamoDB.
+   * In a stop (`cancelled`) it is counted in the 10 s a stop waits on DynamoDB, and bounded by what
+   * is left of it, so a stop still ends inside the 30 s before SIGKILL.
    *
    * Called only for a term this worker led: never for one that never led (client-go calls
    * OnStoppedLeading on every exit of Run). Put per-process cleanup after `await run()`. Do not exit

@@ -804,21 +804,28 @@ export class LeaderElector {
    * it returns is waited for (`settled`), STOPPED_LEADING_WAIT_MS at most, and, where a hand-over
    * or release of the term follows (`handsOn`: preempted, workFailed, cancelled with
    * releaseOnCancel), only until the term's renew deadline: past it the term runs out whatever this
-   * worker writes. Past its bound, onError is told once, and nothing waits for it any more. Not
-   * counted in the stop's wait on DynamoDB. Undefined: it returned no promise.
+   * worker writes. Past its bound, onError is told once, and nothing waits for it any more. In a
+   * stop (cancelled) it is counted in the stop's wait on DynamoDB, and bounded by what is left of
+   * it: a leader that led on for its heir (HEIR_WAIT_MAX_MS) then ends within the stop's 10 s,
+   * inside the 30 s before SIGKILL (uncounted, a 10 s callback and 10 s on DynamoDB after the heir's
+   * 15 s made 35). On a step-down that is no stop (preempted, workFailed, renewDeadline, deposed)
+   * it is not counted. Undefined: it returned no promise.
    */
   private stoppedLeading(reason: StopReason, token: number): { readonly settled: Promise<void>; readonly handsOn: boolean } | undefined {
     const { x, options: o } = this;
     const callback = `onStoppedLeading (reason ${reason}, term with fencing token ${token})`;
     const handsOn = reason === 'preempted' || reason === 'workFailed' || (reason === 'cancelled' && o.releaseOnCancel);
     const untilDeadline = handsOn && x.deadlineAt !== undefined ? Math.max(0, x.deadlineAt - x.time.monotonic()) : Infinity;
-    const ms = Math.min(STOPPED_LEADING_WAIT_MS, untilDeadline);
-    const bound = ms < STOPPED_LEADING_WAIT_MS ? `${Math.round(ms)} ms (the term's renew deadline)` : `${ms / 1000} s`;
+    const stopping = reason === 'cancelled';
+    const untilStopEnds = stopping ? x.stop.remainingMs : Infinity;
+    const ms = Math.min(STOPPED_LEADING_WAIT_MS, untilDeadline, untilStopEnds);
+    const bound = ms >= STOPPED_LEADING_WAIT_MS ? `${ms / 1000} s` : `${Math.round(ms)} ms (${ms === untilStopEnds ? "the stop's wait" : "the term's renew deadline"})`;
     const late = () =>
       x.told(new Error(`LeaderElector "${o.identity}" of lease "${o.leaseName}": ${callback} did not settle within ${bound}: ${handsOn ? 'its hand-over or release of the term, and run(), went on without it' : 'run() no longer waits for it'}; it runs on in the process`));
     const settled = awaitedCallBack(() => x.callbacks.onStoppedLeading?.({ reason, fencingToken: token }), x.threw(callback), x.time, ms, late);
     if (!settled) return undefined;
-    // a wait of the stop's own, as a cancelled leader's for its heir is: not counted against its wait on DynamoDB (nor its Session's)
+    if (stopping) return { settled, handsOn };
+    // a step-down's wait, with no stop's clock running: not counted against a stop's wait on DynamoDB (nor its Session's) should one begin meanwhile
     const counted = x.stop.notCounting(ms);
     if (x.session) sessionSeam(x.session).stopAtLeast(x.stop.remainingMs);
     return { settled: settled.finally(counted), handsOn };

@@ -613,12 +613,12 @@ describe('preempt', () => {
     expect((await h.run(['preempt', 'component-A', '--to', 'w4', '--yes'], { clock: at() })).err).toMatch(/w4 cannot be elected: its versions do not parse \(emulation "v1\.x"/);
   });
 
-  it('refuses a --for shorter than a minute: such a pin expires before the preemption lands, or moves leadership back just after; writes nothing', async () => {
-    for (const short of ['1ms', '30s', '59.9s']) {
+  it("refuses a --for shorter than twice the lease's re-election window (20s for a 15 s lease at the default settings): such a pin expires before the preemption lands, or moves leadership back just after; writes nothing", async () => {
+    for (const short of ['1ms', '10s', '19.9s']) {
       const r = await h.run(['preempt', 'pre', '--to', 'q3', '--for', short, '--yes'], { clock: at() });
       expect(r).toMatchObject({ code: 1, out: '' });
       expect(r.err).toBe(
-        "error: invalid preempt arguments: --for: must be at least 1m (twice the longest re-election the coordinator's default settings allow, 30s: a shorter pin expires before the preemption takes effect, or moves leadership back just after; leave --for out for 10m)",
+        "error: invalid preempt arguments: --for: must be at least 20s on lease pre (twice its re-election window, 10s with the coordinator's default settings: a shorter pin expires before the preemption takes effect, or moves leadership back just after; give --for 20s or longer)",
       );
     }
     const before = (await h.candidates.read('pre', 'q3')).item!;

@@ -99,3 +99,21 @@ it("the coordinator's handler answers normally (its Errors alarm sees nothing), 
   expect(gauge(METRIC.leaderless)).toEqual([out.leaderless]);
   expect(gauge(METRIC.reconcileFailures)).toEqual([out.errors.length]);
 });
+
+it("a vacant lease under NoCoordination whose stale successors the tick clears is not leaderless (not Conclave's to elect), as one with none is not", async () => {
+  // a review of 646b22f9: clearing them (setSuccessor) counted the lease leaderless for that tick
+  const now = Date.now();
+  const setup = coordinatorDeps(t.client, t.names);
+  for (const [lease, named] of [['nc-named', true], ['nc-none', false]] as const) {
+    for (const n of ['a', 'b']) await setup.candidates.write(await setup.candidates.read(lease, n), { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: now, createdAt: now, identity: `${n}-1` } });
+    await setup.leases.write(await setup.leases.read(lease), { set: { strategy: 'NoCoordination', leaseDurationSeconds: 15, renewTime: now - 60_000, leaseTransitions: 3, fencingToken: 5, lastHolderIdentity: 'a', ...(named ? { successor: 'b', successorInstance: 'b-1' } : {}) } });
+  }
+  const { d } = fdeps(t.client);
+  const r = await onTick(d, 600_000);
+  expect(r.outcomes.filter((o) => o.lease.startsWith('nc-')).map((o) => [o.lease, o.decision.kind]).sort()).toEqual([
+    ['nc-named', 'setSuccessor'],
+    ['nc-none', 'leaveAlone'],
+  ]);
+  expect(r.leaderless.filter((n) => n.startsWith('nc-'))).toEqual([]);
+  expect((await setup.leases.read('nc-named')).item).not.toHaveProperty('successor');
+});
