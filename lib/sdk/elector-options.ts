@@ -66,8 +66,9 @@ export interface LeaderCallbacks {
    * resolves. Meanwhile this worker does not lead (isLeader() is false), and one that writes
    * nothing after it (`renewDeadline`, `deposed`) goes on following. Past that bound onError is
    * told once, and the elector goes on without it; what it throws or rejects with goes to onError.
-   * In a stop (`cancelled`) it is counted in the 10 s a stop waits on DynamoDB, and bounded by what
-   * is left of it, so a stop still ends inside the 30 s before SIGKILL.
+   * In a stop (`cancelled`, or a step-down while one is under way) it is counted in the 10 s a stop
+   * waits on DynamoDB, and bounded by what is left of it less 3 s kept for the hand-over or release
+   * after it, so a stop still ends inside the 30 s before SIGKILL, handing over.
    *
    * Called only for a term this worker led: never for one that never led (client-go calls
    * OnStoppedLeading on every exit of Run). Put per-process cleanup after `await run()`. Do not exit

@@ -51,7 +51,7 @@ import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
 import { leaving } from './leaving.js';
-import { awaitedCallBack, callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS, STOPPED_LEADING_WAIT_MS, StopBudget } from './faults.js';
+import { awaitedCallBack, callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS, STOPPED_LEADING_WAIT_MS, STOP_WRITES_MS, StopBudget } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
  * its decisions replaced (a planted bug: sim/bugs.ts). Not part of the public API.
@@ -806,29 +806,28 @@ export class LeaderElector {
    * releaseOnCancel), only until the term's renew deadline: past it the term runs out whatever this
    * worker writes. Past its bound, onError is told once, and nothing waits for it any more. In a
    * stop (cancelled) it is counted in the stop's wait on DynamoDB, and bounded by what is left of
-   * it: a leader that led on for its heir (HEIR_WAIT_MAX_MS) then ends within the stop's 10 s,
-   * inside the 30 s before SIGKILL (uncounted, a 10 s callback and 10 s on DynamoDB after the heir's
-   * 15 s made 35). On a step-down that is no stop (preempted, workFailed, renewDeadline, deposed)
-   * it is not counted. Undefined: it returned no promise.
+   * it less STOP_WRITES_MS (kept for the hand-over or release after it), as on a step-down while a
+   * stop is under way (a work failing at the SIGTERM): a leader that led on for its heir
+   * (HEIR_WAIT_MAX_MS) then ends within the stop's 10 s, inside the 30 s before SIGKILL
+   * (uncounted, a 10 s callback and 10 s on DynamoDB after the heir's 15 s made 35; counted whole,
+   * a slow callback left the hand-over unsent). Undefined: it returned no promise.
    */
   private stoppedLeading(reason: StopReason, token: number): { readonly settled: Promise<void>; readonly handsOn: boolean } | undefined {
     const { x, options: o } = this;
     const callback = `onStoppedLeading (reason ${reason}, term with fencing token ${token})`;
     const handsOn = reason === 'preempted' || reason === 'workFailed' || (reason === 'cancelled' && o.releaseOnCancel);
     const untilDeadline = handsOn && x.deadlineAt !== undefined ? Math.max(0, x.deadlineAt - x.time.monotonic()) : Infinity;
-    const stopping = reason === 'cancelled';
-    const untilStopEnds = stopping ? x.stop.remainingMs : Infinity;
+    // in a stop (cancelled, or a step-down while one is under way: a work failing at the SIGTERM),
+    // the wait is counted in its wait on DynamoDB, STOP_WRITES_MS of it kept for the writes after the callback
+    const stopping = Number.isFinite(x.stop.remainingMs);
+    const untilStopEnds = stopping ? Math.max(0, x.stop.remainingMs - STOP_WRITES_MS) : Infinity;
     const ms = Math.min(STOPPED_LEADING_WAIT_MS, untilDeadline, untilStopEnds);
-    const bound = ms >= STOPPED_LEADING_WAIT_MS ? `${ms / 1000} s` : `${Math.round(ms)} ms (${ms === untilStopEnds ? "the stop's wait" : "the term's renew deadline"})`;
+    const bound = ms >= STOPPED_LEADING_WAIT_MS ? `${ms / 1000} s` : `${Math.round(ms)} ms (${ms === untilStopEnds ? `the stop's 10 s on DynamoDB, less ${STOP_WRITES_MS / 1000} s kept for its writes` : "the term's renew deadline"})`;
     const late = () =>
       x.told(new Error(`LeaderElector "${o.identity}" of lease "${o.leaseName}": ${callback} did not settle within ${bound}: ${handsOn ? 'its hand-over or release of the term, and run(), went on without it' : 'run() no longer waits for it'}; it runs on in the process`));
     const settled = awaitedCallBack(() => x.callbacks.onStoppedLeading?.({ reason, fencingToken: token }), x.threw(callback), x.time, ms, late);
-    if (!settled) return undefined;
-    if (stopping) return { settled, handsOn };
-    // a step-down's wait, with no stop's clock running: not counted against a stop's wait on DynamoDB (nor its Session's) should one begin meanwhile
-    const counted = x.stop.notCounting(ms);
-    if (x.session) sessionSeam(x.session).stopAtLeast(x.stop.remainingMs);
-    return { settled: settled.finally(counted), handsOn };
+    // (a stop beginning during a step-down's wait counts what is left of it: the stop's 10 s run from its abort, the callback's bound from its start)
+    return settled ? { settled, handsOn } : undefined;
   }
 
   /** Carries out one effect: a read or a write is sent, and its answer (`answer`) is the next event; `fault`: a fault is reported and answered so. `signal`: what abandons it (a renewal's request is aborted). */

@@ -666,9 +666,18 @@ export function callBack(f: () => unknown, report: (e: unknown) => void): void {
  * How long a LeaderElector waits, at most, for the promise its onStoppedLeading returned to settle
  * before it goes on (client-go's Run returns only once OnStoppedLeading has): before a hand-over or
  * release of the term, which waits only until the term's renew deadline too, and before run()
- * resolves. As long as a stop's wait on DynamoDB (STOP_BUDGET_MS), and not counted in it.
+ * resolves. As long as a stop's wait on DynamoDB (STOP_BUDGET_MS); in a stop it is counted in that
+ * wait, less STOP_WRITES_MS kept for the stop's own writes.
  */
 export const STOPPED_LEADING_WAIT_MS = 10_000;
+
+/**
+ * Of a stop's wait on DynamoDB, what an async onStoppedLeading leaves for the stop's writes (the
+ * hand-over or release, the candidacy's withdrawal): a callback still running after the rest is
+ * gone on without, and the term handed over (a callback that took the whole 10 s left them
+ * unsent, the heir waiting out a 60 s term).
+ */
+export const STOP_WRITES_MS = 3_000;
 
 /**
  * Calls a user's callback as callBack does, and returns what to wait for: the promise it returned

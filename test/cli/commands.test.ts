@@ -613,7 +613,7 @@ describe('preempt', () => {
     expect((await h.run(['preempt', 'component-A', '--to', 'w4', '--yes'], { clock: at() })).err).toMatch(/w4 cannot be elected: its versions do not parse \(emulation "v1\.x"/);
   });
 
-  it("refuses a --for shorter than twice the lease's re-election window (20s for a 15 s lease at the default settings): such a pin expires before the preemption lands, or moves leadership back just after; writes nothing", async () => {
+  it("refuses a --for shorter than twice the lease's re-election window (20s for lease pre's 10 s at the default settings): such a pin expires before the preemption lands, or moves leadership back just after; writes nothing", async () => {
     for (const short of ['1ms', '10s', '19.9s']) {
       const r = await h.run(['preempt', 'pre', '--to', 'q3', '--for', short, '--yes'], { clock: at() });
       expect(r).toMatchObject({ code: 1, out: '' });
