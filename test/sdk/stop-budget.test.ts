@@ -201,3 +201,30 @@ describe('a Session that can never start: every answer 1.5 s late, so DynamoDB\'
     await sim.settle(running);
   });
 });
+
+describe('a stop on a slow DynamoDB, on a Session', () => {
+  it('answers 1.5 s late from the stop: the electors, then the Session, resolve within the stop\'s 10 s', async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const m = sim.machine();
+    const errors: Error[] = [];
+    const session = new Session({ client: m.client, tables: sim.names, clock: m.clock, maxLeaseDurationMs: CLIENT_GO.leaseDurationMs, onError: (x) => errors.push(x) });
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    const es = ['a', 'b'].map((id) => sim.elector(id, { leaseName: `${L}-${id}`, ...CLIENT_GO, session }, { machine: m, errors }));
+    await sim.until('both lead', () => es.every((e) => e.elector.isLeader()), 120_000);
+    await sim.run(3_000);
+    // every answer 1.5 s late from the stop
+    m.slow = () => 1_500;
+    const from = sim.clock.monotonic();
+    for (const e of es) e.controller.abort();
+    stop.abort();
+    let electorsAt = 0;
+    void Promise.all(es.map((e) => e.done)).then(() => (electorsAt = sim.clock.monotonic()));
+    await sim.settle(running, 'the Session to resolve', 120_000);
+    const sessionAt = sim.clock.monotonic();
+    expect(electorsAt).toBeGreaterThan(0);
+    expect(sessionAt).toBeGreaterThanOrEqual(electorsAt);
+    expect(sessionAt - from).toBeLessThanOrEqual(STOP_BUDGET_MS + 100);
+  });
+});
