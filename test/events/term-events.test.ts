@@ -10,14 +10,12 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
-import { manualClock } from '../../lib/clock.js';
-import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
-import { observability } from '../../lib/functions/env.js';
 import { DETAIL_SCHEMAS, type ConclaveEvent } from '../../lib/events/schemas.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { NOW } from '../fixtures.js';
+import { publishingDeps } from './publishing-deps.js';
 import { streamRecords, testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
@@ -28,18 +26,7 @@ afterAll(async () => {
   await t.drop();
 });
 
-function setup(start: number) {
-  const clock = manualClock(start);
-  const events: ConclaveEvent[] = [];
-  const d: FunctionDeps = {
-    coordinator: coordinatorDeps(t.client, t.names, { clock, config: { ackWindowMs: 5_000 } }),
-    timer: { schedule: async () => undefined },
-    publish: async (list) => void events.push(...list),
-    deadLetter: async () => undefined,
-    ...observability('test', 'SILENT'),
-  };
-  return { clock, d, events };
-}
+const setup = (start: number) => publishingDeps(t, start);
 
 const recordsOf = async (lease: string) => (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease);
 const feed = async (d: FunctionDeps, recs: Awaited<ReturnType<typeof recordsOf>>) =>
