@@ -10,7 +10,7 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
-import { errorSink, faultReporter, retryDelayMs, START_RETRY_MS, StopBudget } from './faults.js';
+import { errorSink, faultReporter, retryDelayMs, RETRY_JITTER, START_RETRY_MS, StopBudget } from './faults.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { STAMP_ERROR_MS } from './step.js';
@@ -22,6 +22,15 @@ import { sleptUnseen, stampNow, type StampClock } from './server-clock.js';
 
 /** The longest renewIntervalMs: half the age at which the coordinator collects a row as stale by default (candidateStaleAfterMs, 30 minutes). */
 const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
+
+/**
+ * The longest wait before a renewal that failed is tried again: the wait doubles from
+ * START_RETRY_MS up to it (jittered), never past renewIntervalMs. Tried again only at the next
+ * interval, one failure at the longest interval left the row unrenewed for 30 minutes, stale as the
+ * next renewal landed (a live candidate collected); at this cap a DynamoDB that stays down is asked
+ * about once a minute per candidate, and the row is renewed within a minute of its answering again.
+ */
+const RENEW_RETRY_CAP_MS = 60_000;
 
 /**
  * What a worker stands with (KEP-4355's LeaseCandidate spec, less the names): the fields of a
@@ -141,7 +150,7 @@ export const LeaseCandidateOptionsSchema = z
        * @default 15000
        */
       claimWindowMs: z.number().int().min(100, 'must be >= 100 ms').max(86_400_000, 'must be at most 86400000 ms (a day, the longest lease)').default(15_000),
-      /** A renewal that failed for a reason other than a race (retried at the next interval), or a failed withdrawal. @default a process warning */
+      /** A renewal that failed for a reason other than a race (tried again soon, with backoff up to a minute), or a failed withdrawal. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
     },
     { error: optionErrors('LeaseCandidate', 'leaseName, name, emulationVersion, binaryVersion and client', { table: 'name the tables with `tables` (a prefix, or { candidates })' }) },
@@ -313,6 +322,12 @@ export class LeaseCandidate {
   /** Whether its stop's budget is its own (run on its own), not its LeaderElector's: then it tells what its stop cut. */
   private readonly ownsStop: boolean;
   private timer: Timer | undefined;
+  /** The next try of a renewal on the timer that failed (sooner than the next interval), while one is due. */
+  private retry: Timer | undefined;
+  /** Renewals on the timer (and their tries again) that failed in a row. */
+  private failures = 0;
+  /** A renewal on the timer (or a try again) is in flight. */
+  private turning = false;
   /** Unsubscribes the renewal at a sleep DynamoDB's answers show (set with the timer). */
   private unsleep: (() => void) | undefined;
   private registered = false;
@@ -412,7 +427,7 @@ export class LeaseCandidate {
    * Whether the coordinator sees this candidate now: run() has written its row and keeps it, and
    * the last renewal did not find it taken by another start-up of the same name. False before the
    * first write, after run() ends, and while another worker shares this name. A renewal that fails
-   * for another reason (a fault, retried at the next interval) leaves it true: the row outlives
+   * for another reason (a fault, tried again soon with backoff) leaves it true: the row outlives
    * many missed renewals. False after a sleep of the machine that its monotonic clock did not count
    * (clockSync 'server': the clock since boot shows it), until DynamoDB answers again: the row may
    * have been collected meanwhile; asked then, it renews at once.
@@ -524,7 +539,7 @@ export class LeaseCandidate {
         if (signal.aborted) return this.startUp.failed(signal.reason);
       }
     }
-    this.timer = every(this.clock, this.options.renewIntervalMs, () => void this.scheduled().catch(this.report), { background: true });
+    this.timer = every(this.clock, this.options.renewIntervalMs, () => this.onTurn(), { background: true });
     // a sleep any answer of this client shows: the row may have been collected meanwhile, renewed at once
     this.unsleep = this.clock.onSleep(() => this.renewUnscheduled());
     // a new session (the last one ended) is named on the row at once: the one it names vouches no more
@@ -566,6 +581,35 @@ export class LeaseCandidate {
     const row = (await this.store.read(this.options.leaseName, this.options.name, false)).item;
     if (row?.identity === this.instance && row.session === this.standsOn) return;
     return this.renew();
+  }
+
+  /**
+   * A renewal on the timer, or a try again of one that failed: a failure (a fault: unreachable,
+   * throttled) is told and tried again after a backoff (retryMs), not a renew interval on. None
+   * starts while one is in flight.
+   */
+  private onTurn(): void {
+    if (this.turning || this.timer === undefined) return;
+    this.retry?.cancel();
+    this.retry = undefined;
+    this.turning = true;
+    void this.scheduled()
+      .then(
+        () => void (this.failures = 0),
+        (e: unknown) => {
+          this.report(e);
+          this.failures++;
+          // not once withdrawing (its timer cancelled)
+          if (this.timer !== undefined) this.retry = this.clock.setTimer(this.retryMs(), () => ((this.retry = undefined), this.onTurn()), { background: true });
+        },
+      )
+      .finally(() => (this.turning = false));
+  }
+
+  /** How long after the `failures`-th renewal in a row failed the next try goes out: from START_RETRY_MS, doubled each time up to RENEW_RETRY_CAP_MS, jittered, at most renewIntervalMs. */
+  private retryMs(): number {
+    const backoff = Math.min(RENEW_RETRY_CAP_MS, START_RETRY_MS * 2 ** Math.min(this.failures - 1, 10));
+    return Math.min(this.options.renewIntervalMs, backoff * (1 + RETRY_JITTER * this.clock.random()));
   }
 
   /** The process's session was renewed: a row that names another (or none) is moved onto it now. */
@@ -736,6 +780,8 @@ export class LeaseCandidate {
   private async withdraw(): Promise<void> {
     this.timer?.cancel();
     this.timer = undefined;
+    this.retry?.cancel();
+    this.retry = undefined;
     this.unsleep?.();
     this.unsleep = undefined;
     if (!this.registered) return;

@@ -355,6 +355,8 @@ export class Session {
 
   /** A hold on the renewals of session `name` (through sessionSeam), until the function returned is called. */
   private hold(name: string, why: string): () => void {
+    // a session that ended is never renewed again: nothing to hold, and nobody would delete the entry (end() deletes a live session's)
+    if (this.current?.name !== name) return () => undefined;
     const held = this.holds.get(name) ?? new Set();
     this.holds.set(name, held);
     const mine = { why };
@@ -727,6 +729,12 @@ export class Session {
   }
 
   private async renew(l: Live): Promise<void> {
+    // client-go: never renewed past its renew deadline. A process held past it (a GC pause, SIGSTOP,
+    // a blocked event loop) runs its overdue timers in the order they were due, each one's
+    // continuation first: the renewal's turn comes before the deadline's timer, and a renewal sent
+    // then would keep every term on the session alive another lease duration, though its electors
+    // stopped at their own deadline. Judged here as healthy() judges it, which ends the session.
+    if (!this.healthy() || this.current !== l) return;
     this.retrying = true;
     this.triedAt = this.time.monotonic();
     // held (a term on it its elector may not know of): not renewed; looked at again a retry period
@@ -760,7 +768,8 @@ export class Session {
         // at once.
         this.counts.lostAnswers++;
         this.adopt(l, out.row);
-        if (this.current !== l || round > 2) return;
+        // the next goes out only within the deadline too (a slow answer may have brought it past)
+        if (!this.healthy() || this.current !== l || round > 2) return;
         sentAt = this.time.monotonic();
         out = await this.sendRenewal(l, bound.signal);
       }
