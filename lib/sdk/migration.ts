@@ -19,8 +19,10 @@ import type { Term } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { electorWith, type LeaderElectorOptions } from './elector.js';
 import { errorSink } from './faults.js';
+import { FencingError, LeaseLostError, untilTermEnds } from './fencing.js';
 import { TablesSchema, optionErrors } from './options.js';
 import type { LeadingTerm } from './elector-options.js';
+import type { StopReason } from './step.js';
 
 /** KEP-2436's wildcard: the controller may run in any component that takes part in the migration. */
 export const ANY_COMPONENT = '*';
@@ -40,6 +42,24 @@ const ComponentOrAny = z
   .refine((c) => c === ANY_COMPONENT || Name.safeParse(c).success, {
     message: `must be a component name (letters, digits, . _ : / -) or "${ANY_COMPONENT}" for any component`,
     when: ownChecksPassed, // an empty one is said once
+  });
+
+/**
+ * This component, as resolveLeaderMigration and runWithLeaderMigration take it: a name that
+ * `controllerLeaders[].component` can give (ComponentOrAny's), so that a configuration can list a
+ * controller for it; not the wildcard, which is no component.
+ */
+const ThisComponent = z
+  .string()
+  .min(1, 'must not be empty: give this component\'s name, as controllerLeaders[].component names it')
+  .refine((c) => c !== ANY_COMPONENT, {
+    message: `"${ANY_COMPONENT}" is the configuration's wildcard (any component), not a component: give this component's name, as controllerLeaders[].component names it`,
+    when: ownChecksPassed,
+  })
+  .refine((c) => c === ANY_COMPONENT || Name.safeParse(c).success, {
+    message:
+      'must be a component name as controllerLeaders[].component gives one (letters, digits, . _ : / -, starting with a letter or digit, at most 253 characters): no configuration can list a controller for this one; give the component such a name',
+    when: ownChecksPassed,
   });
 
 /** One migrating controller and the component that runs it, under the migration lease. */
@@ -111,6 +131,10 @@ export class MigrationConfigError extends Error {
 }
 
 const reasonOf = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+const STOP_REASONS: readonly StopReason[] = ['cancelled', 'preempted', 'renewDeadline', 'deposed', 'workFailed'];
+/** A term signal's abort reason as a StopReason (an elector's is one; another StartElector's may not be: given up). */
+const stopReason = (r: unknown): StopReason => STOP_REASONS.find((x) => x === r) ?? 'cancelled';
 
 /** Line and column of a JSON.parse error: Node 22 prints them; older V8 only the offset. */
 function jsonErrorPosition(message: string, text: string): { line: number; column: number } | undefined {
@@ -252,7 +276,7 @@ const LeaderMigrationOptionsSchema = z.strictObject(
   {
     enabled: z.boolean(),
     configPath: z.string().optional(),
-    component: z.string().min(1),
+    component: ThisComponent,
     defaultControllers: z.array(z.string()).readonly().optional(),
     defaultLeaderName: z.string().optional(),
   },
@@ -345,7 +369,9 @@ function unrunnableEntries(config: LeaderMigrationConfiguration, component: stri
 /**
  * The term a controller runs in: the lease it runs under (the component's own, or the migration
  * lease), that lease's term, and writes fenced by this term alone (LeadingTerm: `fencedWrite`,
- * `fencedItemWrite`), refused once it ended, even when this process leads the lease again. Its
+ * `fencedItemWrite`), refused once it ended, even when this process leads the lease again (a
+ * migrated controller's also once the primary term it ran in ended: a FencingError, or a
+ * LeaseLostError for one in flight then, which lands, if ever, only while the migration term lasts). Its
  * work should write through them: a bare token (fencedTransactWrite on `{ table, leaseName, term }`,
  * fencedItemWrite on `fencingToken`) still passes the fence after the term ended while the lease row
  * is still in it, or on an item no newer term has written.
@@ -356,7 +382,8 @@ export interface ControllerTerm extends Readonly<Term>, LeadingTerm {
 }
 
 /**
- * A controller: runs until `signal` aborts (leadership lost or shutdown), in `term`, through which
+ * A controller: runs until `signal` aborts (leadership lost, a migrated controller's of either
+ * lease, or shutdown), in `term`, through which
  * it writes (fenced by that term).
  */
 export type Controller = (signal: AbortSignal, term: ControllerTerm) => Promise<void> | void;
@@ -504,8 +531,15 @@ const LeaderMigrationRunSchema = z.strictObject(
       (v) => typeof v === 'object' && v !== null && (v instanceof Map ? [...v.values()] : Object.values(v)).every((c) => typeof c === 'function'),
       { error: 'must be a Map or a record of controllers by name, each a function (signal, term)' },
     ),
-    component: z.string().min(1),
-    primaryLeaseName: z.string().min(1),
+    component: ThisComponent,
+    // checked here, not first by the elector: it would name its own option, leaseName
+    primaryLeaseName: z
+      .string()
+      .min(1, "must not be empty: give the component's own lease (each component has one, different from the migration lease)")
+      .refine((n) => LeaseName.safeParse(n).success, {
+        message: "must be a lease name (letters, digits, . _ : / -, starting with a letter or digit, at most 253 characters): give the component's own lease such a name",
+        when: ownChecksPassed,
+      }),
     // checked field by field: a misspelt leaderName campaigned for the lease `undefined` and ran no migrated controller
     config: LeaderMigrationConfigurationSchema.optional(),
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: "must be an AbortSignal (an AbortController's signal): it stops the run" }),
@@ -517,10 +551,14 @@ const LeaderMigrationRunSchema = z.strictObject(
  * Runs a component's controllers under the lease each belongs to. As in Kubernetes' controller
  * managers, the migration lease is campaigned for only while this process leads its primary lease,
  * and given up with it: otherwise one replica could lead the primary lease while another replica of
- * the same component held the migration lease. The migration term ends once the primary term has
- * ended and the migration lease has been read to hand it over (one round trip; never later than
- * its renew deadline), not at its next renewal: handed to its successor then, or released
- * (`how.promptly` of the StartElector). A component that runs none of the migrated
+ * the same component held the migration lease. The migrated controllers run only while both terms
+ * are held: their signal aborts, and their term's writes are refused (one in flight abandoned with
+ * a LeaseLostError), the moment the primary term ends, so that a replica with migration off
+ * (KEP-2436's last step), leading the primary lease next and running them under it, never runs
+ * them while this one does; their stopping then (a rejection included) is no failure of the
+ * migration term. The migration term itself ends just after: once its lease has been read to hand
+ * it over (one round trip; never later than its renew deadline), not at its next renewal: handed to
+ * its successor then, or released (`how.promptly` of the StartElector). A component that runs none of the migrated
  * controllers does not campaign at all, so it can never hold the migration lease while running
  * nothing under it. Each controller is given the term of the lease it runs under (ControllerTerm):
  * it writes through it, in that term only, as a LeaderElector's onStartedLeading does. A failing controller
@@ -575,9 +613,31 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
   const party = config ? migrationParty(config, component) : undefined;
   // refused now, before any lease is taken: an identity too long with the component would end the run at its first migration campaign
   if (party && migration.length > 0) startElector.migration?.check(party);
-  const runEach = (names: string[], leaseName: string) => async (leading: AbortSignal, term: Term & LeadingTerm) => {
-    const held: ControllerTerm = Object.freeze({ leaseName, fencingToken: term.fencingToken, holderIdentity: term.holderIdentity, fencedWrite: term.fencedWrite, fencedItemWrite: term.fencedItemWrite });
-    await Promise.all(names.map(async (name) => table.get(name)?.(leading, held)));
+  // `within`: the signal of the primary term the migration lease is campaigned for in (the migrated
+  // controllers'). They run, and write, only while both terms are held: the migration term ends after
+  // the primary term, once its elector has read the migration lease to hand it over, and a replica of
+  // this component with migration off may lead the primary lease, and run the same controllers under
+  // it, before that read is answered
+  const runEach = (names: string[], leaseName: string, within?: AbortSignal) => async (leading: AbortSignal, term: Term & LeadingTerm) => {
+    const signal = within ? AbortSignal.any([leading, within]) : leading;
+    if (signal.aborted) return; // won as the primary term ended: nothing starts
+    const inBoth = <T>(write: () => Promise<T>): Promise<T> => {
+      if (!within) return write();
+      if (within.aborted) return Promise.reject(new FencingError(leaseName, term.fencingToken, `the term of lease "${primaryLeaseName}" it ran in has ended (migrated controllers write only while both terms are held)`));
+      // one unanswered as the primary term ends is abandoned, as the elector abandons one at its own term's end
+      return untilTermEnds(within, () => new LeaseLostError(leaseName, term.fencingToken, stopReason(within.reason)), write);
+    };
+    const held: ControllerTerm = Object.freeze({
+      leaseName,
+      fencingToken: term.fencingToken,
+      holderIdentity: term.holderIdentity,
+      fencedWrite: within ? (input) => inBoth(() => term.fencedWrite(input)) : term.fencedWrite,
+      fencedItemWrite: within ? (input, attribute) => inBoth(() => term.fencedItemWrite(input, attribute)) : term.fencedItemWrite,
+    });
+    const work = Promise.all(names.map(async (name) => table.get(name)?.(signal, held)));
+    // stopped by the primary term's end while the migration elector still leads: the work stopping as
+    // asked, never a failure of the migration term (which would cost its hand-over)
+    await (within ? work.catch((e: unknown) => { if (!within.aborted) throw e; }) : work);
   };
   const runPrimary = runEach(primary, primaryLeaseName);
   // An elector does not wait for its onStartedLeading: a term's migration elector may still be
@@ -595,7 +655,7 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
       if (leading.aborted) return;
       try {
         // given up with the primary term: promptly, not at its own next renewal
-        await startElector(leaderName, runEach(migration, leaderName), leading, { promptly: true, ...(party ? { party } : {}) });
+        await startElector(leaderName, runEach(migration, leaderName, leading), leading, { promptly: true, ...(party ? { party } : {}) });
       } catch (e) {
         fatal ??= { error: e };
         stopAll.abort(e);

@@ -217,6 +217,20 @@ describe('resolveLeaderMigration: the KEP’s flag rules', () => {
     expect((e as Error).message).toBe(message);
   });
 
+  // a review: an empty component said zod's "Too small: expected string to have >=1 characters"; one with a
+  // space was accepted, though no configuration can list a controller for it (controllerLeaders[].component refuses it)
+  it.each([
+    { name: 'an empty component', component: '', message: /^component: must not be empty: give this component's name, as controllerLeaders\[\]\.component names it$/ },
+    { name: 'a component no configuration can name (a space)', component: 'kube controller', message: /^component: must be a component name as controllerLeaders\[\]\.component gives one \(letters, digits, \. _ : \/ -.*give the component such a name$/ },
+    { name: 'the wildcard as the component', component: '*', message: /^component: "\*" is the configuration's wildcard \(any component\), not a component: give this component's name/ },
+  ])('$name: a ValidationError naming component and the fix', async ({ component, message }) => {
+    for (const enabled of [true, false]) {
+      const e = await rejection(resolveLeaderMigration({ enabled, component, defaultControllers: ['route'] }));
+      expect(e).toBeInstanceOf(ValidationError);
+      expect((e as ValidationError).issues.map((i) => `${i.field}: ${i.message}`)).toEqual([expect.stringMatching(message)]);
+    }
+  });
+
   it('enabled with a file: the file replaces the default entirely', async () => {
     const p = await file('.yaml', kepYaml);
     expect(await resolveLeaderMigration({ enabled: true, configPath: p, component: 'kcm', defaultControllers: ['nodeipam'] })).toEqual(kepConfig);
@@ -424,12 +438,24 @@ describe('runWithLeaderMigration', () => {
       const { fencedWrite, fencedItemWrite } = elector.handles.get(fencingToken)!;
       return { leaseName, fencingToken, holderIdentity: 'me', fencedWrite, fencedItemWrite };
     };
-    expect(Object.fromEntries(terms)).toEqual({ gc: ofTerm('kcm', 1), route: ofTerm('cloud-migration', 2), service: ofTerm('cloud-migration', 2) });
+    // a migrated controller's writes are its migration term's, refused too once the primary term has
+    // ended (so wrapped): what they answer is that term's (the hand-driven term's refusal)
+    const writesOf = async (term: ControllerTerm | undefined) => [
+      await term?.fencedWrite({ TransactItems: [] }).catch((e: Error) => e.message),
+      await term?.fencedItemWrite({ put: { TableName: 't', Item: {} } }).catch((e: Error) => e.message),
+    ];
+    const inTerm = (leaseName: string, fencingToken: number) => Array(2).fill(`fenced write on lease "${leaseName}" with fencing token ${fencingToken} refused: a hand-driven term; nothing was written`);
+    const { fencedWrite: _w, fencedItemWrite: _i, ...migrationTerm } = ofTerm('cloud-migration', 2);
+    expect(terms.get('gc')).toEqual(ofTerm('kcm', 1));
+    expect(terms.get('route')).toMatchObject(migrationTerm);
+    expect(terms.get('service')).toMatchObject(migrationTerm);
+    expect(await writesOf(terms.get('route'))).toEqual(inTerm('cloud-migration', 2));
     // a new term of the migration lease: the migrated controllers start again with its token
     elector.lose('cloud-migration');
     elector.lead('cloud-migration');
     await settled();
-    expect(terms.get('route')).toEqual(ofTerm('cloud-migration', 3));
+    expect(terms.get('route')).toMatchObject({ ...migrationTerm, fencingToken: 3 });
+    expect(await writesOf(terms.get('route'))).toEqual(inTerm('cloud-migration', 3));
     expect(terms.get('gc')?.fencingToken).toBe(1);
     shutdown.abort();
     await run;
@@ -523,5 +549,22 @@ describe('runWithLeaderMigration', () => {
     const e = await rejection(runWithLeaderMigration(run as never));
     expect(e).toBeInstanceOf(ValidationError);
     expect((e as Error).message).toMatch(message);
+  });
+
+  // a review: zod's "Too small" for an empty component; a component with a space accepted (no configuration
+  // can name it); a bad primaryLeaseName not refused up front, the elector later naming its own option, leaseName
+  it.each([
+    { name: 'an empty component', fields: { component: '' }, message: /^component: must not be empty: give this component's name, as controllerLeaders\[\]\.component names it$/ },
+    { name: 'a component no configuration can name (a space)', fields: { component: 'kube controller' }, message: /^component: must be a component name as controllerLeaders\[\]\.component gives one .*give the component such a name$/ },
+    { name: 'the wildcard as the component', fields: { component: '*' }, message: /^component: "\*" is the configuration's wildcard/ },
+    { name: 'a primaryLeaseName that is no lease name', fields: { primaryLeaseName: 'bad name!' }, message: /^primaryLeaseName: must be a lease name \(letters, digits, \. _ : \/ -.*give the component's own lease such a name$/ },
+    { name: 'an empty primaryLeaseName', fields: { primaryLeaseName: '' }, message: /^primaryLeaseName: must not be empty: give the component's own lease/ },
+  ])('$name: a ValidationError naming the field and the fix, before any lease is touched', async ({ fields, message }) => {
+    const elector = handElector();
+    const run = { startElector: elector.startElector, controllers: recordingControllers(['route']).controllers, component: 'kcm', primaryLeaseName: 'kcm', config, signal: new AbortController().signal, ...fields };
+    const e = await Promise.race([rejection(runWithLeaderMigration(run)), settled().then(() => 'still running')]);
+    expect(e).toBeInstanceOf(ValidationError);
+    expect((e as ValidationError).issues.map((i) => `${i.field}: ${i.message}`)).toEqual([expect.stringMatching(message)]);
+    expect(elector.campaigning(run.primaryLeaseName)).toBe(false);
   });
 });
