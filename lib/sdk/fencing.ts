@@ -16,7 +16,7 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { FencingToken } from '../schemas/fencing-token.js';
 import { LeaseName } from '../schemas/lease.js';
-import { ValidationError, parse } from '../schemas/validation.js';
+import { ValidationError, parse, shown } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { termCondition, type Term } from '../stores/lease-store.js';
 import type { Clock } from '../clock.js';
@@ -35,6 +35,32 @@ export const NO_TRANSACTIONS =
  */
 const TermFence = z.object({ leaseName: LeaseName, table: z.string().min(1), term: z.object({ holderIdentity: z.string().min(1), fencingToken: FencingToken }) });
 const ItemFence = z.object({ leaseName: LeaseName, fencingToken: FencingToken, attribute: z.string().min(1).optional() });
+
+/** A transaction item's operations: an item holds one of them (TransactWriteItem). */
+const OPERATIONS = ['Put', 'Update', 'Delete', 'ConditionCheck'] as const;
+const ITEM_SHAPE = '{ Put }, { Update }, { Delete } or { ConditionCheck }, each an object as TransactWriteItemsCommand takes';
+
+/** What is wrong with one transaction item, or undefined: one of OPERATIONS, an object. */
+function itemIssue(i: unknown): string | undefined {
+  if (typeof i !== 'object' || i === null || Array.isArray(i)) return `must be a transaction item (${ITEM_SHAPE}), not ${i === undefined ? 'undefined' : shown(i)}`;
+  const ops = OPERATIONS.filter((k) => (i as Record<string, unknown>)[k] !== undefined);
+  if (ops.length === 0) return `names no operation: give one of ${ITEM_SHAPE}`;
+  if (ops.length > 1) return `names ${ops.join(' and ')}: give one operation per item (${ITEM_SHAPE})`;
+  const op = (i as Record<string, unknown>)[ops[0]!];
+  return typeof op === 'object' && op !== null && !Array.isArray(op) ? undefined : `${ops[0]} must be an object (as TransactWriteItemsCommand takes), not ${shown(op)}`;
+}
+
+/**
+ * A fenced transaction's items, as the caller gives them (a term's `fencedWrite` and
+ * `complete(items)`): a list, each item one operation. Checked before anything is sent: anything
+ * else failed on reading its fields (a TypeError naming nothing: "items is not iterable").
+ * @internal
+ */
+export const TransactItemsSchema = z
+  .array(z.custom<TransactWriteItem>((i) => itemIssue(i) === undefined, { error: (issue) => itemIssue(issue.input) ?? 'must be a transaction item' }), {
+    error: (issue) => (issue.code === 'invalid_type' ? `${issue.input === undefined ? 'is required' : `must be a list, not ${shown(issue.input)}`}: give a list of transaction items (${ITEM_SHAPE})` : undefined),
+  });
+const TransactInput = z.looseObject({ TransactItems: TransactItemsSchema });
 
 /** DynamoDB's limit on items in one transaction; the fence takes one of them. */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -107,8 +133,14 @@ export function untilTermEnds<T>(term: AbortSignal, lost: () => unknown, write: 
 
 /**
  * Runs `input` as one DynamoDB transaction with an extra ConditionCheck: the lease's holder and
- * fencing token are still `term`'s (the "sequence number" of the old HA proposal). A deposed or
- * paused leader's write fails with FencingError and writes nothing. One whose own condition
+ * fencing token are still `term`'s (the "sequence number" of the old HA proposal). A deposed
+ * leader's write (the lease row names another holder or token) fails with FencingError and writes
+ * nothing; a paused one whose term ended while the lease row still names it passes this fence (a
+ * LeadingTerm's `fencedWrite` is refused once its term ended). The FencingError says whose the row
+ * is, or that `table` holds no row `leaseName` (fence.table must be the leases table); a key the
+ * table does not take (fence.table keyed otherwise) is DynamoDB's ValidationException, its message
+ * saying so. Input that is no list of transaction items is a ValidationError naming
+ * `TransactItems`. One whose own condition
  * failed while the fence passed is a ConflictError naming the items (`TransactItems[i]`), DynamoDB's
  * error (its `CancellationReasons`, the fence's last) its `cause`. One whose fence met a write of the
  * lease row in progress (the leader's renewal, or another fenced write: TransactionConflict at the
@@ -123,7 +155,9 @@ export async function fencedTransactWrite(
   input: TransactWriteItemsCommandInput,
 ): Promise<TransactWriteItemsCommandOutput> {
   parse(TermFence, { leaseName: fence.leaseName, table: fence.table, term: { holderIdentity: fence.term?.holderIdentity, fencingToken: fence.term?.fencingToken } }, `fencedTransactWrite fence on lease "${fence.leaseName}"`);
-  const items = input.TransactItems ?? [];
+  // (an input that is no object gives no TransactItems)
+  parse(TransactInput, typeof input === 'object' && input !== null ? input : {}, `fencedTransactWrite input on lease "${fence.leaseName}"`);
+  const items = input.TransactItems!;
   if (items.length === 0) throw new RangeError('fencedTransactWrite: TransactItems is empty; give at least one write');
   if (items.length >= MAX_TRANSACTION_ITEMS)
     throw new RangeError(`fencedTransactWrite: ${items.length} items leave no room for the fence (DynamoDB allows ${MAX_TRANSACTION_ITEMS} per transaction); split the write`);
@@ -142,6 +176,8 @@ export async function fencedTransactWrite(
       ConditionExpression: c.expression,
       ExpressionAttributeNames: c.names,
       ExpressionAttributeValues: marshall(c.values),
+      // the row as it is, when the fence refuses: no row tells a wrong table or lease name from another term
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
     },
   };
   try {
@@ -149,8 +185,11 @@ export async function fencedTransactWrite(
   } catch (e) {
     const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
-      throw new FencingError(fence.leaseName, fence.term.fencingToken);
+      throw new FencingError(fence.leaseName, fence.term.fencingToken, fenceRefusal((reasons[items.length] as { Item?: Record<string, AttributeValue> }).Item, fence.table, fence.leaseName));
     }
+    // a key the table's schema does not take: DynamoDB does not say whose (the fence's, when fence.table is not the leases table)
+    if (e instanceof Error && e.name === 'ValidationException' && KEY_MISMATCH.test(e.message) && !e.message.includes(' - a key '))
+      e.message = `${e.message} - a key does not match its table's: the fence's (a ConditionCheck of { name: "${fence.leaseName}" } on table "${fence.table}": fence.table must be the leases table, the \`tables\` option's leases, keyed by name), or one of TransactItems' own`;
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'None') {
       // the fence passed: the caller's own condition failed (DynamoDB's message names the reasons, the fence's among them, not which item is whose)
       const failed = items.flatMap((_, k) => (reasons[k]?.Code === 'ConditionalCheckFailed' ? [k] : []));
@@ -162,6 +201,21 @@ export async function fencedTransactWrite(
     const named = items.map((i, k) => `${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName} (TransactItems[${k}])`);
     throw missingTableNamed(e, [...named, `${fence.table} (the fence on lease "${fence.leaseName}": the leases table of the \`tables\` option)`]);
   }
+}
+
+/** DynamoDB's answers to a key its table's schema does not take: an attribute missing, one too many, or of another type. */
+const KEY_MISMATCH = /required keys was not given a value|number of conditions on the keys is invalid|provided key element does not match the schema/i;
+
+/**
+ * Why the fence refused, from the lease row as it was (DynamoDB's ALL_OLD): none in `table` (a
+ * wrong table or lease name, or a row deleted since the term began), or another term's.
+ */
+function fenceRefusal(row: Record<string, AttributeValue> | undefined, table: string, leaseName: string): string {
+  if (row === undefined)
+    return `table "${table}" has no lease row "${leaseName}": fence.table must be the leases table (the \`tables\` option's leases) and leaseName the lease's name, or the row was deleted since this term began`;
+  const holder = row['holderIdentity']?.S;
+  const token = row['fencingToken']?.N;
+  return `the lease is no longer in this term (its row names ${holder === undefined ? 'no holder' : `holder "${holder}"`}${token === undefined ? '' : `, fencing token ${token}`})`;
 }
 
 /**
@@ -191,7 +245,7 @@ export async function fencedTransactWriteInTerm(
     try {
       return await fencedTransactWrite(client, fence, input);
     } catch (e) {
-      if (tries >= FENCE_CONFLICT_TRIES || !fenceConflicted(e, input.TransactItems?.length ?? 0)) throw e;
+      if (tries >= FENCE_CONFLICT_TRIES || !fenceConflicted(e, input?.TransactItems?.length ?? 0)) throw e;
       await pause.clock.sleep(contendedRetryMs(tries, pause.retryPeriodMs, pause.clock.random()), fence.signal);
       if (fence.signal?.aborted) throw e;
     }
@@ -261,7 +315,9 @@ export type FencedItemInput = { put: PutItemCommandInput } | { update: UpdateIte
  * written yet, and a deleted item forgets its fence (end an item's life with an update that marks it,
  * not a delete). Fence an item by one lease only: tokens of different leases do not compare.
  *
- * A write refused by the fence is a FencingError naming the newer token (a ValidationError naming
+ * A write refused by the fence is a FencingError naming the item's higher token (a later term's,
+ * or an earlier one's when tokens went backwards after the lease row was deleted: docs/safety.md)
+ * (a ValidationError naming
  * the attribute when the item's holds no token); a write refused by the caller's own condition is
  * rethrown as DynamoDB reported it. `signal` (the work's, say) abandons
  * the request when it aborts.
@@ -282,7 +338,7 @@ export async function fencedItemWrite(
     missingTableNamed(e, [own.TableName ?? '(no TableName)']);
     const seen = fenceSeen((e as { Item?: Record<string, AttributeValue> }).Item?.[attribute]);
     if (e instanceof Error && e.name === 'ConditionalCheckFailedException' && typeof seen === 'number' && seen > token) {
-      throw new FencingError(fence.leaseName, token, `the item was written by a newer term (fencing token ${seen})`);
+      throw new FencingError(fence.leaseName, token, `the item was written with fencing token ${seen}, a higher fencing token than this term's (a later term's; or, after the lease row was deleted and a clock behind made later tokens lower, an earlier one's)`);
     }
     // the guard compares numbers: a fence of another type refuses every term, whatever the caller's own condition says
     if (e instanceof Error && e.name === 'ConditionalCheckFailedException' && seen !== undefined && typeof seen !== 'number') {

@@ -8,7 +8,7 @@
 import type { DynamoDBClient, TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { hostname } from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
-import type * as z from 'zod';
+import * as z from 'zod';
 import { Nap, systemClock, type Clock } from '../clock.js';
 import { effectiveLease, renewedBy, sessionStampAt } from '../election/vacancy.js';
 import { Name } from '../schemas/common.js';
@@ -21,10 +21,10 @@ import { CandidateStore } from '../stores/candidate-store.js';
 import { BrokenSessionError, ConflictError } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
-import { RunOnceStore, type RunOnceRead } from '../stores/run-once-store.js';
+import { RunOnceStore } from '../stores/run-once-store.js';
 import type { LeaseLock } from './lock.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, refusedInTermOf, type ElectorInternals, type LeadingTerm, type StopReason } from './elector.js';
-import { FencingError, LeaseLostError, MAX_TRANSACTION_ITEMS, NO_TRANSACTIONS, fencedItemWrite, fencedTransactWriteInTerm, untilTermEnds } from './fencing.js';
+import { FencingError, LeaseLostError, MAX_TRANSACTION_ITEMS, NO_TRANSACTIONS, TransactItemsSchema, fencedItemWrite, fencedTransactWriteInTerm, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, TableWait, stampClockFor, tableNotThere, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
@@ -316,7 +316,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // (CREATING: DynamoDB's missing table). Waited for in the term, as the first look waits
     // (TableWait, the same backoff), until the term ends (LeaseLostError) or the caller cancels; a
     // run whose tables answer sends nothing more.
-    const claimOnceMade = (met: unknown, again: () => Promise<RunOnceRead | undefined>): Promise<RunOnceRead | undefined> => {
+    type Claimed = Awaited<ReturnType<RunOnceStore['claim']>>;
+    const claimOnceMade = (met: unknown, again: () => Promise<Claimed>): Promise<Claimed> => {
       if (!isMissingTable(met)) return Promise.reject(met);
       const wait = new TableWait([o.tables.candidates], { state: tableState(requests), clock });
       let first: unknown = met; // the claim's own answer, looked at before the first try again
@@ -334,8 +335,17 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // read and claimed in this term: no older term's mark lands from now on, and no newer term's
     // read comes before this term's mark (it would claim the row first, and this mark be refused)
     const claim = (r: string) => until(theTerm, (s) => rows.claim(leaseName, r, term.fencingToken, s));
-    const claimed: RunOnceRead | undefined = row !== undefined ? await claim(row).catch((e: unknown) => claimOnceMade(e, () => claim(row))) : { runs: [], revision: 0 };
-    if (!claimed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
+    const claimed: Claimed = row !== undefined ? await claim(row).catch((e: unknown) => claimOnceMade(e, () => claim(row))) : { runs: [], revision: 0 };
+    if ('higherFence' in claimed) {
+      // a lease taken (the elector has seen it): told as such
+      if (stopped !== undefined || !inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
+      // the lease still names this term: the row's token is a term's that ran or claimed the window, a
+      // later holder's not yet seen, or an earlier one's above this term's (tokens gone backwards after
+      // the lease row was deleted, a clock behind: docs/safety.md) - never "another holder took the lease"
+      const e = new LeaseLostError(leaseName, term.fencingToken, 'deposed');
+      e.message = `lease "${leaseName}": the run-once window ${window}'s row "${row}" carries ${claimed.higherFence === undefined ? 'a fencing token' : `fencing token ${claimed.higherFence}`}, higher than this term's (${term.fencingToken}): a term with a higher token ran or claimed the window - a later holder of the lease, or, when the lease row was deleted and a clock behind made later tokens lower, an earlier one; the function was not run, and this term cannot mark the window (a term whose token is higher can)`;
+      throw e;
+    }
     const done = claimed;
     // a periodic window's period: only that period's windows judge it (lib/sdk/run-once-windows.ts)
     const every = runOnce && 'every' in runOnce ? runOnce.every : undefined;
@@ -370,6 +380,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     };
     // the window's mark, abandoned (with `ends`' error) if `ends` ends before it is answered
     const mark = async (items: readonly TransactWriteItem[], ends: Ends): Promise<void> => {
+      // a list of transaction items, checked before anything else: it was "items is not iterable"
+      parse(z.object({ items: TransactItemsSchema }), { items }, `complete(items) of lease "${leaseName}"`);
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
@@ -386,6 +398,14 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       } else {
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
         // the window's row and the fence take two of a transaction's items: refused before anything is sent or read
+        // the window's row too: DynamoDB allows one operation per item in a transaction ("cannot include multiple operations on one item")
+        const onRow = items.findIndex((i) => {
+          const op = i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck;
+          const key = i.Put?.Item ?? (i.Update ?? i.Delete ?? i.ConditionCheck)?.Key;
+          return op?.TableName === o.tables.candidates && key?.['leaseName']?.S === leaseName && key?.['name']?.S === row;
+        });
+        if (onRow >= 0)
+          throw new RangeError(`complete(items): items[${onRow}] is the run-once window's row ("${row}" of lease "${leaseName}" on the candidates table "${o.tables.candidates}"), which complete() writes itself (DynamoDB allows one operation per item in a transaction); leave the window's row to withLease`);
         const most = MAX_TRANSACTION_ITEMS - 2;
         if (items.length > most)
           throw new RangeError(`complete(items): ${items.length} items do not fit one transaction with the window's row and the fence (at most ${most}); write the rest first with term.fencedWrite, idempotently (a window not marked is run again), and give complete() at most ${most}`);
@@ -439,7 +459,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         inFlight = marking;
         const settled = () => void (inFlight === marking && (inFlight = undefined));
         marking.then(settled, (e: unknown) => {
-          if (items.length > 0 && !completed) itemsFailed = { error: e };
+          // items given (malformed ones too: withLease's own mark, without them, never stands in for them)
+          if (!(Array.isArray(items) && items.length === 0) && !completed) itemsFailed = { error: e };
           settled();
         });
         return marking;

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { GetItemCommand, UpdateItemCommand, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type TransactWriteItem } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { RunOnceRow, type WindowRun } from '../schemas/run-once.js';
 import { parse } from '../schemas/validation.js';
@@ -36,10 +36,12 @@ export class RunOnceStore {
    * `fence` becomes the token (one UpdateItem, conditioned on no newer term having claimed it), so
    * no older term's mark can land on it from now on. This is the HA proposal's sequence number,
    * checked by the row itself: no transaction, so it works on multi-Region tables too.
-   * @returns undefined when a newer term has claimed the row (this term is over)
+   * @returns `{ higherFence }` when the row carries a higher token than `fencingToken` (DynamoDB's
+   * ALL_OLD: undefined when not told): a term with a higher token claimed it, a later holder's, or an
+   * earlier one's when tokens went backwards after the lease row was deleted
    * `signal` abandons the request when it aborts.
    */
-  async claim(leaseName: string, name: string, fencingToken: number, signal?: AbortSignal): Promise<RunOnceRead | undefined> {
+  async claim(leaseName: string, name: string, fencingToken: number, signal?: AbortSignal): Promise<RunOnceRead | { readonly higherFence: number | undefined }> {
     try {
       const r = await this.client.send(
         new UpdateItemCommand({
@@ -50,12 +52,16 @@ export class RunOnceStore {
           ExpressionAttributeNames: { '#fence': 'fence' },
           ExpressionAttributeValues: marshall({ ':token': fencingToken }),
           ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
         { abortSignal: signal },
       );
       return this.parsed(leaseName, name, r.Attributes ? rowOf(r.Attributes) : undefined);
     } catch (e) {
-      if (isConditionFailed(e)) return undefined;
+      if (isConditionFailed(e)) {
+        const fence = (e as { Item?: Record<string, AttributeValue> }).Item?.['fence']?.N;
+        return { higherFence: fence === undefined ? undefined : Number(fence) };
+      }
       throw e;
     }
   }

@@ -38,7 +38,7 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     await fencedItemWrite(t.client, fence(7), { put: { TableName: table, Item: marshall({ id: 'a', balance: 20 }) } });
     const e = await refusal(fencedItemWrite(t.client, fence(5), { put: { TableName: table, Item: marshall({ id: 'a', balance: 99 }) } }));
     expect(e).toBeInstanceOf(FencingError);
-    expect((e as Error).message).toMatch(/fencing token 5 refused: the item was written by a newer term \(fencing token 7\)/);
+    expect((e as Error).message).toMatch(/fencing token 5 refused: the item was written with fencing token 7, a higher fencing token than this term's/);
     expect(await item('a')).toEqual({ id: 'a', balance: 20, fence: 7 });
   });
 
@@ -91,7 +91,7 @@ describe('fencedItemWrite: the item is the sequencer', () => {
     const input = how === 'put' ? { put: { TableName: table, Item: marshall({ id: `big-${how}`, v: 'old' }) } } : { update: { TableName: table, Key: marshall({ id: `big-${how}` }), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: marshall({ ':v': 'old' }) } };
     const e = await refusal(fencedItemWrite(t.client, fence(10), input));
     expect(e).toBeInstanceOf(FencingError);
-    expect((e as Error).message).toMatch(/newer term \(fencing token 20\)/);
+    expect((e as Error).message).toMatch(/written with fencing token 20, a higher fencing token than this term's/);
   });
 
   it('refuses a fence without a lease name (or a table, for a transaction) with a ValidationError naming it (a transaction was refused as "the lease row \"undefined\" itself")', async () => {

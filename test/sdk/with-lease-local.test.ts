@@ -326,8 +326,8 @@ describe('run-once rows claimed by the term (no transaction needed)', () => {
     }, opts('old', { mode: 'NoCoordination', runOnce: { window: 'w-1' } })).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(LeaseLostError);
     expect(await keyed(lease, 'w-1')).toEqual([]);
-    // an older term than the claim cannot even read the row for a run
-    expect(await rows.claim(lease, keyedWindowRow('w-1'), 1)).toBeUndefined();
+    // an older term than the claim cannot even read the row for a run: told the row's higher fence
+    expect(await rows.claim(lease, keyedWindowRow('w-1'), 1)).toEqual({ higherFence: (await rowOf(lease, keyedWindowRow('w-1'))).fence });
     const next = await withLease(lease, async () => 'new', opts('new', { mode: 'NoCoordination', runOnce: { window: 'w-1' } }));
     expect(next).toMatchObject({ status: 'ran', value: 'new', window: 'w-1' });
     expect(await keyed(lease, 'w-1')).toEqual([expect.objectContaining({ holder: 'new' })]);
