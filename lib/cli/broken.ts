@@ -106,9 +106,9 @@ export function brokenLeaseLines(b: BrokenLeaseReport): string[] {
   lines.push(
     '',
     'Repair, either way (then the coordinator elects again at its next tick; events and elections resume):',
-    '  fix the fields named above in place (put a valid value where it says <...>):',
+    '  fix the fields named above in place (put a valid value where it says <...>; a fix that removes the holder ends its term, and a holder still running stops at its next renewal):',
     `    ${b.repair[0]}`,
-    '  or delete the row (a holder still running stops at its next renewal; the coordinator writes a new row):',
+    '  or delete the row (a holder still running stops at its next renewal, of the lease or of its session, which tells it the term is over; the coordinator holds the next election for it, then writes a new row):',
     `    ${b.repair[1]}`,
   );
   return lines;

@@ -110,9 +110,44 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
       break;
   }
   // a holder silent for half its term: the lease is judged again when the term runs out (while an election is open, its timer does)
-  if (o.recheckAt !== undefined && d.kind !== 'openElection' && d.kind !== 'awaitAcks') await deps.timer.schedule({ lease: o.lease, termEnd: o.recheckAt }, o.recheckAt - o.at);
+  if (o.recheckAt !== undefined && d.kind !== 'openElection' && d.kind !== 'awaitAcks') await scheduleTermEnd(deps, o.lease, o.recheckAt, o.at, trigger);
   if (d.kind === 'leaveAlone' || d.kind === 'awaitAcks') deps.logger.debug('reconciled', { ...log, ...('reason' in d ? { reason: d.reason } : {}) });
   else deps.logger.info('reconciled', { ...log, decision: d });
+}
+
+/**
+ * The term-end timer of a lease whose holder looks silent (ReconcileOutcome.recheckAt): one message,
+ * not one a trigger. The tick judges the lease again at its next round, so its message goes out only
+ * once the term end is within one message's delay, as an election's: before, each tick from half the
+ * term on started a chain of its own (a message put back every 15 minutes until the term end), and
+ * all of them landed in the same second (a one-hour lease: 30 in flight; a four-hour one: 120). And
+ * a message this process sent for the same term end, still in flight and landing no later, is not
+ * sent again: without that the tick sent one a tick over the term's last 15 minutes. The message
+ * sent is SQS's to deliver (a tick missed after it changes nothing); one that lands early (a chain
+ * link, or a clock ahead of the sender's) reconciles and sends the next from wherever it lands: a
+ * message handled is no longer in flight (onTimer forgets it). A process that starts afresh (a cold
+ * start) has sent none: at worst one more message, never none.
+ */
+async function scheduleTermEnd(deps: FunctionDeps, lease: string, termEnd: number, at: number, trigger: string): Promise<void> {
+  const dueMs = termEnd - at;
+  if (trigger === 'tick' && dueMs > MAX_TIMER_DELAY_MS) return;
+  const landsAt = at + Math.min(Math.max(0, dueMs), MAX_TIMER_DELAY_MS);
+  let sent = termEndsSent.get(deps.timer);
+  if (!sent) termEndsSent.set(deps.timer, (sent = new Map()));
+  const was = sent.get(lease);
+  if (was && was.termEnd === termEnd && was.landsAt > at && was.landsAt <= landsAt) return;
+  await deps.timer.schedule({ lease, termEnd }, dueMs);
+  // (only messages still in flight are kept: a handful of leases, those whose holders look silent)
+  for (const [l, m] of sent) if (m.landsAt <= at) sent.delete(l);
+  sent.set(lease, { termEnd, landsAt });
+}
+/** The term-end messages each timer queue was given by this process, by lease: the last one, and when it lands. */
+const termEndsSent = new WeakMap<TimerQueue, Map<string, { termEnd: number; landsAt: number }>>();
+
+/** A term-end message handled (landed, perhaps before its time by this clock): no longer in flight. */
+function termEndLanded(deps: FunctionDeps, m: TermEndMessage): void {
+  const sent = termEndsSent.get(deps.timer);
+  if (sent?.get(m.lease)?.termEnd === m.termEnd) sent.delete(m.lease);
 }
 
 /** How a broken lease is logged: what the schema refused, and where the repair is explained. */
@@ -367,38 +402,74 @@ const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l
 /** The longest lease duration a row may state (LeaseItem): a broken row's unreadable one counts as this. */
 const MAX_LEASE_DURATION_SECONDS = 86_400;
 
-/** What a held lease's delete must still act on: its name, holder, term and lease duration (and its last stamp, `renewTime`, where known: deleteHoldMs). */
-type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken' | 'termToken' | 'renewTime'>>;
+/**
+ * What a held lease's delete must still act on: its name, holder, term and lease duration (and its
+ * last stamp, `renewTime`, where known: deleteHoldMs). `holderUnreadable`: a broken row's term whose
+ * holder's name does not parse (holderIdentity then absent), held as its session and token show.
+ */
+type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken' | 'termToken' | 'renewTime'>> & { readonly holderUnreadable?: true };
 
 /**
  * A broken row's held term, read attribute by attribute: a row an operator wrote malformed can
- * still be held, and its delete must end that term as any held row's does. A lease duration that
- * cannot be read counts as the longest the schema allows (the held election then waits that long:
- * slow, never early); a session or token that cannot be read leaves the term unmarked (its holder
- * then hears at its own read, within its renew deadline of the row being gone or another's).
+ * still be held, and its repair or delete must end that term as any held row's end does. A lease
+ * duration that cannot be read counts as the longest the schema allows (the held election then
+ * waits that long: slow, never early); a session or token that cannot be read leaves the term
+ * unmarked (its holder then hears at its own read, within its renew deadline of the row being gone
+ * or another's). The holder's name itself may be what is broken (`holderUnreadable`): the row is
+ * held all the same (a holder is there, whoever it is), and the term's session and token
+ * (fencingToken, else its copy termToken) are all its mark needs. Before, such a row's repair or
+ * delete left the term unmarked and the next election unheld: a holder on a session led on until
+ * its backstop read of the lease.
  */
 const BrokenHeldRow = z.object({
   name: LeaseItem.shape.name,
-  holderIdentity: LeaseItem.shape.holderIdentity.unwrap(),
+  holderIdentity: LeaseItem.shape.holderIdentity.catch(undefined),
   leaseDurationSeconds: LeaseItem.shape.leaseDurationSeconds.catch(MAX_LEASE_DURATION_SECONDS),
   holderInstance: LeaseItem.shape.holderInstance.catch(undefined),
   session: LeaseItem.shape.session.catch(undefined),
   fencingToken: LeaseItem.shape.fencingToken.optional().catch(undefined),
+  termToken: LeaseItem.shape.termToken.catch(undefined),
 });
 function heldTermOfBrokenRow(attributes: Record<string, unknown> | undefined): HeldTerm | undefined {
   const r = BrokenHeldRow.safeParse(attributes);
   if (!r.success) return undefined;
-  const { holderInstance, session, fencingToken, ...term } = r.data;
-  return { ...term, ...(holderInstance !== undefined ? { holderInstance } : {}), ...(session !== undefined ? { session } : {}), ...(fencingToken !== undefined ? { fencingToken } : {}) };
+  const { holderIdentity, holderInstance, session, fencingToken, termToken, ...term } = r.data;
+  // (a holder attribute there but not a name: held by someone; none there, the row was vacant)
+  if (holderIdentity === undefined && attributes?.['holderIdentity'] === undefined) return undefined;
+  const token = fencingToken ?? termToken;
+  return {
+    ...term,
+    ...(holderIdentity !== undefined ? { holderIdentity } : { holderUnreadable: true as const }),
+    ...(holderInstance !== undefined ? { holderInstance } : {}),
+    ...(session !== undefined ? { session } : {}),
+    ...(token !== undefined ? { fencingToken: token } : {}),
+  };
 }
 
 /** A held row deleted while it was broken: its term is ended on its session and the next election held, as for any held row's delete. */
 async function afterBrokenHeldRowDeleted(deps: FunctionDeps, held: HeldTerm): Promise<ReconcileOutcome | undefined> {
-  deps.logger.warn("a broken row deleted while held: its term ended as any held row's", { lease: held.name, holder: held.holderIdentity });
+  deps.logger.warn("a broken row deleted while held: its term ended as any held row's", { lease: held.name, holder: held.holderIdentity ?? '(unreadable)', session: held.session });
   await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held; before the mark)', false);
   const unmarked = await markOrDefer(deps, { old: held, new: undefined }, true);
   if (unmarked === 'deferred') return undefined;
   const o = await reconcileAfterDelete(deps, held, 'lease REMOVE (was broken, held)');
+  if (unmarked) throw unmarked;
+  return o;
+}
+
+/**
+ * A held row rewritten valid while it was broken (an operator's repair, `conclave describe lease`'s
+ * in-place fix) in another term or none (the holder's name removed): its term is ended on its
+ * session as a valid row's end is (markOrDefer: the next election held while the mark cannot be
+ * written), then the lease reconciled. No events: what changed is unknown. Before, the repair was
+ * reconciled as any broken row's change: an election at once, the successor free to take the
+ * vacant row, and the old holder, never told, leading on until its backstop read.
+ */
+async function afterBrokenHeldRowRepaired(deps: FunctionDeps, held: HeldTerm, repaired: Lease): Promise<ReconcileOutcome | undefined> {
+  deps.logger.warn("a broken row repaired in another term: its term ended as any held row's", { lease: held.name, holder: held.holderIdentity ?? '(unreadable)', session: held.session, fencingToken: held.fencingToken });
+  const unmarked = await markOrDefer(deps, { old: held, new: repaired }, false);
+  if (unmarked === 'deferred') return undefined;
+  const o = await reconcile(deps, held.name, 'lease MODIFY (was broken, held)');
   if (unmarked) throw unmarked;
   return o;
 }
@@ -583,9 +654,10 @@ async function settleWakes(deps: FunctionDeps, wakes: WakeBatch, remainingMs: nu
  */
 export function endedSessionTerm(c: { old: HeldTerm | undefined; new: Lease | undefined }): { session: string; lease: string; fencingToken: number } | undefined {
   const o = c.old;
-  if (o?.holderIdentity === undefined || o.session === undefined || o.fencingToken === undefined) return undefined;
+  if ((o?.holderIdentity === undefined && !o?.holderUnreadable) || o.session === undefined || o.fencingToken === undefined) return undefined;
   const n = c.new;
-  const same = n?.holderIdentity !== undefined && n.holderIdentity === o.holderIdentity && n.holderInstance === o.holderInstance && n.fencingToken === o.fencingToken && n.session === o.session;
+  // a broken row's holder whose name did not parse: the same term where the repair put a holder back on the same start-up, token and session
+  const same = n?.holderIdentity !== undefined && (o.holderUnreadable || n.holderIdentity === o.holderIdentity) && n.holderInstance === o.holderInstance && n.fencingToken === o.fencingToken && n.session === o.session;
   return same ? undefined : { session: o.session, lease: o.name, fencingToken: o.fencingToken };
 }
 
@@ -633,7 +705,7 @@ async function markOrDefer(deps: FunctionDeps, c: { old: HeldTerm | undefined; n
     const ended = endedSessionTerm(c)!;
     const o = c.old!;
     const markEnded: MarkEndedMessage['markEnded'] = {
-      holderIdentity: o.holderIdentity!,
+      ...(o.holderIdentity !== undefined ? { holderIdentity: o.holderIdentity } : {}),
       session: ended.session,
       fencingToken: ended.fencingToken,
       leaseDurationSeconds: o.leaseDurationSeconds,
@@ -666,7 +738,7 @@ const deletedTermStamp = (o: HeldTerm): Pick<MarkEndedMessage['markEnded'], 'ren
 
 const termOf = (lease: string, m: MarkEndedMessage['markEnded']): HeldTerm => {
   const { deleted: _, ...term } = m;
-  return { name: lease, ...term };
+  return { name: lease, ...term, ...(term.holderIdentity === undefined ? { holderUnreadable: true as const } : {}) };
 };
 
 /**
@@ -743,8 +815,10 @@ const leftUnjudged = (deps: FunctionDeps, lease: string, trigger: string) => (e:
  */
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
   if (c.oldInvalid) {
-    const held = c.eventName === 'REMOVE' ? heldTermOfBrokenRow(c.oldAttributes) : undefined;
-    return held ? afterBrokenHeldRowDeleted(deps, held) : afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
+    const held = heldTermOfBrokenRow(c.oldAttributes);
+    if (held && c.eventName === 'REMOVE') return afterBrokenHeldRowDeleted(deps, held);
+    if (held && c.new && endedSessionTerm({ old: held, new: c.new })) return afterBrokenHeldRowRepaired(deps, held, c.new);
+    return afterBrokenRow(deps, c, c.new?.name, `lease ${c.eventName} (was broken)`);
   }
   const row = (c.new ?? c.old)!;
   deps.wakes?.send(row.name, c.new?.revision);
@@ -844,6 +918,7 @@ async function rowExists(deps: FunctionDeps, lease: string): Promise<boolean> {
  */
 export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessage): Promise<ReconcileOutcome | undefined> {
   const why = 'termEnd' in m ? { termEnd: m.termEnd } : { electionId: m.electionId };
+  if ('termEnd' in m) termEndLanded(deps, m);
   if (!(await rowExists(deps, m.lease))) {
     deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, ...why });
     return undefined;

@@ -24,7 +24,8 @@ export const MarkEndedMessage = z
     lease: Name,
     markEnded: z
       .object({
-        holderIdentity: z.string().min(1),
+        /** Absent: the ended term's row was broken, its holder's name unreadable (its session and token still were). */
+        holderIdentity: z.string().min(1).optional(),
         session: z.string().min(1),
         fencingToken: z.number().int().min(0),
         leaseDurationSeconds: z.number().int().min(1),

@@ -75,3 +75,78 @@ it('an election held an hour (a one-hour lease\'s row deleted while held): the t
   expect(scheduled).toBeLessThanOrEqual(100); // before: 341 (a chain a tick, each put back every 15 minutes)
   expect((await c.leases.read(lease)).item!.holderIdentity).toBeDefined(); // elected at the deadline
 });
+
+/**
+ * A one-hour lease whose holder died (a's process and session silent from the start), b a live
+ * candidate, the tick every minute, SQS holding a message at most 15 minutes. Each tick from half
+ * the term on used to start a term-end chain of its own (a message put back every 15 minutes until
+ * the term ran out): 45 messages, 30 in flight, 30 reconciles landing in the same second. `skip`:
+ * ticks that never ran (a throttled or failed tick); the term is judged as it runs out regardless.
+ */
+async function deadHolder(lease: string, skip: (minute: number) => boolean) {
+  const start = Date.now();
+  const clock = manualClock(start);
+  const queue: { at: number; m: TimerMessage | TermEndMessage }[] = [];
+  let termEnds = 0;
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { clock, config: { ackWindowMs: 5_000 } }),
+    // (the tick reconciles every lease in the table: this test's are the ones counted and delivered)
+    timer: { schedule: async (m, delayMs) => { if (('electionId' in m || 'termEnd' in m) && m.lease === lease) { if ('termEnd' in m) termEnds++; queue.push({ at: clock.now() + sqsDelaySeconds(delayMs) * 1000, m }); } } },
+    publish: async () => undefined,
+    deadLetter: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  const c = d.coordinator;
+  const renewB = async () => {
+    const r = await c.candidates.read(lease, 'b');
+    await c.candidates.write(r, { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: clock.now(), createdAt: start - 60_000, identity: 'b-1', ...(r.item?.pingTime !== undefined ? { ackedPingTime: r.item.pingTime } : {}) } });
+  };
+  await renewB();
+  const key = sessionKey(`${lease}-a-session`);
+  await c.identities.write(await c.identities.read(key.component, key.name), { set: { holderIdentity: `${lease}-a-session`, hostname: 'h', leaseDurationSeconds: 15, acquireTime: start, renewTime: start } });
+  await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'a', holderInstance: 'a-1', leaseDurationSeconds: DURATION_S, acquireTime: start, renewTime: start, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session: `${lease}-a-session` } });
+  const termEnd = start + DURATION_S * 1000 + c.config.clockSkewMs + 1; // recheckAt: the first moment the term counts as run out
+  let mostInFlight = 0;
+  let judgedAt: number | undefined;
+  const atTermEnd: number[] = [];
+  let minute = 1;
+  const end = termEnd + 3 * 60_000;
+  while (clock.now() < end) {
+    const nextTick = start + minute * 60_000;
+    queue.sort((x, y) => x.at - y.at);
+    const due = queue[0] && queue[0].at <= nextTick ? queue.shift()! : undefined;
+    if (due) {
+      clock.set(Math.max(clock.now(), due.at));
+      if ('termEnd' in due.m && clock.now() >= due.m.termEnd) atTermEnd.push(clock.now());
+      await onTimer(d, due.m);
+    } else {
+      clock.set(nextTick);
+      await renewB();
+      if (!skip(minute)) await onTick(d);
+      minute++;
+    }
+    mostInFlight = Math.max(mostInFlight, queue.filter((x) => 'termEnd' in x.m).length);
+    const row = (await c.leases.read(lease)).item!;
+    if (judgedAt === undefined && (row.election !== undefined || row.holderIdentity !== 'a')) judgedAt = clock.now();
+  }
+  return { termEnd, termEnds, mostInFlight, judgedAt, atTermEnd, elected: (await c.leases.read(lease)).item!.holderIdentity };
+}
+
+it('a one-hour lease whose holder died: one term-end message in flight, not a chain a tick from half the term on (before: 45 sent, 30 in flight, 30 reconciles in the same second), and the term judged as it runs out', async () => {
+  const r = await deadHolder('dead-holder', () => false);
+  expect(r.termEnds).toBe(1);
+  expect(r.mostInFlight).toBe(1);
+  expect(r.atTermEnd).toHaveLength(1); // one reconcile as the term ends
+  expect(r.judgedAt! - r.termEnd).toBeGreaterThanOrEqual(0);
+  expect(r.judgedAt! - r.termEnd).toBeLessThan(1_000); // at the term's end (SQS's whole seconds), not at the next tick
+  expect(r.elected).toBe('b');
+});
+
+it('the same with ticks missed in the term\'s last 15 minutes (only a few ran): still one message, and the term still judged as it runs out', async () => {
+  const r = await deadHolder('dead-holder-missed', (minute) => minute > 45 && minute !== 50);
+  expect(r.termEnds).toBe(1);
+  expect(r.mostInFlight).toBe(1);
+  expect(r.judgedAt! - r.termEnd).toBeGreaterThanOrEqual(0);
+  expect(r.judgedAt! - r.termEnd).toBeLessThan(1_000);
+  expect(r.elected).toBe('b');
+});
