@@ -77,7 +77,8 @@ export interface ConclaveProps {
   /**
    * Where lease and candidate events go (Leader Elected, Leader Changed, …). Each event's `resources`
    * is the leases table's ARN: on a bus several deployments share, match it. @default a new
-   * EventBus, named from the stack's name when the stack was given a `stackName`
+   * EventBus, named from the stack's name when the stack (for a nested stack: the top-level stack
+   * it is in) was given a `stackName`
    */
   readonly eventBus?: events.IEventBus;
   /**

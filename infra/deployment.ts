@@ -82,17 +82,26 @@ export interface RegionalDeployment {
  * `svc-staging` from one app, gave both the same bus name, and the second create failed. So a
  * stack given its own name (`stackName`) names the bus from that name and the path; a stack named
  * as CDK names it (its id, or its stage's name and its id: no clash there) keeps the name it always
- * had, so no deployed bus is replaced on upgrade.
+ * had, so no deployed bus is replaced on upgrade. A nested stack's name is a token CloudFormation
+ * makes: the top-level stack it is nested in is the one whose name counts (Names.uniqueResourceName
+ * names from that stack's name and the path below it).
  */
 function newEventBus(scope: Construct): events.EventBus {
   const bus: events.EventBus = new events.EventBus(scope, 'Bus', {
     description: 'Conclave: lease and candidate events',
-    eventBusName: Lazy.string({ produce: () => (namedByCdk(Stack.of(bus)) ? Names.uniqueId(bus) : Names.uniqueResourceName(bus, { maxLength: 256 })) }),
+    eventBusName: Lazy.string({ produce: () => (namedByCdk(topLevelStack(Stack.of(bus))) ? Names.uniqueId(bus) : Names.uniqueResourceName(bus, { maxLength: 256 })) }),
   });
   return bus;
 }
 
-/** Whether `stack` has the name CDK makes for it (no `stackName` given; a nested stack's, a token, counts as such). */
+/** `stack`, or the top-level stack a nested stack is nested in (at any depth). */
+function topLevelStack(stack: Stack): Stack {
+  let s = stack;
+  while (s.nestedStackParent) s = s.nestedStackParent;
+  return s;
+}
+
+/** Whether the top-level `stack` has the name CDK makes for it (no `stackName` given). */
 function namedByCdk(stack: Stack): boolean {
   // the name CDK makes (Stack's own generateStackName: its stage's name and its id); an aws-cdk-lib without it: as before
   const generated = (stack as unknown as { generateStackName?: () => string }).generateStackName;

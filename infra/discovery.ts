@@ -7,7 +7,7 @@
  * alarms; its grants are DISCOVERY_ACCESS on these resources, and the sweep's getLeader reads of the
  * named leases (the Conclave's grantGetLeader).
  */
-import { Aws, Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Annotations, Aws, Duration, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
@@ -46,6 +46,8 @@ import { conclaveAlarm } from './monitoring.js';
 import { DIMENSION, NAMESPACE, SERVICE } from '../lib/functions/metrics.js';
 import { acknowledgeFinding } from './nag.js';
 import { deadLetterQueue } from './queues.js';
+import { deployedJsonBytes, EVENT_PATTERN_QUOTA, MAX_ENVIRONMENT_BYTES } from './sizes.js';
+import { ValidationError } from '../lib/schemas/validation.js';
 import type { LeaderDiscoverySettingsSchema } from './settings.js';
 
 /**
@@ -243,6 +245,7 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       },
       targets: [new targets.LambdaFunction(this.fn, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 8, maxEventAge })],
     });
+    if (s.leaseNames) this.checkSizes(s.leaseNames);
     // the sweep (lib/discovery/sweep.ts): a name whose holder's term ran out with no write, so no event, is cleared
     new events.Rule(this, 'Sweep', {
       description: `Conclave: every ${DISCOVERY_SWEEP.everyMinutes} minute(s), the ${DISCOVERY_FUNCTION.name} function checks each name still pointing at a leader against its lease`,
@@ -257,6 +260,31 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
     this.grant(props, key);
     on.grantLeaderReads(this.fn, s.leaseNames);
     this.alarms = this.makeAlarms(on.alarmTopic, on.leaderTables.leases);
+  }
+
+  /**
+   * The lease names go into the rule's event pattern and the function's environment, whose sizes
+   * AWS checks only at deploy time (a failed deploy): measured here, as they deploy. Over Lambda's
+   * 4 KB, or EventBridge's most (4,096), refused naming `leaderDiscovery.leaseNames`; over
+   * EventBridge's default quota (2,048), a warning.
+   */
+  private checkSizes(leaseNames: readonly string[]): void {
+    const fix = 'leave leaseNames out to follow every lease (the function then names the leader of each), or name fewer leases';
+    const variables = (Stack.of(this).resolve((this.fn.node.defaultChild as lambda.CfnFunction).environment) as { variables: Record<string, unknown> }).variables;
+    const env = deployedJsonBytes(this, variables);
+    const names = deployedJsonBytes(this, { [DISCOVERY_ENV.leases]: variables[DISCOVERY_ENV.leases] }) - 2;
+    const pattern = deployedJsonBytes(this, (this.rule.node.defaultChild as events.CfnRule).eventPattern);
+    const issues: { field: string; message: string }[] = [];
+    if (env > MAX_ENVIRONMENT_BYTES)
+      issues.push({ field: 'leaderDiscovery.leaseNames', message: `gives the ${DISCOVERY_FUNCTION.name} function an environment of up to ${env} bytes (${names} of them the ${leaseNames.length} lease names), over Lambda's limit of ${MAX_ENVIRONMENT_BYTES} bytes (4 KB, every variable): the deploy would fail. ${fix}` });
+    else if (pattern > EVENT_PATTERN_QUOTA.max)
+      issues.push({ field: 'leaderDiscovery.leaseNames', message: `gives the ${DISCOVERY_FUNCTION.name} function's rule an event pattern of up to ${pattern} characters, over EventBridge's limit of ${EVENT_PATTERN_QUOTA.max}: the deploy would fail. ${fix}` });
+    if (issues.length > 0) throw new ValidationError('Conclave props', issues);
+    if (pattern > EVENT_PATTERN_QUOTA.default)
+      Annotations.of(this).addWarningV2(
+        '@conclave/cdk:discoveryEventPatternSize',
+        `leaderDiscovery.leaseNames gives the ${DISCOVERY_FUNCTION.name} function's rule an event pattern of up to ${pattern} characters, over EventBridge's default quota of ${EVENT_PATTERN_QUOTA.default} ("Event pattern size", raisable to ${EVENT_PATTERN_QUOTA.max}): the deploy fails unless the quota is raised in this account and Region. Raise it, or ${fix}`,
+      );
   }
 
   /** DISCOVERY_ACCESS, on this table and the one service or zone. */

@@ -55,7 +55,7 @@ export function conclaveAlarm(scope: Construct, id: string, props: cloudwatch.Al
 
 /** The alarms of ConclaveMonitoring. */
 export interface ConclaveAlarms {
-  /** Elections failed (no live candidate acknowledged) in two 5-minute periods in a row, summed over every function. */
+  /** Elections failed (no live candidate acknowledged) in two periods in a row (5 minutes, or the tick when longer), summed over every function. */
   readonly electionFailures: cloudwatch.Alarm;
   /** At every tick for two periods some lease with live candidates, or whose reconcile failed, had no live holder; no data (no tick) counts as breaching. */
   readonly leaderlessLeases: cloudwatch.Alarm;
@@ -75,7 +75,7 @@ export interface ConclaveAlarms {
    * stream trims a record 24 h after the change: one not handled by then is lost.
    */
   readonly streamIteratorAge: Partial<Record<FunctionName, cloudwatch.Alarm>>;
-  /** The function failed invocations in two 5-minute periods in a row. */
+  /** The function failed invocations in two 5-minute periods in a row (the coordinator's: periods of its tick when longer). */
   readonly functionErrors: Record<FunctionName, cloudwatch.Alarm>;
 }
 
@@ -111,11 +111,15 @@ export class ConclaveMonitoring extends Construct {
 
   private makeAlarms(tick: Duration, topic: sns.ITopic | undefined): ConclaveAlarms {
     const fiveMinutes = Duration.minutes(5);
+    // what runs once a tick (the coordinator's gauges, its invocations, the elections it starts) has
+    // a datapoint in each period only if the period holds a tick: with 5-minute periods and a tick of
+    // 10 minutes, every other period had no data (not breaching), and 2 of 2 never fired
     const gaugePeriod = tick.toSeconds() > fiveMinutes.toSeconds() ? tick : fiveMinutes;
+    const periodText = `${+(gaugePeriod.toSeconds() / 60).toFixed(2)}-minute periods`;
     const alarm = (id: string, props: cloudwatch.AlarmProps) => conclaveAlarm(this, id, props, topic);
     const electionFailures = alarm('ElectionFailuresAlarm', {
-      alarmDescription: 'Elections failed (no live candidate acknowledged) for 10 minutes: leases are left without a leader. Check that the workers of these leases run and can reach DynamoDB.',
-      metric: this.electionFailures(fiveMinutes),
+      alarmDescription: `Elections failed (no live candidate acknowledged) in two ${periodText} in a row: leases are left without a leader. Check that the workers of these leases run and can reach DynamoDB.`,
+      metric: this.electionFailures(gaugePeriod),
       threshold: 1,
       evaluationPeriods: 2,
     });
@@ -164,9 +168,11 @@ export class ConclaveMonitoring extends Construct {
     }
     const functionErrors = {} as Record<FunctionName, cloudwatch.Alarm>;
     for (const [name, fn] of Object.entries(this.props.functions) as [FunctionName, lambda.IFunction][]) {
+      // a scheduled function is invoked once a tick: Lambda writes no Errors datapoint in a period without an invocation
+      const scheduled = wiring[name].trigger.kind === 'schedule';
       functionErrors[name] = alarm(`${pascal(name)}ErrorsAlarm`, {
-        alarmDescription: `The ${name} function failed invocations in two 5-minute periods in a row (a whole batch, or a tick). See its log group.`,
-        metric: fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        alarmDescription: `The ${name} function failed invocations in two ${scheduled ? periodText : '5-minute periods'} in a row (a whole batch, or a tick). See its log group.`,
+        metric: fn.metricErrors({ period: scheduled ? gaugePeriod : fiveMinutes, statistic: 'Sum' }),
         threshold: 1,
         evaluationPeriods: 2,
       });

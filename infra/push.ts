@@ -143,7 +143,7 @@ const MAX_STACK_NAME = 128;
  * nested stack's, generated from its parent's and its resource's logical id; undefined when a part
  * is not known at synth.
  */
-function stackNameBound(stack: Stack): { name: string; max: number } | undefined {
+export function stackNameBound(stack: Stack): { name: string; max: number } | undefined {
   const parent = stack.nestedStackParent;
   const resource = stack.nestedStackResource;
   if (!parent || !resource) return Token.isUnresolved(stack.stackName) ? undefined : { name: stack.stackName, max: stack.stackName.length };

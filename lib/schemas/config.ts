@@ -78,7 +78,13 @@ export const ElectionConfigSchema = z
     // compared only where each passed its own checks: a bad one is reported as itself
     const valid = everyProblem.valid(ctx);
     if (valid('candidateRepingAfterMs', 'candidateStaleAfterMs') && c.candidateRepingAfterMs >= c.candidateStaleAfterMs) {
-      ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message: `must be < candidateStaleAfterMs (${c.candidateStaleAfterMs}) so a live candidate is asked before it is dropped` });
+      const stale = c.candidateStaleAfterMs;
+      // the default (left out, most likely) is said to be what conflicts: the field was never written
+      const message =
+        c.candidateRepingAfterMs === 15 * 60_000
+          ? `is 900000 (15 min), its default when not given, and must be < candidateStaleAfterMs (${stale}) so a live candidate is asked before it is dropped: give candidateRepingAfterMs below ${stale} too (e.g. ${Math.floor(stale / 2)}, half of it, as the defaults are)`
+          : `must be < candidateStaleAfterMs (${stale}) so a live candidate is asked before it is dropped`;
+      ctx.addIssue({ code: 'custom', path: ['candidateRepingAfterMs'], message });
     }
     if (valid('askAgainAfterMs', 'ackWindowMs') && c.askAgainAfterMs < c.ackWindowMs) {
       ctx.addIssue({ code: 'custom', path: ['askAgainAfterMs'], message: `must be >= ackWindowMs (${c.ackWindowMs}): a candidate is asked again only once its last ping's window closed` });

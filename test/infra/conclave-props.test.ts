@@ -1,5 +1,6 @@
 import { App, CfnParameter, Duration, Fn, NestedStack, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -177,6 +178,34 @@ describe('the longest tick', () => {
     expect(alarm!.Properties.Period * alarm!.Properties.EvaluationPeriods).toBe(604_800);
     const error = thrown(() => new Conclave(new Stack(new App(), 'Longer'), 'Conclave', { tick: Duration.days(4) }));
     expect((error as ValidationError).issues).toEqual([{ field: 'tick', message: 'must be at most 84 hours (Duration.hours(84)): the LeaderlessLeases alarm looks at two ticks, and CloudWatch judges an alarm over at most 7 days; not Duration.hours(96)' }]);
+  });
+});
+
+// a review (2026-12-06, seventh): with a tick of 10 minutes or more, the coordinator's Errors alarm
+// (2 of 2 five-minute periods) could never fire: Lambda writes no Errors datapoint in a period
+// without an invocation, and missing data is not breaching; election failures, which a tick's
+// elections publish, the same
+describe('alarms on what runs once a tick: each period holds a tick', () => {
+  const periods = (tick: Duration) => {
+    const stack = new Stack(new App(), 'Ticks');
+    const c = new Conclave(stack, 'Conclave', { tick });
+    const resources = Template.fromStack(stack).toJSON()['Resources'] as Record<string, { Properties: Record<string, any> }>;
+    const of = (alarm: cloudwatch.Alarm) => {
+      const p = resources[logicalId(stack, alarm)]!.Properties;
+      const each = p['Metrics'] ? (p['Metrics'] as { MetricStat?: { Period: number } }[]).flatMap((m) => (m.MetricStat ? [m.MetricStat.Period] : [])) : [p['Period'] as number];
+      return { periods: [...new Set(each)], evaluationPeriods: p['EvaluationPeriods'] };
+    };
+    return { errors: of(c.alarms.functionErrors.coordinator), electionFailures: of(c.alarms.electionFailures) };
+  };
+  it.each([
+    [Duration.minutes(1), 300],
+    [Duration.minutes(5), 300],
+    [Duration.minutes(10), 600],
+    [Duration.hours(84), 302_400],
+  ])('a tick of %s: the coordinator errors and election failures alarms judge two periods of %i s', (tick, period) => {
+    const p = periods(tick);
+    expect(p.errors).toEqual({ periods: [period], evaluationPeriods: 2 });
+    expect(p.electionFailures).toEqual({ periods: [period], evaluationPeriods: 2 });
   });
 });
 

@@ -3,7 +3,7 @@
  * has its own tables and nothing of one is named like the other's; table names given twice in one
  * account and Region (CloudFormation would fail the deploy on the second) fail synth naming the prop.
  */
-import { App, RemovalPolicy, Stack, Stage, Token } from 'aws-cdk-lib';
+import { App, NestedStack, RemovalPolicy, Stack, Stage, Token } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as route53 from 'aws-cdk-lib/aws-route53';
@@ -147,6 +147,26 @@ describe('one stack deployed twice in an account and Region, under two stack nam
     // the names 43343d51 gave them
     expect(staged('Prod')).toEqual(['AWS::Events::EventBus "ProdSvcConclaveBus98F4D6B0"']);
     expect(staged('Pipeline', 'Prod')).toEqual([expect.stringMatching(/^AWS::Events::EventBus "PipelineProdSvcConclaveBus[0-9A-F]{8}"$/)]);
+  });
+
+  // a review (2026-12-06, seventh): a nested stack's name is a token, which counted as "named by
+  // CDK": the bus was named from the path alone, SvcElectionConclaveBusF5F65B4B in both stages, and
+  // the second deploy failed
+  it('a Conclave in a nested stack: its bus is named from the name of the stack it is nested in', () => {
+    const nested = (stackName?: string, depth = 1) => {
+      const svc = new Stack(new App(), 'Svc', { env: { account: '123456789012', region: 'eu-west-1' }, ...(stackName ? { stackName } : {}) });
+      let scope: Stack = svc;
+      for (let i = 0; i < depth; i++) scope = new NestedStack(scope, i === 0 ? 'Election' : `Inner${i}`);
+      new Conclave(scope, 'Conclave', { removalPolicy: RemovalPolicy.DESTROY });
+      return physicalNames(Template.fromStack(scope)).filter((n) => n.startsWith('AWS::Events::EventBus'));
+    };
+    const [dev, staging] = [nested('svc-dev'), nested('svc-staging')];
+    expect(dev).toEqual([expect.stringMatching(/^AWS::Events::EventBus "svcdevElectionConclaveBus[0-9A-F]{8}"$/)]);
+    expect(staging).toEqual([expect.stringMatching(/^AWS::Events::EventBus "svcstagingElectionConclaveBus[0-9A-F]{8}"$/)]);
+    // two levels down: still the top stack's name
+    expect(nested('svc-dev', 2)).toEqual([expect.stringMatching(/^AWS::Events::EventBus "svcdevElectionInner1ConclaveBus[0-9A-F]{8}"$/)]);
+    // in a stack named as CDK names it: the name it always had (no bus replaced on upgrade)
+    expect(nested()).toEqual(['AWS::Events::EventBus "SvcElectionConclaveBusF5F65B4B"']);
   });
 });
 
