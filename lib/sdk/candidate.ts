@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { Nap, every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
 import { CandidateSpec, CandidateSpecFields, candidateSpecRules, type Candidate } from '../schemas/candidate.js';
+import type { Lease } from '../schemas/lease.js';
 import { Instance } from '../schemas/common.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
@@ -263,15 +264,16 @@ export interface CandidateInternals {
   readonly stop?: StopBudget;
 }
 
-/** What its LeaderElector tells a candidacy (noLeaseRow): kept off the exported class. */
-const noLeaseRows = new WeakMap<LeaseCandidate, () => void>();
+/** What its LeaderElector tells a candidacy (leaseRowRead): kept off the exported class. */
+const leaseRowReads = new WeakMap<LeaseCandidate, (lease: Lease | undefined) => void>();
 
 /**
- * Its LeaderElector read no lease row: `candidate` looks for a claim on its own row (askForName).
+ * Its LeaderElector read the lease row (`lease`; undefined: none). None: `candidate` looks for a
+ * claim on its own row (askForName). One that says its own row may be gone (leaseSeen): renewed now.
  * @internal
  */
-export function noLeaseRow(candidate: LeaseCandidate): void {
-  noLeaseRows.get(candidate)?.();
+export function leaseRowRead(candidate: LeaseCandidate, lease: Lease | undefined): void {
+  leaseRowReads.get(candidate)?.(lease);
 }
 
 /** The internals of the candidate being constructed by candidateWith (read once, by the constructor). */
@@ -366,6 +368,8 @@ export class LeaseCandidate {
   /** When (monotonic) the row was last read for a claim, and whether that read is in flight (claimsOnRow). */
   private claimsReadAt = -Infinity;
   private readingClaims = false;
+  /** The lease row as its LeaderElector last read it (leaseSeen). */
+  private leaseRead: Lease | undefined;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
@@ -394,7 +398,7 @@ export class LeaseCandidate {
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, LEASES_AND_CANDIDATES);
     this.ready = this.startUp.ready;
-    noLeaseRows.set(this, () => this.claimsOnRow());
+    leaseRowReads.set(this, (lease) => this.leaseSeen(lease));
   }
 
   /**
@@ -441,7 +445,27 @@ export class LeaseCandidate {
   }
 
   /**
-   * Its LeaderElector read no lease row (noLeaseRow): a new start-up of this name then puts its
+   * Its LeaderElector read the lease row (leaseRowRead). None: claims are looked for on this
+   * candidate's own row (claimsOnRow). One made anew since the read before (its revision lower, its
+   * term taken later: an older copy's is not), or a later one that no longer names this start-up
+   * successor or second successor where that one did: its own row may be gone too (the tables made
+   * anew, as local mode started again does, or a table restored; the coordinator names no candidate
+   * without a row), and is renewed now, which registers it again (renewRow), rather than at the next
+   * renewal, up to renewIntervalMs on: till then this worker is not electable nor named successor.
+   * Only a change between two reads the elector makes anyway: nothing is sent in steady state.
+   */
+  private leaseSeen(lease: Lease | undefined): void {
+    const last = this.leaseRead;
+    this.leaseRead = lease;
+    if (!lease) return this.claimsOnRow();
+    if (!last || lease.holderInstance === this.instance) return;
+    const anew = lease.revision < last.revision && (lease.acquireTime ?? 0) > (last.acquireTime ?? 0);
+    const named = (l: Lease) => (l.successor === this.options.name && (l.successorInstance ?? this.instance) === this.instance) || (l.secondSuccessor === this.options.name && (l.secondSuccessorInstance ?? this.instance) === this.instance);
+    if (anew || (lease.revision > last.revision && named(last) && !named(lease))) this.renewUnscheduled();
+  }
+
+  /**
+   * Its LeaderElector read no lease row (leaseSeen): a new start-up of this name then puts its
    * claim on this candidate row (askForName), read here at most every claimWindowMs / CLAIM_READS.
    * A revision this start-up did not write is answered by a renewal, as a claim on the lease is.
    */

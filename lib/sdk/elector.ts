@@ -10,7 +10,7 @@ import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
-import { candidateWith, DuplicateIdentityError, LeaseCandidate, noLeaseRow, UNIQUE_IDENTITY } from './candidate.js';
+import { candidateWith, DuplicateIdentityError, LeaseCandidate, leaseRowRead, UNIQUE_IDENTITY } from './candidate.js';
 import { fencedItemWrite, fencedTransactWriteInTerm, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor, LEASES_AND_IDENTITIES } from './options.js';
@@ -839,8 +839,9 @@ export class LeaderElector {
         const consistent = f.consistent || x.takeInDoubt !== undefined;
         const answer = (raw: unknown): Event => {
           if (consistent) this.doubtRead((raw as LeaseRead).item);
-          // no lease row: a new start-up of this identity puts its claim on the candidate row instead (LeaseCandidate.askForName)
-          if ((raw as LeaseRead).item === undefined && this.candidate) noLeaseRow(this.candidate);
+          // no lease row: a new start-up of this identity puts its claim on the candidate row instead (LeaseCandidate.askForName);
+          // one made anew, or no longer naming this worker successor: its candidate row may be gone too (LeaseCandidate.leaseSeen)
+          if (this.candidate) leaseRowRead(this.candidate, (raw as LeaseRead).item);
           return { kind: 'leaseRead', raw: raw as LeaseRead };
         };
         return { sent: x.lock.get(consistent, x.reads?.signal), answer };
