@@ -23,6 +23,7 @@ import { DEFAULT_SERVICE_NAME, qualifiedRecordName } from '../lib/discovery/wiri
 import { defaultTableNames } from '../lib/tables.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
 import { deployRegion, grantGetLeaderIn, grantWorkerIn, PRIMARIES, type GrantGetLeaderOptions, type GrantWorkerOptions } from './deployment.js';
+import { grantOperatorIn } from './operator.js';
 import { LeaderDiscovery, leaderDiscoveryData, type ConclaveLeaderDiscovery, type LeaderDiscoveryProps } from './discovery.js';
 import { allowLogsToUse } from './grants.js';
 import { tokenLeasesTableIssue, warnOfLongGeneratedName } from './push.js';
@@ -540,5 +541,20 @@ export class Conclave extends Construct {
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {
     return grantWorkerIn(grantee, options, { scope: this, tables: this.tables, encryptionKey: this.encryptionKey, push: this.push, multiRegion: this.regions !== undefined });
+  }
+
+  /**
+   * Grants an operator (the role or user that runs the `conclave` CLI against this deployment)
+   * exactly what the CLI's commands send (docs/cli.md, IAM for the CLI; infra/operator.ts
+   * OPERATOR_ACCESS): on the leases table GetItem, Scan and UpdateItem; on the candidates table
+   * GetItem, Query, Scan and UpdateItem; on the identities table GetItem, Query and UpdateItem of
+   * session rows only (`dynamodb:LeadingKeys`); DescribeTable of the three. On the tables' ARNs
+   * only: no index, no PutItem, DeleteItem or BatchWriteItem, nothing cdk-nag refuses (where
+   * `grantReadWriteData` grants all of those, and `index/*`). With `encryptionKey`, the key
+   * actions reading and writing a key-encrypted table needs, their wildcards' findings acknowledged
+   * on the grantee's role. With `regions`: on the tables of this construct's Region.
+   */
+  grantOperator(grantee: iam.IGrantable): iam.Grant {
+    return grantOperatorIn(grantee, { tables: this.tables, encryptionKey: this.encryptionKey });
   }
 }

@@ -24,6 +24,7 @@ import type { TableRole } from './access.js';
 import type { Conclave } from './conclave.js';
 import { deployRegion, grantGetLeaderIn, grantWorkerIn, PRIMARIES, type GrantGetLeaderOptions, type GrantWorkerOptions, type PrimaryRecord } from './deployment.js';
 import { pascal } from './functions.js';
+import { grantOperatorIn } from './operator.js';
 import { deployTimeLookup } from './lookup.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
 import { AlarmEmailPropsSchema } from './settings.js';
@@ -150,6 +151,11 @@ export class ConclaveReplica extends Construct {
    */
   grantWorker(grantee: iam.IGrantable, options: GrantWorkerOptions): iam.Grant {
     return grantWorkerIn(grantee, options, { scope: this, tables: this.tables, encryptionKey: undefined, push: this.push, multiRegion: true });
+  }
+
+  /** `Conclave.grantOperator` for the CLI run against this Region: the same access, on this Region's replicas. */
+  grantOperator(grantee: iam.IGrantable): iam.Grant {
+    return grantOperatorIn(grantee, { tables: this.tables, encryptionKey: undefined });
   }
 }
 
