@@ -18,8 +18,28 @@ const MAX_DURATION_HOURS = 8_760;
 
 const LONGEST = { ms: MAX_DURATION_HOURS * 3_600_000, text: `${MAX_DURATION_HOURS}h (a year)` };
 
+/** A bare number's hint (`; a number alone has no unit: 0 seconds is 0s`), which names a value the flag would take. */
+const BARE_HINT = /(; a number alone has no unit): (\S+) seconds is \S+s$/;
+
+/**
+ * `flag` whose bare-number hint is kept only where the value it suggests is one the flag takes:
+ * `watch --interval 0` was told "0 seconds is 0s", then refused 0s ("must be at least 100ms").
+ */
+export function suggestingOnlyAccepted(flag: z.ZodType<number, string>): z.ZodType<number, string> {
+  return z.string().transform((s, ctx) => {
+    const r = flag.safeParse(s);
+    if (r.success) return r.data;
+    for (const issue of r.error.issues) {
+      const hint = BARE_HINT.exec(issue.message);
+      const message = hint && !flag.safeParse(`${hint[2]}s`).success ? issue.message.replace(BARE_HINT, '$1') : issue.message;
+      ctx.addIssue({ code: 'custom', message });
+    }
+    return z.NEVER;
+  });
+}
+
 /** A pin's --for and release's --timeout: at most a year, so a pin's expiry (now + --for) stays a time a row can carry. */
-export const Duration = durationFlag(LONGEST);
+export const Duration = suggestingOnlyAccepted(durationFlag(LONGEST));
 
 /** An operator's priority as typed: a whole number, then the schema's rule for a pin (room left for preempt). */
 export const PriorityArg = z
@@ -34,7 +54,7 @@ export const PriorityArg = z
   .pipe(PinnedPriority);
 
 /** At most a day: a wait is a Node timer, and one past 2^31 - 1 ms (24.8 days) fires at once, every time. */
-const WatchInterval = durationFlag({ ms: 86_400_000, text: '24h (a day)' }, { ms: 100, text: '100ms' });
+const WatchInterval = suggestingOnlyAccepted(durationFlag({ ms: 86_400_000, text: '24h (a day)' }, { ms: 100, text: '100ms' }));
 
 const Count = z
   .string()

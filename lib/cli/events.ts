@@ -17,7 +17,16 @@ const EventLine = z.object({
   detailType: z.string().min(1),
   // (z.unknown() refuses a missing one in zod's words, "expected nonoptional")
   detail: z.custom<unknown>((v) => v !== undefined, 'is required: the event\'s detail, an object (each line is {"time", "source", "detailType", "detail"}, as the local runtime writes it)'),
+  // the system that wrote it (absent on the lines of versions before 0.2.0)
+  tablePrefix: z.string().optional(),
+  endpoint: z.string().optional(),
 });
+
+/** The local system a line came from: its table prefix and DynamoDB endpoint. */
+export interface EventSystem {
+  tablePrefix: string;
+  endpoint: string;
+}
 
 export interface EventRecord {
   time: string;
@@ -27,7 +36,7 @@ export interface EventRecord {
 }
 
 /** A line as an event, or why it is not one. */
-export function parseLine(text: string): { ok: true; record: EventRecord } | { ok: false; reason: string } {
+export function parseLine(text: string): { ok: true; record: EventRecord; system?: EventSystem } | { ok: false; reason: string } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -37,7 +46,8 @@ export function parseLine(text: string): { ok: true; record: EventRecord } | { o
   try {
     const line = parse(EventLine, raw, 'event line');
     const event = parseEvent(line.detailType, line.detail);
-    return { ok: true, record: { time: line.time, source: line.source, detailType: event.detailType, detail: event.detail } };
+    const record: EventRecord = { time: line.time, source: line.source, detailType: event.detailType, detail: event.detail };
+    return line.tablePrefix !== undefined && line.endpoint !== undefined ? { ok: true, record, system: { tablePrefix: line.tablePrefix, endpoint: line.endpoint } } : { ok: true, record };
   } catch (e) {
     if (e instanceof ValidationError) return { ok: false, reason: e.message };
     throw e;
@@ -89,12 +99,12 @@ export interface EventsArgs {
   type?: DetailType | undefined;
 }
 
-/** Reads lines as they come, numbering them; a partial last line waits for its newline. */
+/** Reads lines as they come, numbering them; a partial last line waits for its newline. Each push's whole lines are handed on together. */
 class LineReader {
   private carry = '';
   private lineNo = 0;
   private decoder = new StringDecoder('utf8'); // a character split across two reads stays whole
-  constructor(private readonly emit: (text: string, lineNo: number) => void) {}
+  constructor(private readonly emit: (lines: Array<{ text: string; lineNo: number }>) => void) {}
   reset(): void {
     this.carry = '';
     this.lineNo = 0;
@@ -104,10 +114,65 @@ class LineReader {
     const text = typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
     const parts = (this.carry + text).split('\n');
     this.carry = final ? '' : parts.pop()!;
+    const lines: Array<{ text: string; lineNo: number }> = [];
     for (const p of parts) {
       this.lineNo++;
-      if (p.trim()) this.emit(p, this.lineNo);
+      if (p.trim()) lines.push({ text: p, lineNo: this.lineNo });
     }
+    this.emit(lines);
+  }
+}
+
+/** An endpoint as compared: its URL's origin and path, without a trailing slash (the text as it is, if no URL). */
+function sameEndpoint(a: string, b: string): boolean {
+  const norm = (u: string) => {
+    try {
+      const url = new URL(u);
+      return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+    } catch {
+      return u;
+    }
+  };
+  return norm(a) === norm(b);
+}
+
+const systemText = (s: EventSystem) => `prefix ${s.tablePrefix} at ${s.endpoint}`;
+
+/**
+ * Which system's lines are shown: the one the command is pointed at (--table-prefix,
+ * --endpoint, or their variables); what it is not pointed at is the latest system's that fits,
+ * read off the last tagged line that does when the file is first read (or the first such line
+ * after). Untagged lines (versions before 0.2.0 wrote them) are shown whatever the system.
+ */
+class SystemFilter {
+  private chosen: EventSystem | undefined;
+  readonly skipped = new Map<string, { system: EventSystem; lines: number }>();
+  constructor(private readonly pointed: Partial<EventSystem>) {
+    if (pointed.tablePrefix !== undefined && pointed.endpoint !== undefined) this.chosen = { tablePrefix: pointed.tablePrefix, endpoint: pointed.endpoint };
+  }
+  private fits(s: EventSystem): boolean {
+    return (this.pointed.tablePrefix === undefined || s.tablePrefix === this.pointed.tablePrefix) && (this.pointed.endpoint === undefined || sameEndpoint(s.endpoint, this.pointed.endpoint));
+  }
+  /** Called with a batch's systems before its lines are judged: the last that fits is the one shown, if none is yet. */
+  choose(systems: Array<EventSystem | undefined>): void {
+    if (this.chosen !== undefined) return;
+    this.chosen = systems.filter((s): s is EventSystem => s !== undefined && this.fits(s)).at(-1);
+  }
+  /** Whether a line of `system` is shown; one that is not is counted, and `first` is told the first of each other system. */
+  shows(system: EventSystem | undefined, first: (s: EventSystem) => void): boolean {
+    if (system === undefined) return true;
+    if (this.chosen !== undefined && system.tablePrefix === this.chosen.tablePrefix && sameEndpoint(system.endpoint, this.chosen.endpoint)) return true;
+    const key = `${system.tablePrefix}\n${system.endpoint}`;
+    const other = this.skipped.get(key);
+    if (other) other.lines++;
+    else {
+      this.skipped.set(key, { system, lines: 1 });
+      first(system);
+    }
+    return false;
+  }
+  get shown(): EventSystem | undefined {
+    return this.chosen;
   }
 }
 
@@ -128,22 +193,38 @@ function unreadable(file: string, e: unknown): unknown {
   return e;
 }
 
-/** `conclave events [--follow] [--lease NAME] [--type TYPE]`. */
-export async function events(io: { sink: Sink; output: OutputFormat }, args: EventsArgs, pace: Pace): Promise<void> {
+/** How to see another system's lines. */
+const seeOther = (s: EventSystem) => `--table-prefix ${s.tablePrefix} --endpoint ${s.endpoint}`;
+
+/**
+ * `conclave events [--follow] [--lease NAME] [--type TYPE]`: the lines of one local system,
+ * `pointed` (the global --table-prefix and --endpoint, or CONCLAVE_TABLE_PREFIX and CONCLAVE_ENDPOINT,
+ * as given: what is not given is the latest system's), the others' counted and told.
+ */
+export async function events(io: { sink: Sink; output: OutputFormat }, args: EventsArgs, pace: Pace, pointed: Partial<EventSystem> = {}): Promise<void> {
   const kept: EventRecord[] = [];
   const show = (r: EventRecord) => {
     if (io.output === 'json' && !args.follow) kept.push(r);
     else if (io.output === 'json') io.sink.out(jsonText(r));
     else io.sink.out(clean(`${r.time}  ${r.detailType.padEnd(TYPE_WIDTH)}  ${(r.detail as { lease: string }).lease}  ${summary({ detailType: r.detailType, detail: r.detail } as ConclaveEvent)}`));
   };
-  const leases = new Set<string>(); // of the valid events read: a --lease none of them names is told (a typo, not an empty history)
-  const reader = new LineReader((text, lineNo) => {
-    const p = parseLine(text);
-    if (!p.ok) return io.sink.err(clean(`${args.eventsFile}:${lineNo}: skipped: ${p.reason}`));
-    leases.add((p.record.detail as { lease: string }).lease);
-    if (args.type && p.record.detailType !== args.type) return;
-    if (args.lease && (p.record.detail as { lease: string }).lease !== args.lease) return;
-    show(p.record);
+  const leases = new Set<string>(); // of the valid events shown: a --lease none of them names is told (a typo, not an empty history)
+  const systems = new SystemFilter(pointed);
+  const reader = new LineReader((lines) => {
+    const parsed = lines.map((l) => ({ ...l, p: parseLine(l.text) }));
+    systems.choose(parsed.map(({ p }) => (p.ok ? p.system : undefined)));
+    for (const { p, lineNo } of parsed) {
+      if (!p.ok) {
+        io.sink.err(clean(`${args.eventsFile}:${lineNo}: skipped: ${p.reason}`));
+        continue;
+      }
+      // following, each other system is told as it first appears (a new run, another prefix): read once, they are counted at the end
+      if (!systems.shows(p.system, (s) => args.follow && io.sink.err(clean(`note: skipping the lines of another local system in ${args.eventsFile}: ${systemText(s)}${systems.shown ? ` (showing ${systemText(systems.shown)}'s)` : ''} - pass ${seeOther(s)} to see its lines`)))) continue;
+      leases.add((p.record.detail as { lease: string }).lease);
+      if (args.type && p.record.detailType !== args.type) continue;
+      if (args.lease && (p.record.detail as { lease: string }).lease !== args.lease) continue;
+      show(p.record);
+    }
   });
 
   if (!args.follow) {
@@ -155,6 +236,15 @@ export async function events(io: { sink: Sink; output: OutputFormat }, args: Eve
     }
     reader.push(text, true);
     if (io.output === 'json') io.sink.out(jsonText(kept, 2));
+    if (systems.skipped.size > 0) {
+      const others = [...systems.skipped.values()];
+      const count = others.reduce((n, o) => n + o.lines, 0);
+      io.sink.err(
+        clean(
+          `note: skipped ${count} line${count === 1 ? '' : 's'} of ${others.length === 1 ? 'another local system' : `${others.length} other local systems`} in ${args.eventsFile} (${others.map((o) => `${systemText(o.system)}: ${o.lines}`).join('; ')})${systems.shown ? `; shown: ${systemText(systems.shown)}'s` : ''} - pass ${seeOther(others.at(-1)!.system)} to see another's`,
+        ),
+      );
+    }
     // (a file with no event yet is quiet: nothing has happened to any lease)
     if (args.lease !== undefined && leases.size > 0 && !leases.has(args.lease)) {
       io.sink.err(clean(`note: no event of lease ${args.lease} in ${args.eventsFile}; leases with events there: ${[...leases].sort().join(', ')}`));

@@ -379,7 +379,11 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
       const args = parseArgs(cmd, EventsArgs, { ...opts, eventsFile: opts.eventsFile ?? (io.env['CONCLAVE_EVENTS_FILE'] || undefined) }, 'events options');
       // a file read alone: only --output matters (a bad CONCLAVE_REQUEST_TIMEOUT, which it never uses, refused it)
       const { output: format } = globalOptions({ output: cmd.optsWithGlobals()['output'] }, {});
-      await events({ sink: io, output: format }, args, pace());
+      // the system whose lines are shown: the global --table-prefix and --endpoint (or their variables) as given; what is not, the latest system's
+      const raw = cmd.optsWithGlobals();
+      const tablePrefix = (raw['tablePrefix'] as string | undefined) ?? (io.env['CONCLAVE_TABLE_PREFIX'] || undefined);
+      const endpoint = (raw['endpoint'] as string | undefined) ?? (io.env['CONCLAVE_ENDPOINT'] || undefined);
+      await events({ sink: io, output: format }, args, pace(), { ...(tablePrefix === undefined ? {} : { tablePrefix }), ...(endpoint === undefined ? {} : { endpoint }) });
     });
   pointAtOwnHelp(root);
   return root;

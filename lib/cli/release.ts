@@ -53,10 +53,17 @@ export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): P
   // a term no one can judge, and no mark can reach through that row: nothing to ask, wait for, or end
   if (session?.refused) throw new CliError(session.refused.message);
   const lease = read.item;
-  if (!lease) throw new CliError(`lease ${args.lease} has no row yet, so no holder; nothing to release`);
+  // no holder: what a release would leave is what the row shows already, so, as every write the row already shows, nothing is written, exit 0 (`-o json`: the row as it is)
+  if (!lease) {
+    note(ctx, `lease ${args.lease} has no row yet, so no holder; nothing to release`);
+    return ctx.output === 'json' ? printJson(ctx, null) : undefined;
+  }
   // refusals name holders and candidates escaped where they pass for one another, as describe shows them
   const as = namerOf(lease, candidates);
-  if (!lease.holderIdentity) throw new CliError(lease.lastHolderIdentity ? as(`lease ${args.lease} has no holder (the last one was `, { name: lease.lastHolderIdentity }, '); nothing to release') : `lease ${args.lease} has no holder; nothing to release`);
+  if (!lease.holderIdentity) {
+    note(ctx, lease.lastHolderIdentity ? as(`lease ${args.lease} has no holder (the last one was `, { name: lease.lastHolderIdentity }, '); nothing to release') : `lease ${args.lease} has no holder; nothing to release`);
+    return ctx.output === 'json' ? printJson(ctx, lease) : undefined;
+  }
   const term: Term = { holderIdentity: lease.holderIdentity, fencingToken: lease.fencingToken };
   const now = ctx.clock.now();
   // a lease held on a session lives by the session's renewals too: judged as the coordinator judges it

@@ -602,13 +602,15 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   const events: LocalEvent[] = [];
   const deadLetters: DeadLetter[] = [];
   const appendEvent = jsonLines(eventsFile, { one: 'an event', many: 'events' });
+  const systemEndpoint = endpoint;
   const appendDeadLetter = jsonLines(deadLetterFile, { one: 'a dead letter', many: 'dead letters' });
   const bus = await startLocalEventBus({
     onEvent(entry) {
       const event = parseEvent(entry.detailType, entry.detail);
       const e: LocalEvent = { time: entry.time, source: entry.source, detailType: event.detailType, detail: event.detail, event, resources: entry.resources };
       events.push(e);
-      appendEvent({ time: e.time, source: e.source, detailType: e.detailType, detail: e.detail, resources: e.resources });
+      // tagged with the system that wrote it: runtimes of other prefixes, endpoints or earlier runs append to the same file, and `conclave events` shows one system's lines
+      appendEvent({ time: e.time, source: e.source, detailType: e.detailType, detail: e.detail, resources: e.resources, tablePrefix: prefix, endpoint: systemEndpoint });
       opts.onEvent?.(e);
     },
   });

@@ -6,24 +6,27 @@
  * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
  * DynamoDB Local already running: the prefix's tables already there, from an earlier run, are
  * reused), --port N (its own DynamoDB Local's port, default a free one), --tick DURATION (default 10s), --no-push, --events-dir DIR (default .local: events.jsonl
- * there is what `conclave events` reads by default, as for `npm start`). Exits 0 at Ctrl-C; 1 if
+ * there is what `conclave events` reads by default, as for `npm start`). Exits 0 at Ctrl-C, SIGTERM, or the exit of the process that started it (npx's `sh -c`, which a `kill` of npx ends without passing the signal on); 1 if
  * another local mode took its lock over (it was paused or cut off from DynamoDB Local for 10 s):
  * its functions are stopped then, and the other runs them; 1 too if its own DynamoDB Local exits
  * (killed, crashed: its in-memory tables are gone).
  */
 import '../util/node-version.js'; // first: stops on a Node older than 22 with a message
+import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { TickDuration } from '../schemas/duration.js';
 import { editDistance, ValidationError } from '../schemas/validation.js';
+import { systemClock } from '../clock.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions, type RuntimeLockLoss } from './index.js';
+import { watchParent } from './parent-watch.js';
 
-const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL | --port N] [--tick DURATION] [--no-push] [--events-dir DIR]';
+const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL | --port N] [--tick DURATION] [--no-push] [--events-dir DIR] [--version]';
 
 const HELP = `${USAGE}
 
-Conclave on this machine until Ctrl-C: DynamoDB Local (Java 17+) with the tables, the functions wired
+Conclave on this machine until Ctrl-C (or SIGTERM, or the exit of the process that started it): DynamoDB Local (Java 17+) with the tables, the functions wired
 as in AWS, the push broker. Prints CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_PUSH_URL and
 CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
 
@@ -41,12 +44,13 @@ CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
   --tick DURATION         how often the coordinator's scheduled reconcile runs, such as 10s or 500ms (default 10s; 1m in AWS)
   --no-push               no push broker: workers poll their leases
   --events-dir DIR        where events.jsonl goes, which \`conclave events\` reads (default .local)
+  -V, --version           the version of @conclave/testing
   -h, --help              this text`;
 
 /** Where the events go unless --events-dir says: the folder `conclave events` looks in by default (.local/events.jsonl). */
 const EVENTS_DIR = '.local';
 
-const OPTIONS = { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, port: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
+const OPTIONS = { 'table-prefix': { type: 'string' }, endpoint: { type: 'string' }, port: { type: 'string' }, tick: { type: 'string' }, 'no-push': { type: 'boolean' }, 'events-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'V' } } as const;
 
 /**
  * The option a mistyped one most likely meant: the one it begins, the one that has it as a whole word (`--prefix`:
@@ -79,10 +83,18 @@ function options(argv: string[]): LocalConclaveOptions {
     console.log(HELP);
     process.exit(0);
   }
+  // as `conclave --version`: the version of the package it came with
+  if (v.version) {
+    console.log(testingVersion());
+    process.exit(0);
+  }
   // a duration, parsed as the CLI's duration flags are (--for, --timeout, watch --interval): `10` alone is refused
   const tick = TickDuration.safeParse(v.tick ?? '10s');
   if (!tick.success) {
-    console.error(`conclave-local: --tick: ${tick.error.issues[0]?.message}\n${USAGE}`);
+    // a bare number's hint ("0 seconds is 0s") only where --tick takes the value it suggests
+    const told = tick.error.issues[0]?.message ?? '';
+    const hint = /(; a number alone has no unit): (\S+) seconds is \S+s$/.exec(told);
+    console.error(`conclave-local: --tick: ${hint && !TickDuration.safeParse(`${hint[2]}s`).success ? told.replace(hint[0], hint[1]!) : told}\n${USAGE}`);
     process.exit(2);
   }
   // a port in digits only: `8000`, not `8000x` or `0x1f40` (Number would take those)
@@ -94,10 +106,28 @@ function options(argv: string[]): LocalConclaveOptions {
   return { tablePrefix: v['table-prefix'] ?? 'conclave-local', tickEveryMs: tick.data, ...(v.endpoint ? { endpoint: v.endpoint } : {}), ...(port === undefined ? {} : { port }), ...(v['no-push'] ? { push: false } : {}), eventsDir: v['events-dir'] ?? EVENTS_DIR, logLevel: 'WARN' };
 }
 
+/** @conclave/testing's version: its package.json, beside dist/ once packed, or the repository's packages/testing. */
+function testingVersion(): string {
+  for (const path of ['../../../package.json', '../../packages/testing/package.json']) {
+    const file = new URL(path, import.meta.url);
+    if (!existsSync(file)) continue;
+    const manifest = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
+    if (manifest.name === '@conclave/testing' && typeof manifest.version === 'string') return manifest.version;
+  }
+  return 'unknown';
+}
+
 /** The flag each startLocalConclave() option comes from, so a bad value is named as it was typed. */
 const FLAGS: Readonly<Record<string, string>> = { tablePrefix: '--table-prefix', endpoint: '--endpoint', port: '--port', tickEveryMs: '--tick', eventsDir: '--events-dir' };
 
 const asked = options(process.argv.slice(2));
+/**
+ * What its parent's exit does (told before the start has finished: once it has). `npx` runs this
+ * under `sh -c`, and a `kill` of npx reaches the shell, which exits without passing the signal on.
+ */
+let onParentGone = (was: number) => void (parentGoneEarly = was);
+let parentGoneEarly: number | undefined;
+watchParent(systemClock, (was) => onParentGone(was));
 /** What a loss of the lock does (told before the start has finished: once it has). */
 let onLockLost = (message: string, loss: RuntimeLockLoss) => void (lostEarly = { message, loss });
 let lostEarly: { message: string; loss: RuntimeLockLoss } | undefined;
@@ -168,3 +198,11 @@ onLockLost = (message, loss) => {
   stop(`its lock ${whatBecame(loss)}`, 1);
 };
 if (lostEarly !== undefined) onLockLost(lostEarly.message, lostEarly.loss);
+// its parent gone (`kill` of npx, whose `sh -c` passed nothing on): stopped as at SIGTERM, not left running under init holding the port
+onParentGone = (was) => {
+  if (stopping) return;
+  // nobody may read its output any more: a write to a closed pipe must not end the stop half-way
+  for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
+  stop(`its parent process ${was} exited`, 0);
+};
+if (parentGoneEarly !== undefined) onParentGone(parentGoneEarly);

@@ -758,8 +758,15 @@ describe('release', () => {
     );
   });
 
-  it('a lease without a holder is an error; so is an unknown one', async () => {
-    expect(await h.run(['release', 'rel', '--yes'], { clock: at() })).toMatchObject({ code: 1, err: 'error: lease rel has no holder (the last one was r1); nothing to release' });
+  // a review (2026-12-06, seventh): exit 1, where every other write the row already shows is "nothing to change", exit 0
+  it('a lease without a holder: nothing to release, nothing written, exit 0 (-o json: the row as it is); an unknown lease is an error', async () => {
+    const before = (await h.leases.read('rel')).item;
+    expect(await h.run(['release', 'rel', '--yes'], { clock: at() })).toMatchObject({ code: 0, out: '', err: 'lease rel has no holder (the last one was r1); nothing to release' });
+    expect(await h.run(['release', 'rel', '--force', '--yes'], { clock: at() })).toMatchObject({ code: 0, out: '', err: 'lease rel has no holder (the last one was r1); nothing to release' });
+    const json = await h.run(['-o', 'json', 'release', 'rel', '--yes'], { clock: at() });
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.out)).toMatchObject({ name: 'rel', lastHolderIdentity: 'r1' });
+    expect((await h.leases.read('rel')).item).toEqual(before);
     expect((await h.run(['release', 'nope', '--yes'], { clock: at() })).err).toMatch(/^error: no lease "nope" .*; leases: .*rel/);
   });
 

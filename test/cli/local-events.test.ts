@@ -78,6 +78,9 @@ describe('startLocalConclave eventsDir', () => {
       await conclave.stop();
     }
     expect(existsSync(conclave.eventsFile)).toBe(true);
+    // each line names the system that wrote it: other runtimes append to the same file
+    const written = readFileSync(conclave.eventsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { tablePrefix?: string; endpoint?: string });
+    expect(written.every((l) => l.tablePrefix === conclave.tablePrefix && l.endpoint === conclave.endpoint), JSON.stringify(written[0])).toBe(true);
     const r = await runMain(['events', '--type', 'Leader Elected'], { env: { CONCLAVE_EVENTS_FILE: conclave.eventsFile } });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);

@@ -167,6 +167,15 @@ describe('watch', () => {
     expect(bad).toMatchObject({ code: 1, err: 'error: invalid release arguments: --timeout: must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h)' });
   });
 
+  // a review (2026-12-06, seventh): `--interval 0` was told "0 seconds is 0s", which was then refused ("must be at least 100ms")
+  it("a bare number's hint names only a value the flag takes", async () => {
+    const pace = scripted([]);
+    expect(await h.run(['watch', '--interval', '0', '--count', '2'], { pace })).toMatchObject({ code: 1, err: 'error: invalid watch arguments: --interval: must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h); a number alone has no unit' });
+    expect((await h.run(['watch', '--interval', '2', '--count', '2'], { pace })).err).toBe('error: invalid watch arguments: --interval: must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h); a number alone has no unit: 2 seconds is 2s');
+    expect((await h.run(['release', 'wl', '--timeout', '0'], { pace })).err).toBe('error: invalid release arguments: --timeout: must be a duration such as 90s, 1.5s, 500ms, 10m, 2h or 1h30m (units ms, s, m, h); a number alone has no unit');
+    expect(pace.waits).toEqual([]);
+  });
+
   it('refuses an --interval too long to wait for (a timer past 2^31 ms fires at once: a redraw every millisecond)', async () => {
     const pace = scripted([]);
     const r = await h.run(['watch', '--interval', '2147484s', '--count', '2'], { pace });

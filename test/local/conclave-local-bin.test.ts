@@ -5,7 +5,7 @@
  * a port of its own (--port); each other case fails before DynamoDB Local.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,6 +51,12 @@ describe('conclave-local', () => {
     expect(r.stdout).toMatch(/CONCLAVE_ENDPOINT.*CONCLAVE_TABLE_PREFIX/s);
   });
 
+  it('--version (-V): the version of @conclave/testing, as `conclave --version` is the CLI\'s (it was an unknown option)', () => {
+    const version = (JSON.parse(readFileSync(new URL('../../packages/testing/package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    for (const flag of ['--version', '-V']) expect(run(flag)).toMatchObject({ status: 0, stdout: `${version}\n`, stderr: '' });
+    expect(run('--help').stdout).toMatch(/-V, --version +the version of @conclave\/testing/);
+  });
+
   it.each([
     [['--table-prefix', 'bad prefix!'], /^conclave-local: --table-prefix: must be 1-200 of A-Z a-z 0-9 _ \. -/],
     [['--endpoint', 'localhost'], /^conclave-local: --endpoint: must be the URL of a running DynamoDB Local, such as http:\/\/127\.0\.0\.1:8000/],
@@ -69,6 +75,9 @@ describe('conclave-local', () => {
     [['--port', '70000'], /^conclave-local: --port: must be a port, 1-65535\n/],
     [['--port', '8000', '--endpoint', 'http://127.0.0.1:8000'], /^conclave-local: --port: not with an endpoint: the port is where the DynamoDB Local this starts listens/],
     [['--tick', '5ms'], /^conclave-local: --tick: must be at least 10ms\n/],
+    // a bare number's hint names a value --tick takes, or none: "0 seconds is 0s" was then refused as under 10ms
+    [['--tick', '0'], /^conclave-local: --tick: must be a duration such as .*; a number alone has no unit\n/],
+    [['--tick', '100000'], /^conclave-local: --tick: must be a duration such as .*; a number alone has no unit\n/],
     [['--tick', '25h'], /^conclave-local: --tick: must be at most 24h \(a day\)\n/],
     // a typo is answered with the option meant, as `conclave` (commander) answers one
     [['--tabel-prefix', 'x'], /^conclave-local: unknown option '--tabel-prefix' \(did you mean --table-prefix\?\)/],
