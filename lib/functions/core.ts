@@ -116,39 +116,31 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
 }
 
 /**
- * The term-end timer of a lease whose holder looks silent (ReconcileOutcome.recheckAt): one message,
- * not one a trigger. The tick judges the lease again at its next round, so its message goes out only
- * once the term end is within one message's delay, as an election's: before, each tick from half the
- * term on started a chain of its own (a message put back every 15 minutes until the term end), and
- * all of them landed in the same second (a one-hour lease: 30 in flight; a four-hour one: 120). And
- * a message this process sent for the same term end, still in flight and landing no later, is not
- * sent again: without that the tick sent one a tick over the term's last 15 minutes. The message
- * sent is SQS's to deliver (a tick missed after it changes nothing); one that lands early (a chain
- * link, or a clock ahead of the sender's) reconciles and sends the next from wherever it lands: a
- * message handled is no longer in flight (onTimer forgets it). A process that starts afresh (a cold
- * start) has sent none: at worst one more message, never none.
+ * The term-end timer of a lease whose holder looks silent (ReconcileOutcome.recheckAt): one chain
+ * of messages a process, not one a trigger. SQS holds a message 15 minutes at most, so a term end
+ * further off is reached by a chain (each message, landed, reconciles and sends the next: the
+ * `term end` trigger). Before, every tick from half the term on started a chain of its own, and all
+ * of them landed in the same second (a one-hour lease: 30 in flight; a four-hour one: 120). Now a
+ * process that started a chain for a term end starts no other for it: its chain goes on by itself,
+ * and the message sent is SQS's to deliver (a tick missed after it changes nothing; with a tick
+ * longer than 15 minutes the first tick past half the term starts it). A landed message always
+ * sends its next link. At most one chain per process that saw the silent holder (the tick's, a
+ * stream function's), however long the lease; a process that starts afresh (a cold start) has
+ * started none: at worst one more chain, never none.
  */
 async function scheduleTermEnd(deps: FunctionDeps, lease: string, termEnd: number, at: number, trigger: string): Promise<void> {
-  const dueMs = termEnd - at;
-  if (trigger === 'tick' && dueMs > MAX_TIMER_DELAY_MS) return;
-  const landsAt = at + Math.min(Math.max(0, dueMs), MAX_TIMER_DELAY_MS);
-  let sent = termEndsSent.get(deps.timer);
-  if (!sent) termEndsSent.set(deps.timer, (sent = new Map()));
-  const was = sent.get(lease);
-  if (was && was.termEnd === termEnd && was.landsAt > at && was.landsAt <= landsAt) return;
-  await deps.timer.schedule({ lease, termEnd }, dueMs);
-  // (only messages still in flight are kept: a handful of leases, those whose holders look silent)
-  for (const [l, m] of sent) if (m.landsAt <= at) sent.delete(l);
-  sent.set(lease, { termEnd, landsAt });
+  let started = termEndChains.get(deps.timer);
+  if (!started) termEndChains.set(deps.timer, (started = new Map()));
+  if (trigger !== TERM_END_TRIGGER && started.get(lease) === termEnd && at < termEnd) return;
+  await deps.timer.schedule({ lease, termEnd }, termEnd - at);
+  // (only term ends still ahead are kept: a handful of leases, those whose holders look silent)
+  for (const [l, end] of started) if (end <= at) started.delete(l);
+  started.set(lease, termEnd);
 }
-/** The term-end messages each timer queue was given by this process, by lease: the last one, and when it lands. */
-const termEndsSent = new WeakMap<TimerQueue, Map<string, { termEnd: number; landsAt: number }>>();
-
-/** A term-end message handled (landed, perhaps before its time by this clock): no longer in flight. */
-function termEndLanded(deps: FunctionDeps, m: TermEndMessage): void {
-  const sent = termEndsSent.get(deps.timer);
-  if (sent?.get(m.lease)?.termEnd === m.termEnd) sent.delete(m.lease);
-}
+/** The term ends each timer queue was given a chain for by this process, by lease. */
+const termEndChains = new WeakMap<TimerQueue, Map<string, number>>();
+/** The trigger of a reconcile a landed term-end message made (onTimer). */
+const TERM_END_TRIGGER = 'term end';
 
 /** How a broken lease is logged: what the schema refused, and where the repair is explained. */
 const brokenLog = (b: BrokenLeaseError) => ({ lease: b.lease, issues: b.error.issues, repair: `conclave describe lease ${b.lease}` });
@@ -407,7 +399,7 @@ const MAX_LEASE_DURATION_SECONDS = 86_400;
  * last stamp, `renewTime`, where known: deleteHoldMs). `holderUnreadable`: a broken row's term whose
  * holder's name does not parse (holderIdentity then absent), held as its session and token show.
  */
-type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken' | 'termToken' | 'renewTime'>> & { readonly holderUnreadable?: true };
+type HeldTerm = Pick<Lease, 'name' | 'holderIdentity' | 'leaseDurationSeconds'> & Partial<Pick<Lease, 'holderInstance' | 'session' | 'fencingToken' | 'termToken' | 'renewTime'>> & { readonly holderUnreadable?: true; readonly instanceUnreadable?: true };
 
 /**
  * A broken row's held term, read attribute by attribute: a row an operator wrote malformed can
@@ -440,7 +432,8 @@ function heldTermOfBrokenRow(attributes: Record<string, unknown> | undefined): H
   return {
     ...term,
     ...(holderIdentity !== undefined ? { holderIdentity } : { holderUnreadable: true as const }),
-    ...(holderInstance !== undefined ? { holderInstance } : {}),
+    // one there but unreadable is no evidence of another start-up: left out of the same-term judgement (endedSessionTerm)
+    ...(holderInstance !== undefined ? { holderInstance } : attributes?.['holderInstance'] !== undefined ? { instanceUnreadable: true as const } : {}),
     ...(session !== undefined ? { session } : {}),
     ...(token !== undefined ? { fencingToken: token } : {}),
   };
@@ -657,7 +650,8 @@ export function endedSessionTerm(c: { old: HeldTerm | undefined; new: Lease | un
   if ((o?.holderIdentity === undefined && !o?.holderUnreadable) || o.session === undefined || o.fencingToken === undefined) return undefined;
   const n = c.new;
   // a broken row's holder whose name did not parse: the same term where the repair put a holder back on the same start-up, token and session
-  const same = n?.holderIdentity !== undefined && (o.holderUnreadable || n.holderIdentity === o.holderIdentity) && n.holderInstance === o.holderInstance && n.fencingToken === o.fencingToken && n.session === o.session;
+  // (an unreadable start-up likewise: a repair of that field alone, in place, continues the term)
+  const same = n?.holderIdentity !== undefined && (o.holderUnreadable || n.holderIdentity === o.holderIdentity) && (o.instanceUnreadable || n.holderInstance === o.holderInstance) && n.fencingToken === o.fencingToken && n.session === o.session;
   return same ? undefined : { session: o.session, lease: o.name, fencingToken: o.fencingToken };
 }
 
@@ -918,12 +912,11 @@ async function rowExists(deps: FunctionDeps, lease: string): Promise<boolean> {
  */
 export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessage): Promise<ReconcileOutcome | undefined> {
   const why = 'termEnd' in m ? { termEnd: m.termEnd } : { electionId: m.electionId };
-  if ('termEnd' in m) termEndLanded(deps, m);
   if (!(await rowExists(deps, m.lease))) {
     deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, ...why });
     return undefined;
   }
-  const trigger = 'termEnd' in m ? 'term end' : `timer ${m.electionId}`;
+  const trigger = 'termEnd' in m ? TERM_END_TRIGGER : `timer ${m.electionId}`;
   return reconcile(deps, m.lease, trigger).catch(leftUnjudged(deps, m.lease, trigger));
 }
 

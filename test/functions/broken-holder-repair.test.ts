@@ -40,7 +40,7 @@ const DURATION_S = 15;
 const TOKEN = 7;
 
 /** Lease `lease` held by a on session `session` (token TOKEN), b its successor; then a's holder field written malformed (a number), its record handled (poison). */
-async function brokenHeld(lease: string, session: string) {
+async function brokenHeld(lease: string, session: string, attribute = 'holderIdentity') {
   const start = Date.now();
   const clock = manualClock(start);
   const scheduled: { message: TimerQueueMessage; at: number }[] = [];
@@ -71,7 +71,7 @@ async function brokenHeld(lease: string, session: string) {
     return leaseStream(d)({ Records: fresh } as DynamoDBStreamEvent, lambdaContext('leaseStream'));
   };
   // the operator's malformed write: the holder's name as a number
-  await t.client.send(new UpdateItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), UpdateExpression: 'SET holderIdentity = :n ADD revision :one', ExpressionAttributeValues: marshall({ ':n': 42, ':one': 1 }) }));
+  await t.client.send(new UpdateItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), UpdateExpression: `SET ${attribute} = :n ADD revision :one`, ExpressionAttributeValues: marshall({ ':n': 42, ':one': 1 }) }));
   clock.set(start + 1_000);
   expect(await handleNext()).toEqual({ batchItemFailures: [] });
   expect(poison).toHaveLength(1); // the breaking write's record: dead-lettered, as poison
@@ -133,6 +133,16 @@ it('repaired in place by putting the holder back: the same term goes on, nothing
   const lease = 'broken-holder-restored';
   const w = await brokenHeld(lease, 'broken-holder-s2');
   await t.client.send(new UpdateItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), UpdateExpression: 'SET holderIdentity = :a ADD revision :one', ExpressionAttributeValues: marshall({ ':a': 'a', ':one': 1 }) }));
+  w.clock.set(w.start + 2_000);
+  expect(await w.handleNext()).toEqual({ batchItemFailures: [] });
+  expect(await w.markOf()).toBeUndefined();
+  expect((await w.co.leases.read(lease)).item).toMatchObject({ holderIdentity: 'a', fencingToken: TOKEN });
+});
+
+it('its start-up (holderInstance) broken, then put back in place: the same term goes on, nothing marked (an unreadable field is no evidence of another start-up; before: marked ended, the live leader stopped)', async () => {
+  const lease = 'broken-instance-restored';
+  const w = await brokenHeld(lease, 'broken-instance-s9', 'holderInstance');
+  await t.client.send(new UpdateItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), UpdateExpression: 'SET holderInstance = :a ADD revision :one', ExpressionAttributeValues: marshall({ ':a': 'a-1', ':one': 1 }) }));
   w.clock.set(w.start + 2_000);
   expect(await w.handleNext()).toEqual({ batchItemFailures: [] });
   expect(await w.markOf()).toBeUndefined();
