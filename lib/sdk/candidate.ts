@@ -151,7 +151,7 @@ export const LeaseCandidateOptionsSchema = z
        * @default 15000
        */
       claimWindowMs: z.number().int().min(100, 'must be >= 100 ms').max(86_400_000, 'must be at most 86400000 ms (a day, the longest lease)').default(15_000),
-      /** A renewal that failed for a reason other than a race (tried again soon, with backoff up to a minute), or a failed withdrawal. @default a process warning */
+      /** A renewal that failed for a reason other than a race (tried again soon, with backoff up to a minute; the first failure in a row told, then every tenth), or a failed withdrawal. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
     },
     { error: optionErrors('LeaseCandidate', 'leaseName, name, emulationVersion, binaryVersion and client', { table: 'name the tables with `tables` (a prefix, or { candidates })' }) },
@@ -621,7 +621,9 @@ export class LeaseCandidate {
       .then(
         () => void (this.failures = 0),
         (e: unknown) => {
-          this.report(e);
+          // the first failure of a run told, then every tenth: a Session's hundred candidates in an
+          // outage told 600 times its first minute at this backoff, where one failure each says it
+          if (this.failures % 10 === 0) this.report(e);
           this.failures++;
           // not once withdrawing (its timer cancelled)
           if (this.timer !== undefined) this.retry = this.clock.setTimer(this.retryMs(), () => ((this.retry = undefined), this.onTurn()), { background: true });

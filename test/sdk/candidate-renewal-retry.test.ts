@@ -94,6 +94,10 @@ describe('a candidate renewal that fails', () => {
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1_000);
     expect(Math.max(...gaps)).toBeLessThanOrEqual(1.2 * MIN + 1);
     expect(failed.length).toBeLessThan(2 * 60 + 10);
+    // told the first time and every tenth after, not at each try (a Session's hundred candidates told 600 times their first minute)
+    const told = x.errors.length;
+    expect(told).toBeGreaterThanOrEqual(1);
+    expect(told).toBeLessThanOrEqual(Math.ceil(failed.length / 10) + 1);
     // answered again: renewed within a backoff
     x.down(0);
     const back = x.c.clock.now();
