@@ -2,18 +2,17 @@
  * Where one try of a request to DynamoDB (or of a PushChannel's connection to IoT Core) stands on
  * its way out: looking up the endpoint's name, connecting (the TCP handshake), in the TLS handshake,
  * or sent. Followed through Node.js's http diagnostics channels (published for every
- * http.ClientRequest of the process): a request is this try's when it is made in the try's async
- * context (AsyncLocalStorage). A client whose request handler does not use Node's http module (the
- * simulator's, a fetch-based one) tells nothing. The worker SDK (lib/sdk/bounded-client.ts), the
+ * http.ClientRequest of the process): a request is this try's when it carries the try's key (the
+ * AWS SDK's invocation id and attempt, or the URL connected to). A client whose request handler does
+ * not use Node's http module (the simulator's, a fetch-based one) tells nothing. The worker SDK (lib/sdk/bounded-client.ts), the
  * CLI (lib/cli/context.ts) and PushChannel tell a try that timed out unsent by where it stopped, in
  * the words below.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe } from 'node:diagnostics_channel';
 import { isIP, type Socket } from 'node:net';
 
 /** What is read of Node's http.ClientRequest (published on its diagnostics channels). */
-type ClientRequest = { readonly host: string; readonly socket: Socket | null; once(event: 'socket', listener: (socket: Socket) => void): unknown };
+type ClientRequest = { readonly host: string; readonly path: string; readonly socket: Socket | null; getHeader(name: string): unknown; once(event: 'socket', listener: (socket: Socket) => void): unknown };
 
 /** A try not yet sent: still looking up `host`, or connecting to `address` (TCP), or in its TLS handshake there. */
 export type Unsent = { readonly phase: 'lookup'; readonly host: string } | { readonly phase: 'connect' | 'tls'; readonly host: string; readonly address: string };
@@ -91,27 +90,67 @@ export class TryConnection {
   }
 }
 
-const tries = new AsyncLocalStorage<TryConnection>();
+/**
+ * The tries whose HTTP request is not seen yet, by what the request will carry (tryKey): a DynamoDB
+ * try's invocation id and attempt (the AWS SDK's retry headers), or the URL a connection is made to.
+ * Matched by key, not by async context: an AsyncLocalStorage would turn on Node's promise hooks for
+ * the whole process, the user's promises included (measured: about 5% more CPU per DynamoDB request).
+ */
+const awaiting = new Map<string, TryConnection[]>();
 const seen = new WeakSet<object>();
 let following = false;
 
+/** The key of a DynamoDB try, from the headers the AWS SDK's retry strategy sets on each (undefined without them: that try is not followed). */
+export function sdkTryKey(headers: Record<string, string | undefined> | undefined): string | undefined {
+  const id = headers?.['amz-sdk-invocation-id'];
+  return id === undefined ? undefined : `sdk ${id} ${headers?.['amz-sdk-request'] ?? ''}`;
+}
+
+/** The key of a connection made to `url` (a WebSocket's upgrade request). */
+export function urlTryKey(url: string): string {
+  const u = new URL(url);
+  const host = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  return `url ${host}${u.pathname}${u.search}`;
+}
+
+function keyOf(request: ClientRequest): string {
+  const header = (name: string) => {
+    const v = request.getHeader(name);
+    return v === undefined ? undefined : String(v);
+  };
+  return sdkTryKey({ 'amz-sdk-invocation-id': header('amz-sdk-invocation-id'), 'amz-sdk-request': header('amz-sdk-request') }) ?? `url ${request.host}${request.path}`;
+}
+
 function onRequest(message: unknown): void {
   const request = (message as { request?: ClientRequest }).request;
-  const at = tries.getStore();
-  if (!at || !request || seen.has(request)) return;
+  if (!request || awaiting.size === 0 || seen.has(request)) return;
+  const key = keyOf(request);
+  const at = awaiting.get(key)?.shift();
+  if (!at) return;
+  if (awaiting.get(key)!.length === 0) awaiting.delete(key);
   seen.add(request);
   at.follow(request);
 }
 
-/** Runs `send` (one try of a request) in its own async context, the HTTP request it makes followed by `connection`. */
-export function followTry<T>(connection: TryConnection, send: () => T): T {
+/** Runs `send` (one try of a request), the HTTP request it makes with `key` (sdkTryKey, urlTryKey) followed by `connection`; a try without a key is not followed. */
+export async function followTry<T>(connection: TryConnection, key: string | undefined, send: () => Promise<T>): Promise<T> {
+  if (key === undefined) return await send();
   if (!following) {
     following = true;
     // `created` is published as the request is made (Node.js 22.12 and later), `start` once it is under way (earlier too): whichever comes first
     subscribe('http.client.request.created', onRequest);
     subscribe('http.client.request.start', onRequest);
   }
-  return tries.run(connection, send);
+  const waiting = awaiting.get(key) ?? [];
+  awaiting.set(key, [...waiting, connection]);
+  try {
+    return await send();
+  } finally {
+    // its request never made (failed before, or not by Node's http): nothing left behind
+    const left = awaiting.get(key)?.filter((c) => c !== connection);
+    if (left?.length) awaiting.set(key, left);
+    else awaiting.delete(key);
+  }
 }
 
 /** Errors of tries that failed unsent (tryFollowed), with where each stopped. */
@@ -121,10 +160,10 @@ const failedUnsent = new WeakMap<object, Unsent>();
 export const unsentWhenFailed = (e: unknown): Unsent | undefined => (typeof e === 'object' && e !== null ? failedUnsent.get(e) : undefined);
 
 /** Runs `send` (one try) with its HTTP request followed: the error it fails with before the request was sent is known by where it stopped (unsentWhenFailed). */
-export async function tryFollowed<T>(send: () => Promise<T>): Promise<T> {
+export async function tryFollowed<T>(key: string | undefined, send: () => Promise<T>): Promise<T> {
   const connection = new TryConnection();
   try {
-    return await followTry(connection, send);
+    return await followTry(connection, key, send);
   } catch (e) {
     const at = connection.unsent;
     if (at && typeof e === 'object' && e !== null) failedUnsent.set(e, at);
@@ -134,7 +173,7 @@ export async function tryFollowed<T>(send: () => Promise<T>): Promise<T> {
 
 /** Follows each try of `client`'s requests on its way out (tryFollowed): one that fails unsent (the AWS SDK's own request timeout, say) is known by where it stopped. */
 export function followTries<C extends { middlewareStack: { add(mw: never, o: object): void } }>(client: C): C {
-  const mw = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => tryFollowed(() => next(args));
+  const mw = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => tryFollowed(sdkTryKey((args as { request?: { headers?: Record<string, string> } }).request?.headers), () => next(args));
   client.middlewareStack.add(mw as never, { step: 'finalizeRequest', priority: 'low', name: 'conclaveFollowTries', override: true });
   return client;
 }

@@ -11,7 +11,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
 import { namedRequests } from '../table-wait.js';
-import { followTry, TryConnection } from '../connection-phase.js';
+import { followTry, sdkTryKey, TryConnection } from '../connection-phase.js';
 import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteOnTheWay, noteUnsent } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
@@ -94,7 +94,7 @@ function watched(command: unknown, onCredentials: () => void) {
     seen.tried = true;
     const connection = (seen.connection = new TryConnection());
     try {
-      return await followTry(connection, () => next(args));
+      return await followTry(connection, sdkTryKey((args as { request?: { headers?: Record<string, string> } }).request?.headers), () => next(args));
     } catch (e) {
       if (e instanceof Error) seen.lastTry = e;
       throw e;

@@ -14,7 +14,7 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import type { IClientOptions, MqttClient } from 'mqtt';
 import * as z from 'zod';
 import { Nap, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
-import { tryFollowed, unsentTold, unsentWhenFailed } from '../connection-phase.js';
+import { tryFollowed, unsentTold, unsentWhenFailed, urlTryKey } from '../connection-phase.js';
 import { processOf } from '../schemas/instance.js';
 import { isIotEndpoint, isProcessTopic, MAX_CLIENT_ID_LENGTH, processTopic, pushClientIdPrefix, pushLeasesTableIssue, pushSubscription, PushEndpointSchema, WakeSchema, wakeTopicNames, wakeTopics, type Wake } from '../schemas/push.js';
 import { parse } from '../schemas/validation.js';
@@ -559,7 +559,7 @@ export class PushChannel implements Push {
       if (signal.aborted) return { closed: Promise.resolve(false) };
     }
     this.lastConnectAt = this.clock.monotonic();
-    const connecting = tryFollowed(() => connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS }, signal));
+    const connecting = tryFollowed(urlTryKey(url), () => connectTelling(connect, url, { clientId: this.options.clientId, protocolVersion: 4, clean: true, keepalive: this.options.keepaliveSeconds, reconnectPeriod: 0, connectTimeout: CONNECT_TIMEOUT_MS }, signal));
     // stopped while connecting: run() does not wait out the connect timeout (a broker that never answers); the connection is ended (connectTelling)
     const m = await orAborted(connecting, signal);
     if (!m) {

@@ -42,7 +42,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'semver', 'yaml', 'zod'],
     typeOnly: ['lib/sdk/push.ts'], // the Push interface an elector takes
-    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'node:url', 'node:util'], // http: the health check (lib/sdk/health.ts); url: its Conclave-Address header's host in punycode (domainToASCII); util: a run-once mark compared with the row (isDeepStrictEqual); async_hooks, diagnostics_channel, net: where a request stopped on its way out (lib/connection-phase.ts)
+    builtins: ['node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:net', 'node:os', 'node:path', 'node:url', 'node:util'], // http: the health check (lib/sdk/health.ts); url: its Conclave-Address header's host in punycode (domainToASCII); util: a run-once mark compared with the row (isDeepStrictEqual); diagnostics_channel, net: where a request stopped on its way out (lib/connection-phase.ts; no node:async_hooks: an AsyncLocalStorage would slow every promise of the user's process)
   },
   'sdk/push': {
     entry: 'lib/sdk/push-entry.ts',
@@ -56,7 +56,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     // mqtt (an optional peer of @conclave/sdk) and SigV4 signing: one MQTT connection per worker process
     external: ['@aws-sdk/client-dynamodb', '@smithy/hash-node', '@smithy/signature-v4', 'mqtt', 'zod'],
     typeOnly: ['@aws-sdk/client-dynamodb', 'lib/sdk/push.ts'],
-    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:net', 'node:os'], // os: lib/clock.ts' systemClock.sinceBoot (os.uptime: a sleep told from an NTP step); async_hooks, diagnostics_channel, net: faults.ts' words for a request stopped on its way out (lib/connection-phase.ts)
+    builtins: ['node:crypto', 'node:diagnostics_channel', 'node:net', 'node:os'], // os: lib/clock.ts' systemClock.sinceBoot (os.uptime: a sleep told from an NTP step); diagnostics_channel, net: faults.ts' words for a request stopped on its way out (lib/connection-phase.ts)
   },
   cli: {
     entry: 'lib/cli/main.ts',
@@ -72,7 +72,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     },
     external: ['@aws-sdk/client-dynamodb', '@aws-sdk/util-dynamodb', 'commander', 'semver', 'zod'],
     typeOnly: [], // identity.ts: the CLI reads session rows (IdentityStore) to judge leases held on them
-    builtins: ['node:async_hooks', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:net', 'node:os', 'node:path', 'node:readline', 'node:stream', 'node:string_decoder', 'node:tty'], // async_hooks, diagnostics_channel, net: lib/connection-phase.ts; readline, tty: a write's confirmation (stream: its input's type, type-ahead dropped); crypto: lib/clock.ts' uniqueId (a start-up's id); os: lib/clock.ts' systemClock.sinceBoot; path: the events file's absolute path (conclave events)
+    builtins: ['node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:net', 'node:os', 'node:path', 'node:readline', 'node:stream', 'node:string_decoder', 'node:tty'], // diagnostics_channel, net: lib/connection-phase.ts; readline, tty: a write's confirmation (stream: its input's type, type-ahead dropped); crypto: lib/clock.ts' uniqueId (a start-up's id); os: lib/clock.ts' systemClock.sinceBoot; path: the events file's absolute path (conclave events)
   },
   cdk: {
     entry: cdkEntry,
@@ -133,7 +133,7 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
       'zod',
     ],
     typeOnly: ['aws-lambda'],
-    builtins: ['node:async_hooks', 'node:child_process', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:module', 'node:net', 'node:os', 'node:path'],
+    builtins: ['node:child_process', 'node:crypto', 'node:diagnostics_channel', 'node:fs', 'node:http', 'node:module', 'node:net', 'node:os', 'node:path'],
   },
 };
 
