@@ -26,7 +26,7 @@ import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
 
 export { METRIC };
-import { markAgainDelayMs, MAX_TIMER_DELAY_MS, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
+import { markAgainDelayMs, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 export interface FunctionDeps {
@@ -89,11 +89,15 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
       // reconcile loop while the stream was behind; one per ack window still added a chain a tick).
       const dueMs = d.election.deadline - o.at;
       if (dueMs <= 0 && d.election.awaitsStream) break;
-      // The tick sees the election again at its next round: its timer goes out only once the
-      // deadline is within one message's delay. Before, each tick's started a chain of its own (a
-      // message put back every 15 minutes until the deadline): an election held a day, one per tick.
-      if (trigger === 'tick' && dueMs > MAX_TIMER_DELAY_MS) break;
-      await deps.timer.schedule({ lease: o.lease, electionId: d.election.id, deadline: d.election.deadline }, dueMs > 0 ? dueMs : deps.coordinator.config.ackWindowMs);
+      // The tick sees the election again at its next round: it starts the election's chain once in
+      // this process, whatever the deadline (scheduleChain), and no other. Before, each tick's
+      // started a chain of its own (an election held a day: one a tick); the first fix sent one only
+      // within 15 minutes of the deadline, and a tick of 30 minutes closed an election whose deadline
+      // was 20 minutes off at a tick 10 minutes late. Other triggers send at each reconcile, as before
+      // (a landed timer its next link).
+      const e = d.election;
+      const message = { lease: o.lease, electionId: e.id, deadline: e.deadline };
+      await scheduleChain(deps, deadlineChains, o.lease, `${e.id}@${e.deadline}`, e.deadline, o.at, trigger === 'tick', () => deps.timer.schedule(message, dueMs > 0 ? dueMs : deps.coordinator.config.ackWindowMs));
       break;
     }
     case 'elect':
@@ -129,16 +133,35 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
  * started none: at worst one more chain, never none.
  */
 async function scheduleTermEnd(deps: FunctionDeps, lease: string, termEnd: number, at: number, trigger: string): Promise<void> {
-  let started = termEndChains.get(deps.timer);
-  if (!started) termEndChains.set(deps.timer, (started = new Map()));
-  if (trigger !== TERM_END_TRIGGER && started.get(lease) === termEnd && at < termEnd) return;
-  await deps.timer.schedule({ lease, termEnd }, termEnd - at);
-  // (only term ends still ahead are kept: a handful of leases, those whose holders look silent)
-  for (const [l, end] of started) if (end <= at) started.delete(l);
-  started.set(lease, termEnd);
+  await scheduleChain(deps, termEndChains, lease, String(termEnd), termEnd, at, trigger !== TERM_END_TRIGGER, () => deps.timer.schedule({ lease, termEnd }, termEnd - at));
 }
-/** The term ends each timer queue was given a chain for by this process, by lease. */
-const termEndChains = new WeakMap<TimerQueue, Map<string, number>>();
+
+/**
+ * Sends the first message of a chain to `due` (a term end, an election's deadline; `key` names
+ * which), or its next link, unless `reuse` and this process already started a chain for `key` and
+ * `due` is still ahead: that chain goes on by itself (each message, landed, reconciles and sends
+ * the next), and the message sent is SQS's to deliver. Past `due`, it always sends.
+ */
+async function scheduleChain(deps: FunctionDeps, chains: WeakMap<TimerQueue, Map<string, Chain>>, lease: string, key: string, due: number, at: number, reuse: boolean, send: () => Promise<void>): Promise<void> {
+  let started = chains.get(deps.timer);
+  if (!started) chains.set(deps.timer, (started = new Map()));
+  if (reuse && started.get(lease)?.key === key && at < due) return;
+  await send();
+  // (only chains whose time is still ahead are kept: a handful of leases, those with a silent holder or an election open)
+  for (const [l, c] of started) if (c.due <= at) started.delete(l);
+  started.set(lease, { key, due });
+}
+/** A chain this process started: what it reaches (`key`) and when (`due`). */
+interface Chain {
+  key: string;
+  due: number;
+}
+/**
+ * The chains each timer queue was given by this process, by lease: term ends, and elections' deadlines
+ * (apart: a re-election opened and cancelled does not make the tick start the term end's again).
+ */
+const termEndChains = new WeakMap<TimerQueue, Map<string, Chain>>();
+const deadlineChains = new WeakMap<TimerQueue, Map<string, Chain>>();
 /** The trigger of a reconcile a landed term-end message made (onTimer). */
 const TERM_END_TRIGGER = 'term end';
 
