@@ -89,15 +89,15 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
       // reconcile loop while the stream was behind; one per ack window still added a chain a tick).
       const dueMs = d.election.deadline - o.at;
       if (dueMs <= 0 && d.election.awaitsStream) break;
-      // The tick sees the election again at its next round: it starts the election's chain once in
-      // this process, whatever the deadline (scheduleChain), and no other. Before, each tick's
-      // started a chain of its own (an election held a day: one a tick); the first fix sent one only
-      // within 15 minutes of the deadline, and a tick of 30 minutes closed an election whose deadline
-      // was 20 minutes off at a tick 10 minutes late. Other triggers send at each reconcile, as before
-      // (a landed timer its next link).
+      // The election's chain is started once in this process, whatever the deadline (scheduleChain),
+      // and no other: a landed timer sends its next link. Before, each tick's started a chain of its
+      // own (an election held a day: one a tick); the first fix sent one only within 15 minutes of
+      // the deadline, and a tick of 30 minutes closed an election whose deadline was 20 minutes off
+      // at a tick 10 minutes late. The streams sent one at each reconcile: every candidate's ack or
+      // renewal in an open election one more timer, all landing at the deadline.
       const e = d.election;
       const message = { lease: o.lease, electionId: e.id, deadline: e.deadline };
-      await scheduleChain(deps, deadlineChains, o.lease, `${e.id}@${e.deadline}`, e.deadline, o.at, trigger === 'tick', () => deps.timer.schedule(message, dueMs > 0 ? dueMs : deps.coordinator.config.ackWindowMs));
+      await scheduleChain(deps, deadlineChains, o.lease, `${e.id}@${e.deadline}`, e.deadline, o.at, !trigger.startsWith(TIMER_TRIGGER), () => deps.timer.schedule(message, dueMs > 0 ? dueMs : deps.coordinator.config.ackWindowMs));
       break;
     }
     case 'elect':
@@ -164,6 +164,8 @@ const termEndChains = new WeakMap<TimerQueue, Map<string, Chain>>();
 const deadlineChains = new WeakMap<TimerQueue, Map<string, Chain>>();
 /** The trigger of a reconcile a landed term-end message made (onTimer). */
 const TERM_END_TRIGGER = 'term end';
+/** The trigger of a reconcile a landed election timer made (onTimer), before the election's id. */
+const TIMER_TRIGGER = 'timer ';
 
 /** How a broken lease is logged: what the schema refused, and where the repair is explained. */
 const brokenLog = (b: BrokenLeaseError) => ({ lease: b.lease, issues: b.error.issues, repair: `conclave describe lease ${b.lease}` });
@@ -939,7 +941,7 @@ export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessa
     deps.logger.info('timer for a lease whose row is gone: nothing to finish', { lease: m.lease, ...why });
     return undefined;
   }
-  const trigger = 'termEnd' in m ? TERM_END_TRIGGER : `timer ${m.electionId}`;
+  const trigger = 'termEnd' in m ? TERM_END_TRIGGER : `${TIMER_TRIGGER}${m.electionId}`;
   return reconcile(deps, m.lease, trigger).catch(leftUnjudged(deps, m.lease, trigger));
 }
 

@@ -3,15 +3,19 @@
  * with the coordinator's tick an operator's 30 minutes (the CDK construct's `tick`): its deadline
  * timer, and the timers it leaves in flight.
  */
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeHandler as candidateStream } from '../../functions/candidate-stream.js';
+import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
 import { onTick, onTimer, type FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import { sqsDelaySeconds, type TimerMessage, type TermEndMessage } from '../../lib/functions/timer.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
-import { testTables, type TestTables } from '../support.js';
+import { streamRecords, testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
 beforeAll(async () => { t = await testTables('election-timer-tick'); });
@@ -72,4 +76,41 @@ it('a re-election the tick opens with a 50-minute window, the tick every 30 minu
   expect((await c.leases.read(lease)).item!.holderIdentity).toBe('a'); // b never answered: a leads on
   expect(mostInFlight).toBe(1); // one chain: the second tick starts none of its own
   expect(deadlineMessages).toBe(4); // 15 + 15 + 15 + 5 minutes
+});
+
+it('an election twenty candidates answer one by one through the candidate stream: one deadline timer for them all, not one per answer (before: 19 more, every one landing at the deadline)', async () => {
+  const start = Date.now();
+  const clock = manualClock(start);
+  const lease = 'many-answers';
+  const deadlines: number[] = [];
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { clock, config: { ackWindowMs: 5_000 } }),
+    timer: { schedule: async (m) => { if ('electionId' in m && m.lease === lease) deadlines.push(m.deadline); } },
+    publish: async () => undefined,
+    deadLetter: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  const c = d.coordinator;
+  const names = Array.from({ length: 20 }, (_, i) => `w${String(i).padStart(2, '0')}`);
+  for (const name of names) await c.candidates.write(await c.candidates.read(lease, name), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: start - 60_000, createdAt: start - 120_000, identity: `${name}-1` } });
+  await onTick(d);
+  // the row the tick made waits for the lease stream to see it (a delete it may not have handled yet)
+  const made = (await streamRecords(t.client, t.names.leases)).filter((x) => x.eventName === 'INSERT' && x.dynamodb!.NewImage!['name']!.S === lease).at(-1)!;
+  expect(await leaseStream(d)({ Records: [made] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+  const opened = (await c.leases.read(lease)).item!.election!;
+  expect(new Set(deadlines)).toEqual(new Set([opened.deadline])); // the tick's (and the lease stream's, before)
+  const sentBefore = deadlines.length;
+  const before = (await streamRecords(t.client, t.names.candidates)).length;
+  // the best (w00, first by name) answers last: the election waits for it
+  for (const name of [...names].reverse()) {
+    clock.advance(100);
+    const r = await c.candidates.read(lease, name);
+    expect(r.item!.pingTime).toBeDefined();
+    await c.candidates.write(r, { set: { ackedPingTime: r.item!.pingTime!, renewTime: clock.now() } });
+    const record = (await streamRecords(t.client, t.names.candidates)).slice(before).at(-1)!; // this answer's
+    expect(await candidateStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('candidateStream'))).toEqual({ batchItemFailures: [] });
+  }
+  const after = (await c.leases.read(lease)).item!;
+  expect(after.election?.id === opened.id && after.holderIdentity === undefined).toBe(false); // elected once the last answered
+  expect(deadlines.length - sentBefore).toBe(0); // the chain this process started goes on by itself
 });
