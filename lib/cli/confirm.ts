@@ -53,6 +53,8 @@ export async function confirmChange(ctx: Pick<CliContext, 'sink' | 'confirm' | '
   }
   // from here the command is not run again (withDb): a run again would ask again, or act on rows read anew
   ctx.progress.confirmed = { lease, what };
+  // and an interrupt no longer ends it unheard, mid-write (main.ts)
+  ctx.confirm.confirmed?.();
 }
 
 /** A change in words, for a message: "preferredHolder y2, priorityExpiresAt -". */

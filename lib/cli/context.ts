@@ -40,6 +40,8 @@ export interface Confirm {
   unseen?: boolean;
   /** Shows `question` (stderr) and reads one line of answer; undefined at the end of input; rejects with an InterruptedError at Ctrl-C. */
   ask(question: string): Promise<string | undefined>;
+  /** Told once a change is confirmed (confirmChange): from then on main.ts catches Ctrl-C and SIGTERM, and says what stands. */
+  confirmed?(): void;
 }
 
 /**
@@ -59,17 +61,32 @@ export interface Progress {
   /** A write of the confirmed change was sent (it may have landed, its answer lost): `sending`. */
   sent?: boolean;
   /**
+   * The write sent last, not known to have landed (`sending`; `landed` clears it): what it writes
+   * (undefined: the change confirmed), and the write that follows it, if any (release --force marks
+   * the session, then ends the term). Told when the command is interrupted, or fails, meanwhile.
+   */
+  inFlight?: { what?: string | Named; next?: string | Named };
+  /**
    * watch's frames printed so far and each lease's term as last drawn: a run again goes on from
    * them (`--count N` prints N frames in all; a holder changed during the wait is still told).
    */
   watched?: { frames: number; seen?: ReadonlyMap<string, { holder: string | undefined; fencingToken: number }> };
 }
 
-/** Records that a write of the confirmed change is being sent: from now on a fault may come after it landed (main.ts afterChange). */
-export const sending = (ctx: Pick<CliContext, 'progress'>): void => void (ctx.progress.sent = true);
+/**
+ * Records that a write of the confirmed change is being sent (`what` it writes, when not the whole
+ * change confirmed; the write `next` after it): from now on a fault may come after it landed (main.ts afterChange).
+ */
+export const sending = (ctx: Pick<CliContext, 'progress'>, what?: string | Named, next?: string | Named): void => {
+  ctx.progress.sent = true;
+  ctx.progress.inFlight = { what, next };
+};
 
 /** Records a write of the command that landed: from now on a table not found ends the command, saying what was written. */
-export const landed = (ctx: Pick<CliContext, 'progress'>, lease: string, what: string | Named): void => void (ctx.progress.written = { lease, what });
+export const landed = (ctx: Pick<CliContext, 'progress'>, lease: string, what: string | Named): void => {
+  ctx.progress.written = { lease, what };
+  ctx.progress.inFlight = undefined;
+};
 
 /** Where DynamoDB is, as the user gave it: named in error messages. */
 export interface Target {

@@ -142,6 +142,28 @@ function regionRefused(region: string, target: Target): CliError {
   );
 }
 
+/** OpenSSL's reasons for a first answer that is no TLS record: the other end speaks plain text (HTTP) there. */
+const NOT_TLS = /wrong version number|packet length too long|http request/i;
+
+/**
+ * A TLS handshake that failed (EPROTO): an https:// endpoint that answers in plain HTTP (DynamoDB
+ * Local, local mode: "wrong version number"), told with the http:// URL to try; any other protocol
+ * failure by OpenSSL's reason. The message keeps OpenSSL's reason, not its file and line.
+ */
+function tlsRefused(e: Error, target: Target): CliError {
+  const reason = /error:[0-9A-F]+:[^:]*:[^:]*:([^:]+)/i.exec(e.message)?.[1]?.trim() ?? e.message.split('\n')[0]!;
+  const at = `cannot reach DynamoDB ${where(target)} (EPROTO: ${reason})`;
+  if (!NOT_TLS.test(reason)) {
+    return new CliError(`${at} - the TLS handshake failed: check --endpoint (or CONCLAVE_ENDPOINT), and any proxy on the way (HTTPS_PROXY) that intercepts TLS`);
+  }
+  if (target.endpoint) {
+    const plain = /^https:/i.test(target.endpoint) ? ` - try --endpoint ${target.endpoint.replace(/^https:/i, 'http:')}` : '';
+    return new CliError(`${at} - it answers in plain HTTP, not TLS: DynamoDB Local (and \`npx conclave-local\`) speaks http://${plain}`);
+  }
+  if (target.configured) return new CliError(`${at} - it answers in plain HTTP, not TLS: DynamoDB Local (and \`npx conclave-local\`) speaks http://, so give the URL in that variable as http://`);
+  return new CliError(`${at} - something on the way answered in plain HTTP, not TLS (a proxy or firewall that intercepts the connection): check the network path to it and any HTTPS_PROXY or HTTP_PROXY setting`);
+}
+
 /**
  * Turns the errors a user can do something about into a CliError saying what to do; anything
  * else (a bug, an unknown fault) is returned as it is.
@@ -173,6 +195,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
   }
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && UNTRUSTED_CERTIFICATE_CODES.has(code)) return new CliError(`cannot reach DynamoDB ${where(target)} (${code}: ${e.message}) - ${UNTRUSTED_CERTIFICATE_FIX}`);
+  if (code === 'EPROTO') return tlsRefused(e, target);
   if (typeof code === 'string' && NETWORK_CODES.has(code)) {
     return new CliError(
       target.endpoint

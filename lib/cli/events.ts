@@ -123,12 +123,20 @@ class LineReader {
   }
 }
 
-/** An endpoint as compared: its URL's origin and path, without a trailing slash (the text as it is, if no URL). */
+/** This machine, however a URL spells it: localhost, ::1, 127.x.y.z (URL has made 127.1 and LOCALHOST so already). */
+const isLoopback = (hostname: string) => hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+
+/**
+ * An endpoint as compared: its URL's scheme, host, port and path, without a trailing slash (the
+ * text as it is, if no URL). A loopback host is one host however spelt: local mode records
+ * http://127.0.0.1:PORT, an operator types http://localhost:PORT for the same DynamoDB Local.
+ */
 function sameEndpoint(a: string, b: string): boolean {
   const norm = (u: string) => {
     try {
       const url = new URL(u);
-      return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+      const host = isLoopback(url.hostname) ? `loopback${url.port ? `:${url.port}` : ''}` : url.host;
+      return `${url.protocol}//${host}${url.pathname.replace(/\/+$/, '')}`;
     } catch {
       return u;
     }

@@ -22,7 +22,7 @@ import { describeLease } from './describe.js';
 import { ACTIVE_NOT_FOUND_CHECK, CliError, InterruptedError, LOCAL_REGION_FIX, activeNotFound, explain, isPassingFault } from './errors.js';
 import { NotDynamoDBError } from '../dynamodb-answers.js';
 import { LOCAL_REGION } from '../stores/client.js';
-import { clean, joined, shown } from './format.js';
+import { clean, joined, shown, type Named } from './format.js';
 import { events } from './events.js';
 import { getCandidates, getLeases } from './get.js';
 import { leader } from './leader.js';
@@ -182,7 +182,11 @@ async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, ta
  */
 export function afterChange(told: unknown, e: unknown, progress: Progress): unknown {
   if (!(told instanceof CliError) || !(isPassingFault(e) || e instanceof NotDynamoDBError)) return told;
-  const { written, confirmed } = progress;
+  const { written, confirmed, inFlight } = progress;
+  // a later write unanswered (release --force: the term's end, after the session's mark): it may have landed too
+  if (written && inFlight?.what !== undefined) {
+    return new CliError(joined(told.line, '; ', inFlight.what, ' may have landed, its answer lost; before it, this command wrote (', written.what, `), which stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
+  }
   if (written) return new CliError(joined(told.line, '; before that, this command wrote (', written.what, `): it stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
   // confirmed, but nothing sent yet (a read before the write failed): nothing can have landed
   if (confirmed === undefined || !progress.sent) return told;
@@ -190,6 +194,79 @@ export function afterChange(told: unknown, e: unknown, progress: Progress): unkn
     joined(told.line, '; the change confirmed (', confirmed.what, `) may have landed, its answer lost - \`conclave describe lease ${confirmed.lease}\` shows whether it did, and the command run again shows what is left to change (every write is conditional: none is made twice)`),
     told.exitCode,
   );
+}
+
+const AGAIN = 'and the command run again shows what is left to change (every write is conditional: none is made twice)';
+
+/**
+ * What stands when a confirmed change is interrupted: nothing sent (nothing written); a write sent
+ * and unanswered (it may have landed: the command that shows whether it did), after any that
+ * landed and before any not sent; or every write landed (it stands).
+ */
+export function interruptedLine(progress: Progress): string | Named {
+  const { confirmed, written, inFlight } = progress;
+  const lease = written?.lease ?? confirmed?.lease ?? '';
+  const describe = `\`conclave describe lease ${lease}\``;
+  if (inFlight) {
+    const not = inFlight.next === undefined ? [] : ['; ', inFlight.next, ' was not sent'];
+    const before = written ? ['; before it, this command wrote (', written.what, '), which stands'] : [];
+    const which = written ? 'the last write did' : inFlight.next !== undefined ? 'the mark did' : 'it did';
+    return joined('interrupted while writing (', inFlight.what ?? confirmed?.what ?? '', '): the write was sent and may have landed, its answer not awaited', ...not, ...before, ` - ${describe} shows whether ${which}, ${AGAIN}`);
+  }
+  if (written) return joined('interrupted after this command wrote (', written.what, `): it stands, and nothing after it was sent - ${describe} shows the lease now`);
+  return joined('interrupted before the write was sent: nothing was written (the change confirmed: ', confirmed?.what ?? '', ') - run the command again to make it');
+}
+
+/**
+ * Once a change is confirmed (Confirm.confirmed), an interrupt — Ctrl-C, SIGTERM, or `source`
+ * aborting (a test's pace) — ends the command at once: `stopped` rejects with an InterruptedError
+ * saying what stands (interruptedLine), and `gate` is aborted, so that no request goes out after
+ * it, the command's or an AWS SDK retry's: a write not sent yet is never sent. Before the
+ * confirmation Node's default ends the process (nothing written); while the command waits on a
+ * term with nothing in flight (release, progress.waiting), the first interrupt is the wait's,
+ * which says what stays on the lease.
+ */
+function interruptOnceConfirmed(progress: Progress, source: AbortSignal | undefined) {
+  const gate = new AbortController();
+  let stop: (e: InterruptedError) => void = () => undefined;
+  const stopped = new Promise<never>((_, reject) => (stop = reject));
+  stopped.catch(() => undefined); // raced by each run of the command (withDb); no run left to hear it once the command is over
+  let deferred = false;
+  let listening: (() => void) | undefined;
+  const interrupted = (signal: AbortSignal) => {
+    if (gate.signal.aborted) return;
+    if (progress.waiting && !progress.inFlight && !deferred) return void (deferred = true);
+    gate.abort(signal.reason);
+    stop(new InterruptedError(interruptedLine(progress), signal));
+  };
+  return {
+    stopped,
+    gate: gate.signal,
+    confirmed(): void {
+      if (listening) return;
+      if (source) {
+        const on = () => interrupted(source);
+        source.addEventListener('abort', on, { once: true });
+        listening = () => source.removeEventListener('abort', on);
+        return;
+      }
+      const int = () => interrupted(AbortSignal.abort('SIGINT'));
+      const term = () => interrupted(AbortSignal.abort('SIGTERM'));
+      process.on('SIGINT', int).on('SIGTERM', term);
+      listening = () => void process.off('SIGINT', int).off('SIGTERM', term);
+    },
+    close: () => listening?.(),
+  };
+}
+
+/** Refuses every try of `client`'s requests once `gate` is aborted (after retries: the AWS SDK's own tries too). */
+function closedBy<C extends { middlewareStack: { add(mw: never, o: object): void } }>(client: C, gate: AbortSignal): C {
+  const mw = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => {
+    if (gate.aborted) return Promise.reject(new InterruptedError('interrupted: not sent', gate));
+    return next(args);
+  };
+  client.middlewareStack.add(mw as never, { step: 'finalizeRequest', priority: 'low', name: 'conclaveInterrupted' });
+  return client;
 }
 
 function program(io: CliIO & { ask: (question: string) => Promise<string | undefined> }, pace: () => Pace, nap: (ms: number) => Promise<AbortSignal | undefined>): Command {
@@ -223,7 +300,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     if (!opts.endpoint && !configured && (opts.region ?? io.env['AWS_REGION']) === LOCAL_REGION) throw new CliError(LOCAL_REGION_FIX);
     const judging = judgingConfig(opts.electionConfig);
     const profile = opts.profile ?? (io.env['AWS_PROFILE'] || undefined);
-    const client = clientFor(opts, configured);
+    const progress: Progress = {};
+    const interrupt = interruptOnceConfirmed(progress, io.pace?.signal);
+    const client = closedBy(clientFor(opts, configured), interrupt.gate);
     // a Region from the AWS config file, named as where the command looked (the local-mode check above keeps to --region and AWS_REGION:
     // a profile's `region = local` with its own endpoint_url is the profile's business)
     const profileRegion = opts.endpoint || configured || opts.region || io.env['AWS_REGION'] ? undefined : await configFileRegion(client);
@@ -231,7 +310,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     tellCredentialsWait(client, io.clock, (waited) => io.err(clean(credentialsWaitLine(waited, target.profile))));
     // the question goes to stderr: redirected (`-o json 2>/dev/null | jq`), nobody sees it, and a blind `y` wrote the change
     const stdinIsTTY = io.stdinIsTTY ?? isatty(0);
-    const confirm = { yes: cmd.opts()['yes'] === true, interactive: stdinIsTTY && io.promptIsTTY !== false, ask: io.ask, ...(stdinIsTTY && io.promptIsTTY === false ? { unseen: true } : {}) };
+    const confirm = { yes: cmd.opts()['yes'] === true, interactive: stdinIsTTY && io.promptIsTTY !== false, ask: io.ask, confirmed: interrupt.confirmed, ...(stdinIsTTY && io.promptIsTTY === false ? { unseen: true } : {}) };
+    // once interrupted, the command's run left behind (its request failing at the gate) prints nothing more
+    const sink: Sink = { color: io.color, out: (t) => void (interrupt.gate.aborted || io.out(t)), err: (t) => void (interrupt.gate.aborted || io.err(t)) };
     // DynamoDB answers a table still being made (CREATING: right after `cdk deploy`, or local mode
     // making it) as one not there: looked at (DescribeTable) as the SDK does, and the command run
     // again, as a whole, while it is made (its rows read and judged anew; the request answered "not
@@ -244,12 +325,11 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     // already over, and said it was pinned
     const clock = io.serverTime ? dynamoDbTime(client, io.clock) : io.clock;
     const tables = new TableWait(Object.values(target.tables), { state: tableState(client), clock });
-    const progress: Progress = {};
     let told: string | undefined; // the waiting line printed last: each kind of wait told once
     try {
       for (let tries = 1; ; tries++) {
         try {
-          return await fn(cliContext(client, target, { clock, sink: io, output: opts.output, confirm, progress, ...judging }));
+          return await Promise.race([fn(cliContext(client, target, { clock, sink, output: opts.output, confirm, progress, ...judging })), interrupt.stopped]);
         } catch (e) {
           if ((progress.confirmed !== undefined || progress.waiting) && isMissingTable(e)) throw await notRunAgain(e, progress, tables, target, client);
           if (!(await tables.waitsFor(e))) throw tables.active.length ? activeNotFound(tables.active, target) : progress.watched?.frames && isMissingTable(e) ? deletedWhileWatching(progress.watched.frames, target) : e;
@@ -264,6 +344,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     } catch (e) {
       throw afterChange(await explain(e, target, client), e, progress);
     } finally {
+      interrupt.close();
       client.destroy();
     }
   };

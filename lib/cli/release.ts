@@ -137,17 +137,21 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   await confirmChange(ctx, name, as('end the term of ', it, ` on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`), changesOf(lease, ending, now), [warnings[why]], namesOf(lease, candidates));
   // marked before it is ended, so no term ends unmarked: the row may have filled while the question was open.
   // A mark that stands without the release (refused, or never sent) names this term only: its holder ends it itself at the mark
-  sending(ctx);
+  const ended = as('the end of ', it, `'s term on lease ${name} (fencing token ${term.fencingToken})`);
   if (marked !== undefined) {
+    const mark = as('the end of ', it, `'s term (fencing token ${term.fencingToken}) marked on session ${marked}`);
+    // each write told apart if the command is interrupted (or fails) while it is unanswered: the mark, then the term's end
+    sending(ctx, mark, `the end of the term on lease ${name}`);
     try {
       // (false: nothing written, the row gone or the end already marked)
-      if (await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge)) landed(ctx, name, as('the end of ', it, `'s term (fencing token ${term.fencingToken}) marked on session ${marked}`));
+      if (await ctx.identities.markTermEnded(marked, name, term.fencingToken, judge)) landed(ctx, name, mark);
     } catch (e) {
       if (e instanceof EndedTermsFullError) throw new CliError(full);
       if (e instanceof ConflictError) throw new CliError(as(`session ${marked} of `, it, ` kept changing while the term's end was marked on it: nothing was written - run the command again`));
       throw e;
     }
   }
+  sending(ctx, ended);
   const released = await ctx.leases.releaseTerm(name, term, now);
   if (released) landed(ctx, name, as(`lease ${name}: `, it, `'s term (fencing token ${term.fencingToken}) ended`));
   const written = released ?? (await releasedByThis(ctx, name, term, now));
@@ -213,6 +217,8 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
     confirmed = true;
     await ask(read);
     note(ctx, as('waiting for ', it, ` to release lease ${name} (${giveUp})...`));
+    // from here an interrupt ends the wait, which says what stays on the lease (main.ts leaves it to the wait)
+    ctx.progress.waiting = { lease: name, what: as(it, ` to release lease ${name} (fencing token ${term.fencingToken})`) };
   }
 
   const start = ctx.clock.now();

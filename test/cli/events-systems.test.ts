@@ -46,6 +46,21 @@ describe('conclave events, lines of several local systems in one file', () => {
     expect(none.err).toMatch(/^note: skipped 4 lines of 2 other local systems /);
   });
 
+  // found by a review (2026-12-06, eighth): `--endpoint http://localhost:PORT` showed nothing, exit 0, and called the
+  // system that wrote the file (http://127.0.0.1:PORT) "another": the endpoints were compared as text
+  it('pointed at a loopback endpoint spelt another way (localhost, ::1, 127.x.y.z): the same system, same port and scheme', async () => {
+    for (const endpoint of ['http://localhost:41001', 'http://LOCALHOST:41001/', 'http://[::1]:41001', 'http://127.0.0.2:41001']) {
+      const r = await runMain(['--endpoint', endpoint, 'events', '--events-file', file]);
+      expect({ endpoint, code: r.code, holders: holders(r.out) }).toEqual({ endpoint, code: 0, holders: ['old', 'a1', 'a2'] });
+      expect(r.err).toMatch(/^note: skipped 2 lines of another local system .*\(prefix orphan-test at http:\/\/127\.0\.0\.1:41002: 2\); shown: prefix conclave-local at http:\/\/127\.0\.0\.1:41001's/);
+    }
+    // another port, another scheme, another host: another system
+    for (const endpoint of ['http://localhost:41009', 'https://localhost:41001', 'http://10.0.0.1:41001']) {
+      const r = await runMain(['--endpoint', endpoint, 'events', '--events-file', file]);
+      expect({ endpoint, holders: holders(r.out) }).toEqual({ endpoint, holders: ['old'] });
+    }
+  });
+
   it('-o json: the shown system only', async () => {
     const r = await runMain(['--table-prefix', 'orphan-test', '-o', 'json', 'events', '--events-file', file]);
     expect((JSON.parse(r.out) as Array<{ detail: { holder: string } }>).map((e) => e.detail.holder)).toEqual(['old', 'b1', 'b2']);

@@ -145,6 +145,16 @@ describe('an answer not DynamoDB\'s: what may have landed', () => {
   });
 });
 
+describe('https:// for an endpoint that speaks plain HTTP', () => {
+  // found by a review (2026-12-06, eighth): "unexpected error (a bug: please report it): Error: write EPROTO … wrong version number", exit 1
+  it('DynamoDB Local given as https://: told as an endpoint that does not speak TLS, with the http:// URL to try, exit 1', async () => {
+    const https = h.endpoint.replace(/^http:/, 'https:');
+    const r = await runMain(['--endpoint', https, '--table-prefix', h.prefix, 'get', 'leases']);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`error: cannot reach DynamoDB at ${https} (EPROTO: wrong version number) - it answers in plain HTTP, not TLS: DynamoDB Local (and \`npx conclave-local\`) speaks http:// - try --endpoint ${h.endpoint}`);
+  });
+});
+
 describe('a mistyped option', () => {
   it('preempt --too is named as unknown, with the option meant, not as --to missing; exit 2', async () => {
     const r = await h.run(['preempt', 'nightly-report', '--too', 'w2']);
