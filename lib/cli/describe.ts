@@ -12,7 +12,7 @@ import type { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
 import { nextStep, standings, whyBetter, type Standing } from './explain.js';
-import { dash, fields, named, platformOf, relative, shown, span, stamp, table, type Named } from './format.js';
+import { ago, dash, fields, named, platformOf, relative, shown, span, stamp, table, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { BrokenLeaseError, reportInvalid, snapshot, type Snapshot } from './read.js';
@@ -167,8 +167,8 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
       { header: 'EMULATION', cell: (s) => s.candidate.emulationVersion },
       { header: 'LOCATION', cell: (s) => placeOf(s.candidate, preferred) },
       { header: 'BINARY', cell: (s) => s.candidate.binaryVersion },
-      { header: 'CREATED', cell: (s) => relative(s.candidate.createdAt, now) },
-      { header: 'RENEWED', cell: (s) => relative(s.candidate.renewTime, now) },
+      { header: 'CREATED', cell: (s) => ago(s.candidate.createdAt, now) },
+      { header: 'RENEWED', cell: (s) => ago(s.candidate.renewTime, now) },
       { header: 'PING/ACK', cell: (s) => pingOf(s.candidate, now, config) },
       { header: 'STATE', cell: (s) => s.state },
     ],

@@ -11,7 +11,7 @@ import { isCandidateStale, isDeparted, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
-import { relative, span } from './format.js';
+import { ago, relative, span } from './format.js';
 
 /** A name in a sentence, kept apart from its words so that describe escapes it where it passes for another name shown (format.ts named). */
 export interface NameIn {
@@ -95,8 +95,8 @@ function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, others
   // term began (a process killed before it, say) is asked before the coordinator names it successor
   // (with succession on, and not the departed last holder, whom succession leaves out: successor.ts)
   else if (config.succession && lease?.holderIdentity !== undefined && c.name !== lease.holderIdentity && !isDeparted(c, lease) && !showedLifeSince(c, knownAliveSince(lease, now, config), now + config.clockSkewMs))
-    state = `live (renewed ${relative(c.renewTime, now)}), not seen alive this term: pinged before it is named successor`;
-  else state = `live (renewed ${relative(c.renewTime, now)})`;
+    state = `live (renewed ${ago(c.renewTime, now)}), not seen alive this term: pinged before it is named successor`;
+  else state = `live (renewed ${ago(c.renewTime, now)})`;
   return [...tags, state].join(', ');
 }
 

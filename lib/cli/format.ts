@@ -301,6 +301,13 @@ export function relative(at: number | undefined, now: number): string {
   return at <= now ? `${span(now - at)} ago` : `in ${span(at - now)}`;
 }
 
+/**
+ * When something already happened (a renewal, a creation): never in the future. Its stamp is the
+ * writer's estimate of DynamoDB's time, as `now` is this command's, each within half a second (Date
+ * headers' whole seconds): a renewal just written may read up to a second ahead, shown `0s ago`.
+ */
+export const ago = (at: number | undefined, now: number): string => relative(at === undefined ? at : Math.min(at, now), now);
+
 /** An epoch-ms stamp with its age: `3s ago (2026-01-01T12:00:00.000Z)`. */
 export const stamp = (at: number | undefined, now: number): string => (at === undefined ? '-' : `${relative(at, now)} (${new Date(at).toISOString()})`);
 

@@ -11,7 +11,7 @@ import type { IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import type { FieldIssue } from '../schemas/validation.js';
 import type { BrokenSessionError } from '../stores/errors.js';
-import { joined, relative, stamp, type Named, type named } from './format.js';
+import { ago, joined, relative, stamp, type Named, type named } from './format.js';
 
 /**
  * A lease's session row as the CLI read it (`row` undefined: gone, or refused), and when (the CLI's
@@ -184,14 +184,14 @@ export const withJudged = (lease: Lease, seen: SessionSeen | undefined, now: num
 
 /** The last renewal observers count: the lease's own, or its session's; for the leases table's RENEWED. */
 export function renewedOf(l: Lease, seen: SessionSeen | undefined, now: number): string {
-  if (!seen) return relative(l.renewTime, now);
-  if (seen.refused) return `${relative(l.renewTime, now)} (session row refused)`;
+  if (!seen) return ago(l.renewTime, now);
+  if (seen.refused) return `${ago(l.renewTime, now)} (session row refused)`;
   const counted = countedRenewal(l, seen);
-  if (counted?.left) return `${relative(Math.max(l.renewTime ?? 0, counted.at), now)} (its process left the term)`;
-  if (counted?.own !== undefined) return `${relative(Math.max(l.renewTime ?? 0, counted.at), now)} (its process's session)`;
-  if (!seen.row) return `${relative(l.renewTime, now)} (session gone)`;
-  if (!counted) return `${relative(l.renewTime, now)} (another process's session)`;
-  return `${relative(Math.max(l.renewTime ?? 0, counted.at), now)} (session)`;
+  if (counted?.left) return `${ago(Math.max(l.renewTime ?? 0, counted.at), now)} (its process left the term)`;
+  if (counted?.own !== undefined) return `${ago(Math.max(l.renewTime ?? 0, counted.at), now)} (its process's session)`;
+  if (!seen.row) return `${ago(l.renewTime, now)} (session gone)`;
+  if (!counted) return `${ago(l.renewTime, now)} (another process's session)`;
+  return `${ago(Math.max(l.renewTime ?? 0, counted.at), now)} (session)`;
 }
 
 /**
@@ -211,7 +211,7 @@ function countedRenewal(l: Lease, seen: JudgedSession): { at: number; left: bool
 /** The holder's last renewal as observers count it: `2s ago`, or `2s ago, through its session s-1` when the session's is the later. */
 export function lastRenewal(l: Lease, seen: SessionSeen | undefined, now: number): string {
   const counted = seen && !seen.refused ? countedRenewal(l, seen) : undefined;
-  if (!counted || counted.at <= (l.renewTime ?? 0)) return relative(l.renewTime, now);
+  if (!counted || counted.at <= (l.renewTime ?? 0)) return ago(l.renewTime, now);
   const session = counted.own ?? seen!.name;
   if (counted.left) return `${relative(counted.at, now)}, when its process left the term on its session ${session}`;
   return `${relative(counted.at, now)}, through its ${counted.own === undefined ? 'session' : "process's session"} ${session}`;

@@ -6,7 +6,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { termStrategy } from '../election/leader.js';
-import { dash, named, platformOf, relative, type Column } from './format.js';
+import { ago, dash, named, platformOf, relative, type Column } from './format.js';
 import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
 
 /** The names a lease row gives besides its candidates' (holder, successors, preferred and last holder): compared with theirs where shown (format.ts named). */
@@ -112,7 +112,7 @@ export function candidateColumns(now: number, config: ElectionConfig): Column<Ca
     { header: 'BINARY', cell: (c) => c.binaryVersion },
     { header: 'PRIORITY', cell: (c) => priorityOf(c, now) },
     { header: 'STRATEGIES', cell: (c) => c.preferredStrategies.join(',') },
-    { header: 'RENEWED', cell: (c) => relative(c.renewTime, now) },
+    { header: 'RENEWED', cell: (c) => ago(c.renewTime, now) },
     { header: 'PING/ACK', cell: (c) => pingOf(c, now, config) },
     { header: 'IDENTITY', cell: (c) => dash(c.identity) },
     { header: 'LOCATION', cell: (c) => locationText(locationOf(c)) },
