@@ -5,7 +5,7 @@ import { instanceOnSession } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
-import { parse } from '../schemas/validation.js';
+import { parse, ValidationError } from '../schemas/validation.js';
 import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
@@ -204,7 +204,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
     this.ready = startUp.ready;
   }
 
@@ -221,7 +221,9 @@ export class LeaderElector {
     const now = t.monotonic();
     const session = this.sessionToWrite();
     const sessionStamp = typeof session === 'string' ? sessionSeam(this.x.session!).stamp(session) : undefined;
-    return { now, clock: t.check(this.options.maxClockErrorMs), offset: t.now() - now, jumps: t.jumps, session, pushLive: this.pushLive, sessionCadences: this.x.sessions.cadences, sessionStamp };
+    // in a stop: what is left of its wait on DynamoDB (a pause after a fault must fit in it: step.ts leavingPause)
+    const stopLeftMs = this.x.stop.remainingMs;
+    return { now, clock: t.check(this.options.maxClockErrorMs), offset: t.now() - now, jumps: t.jumps, session, pushLive: this.pushLive, sessionCadences: this.x.sessions.cadences, sessionStamp, ...(Number.isFinite(stopLeftMs) ? { stopLeftMs } : {}) };
   }
 
   /** How often this worker renews while it leads (the `renewIntervalMs` option, or its default). */
@@ -409,16 +411,20 @@ export class LeaderElector {
    * table), a TableKeyError met at start-up (by the candidacy, or by NoCoordination's first read: a table keyed otherwise than Conclave's), a
    * ValidationError on `multiRegion` (the table is a global table without multi-Region strong
    * consistency), a DuplicateIdentityError (another live process stands under this identity), or a
-   * second run(). Every other fault, at start-up or later (DynamoDB unreachable, a
+   * second run(). Called without a `signal` (plain JavaScript's `run()`), it rejects at once with a
+   * ValidationError naming `signal` and claims nothing: called again with one, it runs. Every other fault, at start-up or later (DynamoDB unreachable, a
    * denied or throttled request, a malformed row), goes to onError, once per try, and is tried
    * again with backoff (lib/sdk/faults.ts). Once per instance: a new start-up is a new LeaderElector.
    */
   async run(signal: AbortSignal): Promise<void> {
     const x = this.x;
+    // checked before the claim: a call that cannot run leaves the start-up to a call that can
+    if (!isSignal(signal)) throw new ValidationError(`run() argument of LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, [{ field: 'signal', message: NO_SIGNAL }]);
     x.startUp.claim('LeaderElector');
     x.phase = 'starting';
     // its stop's wait on DynamoDB counts from the signal (a SIGTERM), whatever is in flight then
     const stopping = () => {
+      x.cancelled = true;
       x.stop.doing = STEPPING_DOWN;
       x.stop.start();
     };
@@ -438,12 +444,47 @@ export class LeaderElector {
     }
   }
 
-  /** Its stop's budget ran out (STOP_BUDGET_MS): onError is told, once, what was left undone, and that nothing waits on it. */
+  /**
+   * onError is told, once, what its stop left undone, and that nothing waits on it: what its budget
+   * cut (STOP_BUDGET_MS ran out), or else its leaving of the lease row given up (step.ts leave: every
+   * try within the budget failed, or lost its race), with when a term it did not release runs out.
+   */
   private tellUndone(): void {
     const { x, options: o } = this;
     const undone = x.stop.leftUndone;
-    if (undone.length === 0) return;
-    x.told(new Error(`LeaderElector "${o.identity}" of lease "${o.leaseName}": its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${x.stop.ms / 1000} s a stop waits for it, and run() resolved. Nothing waits on them: a term not released runs out a lease duration after its last renewal, a successor's name left on the row is passed over, and a candidate row left behind answers no election and is collected once stale`));
+    const left = this.known.leaving?.leaseLeft;
+    const subject = `LeaderElector "${o.identity}" of lease "${o.leaseName}"`;
+    const term = left !== undefined && left !== 'unread' && left.kind === 'release' ? left.term.fencingToken : undefined;
+    const runsOut = term !== undefined ? this.runsOut(term) : undefined;
+    if (undone.length > 0) {
+      x.told(new Error(`${subject}: its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${x.stop.ms / 1000} s a stop waits for it, and run() resolved. Nothing waits on them: a term not released runs out a lease duration after its last renewal${runsOut ? ` (its term with fencing token ${term}: ${runsOut})` : ''}, a successor's name left on the row is passed over, and a candidate row left behind answers no election and is collected once stale`));
+      return;
+    }
+    if (left === undefined) return;
+    const faults = this.known.leaving?.faults ?? 0;
+    const why =
+      faults > 0
+        ? `after ${faults} fault${faults === 1 ? '' : 's'} (each told above), no time left of the ${x.stop.ms / 1000} s a stop waits on DynamoDB for another try`
+        : left === 'unread'
+          ? 'its read failed (told above)'
+          : 'the row moved on under each try, or a fault (told above)';
+    const what =
+      left === 'unread'
+        ? `it could not read the lease to leave it (${why}): whatever the row still names it for is left there (a term of its own runs out a lease duration after its last renewal; its name as successor is passed over)`
+        : left.kind === 'release'
+          ? `its release of the term (fencing token ${term}) was not seen to land (${why}): the term is left to run out, ${runsOut ?? 'a lease duration after its last renewal'}, before another worker can lead`
+          : left.kind === 'decline'
+            ? `its giving up of its name as ${left.role === 'second' ? 'second successor' : 'successor'} was not seen to land (${why}): the coordinator passes over a successor that is gone`
+            : `its kept term's move off its session was not seen to land (${why}): the term runs out on its stamp`;
+    x.told(new Error(`${subject}: its stop tried nothing more and run() resolved: ${what}. Nothing waits on it`));
+  }
+
+  /** When the term with fencing token `token` runs out as this worker last renewed it (a lease duration after; DynamoDB's time as measured), if it led that term; else undefined. */
+  private runsOut(token: number): string | undefined {
+    const { x, options: o } = this;
+    if (x.deadlineAt === undefined || x.deadlineToken !== token) return undefined;
+    const inMs = x.deadlineAt - o.renewDeadlineMs + o.leaseDurationMs - x.time.monotonic();
+    return `a lease duration (${o.leaseDurationMs / 1000} s) after its last renewal, at about ${new Date(x.time.now() + inMs).toISOString()}${inMs > 0 ? ` (in ${(inMs / 1000).toFixed(1)} s)` : ''}`;
   }
 
   /**
@@ -917,6 +958,7 @@ export class LeaderElector {
         const no = f.no;
         x.deadline?.cancel();
         x.deadlineAt = f.at;
+        x.deadlineToken = this.known.lead?.no === no ? this.known.lead.term.fencingToken : undefined;
         x.deadline = x.time.setTimer(Math.max(0, f.at - x.time.monotonic()), () => this.note({ kind: 'deadline', no }));
         return undefined;
       }
@@ -924,6 +966,8 @@ export class LeaderElector {
         // carried out past its deadline (the process frozen since the step decided to lead; a newer term
         // may have begun): its work never starts, the step gives the term back
         if (x.time.monotonic() >= f.deadline) return { sent: STARTED, answer: () => ({ kind: 'startedLate', no: f.no }) };
+        // nor once run() was cancelled (a take in flight at the SIGTERM, landed after it): no work starts after the abort
+        if (x.cancelled) return { sent: STARTED, answer: () => ({ kind: 'startedLate', no: f.no, cancelled: true }) };
         const controller = (x.work = new AbortController());
         const { no, term } = f;
         const token = term.fencingToken;
@@ -973,18 +1017,22 @@ export class LeaderElector {
       case 'renewCandidacy':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'sleep':
-        // a cancelled leader leading on for its heir: a wait of the stop's own, not counted against its budget (nor its Session's)
-        x.stop.extend(f.ms);
-        if (x.session) sessionSeam(x.session).stopAtLeast(x.stop.remainingMs);
+        // a cancelled leader leading on for its heir: a wait of the stop's own, not counted against its budget (nor its Session's);
+        // a pause after a fault as it leaves the lease is counted (the step fitted it in)
+        if (f.counted !== true) {
+          x.stop.extend(f.ms);
+          if (x.session) sessionSeam(x.session).stopAtLeast(x.stop.remainingMs);
+        }
         return { sent: x.time.sleep(f.ms), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'workFailure':
         // the user's work failing, told as such (as a callback's failure is): no DynamoDB fault to name
         x.told(new LeaderWorkError(o.leaseName, f.token, f.outcome, f.cause));
         return undefined;
       case 'readToLeave':
-        return { sent: x.lock.get(true), answer: (read) => ({ kind: 'leavingRead', read: read as LeaseRead }), fault: { kind: 'leavingRead', read: 'unread' } };
+        return { sent: x.lock.get(true), answer: (read) => ({ kind: 'leavingRead', read: read as LeaseRead }), fault: () => ({ kind: 'leavingRead', read: 'unread', random: x.time.random() }) };
       case 'leavingWrite':
-        return { sent: this.leavingWrite(f.write), answer: (out) => ({ kind: 'leavingWritten', out: out as WriteOutcome }) };
+        // (a draw only where a pause may follow: a fault)
+        return { sent: this.leavingWrite(f.write), answer: (out) => ({ kind: 'leavingWritten', out: out as WriteOutcome, ...(out === 'failed' || out === 'unknown' ? { random: x.time.random() } : {}) }) };
       case 'leaveTerm':
         return { sent: Promise.resolve(this.leaveTerm(f.term)), answer: (at) => ({ kind: 'termLeft', at: at as number }) };
       case 'settleDoubt':
@@ -998,6 +1046,16 @@ export class LeaderElector {
 }
 
 const STARTED = Promise.resolve();
+
+/** What run() is told without a signal (its ValidationError's issue on `signal`). */
+const NO_SIGNAL =
+  "must be an AbortSignal: the signal whose abort stops the elector (an AbortController's signal, aborted on SIGTERM: `const stop = new AbortController(); process.once('SIGTERM', () => stop.abort()); await elector.run(stop.signal)`); nothing was started, call run() again with one";
+
+/** Whether `v` can stop a run(): an AbortSignal, or one like it (another realm's, a polyfill's), as run() uses it. */
+const isSignal = (v: unknown): v is AbortSignal => {
+  const o = v as Partial<AbortSignal> | null | undefined;
+  return typeof o === 'object' && o !== null && typeof o.aborted === 'boolean' && typeof o.addEventListener === 'function' && typeof o.removeEventListener === 'function';
+};
 
 /** Whether `cause` is a fenced write of lease `lease`'s term with fencing token `token` refused (FencingError) or abandoned as the term was lost (LeaseLostError): step.ts' workFailed `fenced`. */
 const refusedInTerm = (cause: unknown, lease: string, token: number): boolean => (cause instanceof FencingError || cause instanceof LeaseLostError) && cause.leaseName === lease && cause.fencingToken === token;
@@ -1077,6 +1135,10 @@ interface Shell {
   deadline: Timer | undefined;
   /** When the term led last (or now) reaches its renew deadline (monotonic), as last armed: onStoppedLeading's wait before a hand-over ends there. */
   deadlineAt: number | undefined;
+  /** That term's fencing token: a release of it left undone is told with when it runs out (tellUndone). */
+  deadlineToken: number | undefined;
+  /** run()'s signal aborted: no work starts from then on (a take in flight at the abort lands given back). */
+  cancelled: boolean;
   /** While leading: a look at the clocks every retry period (lookAtClocks). */
   clocks: Timer | undefined;
   /** The machine's clock since boot (else its wall clock) less its monotonic one: taken before each step while following; while leading, the lowest seen (gainedSince). */

@@ -979,11 +979,31 @@ export const LEAVING_READS = 5;
  * `again`, decide again from a new read, where the write was refused or may have landed and reads
  * remain (the row as it is now tells what is left to do); `settled`, it landed; `unsettled`, it did
  * not (a fault, or races lost on every read): the row is left as it is, and the caller leaves the
- * term to run out on its stamp or keeps its session held.
+ * term to run out on its stamp or keeps its session held. In a stop, a fault is not decided here:
+ * it is tried again after a pause within the stop's wait (leavingPause), else given up.
  */
 export function afterLeaving(out: WriteOutcome, reads: number): 'again' | 'settled' | 'unsettled' {
   if (out === 'landed') return 'settled';
   return (out === 'refused' || out === 'unknown') && reads < LEAVING_READS ? 'again' : 'unsettled';
+}
+
+/** The least of a stop's wait on DynamoDB a try after a pause is given (a read, then a write: round trips): a pause that would leave less is not taken. */
+export const LEAVING_TRY_MS = 1_000;
+
+/**
+ * How long a stopping elector pauses after its `faults`-th fault while leaving the lease (a write
+ * that failed or went unanswered, a read that failed) before it reads the lease and decides again:
+ * the retry period, doubling (retryDelayMs), so never sooner than a follower tries again. A release
+ * that failed at the SIGTERM, tried again within the stop's 10 s, spares its successor the rest of
+ * the lease duration. Undefined: the pause and a try after it (LEAVING_TRY_MS) do not fit in what is
+ * left of the stop's wait (`leftMs`): the part is given up, the row left as it is (nothing is sent
+ * once the wait is spent). No stop known (`leftMs` undefined: the step fed by hand, the model
+ * check): no pause, afterLeaving decides at once.
+ */
+export function leavingPause(faults: number, retryPeriodMs: number, random: number, leftMs: number | undefined): number | undefined {
+  if (leftMs === undefined) return undefined;
+  const ms = retryDelayMs(faults, retryPeriodMs, random);
+  return ms + LEAVING_TRY_MS <= leftMs ? ms : undefined;
 }
 
 /** What a leader's next-step timing depends on. */
@@ -1161,6 +1181,8 @@ export interface Moment {
   readonly sessionCadences?: ReadonlyMap<string, RenewalPhase>;
   /** The live session's stamp as its process last knew it landed (SessionSeam.stamp), if any: what a kept term's take-off is stamped from (leavingKept). */
   readonly sessionStamp?: number | undefined;
+  /** In a stop (run()'s signal aborted): what is left of its wait on DynamoDB (the shell's StopBudget), which a stopping elector's pause after a fault must fit in (leavingPause). Undefined: none known (no pause). */
+  readonly stopLeftMs?: number;
 }
 
 /** The part of the record a renewal changes: what client-go compares to reset observedTime. */
@@ -2070,14 +2092,18 @@ export type Event =
   | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number; readonly fenced?: boolean }
   /** run() was cancelled: step down. */
   | { readonly kind: 'cancel' }
-  /** Term `no`'s work was not started: its renew deadline had passed when the shell came to start it (a freeze after this step decided to lead). */
-  | { readonly kind: 'startedLate'; readonly no: number }
+  /**
+   * Term `no`'s work was not started: its renew deadline had passed when the shell came to start it
+   * (a freeze after this step decided to lead), or (`cancelled`) run()'s signal had aborted: a take
+   * in flight at the SIGTERM that landed after it.
+   */
+  | { readonly kind: 'startedLate'; readonly no: number; readonly cancelled?: boolean }
   /** Stepped down (`led`: what its step-down led), its candidacy withdrawn: leave the lease (`held`: a session whose renewals are held for a write onto it in doubt). */
   | { readonly kind: 'leave'; readonly led: SteppedDown; readonly held: string | undefined }
-  /** A stopping elector's consistent read of the lease ('unread': it failed, reported). */
-  | { readonly kind: 'leavingRead'; readonly read: LeaseRead | 'unread' }
-  /** A stopping elector's write (leavingWrite) came out so. */
-  | { readonly kind: 'leavingWritten'; readonly out: WriteOutcome }
+  /** A stopping elector's consistent read of the lease ('unread': it failed, reported; `random` in [0, 1) jitters the pause after it, leavingPause). */
+  | { readonly kind: 'leavingRead'; readonly read: LeaseRead | 'unread'; readonly random?: number }
+  /** A stopping elector's write (leavingWrite) came out so (`random`: as leavingRead's). */
+  | { readonly kind: 'leavingWritten'; readonly out: WriteOutcome; readonly random?: number }
   /** The term left to run out was named on its process's session rows, left at stamp `at` (SessionSeam.leave). */
   | { readonly kind: 'termLeft'; readonly at: number }
   /** A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row (it waits out their backoff). */
@@ -2095,7 +2121,8 @@ export type Effect =
   | { readonly kind: 'armDeadline'; readonly at: number; readonly no: number }
   /**
    * Start the leader's work (onStartedLeading) for term `no`, unless its renew `deadline` (monotonic)
-   * has passed when the shell comes to it (the process frozen since this step): then `startedLate`.
+   * has passed when the shell comes to it (the process frozen since this step), or run()'s signal
+   * has aborted: then `startedLate`.
    */
   | { readonly kind: 'started'; readonly term: Term; readonly no: number; readonly deadline: number; readonly rest: readonly Next[] }
   /** Stop acting (onStoppedLeading with `reason`, the work's signal aborted, the deadline's timer cancelled). */
@@ -2114,8 +2141,11 @@ export type Effect =
   | { readonly kind: 'releaseTerm'; readonly term: Term; readonly rest: readonly Next[] }
   /** Renew the candidacy (an acknowledgement, or alive after yielding), abandoned unanswered after `withinMs` if given. A fault is reported, and answered `failed`: `rest` goes on, the election not acknowledged. */
   | { readonly kind: 'renewCandidacy'; readonly rest: readonly Next[]; readonly withinMs?: number }
-  /** Lead on `ms` before handing over (a cancelled leader). */
-  | { readonly kind: 'sleep'; readonly ms: number; readonly rest: readonly Next[] }
+  /**
+   * Lead on `ms` before handing over (a cancelled leader): a wait of the stop's own, not counted in
+   * its wait on DynamoDB. `counted`: a stopping elector's pause after a fault (leavingPause), counted.
+   */
+  | { readonly kind: 'sleep'; readonly ms: number; readonly rest: readonly Next[]; readonly counted?: boolean }
   /** Tell onError the leader's work failed, and what became of the term. */
   | { readonly kind: 'workFailure'; readonly token: number; readonly outcome: 'givenUp' | 'kept' | 'ended'; readonly cause: unknown }
   /** Stepped down: the term led (handed over or not: released as it leaves, after its candidacy is withdrawn), or none. */
@@ -2170,7 +2200,9 @@ export type Next =
   /** Stepped down, handed or not; `again`: a hand-over sent without the refresh and not given reads the lease and tries once more. */
   | { readonly k: 'down'; readonly term: Term; readonly again: boolean }
   /** The lease read after such a refusal: handed to the heir it names now, if still in `term`. */
-  | { readonly k: 'handAgain'; readonly term: Term };
+  | { readonly k: 'handAgain'; readonly term: Term }
+  /** A stopping elector's pause after a fault over (leavingPause): it reads the lease and decides its leaving again. */
+  | { readonly k: 'leaveAgain' };
 
 type Step = { readonly state: State; readonly effects: Effect[] };
 const STEP_NOW: Effect = { kind: 'stepNow' };
@@ -2215,11 +2247,12 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
     }
     case 'startedLate': {
       // the process froze between this step's decision to lead and the shell's start, past the renew
-      // deadline: a newer term may have begun meanwhile. Given back as a term won too late is (follow),
-      // never led: its work never starts (no onStartedLeading, so no onStoppedLeading)
+      // deadline: a newer term may have begun meanwhile; or run() was cancelled while its take was in
+      // flight. Given back as a term won too late is (follow), never led: its work never starts (no
+      // onStartedLeading, so no onStoppedLeading)
       if (lead?.no !== e.no) return { state, effects: fx };
       const lateMs = at.now - (lead.renewedAt + s.renewDeadlineMs);
-      if (lateMs >= s.retryPeriodMs) fx.push({ kind: 'stalled', lateMs: Math.round(lateMs) });
+      if (lateMs >= s.retryPeriodMs && e.cancelled !== true) fx.push({ kind: 'stalled', lateMs: Math.round(lateMs) });
       fx.push({ kind: 'releaseTerm', term: lead.term, rest: [{ k: 'led', ok: false }] });
       return { state: { ...state, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, standAgain: lead.term.fencingToken }, effects: fx };
     }
@@ -2535,6 +2568,8 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
         if (heir) return handOff(st, { term: n.term, lease: l }, heir, [{ k: 'down', term: n.term, again: false }, ...tail], fx);
         return steppedDown(st, { term: n.term, handed: false }, fx);
       }
+      case 'leaveAgain':
+        return { state: st, effects: [...fx, READ_TO_LEAVE] };
     }
   }
   return { state: st, effects: fx };
@@ -2568,6 +2603,17 @@ export interface Leaving {
   readonly leftAt?: number;
   /** The last doubt read showed its kept term there, named as left: the hold is not needed. */
   readonly left?: boolean;
+  /** Faults the `lease` part met, where it tries them again (retriesFaults): each a write that failed or went unanswered, or a read that failed; leavingPause's count. */
+  readonly faults?: number;
+  /** The write it sent last (moved): what the `lease` part leaves undone if it ends unsettled. */
+  readonly tried?: LeavingWrite;
+  /** The pause to take once the term is named as left (pauseAfter: its session's renewals would keep the term alive meanwhile). */
+  readonly pauseMs?: number;
+  /**
+   * The `lease` part ended unsettled: the write it last sent not seen to land, or ('unread') the row
+   * never read: what the shell tells onError once as run() resolves (LeaderElector.tellUndone).
+   */
+  readonly leaseLeft?: LeavingWrite | 'unread';
 }
 
 /** What a part of the leaving decides from a read: a write, `settled` (nothing more to write), or `stay` (nothing it can write: the row left as it is). */
@@ -2609,17 +2655,59 @@ function leave(s: Settings, state: State, e: Extract<Event, { kind: 'leave' | 'l
     case 'leavingRead': {
       if (!lv) return { state, effects: [] };
       const read = { ...lv, reads: lv.reads + 1 };
-      return decidedFrom(s, state, read, e.read, at);
+      if (e.read !== 'unread' || !retriesFaults(lv, at)) return decidedFrom(s, state, read, e.read, at);
+      // a fault: read again after a pause while the stop's wait allows, else decided from the row unread
+      const faulted = { ...read, faults: (lv.faults ?? 0) + 1 };
+      return pauseAfter(s, state, faulted, e.random, at) ?? decidedFrom(s, state, faulted, 'unread', at);
     }
     case 'leavingWritten': {
       if (!lv) return { state, effects: [] };
+      // failed, or unanswered (it may have landed): decided again from a read after a pause while the stop's wait
+      // allows, else given up (never tried again sooner: a fault is no lost race); elsewhere, as afterLeaving says
+      if ((e.out === 'failed' || e.out === 'unknown') && retriesFaults(lv, at)) {
+        const faulted = { ...lv, faults: (lv.faults ?? 0) + 1 };
+        return pauseAfter(s, state, faulted, e.random, at) ?? partDone(s, state, faulted, false, at);
+      }
       const next = afterLeaving(e.out, lv.reads);
       if (next === 'again') return { state, effects: [READ_TO_LEAVE] };
       return partDone(s, state, lv, next === 'settled', at);
     }
-    case 'termLeft':
-      return lv ? doubt(s, state, { ...lv, leftAt: e.at }, at) : { state, effects: [] };
+    case 'termLeft': {
+      if (!lv) return { state, effects: [] };
+      const { pauseMs, ...left } = { ...lv, leftAt: e.at };
+      // named as left before a pause (pauseAfter): the pause, then the part decided again
+      if (pauseMs !== undefined) return { state: { ...state, leaving: left }, effects: [pause(pauseMs)] };
+      return doubt(s, state, left, at);
+    }
   }
+}
+
+/**
+ * Whether part `lv.part` tries a fault again after a pause (pauseAfter): the `lease` part, in a stop
+ * whose wait on DynamoDB is known, while it holds no session's renewals. Not while it holds them
+ * (`held`: a write onto its session in doubt), nor in the parts after (`doubt`, `kept`: a hold
+ * stands until they end): each pause would bring the session's renew deadline nearer, ending it for
+ * the process's other electors; there afterLeaving decides at once, and a hold left outlives run(),
+ * the session ending at its deadline.
+ */
+const retriesFaults = (lv: Leaving, at: Moment): boolean => at.stopLeftMs !== undefined && lv.part === 'lease' && lv.held === undefined;
+
+const LEAVE_AGAIN: readonly Next[] = [{ k: 'leaveAgain' }];
+const pause = (ms: number): Effect => ({ kind: 'sleep', ms, counted: true, rest: LEAVE_AGAIN });
+
+/**
+ * After a fault of the `lease` part (`lv.faults` counted): a pause (leavingPause), then a read to
+ * decide the part again; undefined where no pause fits in the stop's wait. A term the part would
+ * leave to run out on its process's session rows if it ended now is named so first (leftTerm, as
+ * partDone does): meanwhile the session's renewals for the process's other electors would keep it
+ * alive, nobody leading it.
+ */
+function pauseAfter(s: Settings, state: State, lv: Leaving, random: number | undefined, at: Moment): Step | undefined {
+  const ms = leavingPause(lv.faults ?? 1, s.retryPeriodMs, random ?? 0, at.stopLeftMs);
+  if (ms === undefined) return undefined;
+  const term = lv.leftAt === undefined ? leftTerm(s.releaseOnCancel ? (lv.releasing ?? -1) : keptTokenOf(s, state), s.instance, at.session !== undefined) : undefined;
+  if (term) return { state: { ...state, leaving: { ...lv, pauseMs: ms } }, effects: [{ kind: 'leaveTerm', term }] };
+  return { state: { ...state, leaving: lv }, effects: [pause(ms)] };
 }
 
 /** Part `lv.part`'s move from `read` (its `lv.reads`-th read). */
@@ -2648,18 +2736,21 @@ function decidedFrom(s: Settings, state: State, lv: Leaving, read: LeaseRead | '
 /** Carries out `move`: its write, or the part settled (`settled`) or given up (`stay`). */
 function moved(s: Settings, state: State, lv: Leaving, move: Move, at: Moment): Step {
   if (move.kind === 'settled' || move.kind === 'stay') return partDone(s, state, lv, move.kind === 'settled', at);
-  return { state: { ...state, leaving: lv }, effects: [{ kind: 'leavingWrite', write: move }] };
+  return { state: { ...state, leaving: { ...lv, tried: move } }, effects: [{ kind: 'leavingWrite', write: move }] };
 }
 
 /** Part `lv.part` over, `settled` or not: the next part. */
 function partDone(s: Settings, state: State, lv: Leaving, settled: boolean, at: Moment): Step {
   switch (lv.part) {
     case 'lease': {
+      // unsettled: what it leaves undone, told as run() resolves
+      const done: Leaving = settled ? lv : { ...lv, leaseLeft: lv.tried ?? 'unread' };
       // the term left on the row is left to run out on its stamp, named so on its process's session rows: the one it keeps, or one whose release did not land
+      // (unless named so already, before a pause: pauseAfter)
       const token = s.releaseOnCancel ? (settled ? -1 : (lv.releasing ?? -1)) : keptTokenOf(s, state);
-      const term = leftTerm(token, s.instance, at.session !== undefined);
-      if (term) return { state: { ...state, leaving: lv }, effects: [{ kind: 'leaveTerm', term }] };
-      return doubt(s, state, lv, at);
+      const term = lv.leftAt === undefined ? leftTerm(token, s.instance, at.session !== undefined) : undefined;
+      if (term) return { state: { ...state, leaving: done }, effects: [{ kind: 'leaveTerm', term }] };
+      return doubt(s, state, done, at);
     }
     case 'doubt':
       // settled, or its kept term named as left there (a held session would end at its renew deadline, costing the process's other electors theirs): the hold goes
