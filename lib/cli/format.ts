@@ -306,7 +306,9 @@ export function relative(at: number | undefined, now: number): string {
  * writer's estimate of DynamoDB's time, as `now` is this command's, each within half a second (Date
  * headers' whole seconds): a renewal just written may read up to a second ahead, shown `0s ago`.
  */
-export const ago = (at: number | undefined, now: number): string => relative(at === undefined ? at : Math.min(at, now), now);
+export const ago = (at: number | undefined, now: number): string => relative(at !== undefined && at > now && at - now < AHEAD_MS ? now : at, now);
+/** How far ahead of a command's now a stamp of the past may read as its writer's estimate (further: a clock off, shown as `in …`). */
+const AHEAD_MS = 1_000;
 
 /** An epoch-ms stamp with its age: `3s ago (2026-01-01T12:00:00.000Z)`. */
 export const stamp = (at: number | undefined, now: number): string => (at === undefined ? '-' : `${relative(at, now)} (${new Date(at).toISOString()})`);
