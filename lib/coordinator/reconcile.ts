@@ -10,7 +10,7 @@ import { CandidateStamp, type Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
-import { CandidateStore } from '../stores/candidate-store.js';
+import { CandidateStore, MAX_CANDIDATES_PER_LEASE, TooManyCandidatesError } from '../stores/candidate-store.js';
 import { ValidationError } from '../schemas/validation.js';
 import { FencingTokensExhaustedError } from '../schemas/fencing-token.js';
 import { BrokenSessionError, ConflictError, retryOnConflict } from '../stores/errors.js';
@@ -35,7 +35,7 @@ export interface CoordinatorDeps {
 export function coordinatorDeps(client: DynamoDBClient, tables: TableNames, opts: { clock?: Clock; config?: ElectionConfigInput } = {}): CoordinatorDeps {
   return {
     leases: new LeaseStore(client, tables.leases),
-    candidates: new CandidateStore(client, tables.candidates),
+    candidates: new CandidateStore(client, tables.candidates, false, MAX_CANDIDATES_PER_LEASE),
     identities: new IdentityStore(client, tables.identities),
     ticks: new TickStore(client, tables.identities),
     clock: opts.clock ?? systemClock,
@@ -231,6 +231,13 @@ export async function streamSawRow(deps: Pick<CoordinatorDeps, 'leases'>, l: Lea
   return l.election?.awaitsStream === true && (await deps.leases.clearAwaitsStream(l.name, l.election));
 }
 
+/**
+ * Pings (and withdrawals of pings) of one election in flight at once: an election of a thousand
+ * candidates sent all at once held a thousand requests and their answers in a stream function's
+ * 256 MB, and queued most of them in the SDK anyway (its sockets are 50).
+ */
+const PINGS_IN_FLIGHT = 25;
+
 /** One read-decide-write of reconcileLease; a lost race is a ConflictError. */
 async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: number, seed: Snapshot | undefined, trigger: DecideTrigger): Promise<ReconcileOutcome> {
   const snap = seed ?? (await snapshot(deps, name));
@@ -250,12 +257,12 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   const writes = plan(decision, before, now, deps.config);
   if (writes.ping.length) {
     const pingTime = writes.pingTime!;
-    const done = await Promise.all(writes.ping.map((c) => deps.candidates.ping(name, c, pingTime)));
+    const done = await mapLimit(writes.ping, PINGS_IN_FLIGHT, (c) => deps.candidates.ping(name, c, pingTime));
     outcome.pinged = writes.ping.filter((_, i) => done[i]);
   }
   if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
   // An election closed early: its unanswered pings are taken back (they had no window to be answered in).
-  await Promise.all(pingsToWithdraw(decision, before, snap.candidates, now).map((p) => deps.candidates.withdrawPing(name, p.name, p.pingTime)));
+  await mapLimit(pingsToWithdraw(decision, before, snap.candidates, now), PINGS_IN_FLIGHT, (p) => deps.candidates.withdrawPing(name, p.name, p.pingTime));
   return outcome;
 }
 
@@ -382,9 +389,18 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const segment = opts.segment && opts.segment.total > 1 ? opts.segment : undefined;
   const scan = segment ? { segment } : {};
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
+  // the scans stop at the deadline too (a table's rows may take longer to read than an invocation has): the part is taken again from its start
+  const scansPast = (): boolean => {
+    if (!past()) return false;
+    result.stopped = { after };
+    result.errors.push({ lease: '(the scans)', error: new Error('scans unfinished at the deadline: nothing reconciled') });
+    return true;
+  };
+  const after = opts.after;
   const leases = new Map<string, Lease>();
   const badLeases = new Set<string>();
   for await (const page of deps.leases.scan(scan)) {
+    if (scansPast()) return result;
     for (const s of page) {
       if (s.ok) leases.set(s.item.name, s.item);
       else {
@@ -401,7 +417,16 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const refused: RefusedCandidate[] = [];
   // those whose stamp does not parse, as stored: timed by first sighting (timeRefusedCandidates)
   const unstamped: RefusedCandidateRow[] = [];
-  for await (const page of deps.candidates.scan(scan)) {
+  // rows scanned per lease: past MAX_CANDIDATES_PER_LEASE only counted, neither parsed nor kept
+  const rows = new Map<string, number>();
+  const count = (raw: Record<string, unknown>) => {
+    const n = String(raw['leaseName']);
+    const k = (rows.get(n) ?? 0) + 1;
+    rows.set(n, k);
+    return k > MAX_CANDIDATES_PER_LEASE;
+  };
+  for await (const page of deps.candidates.scan({ ...scan, skip: count })) {
+    if (scansPast()) return result;
     for (const s of page) {
       if (s.ok) group(s.item.leaseName).candidates.push(s.item);
       else {
@@ -427,6 +452,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   // session rows the schema refuses, with what was refused: one may be the session a term judged off its named row lives by (sessionJudge)
   const refusedReads: RefusedRead[] = [];
   for await (const page of deps.identities.scan()) {
+    if (scansPast()) return result;
     for (const s of page) {
       if (s.ok) identities.push(s.item);
       else {
@@ -465,10 +491,14 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for (const g of groups.values()) g.candidates = vouchAll(g.candidates, sessions);
   for (const [n, l] of leases) if (l.election && !groups.has(n)) group(n);
 
-  const after = opts.after;
+  // a lease with more candidate rows than the coordinator holds is left alone, told among the
+  // errors; the rows it holds of it (the first MAX_CANDIDATES_PER_LEASE) are collected once stale,
+  // so a flood that stops drains over passes (the sessions only its rows past the cap name are not kept)
+  const over = new Set([...rows].filter(([, k]) => k > MAX_CANDIDATES_PER_LEASE).map(([n]) => n));
+  for (const n of over) if (!badLeases.has(n) && (after === undefined || n > after)) result.errors.push({ lease: n, error: new TooManyCandidatesError(n, rows.get(n)!) });
   // a broken lease is reported above and never decided on; its candidates stay in the groups: the
   // stale ones are collected, the sessions the live ones name kept, as any lease's
-  const names = [...groups.keys()].filter((n) => !badLeases.has(n) && (after === undefined || n > after)).sort();
+  const names = [...groups.keys()].filter((n) => !badLeases.has(n) && !over.has(n) && (after === undefined || n > after)).sort();
   result.leases = names.length;
   let started = -1;
   // in a segment, terms the scans judge off their named row (unvouched: reconcileUnvouched)

@@ -13,6 +13,7 @@ import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/deri
 import { PublishError } from '../events/publisher.js';
 import { BrokenSessionError, ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import { LeaseStore } from '../stores/lease-store.js';
+import { TooManyCandidatesError } from '../stores/candidate-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -184,6 +185,9 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Pr
   try {
     o = await reconcileLease(deps.coordinator, lease, undefined, { streamBehind: true });
   } catch (e) {
+    // (over the cap: not thrown either, or the record would be retried for hours, holding its shard's other leases behind it)
+    // (its message names the lease, the rows seen and the fix)
+    if (e instanceof TooManyCandidatesError) return void deps.logger.error(e.message, { trigger });
     if (!(e instanceof BrokenLeaseError)) throw e;
     deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(e), trigger });
     return undefined;
@@ -1020,7 +1024,7 @@ function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly
 }
 
 function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
-  for (const e of r.errors) deps.logger.error('reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
+  for (const e of r.errors) deps.logger.error(e.error instanceof TooManyCandidatesError ? e.error.message : 'reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
   for (const b of r.broken) deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(b), trigger: 'tick' });
   const told = new Set<Error>(r.broken.map((b) => b.error));
   const collected = new Set(r.collectedCandidates.map((c) => JSON.stringify([c.leaseName, c.name])));

@@ -1,4 +1,4 @@
-import { UpdateItemCommand, paginateScan, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { QueryCommand, UpdateItemCommand, paginateScan, type DynamoDBClient, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
@@ -15,6 +15,26 @@ export interface CandidateList {
 }
 
 /**
+ * The candidate rows the coordinator holds for one lease. A worker of a lease may write any number
+ * of valid rows in its partition (IAM limits keys and attributes, not counts): past this, the
+ * coordinator leaves that lease alone and says so (TooManyCandidatesError) rather than read, hold
+ * and ping them all. 1,000 is the busy lease docs/benchmarks.md measures, at its edge.
+ */
+export const MAX_CANDIDATES_PER_LEASE = 1_000;
+
+/** A lease with more candidate rows than the coordinator holds (MAX_CANDIDATES_PER_LEASE): left alone, no election opened or closed on it. */
+export class TooManyCandidatesError extends Error {
+  override readonly name = 'TooManyCandidatesError';
+  constructor(
+    lease: string,
+    /** Rows seen: at least this many (reading stopped past the cap). */
+    readonly rows: number,
+  ) {
+    super(`lease "${lease}": ${rows}+ candidate rows, over ${MAX_CANDIDATES_PER_LEASE}: left alone until its workers write fewer`);
+  }
+}
+
+/**
  * Lease candidates, key `leaseName` + `name`. The table also holds withLease's run-once rows, under
  * reserved names (lib/schemas/run-once.ts): they are never listed or scanned as candidates, so no
  * election, garbage collection or view ever sees them.
@@ -25,6 +45,8 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     table: string,
     /** Every read strongly consistent, whatever a caller asks (multi-Region strongly consistent tables). */
     private readonly strongReadsOnly = false,
+    /** list() reads no more than this many rows and one, then throws TooManyCandidatesError (the coordinator's). @default none */
+    private readonly maxPerLease?: number,
   ) {
     super({ client, table, keys: ['leaseName', 'name'], schema: CandidateItem, kind: 'candidate' });
   }
@@ -38,15 +60,33 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     return { key: { leaseName: c.leaseName, name: c.name }, item: c, revision: c.revision };
   }
 
-  /** The lease's candidates: its partition below the reserved names, so its run-once rows are not even read. */
+  /**
+   * The lease's candidates: its partition below the reserved names, so its run-once rows are not
+   * even read. With `maxPerLease`, no more than that many rows and one are read: more is a
+   * TooManyCandidatesError.
+   */
   async list(leaseName: string): Promise<CandidateList> {
-    const { items, invalid } = await this.query(leaseName, { below: RESERVED_FROM });
-    return { candidates: items, invalid };
+    const max = this.maxPerLease ?? Infinity;
+    const out: CandidateList = { candidates: [], invalid: [] };
+    let seen = 0;
+    let r: QueryCommandOutput | undefined;
+    do {
+      r = await this.client.send(
+        new QueryCommand({ TableName: this.table, KeyConditionExpression: 'leaseName = :pk AND #n < :below', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: marshall({ ':pk': leaseName, ':below': RESERVED_FROM }), ConsistentRead: true, Limit: this.maxPerLease && max + 1 - seen, ExclusiveStartKey: r?.LastEvaluatedKey }),
+      );
+      for (const raw of r.Items ?? []) {
+        const p = this.tryParse(rowOf(raw));
+        if (p.ok) out.candidates.push(p.item);
+        else out.invalid.push(p.invalid);
+        if (++seen > max) throw new TooManyCandidatesError(leaseName, seen);
+      }
+    } while (r.LastEvaluatedKey);
+    return out;
   }
 
-  /** Every candidate row, one parsed page at a time; run-once rows are left out (unparsed). */
+  /** Every candidate row, one parsed page at a time; run-once rows are left out (unparsed), and those `opts.skip` picks. */
   override async *scan(opts: ScanOptions = {}): AsyncGenerator<Scanned<Candidate>[]> {
-    for await (const page of super.scan({ ...opts, skip: (raw) => isReservedName(raw['name']) })) yield page;
+    for await (const page of super.scan({ ...opts, skip: (raw) => isReservedName(raw['name']) || !!opts.skip?.(raw) })) yield page;
   }
 
   /**
