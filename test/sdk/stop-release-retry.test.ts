@@ -142,6 +142,18 @@ describe('the step: a stopping leader whose release fails, within the stop\'s wa
   });
 });
 
+/** a leads `lease` through `through`, b follows it straight to DynamoDB Local, 20 s settled. */
+async function leaderAndPeer(lease: string, through: ReturnType<typeof localClient>, direct: ReturnType<typeof localClient>, c: ReturnType<typeof drivenClock>) {
+  const terms: Terms = [];
+  const errors = { a: [] as Error[], b: [] as Error[] };
+  const a = drivenElector(t.names, 'a', lease, through, c, terms, errors.a);
+  await c.drive(() => a.e.isLeader());
+  const b = drivenElector(t.names, 'b', lease, direct, c, terms, errors.b);
+  await c.drive(() => b.e.leader === 'a');
+  await c.drive(() => c.waited() >= 20_000);
+  return { a, b, terms, errors };
+}
+
 describe('a NoCoordination leader stopped (SIGTERM) as its release meets a fault; its peer straight to DynamoDB Local', () => {
   it('DynamoDB refusing connections for 1 s (an endpoint restarting): the release is tried again a retry period later and lands; the peer leads within seconds, not after the lease duration; nothing told of a term left', async () => {
     const lease = 'blip';
@@ -150,13 +162,7 @@ describe('a NoCoordination leader stopped (SIGTERM) as its release meets a fault
     const direct = localClient(inject('ddbEndpoint'));
     const busy = [inFlight(through), inFlight(direct)];
     const c = drivenClock(() => busy.some((b) => b()));
-    const terms: Terms = [];
-    const errors = { a: [] as Error[], b: [] as Error[] };
-    const a = drivenElector(t.names, 'a', lease, through, c, terms, errors.a);
-    await c.drive(() => a.e.isLeader());
-    const b = drivenElector(t.names, 'b', lease, direct, c, terms, errors.b);
-    await c.drive(() => b.e.leader === 'a');
-    await c.drive(() => c.waited() >= 20_000);
+    const { a, b, terms, errors } = await leaderAndPeer(lease, through, direct, c);
     const from = c.clock.monotonic();
     await p.close();
     c.clock.setTimer(1_000, () => void p.open());
@@ -189,13 +195,7 @@ describe('a NoCoordination leader stopped (SIGTERM) as its release meets a fault
     const db = inFlight(direct);
     const c = drivenClock(() => proxy.inFlight() > 0 || db());
     const sent = tries(through, c);
-    const terms: Terms = [];
-    const errors = { a: [] as Error[], b: [] as Error[] };
-    const a = drivenElector(t.names, 'a', lease, through, c, terms, errors.a);
-    await c.drive(() => a.e.isLeader());
-    const b = drivenElector(t.names, 'b', lease, direct, c, terms, errors.b);
-    await c.drive(() => b.e.leader === 'a');
-    await c.drive(() => c.waited() >= 20_000);
+    const { a, b, terms, errors } = await leaderAndPeer(lease, through, direct, c);
     const from = c.clock.monotonic();
     proxy.answer('forbidden403');
     c.clock.setTimer(60_000, () => proxy.answer(undefined));
