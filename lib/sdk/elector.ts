@@ -20,6 +20,7 @@ import { LeaderElectorOptionsSchema, defaultRenewIntervalMs, renewCadenceMs, typ
 export { CandidacySchema, LeaderElectorOptionsSchema, PHASE_STEP_MS, defaultRenewIntervalMs, renewCadenceMs } from './elector-options.js';
 export type { AnyLeaderElectorOptions, ElectorRunPhase, ElectorStats, LeaderCallbacks, LeaderElectorOptions, LeadingTerm, ResolvedLeaderElectorOptions, StopReason } from './elector-options.js';
 import {
+  LEAVING_READS,
   decide,
   decideFollower,
   decideLeader,
@@ -462,8 +463,10 @@ export class LeaderElector {
     }
     if (left === undefined) return;
     const faults = this.known.leaving?.faults ?? 0;
+    // its reads all spent on lost races (afterLeaving), whatever faults came before: no want of time
+    const racesLost = (this.known.leaving?.reads ?? 0) >= LEAVING_READS;
     const why =
-      faults > 0
+      faults > 0 && !racesLost
         ? `after ${faults} fault${faults === 1 ? '' : 's'} (each told above), no time left of the ${x.stop.ms / 1000} s a stop waits on DynamoDB for another try`
         : left === 'unread'
           ? 'its read failed (told above)'
