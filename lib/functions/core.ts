@@ -208,7 +208,14 @@ async function reconcile(deps: FunctionDeps, lease: string, trigger: string): Pr
 async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigger: string, marked = true, read = LeaseStore.readOf(deleted.name, undefined)): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
   const named = await namedSessionAfterDelete(deps, deleted);
-  const list = await listVouched(co, deleted.name);
+  let list;
+  try {
+    list = await listVouched(co, deleted.name);
+  } catch (e) {
+    // over the cap: left alone as reconcile() leaves it (thrown, the record would hold its shard for hours)
+    if (!(e instanceof TooManyCandidatesError)) throw e;
+    return void deps.logger.error(e.message, { trigger });
+  }
   const now = co.clock.now();
   // a term no session can hold: held only until its own stamp runs out; one whose holder names a
   // process, until its process's session rows show it over (deleteHoldMs); unread, the whole hold

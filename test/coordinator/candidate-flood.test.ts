@@ -6,12 +6,17 @@
  * MAX_CANDIDATES_PER_LEASE is left alone and told (the others reconciled as before), and the scans
  * stop at the deadline. On DynamoDB Local.
  */
-import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import { BatchWriteItemCommand, DeleteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { coordinatorDeps, reconcileAll, reconcileLease, type CoordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { type FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
+import { lambdaContext } from '../../lib/local/runtime.js';
 import { MAX_CANDIDATES_PER_LEASE, TooManyCandidatesError } from '../../lib/stores/candidate-store.js';
-import { manualClock, testTables, type TestTables } from '../support.js';
+import { manualClock, streamRecords, testTables, type TestTables } from '../support.js';
 
 const OEV = 'OldestEmulationVersion';
 let t: TestTables;
@@ -135,4 +140,27 @@ it("the tick's scans stop at its deadline, between pages, and say so", async () 
   } finally {
     await tt.drop();
   }
+});
+
+it("an operator's delete of a held row of a lease over the cap: the lease stream's record is handled (left alone and told), not failed to be retried for hours ahead of its shard's other leases", async () => {
+  const clock = manualClock();
+  const lease = 'flooded-deleted';
+  const logged: string[] = [];
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { clock }),
+    timer: { schedule: async () => undefined },
+    publish: async () => undefined,
+    deadLetter: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  const error = d.logger.error.bind(d.logger);
+  d.logger.error = (message: string, ...rest: unknown[]) => void (logged.push(message), error(message, ...(rest as [])));
+  await flood(lease, MAX_CANDIDATES_PER_LEASE + 1, clock.now());
+  const c = d.coordinator;
+  await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'w00000', holderInstance: 'w00000-1', leaseDurationSeconds: 15, acquireTime: clock.now(), renewTime: clock.now(), leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+  await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+  const removed = (await streamRecords(t.client, t.names.leases)).filter((x) => x.eventName === 'REMOVE' && x.dynamodb!.Keys!['name']!.S === lease).at(-1)!;
+  expect(await leaseStream(d)({ Records: [removed] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] }); // before: this record failed
+  expect(logged.some((m) => m.includes(`lease "${lease}"`) && m.includes('candidate rows'))).toBe(true);
+  expect((await c.leases.read(lease)).item).toBeUndefined(); // no row made again, no election: left alone
 });
