@@ -10,7 +10,7 @@ import { CandidateStamp, type Candidate } from '../schemas/candidate.js';
 import type { IdentityLease } from '../schemas/identity.js';
 import { electionConfig, type ElectionConfig, type ElectionConfigInput, type TableNames } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
-import { CandidateStore, MAX_CANDIDATES_PER_LEASE, TooManyCandidatesError } from '../stores/candidate-store.js';
+import { CandidateStore, MAX_CANDIDATES_PER_LEASE, PER_LEASE_IN_FLIGHT, TooManyCandidatesError } from '../stores/candidate-store.js';
 import { ValidationError } from '../schemas/validation.js';
 import { FencingTokensExhaustedError } from '../schemas/fencing-token.js';
 import { BrokenSessionError, ConflictError, retryOnConflict } from '../stores/errors.js';
@@ -231,13 +231,6 @@ export async function streamSawRow(deps: Pick<CoordinatorDeps, 'leases'>, l: Lea
   return l.election?.awaitsStream === true && (await deps.leases.clearAwaitsStream(l.name, l.election));
 }
 
-/**
- * Pings (and withdrawals of pings) of one election in flight at once: an election of a thousand
- * candidates sent all at once held a thousand requests and their answers in a stream function's
- * 256 MB, and queued most of them in the SDK anyway (its sockets are 50).
- */
-const PINGS_IN_FLIGHT = 25;
-
 /** One read-decide-write of reconcileLease; a lost race is a ConflictError. */
 async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: number, seed: Snapshot | undefined, trigger: DecideTrigger): Promise<ReconcileOutcome> {
   const snap = seed ?? (await snapshot(deps, name));
@@ -257,12 +250,12 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   const writes = plan(decision, before, now, deps.config);
   if (writes.ping.length) {
     const pingTime = writes.pingTime!;
-    const done = await mapLimit(writes.ping, PINGS_IN_FLIGHT, (c) => deps.candidates.ping(name, c, pingTime));
+    const done = await mapLimit(writes.ping, PER_LEASE_IN_FLIGHT, (c) => deps.candidates.ping(name, c, pingTime));
     outcome.pinged = writes.ping.filter((_, i) => done[i]);
   }
   if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
   // An election closed early: its unanswered pings are taken back (they had no window to be answered in).
-  await mapLimit(pingsToWithdraw(decision, before, snap.candidates, now), PINGS_IN_FLIGHT, (p) => deps.candidates.withdrawPing(name, p.name, p.pingTime));
+  await mapLimit(pingsToWithdraw(decision, before, snap.candidates, now), PER_LEASE_IN_FLIGHT, (p) => deps.candidates.withdrawPing(name, p.name, p.pingTime));
   return outcome;
 }
 

@@ -2,8 +2,9 @@ import { vouchedCandidate } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import { sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
-import type { CandidateList, CandidateStore } from '../stores/candidate-store.js';
+import { PER_LEASE_IN_FLIGHT, type CandidateList, type CandidateStore } from '../stores/candidate-store.js';
 import type { IdentityStore } from '../stores/identity-store.js';
+import { mapLimit } from '../util/pool.js';
 
 /**
  * The session rows named `names` (a lease's `session`, its candidates' `session`), each read once,
@@ -11,7 +12,7 @@ import type { IdentityStore } from '../stores/identity-store.js';
  */
 export async function readSessions(identities: IdentityStore, names: Iterable<string>): Promise<Map<string, IdentityLease | undefined>> {
   const distinct = [...new Set(names)];
-  const rows = await Promise.all(distinct.map((n) => readSession(identities, n)));
+  const rows = await mapLimit(distinct, PER_LEASE_IN_FLIGHT, (n) => readSession(identities, n));
   return new Map(distinct.map((n, i) => [n, rows[i]]));
 }
 

@@ -13,7 +13,8 @@ import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/deri
 import { PublishError } from '../events/publisher.js';
 import { BrokenSessionError, ConflictError, EndedTermsFullError } from '../stores/errors.js';
 import { LeaseStore } from '../stores/lease-store.js';
-import { TooManyCandidatesError } from '../stores/candidate-store.js';
+import { PER_LEASE_IN_FLIGHT, TooManyCandidatesError } from '../stores/candidate-store.js';
+import { mapLimit } from '../util/pool.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
@@ -228,7 +229,7 @@ async function reconcileAfterDelete(deps: FunctionDeps, deleted: HeldTerm, trigg
   const created = { ...writes.lease!, set: { ...writes.lease!.set, lastHolderIdentity: deleted.holderIdentity } };
   const outcome: ReconcileOutcome = { lease: deleted.name, decision, before: read.item, after: undefined, pinged: [], invalidCandidates: list.invalid, attempts: 1, at: now };
   if (writes.ping.length) {
-    const done = await Promise.all(writes.ping.map((c) => co.candidates.ping(deleted.name, c, writes.pingTime!)));
+    const done = await mapLimit(writes.ping, PER_LEASE_IN_FLIGHT, (c) => co.candidates.ping(deleted.name, c, writes.pingTime!));
     outcome.pinged = writes.ping.filter((_, i) => done[i]);
   }
   try {

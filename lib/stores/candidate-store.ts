@@ -22,6 +22,14 @@ export interface CandidateList {
  */
 export const MAX_CANDIDATES_PER_LEASE = 1_000;
 
+/**
+ * Requests about one lease's candidates in flight at once (pings, withdrawals of pings, reads of
+ * the sessions they name): an election of a thousand candidates sent all at once held a thousand
+ * requests and their answers in a stream function's 256 MB, and queued most of them in the SDK
+ * anyway (its sockets are 50).
+ */
+export const PER_LEASE_IN_FLIGHT = 25;
+
 /** A lease with more candidate rows than the coordinator holds (MAX_CANDIDATES_PER_LEASE): left alone, no election opened or closed on it. */
 export class TooManyCandidatesError extends Error {
   override readonly name = 'TooManyCandidatesError';

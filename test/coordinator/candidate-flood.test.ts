@@ -164,3 +164,64 @@ it("an operator's delete of a held row of a lease over the cap: the lease stream
   expect(logged.some((m) => m.includes(`lease "${lease}"`) && m.includes('candidate rows'))).toBe(true);
   expect((await c.leases.read(lease)).item).toBeUndefined(); // no row made again, no election: left alone
 });
+
+it("an operator's delete of a held row pings the election it opens at most 25 at a time, every candidate", async () => {
+  const clock = manualClock();
+  const lease = 'deleted-pings';
+  const d: FunctionDeps = {
+    coordinator: coordinatorDeps(t.client, t.names, { clock }),
+    timer: { schedule: async () => undefined },
+    publish: async () => undefined,
+    deadLetter: async () => undefined,
+    ...observability('test', 'SILENT'),
+  };
+  const c = d.coordinator;
+  await flood(lease, 60, clock.now() - 60_000);
+  let inFlight = 0;
+  let most = 0;
+  const counted =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      most = Math.max(most, ++inFlight);
+      try {
+        return await f(...a);
+      } finally {
+        inFlight--;
+      }
+    };
+  c.candidates.ping = counted(c.candidates.ping.bind(c.candidates));
+  await c.leases.write(await c.leases.read(lease), { set: { holderIdentity: 'w00000', holderInstance: 'w00000-1', leaseDurationSeconds: 15, acquireTime: clock.now() - 60_000, renewTime: clock.now() - 60_000, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator' } });
+  await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }) }));
+  const removed = (await streamRecords(t.client, t.names.leases)).filter((x) => x.eventName === 'REMOVE' && x.dynamodb!.Keys!['name']!.S === lease).at(-1)!;
+  expect(await leaseStream(d)({ Records: [removed] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+  const election = (await c.leases.read(lease)).item?.election;
+  expect(election).toBeDefined();
+  const pinged = (await c.candidates.list(lease)).candidates.filter((x) => x.pingTime !== undefined);
+  expect(pinged).toHaveLength(60);
+  expect(most).toBe(25); // before: 60
+});
+
+it('the sessions a lease\'s candidates name are read at most 25 at a time, every one of them', async () => {
+  const clock = manualClock();
+  const lease = 'sessions';
+  const d = coordinatorDeps(t.client, t.names, { clock });
+  const rows = Array.from({ length: 60 }, (_, i) => ({ ...row(lease, `s${String(i).padStart(3, '0')}`, clock.now()), session: `process-${i}` }));
+  for (let i = 0; i < rows.length; i += 25) await t.client.send(new BatchWriteItemCommand({ RequestItems: { [t.names.candidates]: rows.slice(i, i + 25).map((r) => ({ PutRequest: { Item: marshall(r) } })) } }));
+  await vacant(d, lease);
+  let inFlight = 0;
+  let most = 0;
+  const names = new Set<string>();
+  const read = d.identities.read.bind(d.identities);
+  d.identities.read = async (...a) => {
+    most = Math.max(most, ++inFlight);
+    names.add(a[1]);
+    try {
+      return await read(...a);
+    } finally {
+      inFlight--;
+    }
+  };
+  await reconcileLease(d, lease);
+  expect(names.size).toBeGreaterThanOrEqual(60);
+  expect(most).toBe(25); // before: 60
+});
