@@ -50,8 +50,11 @@ export const SWEEP_MARGIN_MS = 5_000;
  * The change the sweep makes to a name showing `row`'s state, given the lease's `leadership` at
  * `now`: a newer term than the name shows is named (an ended name included: the event of the term
  * after it lost); with nobody leading, the term the name shows is ended, unless the lease shows only
- * a vacancy report (a follower's or the platform's, which the holder's next renewal takes back with
- * the same token: an end of that term would be final). Otherwise, a state never seen through with
+ * a vacancy report on a term not yet over (`reported`: a follower's or the platform's, which the
+ * holder's next renewal takes back with the same token: an end of that term would be final). A
+ * report on a term over by its own stamp is `expired` (leadershipOf: its holder stopped at its renew
+ * deadline), and is ended as any term run out: a holder that crashed after its follower reported
+ * it, nobody taking the lease after it. Otherwise, a state never seen through with
  * nobody left writing it (each try of its event failed at the naming service) is written again: the
  * row's own state, which applyLeaderChange claims nothing for, and sees through as it does a
  * redelivery that finds a write unsettled. Otherwise none.
@@ -59,6 +62,7 @@ export const SWEEP_MARGIN_MS = 5_000;
 export function sweepChange(row: Pick<DiscoveryRow, 'lease' | 'fencingToken' | 'ended' | 'holder' | 'address' | 'applied' | 'writers'>, leadership: Leadership, now: number): LeaderChange | undefined {
   const l = leadership.leader;
   if (l !== null && l.fencingToken > row.fencingToken) return { kind: 'began', lease: row.lease, fencingToken: l.fencingToken, holder: l.holder, address: l.address, eventId: `sweep:term:${l.fencingToken}` };
+  // `reported`: the report of a term not over yet (a report on one over is `expired`: leadershipOf)
   if (l === null && !row.ended && leadership.vacancy !== 'reported') return { kind: 'ended', lease: row.lease, fencingToken: row.fencingToken, why: 'expired', eventId: `sweep:end:${row.fencingToken}` };
   // a live writer is still at work on it (or its call may still land): it settles it itself
   if (row.applied || expiredWriters(row, now).length < (row.writers?.size ?? 0)) return undefined;

@@ -124,6 +124,16 @@ export function judgedSignal(signal: AbortSignal, elector: LeaderElector): Abort
 }
 
 /**
+ * The lease row as `elector` last read it (its polls and looks, not its own writes' answers), or
+ * undefined before its first read or with no row: what a follower's health check names the holder
+ * and its address by (health.ts).
+ * @internal
+ */
+export function leaseLastRead(elector: LeaderElector): Lease | undefined {
+  return elector['known'].lastRaw?.item;
+}
+
+/**
  * client-go's LeaderElector on a DynamoDB lease, taking part in KEP-4355's coordinated election:
  * a follower reads the lease, judges expiry on its own monotonic clock, acknowledges elections and
  * reports vacancies; a leader renews every renew interval (`renewIntervalMs`), stops acting when it

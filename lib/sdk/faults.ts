@@ -607,19 +607,26 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
 }
 
 /**
- * `fault`, a request's failure in `call` (e.g. `getLeader`) of lease `leaseName`, which does not retry:
- * an unreachable endpoint as a DynamoDBUnreachableError naming the call, what it did not `read`,
- * and that the caller calls again; a throttled request as a DynamoDBRefusedError saying as much;
+ * `fault`, a read's failure in `call` (e.g. `getLeader`) of lease `leaseName`, which does not retry
+ * (only reads come here: nothing of the request can have landed): an unreachable endpoint as a
+ * DynamoDBUnreachableError naming the call, what it did not `read`, and that the caller calls again,
+ * a read given no answer within its bound (or the client's own timeout) included, before it was sent
+ * or after (a connection black-holed once made), the timeout its cause; one whose last try DynamoDB
+ * answered (a throttle the AWS SDK was backing off from) as that answer; a throttled request as a
+ * DynamoDBRefusedError saying as much;
  * a denied one as a DynamoDBRefusedError with `denied` (what the role may not read, and the grant),
  * when given, or with what to do about credentials DynamoDB refused (expired, not valid); a client with no region, naming the call and where to give one; an endpoint that is
  * no URL, naming the call, the endpoint and the URL meant; an answer not DynamoDB's, naming the call
  * and what it did not read; credentials the AWS SDK could not load, or whose provider had not answered
  * when the request's bound passed (nothing sent), naming the call and what to check; any other error as
- * it is (a request unanswered within its bound stays the TimeoutError it is).
+ * it is. (A worker's write unanswered is another matter: it may have landed, namedFault.)
  */
 export async function oneShotFault(fault: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
   const subject = `${call} of lease "${leaseName}"`;
-  const e = unsentAs(fault);
+  const abandoned = unsentAs(fault);
+  // abandoned at its bound while the AWS SDK backed off from DynamoDB's answer to its last try (a
+  // throttle, a 5xx): told as that answer, not as DynamoDB out of reach
+  const e = (abandoned instanceof Error && networkCode(abandoned) === 'timed out' && answeredLastTry(abandoned)) || abandoned;
   // a client that can never send (no region, an endpoint that is no URL or has no host): said so,
   // whatever the SDK threw; not after a request that timed out, as one behind a region or endpoint
   // provider that never answers does (the look would wait on that provider too)
@@ -642,8 +649,8 @@ export async function oneShotFault(fault: unknown, call: string, leaseName: stri
   if (e instanceof NotDynamoDBError)
     return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
   const code = networkCode(e);
-  // a timeout stays the TimeoutError it is (a write may have landed), unless the request never left (noteOnTheWay, or no connection made)
-  if (!code || (code === 'timed out' && !onTheWay.has(e as Error) && !handlerTimeout(e as Error)?.unsent) || e instanceof DynamoDBUnreachableError) return e;
+  // a read's timeout too, sent or not (a connection that took it and went silent): nothing of a read lands, so it is only unanswered
+  if (!code || e instanceof DynamoDBUnreachableError) return e;
   return new DynamoDBUnreachableError(await endpointOf(client), code, e as Error, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers`);
 }
 

@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { systemClock } from '../clock.js';
 import { leaderOf, type LeaderInfo, type Leadership } from '../election/leader.js';
-import { effectiveLease, judgedOffNamed, judgingRow, sessionStampAt, type SessionStamp } from '../election/vacancy.js';
+import { effectiveLease, judgedOffNamed, judgingRow, sessionStampAt, vacancy, type SessionStamp } from '../election/vacancy.js';
 import { electionConfig } from '../schemas/config.js';
 import { processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { LeaseName } from '../schemas/lease.js';
@@ -73,7 +73,7 @@ type ResolvedOptions = z.output<typeof GetLeaderOptionsSchema>;
  * @throws DynamoDBRefusedError (`denied`) naming the table (and, for a Query, the session partitions), when the role may not read a row it needs, or DynamoDB refused the credentials (expired, not valid: what to do about them, not a grant)
  * @throws CredentialsProviderError (the AWS SDK's name) naming the call, when the AWS SDK could not load the credentials, or their provider had not answered when the read's bound passed (nothing sent)
  * @throws DynamoDBRefusedError (`throttled`) naming the table, when a read is throttled past the AWS SDK's own retries (not retried)
- * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached (not retried)
+ * @throws DynamoDBUnreachableError naming the call, the lease, the endpoint and the table not read, and to call it again, when DynamoDB cannot be reached or a read is given no answer within its bound (5 s: a connection black-holed once made, say; the timeout its `cause`, `code` `timed out`): a read, nothing of it landed (not retried)
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); a table still being created (CREATING) is waited for, tried again with backoff as a worker's start-up is, until it answers or `signal` aborts
  * @throws the `signal` option's reason, when it aborts first
  */
@@ -84,6 +84,9 @@ export async function getLeader(leaseName: string, options: GetLeaderOptions): P
 /**
  * getLeader's answer with, when nobody leads, why (vacancy()'s reason): leader discovery's sweep
  * clears a name for a term over, not for a vacancy report its holder's next renewal may take back.
+ * A report on a term over by its own stamp too (renewTime + its lease duration + clockSkewMs passed,
+ * of the lease as judged: its session's renewals counted) is `expired`: its holder stopped at its
+ * renew deadline, and nothing takes that report back.
  * @internal
  */
 export async function leadershipOf(leaseName: string, options: GetLeaderOptions): Promise<Leadership> {
@@ -167,7 +170,13 @@ async function readLeader(name: string, o: ResolvedOptions, time: StampClock, re
     const between = (judging?.own !== undefined ? ownSentAt : rowSentAt) - sentAt;
     session = stamp && { ...stamp, renewTime: stamp.renewTime - between };
   }
-  return leaderOf(effectiveLease(lease, session, at), at, o.clockSkewMs);
+  const judged = effectiveLease(lease, session, at);
+  const leadership = leaderOf(judged, at, o.clockSkewMs);
+  // A vacancy report on a term over by its own stamp (vacancy() without the report: renewTime + its
+  // lease duration + clockSkewMs passed) is an end: its holder stopped at its renew deadline, and no
+  // renewal of it can take the report back. Only a report on a term not yet over may still be.
+  if (leadership.leader === null && leadership.vacancy === 'reported' && vacancy({ ...judged!, vacancyReport: undefined }, at, o.clockSkewMs).vacant) return { leader: null, vacancy: 'expired' };
+  return leadership;
 }
 
 /** A first argument that is no lease name (most often the options, the name left out): what was passed, and the call. */

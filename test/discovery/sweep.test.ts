@@ -146,6 +146,37 @@ describe('the sweep', () => {
     expect(await handler(schedule, context)).toMatchObject({ changed: {} });
   });
 
+  // found by a review (2026-12-07, ninth): a holder that crashed, its follower reporting the term vacant
+  // (it watched it unchanged for a lease duration) and then gone too, nobody left to take the lease:
+  // leadershipOf said `reported` for good, so the sweep never ended the name, and Cloud Map named the
+  // dead holder's address for hours while getLeader said null
+  it('ends a term reported vacant once it is over by its own stamp (its holder stopped at its renew deadline); a report on a term not over yet is left', async () => {
+    const clock = manualClock(T0);
+    const leases = coordinatorDeps(t.client, t.names, { clock }).leases;
+    const handler = handlerAt(clock);
+    const judged = () => leadershipOf('reported', { client: t.client, tables: t.names, clock, clockSync: 'none' });
+    await hold(leases, 'reported', 'w1', 5, T0, 'http://10.0.0.7:8080'); // a 15 s term, renewed last at T0: w1 crashes then
+    await handler(elected('reported', 'w1', 5, 'http://10.0.0.7:8080'), context);
+    // w2 saw it unchanged for a lease duration and reports it (then stops too)
+    clock.set(T0 + 15_000);
+    await leases.write(await leases.read('reported'), { set: { vacancyReport: { by: 'w2', at: clock.now(), observedRevision: 1 } } });
+    // within the coordinator's clockSkewMs (1 s) of the term's end: w1's renewal may still land and take the report back
+    clock.set(T0 + 16_000);
+    expect(await judged()).toEqual({ leader: null, vacancy: 'reported' });
+    expect((await sweepOnce(handler)).changed).not.toHaveProperty('reported');
+    expect(aws.instances.get('reported')).toMatchObject({ holder: 'w1', fencingToken: '5' });
+    // past it: over, as vacancy() judges any term (before the fix: `reported`, the name kept for good)
+    clock.set(T0 + 16_001);
+    expect(await judged()).toEqual({ leader: null, vacancy: 'expired' });
+    clock.set(T0 + 60_000);
+    expect(await sweepOnce(handler)).toMatchObject({ changed: { reported: 'end 5' }, errors: [] });
+    expect(aws.instances.has('reported')).toBe(false);
+    // later sweeps leave the ended name as it is
+    clock.set(T0 + 6 * 3_600_000);
+    expect((await sweepOnce(handler)).changed).not.toHaveProperty('reported');
+    expect(aws.instances.has('reported')).toBe(false);
+  });
+
   it("sends the discovery table only what the construct grants (the Scan and the claims' UpdateItem)", async () => {
     const clock = manualClock(T0);
     const seen = new Set<string>();

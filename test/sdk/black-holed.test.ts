@@ -23,13 +23,14 @@ async function within<T>(sim: Sim, p: Promise<T>, ms: number): Promise<T | Error
 }
 
 describe('a read never answered (a black-holed connection)', () => {
-  it('getLeader rejects as a timeout after its bound, and answers once the connection does', async () => {
+  it('getLeader rejects after its bound as DynamoDB out of reach (a read: nothing landed), the timeout its cause, and answers once the connection does', async () => {
     const sim = await Sim.create();
     const m = sim.machine();
     m.swallow = () => true;
     const out = await within(sim, getLeader('job', { client: m.client, clock: m.clock, tables: sim.names }), 2 * MIN_REQUEST_BOUND_MS);
-    // before the fix: still pending
-    expect(out).toMatchObject({ name: 'TimeoutError' });
+    // before the fix: still pending; then (to 2026-12-07) the bare TimeoutError, naming no call, lease or endpoint
+    expect(out).toMatchObject({ name: 'DynamoDBUnreachableError', code: 'timed out', cause: { name: 'TimeoutError' } });
+    expect((out as Error).message).toMatch(/^getLeader of lease "job": cannot reach DynamoDB at .* \(timed out\): .*was not read, and getLeader does not retry: call it again once DynamoDB answers$/);
     m.swallow = undefined;
     expect(await within(sim, getLeader('job', { client: m.client, clock: m.clock, tables: sim.names }), 1_000)).toBeNull();
   });

@@ -18,7 +18,7 @@ import { LeaderElector } from '../../lib/sdk/elector.js';
 import { Session } from '../../lib/sdk/session.js';
 import { HEALTH_HEADERS, HealthResponseSchema, ServeHealthOptionsSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
 import { listenOnLoopback, testTables, type TestTables } from '../support.js';
-import { FAST, Log, STEADY, startElector, validationError, waitFor } from './harness.js';
+import { FAST, Log, STEADY, startElector, validationError, waitFor, type RunningElector } from './harness.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LATENCY_MS, Sim, type SimElector } from '../../sim/harness.js';
 import { CHASE_FIRST_MS, READ_AFTER_MS } from '../../lib/sdk/step.js';
@@ -252,6 +252,72 @@ describe('on DynamoDB Local', () => {
       await a.stop();
       await b.stop();
       client.destroy();
+    }
+  });
+
+  // found by a review (2026-12-07, ninth): after the holder released, a follower that could not take
+  // the lease (its writes failing) kept naming the holder gone, in Conclave-Holder and the body, for
+  // as long as that lasted, its own last read showing nobody (the address, checked against that read, was dropped)
+  it("a follower's 503 names the holder its last read of the lease shows, with that holder's address: nobody once it shows the lease released, the new holder once it shows one", async () => {
+    const L = 'health-released';
+    const [B, C] = ['http://10.0.0.2:8080', 'http://10.0.0.3:8080'];
+    const clientA = localClient(inject('ddbEndpoint'));
+    const clientB = localClient(inject('ddbEndpoint'));
+    const [busyA, busyB] = [inFlight(clientA), inFlight(clientB)];
+    // one clock the test moves, while neither client has a request under way
+    const { clock, drive } = drivenClock(() => busyA() || busyB());
+    let writesRefused = false;
+    let takes = 0;
+    clientB.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (writesRefused && /^(UpdateItem|PutItem|TransactWriteItems)Command$/.test(String(context.commandName))) {
+          takes++;
+          throw Object.assign(new Error('injected: unreachable'), { name: 'NetworkingError' });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'writesRefused', priority: 'high' },
+    );
+    const log = new Log();
+    const opts = { leaseName: L, mode: 'NoCoordination', platform: 'none', clockSync: 'none', clock } as const;
+    const a = startElector(t, log, 'a', { ...opts, advertise: A }, { client: clientA });
+    await drive(() => a.elector.isLeader());
+    const b = startElector(t, log, 'b', { ...opts, advertise: B }, { client: clientB, errors: [] });
+    const check = healthCheck(b.elector);
+    /** What b's /leader answers now: status, the headers about the holder, and the body's lease. */
+    const asked = () => {
+      const headers = new Map<string, string>();
+      let text = '';
+      const res = { statusCode: 0, setHeader: (k: string, v: unknown) => (headers.set(k.toLowerCase(), String(v)), res), end: (x?: string) => ((text = x ?? ''), res) };
+      check({ url: '/leader', method: 'GET' } as never, res as never);
+      const lease = HealthResponseSchema.parse(JSON.parse(text)).leases[0]!;
+      return { status: res.statusCode, holder: headers.get('conclave-holder'), address: headers.get('conclave-address'), body: { holder: lease.holder, address: lease.address } };
+    };
+    let c: RunningElector | undefined;
+    try {
+      await drive(() => b.elector.leader === 'a');
+      expect(asked()).toEqual({ status: 503, holder: 'a', address: A, body: { holder: 'a', address: A } });
+      writesRefused = true; // b can read the lease, never take it
+      // a stops (SIGTERM): it releases the lease
+      let stopped = false;
+      void a.stop().then(() => (stopped = true));
+      await drive(() => stopped);
+      // b reads the lease unheld, and tries to take it (refused, as every try after it)
+      await drive(() => takes >= 2);
+      expect(b.elector.isLeader()).toBe(false);
+      // before: { holder: 'a' } in the header and the body, for as long as b could not take the lease
+      expect(asked()).toEqual({ status: 503, holder: undefined, address: undefined, body: { holder: undefined, address: undefined } });
+      // another takes it: b's next read names that one, and where it is
+      const third = (c = startElector(t, log, 'c', { ...opts, advertise: C }, { client: clientA }));
+      await drive(() => third.elector.isLeader() && b.elector.leader === 'c');
+      expect(asked()).toEqual({ status: 503, holder: 'c', address: C, body: { holder: 'c', address: C } });
+    } finally {
+      writesRefused = false;
+      let stopped = false;
+      void Promise.all([b.stop(), c?.stop()]).then(() => (stopped = true));
+      await drive(() => stopped);
+      clientA.destroy();
+      clientB.destroy();
     }
   });
 

@@ -1,0 +1,91 @@
+/**
+ * A read a call makes once and does not retry (getLeader, withLease's and tryWithLease's first
+ * look), sent on a connection that took it and never answers (a route black-holed after the
+ * connection was made, a NAT that forgot the flow): abandoned at its bound, and told as DynamoDB out
+ * of reach, as a handshake never answered is (test/sdk/on-the-way.test.ts): the call, the lease, the
+ * endpoint, what was not read and to call it again, the timeout its cause. Nothing of a read lands,
+ * so it is no "may have landed" timeout. On DynamoDB Local behind a proxy that stops answering
+ * (test/proxy.ts), the clock driven.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { MIN_REQUEST_BOUND_MS, RequestBoundError } from '../../lib/sdk/bounded-client.js';
+import { oneShotFault, noteLastTry } from '../../lib/sdk/faults.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, getLeader, tryWithLease } from '../../lib/sdk/index.js';
+import { drivenClock, hangingProxy, inFlight } from '../proxy.js';
+import { testTables, type TestTables } from '../support.js';
+
+let t: TestTables;
+beforeAll(async () => void (t = await testTables('read-unanswered')));
+afterAll(async () => t.drop());
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A client to DynamoDB Local through a proxy that answers until `hang()`, and a clock driven while it is idle or hung. */
+async function blackHoled() {
+  const proxy = await hangingProxy(inject('ddbEndpoint'));
+  cleanups.push(() => proxy.close());
+  const client = localClient(proxy.endpoint);
+  cleanups.push(() => client.destroy());
+  const busy = inFlight(client);
+  // a request the proxy took and never answers is waited on by its bound, on this clock
+  const c = drivenClock(() => busy() && proxy.hung() === 0);
+  return { proxy, client, c };
+}
+
+/** What `p` settles with, the clock driven until it does. */
+async function settled(c: ReturnType<typeof drivenClock>, p: Promise<unknown>): Promise<unknown> {
+  let out: { v: unknown } | undefined;
+  p.then(
+    (v) => void (out = { v }),
+    (e: unknown) => void (out = { v: e }),
+  );
+  await c.drive(() => out !== undefined);
+  return out!.v;
+}
+
+describe('a one-shot read sent and never answered (black-holed after connecting)', () => {
+  it('getLeader: a DynamoDBUnreachableError naming the call, the lease, the endpoint, what was not read and to call it again; the timeout its cause', async () => {
+    const { proxy, client, c } = await blackHoled();
+    // the connection made while DynamoDB answered
+    expect(await settled(c, getLeader('black-holed', { client, clock: c.clock, tables: t.names, clockSync: 'none' }))).toBeNull();
+    proxy.hang();
+    const from = c.clock.monotonic();
+    const e = await settled(c, getLeader('black-holed', { client, clock: c.clock, tables: t.names, clockSync: 'none' }));
+    expect(proxy.hung()).toBe(1);
+    expect(c.clock.monotonic() - from).toBe(MIN_REQUEST_BOUND_MS); // at its bound
+    // before: the bare TimeoutError "DynamoDB gave no answer within 5000 ms: the request was abandoned", naming nothing
+    expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    expect(e).toMatchObject({ endpoint: proxy.endpoint, code: 'timed out', cause: expect.any(RequestBoundError) });
+    expect((e as Error).message).toBe(
+      `getLeader of lease "black-holed": cannot reach DynamoDB at ${proxy.endpoint} (timed out): check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up; ` +
+        `the lease's row on the leases table "${t.names.leases}" was not read, and getLeader does not retry: call it again once DynamoDB answers`,
+    );
+  });
+
+  it("tryWithLease's first read: the same, through the same path", async () => {
+    const { proxy, client, c } = await blackHoled();
+    proxy.hang();
+    let ran = false;
+    const e = await settled(c, tryWithLease('black-holed-run', async () => void (ran = true), { client, clock: c.clock, tables: t.names, clockSync: 'none', mode: 'NoCoordination', platform: 'none' }));
+    expect(ran).toBe(false);
+    // before: the bare TimeoutError
+    expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    expect((e as Error).message).toMatch(
+      new RegExp(`^tryWithLease of lease "black-holed-run": cannot reach DynamoDB at ${proxy.endpoint.replace(/[.]/g, '\\.')} \\(timed out\\): .*; the lease's row on the leases table "${t.names.leases}" was not read, and tryWithLease does not retry: call it again once DynamoDB answers$`),
+    );
+  });
+
+  it('a read abandoned at its bound while the AWS SDK backed off from a throttle is told as throttled, not as DynamoDB out of reach', async () => {
+    const client = localClient(inject('ddbEndpoint'));
+    cleanups.push(() => client.destroy());
+    const abandoned = new RequestBoundError(MIN_REQUEST_BOUND_MS);
+    noteLastTry(abandoned, Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
+    const e = await oneShotFault(abandoned, 'getLeader', 'hot', 'the lease row', client);
+    expect(e).toBeInstanceOf(DynamoDBRefusedError);
+    expect(e).toMatchObject({ kind: 'throttled' });
+    expect((e as Error).message).toMatch(/^getLeader of lease "hot": .*the lease row was not read: the table's capacity is exhausted .* call it again later$/);
+  });
+});
