@@ -13,7 +13,7 @@ import type { Lease } from '../schemas/lease.js';
 import { CandidateStore, MAX_CANDIDATES_PER_LEASE, PER_LEASE_IN_FLIGHT, TooManyCandidatesError } from '../stores/candidate-store.js';
 import { ValidationError } from '../schemas/validation.js';
 import { FencingTokensExhaustedError } from '../schemas/fencing-token.js';
-import { BrokenSessionError, ConflictError, retryOnConflict } from '../stores/errors.js';
+import { BrokenSessionError, ConflictError, isReplicatedWriteConflict, retryOnConflict } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem, ScanSegment } from '../stores/item-store.js';
 import { LeaseStore, type HeldSession, type LeaseRead } from '../stores/lease-store.js';
@@ -921,7 +921,8 @@ async function collectGarbage(deps: CoordinatorDeps, garbage: Garbage, result: P
 /**
  * Deletes each of `rows` (conditioned on the revision scanned), `concurrency` at a time, and notes
  * those deleted. A row renewed (or already gone) since the scan is a ConflictError (or `remove`
- * says false): it is kept.
+ * says false), or, on a multi-Region table, a ReplicatedWriteConflictException (another Region
+ * wrote it at that moment): it is kept, a lost race and no failure; the next pass judges it again.
  * Any other failure (throttled, say) is noted for that row alone and the rest go on: the next pass
  * finds it again, and the tick still reports its gauges and moves its round on. None starts once
  * `past()`: the next pass finds the rest.
@@ -932,7 +933,7 @@ async function collect<T>(deps: CoordinatorDeps, rows: T[], past: () => boolean,
     try {
       if ((await remove(row)) !== false) collected(row); // (false: changed since the scan, it lives on)
     } catch (e) {
-      if (!(e instanceof ConflictError)) failed(row)(e); // (a ConflictError: renewed since the scan, it lives on)
+      if (!(e instanceof ConflictError || isReplicatedWriteConflict(e))) failed(row)(e); // (a lost race: renewed since the scan, it lives on)
     }
   });
 }

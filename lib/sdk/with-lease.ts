@@ -18,7 +18,7 @@ import { PERIODIC_WINDOWS, keyedWindowRow, type WindowRun } from '../schemas/run
 import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ValidationError, argumentIssues, parse, type FieldIssue } from '../schemas/validation.js';
 import { CandidateStore } from '../stores/candidate-store.js';
-import { BrokenSessionError, ConflictError } from '../stores/errors.js';
+import { BrokenSessionError, CONFLICT_ATTEMPTS, ConflictError, isReplicatedWriteConflict } from '../stores/errors.js';
 import { IdentityStore } from '../stores/identity-store.js';
 import { LeaseStore, type Term } from '../stores/lease-store.js';
 import { RunOnceStore } from '../stores/run-once-store.js';
@@ -332,9 +332,37 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         throw got.signal.aborted ? theTerm.error() : e;
       });
     };
+    // The window's row on a multi-Region table: a write of it refused because another Region wrote
+    // the row at that moment (ReplicatedWriteConflictException, after the AWS SDK's own retries with
+    // backoff) was not applied. Met as the elector's own writes meet it (docs/deploy.md, MRSC): told
+    // to onError, named, and the row written again, conditioned as before, at most CONFLICT_ATTEMPTS
+    // times in all; the last one refused is the call's error, naming the lease, the window and what stands.
+    const where = `the run-once window "${window}" (row "${row}" of the candidates table "${o.tables.candidates}")`;
+    const conflicted = (e: unknown, message: string): Error => {
+      const named = new Error(`${subject}: ${message}`, { cause: e });
+      named.name = 'ReplicatedWriteConflictException'; // the SDK's own name kept: code that tells it by name still does
+      return named;
+    };
+    const conflictTold = (e: unknown, write: string, attempt: number, again: string) =>
+      report(conflicted(e, `${write} of ${where}: another Region wrote the same item at the same moment (ReplicatedWriteConflictException), and the AWS SDK's own retries used up: this write was not applied, nothing to fix; ${again} (try ${attempt + 1} of ${CONFLICT_ATTEMPTS})`));
     // read and claimed in this term: no older term's mark lands from now on, and no newer term's
-    // read comes before this term's mark (it would claim the row first, and this mark be refused)
-    const claim = (r: string) => until(theTerm, (s) => rows.claim(leaseName, r, term.fencingToken, s));
+    // read comes before this term's mark (it would claim the row first, and this mark be refused).
+    // A claim is idempotent in its term (fence = this term's token): one of its tries that landed
+    // unanswered is claimed again, and its answer is the row as it stands.
+    const claim = async (r: string): Promise<Claimed> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await until(theTerm, (s) => rows.claim(leaseName, r, term.fencingToken, s));
+        } catch (e) {
+          if (!isReplicatedWriteConflict(e)) throw e;
+          if (attempt >= CONFLICT_ATTEMPTS)
+            throw conflicted(e, `${where} could not be claimed: another Region wrote the row at the same moment at each of ${attempt} tries (ReplicatedWriteConflictException): the function was not run, and the window is not marked by this run (a later run runs it, unless another has marked it); the lease is given up`);
+          conflictTold(e, 'the claim', attempt, 'claiming it again, the function not yet run');
+          // cancelled meanwhile: the function never starts
+          cancel?.throwIfAborted();
+        }
+      }
+    };
     const claimed: Claimed = row !== undefined ? await claim(row).catch((e: unknown) => claimOnceMade(e, () => claim(row))) : { runs: [], revision: 0 };
     if ('higherFence' in claimed) {
       // a lease taken (the elector has seen it): told as such
@@ -378,6 +406,29 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       });
       return now && rows.wrote(now, leaseName, row, runsWith(marker), done, term.fencingToken);
     };
+    // whether the function has returned (what stands when its window cannot be marked)
+    let returned = false;
+    // The window's row alone: one conditional write, fenced by the row's claim. A try refused by
+    // another Region's write at that moment was not applied (or, an earlier try of the SDK's landed
+    // unanswered, it was: the row read back, and the next try's refusal, tell): marked again, still
+    // conditioned on this term's claim and the revision read, at most CONFLICT_ATTEMPTS times.
+    // False: a newer term has claimed the row.
+    const markRow = async (runs: WindowRun[], ends: Ends): Promise<boolean> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await until(ends, (s) => rows.complete(leaseName, row!, runs, done, term.fencingToken, s));
+        } catch (e) {
+          if (await readBack(ends)) return true;
+          if (!isReplicatedWriteConflict(e)) throw e;
+          if (attempt >= CONFLICT_ATTEMPTS)
+            throw conflicted(
+              e,
+              `${where} could not be marked: another Region wrote the row at the same moment at each of ${attempt} tries (ReplicatedWriteConflictException): ${returned ? 'the function ran and returned, but ' : ''}the window is not marked: it stays open, and the next run runs it again${returned ? '' : ' (unless a later complete() of this run marks it)'}`,
+            );
+          conflictTold(e, 'the mark', attempt, 'marking it again');
+        }
+      }
+    };
     // the window's mark, abandoned (with `ends`' error) if `ends` ends before it is answered
     const mark = async (items: readonly TransactWriteItem[], ends: Ends): Promise<void> => {
       // a list of transaction items, checked before anything else: it was "items is not iterable"
@@ -394,7 +445,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (items.length === 0) {
         // the window's row alone: one conditional write, fenced by the row's claim
         sentItems.push(items);
-        if (!(await until(ends, (s) => rows.complete(leaseName, row, runs, done, term.fencingToken, s)).catch(landed))) throw refusal(new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row'));
+        if (!(await markRow(runs, ends))) throw refusal(new FencingError(leaseName, term.fencingToken, 'a newer term has claimed the window\'s row'));
       } else {
         if (o.multiRegion) throw new RangeError(`complete(items): ${NO_TRANSACTIONS}; write the items with fencedItemWrite, then call complete()`);
         // the window's row and the fence take two of a transaction's items: refused before anything is sent or read
@@ -475,6 +526,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // Once the function returned, its work is done: a cancel that comes after it changes nothing,
     // and its window is marked (else another run would do the work again)
     const value = await work(signal, handle);
+    returned = true;
     // a complete() the function returned without waiting for: its outcome is the run's, as if it
     // had waited (withLease's own mark, without its items, never stands in for it)
     if (inFlight) await inFlight;

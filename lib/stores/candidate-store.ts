@@ -2,7 +2,7 @@ import { QueryCommand, UpdateItemCommand, paginateScan, type DynamoDBClient, typ
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { CandidateItem, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
-import { ConflictError, isConditionFailed, retryOnConflict } from './errors.js';
+import { ConflictError, isConditionFailed, isReplicatedWriteConflict, retryOnConflict } from './errors.js';
 import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned, rowOf } from './item-store.js';
 
 export type CandidateRead = Read<Candidate>;
@@ -132,27 +132,38 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * Collects a stale row (the coordinator's garbage collection): stamps `collectedAt`, so that its
    * removal reads as Candidate Expired (lib/events/derive.ts) however old or new its own renewTime,
    * then deletes it. Each write is conditioned on the revision before it: a row renewed since it was
-   * read is a ConflictError, and lives on.
+   * read is a ConflictError, and lives on. On a multi-Region table, a write refused because another
+   * Region wrote the row at that moment (ReplicatedWriteConflictException, thrown) is met the same
+   * way: the row lives on, without the mark.
    */
   async collect(read: CandidateRead, at: number): Promise<void> {
     // the mark flips renewalMark as a renewal does, so the candidate stream's filter drops this
     // record (nothing to decide on: the removal follows); a row without the mark (pinged) passes
     const mark = read.item?.renewalMark;
-    const marked = await this.write(read, { set: { collectedAt: at, ...(mark === undefined ? {} : { renewalMark: mark === 1 ? 2 : 1 }) } });
+    let marked: Candidate;
+    try {
+      marked = await this.write(read, { set: { collectedAt: at, ...(mark === undefined ? {} : { renewalMark: mark === 1 ? 2 : 1 }) } });
+    } catch (e) {
+      // refused by another Region's write, yet an earlier try of the AWS SDK's may have landed
+      // unanswered: the mark, if there, taken back
+      if (isReplicatedWriteConflict(e)) await this.unmark(read.key, at);
+      throw e;
+    }
     try {
       await this.delete({ key: read.key, item: marked, revision: marked.revision });
     } catch (e) {
-      // renewed between the mark and the delete (a worker back from a long pause): it lives on, and
-      // must not keep the mark, or its own withdrawal later would read as Candidate Expired
-      if (e instanceof ConflictError) await this.unmark(marked, at);
+      // renewed between the mark and the delete (a worker back from a long pause; on a multi-Region
+      // table, from another Region at that moment): it lives on, and must not keep the mark, or its
+      // own withdrawal later would read as Candidate Expired
+      if (e instanceof ConflictError || isReplicatedWriteConflict(e)) await this.unmark(read.key, at);
       throw e;
     }
   }
 
   /** Takes back collect's mark `at` from a row that lives on (each try on the row read anew; a row without it, or gone, is left as it is). */
-  private unmark({ leaseName, name }: Candidate, at: number): Promise<void> {
+  private unmark(key: Record<string, string>, at: number): Promise<void> {
     return retryOnConflict(async () => {
-      const now = await this.read(leaseName, name);
+      const now = await this.get(key, true);
       if (now.item?.collectedAt === at) await this.write(now, { remove: ['collectedAt'] });
     });
   }
