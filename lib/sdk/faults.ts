@@ -374,6 +374,29 @@ function proxyUnused(endpoint: string): string {
 }
 
 /**
+ * A request that timed out after it was sent (abandoned at its bound, or at a leader's renew
+ * deadline, on a connection made: not still looking up the endpoint's name, connecting or in its
+ * TLS handshake, noteOnTheWay; not at a timeout of the client's own, handlerTimeout; not held in the
+ * process, the credentials awaited or the pool full, each told as that), told by `endpoint`: DynamoDB
+ * took it and gave no answer within its bound. So DynamoDB is slow, or the connection was cut off
+ * once made: both are named. A DynamoDB reachable and slow (a multi-Region strongly consistent table
+ * whose write quorum is a Region away, an overloaded endpoint) was told "cannot reach DynamoDB …:
+ * check the client's endpoint and region" for every renewal it answered late, its leases leaderless
+ * for minutes. For a `worker`'s request (retried), the renewal's gap too: a renewal must land within
+ * renewDeadlineMs - renewIntervalMs of being sent (docs/deploy.md, "Timings across Regions").
+ */
+function sentUnanswered(endpoint: string, cause: Error, worker: boolean): string {
+  const boundMs = (cause as { boundMs?: unknown }).boundMs;
+  const within = typeof boundMs === 'number' ? `${Math.round(boundMs)} ms` : 'its bound';
+  const path = "check the network path to the endpoint (a route, NAT, proxy or firewall that drops a flow once made; the client's endpoint and region; a DynamoDB Local wedged or starved of CPU)";
+  const gap =
+    "; if DynamoDB is reachable but slow (a multi-Region table whose write quorum is a Region away, an overloaded endpoint), a leader's renewal must land within renewDeadlineMs - renewIntervalMs of being sent " +
+    "(4 s at a coordinated leader's defaults; make it about twice the slowest write): widen that gap, lengthening renewDeadlineMs with leaseDurationMs and retryPeriodMs " +
+    '(docs/deploy.md, "One leader across Regions", "Timings across Regions")';
+  return `DynamoDB at ${endpoint} took the request and gave no answer within ${within} (timed out after it was sent on a connection made: DynamoDB slow to answer, or the connection cut off on the way): ${path}${worker ? gap : ''}`;
+}
+
+/**
  * DynamoDB could not be reached: the connection was refused, reset or timed out, or the host
  * name did not resolve. A worker's request is retried with backoff; a call that does not retry
  * (getLeader, withLease's first reads) names itself and what it did not read. The message names
@@ -396,8 +419,14 @@ export class DynamoDBUnreachableError extends Error {
   ) {
     const own = handlerTimeout(cause);
     const unsent = notSent(cause) ?? own;
+    // timed out, and none of the ways a request stops before it is sent: it went out on a connection made
+    const sent = code === 'timed out' && unsent === undefined && endpoint !== LOCAL_REGION_ENDPOINT;
     super(
-      `${subject !== undefined ? `${subject}: ` : ''}cannot reach DynamoDB at ${endpoint} (${own ? 'timed out' : code}${unsent ? ` ${unsent.how}` : ''}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : (unsent?.fix ?? "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up")}${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
+      `${subject !== undefined ? `${subject}: ` : ''}${
+        sent
+          ? sentUnanswered(endpoint, cause, subject === undefined)
+          : `cannot reach DynamoDB at ${endpoint} (${own ? 'timed out' : code}${unsent ? ` ${unsent.how}` : ''}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : (unsent?.fix ?? "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up")}`
+      }${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
     );
   }
 }

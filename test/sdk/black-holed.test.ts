@@ -30,7 +30,8 @@ describe('a read never answered (a black-holed connection)', () => {
     const out = await within(sim, getLeader('job', { client: m.client, clock: m.clock, tables: sim.names }), 2 * MIN_REQUEST_BOUND_MS);
     // before the fix: still pending; then (to 2026-12-07) the bare TimeoutError, naming no call, lease or endpoint
     expect(out).toMatchObject({ name: 'DynamoDBUnreachableError', code: 'timed out', cause: { name: 'TimeoutError' } });
-    expect((out as Error).message).toMatch(/^getLeader of lease "job": cannot reach DynamoDB at .* \(timed out\): .*was not read, and getLeader does not retry: call it again once DynamoDB answers$/);
+    // the simulator's network took the request and never answered: told as sent and unanswered (to 2026-12-07: "cannot reach DynamoDB at … (timed out)")
+    expect((out as Error).message).toMatch(/^getLeader of lease "job": DynamoDB at .* took the request and gave no answer within 5000 ms \(timed out after it was sent on a connection made: .*was not read, and getLeader does not retry: call it again once DynamoDB answers$/);
     m.swallow = undefined;
     expect(await within(sim, getLeader('job', { client: m.client, clock: m.clock, tables: sim.names }), 1_000)).toBeNull();
   });

@@ -59,8 +59,12 @@ describe('a one-shot read sent and never answered (black-holed after connecting)
     // before: the bare TimeoutError "DynamoDB gave no answer within 5000 ms: the request was abandoned", naming nothing
     expect(e).toBeInstanceOf(DynamoDBUnreachableError);
     expect(e).toMatchObject({ endpoint: proxy.endpoint, code: 'timed out', cause: expect.any(RequestBoundError) });
+    // sent on a connection made and never answered: told as DynamoDB taking the request and giving no answer (slow, or cut off once
+    // connected), the network path to check (to 2026-12-07: "cannot reach DynamoDB at … (timed out): check the client's endpoint and
+    // region, and that DynamoDB … is up", the endpoint's configuration blamed); a read, so no renewal gap is named
     expect((e as Error).message).toBe(
-      `getLeader of lease "black-holed": cannot reach DynamoDB at ${proxy.endpoint} (timed out): check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up; ` +
+      `getLeader of lease "black-holed": DynamoDB at ${proxy.endpoint} took the request and gave no answer within ${MIN_REQUEST_BOUND_MS} ms (timed out after it was sent on a connection made: DynamoDB slow to answer, or the connection cut off on the way): ` +
+        `check the network path to the endpoint (a route, NAT, proxy or firewall that drops a flow once made; the client's endpoint and region; a DynamoDB Local wedged or starved of CPU); ` +
         `the lease's row on the leases table "${t.names.leases}" was not read, and getLeader does not retry: call it again once DynamoDB answers`,
     );
   });
@@ -73,8 +77,9 @@ describe('a one-shot read sent and never answered (black-holed after connecting)
     expect(ran).toBe(false);
     // before: the bare TimeoutError
     expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    // (the proxy took the request on a connection made: told as taken and unanswered, as getLeader's above)
     expect((e as Error).message).toMatch(
-      new RegExp(`^tryWithLease of lease "black-holed-run": cannot reach DynamoDB at ${proxy.endpoint.replace(/[.]/g, '\\.')} \\(timed out\\): .*; the lease's row on the leases table "${t.names.leases}" was not read, and tryWithLease does not retry: call it again once DynamoDB answers$`),
+      new RegExp(`^tryWithLease of lease "black-holed-run": DynamoDB at ${proxy.endpoint.replace(/[.]/g, '\\.')} took the request and gave no answer within \\d+ ms \\(timed out after it was sent on a connection made: .*\\): check the network path .*; the lease's row on the leases table "${t.names.leases}" was not read, and tryWithLease does not retry: call it again once DynamoDB answers$`),
     );
   });
 
