@@ -51,7 +51,7 @@ import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
-import { leaving } from './leaving.js';
+import { leadingTerm, leaving } from './leaving.js';
 import { awaitedCallBack, callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS, STOPPED_LEADING_WAIT_MS, STOP_WRITES_MS, StopBudget } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
@@ -215,7 +215,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject) };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject), leads: (token) => (machine === systemClock && opts.releaseOnCancel ? leadingTerm(subject, token, () => this.runsOut(token)) : undefined), led: undefined };
     this.ready = startUp.ready;
   }
 
@@ -451,6 +451,9 @@ export class LeaderElector {
     } finally {
       signal.removeEventListener('abort', stopping);
       x.stop.end();
+      // run() settled: no term is led any more, whatever path ended it (an exit from now on is no exit while leading)
+      x.led?.();
+      x.led = undefined;
       this.tellUndone();
     }
   }
@@ -988,6 +991,9 @@ export class LeaderElector {
         const by = (): FencedBy | FencingError => (this.isLeader(), controller.signal.aborted ? new FencingError(o.leaseName, token, `its term ended (${String(controller.signal.reason)})`) : { term, ends: controller.signal });
         const leading: LeadingTerm = { fencingToken: token, fencedWrite: (input) => this.transact(by(), input), fencedItemWrite: (input, attribute) => this.itemWrite(by(), input, attribute) };
         refusals.set(leading, (e) => this.refusedBy(e, controller.signal));
+        // noted before its work starts: a process.exit() in onStartedLeading leaves the term unreleased, and says so (leaving.ts)
+        x.led?.();
+        x.led = x.leads(token);
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         // (`fenced`: the work stopped on this term's own write refused by its fence, which the step takes as the term over)
         const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, fenced: refusedInTerm(cause, o.leaseName, token), random: x.time.random() }));
@@ -1002,6 +1008,8 @@ export class LeaderElector {
         x.deadline?.cancel();
         x.clocks?.cancel();
         x.work?.abort(f.reason);
+        x.led?.();
+        x.led = undefined;
         const waited = this.stoppedLeading(f.reason, f.token);
         if (!waited) return undefined;
         // a hand-over or release follows in this step (giveUp, handOffNow): it waits; else only run() does (besideDone), the loop goes on
@@ -1170,6 +1178,10 @@ interface Shell {
   readonly stop: StopBudget;
   /** Notes this elector's step-down as in progress until the function it returns is called (ElectorInternals.stepDowns; none on a simulated machine). */
   readonly stepDown: () => (() => void) | undefined;
+  /** Notes the term with fencing token `token` as led until the function it returns is called: a process that exits meanwhile says so (leaving.ts; with releaseOnCancel, on the system clock only). */
+  readonly leads: (token: number) => (() => void) | undefined;
+  /** The note of the term led now (leads): ended as it stops. */
+  led: (() => void) | undefined;
 }
 
 /** The decisions a LeaderElector calls through (step.ts, faults.ts): one object per elector, so the simulator can plant a wrong one. */

@@ -4,11 +4,15 @@
  * leading at once. client-go's example exits in OnStoppedLeading, which client-go calls after its
  * release; here onStoppedLeading runs when the leader stops acting, before the write, so that no
  * successor leads before it has run. Each step-down whose write is in progress is noted here, and a
- * process that exits meanwhile says so on stderr, with the fix.
+ * process that exits meanwhile says so on stderr, with the fix. So is each term an elector leads
+ * (with releaseOnCancel): a process that exits while leading it (process.exit() in the leader's
+ * work) never releases it, and its successor waits as long.
  */
 
 /** The step-downs in progress, each by the elector's name (e.g. `LeaderElector "w1" of lease "jobs"`). */
 const inProgress = new Set<{ readonly who: string }>();
+/** The terms led now, each by its elector's name, its fencing token and when it runs out (LeaderElector's runsOut, read as the process exits). */
+const led = new Set<{ readonly who: string; readonly token: number; readonly runsOut: () => string | undefined }>();
 let watching = false;
 
 /** What a process that exits during `who`'s step-down prints. */
@@ -16,18 +20,49 @@ export const exitedWhileLeaving = (who: string): string =>
   `conclave: ${who}: the process exited before its step-down's write (the hand-over to its successor, or the release) was answered, so the successor waits for the term to run out (up to the lease duration) instead of leading at once. ` +
   'Exit once run() has resolved (abort its signal, await elector.run(signal), then exit), not in onStoppedLeading nor beside the abort';
 
+/** What a process that exits while `who` leads the term with fencing token `token` prints; `runsOut`: when the term runs out, as its elector last renewed it. */
+export const exitedWhileLeading = (who: string, token: number, runsOut: string): string =>
+  `conclave: ${who}: the process exited while it led the term with fencing token ${token}, which was not released, so the successor waits for it to run out, ${runsOut}, instead of leading at once. ` +
+  "To end the process, abort run()'s signal and await elector.run(signal) before exiting (as on SIGTERM): it releases the term; in the leader's work, set process.exitCode and abort the signal rather than calling process.exit()";
+
+/** One 'exit' listener for the process: 'exit' listeners run synchronously, and stderr on a file, TTY or pipe is written before the process ends. */
+function watch(): void {
+  if (watching) return;
+  watching = true;
+  process.on('exit', () => {
+    const leaving = new Set<string>();
+    for (const x of inProgress) {
+      leaving.add(x.who);
+      process.stderr.write(`${exitedWhileLeaving(x.who)}\n`);
+    }
+    // one line per elector: a term whose step-down is under way is told of as the step-down's
+    for (const x of led) {
+      if (leaving.has(x.who)) continue;
+      let when: string | undefined;
+      try {
+        when = x.runsOut();
+      } catch {
+        // (its clock unreadable: said without the time)
+      }
+      process.stderr.write(`${exitedWhileLeading(x.who, x.token, when ?? 'a lease duration after its last renewal')}\n`);
+    }
+  });
+}
+
 /** Notes `who`'s step-down as in progress until the function returned is called. */
 export function leaving(who: string): () => void {
-  if (!watching) {
-    watching = true;
-    // 'exit' listeners run synchronously: stderr on a file, TTY or pipe is written before the process ends
-    process.on('exit', () => {
-      for (const x of inProgress) process.stderr.write(`${exitedWhileLeaving(x.who)}\n`);
-    });
-  }
+  watch();
   const x = { who };
   inProgress.add(x);
   return () => void inProgress.delete(x);
+}
+
+/** Notes that `who` leads the term with fencing token `token` (it runs out as `runsOut` says) until the function returned is called. */
+export function leadingTerm(who: string, token: number, runsOut: () => string | undefined): () => void {
+  watch();
+  const x = { who, token, runsOut };
+  led.add(x);
+  return () => void led.delete(x);
 }
 
 /** The step-downs in progress now, by name (for tests). */

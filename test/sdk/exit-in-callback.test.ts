@@ -4,7 +4,9 @@
  * release; here it runs when the leader stops acting, before the write, so that no successor
  * leads before it). Tried from outside: the release was cut off and the successor led 11.3 s
  * after the SIGTERM instead of at once, with nothing said. Now the process says so on stderr as it
- * exits, with the fix. Real child processes (test/sdk/exit-worker.ts) on DynamoDB Local.
+ * exits, with the fix. So does one whose leader's work calls process.exit() (in onStartedLeading):
+ * tried from outside, the successor led 12.1 s after it exited, stderr empty. Real child processes
+ * (test/sdk/exit-worker.ts) on DynamoDB Local.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,8 +21,8 @@ let t: TestTables;
 beforeAll(async () => void (t = await testTables('exits')));
 afterAll(async () => t.drop());
 
-/** Runs the worker `identity` (on a lease of its name) until it leads, SIGTERMs it, and returns its exit code, its stderr and the lease row after. */
-async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun') {
+/** Runs the worker `identity` (on a lease of its name) until it leads, SIGTERMs it (unless its work exits itself: inWork), and returns its exit code, its stderr and the lease row after. */
+async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun' | 'inWork') {
   const prefix = t.names.leases.slice(0, -'-leases'.length);
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/sdk/exit-worker.ts'], {
     env: { ...process.env, ENDPOINT: inject('ddbEndpoint'), PREFIX: prefix, IDENTITY: identity, LEASE: identity, EXIT: exit },
@@ -32,7 +34,7 @@ async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun
   createInterface({ input: child.stdout! }).on('line', (l) => void (l === 'leading' && (leading = true)));
   const exited = once(child, 'exit') as Promise<[number | null]>;
   await waitFor(`${identity} leading`, () => leading);
-  child.kill('SIGTERM');
+  if (exit !== 'inWork') child.kill('SIGTERM');
   const [code] = await exited;
   const lease = (await new LeaseStore(t.client, t.names.leases).read(identity)).item;
   return { code, stderr, lease };
@@ -44,8 +46,24 @@ describe('a process that exits while its elector releases the lease', () => {
     expect(code).toBe(0);
     expect(stderr).toContain(exitedWhileLeaving('LeaderElector "exits-early" of lease "exits-early"'));
     expect(stderr).toMatch(/the successor waits for the term to run out \(up to the lease duration\) instead of leading at once\. Exit once run\(\) has resolved/);
+    // one line: its term, still led as the stop began, is told of only as the step-down's
+    expect(stderr.match(/^conclave:/gm)).toHaveLength(1);
     // what it costs: the release never landed, the term stands until it runs out
     expect(lease?.holderIdentity).toBe('exits-early');
+  });
+
+  it("exits in the leader's work (process.exit() in onStartedLeading): it says once which term was not released, when it runs out, and how to exit instead", async () => {
+    const { code, stderr, lease } = await leadThenTerminate('exits-working', 'inWork');
+    expect(code).toBe(0);
+    // what it costs: the term stands until it runs out
+    expect(lease?.holderIdentity).toBe('exits-working');
+    const lines = stderr.split('\n').filter((l) => l.startsWith('conclave:'));
+    expect(lines).toHaveLength(1);
+    const [line] = lines;
+    expect(line).toContain(`conclave: LeaderElector "exits-working" of lease "exits-working": the process exited while it led the term with fencing token ${lease!.fencingToken}, which was not released`);
+    expect(line).toMatch(/the successor waits for it to run out, a lease duration \(\d+ s\) after its last renewal, at about \d{4}-\d\d-\d\dT[\d:.]+Z \(in \d+\.\d s\), instead of leading at once/);
+    expect(line).toContain("abort run()'s signal and await elector.run(signal) before exiting (as on SIGTERM)");
+    expect(line).toContain('set process.exitCode and abort the signal rather than calling process.exit()');
   });
 
   it('exits once run() has resolved: released, and nothing said', async () => {

@@ -3,7 +3,8 @@
  * OnStoppedLeading), run as a child process by exit-in-callback.test.ts: a NoCoordination elector
  * on DynamoDB Local (lease LEASE) that prints `leading` once it leads; on SIGTERM it aborts run()'s signal and,
  * with EXIT=onStopped, exits in onStoppedLeading (before the release is answered), else once run()
- * has resolved.
+ * has resolved. EXIT=inWork: the leader's work itself calls process.exit() in onStartedLeading, no
+ * SIGTERM, no abort (the term is never released).
  */
 import { LeaderElector } from '../../lib/sdk/index.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
@@ -20,7 +21,10 @@ const elector = new LeaderElector({
   mode: 'NoCoordination',
   platform: 'none',
   callbacks: {
-    onStartedLeading: () => console.log('leading'),
+    onStartedLeading: () => {
+      console.log('leading');
+      if (process.env['EXIT'] === 'inWork') process.exit(0);
+    },
     onStoppedLeading: () => {
       if (process.env['EXIT'] === 'onStopped') process.exit(0);
     },
