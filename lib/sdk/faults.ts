@@ -293,6 +293,29 @@ function waitedOnPool(subject: string, e: Error, then: string): Error | undefine
   return named;
 }
 
+/** The system's codes for a file descriptor refused: this process's limit (EMFILE) or the machine's (ENFILE). */
+const NO_DESCRIPTORS = new Set(['EMFILE', 'ENFILE']);
+/** Such errors as descriptorsOut named them (named once). */
+const namedNoDescriptors = new WeakSet<Error>();
+
+/**
+ * A connection refused a file descriptor (`e`'s code, or one of an AggregateError's, EMFILE or
+ * ENFILE), named with `subject`, what ran out, what to do, and `then`: nothing was sent. It reached
+ * onError as Node's bare "connect EMFILE 127.0.0.1:8000 - Local" (a review, 2026-12-07, ninth).
+ * undefined for any other error. The name and code are kept: code that tells faults by them still does.
+ */
+function descriptorsOut(subject: string, e: Error, then: string): Error | undefined {
+  if (namedNoDescriptors.has(e)) return e;
+  const code = [e, ...((e as { errors?: unknown[] }).errors ?? [])].map((x) => (x as { code?: unknown } | undefined)?.code).find((c): c is string => typeof c === 'string' && NO_DESCRIPTORS.has(c));
+  if (code === undefined) return undefined;
+  const whose = code === 'EMFILE' ? "this process has no file descriptor left (its limit: ulimit -n, systemd's LimitNOFILE, the container's nofile)" : 'the machine has no file descriptor left (its limit: fs.file-max)';
+  const named = new Error(`${subject}: could not open a connection to DynamoDB: ${whose} (${code}: ${e.message}): nothing was sent; raise the limit, or find what holds descriptors open (sockets or files never closed, a client made per request); ${then}`, { cause: e });
+  named.name = e.name;
+  Object.assign(named, { code });
+  namedNoDescriptors.add(named);
+  return named;
+}
+
 /** Requests abandoned at their bound with their last try not yet sent: where it stood. */
 const onTheWay = new WeakMap<object, Unsent>();
 
@@ -602,6 +625,8 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   if (answered) return namedFault(answered, subject, endpoint);
   const pooled = waitedOnPool(subject, error, 'retrying with backoff');
   if (pooled) return pooled;
+  const descriptors = descriptorsOut(subject, error, 'retrying with backoff');
+  if (descriptors) return descriptors;
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
   if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) return noCredentials(subject, error, "the worker's", 'retrying with backoff');
@@ -666,6 +691,8 @@ export async function oneShotFault(fault: unknown, call: string, leaseName: stri
   if (e instanceof Error && NO_CREDENTIALS.has(e.name)) return noCredentials(subject, e, "the caller's", `${read} was not read, and ${call} does not retry: call it again once they load`);
   const pooled = e instanceof Error ? waitedOnPool(subject, e, `${read} was not read, and ${call} does not retry`) : undefined;
   if (pooled) return pooled;
+  const descriptors = e instanceof Error ? descriptorsOut(subject, e, `${read} was not read, and ${call} does not retry: call it again once descriptors are free`) : undefined;
+  if (descriptors) return descriptors;
   // a client whose config is not the AWS SDK's (wrapped in an object of the caller's): by the error the SDK threw
   if (e instanceof Error && isRegionMissing(e)) return noRegion(subject, e, `${read} was not read`);
   const input = e instanceof Error ? invalidEndpoint(e) : undefined;
