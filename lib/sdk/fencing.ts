@@ -107,17 +107,22 @@ const REASONS: Record<StopReason, string> = {
   workFailed: "the leader's work failed",
 };
 
+/** Each write's signal untilTermEnds gave, and the term whose end aborts it (judgedEachTry). */
+const termOfWrite = new WeakMap<AbortSignal, AbortSignal>();
+
 /**
  * Runs `write` with a signal that aborts, with the error `lost()` makes, when `term` aborts (the
  * term ended before the write was answered; for withLease's function, its own signal, which the
  * caller's cancel aborts too): the write's promise rejects with that error at once,
  * whether or not the client honours the signal, and the request is abandoned. A write sent in the
  * term lands, if it ever does, only as its fence allows. Not written at all when `term` has already
- * aborted.
+ * aborted; a fencedItemWrite or fencedTransactWrite given the signal judges `term` again just
+ * before each try is sent (judgedEachTry).
  */
 export function untilTermEnds<T>(term: AbortSignal, lost: () => unknown, write: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const abandon = new AbortController();
   if (term.aborted) return Promise.reject(lost());
+  termOfWrite.set(abandon.signal, term);
   return new Promise<T>((resolve, reject) => {
     const end = () => {
       const e = lost();
@@ -129,6 +134,25 @@ export function untilTermEnds<T>(term: AbortSignal, lost: () => unknown, write: 
       .then(resolve, reject)
       .finally(() => term.removeEventListener('abort', end));
   });
+}
+
+/**
+ * `command`, a write given `signal`: when that is a term's (untilTermEnds), the term is judged
+ * again just before each try is handed to the HTTP handler (read now: a term's signal judges the
+ * renew deadline when read, which a process frozen since the write was called, on a slow
+ * credential fetch say, has passed before its deadline timer runs). Once it is over, the try
+ * fails with the term's error (its end aborted `signal` with it) and nothing is sent. On the
+ * command's own stack (the client is the caller's, shared), in the finalizeRequest step after the
+ * AWS SDK's retry middleware (each try) and signing, awaiting nothing before its check. A freeze
+ * after the check, while the try waits for a socket or connects (DNS, TCP, TLS), can still send it
+ * as the process wakes: only its fence stops it then.
+ */
+function judgedEachTry<C extends { middlewareStack: { add(mw: never, o: object): void } }>(command: C, signal: AbortSignal | undefined): C {
+  const term = signal && termOfWrite.get(signal);
+  if (!term) return command;
+  const judged = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => (term.aborted ? Promise.reject(signal.reason) : next(args));
+  command.middlewareStack.add(judged as never, { step: 'finalizeRequest', priority: 'low', name: 'conclaveTermJudged' });
+  return command;
 }
 
 /**
@@ -181,7 +205,7 @@ export async function fencedTransactWrite(
     },
   };
   try {
-    return await fromDynamoDB(client.send(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, check] }), { abortSignal: fence.signal }), client);
+    return await fromDynamoDB(client.send(judgedEachTry(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, check] }), fence.signal), { abortSignal: fence.signal }), client);
   } catch (e) {
     const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
@@ -367,14 +391,17 @@ export async function fencedItemWrite(
     if (p.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
     return fromDynamoDB(
       client.send(
-        new PutItemCommand({
-          ...p,
-          Item: { ...p.Item, ...marshall({ [attribute]: token }) },
-          ConditionExpression: joined(p.ConditionExpression),
-          ExpressionAttributeNames: { ...p.ExpressionAttributeNames, ...names },
-          ExpressionAttributeValues: { ...p.ExpressionAttributeValues, ...values },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
+        judgedEachTry(
+          new PutItemCommand({
+            ...p,
+            Item: { ...p.Item, ...marshall({ [attribute]: token }) },
+            ConditionExpression: joined(p.ConditionExpression),
+            ExpressionAttributeNames: { ...p.ExpressionAttributeNames, ...names },
+            ExpressionAttributeValues: { ...p.ExpressionAttributeValues, ...values },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+          fence.signal,
+        ),
         { abortSignal: fence.signal },
       ),
       client,
@@ -387,14 +414,17 @@ export async function fencedItemWrite(
   if (u.ReturnValuesOnConditionCheckFailure !== undefined) throw new RangeError('fencedItemWrite: leave out ReturnValuesOnConditionCheckFailure (the fence asks for ALL_OLD to tell its refusal from yours)');
   return fromDynamoDB(
     client.send(
-      new UpdateItemCommand({
-        ...u,
-        UpdateExpression: withSet(u.UpdateExpression, '#conclaveFence = :conclaveToken'),
-        ConditionExpression: joined(u.ConditionExpression),
-        ExpressionAttributeNames: { ...u.ExpressionAttributeNames, ...names },
-        ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ...values },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
+      judgedEachTry(
+        new UpdateItemCommand({
+          ...u,
+          UpdateExpression: withSet(u.UpdateExpression, '#conclaveFence = :conclaveToken'),
+          ConditionExpression: joined(u.ConditionExpression),
+          ExpressionAttributeNames: { ...u.ExpressionAttributeNames, ...names },
+          ExpressionAttributeValues: { ...u.ExpressionAttributeValues, ...values },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+        fence.signal,
+      ),
       { abortSignal: fence.signal },
     ),
     client,
