@@ -10,6 +10,7 @@ import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { TABLES, defaultTableNames as tableNamesUnder } from '../tables.js';
 import { unusableClient } from './faults.js';
+import { multiRegionMissIn } from './multi-region.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 import { TableWait, activeNotFoundOf, isWrongKey, requestEndpointOf, requestTableOf, type TableState } from '../table-wait.js';
 
@@ -326,6 +327,17 @@ const at = (cause: Error, sep: string): string => {
   return where === undefined ? '' : `${sep}${where}`;
 };
 
+/**
+ * The sentence a start-up under `multiRegion` adds, where its leases table is not found off this
+ * machine (multiRegionMissIn): the tables are there only in their replica Regions; else nothing.
+ */
+function multiRegionHint(cause: Error): string {
+  const region = multiRegionMissIn(cause);
+  return region === undefined
+    ? ''
+    : `Under \`multiRegion\` the client must send to one of the tables' replica Regions (the \`replicas\` of the Conclave construct's \`regions\`; its witness Region holds no table), and it sends to ${region}. `;
+}
+
 /** TableNotFoundError's message: the tables, and the fix. */
 function notFoundMessage(subject: string, tables: TableNames, cause: Error, retrying: boolean, kinds: readonly TableKind[]): string {
   const one = kinds.length === 1;
@@ -343,6 +355,7 @@ function notFoundMessage(subject: string, tables: TableNames, cause: Error, retr
     `${subject}: a table it uses does not exist where its DynamoDB client points${at(cause, ', ')} (DynamoDB said: ${cause.message}). ` +
     (retrying ? 'It was deleted, or is being restored or created again, while this worker ran; or it was never there. ' : '') +
     `${uses} ` +
+    multiRegionHint(cause) +
     meantPrefix(tables) +
     `Give \`tables\` your deployment's names: the stack's ${listed(kinds.map((k) => OUTPUT_OF[k]))} output${one ? ' (its prefix)' : 's (their common prefix)'}, in the account and Region the client uses; ` +
     `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
@@ -355,7 +368,9 @@ function notFoundMessage(subject: string, tables: TableNames, cause: Error, retr
  * name that does not match the deployment, another account or Region, or local mode not started;
  * or, told to onError by a running object, a table deleted or being created again under it).
  * The message names the tables and the fix; for a table DescribeTable shows ACTIVE that a request
- * sent after it said so found none of again, it says that instead (not "does not exist").
+ * sent after it said so found none of again, it says that instead (not "does not exist"). A
+ * LeaderElector's start-up under `multiRegion` that finds no leases table through AWS's endpoint
+ * also says the client must send to one of the tables' replica Regions.
  */
 export class TableNotFoundError extends Error {
   /** Always `TableNotFoundError`. */

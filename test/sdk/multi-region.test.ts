@@ -5,15 +5,18 @@
  * cannot make a global table, so the refusal's path through run() and withLease is shown on Local's
  * own DescribeTable answer with the replicas and consistency an MREC table's has added to it. Local
  * does not know DescribeGlobalTable (UnknownOperationException); a 2017.11.29 global table, which
- * only DescribeGlobalTable finds, is shown by the answer that operation gives for one.
+ * only DescribeGlobalTable finds, is shown by the answer that operation gives for one. Off this
+ * machine (a client of AWS's endpoint of a Region), single-Region tables are refused: shown on a
+ * client whose describes are answered by a middleware, so that nothing leaves the machine.
  */
-import { GetItemCommand, type DescribeTableCommandOutput, type DynamoDBClient, type GlobalTableDescription, type TableDescription } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, GlobalTableNotFoundException, ResourceNotFoundException, type DescribeTableCommandOutput, type GlobalTableDescription, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
-import { multiRegionMismatch, multiRegionRefusal } from '../../lib/sdk/multi-region.js';
+import { multiRegionMismatch, multiRegionRefusal, singleRegionRefusal } from '../../lib/sdk/multi-region.js';
+import { TableNotFoundError } from '../../lib/sdk/options.js';
 import { withLease } from '../../lib/sdk/with-lease.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -112,7 +115,7 @@ describe('the start-up check on DynamoDB Local', () => {
     new LeaderElector({ client: c, tables: t.names, leaseName: lease, identity: 'w1', mode: 'NoCoordination', multiRegion: true, platform: 'none', onError, callbacks: { onStartedLeading: () => undefined }, ...extra });
   const leaseRow = async (lease: string) => (await t.client.send(new GetItemCommand({ TableName: t.names.leases, Key: marshall({ name: lease }), ConsistentRead: true }))).Item;
 
-  it('a single-Region table: multiRegion is allowed, one DescribeTable each of the leases and identities tables before anything else, and the worker leads', async () => {
+  it('a single-Region table on DynamoDB Local (an endpoint on this machine): multiRegion is allowed, one DescribeTable each of the leases and identities tables before anything else, and the worker leads', async () => {
     const { client: c, sent, described } = client();
     let leading!: () => void;
     const led = new Promise<void>((r) => (leading = r));
@@ -327,6 +330,125 @@ describe('the start-up check on DynamoDB Local', () => {
     const errors = await ledOnce(c, 'local-only');
     expect(sent).toContain('DescribeGlobalTableCommand');
     expect(errors).toEqual([]);
+    c.destroy();
+  });
+});
+
+describe('singleRegionRefusal: tables of one Region, judged by where the client sends', () => {
+  const at = (role: 'leases' | 'candidates' | 'identities', table: TableDescription) => ({ role, name: table.TableName!, table });
+  const single = [at('leases', { TableName: 'c-leases' }), at('identities', { TableName: 'c-identities', Replicas: [] })];
+  const rows: { name: string; tables: ReturnType<typeof at>[]; region: string | undefined; refused: RegExp | undefined }[] = [
+    { name: 'on this machine (DynamoDB Local): allowed', tables: single, region: undefined, refused: undefined },
+    { name: "AWS's endpoint of us-west-2 (a witness Region, a fourth one): refused, naming each table and the Region", tables: single, region: 'us-west-2', refused: /^the leases table "c-leases" and the identities table "c-identities" have no replicas in Region us-west-2, where the client sends: tables of that Region alone\. .*two leaders for one lease name/ },
+    { name: 'one table', tables: [single[0]!], region: 'us-west-2', refused: /^the leases table "c-leases" has no replicas in Region us-west-2, where the client sends: a table of that Region alone\./ },
+    { name: 'a table with replicas (multiRegionMismatch judges them)', tables: [at('leases', { TableName: 'c-leases', Replicas: replicas('us-east-1', 'us-east-2'), MultiRegionConsistency: 'STRONG' }), single[1]!], region: 'us-west-2', refused: undefined },
+  ];
+  it.each(rows)('$name', ({ tables, region, refused }) => {
+    const why = singleRegionRefusal(tables, region);
+    if (refused === undefined) expect(why).toBeUndefined();
+    else {
+      expect(why).toMatch(refused);
+      expect(why).toMatch(/Point the client at one of the tables' replica Regions \(the `replicas` of the Conclave construct's `regions`; its witness holds no table\), or drop multiRegion for tables of one Region \(multiRegion allows single-Region tables only on an endpoint on this machine: DynamoDB Local at localhost or 127\.0\.0\.1\)$/);
+    }
+  });
+});
+
+describe("the start-up check through AWS's endpoint of a Region (answered here: nothing leaves the machine)", () => {
+  /**
+   * A client of AWS's endpoint in us-west-2 (or `config`'s), whose DescribeTable of a table is
+   * answered by `describe` and DescribeGlobalTable by `global`, else GlobalTableNotFoundException (the
+   * answer for a table no legacy global table names); with `firstLook`, a GetItem of the lease by
+   * "no row" (withLease's first look); any other request aborts `stop` and fails, unsent.
+   */
+  function awsClient(describe: (name: string) => TableDescription | Error, stop: AbortController, config: { endpoint?: string } = {}, global?: Error, firstLook = false): { client: DynamoDBClient; sent: string[] } {
+    const c = new DynamoDBClient({ region: 'us-west-2', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1, ...config });
+    const sent: string[] = [];
+    c.middlewareStack.add(
+      (_next, context) => async (args) => {
+        const command = context.commandName ?? '?';
+        sent.push(command);
+        const input = args.input as { TableName?: string; GlobalTableName?: string };
+        let answer: object | Error;
+        if (command === 'DescribeTableCommand') {
+          const table = describe(input.TableName!);
+          answer = table instanceof Error ? table : { Table: table };
+        } else if (command === 'DescribeGlobalTableCommand') answer = global ?? new GlobalTableNotFoundException({ message: `Global table not found: Global table with name: '${input.GlobalTableName}' does not exist.`, $metadata: { httpStatusCode: 400, requestId: 'answered-here' } });
+        else if (firstLook && command === 'GetItemCommand' && input.TableName?.endsWith('-leases') && !stop.signal.aborted) answer = {}; // withLease's first look: no lease row
+        else {
+          stop.abort(); // started: what the check is there to prevent
+          answer = new Error(`${command} not sent: this test answers only the start-up check`);
+        }
+        if (answer instanceof Error) throw answer;
+        return { output: { $metadata: { httpStatusCode: 200, requestId: 'answered-here' }, ...answer }, response: undefined } as Awaited<ReturnType<typeof _next>>;
+      },
+      { step: 'initialize', name: 'answeredHere' },
+    );
+    return { client: c, sent };
+  }
+  const elector = (c: DynamoDBClient, leaseName: string) =>
+    new LeaderElector({ client: c, tables: 'conclave', leaseName, identity: 'w1', mode: 'NoCoordination', multiRegion: true, platform: 'none', onError: () => undefined, callbacks: { onStartedLeading: () => undefined } });
+
+  it.each([
+    { name: "AWS's endpoint of the client's Region", config: {} },
+    { name: 'an endpoint given off this machine', config: { endpoint: 'https://dynamodb.us-west-2.amazonaws.com' } },
+  ])('single-Region tables (a witness or fourth Region holding an earlier stack\'s tables by the name), $name: run() rejects naming multiRegion, the tables, the Region and the fix; nothing but the check is sent', async ({ config }) => {
+    const stop = new AbortController();
+    const { client: c, sent } = awsClient((TableName) => ({ TableName, TableStatus: 'ACTIVE' }), stop, config);
+    const e = elector(c, 'jobs');
+    const error = await e.run(stop.signal).then(() => undefined, (x: unknown) => x);
+    // before the fix: run() started (no error; the lease read sent), beside the MRSC tables' election
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fields).toEqual(['multiRegion']);
+    expect((error as Error).message).toMatch(/^invalid options for lease "jobs": multiRegion: the leases table "conclave-leases" and the identities table "conclave-identities" have no replicas in Region us-west-2, where the client sends/);
+    expect((error as Error).message).toMatch(/Point the client at one of the tables' replica Regions .*or drop multiRegion for tables of one Region/);
+    expect(sent.every((s) => /^Describe(Global)?TableCommand$/.test(s))).toBe(true);
+    c.destroy();
+  });
+
+  it('withLease: rejects with the same ValidationError, without running the function', async () => {
+    const stop = new AbortController();
+    const { client: c, sent } = awsClient((TableName) => ({ TableName, TableStatus: 'ACTIVE' }), stop, {}, undefined, true);
+    let ran = false;
+    const error = await withLease('jobs', async () => (ran = true), { client: c, tables: 'conclave', identity: 'r1', mode: 'NoCoordination', multiRegion: true, platform: 'none', signal: stop.signal }).catch((x: unknown) => x);
+    expect(error).toBeInstanceOf(ValidationError); // before the fix: it took the lease (its write refused here) and would have run
+    expect((error as Error).message).toMatch(/multiRegion: the leases table "conclave-leases" and the identities table "conclave-identities" have no replicas in Region us-west-2/);
+    expect(ran).toBe(false);
+    expect(sent.every((s) => /^(Describe(Global)?Table|GetItem)Command$/.test(s))).toBe(true);
+    c.destroy();
+  });
+
+  it('DescribeGlobalTable not allowed (grantWorker does not grant it): refused all the same, the tables named single-Region or of version 2017.11.29 (neither is MRSC); onError told nothing', async () => {
+    const stop = new AbortController();
+    const denied = Object.assign(new Error('not authorized to perform: dynamodb:DescribeGlobalTable'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400, requestId: 'answered-here' } });
+    const { client: c, sent } = awsClient((TableName) => ({ TableName, TableStatus: 'ACTIVE' }), stop, {}, denied);
+    const errors: Error[] = [];
+    const e = new LeaderElector({ client: c, tables: 'conclave', leaseName: 'jobs', identity: 'w1', mode: 'NoCoordination', multiRegion: true, platform: 'none', onError: (x) => void errors.push(x), callbacks: { onStartedLeading: () => undefined } });
+    const error = await e.run(stop.signal).then(() => undefined, (x: unknown) => x);
+    // before: "multiRegion not checked" told to onError, and the worker started
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/multiRegion: the leases table "conclave-leases" and the identities table "conclave-identities" have no replicas in Region us-west-2, where the client sends: tables of that Region alone \(or a global table of version 2017\.11\.29, which DescribeTable shows so too and is no MRSC table either: DescribeGlobalTable of "conclave-leases" failed, AccessDeniedException: not authorized/);
+    expect(errors).toEqual([]);
+    expect(sent.every((s) => /^Describe(Global)?TableCommand$/.test(s))).toBe(true);
+    c.destroy();
+  });
+
+  it("no leases table in the client's Region (the witness Region, say): run()'s TableNotFoundError says the client must send to a replica Region", async () => {
+    const stop = new AbortController();
+    const { client: c } = awsClient(() => new ResourceNotFoundException({ message: 'Requested resource not found', $metadata: { httpStatusCode: 400, requestId: 'answered-here' } }), stop);
+    const error = await elector(c, 'jobs').run(stop.signal).then(() => undefined, (x: unknown) => x);
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    // before the fix: only "create them: ... `cdk deploy` in AWS"
+    expect((error as Error).message).toMatch(/Under `multiRegion` the client must send to one of the tables' replica Regions \(the `replicas` of the Conclave construct's `regions`; its witness Region holds no table\), and it sends to us-west-2\. /);
+    c.destroy();
+  });
+
+  it('on DynamoDB Local, a missing leases table under multiRegion: TableNotFoundError as without it (no Regions there)', async () => {
+    const c = localClient(inject('ddbEndpoint'));
+    const error = await new LeaderElector({ client: c, tables: 'no-such-multi-region', leaseName: 'jobs', identity: 'w1', mode: 'NoCoordination', multiRegion: true, platform: 'none', onError: () => undefined, callbacks: { onStartedLeading: () => undefined } })
+      .run(new AbortController().signal)
+      .then(() => undefined, (x: unknown) => x);
+    expect(error).toBeInstanceOf(TableNotFoundError);
+    expect((error as Error).message).not.toMatch(/multiRegion/);
     c.destroy();
   });
 });
