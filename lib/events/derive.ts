@@ -104,7 +104,8 @@ function released(c: { eventID: string; at: number; name: string }, old: Lease, 
  *   operator's), or Leader Lost when the platform handler ended the term (`holderLoss` newly set). A holder removed by an election opening on an expired or reported
  *   lease is told by Election Started's `previousHolder` instead.
  * - a new election id → Election Started.
- * - `lastElectionFailure` newly present or with a new `at` → Election Failed.
+ * - `lastElectionFailure` newly present or with a new `at` → Election Failed, with the row's
+ *   `fencingToken` (the term it follows: a failure raises none).
  * - a held row deleted (an operator's `aws dynamodb delete-item`: no Conclave component deletes a
  *   lease row) → Lease Released with `rowDeleted`: the term ended with the row, and no later change
  *   need tell it (a worker that creates the row again itself names no previous holder). A vacant
@@ -143,6 +144,7 @@ export function eventsFromLeaseChange(change: LeaseChange): ConclaveEvent[] {
         reason: failure.reason,
         message: failure.message,
         strategy: old?.election?.strategy, // the election this failure closed, if one was open
+        fencingToken: neu.fencingToken, // as the failure found it: a failure raises none, so it orders with the term it follows
       }),
     );
   }

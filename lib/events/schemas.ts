@@ -81,7 +81,7 @@ export const LeaseReleasedSchema = z
     preferredHolder: Holder.optional().describe('Set when a preemption was pending: the release most likely answered it'),
     rowDeleted: z.literal(true).optional().describe('The held lease row was deleted (an operator’s `aws dynamodb delete-item`): the term ended with it. An election on the row made again names this holder as previousHolder where the lease stream made the row; a worker that makes it itself (a direct acquisition) names none'),
   })
-  .meta({ title: 'Lease Released', description: 'The holder was removed without a new election: released by the holder, an operator or the platform handler, or its row deleted while held (rowDeleted).' });
+  .meta({ title: 'Lease Released', description: 'The holder was removed without a new election: released by the holder or an operator, or its row deleted while held (rowDeleted); a platform stop is Leader Lost.' });
 
 /** The `detail` of a **Leader Lost** event: the platform (ECS, EC2) reported the holder's task or instance stopped, and its term was ended. */
 export const LeaderLostSchema = z
@@ -119,6 +119,7 @@ export const ElectionFailedSchema = z
     reason: ElectionFailure.shape.reason,
     message: z.string(),
     strategy: StrategyName.optional(),
+    fencingToken: FencingToken.optional().describe('The lease’s token at the failure: orders it (none from functions before 0.2.0)'),
   })
   .meta({ title: 'Election Failed', description: 'An election ended without a leader (recorded as lastElectionFailure); the next trigger tries again.' });
 

@@ -49,6 +49,12 @@ export interface FunctionDeps {
    * wake of that write. Absent without a push path.
    */
   wakes?: WakeBatch;
+  /**
+   * This invocation's publishing, where its handler opened it (withWakes): `outage` is set once a
+   * publish meets an EventBridge outage (PublishError.outage), and the invocation's later events
+   * are deferred to the timer queue without a call (tryPublish). Absent: every publish calls.
+   */
+  publishing?: { outage?: Error };
   logger: Logger;
   metrics: Metrics;
 }
@@ -514,19 +520,39 @@ async function afterBrokenRow(deps: FunctionDeps, c: Change<Lease> | Change<Cand
 }
 
 /**
- * Publishes a record's events; when EventBridge fails, the events that did not get through are put
- * on the timer queue to be published again later (same ids), and the record counts as handled: an
- * outage neither holds up its shard nor runs out the stream's retries. Only if that send fails too
- * does this throw, and the record is retried.
+ * Publishes `events`, unless this invocation met an EventBridge outage already (FunctionDeps
+ * `publishing`): then none is sent. What was not published is returned, with why; undefined when
+ * all were. A publish waits at most PUBLISH_WITHIN_MS (lib/events/publisher.ts), and an invocation
+ * waits so for one publish only: before, each record of a batch waited its own 18.6 s on an
+ * EventBridge that never answered, about 3 records a minute, and every session mark, wake and
+ * reconcile behind them waited too.
  */
-async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Promise<void> {
+async function tryPublish(deps: FunctionDeps, events: ConclaveEvent[]): Promise<{ left: ConclaveEvent[]; error: Error; called: boolean } | undefined> {
+  const scope = deps.publishing;
+  if (scope?.outage) return { left: events, error: scope.outage, called: false };
   try {
     await deps.publish(events);
+    return undefined;
   } catch (e) {
-    const left = e instanceof PublishError ? e.failed.map((f) => f.event) : events; // unknown: all, again (consumers drop repeats by id)
-    await deps.timer.schedule({ republish: left, since: deps.coordinator.clock.now(), attempt: 1 }, republishDelayMs(1));
-    deps.logger.warn('events not published; deferred to the timer queue', { error: e as Error, ids: left.map((x) => x.detail.id) });
+    // (unknown: counted as an outage, as all its events are counted unpublished)
+    if (scope && !(e instanceof PublishError && !e.outage)) scope.outage = e as Error;
+    return { left: e instanceof PublishError ? e.failed.map((f) => f.event) : events, error: e as Error, called: true }; // unknown: all, again (consumers drop repeats by id)
   }
+}
+
+/**
+ * Publishes a record's events; when EventBridge fails, the events that did not get through are put
+ * on the timer queue to be published again later (same ids), and the record counts as handled: an
+ * outage neither holds up its shard (one bounded publish an invocation: tryPublish) nor runs out
+ * the stream's retries. Only if that send fails too does this throw, and the record is retried.
+ */
+async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Promise<void> {
+  const unpublished = await tryPublish(deps, events);
+  if (!unpublished) return;
+  const { left, error, called } = unpublished;
+  await deps.timer.schedule({ republish: left, since: deps.coordinator.clock.now(), attempt: 1 }, republishDelayMs(1));
+  // (`called` false: not sent, an outage met earlier in this invocation)
+  deps.logger.warn('events not published; deferred to the timer queue', { error, ids: left.map((x) => x.detail.id), called });
 }
 
 /** How many event ids an instance remembers having published (publishedIds): about 150 KB at most. */
@@ -628,13 +654,14 @@ export const WAKES_SETTLE_MARGIN_MS = 1_000;
  * record sends its lease's wake, and each reconcile that writes a lease sends one (afterReconcile),
  * none waited for by the record. A wake that fails is logged, never thrown: a wake is a hint, which
  * a worker's poll (and, for a term held on a session, the session mark) makes up for, while failing
- * the record would run its reconcile again and hold up the shard for a hint. `deps` as they are
- * without a push path.
+ * the record would run its reconcile again and hold up the shard for a hint. No wakes without a
+ * push path. Every handler opens its invocation here, so its publishing too (FunctionDeps `publishing`).
  */
 export function withWakes(deps: FunctionDeps): { deps: FunctionDeps; end: (remainingMs: number | undefined) => Promise<void> } {
-  if (!deps.wake) return { deps, end: async () => {} };
+  const publishing = {};
+  if (!deps.wake) return { deps: { ...deps, publishing }, end: async () => {} };
   const wakes = wakeBatch(deps.wake, deps.coordinator.clock, (lease, error) => deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error }), WAKES_IN_FLIGHT, (lease) => wakeProcesses(deps.coordinator, lease));
-  return { deps: { ...deps, wakes }, end: (remainingMs) => settleWakes(deps, wakes, remainingMs) };
+  return { deps: { ...deps, wakes, publishing }, end: (remainingMs) => settleWakes(deps, wakes, remainingMs) };
 }
 
 /**
@@ -963,16 +990,14 @@ export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessa
  * that this throws, and the queue's redrive takes the message (its dead-letter queue keeps it).
  */
 export async function onRepublish(deps: FunctionDeps, m: RepublishMessage): Promise<void> {
-  try {
-    await deps.publish(m.events);
-    deps.logger.info('deferred events published', { ids: m.events.map((e) => e.detail.id), attempts: m.attempt + 1 });
-  } catch (e) {
-    const now = deps.coordinator.clock.now();
-    if (now - m.since >= REPUBLISH_FOR_MS) throw e;
-    const left = e instanceof PublishError ? e.failed.map((f) => f.event) : m.events;
-    await deps.timer.schedule({ republish: left, since: m.since, attempt: m.attempt + 1 }, republishDelayMs(m.attempt + 1));
-    deps.logger.warn('deferred events still not published; deferred again', { error: e as Error, ids: left.map((x) => x.detail.id), attempts: m.attempt + 1 });
-  }
+  // (an outage met earlier in this invocation: deferred again without a call, as a failed attempt: the delay still grows)
+  const unpublished = await tryPublish(deps, m.events);
+  if (!unpublished) return void deps.logger.info('deferred events published', { ids: m.events.map((e) => e.detail.id), attempts: m.attempt + 1 });
+  const { left, error } = unpublished;
+  const now = deps.coordinator.clock.now();
+  if (now - m.since >= REPUBLISH_FOR_MS) throw error;
+  await deps.timer.schedule({ republish: left, since: m.since, attempt: m.attempt + 1 }, republishDelayMs(m.attempt + 1));
+  deps.logger.warn('deferred events still not published; deferred again', { error, ids: left.map((x) => x.detail.id), attempts: m.attempt + 1 });
 }
 
 /** The scheduled tick: every lease, garbage collection, and the leaderless, broken-lease, unjudged and reconcile-failure gauges. */

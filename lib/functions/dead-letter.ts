@@ -12,10 +12,12 @@ import { cut, type FieldIssue, type ValidationError } from '../schemas/validatio
 
 /**
  * How long after its change a record failing on a fault is retried (the lease stream's source
- * retries without bound): half the stream's retention (24 h), so the records behind it still have
- * the other half before DynamoDB trims them. By then its work is done by others — the tick
- * reconciles its lease every minute, its holder's backstop read (minutes) has ended a term its mark
- * would have ended — and its events went out at its first failure.
+ * retries without bound): half the stream's retention (24 h), so the records behind it (its
+ * lease's, and the shard's past its batch: the batch's records of other leases run meanwhile,
+ * lib/functions/lambda.ts) still have the other half before DynamoDB trims them. By then its work
+ * is done by others — the tick reconciles its lease every minute, its holder's backstop read
+ * (minutes) has ended a term its mark would have ended — and its events went out at its first
+ * failure.
  */
 export const STUCK_RECORD_MS = 12 * 3_600_000;
 

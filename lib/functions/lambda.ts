@@ -34,6 +34,15 @@ function perRecord<R>(deps: FunctionDeps, describe: (r: R) => { id: string; leas
   };
 }
 
+/**
+ * The row a stream record changed, from its keys (readable even when an image is malformed): its
+ * table's key attributes, sorted. Undefined when the record has none.
+ */
+function streamRow(r: DynamoDBRecord): string | undefined {
+  const k = r.dynamodb?.Keys;
+  return k && JSON.stringify(Object.entries(k).sort());
+}
+
 /** The lease a stream record concerns, from its keys (readable even when an image is malformed). */
 function streamLease(r: DynamoDBRecord): string | undefined {
   const k = r.dynamodb?.Keys;
@@ -70,8 +79,11 @@ export interface BatchRun<R> {
  * and the AWS SDK's default retries (3 attempts) add at most a few seconds on throttling: 10 s
  * covers that several times over and leaves the functions 50 s of their 60 s (lib/wiring.ts). One
  * request on a connection that never answers gives up after about 8 s (lib/functions/requests.ts:
- * 2 s a try, and the SDK's retries), within the margin; a record meeting several such in a row
- * still meets the deadline, which ends it with the invocation (see `batch`).
+ * 2 s a try, and the SDK's retries), within the margin; so does the events' publish, bounded at 5 s
+ * whatever its calls and attempts (PUBLISH_WITHIN_MS, lib/events/publisher.ts: unbounded, an
+ * EventBridge that never answered held a record 18.6 s), and after one publish meets an outage the
+ * invocation's later records make no call (lib/functions/core.ts tryPublish). A record meeting
+ * several stuck requests in a row still meets the deadline, which ends it with the invocation (see `batch`).
  */
 export const BATCH_DEADLINE_MARGIN_MS = 10_000;
 
@@ -116,6 +128,9 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
   }, 0);
 }
 
+/** What the log says of a record dead-lettered by its function (poison, or stuck). */
+const DEAD_LETTERED = 'sent to the dead-letter destination with its content, reported processed';
+
 /** A stream record's handling: parsed, then handled, and poison or a record stuck since STUCK_RECORD_MS dead-lettered (streamBatchHandler). */
 function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) {
   return perRecord(deps, (r: DynamoDBRecord) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
@@ -126,11 +141,11 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
         const now = deps.coordinator.clock.now();
         if ((recordAgeMs(r, now) ?? 0) < STUCK_RECORD_MS) throw e;
         await deps.deadLetter(stuckRecord(name, r, e as Error, now)); // if that fails too, the record is retried
-        deps.logger.error('record still failing half a day after its change: sent to the dead-letter destination with its content, reported processed', { error: e as Error });
+        deps.logger.error(`record still failing half a day after its change: ${DEAD_LETTERED}`, { error: e as Error });
         return;
       }
       await deps.deadLetter(poisonRecord(name, r, e, deps.coordinator.clock.now())); // if that fails too, the record is retried
-      deps.logger.error('poison record: sent to the dead-letter destination with its content, reported processed', { error: e });
+      deps.logger.error(`poison record: ${DEAD_LETTERED}`, { error: e });
     }
   });
 }
@@ -146,24 +161,40 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
  * batchItemFailure so processing resumes from it; after the event source's retries Lambda
  * dead-letters its position (the lease stream's source retries without bound). A record still
  * failing STUCK_RECORD_MS after its change goes to the dead-letter destination with its content
- * and counts as processed, so the records behind it are handled before the stream trims them. The records after a failed one are not run (each is reported failed
- * too): they come again after it, in order. Run past it, a row's later change would be handled
- * before its earlier one (an INSERT closing an election before the REMOVE it waits for was seen).
- * Nor are the records left when the invocation nears its deadline (BATCH_DEADLINE_MARGIN_MS): they
- * are reported failed, and Lambda checkpoints before the first of them and delivers from it.
+ * and counts as processed, so the records behind it are handled before the stream trims them.
+ *
+ * After a failed record, the batch's later records of the same row (its keys: a lease, a
+ * candidate) are not run (each is reported failed too): they come again after it, in order. Run
+ * past it, a row's later change would be handled before its earlier one (an INSERT closing an
+ * election before the REMOVE it waits for was seen). The later records of other rows still run:
+ * what a record does depends on no other row's record before it (it reconciles from the rows as
+ * they are read; lib/wiring.ts parallelizationFactor), and before, one failing record held every
+ * record behind it in the batch, with their events: the candidate stream's source gives a batch
+ * up after 3 retries, and the followers of a failing record never ran, their events never
+ * published. Lambda resumes from the earliest failure (the lowest sequence number reported), so
+ * those later records run again there, after it: at least once, as any redelivery, their events
+ * with the same ids. A record with no keys is taken as every row's. Nor are the records left when
+ * the invocation nears its deadline (BATCH_DEADLINE_MARGIN_MS) run: they are reported failed, and
+ * Lambda checkpoints before the first of them and delivers from it.
  */
 export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, open: () => BatchRun<T>) =>
   batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', () => {
     const run = open();
     const record = streamRecord(deps, name, parse, run.record);
-    let failed: string | undefined;
+    // the rows of the records failed (or not run) so far, each with the first failed record of it; a record with no keys, under undefined
+    const failed = new Map<string | undefined, string>();
     return {
       record: async (r: DynamoDBRecord) => {
-        if (failed !== undefined) throw new Error(`not run: record ${failed} before it in this batch failed, and is retried first`);
+        const row = streamRow(r);
+        const before = failed.get(row) ?? (row === undefined ? failed.values().next().value : failed.get(undefined));
+        if (before !== undefined) {
+          failed.set(row, before);
+          throw new Error(`not run: record ${before} of its row failed first`);
+        }
         try {
           await record(r);
         } catch (e) {
-          failed = r.eventID ?? '?';
+          failed.set(row, r.eventID ?? '?');
           throw e;
         }
       },

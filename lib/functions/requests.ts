@@ -5,7 +5,9 @@
  * and a batch's margin before it (lib/functions/lambda.ts BATCH_DEADLINE_MARGIN_MS, 10 s) could
  * not count on a bound. A healthy answer takes milliseconds; the SDK tries a timed-out request
  * again: a read on a connection that never answers gives up after about 8 s (4 tries,
- * test/functions/request-timeout.test.ts), within that margin.
+ * test/functions/request-timeout.test.ts), within that margin. The events' publish makes several
+ * such requests (its attempts, a call per 10 events), so it carries a bound of its own besides:
+ * PUBLISH_WITHIN_MS (lib/events/publisher.ts).
  */
 export const FUNCTION_REQUEST_TIMEOUT_MS = 2_000;
 export const FUNCTION_CONNECT_TIMEOUT_MS = 1_000;

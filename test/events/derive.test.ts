@@ -277,13 +277,14 @@ const rows: Row[] = [
     name: 'election failed',
     old: withElection,
     new: after(withElection, { kind: 'failElection', strategy: OEV, failure: { at: NOW + 5 * SEC, electionId: withElection.election!.id, reason: 'noLiveCandidates', message: 'nobody answered' } }),
-    want: [{ type: 'Election Failed', detail: { electionId: withElection.election!.id, reason: 'noLiveCandidates', message: 'nobody answered', strategy: OEV } }],
+    // the token as the failure found it: the released term's (before the fix: none)
+    want: [{ type: 'Election Failed', detail: { electionId: withElection.election!.id, reason: 'noLiveCandidates', message: 'nobody answered', strategy: OEV, fencingToken: 7 } }],
   },
   {
     name: 'failed again (a new at)',
     old: lease(undefined, { lastElectionFailure: { at: NOW - MIN, reason: 'contradictoryStrategies', message: 'x' } }),
     new: after(lease(undefined, { lastElectionFailure: { at: NOW - MIN, reason: 'contradictoryStrategies', message: 'x' } }), { kind: 'failElection', failure: { at: NOW, reason: 'contradictoryStrategies', message: 'y' } }),
-    want: [{ type: 'Election Failed', detail: { reason: 'contradictoryStrategies', message: 'y' } }],
+    want: [{ type: 'Election Failed', detail: { reason: 'contradictoryStrategies', message: 'y', fencingToken: 7 } }],
   },
 ];
 
@@ -416,6 +417,10 @@ describe('sequences of writes', () => {
     ]);
     expect(types(records)).toEqual([['Election Started'], ['Election Failed'], ['Election Started'], ['Leader Elected', 'Leader Changed']]);
     expect(records[0]![0]!.detail).toMatchObject({ previousHolder: 'A', vacancy: 'expired' });
+    // ordered by fencingToken as docs/deploy.md says: the failure with the ended term's token (its Election Started's), below the next term's
+    const token = (e: ConclaveEvent) => (e.detail as { fencingToken?: number }).fencingToken;
+    expect(records.slice(0, 3).map((r) => token(r[0]!))).toEqual([7, 7, 7]);
+    expect(token(records[3]![0]!)).toBeGreaterThan(7);
     expect(changed(records).map((e) => e.detail)).toMatchObject([{ previousHolder: 'A', holder: 'B' }]);
   });
 

@@ -1,10 +1,14 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PutEventsCommand, type EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { afterEach, describe, expect, it } from 'vitest';
+import { simulatedClock } from '../../lib/clock.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../../lib/events/derive.js';
 import { envelopeOf, localEventBridgeClient, startLocalEventBus, type LocalBusEntry, type LocalEventBus, type LocalEventBusOptions } from '../../lib/local/event-bus.js';
-import { MAX_CALL_BYTES, PublishError, publishEvents, publishOrThrow } from '../../lib/events/publisher.js';
+import { MAX_CALL_BYTES, PUBLISH_TIMEOUT, PUBLISH_WITHIN_MS, PublishError, publishEvents, publishOrThrow, type FailedEvent } from '../../lib/events/publisher.js';
 import { EVENT_SOURCE, parseEvent, type ConclaveEvent } from '../../lib/events/schemas.js';
 import { NOW, cand, lease } from '../fixtures.js';
+import { waitFor } from '../sdk/harness.js';
 
 const BUS = 'conclave-test';
 
@@ -49,8 +53,8 @@ async function start(opts: Omit<LocalEventBusOptions, 'onEvent'> = {}) {
   const sleep = async (ms: number) => {
     sleeps.push(ms);
   };
-  // a clock whose sleeps are recorded and take no time
-  const clock = { sleep };
+  // a clock whose sleeps are recorded and take no time, and whose bound (PUBLISH_WITHIN_MS) never comes
+  const clock = { sleep, setTimer: () => ({ cancel: () => undefined }) };
   return { delivered, calls, sleeps, clock, client };
 }
 
@@ -164,6 +168,47 @@ describe('publishEvents against a real EventBridgeClient on the local bus', () =
     expect((err as PublishError).published).toBe(1);
     expect((err as PublishError).message).toMatch(/1 of 2 events could not be published.*Candidate Joined rec-0:candidate-joined: InternalFailure/);
     await expect(publishOrThrow(t.client, BUS, joined(2).slice(1), { clock: t.clock })).resolves.toBeUndefined();
+  });
+});
+
+/**
+ * An EventBridge that accepts connections and never answers (a review, 2026-12-07): each publish
+ * waited its 3 attempts of the client's 3 tries of 2 s, 18.6 s a record, past the margin a batch
+ * keeps before its deadline. A publish is bounded now (PUBLISH_WITHIN_MS, on the publisher's clock).
+ */
+describe('publishEvents on an EventBridge that never answers', () => {
+  it('is abandoned at its bound, on its own clock: every event failed (PublishTimeout, the whole call), no other call started', async () => {
+    const requests: IncomingMessage[] = [];
+    const hole = createServer((req) => void requests.push(req)); // accepts, reads, never answers
+    await new Promise<void>((r) => hole.listen(0, '127.0.0.1', r));
+    try {
+      // the SDK's own retries (3 tries) as in the functions; no socket timeout: only the bound ends the call
+      const c = localEventBridgeClient(`http://127.0.0.1:${(hole.address() as AddressInfo).port}`);
+      client = c;
+      const clock = simulatedClock({ start: NOW });
+      const events = joined(12); // two calls' worth
+      const publishing = publishEvents(c, BUS, events, { clock });
+      await waitFor('the first call at the bus', () => requests.length === 1);
+      // before the fix: no bound (0 timers), and the publish waited for the client's tries and its own attempts
+      expect(clock.pending(), "the publish's bound, a timer on its clock").toBe(1);
+      await clock.run(PUBLISH_WITHIN_MS);
+      const r = await publishing;
+      expect(r.published).toBe(0);
+      expect(r.failed.map((f) => [f.event.detail.id, f.errorCode, f.wholeCall])).toEqual(events.map((e) => [e.detail.id, PUBLISH_TIMEOUT, true]));
+      expect(requests, 'the second call (events 11 and 12) never started').toHaveLength(1);
+      expect(new PublishError(r.failed, 0).outage).toBe(true);
+    } finally {
+      hole.closeAllConnections();
+      await new Promise<void>((r) => hole.close(() => r()));
+    }
+  });
+
+  it('PublishError.outage: the calls failed (a whole call, an entry throttled), not only some entries refused', () => {
+    const [a, b] = joined(2) as [ConclaveEvent, ConclaveEvent];
+    const entry = (event: ConclaveEvent, errorCode: string): FailedEvent => ({ event, errorCode, errorMessage: 'x' });
+    expect(new PublishError([entry(a, 'InternalFailure'), entry(b, 'EntryTooLarge')], 0).outage).toBe(false);
+    expect(new PublishError([entry(a, 'InternalFailure'), entry(b, 'ThrottlingException')], 0).outage).toBe(true);
+    expect(new PublishError([{ ...entry(a, 'TimeoutError'), wholeCall: true }], 0).outage).toBe(true);
   });
 });
 

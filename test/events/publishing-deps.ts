@@ -18,3 +18,6 @@ export function publishingDeps(t: TestTables, start: number) {
   };
   return { clock, d, events };
 }
+
+/** A publisher's clock whose backoff takes no time and whose bound (PUBLISH_WITHIN_MS) never comes: for a bus that answers. */
+export const instantClock = { sleep: async (): Promise<void> => undefined, setTimer: () => ({ cancel: () => undefined }) };

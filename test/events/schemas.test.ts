@@ -49,6 +49,20 @@ describe('event schemas', () => {
     expect(s.required).toEqual(expect.arrayContaining(['previousHolder', 'holder', 'fencingToken']));
   });
 
+  it('Election Failed carries the fencing token it orders by (a review, 2026-12-07: none, and no electionId either where no election was opened)', () => {
+    const s = eventJsonSchemas()['Election Failed'] as { required: string[]; properties: Record<string, { description?: string }> };
+    expect(s.required).toEqual(expect.arrayContaining(['reason', 'message']));
+    // optional only for events published by functions before 0.2.0 (redelivered, or republished from the timer queue after an upgrade)
+    expect(s.properties['fencingToken']?.description).toBe('The lease’s token at the failure: orders it (none from functions before 0.2.0)');
+    expect(parseEvent('Election Failed', { id: 'e', lease: 'jobs', time: '2026-01-01T12:00:00.000Z', reason: 'noValidCandidates', message: 'm' })).toMatchObject({ detailType: 'Election Failed', detail: { reason: 'noValidCandidates' } });
+  });
+
+  it("Lease Released does not claim the platform handler's term ends (those are Leader Lost)", () => {
+    const s = eventJsonSchemas()['Lease Released'] as { description: string };
+    expect(s.description).not.toMatch(/released by [^.]*platform handler/);
+    expect(s.description).toMatch(/platform stop is Leader Lost/);
+  });
+
   it('parseEvent reads a consumer event and names bad fields', () => {
     const detail = { id: 'r:lease-released', lease: 'jobs', time: '2026-01-01T12:00:00.000Z', previousHolder: 'a', fencingToken: 3 };
     expect(parseEvent('Lease Released', detail)).toEqual({ detailType: 'Lease Released', detail });

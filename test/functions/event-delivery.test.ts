@@ -25,6 +25,7 @@ import { lambdaContext } from '../../lib/local/runtime.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { wiring } from '../../lib/wiring.js';
+import { instantClock } from '../events/publishing-deps.js';
 import { singleMetricNames, streamRecords, testTables, type TestTables } from '../support.js';
 
 const BUS = 'conclave-test';
@@ -50,7 +51,7 @@ async function withBus() {
   const d: FunctionDeps = {
     coordinator: coordinatorDeps(t.client, t.names, { clock: manualClock(Date.now()), config: { ackWindowMs: 5_000 } }),
     timer: { schedule: async () => undefined },
-    publish: (events) => publishOrThrow(c, BUS, events, { clock: { sleep: async () => undefined } }),
+    publish: (events) => publishOrThrow(c, BUS, events, { clock: instantClock }),
     deadLetter: async () => undefined,
     ...observability('test', 'SILENT'),
   };
