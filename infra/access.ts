@@ -31,13 +31,25 @@ export interface FunctionAccess {
 
 /**
  * One lease's reconcile (lib/coordinator/reconcile.ts `reconcileLease`): GetItem of the lease and
- * Query of its candidates (ItemStore.get/query), UpdateItem to ping candidates (touch) and to write
- * the lease (write). It never deletes a lease and never puts a whole item.
+ * Query of its candidates (ItemStore.get/query), GetItem of the session rows its holder and its
+ * candidates name (the snapshot's: a candidate on a session is judged by it, as every worker's
+ * candidacy is with grantWorker's default `sessions`), UpdateItem to ping candidates (touch) and to
+ * write the lease (write). It never deletes a lease and never puts a whole item.
  */
 const reconcileOne = {
   leases: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
   candidates: ['dynamodb:Query', 'dynamodb:UpdateItem'],
+  identities: ['dynamodb:GetItem'],
 } as const satisfies TableAccess;
+
+/**
+ * A term held on a session that someone else ended, marked on the holder's session row
+ * (IdentityStore.markTermEnded: a GetItem, then a conditional UpdateItem of `endedTerms` and
+ * `endedTermStamps` only); a held row an operator deleted is judged, for the hold of its next
+ * election, by the session row it names, or, where that row is not its holder's process's, by that
+ * process's session rows (IdentityStore.processSessions: a Query of each of its partitions).
+ */
+const markEnded = ['dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:Query'] as const satisfies readonly DynamoAction[];
 
 export const FUNCTION_ACCESS = {
   /**
@@ -70,12 +82,7 @@ export const FUNCTION_ACCESS = {
    * reconciles a released or reported lease, then publishes Leader Elected/Changed/… (deferred likewise).
    */
   leaseStream: {
-    tables: {
-      ...reconcileOne,
-      // a term held on a session that someone else ended: marked on the holder's session row
-      // (IdentityStore.markTermEnded: a GetItem, then a conditional UpdateItem of `endedTerms` and `endedTermStamps` only)
-      identities: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
-    },
+    tables: { ...reconcileOne, identities: markEnded },
     publishEvents: true,
     scheduleTimer: true,
     publishWakes: true,
@@ -83,9 +90,10 @@ export const FUNCTION_ACCESS = {
   /**
    * Finishes an election whose ack window ended (and wakes the lease's followers); puts an early
    * timer back. Publishes the events a stream function deferred to the timer queue while
-   * EventBridge failed (and defers them again).
+   * EventBridge failed (and defers them again), and writes the session marks it deferred there
+   * (lib/functions/core.ts onMarkEnded: the lease stream's marks, as it writes them).
    */
-  electionTimer: { tables: reconcileOne, publishEvents: true, scheduleTimer: true, publishWakes: true },
+  electionTimer: { tables: { ...reconcileOne, identities: markEnded }, publishEvents: true, scheduleTimer: true, publishWakes: true },
   /**
    * A stopped task or instance (lib/platform/vacate.ts): Query of the holder-platform index, then
    * per lease GetItem and a conditional UpdateItem; the dead holder's candidate row GetItem and
@@ -140,8 +148,10 @@ export const WORKER_TRANSACTION_ONLY = {
  * the same to it. Each list is what the worker SDK's UpdateItem requests name, exactly
  * (test/infra/worker-policy.test.ts records them on DynamoDB Local and compares, both ways), and
  * with OPERATOR_OWNED it covers every attribute of the table's schema. `returnValues` is what those
- * requests ask back (`dynamodb:ReturnValues`: NONE when not given); ALL_NEW shows nothing the
- * worker's GetItem does not.
+ * requests ask back (`dynamodb:ReturnValues`); NONE stands for a request that names none, which
+ * carries no such key, so a list with NONE is tested only where the key is there
+ * (`StringEqualsIfExists`, infra/grants.ts returnValuesCondition) and one without it needs it named
+ * (`StringEquals`); ALL_NEW shows nothing the worker's GetItem does not.
  *
  * The leases table has two write statements, and a request must fit one: a renewal
  * (LeaseStore.renewTerm), the only write that may flip `renewalMark` — which is what lets the lease

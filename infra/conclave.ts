@@ -25,7 +25,7 @@ import { wiring, type FunctionName } from '../lib/wiring.js';
 import { deployRegion, grantGetLeaderIn, grantWorkerIn, PRIMARIES, type GrantGetLeaderOptions, type GrantWorkerOptions } from './deployment.js';
 import { grantOperatorIn } from './operator.js';
 import { LeaderDiscovery, leaderDiscoveryData, type ConclaveLeaderDiscovery, type LeaderDiscoveryProps } from './discovery.js';
-import { allowLogsToUse } from './grants.js';
+import { allowLogsToUse, warnOfKeyPolicy } from './grants.js';
 import { tokenLeasesTableIssue, warnOfLongGeneratedName } from './push.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
 import { regionIssues, type ConclaveRegions } from './regions.js';
@@ -93,8 +93,16 @@ export interface ConclaveProps {
   readonly removalPolicy?: RemovalPolicy;
   /**
    * A customer-managed key for the tables (and their streams), the queues and the log groups. Needs
-   * a stack with an explicit region (TableV2 names the key per replica region). The construct adds the key-policy statement CloudWatch Logs needs when the key is defined in the
-   * same app; an imported key's policy must allow `logs.<region>.amazonaws.com` itself.
+   * a stack with an explicit region (TableV2 names the key per replica region). To a key defined in
+   * the same app the construct adds the key-policy statements two services need: CloudWatch Logs
+   * for the log groups (`logs.<region>.amazonaws.com`: `kms:Encrypt*`, `kms:Decrypt*`,
+   * `kms:ReEncrypt*`, `kms:GenerateDataKey*`, `kms:Describe*`, where `kms:EncryptionContext:aws:logs:arn`
+   * is ArnLike `arn:<partition>:logs:<region>:<account>:log-group:*`), and, where rules send their
+   * dead letters to key-encrypted queues (`platformSignals`, `leaderDiscovery`), EventBridge
+   * (`events.amazonaws.com`: `kms:GenerateDataKey`, `kms:Decrypt`, where `aws:SourceArn` is
+   * ArnLike `arn:<partition>:events:<region>:<account>:rule/*`). An imported key's policy
+   * (kms.Key.fromKeyArn) is not changed from the app: add those statements to it where it is
+   * managed; synth warns (`@conclave/cdk:importedKeyPolicy`), quoting them.
    * @default AWS-owned keys: DynamoDB's, SQS-managed SSE, CloudWatch Logs' own encryption
    */
   readonly encryptionKey?: kms.IKey;
@@ -484,6 +492,9 @@ export class Conclave extends Construct {
       const a = this.leaderDiscovery.alarms;
       this.dashboard.addWidgets(new cloudwatch.AlarmStatusWidget({ title: 'Leader discovery', width: 24, alarms: [a.deadLetters, a.functionErrors, a.namesUnswept] }));
     }
+
+    // after everything that adds to the key's policy (the functions' log groups, the rules' dead letters): an imported key took none of it
+    if (key) warnOfKeyPolicy(this, key);
 
     if (regions) {
       const replicas = new Map<string, Construct>();

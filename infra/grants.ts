@@ -165,7 +165,7 @@ export function grantWorkerAccess(
             ...patterns,
             ...notLike,
             ...present,
-            StringEquals: { 'dynamodb:ReturnValues': [...w.returnValues] },
+            ...returnValuesCondition(w.returnValues),
           }),
         ),
       ];
@@ -178,6 +178,18 @@ export function grantWorkerAccess(
     if (Construct.isConstruct(principal)) acknowledgeKeyWildcards(principal, 'the KMS actions a key-encrypted table needs, granted by grantWorker.');
   }
   return grants.reduce((a, b) => a.combine(b));
+}
+
+/**
+ * `dynamodb:ReturnValues` kept to `values`. A request that names no ReturnValues (DynamoDB returns
+ * nothing: NONE) carries no such key, and `StringEquals` on a key the request lacks never matches:
+ * where NONE is listed the key is tested only if there (`StringEqualsIfExists`, as AWS's own
+ * examples test it: "Using IAM policy conditions for fine-grained access control"), so a write that
+ * leaves it out is let through; where it is not (a renewal, which reads its row back: ALL_NEW),
+ * `StringEquals`, so the request must name one listed. Absent is NONE either way.
+ */
+function returnValuesCondition(values: readonly string[]): Record<string, Record<string, string[]>> {
+  return { [values.includes('NONE') ? 'StringEqualsIfExists' : 'StringEquals']: { 'dynamodb:ReturnValues': [...values] } };
 }
 
 /**
@@ -507,17 +519,70 @@ export function grantSessionReads(grantee: iam.IGrantable, on: Pick<GrantTargets
 }
 
 /**
+ * The key-policy statements `key` did not take, by sid: an imported key (kms.Key.fromKeyArn,
+ * fromLookup) has no policy in this app, and its addToResourcePolicy adds nothing, silently. The
+ * Conclave construct warns of them (warnOfKeyPolicy).
+ */
+const NOT_ADDED = new WeakMap<kms.IKey, Map<string, iam.PolicyStatement>>();
+
+/** `statement` added to `key`'s policy, or, where the key has none here (imported), kept for warnOfKeyPolicy. */
+export function addKeyStatement(key: kms.IKey, statement: iam.PolicyStatement): void {
+  if (key.addToResourcePolicy(statement).statementAdded) return;
+  const missing = NOT_ADDED.get(key) ?? new Map<string, iam.PolicyStatement>();
+  missing.set(statement.sid ?? JSON.stringify(statement.toStatementJson()), statement);
+  NOT_ADDED.set(key, missing);
+}
+
+/** Id of the warning warnOfKeyPolicy adds. */
+const IMPORTED_KEY_WARNING = '@conclave/cdk:importedKeyPolicy';
+
+/**
+ * Warns at synth when `key` took none of the key-policy statements the construct added to it
+ * (an imported key, whose policy is managed where the key is): without them the service each
+ * names cannot use the key, and fails at run time (CloudWatch Logs cannot write the functions' log
+ * groups; EventBridge cannot write a rule's dead letters to its key-encrypted queue, and drops
+ * them). The warning quotes each statement, `${AWS::AccountId}` and such for what the deploy fills
+ * in, to add to the key's policy where the key is managed.
+ */
+export function warnOfKeyPolicy(scope: Construct, key: kms.IKey): void {
+  const missing = [...(NOT_ADDED.get(key)?.values() ?? [])];
+  if (!missing.length) return;
+  const stack = Stack.of(scope);
+  const quoted = missing.map((st) => JSON.stringify(readableIntrinsics(stack.resolve(st.toStatementJson()))));
+  Annotations.of(scope).addWarningV2(
+    IMPORTED_KEY_WARNING,
+    `encryptionKey is imported (kms.Key.fromKeyArn or fromLookup): its key policy is not changed from this app, so the ${missing.length === 1 ? 'statement' : `${missing.length} statements`} Conclave needs on it ${missing.length === 1 ? 'was' : 'were'} not added. Add ${missing.length === 1 ? 'it' : 'them'} to the key's policy where the key is managed (docs/deploy.md, "Use the construct in your own stack"), or the service each names cannot use the key (\${AWS::AccountId} and such: this deployment's own values): ${quoted.join(' ')}`,
+  );
+}
+
+/** A resolved template value with Ref and Fn::Join written out as text (`${AWS::AccountId}`), for a message. */
+function readableIntrinsics(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(readableIntrinsics);
+  if (v === null || typeof v !== 'object') return v;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 1 && typeof o['Ref'] === 'string') return `\${${o['Ref']}}`;
+  const join = o['Fn::Join'];
+  if (keys.length === 1 && Array.isArray(join)) {
+    const [delimiter, parts] = join as [string, unknown[]];
+    return parts.map((p) => readableIntrinsics(p)).map((p) => (typeof p === 'string' ? p : JSON.stringify(p))).join(delimiter);
+  }
+  return Object.fromEntries(keys.map((k) => [k, readableIntrinsics(o[k])]));
+}
+
+/**
  * EventBridge may use the key to write the dead letters of this stack's rules to their dead-letter
  * queues, which are encrypted with it: EventBridge sends them as itself (the service), not as a
  * role a grant could name, and aws-cdk-lib's targets add the queue policy only, not the key's
  * (aws-cdk issues 20804, 33169). Key policy, kept to the rules of the stack's account and region
  * (not each rule's ARN: the rule depends on its function, whose role's policy names the key); an
- * imported key's policy is not changed from here, and must allow it itself. (Called again, the same
+ * imported key's policy is not changed from here, and must allow it itself (warnOfKeyPolicy). (Called again, the same
  * statement: the key's policy keeps one.)
  */
 export function allowEventBridgeToUse(scope: Construct, key: kms.IKey): void {
   const stack = Stack.of(scope);
-  key.addToResourcePolicy(
+  addKeyStatement(
+    key,
     new iam.PolicyStatement({
       sid: 'AllowEventBridgeForConclaveDeadLetterQueues',
       principals: [new iam.ServicePrincipal('events.amazonaws.com')],
@@ -528,10 +593,11 @@ export function allowEventBridgeToUse(scope: Construct, key: kms.IKey): void {
   );
 }
 
-/** CloudWatch Logs may use the key for this stack's log groups (it is not a grant: logs needs key policy). */
+/** CloudWatch Logs may use the key for this stack's log groups (it is not a grant: logs needs key policy; an imported key's: warnOfKeyPolicy). */
 export function allowLogsToUse(scope: Construct, key: kms.IKey): void {
   const stack = Stack.of(scope);
-  key.addToResourcePolicy(
+  addKeyStatement(
+    key,
     new iam.PolicyStatement({
       sid: 'AllowCloudWatchLogsForConclaveLogGroups',
       principals: [new iam.ServicePrincipal(`logs.${stack.region}.amazonaws.com`)],

@@ -10,6 +10,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import { parse } from '../lib/schemas/validation.js';
 import { Conclave, type ConclaveProps } from './conclave.js';
+import { addKeyStatement } from './grants.js';
 import { AlarmEmailPropsSchema } from './settings.js';
 
 /** Props of ConclaveStack: a stack's props, and the Conclave construct's. */
@@ -53,8 +54,9 @@ export class ConclaveStack extends Stack {
         ...(conclave?.encryptionKey ? { masterKey: conclave.encryptionKey } : {}),
       });
     if (conclave?.encryptionKey && !conclave.alarmTopic) {
-      // an imported key's policy cannot be changed from here: it must allow CloudWatch itself
-      conclave.encryptionKey.addToResourcePolicy(
+      // an imported key's policy cannot be changed from here: it must allow CloudWatch itself (the construct warns: warnOfKeyPolicy)
+      addKeyStatement(
+        conclave.encryptionKey,
         new iam.PolicyStatement({
           sid: 'AllowCloudWatchAlarmsToPublishToTheConclaveTopic',
           principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],

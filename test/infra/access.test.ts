@@ -5,7 +5,7 @@
  * a grant would be AccessDenied in AWS; a grant nobody calls is privilege nobody needs.
  */
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, DeleteTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -67,9 +67,16 @@ describe('what each function calls is what its role grants', () => {
   const tables: TestTables[] = [];
   afterAll(() => Promise.all(tables.map((t) => t.drop())));
 
-  /** Fresh tables, the function's handler on a recording client, a candidate last renewed 10 minutes ago. */
-  async function setUp(name: FunctionName, lease: string) {
-    const t = await testTables(`access-${name}`);
+  /** Each function's calls over all its scenarios: every action its role grants must be one of them. */
+  const seen = new Map<FunctionName, Set<string>>();
+
+  /**
+   * Fresh tables, the function's handler on a recording client, a candidate last renewed 10 minutes
+   * ago on a session of process `p-a` (as a worker's Session registers it: grantWorker's default
+   * `sessions`), so each reconcile reads the session that vouches for it.
+   */
+  async function setUp(name: FunctionName, lease: string, scenario = 0) {
+    const t = await testTables(`access-${name}-${scenario}`);
     tables.push(t);
     const clock = manualClock();
     const rec = recording(t.names);
@@ -85,21 +92,28 @@ describe('what each function calls is what its role grants', () => {
     const mod = (await import(/* @vite-ignore */ `../../${wiring[name].entry.replace(/\.ts$/, '.js')}`)) as { makeHandler(d: FunctionDeps): (e: unknown, c: Context) => Promise<unknown> };
     const handler = mod.makeHandler(deps);
     const candidates = new CandidateStore(t.client, t.names.candidates);
-    const seedCandidate = async (leaseName: string, n: string, renewTime: number) =>
-      candidates.write(await candidates.read(leaseName, n), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime, createdAt: renewTime } });
-    await seedCandidate(lease, 'a', clock.now() - 10 * MIN);
+    const seedCandidate = async (leaseName: string, n: string, renewTime: number, session?: string) =>
+      candidates.write(await candidates.read(leaseName, n), { set: { binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime, createdAt: renewTime, ...(session ? { session } : {}) } });
+    const ids = new IdentityStore(t.client, t.names.identities);
+    await ids.write({ key: sessionKey('s-a'), item: undefined, revision: 0 }, { set: { holderIdentity: 's-a', hostname: 'h', process: 'p-a', leaseDurationSeconds: 15, acquireTime: clock.now(), renewTime: clock.now() } });
+    await seedCandidate(lease, 'a', clock.now() - 10 * MIN, 's-a');
     const invoke = (event: unknown) => handler(event, lambdaContext(name));
+    /** What this scenario called is granted; what it called counts toward what every grant must be used by. */
     const check = () => {
       const access: FunctionAccess = FUNCTION_ACCESS[name];
       const onIndexes = (access.indexQueries ?? []).map((q) => `${q.table} dynamodb:Query`);
-      expect([...rec.calls].sort(), `${name}: DynamoDB calls`).toEqual([...expected(access.tables), ...onIndexes].sort());
+      const granted = new Set([...expected(access.tables), ...onIndexes]);
+      seen.set(name, new Set([...(seen.get(name) ?? []), ...rec.calls]));
+      expect([...rec.calls].filter((c) => !granted.has(c)), `${name}: DynamoDB calls not granted by FUNCTION_ACCESS`).toEqual([]);
       if (sent.published) expect(FUNCTION_ACCESS[name].publishEvents, `${name} published events`).toBe(true);
       if (sent.timers) expect(FUNCTION_ACCESS[name].scheduleTimer, `${name} scheduled a timer`).toBe(true);
       if (sent.wakes) expect(FUNCTION_ACCESS[name].publishWakes, `${name} woke workers`).toBe(true);
     };
-    return { t, clock, rec, sent, invoke, check, seedCandidate, handler };
+    return { t, clock, rec, sent, invoke, check, seedCandidate, handler, ids };
   }
   const noFailures = (r: unknown) => expect((r as { batchItemFailures: unknown[] }).batchItemFailures).toEqual([]);
+  /** A timer queue message with `body`, as SQS delivers it. */
+  const timerRecord = (body: unknown) => ({ messageId: 'm-1', receiptHandle: 'r', body: JSON.stringify(body), attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' });
 
   it('candidateStream: a candidate joins → events, one reconcile that opens an election and wakes the lease', async () => {
     const { t, invoke, check, sent } = await setUp('candidateStream', 'cs');
@@ -128,6 +142,19 @@ describe('what each function calls is what its role grants', () => {
     check();
   });
 
+  it("leaseStream: a held row deleted by an operator, the session it names not its holder's process's → that process's sessions queried, the end marked on the named row", async () => {
+    const { t, clock, invoke, check, ids } = await setUp('leaseStream', 'ld', 1);
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const now = clock.now();
+    // the named row s-a is process p-a's; the holder runs in p-b (a peer of the lease rewrote `session`, say): its term is judged by p-b's own session rows (judgedOffNamed)
+    await leases.write(await leases.read('ld'), { set: { holderIdentity: 'b', holderInstance: 'b-1@p-b', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session: 's-a' } });
+    await t.client.send(new DeleteItemCommand({ TableName: t.names.leases, Key: { name: { S: 'ld' } } }));
+    const records = (await streamRecords(t.client, t.names.leases)).filter((r) => r.eventName === 'REMOVE');
+    noFailures(await invoke({ Records: records }));
+    expect((await ids.read(sessionKey('s-a').component, sessionKey('s-a').name)).item?.endedTerms).toEqual({ ld: 1 });
+    check();
+  });
+
   it('platform: a stopped ECS task → the index queried, the lease read and vacated, the dead candidacy withdrawn, the lease woken', async () => {
     const { t, clock, invoke, check, sent } = await setUp('platform', 'pf');
     const task = { kind: 'ecs' as const, id: 'arn:aws:ecs:local:000000000000:task/c/0123', cluster: 'arn:aws:ecs:local:000000000000:cluster/c' };
@@ -148,11 +175,29 @@ describe('what each function calls is what its role grants', () => {
     // a lease row to reconcile: the timer of a lease whose row is gone creates nothing (an operator's delete: lib/functions/core.ts)
     const leases = new LeaseStore(t.client, t.names.leases);
     await leases.write(await leases.read('et'), { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 0 } });
-    const body = JSON.stringify({ lease: 'et', electionId: 'e-1', deadline: clock.now() });
-    const record = { messageId: 'm-1', receiptHandle: 'r', body, attributes: {}, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' };
-    noFailures(await invoke({ Records: [record] }));
+    noFailures(await invoke({ Records: [timerRecord({ lease: 'et', electionId: 'e-1', deadline: clock.now() })] }));
     expect(sent.timers).toBe(1);
     expect(sent.wakes).toBe(1);
+    check();
+  });
+
+  it('electionTimer: a deferred mark (markEnded) of a term released by someone else → the end marked on its session row, the next election held', async () => {
+    const { t, clock, invoke, check, ids } = await setUp('electionTimer', 'em', 1);
+    const leases = new LeaseStore(t.client, t.names.leases);
+    const now = clock.now();
+    const held = await leases.write(await leases.read('em'), { set: { holderIdentity: 'a', holderInstance: 'a-1@p-a', leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: 0, fencingToken: 1, electedBy: 'coordinator', session: 's-a' } });
+    await leases.write(LeaseStore.readOf('em', held), { set: { renewTime: now, lastHolderIdentity: 'a' }, remove: ['holderIdentity', 'holderInstance', 'session'] });
+    noFailures(await invoke({ Records: [timerRecord({ lease: 'em', markEnded: { holderIdentity: 'a', session: 's-a', fencingToken: 1, leaseDurationSeconds: 15, deleted: false }, since: now, attempt: 1 })] }));
+    expect((await ids.read(sessionKey('s-a').component, sessionKey('s-a').name)).item?.endedTerms).toEqual({ em: 1 });
+    check();
+  });
+
+  it("electionTimer: a deferred mark of a deleted row's term whose named session is not its holder's process's → marked, that process's sessions queried for the hold", async () => {
+    const { t, clock, invoke, check, ids } = await setUp('electionTimer', 'ed', 2);
+    const now = clock.now();
+    const body = { lease: 'ed', markEnded: { holderIdentity: 'b', session: 's-a', fencingToken: 1, leaseDurationSeconds: 15, deleted: true, renewTime: now, holderInstance: 'b-1@p-b' }, since: now, attempt: 1 };
+    noFailures(await invoke({ Records: [timerRecord(body)] }));
+    expect((await ids.read(sessionKey('s-a').component, sessionKey('s-a').name)).item?.endedTerms).toEqual({ ed: 1 });
     check();
   });
 
@@ -183,6 +228,13 @@ describe('what each function calls is what its role grants', () => {
     const late = { ...lambdaContext('coordinator'), getRemainingTimeInMillis: () => TICK_DEFAULTS.marginMs };
     expect(await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(clock.now()).toISOString() }, late)).toMatchObject({ leases: 0, round: { done: false, invocations: 1 } });
     check();
+  });
+
+  // after every scenario above: a grant nobody calls is privilege nobody needs
+  it.each(Object.keys(FUNCTION_ACCESS) as FunctionName[])('%s: every action its role grants is called in a scenario above', (name) => {
+    const access: FunctionAccess = FUNCTION_ACCESS[name];
+    const onIndexes = (access.indexQueries ?? []).map((q) => `${q.table} dynamodb:Query`);
+    expect([...(seen.get(name) ?? [])].sort(), `${name}: DynamoDB calls over its scenarios`).toEqual([...new Set([...expected(access.tables), ...onIndexes])].sort());
   });
 });
 

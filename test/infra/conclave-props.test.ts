@@ -450,3 +450,61 @@ describe('a leases table too long for the push path', () => {
     expect(() => new Conclave(new Stack(new App(), 'S', { env: TEST_ENV }), 'C', { tablePrefix: long.slice(1) })).not.toThrow();
   });
 });
+
+describe('an imported encryptionKey: the key-policy statements the construct cannot add to it', () => {
+  // a review (2026-12-07, ninth): they went nowhere silently, and EventBridge could not write the
+  // platform rules' dead letters to their key-encrypted queue (only the logs statement was documented)
+  const ARN = 'arn:aws:kms:eu-west-1:000000000000:key/1234abcd-12ab-34cd-56ef-1234567890ab';
+  const warnings = (key: (stack: Stack) => kms.IKey, props: Partial<ConclaveProps> = {}) => {
+    const stack = new Stack(new App(), 'Keyed', { env: { region: 'eu-west-1' } });
+    new Conclave(stack, 'Conclave', { tablePrefix: 'keyed', encryptionKey: key(stack), ...props });
+    return Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('importedKeyPolicy')).map((w) => ({ at: w.id, text: String(w.entry.data) }));
+  };
+  /** The statements a warning quotes, parsed. */
+  const quoted = (text: string) => [...text.matchAll(/\{"Action".*?(?=$| \{"Action"| \[ack)/g)].map((m) => JSON.parse(m[0]) as Record<string, unknown>);
+  const logs = {
+    Sid: 'AllowCloudWatchLogsForConclaveLogGroups',
+    Effect: 'Allow',
+    Principal: { Service: 'logs.eu-west-1.amazonaws.com' },
+    Action: ['kms:Encrypt*', 'kms:Decrypt*', 'kms:ReEncrypt*', 'kms:GenerateDataKey*', 'kms:Describe*'],
+    Resource: '*',
+    Condition: { ArnLike: { 'kms:EncryptionContext:aws:logs:arn': 'arn:${AWS::Partition}:logs:eu-west-1:${AWS::AccountId}:log-group:*' } },
+  };
+  const eventBridge = {
+    Sid: 'AllowEventBridgeForConclaveDeadLetterQueues',
+    Effect: 'Allow',
+    Principal: { Service: 'events.amazonaws.com' },
+    Action: ['kms:GenerateDataKey', 'kms:Decrypt'],
+    Resource: '*',
+    Condition: { ArnLike: { 'aws:SourceArn': 'arn:${AWS::Partition}:events:eu-west-1:${AWS::AccountId}:rule/*' } },
+  };
+
+  it('warns at synth, on the construct, quoting the CloudWatch Logs and EventBridge statements as an owned key gets them', () => {
+    const found = warnings((st) => kms.Key.fromKeyArn(st, 'Imported', ARN));
+    expect(found.map((w) => w.at)).toEqual(['/Keyed/Conclave']);
+    expect(found[0]!.text).toMatch(/encryptionKey is imported.*not added.*key's policy.*docs\/deploy\.md.*\[ack: @conclave\/cdk:importedKeyPolicy\]/s);
+    expect(quoted(found[0]!.text)).toEqual([expect.objectContaining(logs), expect.objectContaining(eventBridge)]);
+    // the same statements an owned key's policy takes
+    const owned = synth((app) => {
+      const stack = new Stack(app, 'Owned', { env: { region: 'eu-west-1' } });
+      new Conclave(stack, 'Conclave', { tablePrefix: 'owned', encryptionKey: new kms.Key(stack, 'Key', { enableKeyRotation: true }) });
+      return stack;
+    });
+    try {
+      const policy = Object.values(owned.template.findResources('AWS::KMS::Key'))[0]!['Properties']['KeyPolicy']['Statement'] as { Sid?: string }[];
+      for (const want of [logs, eventBridge]) expect(policy.find((st) => st.Sid === want.Sid), want.Sid).toMatchObject({ Principal: want.Principal, Action: want.Action, Resource: want.Resource });
+    } finally {
+      owned.cleanup();
+    }
+  });
+
+  it('names only the statements the construct needed: no rules (platformSignals: false), no EventBridge statement', () => {
+    const found = warnings((st) => kms.Key.fromKeyArn(st, 'Imported', ARN), { platformSignals: false });
+    expect(found).toHaveLength(1);
+    expect(quoted(found[0]!.text).map((st) => st['Sid'])).toEqual([logs.Sid]);
+  });
+
+  it('says nothing for a key defined in the app: its policy takes the statements', () => {
+    expect(warnings((st) => new kms.Key(st, 'Key', { enableKeyRotation: true }))).toEqual([]);
+  });
+});

@@ -129,7 +129,12 @@ describe('grantWorker', () => {
       for (const r of roles) {
         const writes = statementOn(statementsOf(t, id), r).filter((x) => x.Action.includes('dynamodb:UpdateItem'));
         for (const x of writes) expect(x.Action, `${id} ${r}`).toEqual(['dynamodb:UpdateItem']);
-        const conditions = writes.map((x) => ({ attributes: x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'], returnValues: x.Condition?.['StringEquals']?.['dynamodb:ReturnValues'] }));
+        // ReturnValues tested only if the request names it where NONE is listed (a request without it carries no key), else it must name one listed
+        const conditions = writes.map((x) => ({ attributes: x.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'], returnValues: (x.Condition?.['StringEqualsIfExists'] ?? x.Condition?.['StringEquals'])?.['dynamodb:ReturnValues'] }));
+        for (const x of writes) {
+          const listed = (x.Condition?.['StringEqualsIfExists'] ?? x.Condition?.['StringEquals'])?.['dynamodb:ReturnValues'] as string[];
+          expect(x.Condition?.[listed.includes('NONE') ? 'StringEqualsIfExists' : 'StringEquals'], `${id} ${r}`).toEqual({ 'dynamodb:ReturnValues': listed });
+        }
         // allComponents: its own session partition is a grant of its own, with the same statements
         const distinct = [...new Map(conditions.map((c) => [JSON.stringify(c), c])).values()];
         expect(distinct, `${id} ${r}`).toEqual(WORKER_WRITES[r].map((w) => ({ attributes: [...w.attributes], returnValues: [...w.returnValues] })));

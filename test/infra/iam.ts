@@ -25,7 +25,11 @@ export interface DynamoRequest {
   leadingKeys: string[];
   /** `dynamodb:Attributes`: every top-level attribute name the request names (key, expressions). */
   attributes: string[];
-  /** `dynamodb:ReturnValues`: UpdateItem, PutItem and DeleteItem always have one (NONE by default). */
+  /**
+   * `dynamodb:ReturnValues`: only where the request names ReturnValues. One that does not (DynamoDB
+   * returns nothing: NONE) carries no such key, and a plain `StringEquals` on a key that is not
+   * there does not match (AWS's own examples test it with `StringEqualsIfExists`).
+   */
   returnValues?: string;
 }
 
@@ -67,7 +71,7 @@ export function requestOf(command: string, input: CommandInput, partitionKeyOf: 
     table,
     leadingKeys: keyValue === undefined ? [] : [keyValue],
     attributes: [...names].sort(),
-    ...(writes ? { returnValues: input.ReturnValues ?? 'NONE' } : {}),
+    ...(writes && input.ReturnValues !== undefined ? { returnValues: input.ReturnValues } : {}),
   };
 }
 
@@ -155,6 +159,10 @@ function conditionHolds(condition: Statement['Condition'], r: DynamoRequest): bo
           break;
         case 'StringEquals':
           if (!values || values.length !== 1 || !want.includes(values[0]!)) return false;
+          break;
+        case 'StringEqualsIfExists':
+          // a key the request does not carry passes; one it does must match
+          if (values && (values.length !== 1 || !want.includes(values[0]!))) return false;
           break;
         case 'ForAllValues:StringLike':
           if (values && !values.every((v) => want.some((w) => globMatches(w, v)))) return false;

@@ -24,7 +24,7 @@ import { waitFor } from '../sdk/harness.js';
 import { testTables, type TestTables } from '../support.js';
 import { creatingTableProxy, drivenClock } from '../proxy.js';
 import { allows, bareNames, grantedRole, recordingClient, type DynamoRequest, type GrantedRole } from './iam.js';
-import { buildAssets, unacknowledged } from './support.js';
+import { buildAssets, unacknowledged, type Statement } from './support.js';
 
 type Role = keyof typeof TABLES;
 const LEASE = 'worker-lease';
@@ -59,6 +59,8 @@ function renewedOnce(tables: TestTables, lease: string, holder: string) {
 }
 
 const allowed = (r: DynamoRequest) => g.allowed(r);
+/** A write statement's `dynamodb:ReturnValues` list, under whichever operator tests it. */
+const returnValuesOf = (st: Statement): unknown => (st.Condition?.['StringEqualsIfExists'] ?? st.Condition?.['StringEquals'])?.['dynamodb:ReturnValues'];
 const show = (r: DynamoRequest) => `${r.action} ${g.roleOf(r.table)} [${r.attributes.join(' ')}] ReturnValues=${r.returnValues ?? '-'}`;
 
 describe('the worker policy and the worker SDK', () => {
@@ -208,8 +210,9 @@ describe('the worker policy and the worker SDK', () => {
       const listed = [...((st.Condition?.['ForAllValues:StringEquals']?.['dynamodb:Attributes'] as string[] | undefined) ?? ['(no attribute condition)'])].sort();
       const used = [...new Set(sent.filter((r) => r.action === 'dynamodb:UpdateItem' && allows([st], r, st.Resource[0])).flatMap((r) => r.attributes))].sort();
       expect(used, JSON.stringify(st.Resource[0])).toEqual(listed);
-      const returns = [...new Set(sent.filter((r) => r.action === 'dynamodb:UpdateItem' && allows([st], r, st.Resource[0])).map((r) => r.returnValues!))].sort();
-      expect(returns).toEqual([...((st.Condition?.['StringEquals']?.['dynamodb:ReturnValues'] as string[] | undefined) ?? [])].sort());
+      // a write that names no ReturnValues gets nothing back: NONE, as WORKER_WRITES lists it
+      const returns = [...new Set(sent.filter((r) => r.action === 'dynamodb:UpdateItem' && allows([st], r, st.Resource[0])).map((r) => r.returnValues ?? 'NONE'))].sort();
+      expect(returns).toEqual([...((returnValuesOf(st) as string[] | undefined) ?? [])].sort());
     }
   });
 });
@@ -222,6 +225,11 @@ describe('what the worker policy refuses', () => {
     attributes: [...new Set([...Object.keys(key), 'revision', ...attributes])].sort(),
     returnValues,
   });
+  /** `r` naming no ReturnValues (DynamoDB returns nothing: NONE): the request carries no such key. */
+  const unnamed = (r: DynamoRequest): DynamoRequest => {
+    const { returnValues: _, ...rest } = r;
+    return rest;
+  };
   const lease = (...a: string[]) => update('leases', { name: LEASE }, a);
   const candidate = (...a: string[]) => update('candidates', { leaseName: LEASE, name: 'w-1' }, a);
 
@@ -243,6 +251,8 @@ describe('what the worker policy refuses', () => {
     ["another lease's run-once row", () => update('candidates', { leaseName: 'someone-elses', name: '~run-once/nightly-1' }, ['runs'], 'NONE')],
     ['a run-once row naming a candidate’s attribute', () => update('candidates', { leaseName: LEASE, name: '~run-once/nightly-1' }, ['runs', 'renewTime'], 'NONE')],
     ['a write that returns the old item', () => update('leases', { name: LEASE }, ['renewTime'], 'ALL_OLD')],
+    // the renewal's statement lists ALL_NEW alone (LeaseStore.renewTerm reads its row back): a write under it must name it
+    ['a renewal carrying the renewal mark that names no ReturnValues', () => unnamed(lease('renewTime', 'renewalMark'))],
   ];
   it.each(refused)('refuses %s', (_, request) => {
     const r = request();
@@ -255,6 +265,17 @@ describe('what the worker policy refuses', () => {
     expect(allowed(lease('holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'electedBy'))).toBe(true);
     // a renewal that puts the term on its session: without the mark, so the lease stream sees it
     expect(allowed(lease('renewTime', 'leaseDurationSeconds', 'vacancyReport', 'termToken', 'session'))).toBe(true);
+  });
+
+  it('lets a write that names no ReturnValues through wherever its statement lists NONE (no dynamodb:ReturnValues key: StringEqualsIfExists)', () => {
+    // as the SDK sends them (CandidateStore.renew, IdentityStore's writes, a run-once mark): before, `StringEquals` refused each in AWS
+    expect(allowed(unnamed(candidate('renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark', 'session', 'identity')))).toBe(true);
+    expect(allowed(unnamed(update('candidates', { leaseName: LEASE, name: '~run-once/nightly-1' }, ['runs'])))).toBe(true);
+    expect(allowed(unnamed(lease('holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'electedBy')))).toBe(true);
+    for (const st of g.statements.filter((x) => x.Action.includes('dynamodb:UpdateItem'))) {
+      const listed = returnValuesOf(st) as string[];
+      expect(Object.keys(st.Condition ?? {}).filter((o) => o.startsWith('StringEquals')), JSON.stringify(listed)).toEqual([listed.includes('NONE') ? 'StringEqualsIfExists' : 'StringEquals']);
+    }
   });
 });
 
