@@ -262,6 +262,8 @@ export interface CandidateInternals {
   readonly multiRegion?: boolean;
   /** Its LeaderElector's stop budget: the withdrawal waits within it, and what it cuts is told by the elector. */
   readonly stop?: StopBudget;
+  /** Told as each renewal on its timer lands (not one asked for: renew()): its LeaderElector's start-up that stands down stands again (step.ts standsDown). */
+  readonly renewedOnTurn?: () => void;
 }
 
 /** What its LeaderElector tells a candidacy (leaseRowRead): kept off the exported class. */
@@ -323,6 +325,7 @@ export class LeaseCandidate {
   private readonly startUp: StartUp<Candidate>;
   /** Whether its stop's budget is its own (run on its own), not its LeaderElector's: then it tells what its stop cut. */
   private readonly ownsStop: boolean;
+  private readonly renewedOnTurn: (() => void) | undefined;
   private timer: Timer | undefined;
   /** The next try of a renewal on the timer that failed (sooner than the next interval), while one is due. */
   private retry: Timer | undefined;
@@ -395,6 +398,7 @@ export class LeaseCandidate {
     // a request its stop's budget cut is told once, as run() resolves (its LeaderElector's, or tellUndone)
     this.report = (e) => void (this.stopBudget.failed(e) || report(e));
     this.ownsStop = internals.stop === undefined;
+    this.renewedOnTurn = internals.renewedOnTurn;
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, LEASES_AND_CANDIDATES);
     this.ready = this.startUp.ready;
@@ -619,7 +623,10 @@ export class LeaseCandidate {
     this.turning = true;
     void this.scheduled()
       .then(
-        () => void (this.failures = 0),
+        () => {
+          this.failures = 0;
+          if (this.timer !== undefined) this.renewedOnTurn?.(); // not once withdrawing
+        },
         (e: unknown) => {
           // the first failure of a run told, then every tenth: a Session's hundred candidates in an
           // outage told 600 times its first minute at this backoff, where one failure each says it

@@ -191,7 +191,7 @@ export class LeaderElector {
     const c = data.candidacy;
     this.candidate = c
       ? // multiRegion: its reads of its own row strongly consistent too (the option's promise: every read)
-        candidateWith({ multiRegion: data.multiRegion, stop }, { ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: told, ...(session ? { session } : {}) })
+        candidateWith({ multiRegion: data.multiRegion, stop, renewedOnTurn: () => this.note({ kind: 'candidateRenewed', onTurn: true }) }, { ...c, leaseName: data.leaseName, name: data.identity, tables: data.tables, client, clock: time, clockSync: 'none', instance: this.instance, claimWindowMs: data.leaseDurationMs, onError: told, ...(session ? { session } : {}) })
       : undefined;
     const opts = (this.options = deepFreeze(data));
     const settings: Settings = {

@@ -1306,6 +1306,15 @@ export interface FollowerState {
   readonly pending: Pending | undefined;
   /** The work of this start-up's last `failures` terms failed soon after it started: it takes no term (nor confirms one) before monotonic `until`. */
   readonly heldOff: { readonly until: number; readonly failures: number } | undefined;
+  /**
+   * Its last two terms (or more) failed at their start in a row (stopTerm): it stands down until its
+   * candidacy renews its row on its own (`candidateRenewed` onTurn, every 10 minutes by default): it answers
+   * no election and takes no lease itself meanwhile, so its row shows no life and the coordinator
+   * neither elects it nor preempts a healthy holder for it. Cleared too by a term it leads (one the
+   * coordinator gave it all the same, its row renewed moments before: declined, the lease would stand
+   * leaderless until that term ran out).
+   */
+  readonly standsDown: boolean;
 }
 
 export const FOLLOWING: FollowerState = {
@@ -1340,6 +1349,7 @@ export const FOLLOWING: FollowerState = {
   awaited: undefined,
   pending: undefined,
   heldOff: undefined,
+  standsDown: false,
 };
 
 /** Until when (monotonic) a term is held off at `now`, the work of this start-up's last terms having failed (workFailed); undefined: not held off. */
@@ -1357,8 +1367,8 @@ export type FollowerEvent =
   | { readonly kind: 'processSessionRead'; readonly read: SessionRead }
   /** The instances of the lease's candidates (LeaseLock.candidates), before a take of a row gone under a term that named this start-up; undefined: the read failed. */
   | { readonly kind: 'candidatesRead'; readonly instances: readonly (string | undefined)[] | undefined }
-  /** The candidacy renewed (an answer, an acknowledgement). */
-  | { readonly kind: 'candidateRenewed' }
+  /** The candidacy renewed (an answer, an acknowledgement; `onTurn`: on its own, its timer's turn: a start-up that stands down stands again). */
+  | { readonly kind: 'candidateRenewed'; readonly onTurn?: boolean }
   /** The vacancy report's answer (undefined: the lease moved on, nothing reported). */
   | { readonly kind: 'reported'; readonly lease: Lease | undefined }
   /** The confirming renewal's answer (undefined: the lease is no longer in that term). */
@@ -1730,6 +1740,8 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       return acquire(s, { ...state, vanished: { ...state.vanished, checked: true } }, p.raw, 'first', at, fx);
     }
     case 'candidateRenewed':
+      // on its own: beside whatever poll is under way, nothing to read or write
+      if (e.onTurn === true) return { state: state.standsDown ? { ...state, standsDown: false } : state, effects: fx };
       if (p?.kind === 'answer') {
         // any renewal after the term this start-up stopped leading stands it again
         const a = p.d.answer;
@@ -1749,7 +1761,7 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
         e.lease === undefined
           ? { ...state, leaseReadAt: undefined, wakeAt: at.now }
           : { ...state, lastRead: state.lastRead && { ...state.lastRead, vacancyReport: e.lease.vacancyReport, revision: e.lease.revision }, askSeen: { key: askOf(e.lease) ?? '', at: at.now } };
-      if (e.lease !== undefined && s.candidate) {
+      if (e.lease !== undefined && s.candidate && !st.standsDown) {
         const j = vouch(s, st, at, fx, true);
         if (j.trusted) return waiting(j.state, { ...p, kind: 'reportAck' }, fx, { kind: 'renewCandidate', conflictIsNothing: true });
         return afterReport(s, j.state, p.raw, p.d, at, fx);
@@ -1901,7 +1913,8 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     identity: s.identity,
     instance: s.instance,
     mode: s.mode,
-    candidate: s.candidate,
+    // standing down, it answers nothing: its row shows no life until its candidacy's own renewal
+    candidate: s.candidate && !st.standsDown,
     ackedElection: st.ackedElection,
     unanswered: st.unanswered,
     standAgain: st.standAgain,
@@ -1971,6 +1984,8 @@ function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, the
   // its work just failed: not taken again before its backoff (a peer may take it meanwhile); looked at again then
   const held = heldOffUntil(state, at.now);
   if (held !== undefined) return done({ ...state, wakeAt: Math.min(state.wakeAt ?? Infinity, held) }, fx);
+  // standing down: nor as successor or by the fallback until its candidacy's own renewal (candidateRenewed onTurn)
+  if (state.standsDown) return done(state, fx);
   const j = vouch(s, state, at, fx);
   if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
@@ -2307,7 +2322,7 @@ function follow(s: Settings, state: State, e: FollowerEvent, at: Moment, fx: Eff
   if (at.now >= renewedAt + s.renewDeadlineMs) return { state: st, effects: [...fx, { kind: 'releaseTerm', term: last.term, rest: [{ k: 'led', ok: false }] }] };
   const no = st.terms + 1;
   // recorded as led now, not at the end of the chain below (which a fault may cut short): a term led is never confirmed again
-  const led = { ...note(s, st, { kind: 'leading' }, at, fx), ledToken: Math.max(st.ledToken, last.term.fencingToken) };
+  const led = { ...note(s, st, { kind: 'leading' }, at, fx), ledToken: Math.max(st.ledToken, last.term.fencingToken), standsDown: false };
   const lead: Lead = { term: last.term, renewedAt, renewals: 0, retrying: false, triedAt: last.sentAt, contended: 0, lease: last.lease, session: last.lease.session, since: last.sentAt, answerMs: at.now - last.sentAt, no };
   // a confirmed term acts on its renewal's row; a handed one is confirmed now by the leader's first renewal
   const rest: Next[] = [...(last.confirmed ? [{ k: 'after', lease: last.lease } as const] : []), ...(last.handed ? [{ k: 'step' } as const] : []), { k: 'led', ok: true }];
@@ -2348,13 +2363,16 @@ function stopTerm(s: Settings, st: State, lead: Lead, reason: StopReason, now: n
   const failures = failedStarts(s, st, lead, reason, now, jumped);
   // lost while it lives on (not cancelled, not handing over): it stands again once the lease is in a later term,
   // its work failed included (its term taken only after its backoff). Not a second failed start in a row: it
-  // stands again only at its candidacy's renewal, as a crash-looping process would, so a best candidate that
-  // cannot hold a term does not take the lease from a healthy one in a loop
+  // stands down until its candidacy's own renewal (standsDown), as a crash-looping process would, so a best
+  // candidate that cannot hold a term does not take the lease from a healthy one in a loop; a stand-again
+  // left from the first (its term taken back since) would renew the row at the next term's read, and the
+  // coordinator would preempt for it at once
   const secondFailure = failures >= 2 && failedAtStart(s, lead, reason, now, jumped);
   const lost = (reason === 'renewDeadline' || reason === 'deposed' || reason === 'workFailed') && !secondFailure;
   const heldOff = failures === (st.heldOff?.failures ?? 0) ? st.heldOff : { until: st.heldOff?.until ?? now, failures };
+  const stands = lost ? { standAgain: lead.term.fencingToken } : secondFailure ? { standAgain: undefined, standsDown: s.candidate } : {};
   // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
-  return { ...st, heldOff, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...(lost ? { standAgain: lead.term.fencingToken } : {}) };
+  return { ...st, heldOff, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...stands };
 }
 
 /** Carries out the leader's decision on `o` (decideLeader): stops the term (ending it on the row, looking at once), extends it, or records the row it saw. */

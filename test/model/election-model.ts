@@ -1377,7 +1377,7 @@ function describe(d: Decision): string {
  */
 const FOLLOWER_TIMING = new Set<keyof State>(['lastRaw', 'lastRead', 'leaseReadAt', 'previousReadSentAt', 'settlingSince', 'misses', 'cadence', 'viewedSession', 'offNamedSession', 'wakeAt', 'lastLeader', 'twinTold', 'preventions', 'pending', 'lead']);
 /** …and the fields every decision may read: in the key. */
-const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited', 'heldOff', 'ledOn', 'leaving'];
+const FOLLOWER_KEYED: readonly (keyof State)[] = ['observed', 'vacantSince', 'vanished', 'ledToken', 'endedToken', 'unanswered', 'ackedElection', 'doubt', 'wakePending', 'lastHeldOnSession', 'lastHeldSeconds', 'askSeen', 'answeredClaim', 'terms', 'ownFound', 'standAgain', 'awaited', 'heldOff', 'standsDown', 'ledOn', 'leaving'];
 // A field added to FollowerState must be placed in one of the two lists: else the key would silently merge states it tells apart.
 for (const f of Object.keys(START) as (keyof State)[])
   if (!FOLLOWER_TIMING.has(f) && !FOLLOWER_KEYED.includes(f)) throw new Error(`test/model: State.${f} is in neither FOLLOWER_KEYED nor FOLLOWER_TIMING (election-model.ts): say whether a decision reads it`);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { at, read, stepSettings, T } from './step-fixtures.js';
+import { at, OFFSET, read, stepSettings, T } from './step-fixtures.js';
 import { decide, decideLeader, nextStepDelay, START, type Effect, type Event, type Lead, type Moment, type Settings, type State } from '../../lib/sdk/step.js';
 import { FencingError, LeaseLostError } from '../../lib/sdk/fencing.js';
 
@@ -460,6 +460,40 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(r.kinds).toEqual([['stop', 'clockSkew']]);
     expect(r.state.preventions).toBe(1);
     expect(r.state.lead).toBeUndefined();
+  });
+
+  it("two failed starts in a row: the stand-again left from the first goes, and it stands down until its candidacy renews its row on its own: neither its row renewed at the next term's read nor an election answered meanwhile (a review, 2026-12-07, ninth)", () => {
+    const failed = (no: number, token: number): Event => ({ kind: 'workFailed', no, token, cause: 'boom', random: 0 });
+    const first = run(settings(), leading(mine(), { since: T }), [[failed(1, 7), at(100)]]).state;
+    expect(first.standAgain).toBe(7);
+    // elected back (no term of another's between: the stand-again is left), it leads term 8 and fails at its start again
+    const again = leading(mine({ fencingToken: 8, termToken: 8 }), { since: T + 2_110, term: { holderIdentity: 'a', fencingToken: 8 }, no: 2 });
+    const second = run(settings(), { ...again, heldOff: first.heldOff, standAgain: first.standAgain }, [[failed(2, 8), at(2_200)]]).state;
+    expect(second.heldOff?.failures).toBe(2);
+    expect(second.standAgain).toBeUndefined(); // before the fix: 7
+    expect(second.standsDown).toBe(true);
+    // the healthy worker's term, then an election on it: nothing sent to the candidacy
+    const stamp = OFFSET + T + 19_990;
+    const theirs = mine({ revision: 6, holderIdentity: 'b', holderInstance: 'b-1', fencingToken: 9, termToken: 9, acquireTime: stamp, renewTime: stamp, lastHolderIdentity: 'a' });
+    const asked = { ...theirs, revision: 7, election: { id: 'job#7', startedAt: stamp + 2_000, deadline: stamp + 17_000, strategy: 'OldestEmulationVersion', holder: 'b' } } as Lease;
+    const down = run(settings(), second, [
+      [poll, at(20_000)],
+      [{ kind: 'leaseRead', raw: read(theirs) }, at(20_010)],
+      [poll, at(22_000)],
+      [{ kind: 'leaseRead', raw: read(asked) }, at(22_010)],
+    ]);
+    expect(down.kinds[1]).not.toContain('renewCandidate'); // before the fix: renewed, and the coordinator preempted for it at once
+    expect(down.kinds[3]).not.toContain('renewCandidate');
+    expect(down.state.standsDown).toBe(true);
+    // its candidacy's own renewal stands it again: the election is answered
+    const up = run(settings(), down.state, [
+      [{ kind: 'candidateRenewed', onTurn: true }, at(60_000)],
+      [poll, at(60_100)],
+      [{ kind: 'leaseRead', raw: read(asked) }, at(60_110)],
+    ]);
+    expect(up.effects[0]).toEqual([]);
+    expect(up.state.standsDown).toBe(false);
+    expect(up.kinds[2]).toContain('renewCandidate');
   });
 
   it('a term stopped before any renewal of it landed is a failed start, a second in a row ends its standing again until its candidacy\'s renewal; a clock jump is none (review)', () => {
