@@ -26,6 +26,7 @@
 import { DescribeGlobalTableCommand, DescribeTableCommand, type DynamoDBClient, type GlobalTableDescription, type TableDescription } from '@aws-sdk/client-dynamodb';
 import { ValidationError } from '../schemas/validation.js';
 import { sendsToThisMachine } from './faults.js';
+import { noteMultiRegionMiss } from './options.js';
 
 /** The global tables version whose tables are always MREC (found by DescribeGlobalTable; DescribeTable may not list their replicas or version). */
 const LEGACY_GLOBAL_TABLES = '2017.11.29';
@@ -117,17 +118,6 @@ export function singleRegionRefusal(tables: readonly (CheckedTable & { table: Ta
   );
 }
 
-/** The Region a client sending off this machine sends to, by the leases-table error checkMultiRegion rethrew (multiRegionMissIn). */
-const missedIn = new WeakMap<object, string>();
-
-/**
- * The Region the client sent to where `error` is DynamoDB's "not found" for a leases table that
- * checkMultiRegion looked for under `multiRegion` off this machine (TableNotFoundError's message
- * then says the client must send to one of the replica Regions); undefined for any other error.
- * @internal
- */
-export const multiRegionMissIn = (error: unknown): string | undefined => (typeof error === 'object' && error !== null ? missedIn.get(error) : undefined);
-
 /**
  * The Region `client` sends to, where its endpoint is not on this machine (AWS's, or any off a
  * loopback host: sendsToThisMachine); undefined on this machine (DynamoDB Local), and for a client
@@ -198,7 +188,7 @@ export async function checkMultiRegion(client: DynamoDBClient, tables: readonly 
       if (error instanceof Error && error.name === 'ResourceNotFoundException') {
         if (role !== 'leases') continue;
         const region = await awayRegion();
-        if (region !== undefined) missedIn.set(error, region);
+        if (region !== undefined) noteMultiRegionMiss(error, region);
         throw error;
       }
       onError(new Error(`${subject}: multiRegion not checked: DescribeTable of the ${role} table "${name}" failed (${failure(error)}); allow dynamodb:DescribeTable on it to have an eventually consistent global table refused at start-up`, { cause: error }));

@@ -10,7 +10,6 @@ import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { TABLES, defaultTableNames as tableNamesUnder } from '../tables.js';
 import { unusableClient } from './faults.js';
-import { multiRegionMissIn } from './multi-region.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 import { TableWait, activeNotFoundOf, isWrongKey, requestEndpointOf, requestTableOf, type TableState } from '../table-wait.js';
 
@@ -361,6 +360,22 @@ function notFoundMessage(subject: string, tables: TableNames, cause: Error, retr
     `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
     (retrying ? ' Retrying with backoff: it takes part again once the table is back (a leader stops leading by its renew deadline meanwhile).' : '')
   );
+}
+
+/** The Region a client sending off this machine sends to, by the leases-table error checkMultiRegion rethrew (noteMultiRegionMiss, multiRegionMissIn). Here, beside TableNotFoundError, so that options need not import the check (lib/sdk/multi-region.ts) and what it imports. */
+const missedIn = new WeakMap<object, string>();
+
+/**
+ * The Region the client sent to where `error` is DynamoDB's "not found" for a leases table that
+ * checkMultiRegion looked for under `multiRegion` off this machine (TableNotFoundError's message
+ * then says the client must send to one of the replica Regions); undefined for any other error.
+ * @internal
+ */
+export const multiRegionMissIn = (error: unknown): string | undefined => (typeof error === 'object' && error !== null ? missedIn.get(error) : undefined);
+
+/** Notes that `error`, DynamoDB's "not found" for a leases table looked for under `multiRegion`, came from a client sending to `region` off this machine. @internal */
+export function noteMultiRegionMiss(error: object, region: string): void {
+  missedIn.set(error, region);
 }
 
 /**
