@@ -1,10 +1,15 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { portToBindLater } from '../lib/local/dynamodb-local.js';
+import { parentOf } from '../lib/local/parent-watch.js';
 import { RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../lib/local/runtime-lock.js';
 import { WorkerProcess } from '../lib/local/worker-process.js';
 import { fencingTokenFloor } from '../lib/schemas/fencing-token.js';
@@ -206,6 +211,120 @@ describe('npm start -- --serve', () => {
     } finally {
       serve.child.kill('SIGKILL');
       await serve.exited;
+    }
+  });
+});
+
+/** Whether process `pid` has exited (gone, or a zombie nobody reaped yet). */
+function exited(pid: number): boolean {
+  if (!existsSync(`/proc/${pid}`)) return true;
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
+  } catch {
+    return true;
+  }
+}
+/** The processes whose parent is `pid` now. */
+const childrenOf = (pid: number) => readdirSync('/proc').filter((f) => /^\d+$/.test(f)).map(Number).filter((p) => parentOf(p) === pid);
+/** Whether port `port` on 127.0.0.1 binds (nobody holds it). */
+const binds = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false)).listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+/** Processes a test started that a failure could leave running: killed at the end. */
+const strays = new Set<number>();
+afterAll(() => {
+  for (const pid of strays) if (!exited(pid)) process.kill(pid, 'SIGKILL');
+});
+
+describe.skipIf(!existsSync('/proc/self') || !existsSync('/bin/sh'))('npm start told to stop (a review, 2026-12-07: it ran on under init, or ended without stopping)', () => {
+  it('run as npm runs it (sh -c → tsx\'s CLI → the script), its shell killed (a kill of npm: the shell passes nothing on): stops in order, its port free again', async () => {
+    const port = await portToBindLater();
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-start-orphan-'));
+    const cli = createRequire(import.meta.url).resolve('tsx/cli');
+    // as `npm start -- --serve --port N`: npm's `sh -c 'tsx lib/local/start.ts …'`; the shell tells the CLI's pid, then waits; a SIGTERM ends the shell alone
+    const cmd = `'${process.execPath}' '${cli}' ${START} --serve --port ${port} --dir '${dir}' & echo $!; wait`;
+    const shell = spawn('/bin/sh', ['-c', cmd], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    shell.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    const lines = createInterface({ input: shell.stdout })[Symbol.asyncIterator]();
+    const tsx = Number((await lines.next()).value);
+    expect(tsx).toBeGreaterThan(0);
+    strays.add(tsx);
+    for (;;) {
+      const { value, done } = await lines.next();
+      expect(done, stderr).toBeFalsy();
+      if (value === 'Ctrl-C stops it.') break;
+    }
+    const [script] = childrenOf(tsx);
+    expect(script).toBeGreaterThan(0);
+    strays.add(script!);
+    const shellExit = new Promise<NodeJS.Signals | null>((r) => shell.once('exit', (_code, signal) => r(signal)));
+    shell.kill('SIGTERM');
+    expect(await shellExit).toBe('SIGTERM');
+    // before: the script ran on for good under the CLI, itself under init (this wait hung), its DynamoDB Local on the port
+    const rest: string[] = [];
+    for (;;) {
+      const { value, done } = await lines.next();
+      if (done) break;
+      rest.push(value);
+    }
+    await waitFor('the script and the CLI exited', () => exited(script!) && exited(tsx));
+    expect(rest.join('\n'), stderr).toMatch(new RegExp(`^stopped \\(the process that started it, ${shell.pid}, exited\\)$`, 'm'));
+    expect(await binds(port)).toBe(true);
+  });
+
+  it('--serve, SIGHUP (its terminal closed): stops in order, as at Ctrl-C, and exits 0', async () => {
+    const serve = await serving();
+    try {
+      serve.child.kill('SIGHUP');
+      // before: ended by the signal at once (no exit code), nothing stopped in order
+      expect(await serve.exited, `${serve.out}\n${serve.err}`).toBe(0);
+      expect(serve.out).toMatch(/\nstopped \(SIGHUP\)\n$/);
+    } finally {
+      serve.child.kill('SIGKILL');
+    }
+  });
+
+  it('mid-play, SIGTERM: its workers step down and exit, then the system stops; it exits 143, leaving no worker and no DynamoDB Local behind', async () => {
+    const port = await portToBindLater();
+    const dir = mkdtempSync(join(tmpdir(), 'conclave-start-mid-play-'));
+    const child = spawn(process.execPath, ['--import', 'tsx', START, '--short', '--port', String(port), '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    strays.add(child.pid!);
+    let [out, err] = ['', ''];
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    const gone = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('exit', (code, signal) => r({ code, signal })));
+    await waitFor('the first leader of the play', () => out.includes('▶ w1 leads') || exited(child.pid!));
+    const workers = childrenOf(child.pid!).filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('demo/worker.ts'));
+    for (const w of workers) strays.add(w);
+    expect(workers.length, out).toBeGreaterThan(0);
+    child.kill('SIGTERM');
+    // before: ended by the signal at once ({ code: null, signal: 'SIGTERM' }), its workers left running under init
+    expect(await gone, `${out}\n${err}`).toEqual({ code: 143, signal: null });
+    expect(out).toContain("npm start: SIGTERM: stopping the stories' workers, then the local system");
+    expect(out).toMatch(/\nstopped \(SIGTERM\)\n$/);
+    expect(workers.filter((w) => !exited(w))).toEqual([]);
+    expect(await binds(port)).toBe(true);
+  });
+
+  it('--port in use: refused with the ways out npm start has (it said startLocalConclave({ endpoint }) and conclave-local --endpoint, which npm start does not take)', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', () => resolve()));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const r = await new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const c = spawn(process.execPath, ['--import', 'tsx', START, '--serve', '--port', String(port), '--dir', mkdtempSync(join(tmpdir(), 'conclave-start-taken-'))], { stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        c.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+        c.once('exit', (status) => resolve({ status, stderr }));
+      });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^npm start: DynamoDB Local not started: port ${port} on 127\\.0\\.0\\.1 is already in use .* Leave out --port to start one on a free port, or choose another \\(npm start -- --port N\\); npm start always starts a DynamoDB Local of its own\\.$`, 'm'));
+      expect(r.stderr).not.toMatch(/startLocalConclave|--endpoint/);
+    } finally {
+      taken.close();
     }
   });
 });

@@ -150,14 +150,29 @@ async function portTaken(port: number): Promise<string | undefined> {
   return undefined;
 }
 
-/** The error for a fixed `port` someone else holds: what is refused, why, and the ways out. */
-function portInUse(port: number, why: string, cause?: unknown): Error {
-  return new Error(
-    `DynamoDB Local not started: port ${port} on 127.0.0.1 is already in use (${why}), perhaps by another DynamoDB Local (another user's or another project's); ` +
-      `it is not used in place of a new one, whose tables this run would write and whose stop() would stop nothing. ` +
-      `Leave out \`port\` (\`--port\`) to start one on a free port, choose another port, or, to use the one there on purpose, pass its endpoint: startLocalConclave({ endpoint: 'http://127.0.0.1:${port}' }) (\`npx conclave-local --endpoint http://127.0.0.1:${port}\`).`,
-    cause === undefined ? undefined : { cause },
-  );
+/**
+ * A fixed `port` someone else holds: what is refused, why, and the ways out. `refusal` is the
+ * first part alone, for a command whose ways out are others (`npm start` takes no endpoint).
+ */
+export class PortInUseError extends Error {
+  override readonly name = 'PortInUseError';
+  /** What is refused and why, without the ways out. */
+  readonly refusal: string;
+
+  constructor(
+    readonly port: number,
+    why: string,
+    cause?: unknown,
+  ) {
+    const refusal =
+      `DynamoDB Local not started: port ${port} on 127.0.0.1 is already in use (${why}), perhaps by another DynamoDB Local (another user's or another project's); ` +
+      `it is not used in place of a new one, whose tables this run would write and whose stop() would stop nothing.`;
+    super(
+      `${refusal} Leave out \`port\` (\`--port\`) to start one on a free port, choose another port, or, to use the one there on purpose, pass its endpoint: startLocalConclave({ endpoint: 'http://127.0.0.1:${port}' }) (\`npx conclave-local --endpoint http://127.0.0.1:${port}\`).`,
+      cause === undefined ? undefined : { cause },
+    );
+    this.refusal = refusal;
+  }
 }
 
 export function freePort(): Promise<number> {
@@ -212,7 +227,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
   let javaPid: Promise<number>;
   if (ns.ok) {
     const front = await listenLoopback(opts.port ?? 0).catch((e: unknown) => {
-      if (opts.port !== undefined && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw portInUse(opts.port, 'it cannot be bound on 127.0.0.1', e);
+      if (opts.port !== undefined && (e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new PortInUseError(opts.port, 'it cannot be bound on 127.0.0.1', e);
       throw e;
     });
     port = (front.address() as AddressInfo).port;
@@ -230,7 +245,7 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
       port = opts.port ?? (await portToBindLater());
       const taken = await portTaken(port);
       if (!taken) break;
-      if (opts.port !== undefined || tries >= 20) throw portInUse(port, taken);
+      if (opts.port !== undefined || tries >= 20) throw new PortInUseError(port, taken);
     }
     (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
       `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}`,

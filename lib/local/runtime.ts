@@ -594,7 +594,13 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   // and the lock in them, are gone for good; the functions would only fail on every poll and tick
   // against a port nobody serves, so they stop as at the lock's loss, and the process is told to stop
   const own = ddb;
-  own?.onExit((how) => lock.lostWithStore(`the lock of local mode on table prefix ${prefix} was lost with its DynamoDB Local (Java, pid ${own.pid}), which exited ${how}: its tables were in memory and are gone; start local mode again`));
+  // started again on a free port, it would strand the workers still running at this endpoint: the port is named to start it on
+  own?.onExit((how) =>
+    lock.lostWithStore(
+      `the lock of local mode on table prefix ${prefix} was lost with its DynamoDB Local (Java, pid ${own.pid}), which exited ${how}: its tables were in memory and are gone; ` +
+        `start local mode again on the same port (--port ${own.port}, or startLocalConclave({ port: ${own.port} })), so that the workers still running reach it at ${own.endpoint} again`,
+    ),
+  );
   // a DynamoDB Local the caller named may have these tables from an earlier run (-sharedDb -dbPath,
   // a restart, a crash): reused as they are, rows and streams; one of another shape is refused
   await reached(createTables(requests, tables, opts.endpoint === undefined ? {} : { reuseAt: { endpoint } }));
@@ -824,7 +830,8 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     ticking = tick()
       .then(
         () => faults.succeeded(TICK_SOURCE),
-        (e: unknown) => void (e instanceof RuntimeStopped || stopping.signal.aborted || faults.failed(TICK_SOURCE, e)),
+        // the lock lost (its functions stopped, the process told to stop): told once as that, not as a tick to retry
+        (e: unknown) => void (e instanceof RuntimeStopped || stopping.signal.aborted || lost.line !== undefined || faults.failed(TICK_SOURCE, e)),
       )
       .finally(() => (inFlight = false));
   });

@@ -4,16 +4,24 @@
  * one did not, or when another local mode took this one's lock over (this process paused or cut off
  * from its DynamoDB Local for 10 s): its functions are stopped then and it says so; with --serve it
  * stops at once, else once the stories end. It does not wait for the lock again: a start is refused
- * while the other runs (the refusal names it), as at any start.
+ * while the other runs (the refusal names it), as at any start. Ctrl-C, SIGTERM, SIGHUP (its
+ * terminal closed) or the exit of the process that started it (a kill of npm ends npm's `sh -c`,
+ * which passes no signal on) stops it in order: the stories' workers (they step down), then the
+ * system; it exits 0 with --serve, else 128 + the signal's number (1 for its starter's exit).
  *   npm start -- --short   a shorter play (CI)
  *   npm start -- --serve   keep the system up for the CLI and your own workers
  */
+import { constants } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
+import { systemClock } from '../clock.js';
 import { TickDuration } from '../schemas/duration.js';
 import { DEMO_ELECTION, playStories } from './demo/stories.js';
 import { playScheduledJob } from './demo/scheduled-job-story.js';
 import { playLoadBalancer } from './demo/load-balancer-story.js';
+import { PortInUseError } from './dynamodb-local.js';
+import { outputUnread, watchParent } from './parent-watch.js';
 import { startLocalRuntime, type LocalEvent } from './runtime.js';
+import { stopEveryWorker } from './worker-process.js';
 
 const program = new Command()
   .name('npm start --')
@@ -33,6 +41,26 @@ const program = new Command()
   })
   .parse(process.argv);
 const opts = program.opts<{ serve?: boolean; short?: boolean; tick?: number; dir: string; port?: number }>();
+
+/** What told this run to end: a signal, or its starter's exit (`signal` undefined). */
+interface Ending {
+  readonly why: string;
+  readonly signal?: 'SIGINT' | 'SIGTERM' | 'SIGHUP';
+}
+let ended: Ending | undefined;
+let endRun: (e: Ending) => void = () => undefined;
+const ending = new Promise<Ending>((resolve) => (endRun = resolve));
+const end = (e: Ending) => {
+  if (ended !== undefined) return;
+  ended = e;
+  endRun(e);
+};
+// watched from the start (an exit during the start-up is acted on once it is up): npm's `sh -c` exits
+// at a kill of npm without passing the signal on, and tsx's CLI, this process's parent, stays
+watchParent(systemClock, (was) => {
+  outputUnread();
+  end({ why: `the process that started it, ${was}, exited` });
+});
 
 /** An event's line: its lease (your own workers' beside the demo's), and who it is about. */
 const describe = (e: LocalEvent): string => {
@@ -62,6 +90,14 @@ async function main(): Promise<number> {
     ...(opts.serve ? { onEvent: (e: LocalEvent) => console.log(`event  ${e.time}  ${describe(e)}`) } : {}),
     onDeadLetter: (d) => console.log(`dead letter  ${d.function}: ${d.reason}`),
   });
+  // from now on a signal stops it in order (before, with --serve only, and SIGHUP not at all); a second stops it at once
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(signal, () => {
+      if (signal === 'SIGHUP') outputUnread(); // its terminal closed: a write to it fails
+      // the shell and the kernel may each send a SIGHUP as the terminal closes: a second is no second Ctrl-C
+      if (ended === undefined) end({ why: signal, signal });
+      else if (signal !== 'SIGHUP') process.exit(128 + constants.signals[signal]);
+    });
   console.log(`DynamoDB Local  ${rt.endpoint}`);
   console.log(`tables          ${Object.values(rt.tables).join(', ')}`);
   console.log(`events          ${rt.eventsFile}`);
@@ -75,24 +111,42 @@ The local system is up. In another terminal:
   use the CLI    npx conclave --endpoint ${rt.endpoint} --table-prefix ${prefix} get leases
   watch events   npx conclave events --follow --events-file ${rt.eventsFile}
 Ctrl-C stops it.`);
-      const interrupted = new Promise<void>((resolve) => {
-        process.once('SIGINT', () => resolve());
-        process.once('SIGTERM', () => resolve());
-      });
-      return await Promise.race([interrupted.then(() => 0), lost]);
+      return await Promise.race([ending.then(() => 0), lost]);
     }
     // the stories end on their own (their workers stopped) even with the functions stopped under them
-    const result = await playStories(rt, { short: Boolean(opts.short) });
-    const job = await playScheduledJob(rt, { windows: opts.short ? 2 : 3 });
-    const lb = await playLoadBalancer(rt, { short: Boolean(opts.short) });
-    return result.ok && job.ok && lb.ok && lostLine === undefined ? 0 : 1;
+    const play = (async () => {
+      const result = await playStories(rt, { short: Boolean(opts.short) });
+      const job = await playScheduledJob(rt, { windows: opts.short ? 2 : 3 });
+      const lb = await playLoadBalancer(rt, { short: Boolean(opts.short) });
+      return result.ok && job.ok && lb.ok && lostLine === undefined ? 0 : 1;
+    })();
+    const by = await Promise.race([play, ending]);
+    if (typeof by === 'number') return by;
+    // told to end mid-play: its workers step down while DynamoDB Local still answers them, then the system stops
+    console.log(`\nnpm start: ${by.why}: stopping the stories' workers, then the local system`);
+    play.catch(() => undefined); // the play fails as its workers go (or refuses a new one): no verdict of its counts now
+    await stopEveryWorker(by.why);
+    return by.signal === undefined ? 1 : 128 + constants.signals[by.signal];
   } finally {
     await rt.stop();
   }
 }
 
+/** What a start-up that cannot go on says: a port taken with the ways out npm start has (it takes no endpoint), else the error's own line. */
+function cannotStart(e: unknown): string {
+  if (e instanceof PortInUseError && e.port === opts.port)
+    return `${e.refusal} Leave out --port to start one on a free port, or choose another (npm start -- --port N); npm start always starts a DynamoDB Local of its own.`;
+  return e instanceof Error ? e.message : String(e);
+}
+
 // a start-up that cannot go on (Java, a folder it cannot write, a port taken) says why in a line, not a stack
-process.exitCode = await main().catch((e: unknown) => {
-  console.error(`npm start: ${e instanceof Error ? e.message : String(e)}`);
+const code = await main().catch((e: unknown) => {
+  console.error(`npm start: ${cannotStart(e)}`);
   return 1;
 });
+if (ended === undefined) process.exitCode = code;
+else {
+  console.log(`stopped (${ended.why})`);
+  // the play's waits and timers, cut short, would keep it up
+  process.exit(code);
+}

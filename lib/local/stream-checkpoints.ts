@@ -214,8 +214,9 @@ function readCheckpoints(file: string): CheckpointsFile | undefined {
 /**
  * The checkpoints in `file` for `endpoint`. A file that is missing starts empty; one that does
  * not parse (not JSON, or not CheckpointsFile) is told once through `warn`, naming it, and
- * ignored: every shard is read from TRIM_HORIZON, and the next write replaces it. Other
- * endpoints' entries are kept as they are.
+ * ignored: every shard is read from TRIM_HORIZON, and the next write replaces it. One found so by
+ * a write later (the run under way) is told so, once, and written anew from the checkpoints this
+ * process holds: nothing is read again. Other endpoints' entries are kept as they are.
  *
  * Several local-mode processes may share one events folder, so one file (two table prefixes on one
  * DynamoDB Local, or two DynamoDB Locals): each write is a merge, under a lock file beside it
@@ -251,7 +252,16 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
     try {
       now = readCheckpoints(file) ?? now;
     } catch (e) {
-      if (!toldCorrupt) ignored((e as Error).message);
+      // found so while running: the pollers read on from their positions (nothing is read again), and
+      // the file is written anew from what this process last read of it and has moved since, not from
+      // nothing (which would drop every other function's and process's entries)
+      now = structuredClone(state);
+      if (!toldCorrupt)
+        warn(
+          `stream checkpoints file ${file} ${(e as Error).message}, found at a write while local mode runs: written anew from the checkpoints this process holds (the streams are read on from where they are, nothing is read again); ` +
+            'another process sharing the folder puts back what it wrote there since at its own next write',
+          { file },
+        );
       toldCorrupt = true;
     }
     if (change(now)) {

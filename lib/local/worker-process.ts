@@ -20,6 +20,22 @@ export interface WorkerSpec {
 
 const WORKER = fileURLToPath(new URL('./demo/worker.ts', import.meta.url));
 
+/** The workers this process started that have not exited. */
+const living = new Set<WorkerProcess>();
+/** Why no worker is started any more (stopEveryWorker), once told. */
+let closed: string | undefined;
+
+/**
+ * Stops every worker this process started that still runs (SIGTERM: each steps down, releasing its
+ * lease, and exits), and starts no more: one asked for after throws, saying `why`. `npm start`
+ * told to stop mid-play (Ctrl-C, a kill, its terminal closed, its starter gone) stops its workers
+ * so, while its DynamoDB Local still answers them, and leaves none running under init.
+ */
+export async function stopEveryWorker(why: string): Promise<void> {
+  closed = why;
+  await Promise.all([...living].map((w) => w.stop()));
+}
+
 /** A worker as a separate OS process, started with the demo's worker and watched through its stdout. */
 export class WorkerProcess {
   readonly events: WorkerEvent[] = [];
@@ -31,6 +47,7 @@ export class WorkerProcess {
 
   /** `pushUrl`: the push broker's endpoint (LocalRuntime.pushEndpoint), given to the worker as CONCLAVE_PUSH_URL; without it the worker only polls. */
   constructor(readonly spec: WorkerSpec, env: { endpoint: string; tablePrefix: string; pushUrl?: string | undefined; extra?: Record<string, string> }) {
+    if (closed !== undefined) throw new Error(`worker ${spec.identity} not started: this process stops its workers (${closed})`);
     const t = spec.timing;
     this.child = spawn(process.execPath, ['--import', 'tsx', spec.script ?? WORKER], {
       env: {
@@ -60,6 +77,8 @@ export class WorkerProcess {
     // SDK warnings, not part of the story; the last of them kept for a worker that exits early
     this.child.stderr!.on('data', (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-2_000)));
     this.exited = new Promise((r) => this.child.on('exit', (code) => r(code)));
+    living.add(this);
+    void this.exited.then(() => living.delete(this));
   }
 
   get identity(): string {

@@ -6,7 +6,7 @@
  * can source, then `ready`. Options: --table-prefix P (default conclave-local), --endpoint URL (a
  * DynamoDB Local already running: the prefix's tables already there, from an earlier run, are
  * reused), --port N (its own DynamoDB Local's port, default a free one), --tick DURATION (default 10s), --no-push, --events-dir DIR (default .local: events.jsonl
- * there is what `conclave events` reads by default, as for `npm start`). Exits 0 at Ctrl-C, SIGTERM, or the exit of the process that started it (npx's `sh -c`, which a `kill` of npx ends without passing the signal on); 1 if
+ * there is what `conclave events` reads by default, as for `npm start`). Exits 0 at Ctrl-C, SIGTERM, SIGHUP (its terminal closed), or the exit of the process that started it (npx's `sh -c`, which a `kill` of npx ends without passing the signal on); 1 if
  * another local mode took its lock over (it was paused or cut off from DynamoDB Local for 10 s):
  * its functions are stopped then, and the other runs them; 1 too if its own DynamoDB Local exits
  * (killed, crashed: its in-memory tables are gone).
@@ -20,13 +20,13 @@ import { editDistance, ValidationError } from '../schemas/validation.js';
 import { systemClock } from '../clock.js';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../stores/client.js';
 import { startLocalConclave, type LocalConclaveOptions, type RuntimeLockLoss } from './index.js';
-import { watchParent } from './parent-watch.js';
+import { outputUnread, watchParent } from '../local/parent-watch.js';
 
 const USAGE = 'usage: conclave-local [--table-prefix PREFIX] [--endpoint URL | --port N] [--tick DURATION] [--no-push] [--events-dir DIR] [--version]';
 
 const HELP = `${USAGE}
 
-Conclave on this machine until Ctrl-C (or SIGTERM, or the exit of the process that started it): DynamoDB Local (Java 17+) with the tables, the functions wired
+Conclave on this machine until Ctrl-C (or SIGTERM, SIGHUP, or the exit of the process that started it): DynamoDB Local (Java 17+) with the tables, the functions wired
 as in AWS, the push broker. Prints CONCLAVE_ENDPOINT, CONCLAVE_TABLE_PREFIX, CONCLAVE_PUSH_URL and
 CONCLAVE_EVENTS_FILE as lines a shell can read, then "ready".
 
@@ -190,6 +190,12 @@ const stop = (why: string, code: number) => {
 };
 process.on('SIGINT', () => stop('SIGINT', 0));
 process.on('SIGTERM', () => stop('SIGTERM', 0));
+// its terminal closed: stopped as at SIGTERM (it ended at once before: no stop, a lock item left in an --endpoint's DynamoDB Local)
+process.on('SIGHUP', () => {
+  outputUnread(); // the terminal is gone: a write to it fails
+  // the shell and the kernel may each send one as the terminal closes: a second is no second Ctrl-C
+  if (!stopping) stop('SIGHUP', 0);
+});
 // its lock taken over or deleted: its functions are stopped already; exit non-zero rather than stand idle as if ready
 onLockLost = (message, loss) => {
   if (stopping) return;
@@ -201,8 +207,7 @@ if (lostEarly !== undefined) onLockLost(lostEarly.message, lostEarly.loss);
 // its parent gone (`kill` of npx, whose `sh -c` passed nothing on): stopped as at SIGTERM, not left running under init holding the port
 onParentGone = (was) => {
   if (stopping) return;
-  // nobody may read its output any more: a write to a closed pipe must not end the stop half-way
-  for (const s of [process.stdout, process.stderr]) s.on('error', () => undefined);
+  outputUnread(); // nobody may read its output any more: a write to a closed pipe fails
   stop(`its parent process ${was} exited`, 0);
 };
 if (parentGoneEarly !== undefined) onParentGone(parentGoneEarly);

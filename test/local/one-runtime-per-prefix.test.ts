@@ -181,7 +181,7 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
     }
   });
 
-  it('a runtime whose own DynamoDB Local exits under it (killed) stops its functions and says so at once, naming its pid; the stop then stops', async () => {
+  it('a runtime whose own DynamoDB Local exits under it (killed) stops its functions and says so at once, naming its pid and the port to start again on; the stop then stops', async () => {
     const lines: string[] = [];
     const losses: RuntimeLockLoss[] = [];
     const own = await startLocalRuntime({ prefix: 'conclave-local', dir: folder(), tickEveryMs: 600_000, logLevel: 'SILENT', push: false, onLost: (line, loss) => (lines.push(line), losses.push(loss)) });
@@ -192,12 +192,17 @@ describe('one local runtime per DynamoDB Local and table prefix', () => {
       // before: nothing told, ever; every poll and tick failed against the port (ECONNREFUSED) for as long as it ran,
       // its lock's renewals too: conclave-local stood as if ready beside tables that were gone
       await waitFor('the runtime told its DynamoDB Local exited', () => lines.length > 0);
+      const port = new URL(own.endpoint).port;
       expect(lines).toEqual([
         // (Java's own signal, as its keeper now tells it: "with code 1" before, the keeper's code for any signal)
-        `the lock of local mode on table prefix conclave-local was lost with its DynamoDB Local (Java, pid ${pid}), which exited killed by SIGKILL: its tables were in memory and are gone; start local mode again: this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it`,
+        // the port to start again on: a start without --port picks a free one, and the workers still running keep the old endpoint
+        // (a review, 2026-12-07: "start local mode again" alone)
+        `the lock of local mode on table prefix conclave-local was lost with its DynamoDB Local (Java, pid ${pid}), which exited killed by SIGKILL: its tables were in memory and are gone; ` +
+          `start local mode again on the same port (--port ${port}, or startLocalConclave({ port: ${port} })), so that the workers still running reach it at ${own.endpoint} again: ` +
+          "this runtime's functions are stopped (its stream pollers, timer queue, tick and platform events): stop it",
       ]);
       expect(losses).toEqual([{ kind: 'storeExited' }]);
-      await expect(own.tick()).rejects.toThrow("start local mode again: this runtime's functions are stopped; stop it");
+      await expect(own.tick()).rejects.toThrow(`reach it at ${own.endpoint} again: this runtime's functions are stopped; stop it`);
     } finally {
       await own.stop();
     }

@@ -271,6 +271,27 @@ describe('the stream checkpoints file', () => {
   });
 });
 
+describe('the stream checkpoints file found corrupt mid-run', () => {
+  it('is told as that (a review, 2026-12-07: the load-time text, "read from TRIM_HORIZON", which mid-run is untrue) and written anew from the checkpoints this process holds: another function\'s kept', async () => {
+    const file = join(folder(), CHECKPOINTS_FILE);
+    const w = warnings();
+    const kept = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    await kept.of(FN).set(ARN, 'shard-1', '000000000000000000005');
+    await kept.of('leaseStream').set(OTHER_TABLE, 'shard-1', '000000000000000000007');
+    writeFileSync(file, '{"version": 2, "streams": [{"endpo'); // torn (an edit by hand, a stray write)
+    await kept.of(FN).set(ARN, 'shard-1', '000000000000000000006');
+    expect(w.told).toHaveLength(1);
+    expect(w.told[0]!.message).toMatch(new RegExp(`^stream checkpoints file ${file.replace(/[.]/g, '\\.')} is corrupt .*, found at a write while local mode runs: written anew from the checkpoints this process holds \\(the streams are read on from where they are, nothing is read again\\)`));
+    expect(w.told[0]!.message).not.toContain('TRIM_HORIZON');
+    const again = loadCheckpoints(file, 'http://127.0.0.1:8000', w.warn);
+    expect(again.of(FN).get(ARN, 'shard-1')).toBe('000000000000000000006');
+    // before: undefined, the file replaced by that one write: the lease stream read from TRIM_HORIZON at the next start
+    expect(again.of('leaseStream').get(OTHER_TABLE, 'shard-1')).toBe('000000000000000000007');
+    await kept.of(FN).set(ARN, 'shard-1', '000000000000000000008');
+    expect(w.told).toHaveLength(1); // told once
+  });
+});
+
 describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
   let t: TestTables;
   let streams: DynamoDBStreamsClient;

@@ -2,7 +2,9 @@
  * `npx conclave-local` killed (`kill <pid>` of npx): npm passes the SIGTERM to its `sh -c
  * conclave-local`, and dash exits without passing it on. Before: conclave-local, re-parented to
  * init, ran on with its DynamoDB Local, holding the port (the next `--port 8000` was refused). Now
- * it watches its parent (lib/testing/parent-watch.ts) and stops as at SIGTERM when it exits.
+ * it watches its parent (lib/local/parent-watch.ts) and stops as at SIGTERM when it exits.
+ * `npm start` runs tsx's CLI, which runs the script in a child of its own and stays when npm's shell
+ * exits: the script watches the CLI's parent (test/start.test.ts runs it so).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -15,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { simulatedClock } from '../../lib/clock.js';
 import { portToBindLater } from '../../lib/local/dynamodb-local.js';
-import { PARENT_CHECK_MS, watchParent } from '../../lib/testing/parent-watch.js';
+import { PARENT_CHECK_MS, parentOf, starterOf, watchParent } from '../../lib/local/parent-watch.js';
 import { waitFor } from '../sdk/harness.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
@@ -43,6 +45,28 @@ describe('watchParent', () => {
     watchParent(clock, (was) => told.push(was), () => 1);
     await clock.run(100 * PARENT_CHECK_MS);
     expect(told).toEqual([]);
+  });
+});
+
+describe('starterOf', () => {
+  const preflight = ['--require', '/repo/node_modules/tsx/dist/preflight.cjs', '--import', 'file:///repo/node_modules/tsx/dist/loader.mjs'];
+  const parents: Record<number, number> = { 300: 200, 200: 100 };
+
+  it("the parent, for a script run by node itself (`node --import tsx`, npx's bin)", () => {
+    expect(starterOf(300, ['--import', 'tsx'], (pid) => parents[pid])).toBe(300);
+  });
+
+  it("under tsx's CLI (`npm start`: sh -c → tsx → the script), the CLI's parent: npm's shell, which a kill of npm ends while the CLI stays", () => {
+    expect(starterOf(300, preflight, (pid) => parents[pid])).toBe(200);
+    // the CLI itself killed: the script, re-parented to init, sees init's parent (0)
+    expect(starterOf(1, preflight, () => 0)).toBe(0);
+    // no /proc to read: the parent
+    expect(starterOf(300, preflight, () => undefined)).toBe(300);
+  });
+
+  it.skipIf(!existsSync('/proc/self'))("parentOf reads /proc: this process's parent", () => {
+    expect(parentOf(process.pid)).toBe(process.ppid);
+    expect(parentOf(2 ** 30)).toBeUndefined();
   });
 });
 
