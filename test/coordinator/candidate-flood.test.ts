@@ -39,6 +39,15 @@ async function flood(lease: string, n: number, now: number): Promise<void> {
   }
 }
 
+/** The stream functions' deps on the test tables, on `clock`, sending nothing anywhere. */
+const functionDeps = (clock: ReturnType<typeof manualClock>): FunctionDeps => ({
+  coordinator: coordinatorDeps(t.client, t.names, { clock }),
+  timer: { schedule: async () => undefined },
+  publish: async () => undefined,
+  deadLetter: async () => undefined,
+  ...observability('test', 'SILENT'),
+});
+
 const vacant = async (d: CoordinatorDeps, lease: string) => d.leases.write(await d.leases.read(lease), { set: { leaseDurationSeconds: 15, leaseTransitions: 0, fencingToken: 1 } });
 
 it('an election pings its candidates at most 25 at a time, every one of them', async () => {
@@ -146,13 +155,7 @@ it("an operator's delete of a held row of a lease over the cap: the lease stream
   const clock = manualClock();
   const lease = 'flooded-deleted';
   const logged: string[] = [];
-  const d: FunctionDeps = {
-    coordinator: coordinatorDeps(t.client, t.names, { clock }),
-    timer: { schedule: async () => undefined },
-    publish: async () => undefined,
-    deadLetter: async () => undefined,
-    ...observability('test', 'SILENT'),
-  };
+  const d = functionDeps(clock);
   const error = d.logger.error.bind(d.logger);
   d.logger.error = (message: string, ...rest: unknown[]) => void (logged.push(message), error(message, ...(rest as [])));
   await flood(lease, MAX_CANDIDATES_PER_LEASE + 1, clock.now());
@@ -168,13 +171,7 @@ it("an operator's delete of a held row of a lease over the cap: the lease stream
 it("an operator's delete of a held row pings the election it opens at most 25 at a time, every candidate", async () => {
   const clock = manualClock();
   const lease = 'deleted-pings';
-  const d: FunctionDeps = {
-    coordinator: coordinatorDeps(t.client, t.names, { clock }),
-    timer: { schedule: async () => undefined },
-    publish: async () => undefined,
-    deadLetter: async () => undefined,
-    ...observability('test', 'SILENT'),
-  };
+  const d = functionDeps(clock);
   const c = d.coordinator;
   await flood(lease, 60, clock.now() - 60_000);
   let inFlight = 0;
