@@ -4,9 +4,10 @@
  * or sent. Followed through Node.js's http diagnostics channels (published for every
  * http.ClientRequest of the process): a request is this try's when it carries the try's key (the
  * AWS SDK's invocation id and attempt, or the URL connected to). A client whose request handler does
- * not use Node's http module (the simulator's, a fetch-based one) tells nothing. The worker SDK (lib/sdk/bounded-client.ts), the
+ * not use Node's http module (the simulator's, a fetch-based one, undici, http2) tells nothing. The worker SDK (lib/sdk/bounded-client.ts), the
  * CLI (lib/cli/context.ts) and PushChannel tell a try that timed out unsent by where it stopped, in
- * the words below.
+ * the words below; the worker SDK tells one that timed out sent (seen sent: Sent) as DynamoDB taking it
+ * and not answering, and one of which nothing was seen as out of reach.
  */
 import { subscribe } from 'node:diagnostics_channel';
 import { isIP, type Socket } from 'node:net';
@@ -16,6 +17,9 @@ type ClientRequest = { readonly host: string; readonly path: string; readonly so
 
 /** A try not yet sent: still looking up `host`, or connecting to `address` (TCP), or in its TLS handshake there. */
 export type Unsent = { readonly phase: 'lookup'; readonly host: string } | { readonly phase: 'connect' | 'tls'; readonly host: string; readonly address: string };
+
+/** A try seen sent: its request given a socket already connected (kept alive), or one whose handshakes (TCP, and TLS for https) ended. */
+export type Sent = { readonly phase: 'sent' };
 
 /** The service a try goes to, as what reaches it from a private subnet is named. */
 const ROUTE = {
@@ -46,11 +50,16 @@ export function unsentTold(at: Unsent, ms: number, service: keyof typeof ROUTE =
 
 /** One try's HTTP request, followed. */
 export class TryConnection {
-  #unsent: Unsent | undefined;
+  #unsent: Unsent | Sent | undefined;
   #looked: (() => void)[] = [];
 
-  /** Where the try stands, while it is not sent; undefined once it is, or before it has a socket, or when no request of Node's http was seen. */
-  get unsent(): Unsent | undefined {
+  /**
+   * Where the try stands: while it is not sent, how far it got (Unsent); once seen sent on a
+   * connection made, Sent; undefined when nothing was seen: before its request has a socket, or
+   * when no request of Node's http was seen (a requestHandler that does not use it). Only Sent says
+   * the try went out.
+   */
+  get unsent(): Unsent | Sent | undefined {
     return this.#unsent;
   }
 
@@ -66,11 +75,11 @@ export class TryConnection {
   }
 
   #onSocket(request: ClientRequest, socket: Socket): void {
+    const sent = () => void (this.#unsent = { phase: 'sent' });
     // a kept-alive connection: sent at once
-    if (!socket.connecting) return;
+    if (!socket.connecting) return sent();
     const host = request.host;
     const tls = (socket as { encrypted?: boolean }).encrypted === true;
-    const sent = () => void (this.#unsent = undefined);
     const connecting = (address: string) => void (this.#unsent = { phase: 'connect', host, address });
     if (isIP(host)) connecting(host);
     else this.#unsent = { phase: 'lookup', host };
@@ -83,7 +92,7 @@ export class TryConnection {
     });
     socket.once('connect', () => {
       const at = this.#unsent;
-      if (tls && at && at.phase !== 'lookup') this.#unsent = { ...at, phase: 'tls' };
+      if (tls && at && at.phase !== 'lookup' && at.phase !== 'sent') this.#unsent = { ...at, phase: 'tls' };
       else sent();
     });
     socket.once('secureConnect', sent);
@@ -166,7 +175,7 @@ export async function tryFollowed<T>(key: string | undefined, send: () => Promis
     return await followTry(connection, key, send);
   } catch (e) {
     const at = connection.unsent;
-    if (at && typeof e === 'object' && e !== null) failedUnsent.set(e, at);
+    if (at && at.phase !== 'sent' && typeof e === 'object' && e !== null) failedUnsent.set(e, at);
     throw e;
   }
 }

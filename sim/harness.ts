@@ -22,6 +22,7 @@ import { createTables } from '../lib/local/tables.js';
 import type { ElectionConfigInput, TableNames } from '../lib/schemas/config.js';
 import { ValidationError } from '../lib/schemas/validation.js';
 import { electorWith, type AnyLeaderElectorOptions, type ElectorInternals, type LeaderElector, type StopReason } from '../lib/sdk/elector.js';
+import { noteOnTheWay } from '../lib/sdk/faults.js';
 import { CandidateStore } from '../lib/stores/candidate-store.js';
 import type { IdentityStore } from '../lib/stores/identity-store.js';
 import { LeaseStore } from '../lib/stores/lease-store.js';
@@ -216,8 +217,29 @@ export class Sim {
   private async exchange(m: Machine, req: ModelRequest, apply: () => unknown): Promise<unknown> {
     const hang = () => new Promise<never>(() => undefined);
     if (m.clock.dead) return hang();
-    const record: SentRequest = { ...req, at: this.clock.monotonic(), ok: false };
+    const { abortSignal, ...sent } = req;
+    const record: SentRequest = { ...sent, at: this.clock.monotonic(), ok: false };
     m.sent.push(record);
+    // the network took it: a request abandoned from now on was sent on a connection made, noted as
+    // the worker SDK notes a Node.js request it saw sent (lib/sdk/faults.ts noteOnTheWay)
+    if (abortSignal && !abortSignal.aborted) {
+      const abandoned = () => {
+        const reason: unknown = abortSignal.reason;
+        if (typeof reason === 'object' && reason !== null) noteOnTheWay(reason, { phase: 'sent' });
+      };
+      abortSignal.addEventListener('abort', abandoned, { once: true });
+      try {
+        return await this.carry(m, req, record, apply);
+      } finally {
+        abortSignal.removeEventListener('abort', abandoned);
+      }
+    }
+    return this.carry(m, req, record, apply);
+  }
+
+  /** The exchange once the network took the request (exchange). */
+  private async carry(m: Machine, req: ModelRequest, record: SentRequest, apply: () => unknown): Promise<unknown> {
+    const hang = () => new Promise<never>(() => undefined);
     if (m.swallow?.(req)) return hang();
     await this.clock.sleep(LATENCY_MS);
     const fault = m.fault?.(req);

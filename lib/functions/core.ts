@@ -558,22 +558,23 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
 /** How many event ids an instance remembers having published (publishedIds): about 150 KB at most. */
 const PUBLISHED_IDS_KEPT = 1_024;
 
-const publishedIdsOf = new WeakMap<FunctionDeps['publish'], Set<string>>();
+const publishedIdsOf = new WeakMap<object, Set<string>>();
 
 /**
  * The ids of the events this Lambda instance published or deferred (publishOrDefer), the latest
- * PUBLISHED_IDS_KEPT, oldest first; one set per publisher, which an instance builds once with its
+ * PUBLISHED_IDS_KEPT, oldest first; one set per publisher (`of`), which an instance builds once with its
  * deps (depsFromEnv). A record retried on the instance that published its events publishes none of
  * them again. Memory, not a durable mark: a retry on another instance (a cold start, the shard's
  * work moved to another) publishes them again, with the same ids. A durable mark could not do
  * better: a conditional write beside PutEvents is never atomic with it (marked first, an event
  * lost where the publish then fails; published first, published again where the mark fails), and
  * the faults that fail a record's work (DynamoDB throttled, unreachable) are the ones that fail the
- * mark.
+ * mark. Given the instance's metrics as `of`: the ids of the events of the deliveries that ended
+ * their records, whose Leader Changed it counted (METRIC.leaderChanges), kept alike.
  */
-function publishedIds(deps: FunctionDeps): Set<string> {
-  let ids = publishedIdsOf.get(deps.publish);
-  if (!ids) publishedIdsOf.set(deps.publish, (ids = new Set()));
+function publishedIds(of: FunctionDeps['publish'] | FunctionDeps['metrics']): Set<string> {
+  let ids = publishedIdsOf.get(of);
+  if (!ids) publishedIdsOf.set(of, (ids = new Set()));
   return ids;
 }
 
@@ -606,19 +607,25 @@ function rememberPublished(ids: Set<string>, events: ConclaveEvent[]): void {
  * same ids. A failing record's retry waits for EventBridge only after its first failure on an
  * instance, and only as long as publishOrDefer does. A Leader Changed is counted (METRIC.leaderChanges) once per
  * change: by the delivery that succeeds or dead-letters the record, not by each one before it that
- * failed. A record given up after its retries is not counted.
+ * failed, and once by an instance however often the record succeeds there (publishedIds): a record
+ * behind another row's failing one runs again on each of the batch's retries (streamBatchHandler).
+ * A record given up after its retries is not counted; one retried on another instance is counted there again.
  */
 async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[], run: () => Promise<ReconcileOutcome | undefined>): Promise<ReconcileOutcome | undefined> {
   // counted by the delivery that ends the record (done, or poison), not by one it is retried after
+  // (a record with no events: two lookups of nothing, left without an early return for the lease stream's bundle budget)
   const publish = async (last: boolean) => {
-    if (!events.length) return;
-    const ids = publishedIds(deps);
+    const ids = publishedIds(deps.publish);
     const fresh = unpublished(ids, events);
     if (fresh.length) {
       await publishOrDefer(deps, fresh);
       rememberPublished(ids, fresh);
     }
-    if (last) for (const e of events) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
+    if (!last) return;
+    const counted = publishedIds(deps.metrics);
+    const once = unpublished(counted, events);
+    rememberPublished(counted, once);
+    for (const e of once) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
   };
   let o: ReconcileOutcome | undefined;
   try {

@@ -51,7 +51,7 @@ import { detectPlatform } from './platform.js';
 import { ClockSkewError, type StampClock } from './server-clock.js';
 import { abortAfter, boundedClient, CREDENTIALS_STUCK_MS, heldOnCredentialsMs, raced, requestBoundMs } from './bounded-client.js';
 import type { Push } from './push.js';
-import { leadingTerm, leaving } from './leaving.js';
+import { leadingTerm, leaving, type ExitCall } from './leaving.js';
 import { awaitedCallBack, callBack, errorSink, faultKind, faultReporter, isContended, mayHaveLanded, LeaderStalledError, NoCoordinatorError, onRecovered, recovered, retryDelayMs, sendsToThisMachine, START_RETRY_MS, STOPPED_LEADING_WAIT_MS, STOP_WRITES_MS, StopBudget } from './faults.js';
 /**
  * What the SDK's own code and the simulator give an elector beyond its options: its lock wrapped or
@@ -64,7 +64,9 @@ export interface ElectorInternals {
   /** A cancelled leader hands over or releases at once, not at its next renewal slot (withLease: its caller waits). */
   readonly promptly?: boolean;
   /** How a step-down whose write is in progress is noted (leaving.ts); by default only on the system clock: a simulated machine's process never exits. */
-  readonly stepDowns?: (who: string) => () => void;
+  readonly stepDowns?: (who: string, call?: ExitCall) => () => void;
+  /** Who a process's exit names, and the call to end on, for a withLease (or tryWithLease) call's elector (leaving.ts); by default the LeaderElector and its run(). */
+  readonly exits?: { readonly who: string; readonly call: ExitCall };
 }
 
 /** The internals of the elector being constructed by electorWith (read once, by the constructor). */
@@ -215,7 +217,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(subject), leads: (token) => (machine === systemClock && opts.releaseOnCancel ? leadingTerm(subject, token, () => this.runsOut(token)) : undefined), led: undefined };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(internals.exits?.who ?? subject, internals.exits?.call), leads: (token) => (machine === systemClock && opts.releaseOnCancel ? leadingTerm(internals.exits?.who ?? subject, token, () => this.runsOut(token), internals.exits?.call) : undefined), led: undefined };
     this.ready = startUp.ready;
   }
 

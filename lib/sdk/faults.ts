@@ -6,7 +6,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock, Timer } from '../clock.js';
-import { unsentTold, type Unsent } from '../connection-phase.js';
+import { unsentTold, type Sent, type Unsent } from '../connection-phase.js';
 import { ValidationError } from '../schemas/validation.js';
 import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, refusedRegion, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 
@@ -316,18 +316,24 @@ function descriptorsOut(subject: string, e: Error, then: string): Error | undefi
   return named;
 }
 
-/** Requests abandoned at their bound with their last try not yet sent: where it stood. */
-const onTheWay = new WeakMap<object, Unsent>();
+/** Requests abandoned at their bound with where their last try was seen to stand: not yet sent, or sent on a connection made. */
+const onTheWay = new WeakMap<object, Unsent | Sent>();
 
-/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) had its last try `unsent`: looking up the endpoint's name, connecting, or in the TLS handshake. */
-export function noteOnTheWay(abandoned: object, unsent: Unsent): void {
+/**
+ * Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) had its last try
+ * `unsent`: looking up the endpoint's name, connecting, or in the TLS handshake; or seen sent on a
+ * connection made (Sent: connection-phase.ts saw its socket connected, or a network that is no
+ * Node.js http, the simulator's, took it), the only evidence DynamoDBUnreachableError tells a
+ * request as taken and unanswered on.
+ */
+export function noteOnTheWay(abandoned: object, unsent: Unsent | Sent): void {
   onTheWay.set(abandoned, unsent);
 }
 
 /** For a request abandoned on its way out (noteOnTheWay): how far it got, and what to check. */
 function notSent(cause: Error): { readonly how: string; readonly fix: string } | undefined {
   const at = onTheWay.get(cause);
-  return at && unsentTold(at, (cause as { boundMs?: number }).boundMs ?? 0);
+  return at && at.phase !== 'sent' ? unsentTold(at, (cause as { boundMs?: number }).boundMs ?? 0) : undefined;
 }
 
 /**
@@ -398,8 +404,8 @@ function proxyUnused(endpoint: string): string {
 
 /**
  * A request that timed out after it was sent (abandoned at its bound, or at a leader's renew
- * deadline, on a connection made: not still looking up the endpoint's name, connecting or in its
- * TLS handshake, noteOnTheWay; not at a timeout of the client's own, handlerTimeout; not held in the
+ * deadline, its last try seen sent on a connection made, noteOnTheWay: not still looking up the endpoint's name, connecting or in its
+ * TLS handshake, nor a try of which nothing was seen; not at a timeout of the client's own, handlerTimeout; not held in the
  * process, the credentials awaited or the pool full, each told as that), told by `endpoint`: DynamoDB
  * took it and gave no answer within its bound. So DynamoDB is slow, or the connection was cut off
  * once made: both are named. A DynamoDB reachable and slow (a multi-Region strongly consistent table
@@ -442,8 +448,8 @@ export class DynamoDBUnreachableError extends Error {
   ) {
     const own = handlerTimeout(cause);
     const unsent = notSent(cause) ?? own;
-    // timed out, and none of the ways a request stops before it is sent: it went out on a connection made
-    const sent = code === 'timed out' && unsent === undefined && endpoint !== LOCAL_REGION_ENDPOINT;
+    // timed out, its last try seen sent on a connection made (noteOnTheWay): nothing seen (a requestHandler not Node's http: fetch, undici, http2) is no evidence
+    const sent = code === 'timed out' && onTheWay.get(cause)?.phase === 'sent' && own === undefined && endpoint !== LOCAL_REGION_ENDPOINT;
     super(
       `${subject !== undefined ? `${subject}: ` : ''}${
         sent

@@ -215,8 +215,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     return lock;
   };
   try {
-    // a cancelled leader hands over at once: the caller waits for the release
-    elector = electorWith({ ...internals, promptly: true, lock: (inner) => watched((internals.lock ?? ((l) => l))(inner)) }, {
+    // a cancelled leader hands over at once: the caller waits for the release; a process that exits meanwhile is told of this call, which it ends on (leaving.ts)
+    elector = electorWith({ ...internals, promptly: true, exits: { who: subject, call }, lock: (inner) => watched((internals.lock ?? ((l) => l))(inner)) }, {
       leaseName,
       identity,
       tables: o.tables,

@@ -59,6 +59,8 @@ export interface ModelRequest {
   readonly client: string;
   /** 1 for the first attempt; the client's own retries count up. */
   readonly attempt: number;
+  /** The request's abort signal (send's `abortSignal` option), as the SDK hands it to its request handler: it aborts when the caller abandons the request. */
+  readonly abortSignal?: AbortSignal;
 }
 
 /**
@@ -190,7 +192,7 @@ class Sender {
     use: (plugin: { applyToStack: (stack: unknown) => void }) => plugin.applyToStack(this.middlewareStack),
   };
 
-  send(command: { input: unknown; constructor: unknown }): Promise<unknown> {
+  send(command: { input: unknown; constructor: unknown }, options?: { abortSignal?: AbortSignal }): Promise<unknown> {
     const op = this.operations.get(command.constructor);
     if (!op) return Promise.reject(new UnsupportedByModelError(`${(command.constructor as { name?: string }).name ?? 'this command'} on a ${this.kind}`));
     const [operation, run] = op;
@@ -206,7 +208,7 @@ class Sender {
         return Promise.reject(this.failed(e, 1)); // the model's own errors are never retried
       }
     }
-    return this.attempts(operation, input, applier(this.engine, run, input));
+    return this.attempts(operation, input, applier(this.engine, run, input), 1, options?.abortSignal);
   }
 
   private ok(out: unknown, attempts: number): unknown {
@@ -221,22 +223,22 @@ class Sender {
   }
 
   /** The request's attempts: the first one's chain without an async function (most succeed), retries as the SDK makes them. */
-  private attempts(operation: string, input: unknown, apply: Apply, attempt = 1): Promise<unknown> {
+  private attempts(operation: string, input: unknown, apply: Apply, attempt: number, signal: AbortSignal | undefined): Promise<unknown> {
     let answer: Promise<unknown>;
     try {
-      answer = this.attempt(operation, input, apply, attempt);
+      answer = this.attempt(operation, input, apply, attempt, signal);
     } catch (e) {
       answer = Promise.reject(e);
     }
     return answer.then(
       (value) => this.ok(value, attempt),
-      (e: unknown) => this.retry(e, operation, input, apply, attempt),
+      (e: unknown) => this.retry(e, operation, input, apply, attempt, signal),
     );
   }
 
   /** One attempt: the exchange over the network (`intercept`), inside the middleware when there is some. */
-  private attempt(operation: string, input: unknown, apply: Apply, attempt: number): Promise<unknown> {
-    const request: ModelRequest = { operation, input, client: this.name, attempt };
+  private attempt(operation: string, input: unknown, apply: Apply, attempt: number, signal: AbortSignal | undefined): Promise<unknown> {
+    const request: ModelRequest = signal ? { operation, input, client: this.name, attempt, abortSignal: signal } : { operation, input, client: this.name, attempt };
     if (this.middlewares.length === 0) return this.exchange(request, apply);
     const outcome: Outcome = {};
     return this.chain(operation)({ input: request.input, request: {}, [EXCHANGE]: { request, apply, outcome } }).then(() => {
@@ -247,10 +249,10 @@ class Sender {
     });
   }
 
-  private async retry(e: unknown, operation: string, input: unknown, apply: Apply, attempt: number): Promise<unknown> {
+  private async retry(e: unknown, operation: string, input: unknown, apply: Apply, attempt: number, signal: AbortSignal | undefined): Promise<unknown> {
     if (attempt >= this.maxAttempts || !isRetryable(e)) throw this.failed(e, attempt);
     await this.o.backoff?.(attempt, e);
-    return this.attempts(operation, input, apply, attempt + 1);
+    return this.attempts(operation, input, apply, attempt + 1, signal);
   }
 
   private exchange(request: ModelRequest, apply: Apply): Promise<unknown> {
@@ -311,7 +313,7 @@ class Sender {
 /** Makes `sender` look like an instance of `Client` without running its constructor. */
 function standIn<C extends object>(Client: { prototype: C }, sender: Sender, region: string): C {
   const c = Object.create(Client.prototype) as Record<string, unknown>;
-  c['send'] = (command: { input: unknown; constructor: unknown }) => sender.send(command);
+  c['send'] = (command: { input: unknown; constructor: unknown }, options?: { abortSignal?: AbortSignal }) => sender.send(command, options);
   c['destroy'] = () => undefined;
   c['middlewareStack'] = sender.middlewareStack;
   // an endpoint of its own, so a fault names the model, not the Region's endpoint (whose advice, for region 'local', is local mode's)

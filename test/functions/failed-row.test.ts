@@ -15,10 +15,11 @@ import type { ConclaveEvent } from '../../lib/events/schemas.js';
 import type { FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import { streamBatchHandler } from '../../lib/functions/lambda.js';
+import { METRIC } from '../../lib/functions/metrics.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { publishingDeps } from '../events/publishing-deps.js';
-import { streamRecords, testTables, type TestTables } from '../support.js';
+import { singleMetricNames, streamRecords, testTables, type TestTables } from '../support.js';
 
 let t: TestTables;
 beforeAll(async () => void (t = await testTables('failed-row')));
@@ -123,5 +124,34 @@ describe('a failed stream record holds only its own row’s records behind it', 
     failing = false;
     expect(failedIds(await handler({ Records: recs }, lambdaContext('leaseStream')))).toEqual([]);
     expect(ids(events).slice(2)).toEqual([`${recs[1]!.eventID}:leader-elected`, `${recs[1]!.eventID}:leader-changed`]);
+  });
+
+  it("lease stream: another lease's new leader behind a failing record runs on each retry; its Leader Changed is counted once by the instance", async () => {
+    const { d, events } = publishingDeps(t, Date.now());
+    const c = d.coordinator;
+    const now = c.clock.now();
+    const hold = async (lease: string, holder: string, token: number) =>
+      c.leases.write(await c.leases.read(lease), { set: { holderIdentity: holder, holderInstance: `${holder}-1`, leaseDurationSeconds: 15, acquireTime: now, renewTime: now, leaseTransitions: token - 1, fencingToken: token, electedBy: 'coordinator' } });
+    await hold('stuck', 'a', 1);
+    await hold('changed', 'x', 1);
+    const before = (await streamRecords(t.client, t.names.leases)).length;
+    await c.leases.write(await c.leases.read('stuck'), { set: { renewTime: now, lastHolderIdentity: 'a' }, remove: ['holderIdentity', 'holderInstance'] }); // released: its reconcile fails
+    await hold('changed', 'y', 2); // another lease's new leader: Leader Changed
+    const recs = (await streamRecords(t.client, t.names.leases)).slice(before);
+    const list = c.candidates.list.bind(c.candidates);
+    let failing = true;
+    c.candidates.list = async (lease, ...rest) => {
+      if (lease === 'stuck' && failing) throw throttled();
+      return list(lease, ...rest);
+    };
+    const counted = singleMetricNames(d.metrics);
+    const handler = leaseStream(d);
+    for (let delivery = 0; delivery < 3; delivery++) expect(failedIds(await handler({ Records: recs }, lambdaContext('leaseStream')))).toEqual([seq(recs[0]!)]);
+    failing = false;
+    expect(failedIds(await handler({ Records: recs }, lambdaContext('leaseStream')))).toEqual([]);
+    const changed = `${recs[1]!.eventID}:leader-changed`;
+    expect(ids(events).filter((i) => i === changed)).toEqual([changed]);
+    // before the fix: 4, one per delivery of the batch
+    expect(counted.filter((n) => n === METRIC.leaderChanges)).toHaveLength(1);
   });
 });

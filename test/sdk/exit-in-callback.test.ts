@@ -6,7 +6,9 @@
  * after the SIGTERM instead of at once, with nothing said. Now the process says so on stderr as it
  * exits, with the fix. So does one whose leader's work calls process.exit() (in onStartedLeading):
  * tried from outside, the successor led 12.1 s after it exited, stderr empty. Real child processes
- * (test/sdk/exit-worker.ts) on DynamoDB Local.
+ * (test/sdk/exit-worker.ts) on DynamoDB Local. A withLease caller whose function calls
+ * process.exit() was told of a LeaderElector and its run(), which it has neither: now it is told of
+ * its withLease call, and to return from the function or abort its `signal` option.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -21,8 +23,8 @@ let t: TestTables;
 beforeAll(async () => void (t = await testTables('exits')));
 afterAll(async () => t.drop());
 
-/** Runs the worker `identity` (on a lease of its name) until it leads, SIGTERMs it (unless its work exits itself: inWork), and returns its exit code, its stderr and the lease row after. */
-async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun' | 'inWork') {
+/** Runs the worker `identity` (on a lease of its name) until it leads, SIGTERMs it (unless its work exits itself: inWork, withLeaseInWork), and returns its exit code, its stderr and the lease row after. */
+async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun' | 'inWork' | 'withLeaseInWork') {
   const prefix = t.names.leases.slice(0, -'-leases'.length);
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/sdk/exit-worker.ts'], {
     env: { ...process.env, ENDPOINT: inject('ddbEndpoint'), PREFIX: prefix, IDENTITY: identity, LEASE: identity, EXIT: exit },
@@ -34,7 +36,7 @@ async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun
   createInterface({ input: child.stdout! }).on('line', (l) => void (l === 'leading' && (leading = true)));
   const exited = once(child, 'exit') as Promise<[number | null]>;
   await waitFor(`${identity} leading`, () => leading);
-  if (exit !== 'inWork') child.kill('SIGTERM');
+  if (exit !== 'inWork' && exit !== 'withLeaseInWork') child.kill('SIGTERM');
   const [code] = await exited;
   const lease = (await new LeaseStore(t.client, t.names.leases).read(identity)).item;
   return { code, stderr, lease };
@@ -64,6 +66,20 @@ describe('a process that exits while its elector releases the lease', () => {
     expect(line).toMatch(/the successor waits for it to run out, a lease duration \(\d+ s\) after its last renewal, at about \d{4}-\d\d-\d\dT[\d:.]+Z \(in \d+\.\d s\), instead of leading at once/);
     expect(line).toContain("abort run()'s signal and await elector.run(signal) before exiting (as on SIGTERM)");
     expect(line).toContain('set process.exitCode and abort the signal rather than calling process.exit()');
+  });
+
+  it("a withLease caller whose function calls process.exit(): told of its withLease call and how to end it, not of an elector's run()", async () => {
+    const { code, stderr, lease } = await leadThenTerminate('exits-withlease', 'withLeaseInWork');
+    expect(code).toBe(0);
+    expect(lease?.holderIdentity).toBe('exits-withlease');
+    const lines = stderr.split('\n').filter((l) => l.startsWith('conclave:'));
+    expect(lines).toHaveLength(1);
+    const [line] = lines;
+    // before the fix: `LeaderElector "exits-withlease" of lease "exits-withlease"`, told to "abort run()'s signal and await elector.run(signal)"
+    expect(line).toContain(`conclave: withLease run "exits-withlease" of lease "exits-withlease": the process exited while it led the term with fencing token ${lease!.fencingToken}, which was not released`);
+    expect(line).toContain("To end the process, return from withLease's function, or abort the signal given as its `signal` option, and await withLease before exiting (as on SIGTERM)");
+    expect(line).toContain('in the function, set process.exitCode and return rather than calling process.exit()');
+    expect(line).not.toMatch(/LeaderElector|run\(\)|elector\.run/);
   });
 
   it('exits once run() has resolved: released, and nothing said', async () => {

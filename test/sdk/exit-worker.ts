@@ -4,15 +4,21 @@
  * on DynamoDB Local (lease LEASE) that prints `leading` once it leads; on SIGTERM it aborts run()'s signal and,
  * with EXIT=onStopped, exits in onStoppedLeading (before the release is answered), else once run()
  * has resolved. EXIT=inWork: the leader's work itself calls process.exit() in onStartedLeading, no
- * SIGTERM, no abort (the term is never released).
+ * SIGTERM, no abort (the term is never released). EXIT=withLeaseInWork: no elector of its own, a
+ * withLease call whose function prints `leading` and calls process.exit().
  */
-import { LeaderElector } from '../../lib/sdk/index.js';
+import { LeaderElector, withLease } from '../../lib/sdk/index.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { defaultTableNames } from '../../lib/tables.js';
 
 const env = (k: string): string => process.env[k] ?? (() => { throw new Error(`${k} is not set`); })();
 const stop = new AbortController();
 process.on('SIGTERM', () => stop.abort());
+if (process.env['EXIT'] === 'withLeaseInWork')
+  await withLease(env('LEASE'), async () => {
+    console.log('leading');
+    process.exit(0);
+  }, { client: localClient(env('ENDPOINT')), tables: defaultTableNames(env('PREFIX')), identity: env('IDENTITY'), mode: 'NoCoordination', platform: 'none' });
 const elector = new LeaderElector({
   client: localClient(env('ENDPOINT')),
   tables: defaultTableNames(env('PREFIX')),
