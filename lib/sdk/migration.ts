@@ -495,12 +495,18 @@ function otherConfigurations(config: LeaderMigrationConfiguration, party: Migrat
     if (theirs === undefined || theirs === mine || told.has(`${c.name}\u0000${theirs}`)) return [];
     told.add(`${c.name}\u0000${theirs}`);
     const who = c.labels?.[LABEL.component];
+    // no controller in common: likely two migrations on one lease, where only its holder's controllers run
+    const ours = new Set(migratedNames(config));
+    const apart = !(c.labels?.[LABEL.controllers] ?? '').split(',').some((name) => ours.has(name));
     return [
       new MigrationConfigError(
         `${party.component}: the parties of leader migration "${config.leaderName}" migrate different controllers: ${party.component} migrates [${party.labels[LABEL.controllers]}] (digest ${mine}), ` +
           `candidate "${c.name}"${who ? ` (${who})` : ''} of the migration lease migrates [${c.labels?.[LABEL.controllers] ?? '?'}] (digest ${theirs}). ` +
           'A controller one of them lists and the other does not runs in both at once (under the migration lease in one, its own lease in the other), or in neither. ' +
-          'KEP-2436: every party of a migration has the same leaderName and lists the same controllers in controllerLeaders (only a controller\'s component may differ); give every party the same configuration before the rollout goes on.',
+          'KEP-2436: every party of a migration has the same leaderName and lists the same controllers in controllerLeaders (only a controller\'s component may differ); give every party the same configuration before the rollout goes on.' +
+          (apart
+            ? ` If these are two separate migrations, give each its own lease: a leaderName of its own (resolveLeaderMigration's defaultLeaderName, or leaderName in the configuration file); on one lease only its holder's controllers run.`
+            : ''),
       ),
     ];
   });

@@ -63,6 +63,24 @@ describe('leader migration: the parties agree (KEP-2436)', () => {
     expect(message).toContain('candidate "kcm-1/kcm" (kcm)');
     expect(message).toContain('migrates [cloud-route]');
     expect(message).toMatch(/same leaderName and lists the same controllers/);
+    // no controller in common: perhaps two migrations on the one default lease, where only its holder's controllers run
+    expect(message).toMatch(/two separate migrations, give each its own lease: a leaderName of its own \(resolveLeaderMigration's defaultLeaderName/);
+    kcm.abort.abort();
+    ccm.abort.abort();
+    await sim.settle(Promise.all([kcm.done, ccm.done]));
+  });
+
+  it('lists that share a controller but differ: told to give every party the same configuration, not a lease of its own', async () => {
+    const sim = await Sim.create({ config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } });
+    sim.coordinator({ tickEveryMs: TICK_MS });
+    const { errors, start } = parties(sim);
+    const kcm = start('kcm', defaultLeaderMigrationConfiguration(['cloud-route']));
+    const ccm = start('ccm', defaultLeaderMigrationConfiguration(['cloud-route', 'cloud-node']));
+    await sim.run(5 * FAST.leaseDurationMs);
+    const told = errors.filter((e) => e.error instanceof MigrationConfigError);
+    expect(told.length).toBeGreaterThanOrEqual(1);
+    expect(told.map((t) => t.error.message).join('\n')).toContain('ccm migrates [cloud-node,cloud-route]');
+    for (const t of told) expect(t.error.message).toMatch(/give every party the same configuration before the rollout goes on\.$/);
     kcm.abort.abort();
     ccm.abort.abort();
     await sim.settle(Promise.all([kcm.done, ccm.done]));
