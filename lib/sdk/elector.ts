@@ -126,13 +126,19 @@ export function judgedSignal(signal: AbortSignal, elector: LeaderElector): Abort
 }
 
 /**
- * The lease row as `elector` last read it (its polls and looks, not its own writes' answers), or
- * undefined before its first read or with no row: what a follower's health check names the holder
- * and its address by (health.ts).
+ * The lease's holder as `elector` last learned it from the lease: the row as it last read it (its
+ * polls and looks), or, where a take of its own was refused since that read, the holder the
+ * refusal's row named (whoever moved first; its address not known until the next read; none when
+ * the refusal came with no row, or one with no holder). Undefined before its first read or with no
+ * row: what a follower's health check names the holder and its address by (health.ts).
  * @internal
  */
-export function leaseLastRead(elector: LeaderElector): Lease | undefined {
-  return elector['known'].lastRaw?.item;
+export function holderLastKnown(elector: LeaderElector): Pick<Lease, 'holderIdentity' | 'holderAddress'> | undefined {
+  const read = elector['known'].lastRaw;
+  const refused = elector['refusedTake'];
+  // the step keeps the row read before a refused take (a new read replaces it): the refusal is newer until then
+  if (refused !== undefined && refused.after === read) return refused.by === undefined ? {} : { holderIdentity: refused.by };
+  return read?.item;
 }
 
 /**
@@ -159,6 +165,8 @@ export class LeaderElector {
   readonly ready: Promise<void>;
   /** What it knows, following or leading (lib/sdk/step.ts): replaced by each step. */
   private known: State = START;
+  /** Its last take refused (another moved first), the lease read it followed, and who the refusal's row named (holderLastKnown). */
+  private refusedTake: { readonly after: LeaseRead | undefined; readonly by: string | undefined } | undefined;
   /** What it carries effects out with. */
   private readonly x: Shell;
 
@@ -928,7 +936,13 @@ export class LeaderElector {
         const session = this.sessionToWrite();
         const now = x.time.now();
         const record = f.kind === 'acquire' ? acquisition(f.read.item, { identity: o.identity, instance: this.instance, now, leaseDurationSeconds: this.seconds, electedBy: f.electedBy, address: o.advertise, platform: x.platform, session }) : takenAgain(f.read.item!, { now, leaseDurationSeconds: this.seconds, session });
-        return { sent: this.putOnSession(x.lock.acquire(f.read, record), session, 'take'), answer: (got) => ({ kind: 'acquired', got: got as Acquired }) };
+        const answer = (got: unknown): Event => {
+          const a = got as Acquired;
+          // refused: whoever moved first holds the lease now, not the holder of the row last read (a follower's health check names it)
+          if ('refusedBy' in a) this.refusedTake = { after: this.known.lastRaw, by: typeof a.refusedBy === 'string' ? a.refusedBy : undefined };
+          return { kind: 'acquired', got: a };
+        };
+        return { sent: this.putOnSession(x.lock.acquire(f.read, record), session, 'take'), answer };
       }
       case 'release':
         return { sent: this.endWith(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'released' }) };

@@ -667,7 +667,7 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
 }
 
 /**
- * `fault`, a read's failure in `call` (e.g. `getLeader`) of lease `leaseName`, which does not retry
+ * `fault`, a read's failure in `call` (e.g. `getLeader`) of `of` (`lease "<name>"`, `component "<name>"`), which does not retry
  * (only reads come here: nothing of the request can have landed): an unreachable endpoint as a
  * DynamoDBUnreachableError naming the call, what it did not `read`, and that the caller calls again,
  * a read given no answer within its bound (or the client's own timeout) included, before it was sent
@@ -681,8 +681,8 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
  * when the request's bound passed (nothing sent), naming the call and what to check; any other error as
  * it is. (A worker's write unanswered is another matter: it may have landed, namedFault.)
  */
-export async function oneShotFault(fault: unknown, call: string, leaseName: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
-  const subject = `${call} of lease "${leaseName}"`;
+export async function oneShotFault(fault: unknown, call: string, of: string, read: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
+  const subject = `${call} of ${of}`;
   const abandoned = unsentAs(fault);
   // abandoned at its bound while the AWS SDK backed off from DynamoDB's answer to its last try (a
   // throttle, a 5xx): told as that answer, not as DynamoDB out of reach

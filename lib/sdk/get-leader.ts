@@ -115,7 +115,7 @@ async function readLeader(name: string, o: ResolvedOptions, time: StampClock, re
     oneShotFault(
       e,
       'getLeader',
-      name,
+      `lease "${name}"`,
       row,
       o.client,
       action === 'GetItem'

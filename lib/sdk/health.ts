@@ -25,18 +25,18 @@ import { HolderName, MAX_TIMER_MS, Name, timerBound } from '../schemas/common.js
 import { FencingToken } from '../schemas/fencing-token.js';
 import { Address } from '../schemas/lease.js';
 import { FIXES, issuesOf, parse, shown, ValidationError } from '../schemas/validation.js';
-import { LeaderElector, leaseLastRead } from './elector.js';
+import { holderLastKnown, LeaderElector } from './elector.js';
 import { optionErrors } from './options.js';
 
 /** The response headers that describe a lease (on every answer about one lease). */
 export const HEALTH_HEADERS = {
   /** The lease. */
   lease: 'Conclave-Lease',
-  /** Its holder as this process knows it: itself while it leads, else the holder the lease showed when this process last read it (none once run() has settled, nor when that read showed the lease unheld, nor while the last holder it saw is itself: its own term, over). */
+  /** Its holder as this process knows it: itself while it leads, else the holder the lease showed when this process last read it, or the one that moved first where a take of its own was refused since (none once run() has settled, nor when that read showed the lease unheld or that refusal named nobody, nor while the last holder it saw is itself: its own term, over). */
   holder: 'Conclave-Holder',
   /** The fencing token of this process's term, while it leads. */
   fencingToken: 'Conclave-Fencing-Token',
-  /** Where to reach the holder: this process's `advertise` address while it leads, else the one the holder advertised, as this process last read the lease (a follower's 503 says where to go; none when Conclave-Holder is left out); a non-ASCII host in punycode (`http://xn--bcher-kva.example:8080/`), as a client dials it (the body keeps it as written). */
+  /** Where to reach the holder: this process's `advertise` address while it leads, else the one the holder advertised, as this process last read the lease (a follower's 503 says where to go; none when Conclave-Holder is left out, nor for a holder a refused take named, until a read shows its row); a non-ASCII host in punycode (`http://xn--bcher-kva.example:8080/`), as a client dials it (the body keeps it as written). */
   address: 'Conclave-Address',
 } as const;
 
@@ -58,11 +58,11 @@ export const LeaseHealthSchema = z.object({
   ready: z.boolean(),
   /** It has not failed and is not stuck (`/healthz`). */
   live: z.boolean(),
-  /** The holder as this process knows it: itself while it leads, else the one the lease row showed when this process last read it, the address beside it agreeing (a read that shows another holder names that one); none once run() has settled (`stopped`, `failed`: it watches the lease no more), nor when that read showed the lease unheld (released, ended), nor while the last holder it saw is itself and it does not lead (its own term, over: no read has shown who leads now). */
+  /** The holder as this process knows it: itself while it leads, else the one the lease row showed when this process last read it, the address beside it agreeing (a read that shows another holder names that one), or, where a take of its own was refused since, the one the refusal's row named (whoever moved first; nobody when it named none); none once run() has settled (`stopped`, `failed`: it watches the lease no more), nor when that read showed the lease unheld (released, ended), nor while the last holder it saw is itself and it does not lead (its own term, over: no read has shown who leads now). */
   holder: HolderName.optional(),
   /** The fencing token of its term, while it leads. */
   fencingToken: FencingToken.optional(),
-  /** Where to reach the holder: its own `advertise` address while it leads, else the one `holder` advertised on the lease row as this process last read it; none once run() has settled, nor when `holder` is left out or advertised none. */
+  /** Where to reach the holder: its own `advertise` address while it leads, else the one `holder` advertised on the lease row as this process last read it; none once run() has settled, nor when `holder` is left out or advertised none, nor for a holder a refused take named, until a read shows its row. */
   address: Address.optional(),
   /** Why run() rejected, while `state` is `failed`: the error's name and message (no stack, no cause). */
   error: z.object({ name: z.string(), message: z.string() }).optional(),
@@ -99,7 +99,9 @@ export function leaseHealth(e: LeaderElector): LeaseHealth {
   // else the holder the lease row showed when last read, with the address it advertised there: none once a read shows
   // it unheld (released, ended), the new one once a read shows another (a review, 2026-12-07, ninth: a follower kept
   // naming a holder that had released, its own last read showing nobody, for as long as it could not take the lease)
-  const row = watching && !leading && !stale ? leaseLastRead(e) : undefined;
+  // (a take of its own refused since that read: the holder the refusal named, whoever moved first; a review, 2026-12-07, tenth:
+  // a follower that lost the race for an expired term named the expired holder until its next read)
+  const row = watching && !leading && !stale ? holderLastKnown(e) : undefined;
   const held = row?.holderIdentity !== undefined && row.holderIdentity !== e.options.identity ? row : undefined;
   const holder = leading ? e.options.identity : held?.holderIdentity;
   const address = leading ? e.options.advertise : held?.holderAddress;

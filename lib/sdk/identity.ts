@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import * as z from 'zod';
 import { every, Nap, systemClock, type Clock, type Timer } from '../clock.js';
-import { callBack, errorSink, faultReporter, retryDelayMs, START_RETRY_MS } from './faults.js';
+import { callBack, errorSink, faultReporter, oneShotFault, retryDelayMs, START_RETRY_MS } from './faults.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { isIdentityExpired } from '../election/vacancy.js';
 import { Labels, MAX_LABELS, Name } from '../schemas/common.js';
@@ -587,6 +587,8 @@ export type ListIdentitiesOptions = z.input<typeof ListIdentitiesOptionsSchema>;
  * The identities table still being created (CREATING: `cdk deploy` or local mode making it) is
  * waited for, queried again with backoff as a worker's start-up is, until it answers or `signal` aborts.
  * @throws ValidationError naming each bad option
+ * @throws DynamoDBUnreachableError naming the call, the component, the endpoint and the partition not read, and to call it again, when DynamoDB cannot be reached or the query is given no answer within its bound (5 s: a connection black-holed once made, say; the timeout its `cause`, `code` `timed out`): a read, nothing of it landed (not retried)
+ * @throws DynamoDBRefusedError naming the partition, when the query is throttled past the AWS SDK's own retries (`throttled`), or the role may not read it or DynamoDB refused the credentials (`denied`)
  * @throws TableNotFoundError naming the tables and the `tables` option, when the identities table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); the identities table still being created (CREATING) is waited for, queried again with backoff as a worker's start-up is, until it answers or `signal` aborts
  * @throws the `signal` option's reason, when it aborts first
  */
@@ -602,9 +604,14 @@ async function listing(options: ListIdentitiesOptions, call: 'listIdentities' | 
   // each page's request gives up as the SDK's own do: one that never answers must not hang the call (bounded-client.ts)
   const requests = boundedClient(o.client, clock, requestBoundMs(0));
   const store = new IdentityStore(requests, o.tables.identities);
+  // not retried: a fault rejects the call, named as getLeader's are; DynamoDB's missing table as it is, looked at below
+  const partition = `the partition of component "${o.component}" on the identities table "${o.tables.identities}"`;
+  const denied = `${partition}, which this role may not read (Query); grant it Conclave's grantWorker with the component among its components (or allComponents), and check its credentials`;
   const query = async () => {
     const sentAt = time.monotonic();
-    const { items, invalid } = await store.query(o.component);
+    const { items, invalid } = await store.query(o.component).catch(async (e: unknown) => {
+      throw await oneShotFault(e, call, `component "${o.component}"`, partition, o.client, denied);
+    });
     // the send time, on the estimate the answer improved (DynamoDB's Date header)
     return { items, invalid, now: time.now() - (time.monotonic() - sentAt) };
   };

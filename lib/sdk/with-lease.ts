@@ -26,12 +26,12 @@ import type { LeaseLock } from './lock.js';
 import { LeaderElector, LeaderElectorOptionsSchema, defaultRenewIntervalMs, electorWith, judgedSignal, refusedInTermOf, type ElectorInternals, type LeadingTerm, type StopReason } from './elector.js';
 import { FencingError, LeaseLostError, MAX_TRANSACTION_ITEMS, NO_TRANSACTIONS, TransactItemsSchema, fencedItemWrite, fencedTransactWriteInTerm, untilTermEnds } from './fencing.js';
 export { LeaseLostError } from './fencing.js';
-import { INTERNAL_STOP, TableWait, stampClockFor, tableNotThere, type ClockSync } from './options.js';
+import { INTERNAL_STOP, TableNotFoundError, TableWait, multiRegionMissIn, noteMultiRegionMiss, stampClockFor, tableNotThere, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { errorSink, oneShotFault } from './faults.js';
 import { readWhileCreating, tableState } from './table-state.js';
-import { isMissingTable } from '../table-wait.js';
+import { isMissingTable, requestTableOf } from '../table-wait.js';
 import { checkMultiRegion } from './multi-region.js';
 import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-windows.js';
 
@@ -130,7 +130,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   // missing table as it is, looked at below
   const missing = async (e: unknown, row: string, action: string): Promise<never> => {
     const denied = `${row} this role may not read (${action}); grant it Conclave's grantWorker with the lease among its leaseNames (or allLeases), and check its credentials`;
-    throw await oneShotFault(e, call, leaseName, row, client, denied);
+    throw await oneShotFault(e, call, `lease "${leaseName}"`, row, client, denied);
   };
   const subject = `${call} run "${identity}" of lease "${leaseName}"`;
   const report = errorSink(o.onError, subject, clock);
@@ -145,10 +145,26 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // session's row: read here, so that an identities table still being made is waited for too
     return { lease, at, mode, judged: immediate && lease?.holderIdentity !== undefined ? await judged(lease, requests, o.tables.identities, time.now(), subject, report) : undefined };
   };
+  // Under multiRegion, a leases table missing off this machine is told as the elector's start-up
+  // tells it (the client must send to a replica Region: multiRegionMissIn): the first look meets the
+  // missing table before any check, so the check is made now (a review, 2026-12-07, tenth); any other error as it is
+  const notInThisRegion = async (e: unknown): Promise<unknown> => {
+    const cause = e instanceof TableNotFoundError ? e.cause : undefined;
+    if (!o.multiRegion || cause === undefined || requestTableOf(cause) !== o.tables.leases) return e;
+    const region = await checkMultiRegion(requests, [{ role: 'leases', name: o.tables.leases }], what, report, cancel).then(
+      () => undefined,
+      (x: unknown) => multiRegionMissIn(x),
+    );
+    if (region === undefined) return e;
+    noteMultiRegionMiss(cause, region);
+    return tableNotThere(`${call} of lease "${leaseName}"`, o.tables, cause);
+  };
   // DynamoDB answers a table still being made (CREATING) as one not there: looked at (DescribeTable),
   // and waited for while it is made, as getLeader and a worker's start-up wait (TableWait)
   const tables = new TableWait([o.tables.leases, ...(o.mode === 'auto' ? [o.tables.candidates] : []), ...(immediate ? [o.tables.identities] : [])], { state: tableState(requests), clock });
-  const looked = await readWhileCreating(firstLook, { tables, clock, signal: cancel, fail: (e) => tableNotThere(`${call} of lease "${leaseName}"`, o.tables, e) });
+  const looked = await readWhileCreating(firstLook, { tables, clock, signal: cancel, fail: (e) => tableNotThere(`${call} of lease "${leaseName}"`, o.tables, e) }).catch(async (e: unknown) => {
+    throw await notInThisRegion(e);
+  });
   const { lease, mode } = looked;
   // `auto` found candidates (mode 'coordinated' without one was refused before the read)
   if (mode === 'coordinated' && !o.candidacy) throw new ValidationError(what, [candidacyRequired(o.mode, leaseName)]);

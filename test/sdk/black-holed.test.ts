@@ -36,12 +36,14 @@ describe('a read never answered (a black-holed connection)', () => {
     expect(await within(sim, getLeader('job', { client: m.client, clock: m.clock, tables: sim.names }), 1_000)).toBeNull();
   });
 
-  it('listIdentities rejects as a timeout after its bound', async () => {
+  it('listIdentities rejects after its bound as DynamoDB out of reach, naming the component, the timeout its cause', async () => {
     const sim = await Sim.create();
     const m = sim.machine();
     m.swallow = () => true;
     const out = await within(sim, listIdentities({ client: m.client, clock: m.clock, tables: sim.names, component: 'workers' }), 2 * MIN_REQUEST_BOUND_MS);
-    expect(out).toMatchObject({ name: 'TimeoutError' });
+    // to 2026-12-07 (tenth): the bare TimeoutError, naming no call, component or endpoint
+    expect(out).toMatchObject({ name: 'DynamoDBUnreachableError', code: 'timed out', cause: { name: 'TimeoutError' } });
+    expect((out as Error).message).toMatch(/^listIdentities of component "workers": DynamoDB at .* the partition of component "workers" on the identities table ".*" was not read, and listIdentities does not retry: call it again once DynamoDB answers$/);
   });
 
   it("a multiRegion elector's DescribeTable: the option is left unchecked (told to onError), and the worker starts and leads", async () => {

@@ -234,7 +234,7 @@ describe('one-shot calls behind something that answers "200 OK" with no body', (
     await s.close();
   });
 
-  it('listIdentities rejects with a NotDynamoDBError (before: a listing of no identities, a table it never read), saying nothing of retrying', async () => {
+  it('listIdentities rejects with a NotDynamoDBError (before: a listing of no identities, a table it never read) naming the call and the partition it did not read, as getLeader', async () => {
     const s = await setUp();
     s.proxy.answer('empty200');
     const r = await listIdentities({ client: s.through, tables: t.names, component: 'scheduler', clockSync: 'none' }).then(
@@ -242,7 +242,8 @@ describe('one-shot calls behind something that answers "200 OK" with no body', (
       (x: unknown) => x,
     );
     expect(r).toBeInstanceOf(NotDynamoDBError);
-    expect((r as Error).message).toMatch(/^the answer from \S+ is not DynamoDB's \(HTTP 200, .*HTTPS_PROXY or HTTP_PROXY setting$/);
+    // to 2026-12-07 (tenth): "the answer from … is not DynamoDB's …", naming neither the call nor what it did not read
+    expect((r as Error).message).toMatch(/^listIdentities of component "scheduler": the answer from \S+ is not DynamoDB's \(HTTP 200, .*; the partition of component "scheduler" on the identities table "\S+" was not read, and listIdentities does not retry: call it again once DynamoDB answers there$/);
     await s.close();
   });
 

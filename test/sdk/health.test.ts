@@ -15,6 +15,8 @@ import { manualClock } from '../../lib/clock.js';
 import { drivenClock, inFlight } from '../proxy.js';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
+import { acquisition } from '../../lib/sdk/lock.js';
+import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { Session } from '../../lib/sdk/session.js';
 import { HEALTH_HEADERS, HealthResponseSchema, ServeHealthOptionsSchema, healthCheck, serveHealth, type HealthHandler, type HealthServer } from '../../lib/sdk/health.js';
 import { listenOnLoopback, testTables, type TestTables } from '../support.js';
@@ -36,6 +38,16 @@ async function ask(url: string, method = 'GET'): Promise<Answer> {
   return { status: r.status, headers: r.headers, text: await r.text() };
 }
 const body = (a: Answer) => HealthResponseSchema.parse(JSON.parse(a.text));
+
+/** What `check`'s /leader answers when called: status, the headers about the holder, and the body's lease. */
+const leaderAnswer = (check: HealthHandler) => () => {
+  const headers = new Map<string, string>();
+  let text = '';
+  const res = { statusCode: 0, setHeader: (k: string, v: unknown) => (headers.set(k.toLowerCase(), String(v)), res), end: (x?: string) => ((text = x ?? ''), res) };
+  check({ url: '/leader', method: 'GET' } as never, res as never);
+  const lease = HealthResponseSchema.parse(JSON.parse(text)).leases[0]!;
+  return { status: res.statusCode, holder: headers.get('conclave-holder'), address: headers.get('conclave-address'), body: { holder: lease.holder, address: lease.address } };
+};
 
 describe('on simulated time: /leader follows the renew deadline to the millisecond', () => {
   it('200 for the leader, 503 for a follower, ready for both; the leader answers 503 from its renew deadline on when it cannot renew', async () => {
@@ -283,16 +295,7 @@ describe('on DynamoDB Local', () => {
     const a = startElector(t, log, 'a', { ...opts, advertise: A }, { client: clientA });
     await drive(() => a.elector.isLeader());
     const b = startElector(t, log, 'b', { ...opts, advertise: B }, { client: clientB, errors: [] });
-    const check = healthCheck(b.elector);
-    /** What b's /leader answers now: status, the headers about the holder, and the body's lease. */
-    const asked = () => {
-      const headers = new Map<string, string>();
-      let text = '';
-      const res = { statusCode: 0, setHeader: (k: string, v: unknown) => (headers.set(k.toLowerCase(), String(v)), res), end: (x?: string) => ((text = x ?? ''), res) };
-      check({ url: '/leader', method: 'GET' } as never, res as never);
-      const lease = HealthResponseSchema.parse(JSON.parse(text)).leases[0]!;
-      return { status: res.statusCode, holder: headers.get('conclave-holder'), address: headers.get('conclave-address'), body: { holder: lease.holder, address: lease.address } };
-    };
+    const asked = leaderAnswer(healthCheck(b.elector));
     let c: RunningElector | undefined;
     try {
       await drive(() => b.elector.leader === 'a');
@@ -318,6 +321,68 @@ describe('on DynamoDB Local', () => {
       await drive(() => stopped);
       clientA.destroy();
       clientB.destroy();
+    }
+  });
+
+  // found by a review (2026-12-07, tenth): a follower whose take of a lease run out was refused (another
+  // moved first) went on naming the holder whose term had run out, with its address, until its next read;
+  // the refusal had already named the winner (onNewLeader, LeaderElector.leader)
+  it.each([
+    { refusal: "with the winner's row", named: 'c' },
+    { refusal: 'without a row (DynamoDB Local before 2.2.0)', named: undefined },
+  ])("a follower whose take is refused, $refusal, names the one that moved first at once (nobody when the refusal names none), and its address from its next read", async ({ named }) => {
+    const L = `health-refused-take-${named ?? 'none'}`;
+    const C = 'http://10.0.0.3:8080';
+    const clientB = localClient(inject('ddbEndpoint'));
+    const clientC = localClient(inject('ddbEndpoint'));
+    const [busyB, busyC] = [inFlight(clientB), inFlight(clientC)];
+    const { clock, drive } = drivenClock(() => busyB() || busyC());
+    const leases = new LeaseStore(clientC, t.names.leases);
+    const take = async (identity: string, address: string) => {
+      const read = await leases.read(L);
+      await leases.write(read, acquisition(read.item, { identity, instance: `${identity}-1`, now: clock.now(), leaseDurationSeconds: 15, electedBy: 'self', address }));
+    };
+    await take('a', A); // a's term, never renewed: b sees it run out on its own clock
+    let raced = false;
+    let refused = false;
+    clientB.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (raced || context.commandName !== 'UpdateItemCommand' || (args.input as { TableName?: string }).TableName !== t.names.leases) return next(args);
+        // b's take: c's lands just before it, so DynamoDB refuses b's (with c's row, or none as DynamoDB Local before 2.2.0 answered)
+        raced = true;
+        await take('c', C);
+        try {
+          return await next(args);
+        } catch (e) {
+          if (named === undefined) delete (e as { Item?: unknown }).Item;
+          throw e;
+        } finally {
+          refused = true;
+        }
+      },
+      { step: 'initialize', name: 'cMovesFirst', priority: 'high' },
+    );
+    const log = new Log();
+    const b = startElector(t, log, 'b', { leaseName: L, mode: 'NoCoordination', platform: 'none', clockSync: 'none', clock, advertise: 'http://10.0.0.2:8080' }, { client: clientB, errors: [] });
+    const asked = leaderAnswer(healthCheck(b.elector));
+    try {
+      await drive(() => b.elector.leader === 'a');
+      expect(asked()).toEqual({ status: 503, holder: 'a', address: A, body: { holder: 'a', address: A } });
+      await drive(() => refused);
+      await new Promise((resolve) => setImmediate(resolve)); // the refusal's answer stepped
+      expect(b.elector.isLeader()).toBe(false);
+      expect(b.elector.leader).toBe(named ?? 'a'); // onNewLeader's: the refusal's row, when it came with one
+      // before: { holder: 'a', address: A }, the holder whose term ran out, until b's next read
+      expect(asked()).toEqual({ status: 503, holder: named, address: undefined, body: { holder: named, address: undefined } });
+      // b's next read shows c's row: c, and where it is
+      await drive(() => asked().address === C);
+      expect(asked()).toEqual({ status: 503, holder: 'c', address: C, body: { holder: 'c', address: C } });
+    } finally {
+      let stopped = false;
+      void b.stop().then(() => (stopped = true));
+      await drive(() => stopped);
+      clientB.destroy();
+      clientC.destroy();
     }
   });
 

@@ -21,6 +21,7 @@ import type { TestTables } from '../support.js';
 import { validationError } from './harness.js';
 import { Sim, T0, modelTables, type Machine } from '../../sim/harness.js';
 import { TableNotFoundError } from '../../lib/sdk/options.js';
+import { DynamoDBRefusedError } from '../../lib/sdk/faults.js';
 import { DynamoDBModel, faults, type ModelRequest } from '../../sim/dynamodb-model/index.js';
 import { defaultTableNames } from '../../lib/tables.js';
 
@@ -256,6 +257,26 @@ describe('IdentityLeaseHeartbeat', () => {
     const e = await listIdentities({ client: t.client, component: 'list', now: 0 } as never).catch((x: unknown) => x);
     expect((e as Error).message).toMatch(/unknown option of listIdentities: "now": expiry is judged when the query is sent/);
     await expect(listIdentities(store as never)).rejects.toThrow(ValidationError);
+  });
+
+  // found by a review (2026-12-07, tenth): its faults came out as the AWS SDK threw them, naming no call or partition
+  it('listIdentities: a query the role may not make is a DynamoDBRefusedError naming the call, the partition and the grant', async () => {
+    const model = new DynamoDBModel({ now: () => T0 });
+    const names = defaultTableNames('list-denied');
+    await createTables(model.client({ name: 'operator' }), names);
+    const client = model.client({
+      name: 'denied',
+      intercept: async (req, apply) => {
+        if (req.operation === 'Query') throw faults.accessDenied('Query', names.identities);
+        return apply();
+      },
+    });
+    const e = await listIdentities({ client, tables: names, component: 'workers', clockSync: 'none' }).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(DynamoDBRefusedError);
+    expect(e).toMatchObject({ kind: 'denied', cause: { name: 'AccessDeniedException' } });
+    expect((e as Error).message).toMatch(
+      new RegExp(`^listIdentities of component "workers": DynamoDB refused the request \\(AccessDeniedException: .*\\): the partition of component "workers" on the identities table "${names.identities}", which this role may not read \\(Query\\); grant it Conclave's grantWorker with the component among its components \\(or allComponents\\), and check its credentials$`),
+    );
   });
 
   it('a restart on the same host takes the old row back: same name, new holder, revision raised, one row', async () => {

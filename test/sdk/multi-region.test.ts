@@ -358,9 +358,9 @@ describe("the start-up check through AWS's endpoint of a Region (answered here: 
    * A client of AWS's endpoint in us-west-2 (or `config`'s), whose DescribeTable of a table is
    * answered by `describe` and DescribeGlobalTable by `global`, else GlobalTableNotFoundException (the
    * answer for a table no legacy global table names); with `firstLook`, a GetItem of the lease by
-   * "no row" (withLease's first look); any other request aborts `stop` and fails, unsent.
+   * "no row" (withLease's first look), or by that error; any other request aborts `stop` and fails, unsent.
    */
-  function awsClient(describe: (name: string) => TableDescription | Error, stop: AbortController, config: { endpoint?: string } = {}, global?: Error, firstLook = false): { client: DynamoDBClient; sent: string[] } {
+  function awsClient(describe: (name: string) => TableDescription | Error, stop: AbortController, config: { endpoint?: string } = {}, global?: Error, firstLook: boolean | Error = false): { client: DynamoDBClient; sent: string[] } {
     const c = new DynamoDBClient({ region: 'us-west-2', credentials: { accessKeyId: 'test', secretAccessKey: 'test' }, maxAttempts: 1, ...config });
     const sent: string[] = [];
     c.middlewareStack.add(
@@ -373,7 +373,7 @@ describe("the start-up check through AWS's endpoint of a Region (answered here: 
           const table = describe(input.TableName!);
           answer = table instanceof Error ? table : { Table: table };
         } else if (command === 'DescribeGlobalTableCommand') answer = global ?? new GlobalTableNotFoundException({ message: `Global table not found: Global table with name: '${input.GlobalTableName}' does not exist.`, $metadata: { httpStatusCode: 400, requestId: 'answered-here' } });
-        else if (firstLook && command === 'GetItemCommand' && input.TableName?.endsWith('-leases') && !stop.signal.aborted) answer = {}; // withLease's first look: no lease row
+        else if (firstLook && command === 'GetItemCommand' && input.TableName?.endsWith('-leases') && !stop.signal.aborted) answer = firstLook instanceof Error ? firstLook : {}; // withLease's first look: no lease row
         else {
           stop.abort(); // started: what the check is there to prevent
           answer = new Error(`${command} not sent: this test answers only the start-up check`);
@@ -440,6 +440,25 @@ describe("the start-up check through AWS's endpoint of a Region (answered here: 
     // before the fix: only "create them: ... `cdk deploy` in AWS"
     expect((error as Error).message).toMatch(/Under `multiRegion` the client must send to one of the tables' replica Regions \(the `replicas` of the Conclave construct's `regions`; its witness Region holds no table\), and it sends to us-west-2\. /);
     c.destroy();
+  });
+
+  // found by a review (2026-12-07, tenth): withLease's first read met the missing table before any check, and its error gave no such hint
+  it("withLease, no leases table in the client's Region: its TableNotFoundError says the same, its function not run", async () => {
+    const stop = new AbortController();
+    const notFound = () => new ResourceNotFoundException({ message: 'Requested resource not found', $metadata: { httpStatusCode: 400, requestId: 'answered-here' } });
+    let ran = false;
+    const run = async (multiRegion: boolean) => {
+      const { client: c } = awsClient(notFound, stop, {}, undefined, notFound());
+      const error = await withLease('jobs', async () => (ran = true), { client: c, tables: 'conclave', identity: 'r1', mode: 'NoCoordination', multiRegion, platform: 'none', signal: stop.signal }).catch((x: unknown) => x);
+      c.destroy();
+      expect(error).toBeInstanceOf(TableNotFoundError);
+      expect((error as Error).message).toMatch(/^withLease of lease "jobs": a table it uses does not exist/);
+      return (error as Error).message;
+    };
+    // before: only "create them: ... `cdk deploy` in AWS"
+    expect(await run(true)).toMatch(/Under `multiRegion` the client must send to one of the tables' replica Regions \(the `replicas` of the Conclave construct's `regions`; its witness Region holds no table\), and it sends to us-west-2\. /);
+    expect(await run(false)).not.toMatch(/multiRegion/); // without it: no such hint
+    expect(ran).toBe(false);
   });
 
   it('on DynamoDB Local, a missing leases table under multiRegion: TableNotFoundError as without it (no Regions there)', async () => {

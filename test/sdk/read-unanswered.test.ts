@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { MIN_REQUEST_BOUND_MS, RequestBoundError } from '../../lib/sdk/bounded-client.js';
 import { oneShotFault, noteLastTry } from '../../lib/sdk/faults.js';
-import { DynamoDBRefusedError, DynamoDBUnreachableError, getLeader, tryWithLease } from '../../lib/sdk/index.js';
+import { DynamoDBRefusedError, DynamoDBUnreachableError, getLeader, listIdentities, listLiveIdentities, tryWithLease } from '../../lib/sdk/index.js';
 import { drivenClock, hangingProxy, inFlight } from '../proxy.js';
 import { testTables, type TestTables } from '../support.js';
 
@@ -83,12 +83,32 @@ describe('a one-shot read sent and never answered (black-holed after connecting)
     );
   });
 
+  // found by a review (2026-12-07, tenth): listIdentities threw the bare TimeoutError, naming no call, component or endpoint
+  it.each(['listIdentities', 'listLiveIdentities'] as const)('%s: the same, naming the component and the partition not read', async (call) => {
+    const { proxy, client, c } = await blackHoled();
+    const list = call === 'listIdentities' ? listIdentities : listLiveIdentities;
+    const options = { client, clock: c.clock, tables: t.names, clockSync: 'none', component: 'workers' } as const;
+    // the connection made while DynamoDB answered
+    expect(await settled(c, list(options))).toBeDefined();
+    proxy.hang();
+    const from = c.clock.monotonic();
+    const e = await settled(c, list(options));
+    expect(proxy.hung()).toBe(1);
+    expect(c.clock.monotonic() - from).toBe(MIN_REQUEST_BOUND_MS); // at its bound
+    // before: the bare TimeoutError "DynamoDB gave no answer within 5000 ms: the request was abandoned", naming nothing
+    expect(e).toBeInstanceOf(DynamoDBUnreachableError);
+    expect(e).toMatchObject({ endpoint: proxy.endpoint, code: 'timed out', cause: expect.any(RequestBoundError) });
+    expect((e as Error).message).toMatch(
+      new RegExp(`^${call} of component "workers": DynamoDB at ${proxy.endpoint.replace(/[.]/g, '\\.')} took the request and gave no answer within ${MIN_REQUEST_BOUND_MS} ms \\(timed out after it was sent on a connection made: .*\\): check the network path .*; the partition of component "workers" on the identities table "${t.names.identities}" was not read, and ${call} does not retry: call it again once DynamoDB answers$`),
+    );
+  });
+
   it('a read abandoned at its bound while the AWS SDK backed off from a throttle is told as throttled, not as DynamoDB out of reach', async () => {
     const client = localClient(inject('ddbEndpoint'));
     cleanups.push(() => client.destroy());
     const abandoned = new RequestBoundError(MIN_REQUEST_BOUND_MS);
     noteLastTry(abandoned, Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } }));
-    const e = await oneShotFault(abandoned, 'getLeader', 'hot', 'the lease row', client);
+    const e = await oneShotFault(abandoned, 'getLeader', 'lease "hot"', 'the lease row', client);
     expect(e).toBeInstanceOf(DynamoDBRefusedError);
     expect(e).toMatchObject({ kind: 'throttled' });
     expect((e as Error).message).toMatch(/^getLeader of lease "hot": .*the lease row was not read: the table's capacity is exhausted .* call it again later$/);
