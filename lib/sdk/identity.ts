@@ -12,7 +12,7 @@ import { COORDINATOR_COMPONENT } from '../schemas/session-partition.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
-import { IdentityStore, type IdentityRead } from '../stores/identity-store.js';
+import { HeartbeatStore, IdentityStore, type IdentityRead } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, tableNotThere, type DeepReadonly } from './options.js';
 import { readWhileCreating, tableState } from './table-state.js';
@@ -124,7 +124,7 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
       releaseOnCancel: z.boolean().default(true),
       /** The row was lost; see IdentityLost. @default a process warning */
       onLost: fn<(lost: IdentityLost) => void>().optional(),
-      /** A renewal failed for another reason (retried at the next interval), or the row could not be deleted. @default a process warning */
+      /** A renewal failed for another reason (retried at the next interval), or the row could not be deleted; told once, too, when the start-up wrote over a row of its host the schema refused, naming what was wrong. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
       /**
        * Where row times come from: `server` (DynamoDB's clock, from its responses' Date header,
@@ -203,7 +203,7 @@ export class IdentityLeaseHeartbeat {
   readonly ready: Promise<IdentityLease>;
   /** Its requests (bounded): run() looks first whether they can ever be sent (a region, an endpoint with a host). */
   private readonly client: DynamoDBClient;
-  private readonly store: IdentityStore;
+  private readonly store: HeartbeatStore;
   /** What the row's times are read from (clockSync); durations use its monotonic clock. */
   private readonly clock: StampClock;
   private readonly leaseName: string;
@@ -243,7 +243,7 @@ export class IdentityLeaseHeartbeat {
     this.boundMs = requestBoundFor(data.renewIntervalMs);
     const requests = boundedClient(client, clock ?? systemClock, this.boundMs);
     this.client = requests;
-    this.store = new IdentityStore(requests, this.options.tables.identities);
+    this.store = new HeartbeatStore(requests, this.options.tables.identities);
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;
@@ -292,7 +292,8 @@ export class IdentityLeaseHeartbeat {
 
   /**
    * Keeps the heartbeat until `signal` aborts. First creates the row, or takes it back from an
-   * earlier start-up on this host (whoever holds it: this start-up is the newest); a lost race is
+   * earlier start-up on this host (whoever holds it: this start-up is the newest; a row the schema
+   * refuses is written over whole, and onError told once what was wrong with it); a lost race is
    * read again and retried. Then renews it every renewIntervalMs. Once the signal aborts, stops
    * renewing, deletes the row if it is still this start-up's (unless releaseOnCancel is false)
    * and resolves; when a write of the row went unanswered, it first waits a request bound after
@@ -453,11 +454,19 @@ export class IdentityLeaseHeartbeat {
 
   /**
    * Writes the row as this start-up's: a new acquisition (acquireTime = now) unless it already is
-   * ours. Without `takeOver`, a row another start-up holds is left alone and reported instead. `signal` abandons its read.
+   * ours. Without `takeOver`, a row another start-up holds is left alone and reported instead, and
+   * one the schema refuses is its ValidationError; with it, one the schema refuses is written over
+   * whole (replaceRefused). `signal` abandons its read.
    */
   private async acquire(takeOver: boolean, first?: IdentityRead, signal?: AbortSignal): Promise<IdentityLease | { supersededBy: string }> {
     return retryOnConflict(async (attempt) => {
-      const read = attempt === 1 && first ? first : await this.store.read(this.options.component, this.leaseName, true, signal);
+      const look = attempt === 1 && first ? { read: first } : await this.store.look(this.options.component, this.leaseName, true, signal);
+      if ('refused' in look) {
+        // a renewal leaves a row it cannot read to whoever holds it (a newer start-up, which writes it whole at its next renewal)
+        if (!takeOver) throw look.refused.invalid.error;
+        return this.replaceRefused(look.refused, signal);
+      }
+      const read = look.read;
       const ours = read.item?.holderIdentity === this.holder;
       if (read.item && !ours && !takeOver) return { supersededBy: read.item.holderIdentity };
       const now = await this.stampNow(signal);
@@ -470,23 +479,51 @@ export class IdentityLeaseHeartbeat {
         this.writtenAt = sentAt;
         return read.item!;
       }
-      let written: IdentityLease;
-      try {
-        written = await this.store.write(read, { set: this.rowFields(ours && read.item ? read.item.acquireTime : now, now) });
-      } catch (e) {
-        // it may still land (a creation, even after stop() found the row gone): stop() waits it out before its last read
-        if (unanswered(e)) this.landsBy = Math.max(this.landsBy ?? 0, sentAt + 2 * this.boundMs);
-        throw e;
-      }
-      this.writtenAt = sentAt;
-      this.acquiredAt = written.acquireTime;
-      return written;
+      return this.written(sentAt, () => this.store.write(read, { set: this.rowFields(ours && read.item ? read.item.acquireTime : now, now) }));
     });
   }
 
-  /** DynamoDB's time to stamp the row with (stampNow), its probe a read of the row; `signal` abandons that read. */
+  /**
+   * A take-over of a row the schema refuses (an operator's edit, another writer's row, left by an
+   * earlier start-up on this host): the newest start-up owns the name (KEP-1965), so the row is
+   * written over whole, if it is still as read (a concurrent writer's row is read again instead), and
+   * onError is told once what was replaced. Reading it through the schema instead threw at every
+   * try, and nothing was written until the coordinator collected the old row, an hour on.
+   */
+  private async replaceRefused(refused: { invalid: InvalidItem; row: Record<string, unknown> }, signal?: AbortSignal): Promise<IdentityLease> {
+    const now = await this.stampNow(signal);
+    const sentAt = this.clock.monotonic();
+    const written = await this.written(sentAt, () => this.store.replaceRefused({ component: this.options.component, name: this.leaseName }, refused.row, this.rowFields(now, now)));
+    const error = refused.invalid.error;
+    const held = refused.row['holderIdentity'];
+    const what = error.issues.map((i) => `${i.field}: ${i.message}`).join('; ');
+    this.told(
+      new Error(
+        `identity lease ${this.leaseName}: replaced the row of this host and component${typeof held === 'string' ? ` (held by ${JSON.stringify(held)})` : ''}, which the schema refused (${what}${error.count > error.issues.length ? `; and ${error.count - error.issues.length} more` : ''}), with this start-up's whole row (the newest start-up on a host owns it): nothing to do, unless something other than a heartbeat (an operator's edit, another tool) wrote it: mend that writer`,
+        { cause: error },
+      ),
+    );
+    return written;
+  }
+
+  /** Sends `write`, sent at monotonic `sentAt`, and records it as this start-up's last answered write of the row. */
+  private async written(sentAt: number, write: () => Promise<IdentityLease>): Promise<IdentityLease> {
+    let written: IdentityLease;
+    try {
+      written = await write();
+    } catch (e) {
+      // it may still land (a creation, even after stop() found the row gone): stop() waits it out before its last read
+      if (unanswered(e)) this.landsBy = Math.max(this.landsBy ?? 0, sentAt + 2 * this.boundMs);
+      throw e;
+    }
+    this.writtenAt = sentAt;
+    this.acquiredAt = written.acquireTime;
+    return written;
+  }
+
+  /** DynamoDB's time to stamp the row with (stampNow), its probe a read of the row (only its answer's time is wanted: a row the schema refuses must not fail it); `signal` abandons that read. */
   private stampNow(signal?: AbortSignal): Promise<number> {
-    return stampNow(this.clock, () => this.store.read(this.options.component, this.leaseName, true, signal), `identity lease ${this.leaseName}`);
+    return stampNow(this.clock, () => this.store.look(this.options.component, this.leaseName, true, signal), `identity lease ${this.leaseName}`);
   }
 
   /** The row as this start-up writes it, renewed at `now`. */

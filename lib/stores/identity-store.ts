@@ -1,12 +1,22 @@
-import { GetItemCommand, UpdateItemCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { IdentityLeaseItem, MAX_ENDED_TERMS, mayBeProcessSession, processSessionComponents, sessionKey, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import { ConflictError, EndedTermsFullError, isConditionFailed, isReplicatedWriteConflict } from './errors.js';
 import { COORDINATOR_COMPONENT } from '../schemas/tick-cursor.js';
-import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned, rowOf } from './item-store.js';
+import { ItemStore, asScanned, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned, rowOf } from './item-store.js';
 
 export type IdentityRead = Read<IdentityLease>;
 export type IdentityPatch = Patch<IdentityLease>;
+
+/** What a read of one row found (HeartbeatStore.look): the row parsed, to write against, or the row as stored, which the schema refuses. */
+export type IdentityLook = { readonly read: IdentityRead } | { readonly refused: { readonly invalid: InvalidItem; readonly row: Record<string, unknown> } };
+
+/**
+ * What a take-over of a refused row (HeartbeatStore.replaceRefused) conditions on, writes and
+ * removes: every attribute of the table a worker may name bar the key (infra/access.ts
+ * WORKER_WRITES; its grant lets it name no other, so the condition cannot either).
+ */
+const TAKEN_OVER = ['revision', 'holderIdentity', 'hostname', 'leaseDurationSeconds', 'acquireTime', 'renewTime', 'labels', 'expiresAt', 'process', 'leftTerms'] as const;
 
 /** What a session renewal found (IdentityStore.renewSession). */
 export type SessionRenewal =
@@ -268,5 +278,72 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   /** A row already in hand (from a listing) as a read to write against. */
   static readOf(i: IdentityLease): IdentityRead {
     return { key: { component: i.component, name: i.name }, item: i, revision: i.revision };
+  }
+}
+
+/**
+ * The identity heartbeat's store (lib/sdk/identity.ts): IdentityStore, and the take-over of a row
+ * the schema refuses. A class of its own, so Conclave's functions, which never take a row over, do
+ * not carry it (scripts/build-functions.ts BUNDLE_BUDGET_BYTES).
+ */
+export class HeartbeatStore extends IdentityStore {
+  /**
+   * read(), but a row the schema refuses comes back as stored beside what is wrong with it
+   * (`refused`) instead of as a ValidationError: for a writer that may write it over whole
+   * (replaceRefused). A consistent read unless `consistent` is false; `signal` abandons it.
+   */
+  async look(component: string, name: string, consistent = true, signal?: AbortSignal): Promise<IdentityLook> {
+    const key = { component, name };
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: consistent }), signal && { abortSignal: signal });
+    if (!r.Item) return { read: { key, item: undefined, revision: 0 } };
+    const p = this.tryParse(rowOf(r.Item));
+    return p.ok ? { read: { key, item: p.item, revision: p.item.revision } } : { refused: { invalid: p.invalid, row: p.row } };
+  }
+
+  /**
+   * Writes `set` over a row the schema refuses (`row`, as look() returned it), whole: every other
+   * attribute a worker may name that the row has is removed, and the revision is the one read plus
+   * one (1 when it was no whole number). Only if each of those attributes, holder and revision
+   * among them, is still as read (whatever its type; one absent then, absent still): a row another
+   * writer changed or deleted since is left as it is, a ConflictError (read it again). Returns the
+   * row as written. An attribute no worker may name (a session row's `endedTerms`) is neither
+   * conditioned on nor removed: one of those at fault leaves the row refused, a ValidationError.
+   */
+  async replaceRefused(key: { component: string; name: string }, row: Readonly<Record<string, unknown>>, set: Omit<IdentityLease, 'component' | 'name' | 'revision'>): Promise<IdentityLease> {
+    const written: Record<string, unknown> = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined));
+    const stray = Object.keys(written).filter((k) => !(TAKEN_OVER as readonly string[]).includes(k));
+    if (stray.length > 0) throw new Error(`replaceRefused: ${stray.join(', ')} may not be written by a worker (infra/access.ts WORKER_WRITES)`);
+    this.checkSet(key, written);
+    const read = row['revision'];
+    written['revision'] = typeof read === 'number' && Number.isSafeInteger(read) && read >= 1 ? read + 1 : 1;
+    const c = asScanned(row, TAKEN_OVER);
+    const values: Record<string, unknown> = { ...c.values };
+    const sets: string[] = [];
+    const removes: string[] = [];
+    TAKEN_OVER.forEach((a, i) => {
+      if (a in written) {
+        values[`:w${i}`] = written[a];
+        sets.push(`#a${i} = :w${i}`);
+      } else if (row[a] !== undefined) removes.push(`#a${i}`);
+    });
+    try {
+      const r = await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall(key),
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: `attribute_exists(#pk) AND ${c.expression}`,
+          ExpressionAttributeNames: { '#pk': 'component', ...c.names },
+          ExpressionAttributeValues: marshall(values, { removeUndefinedValues: true }),
+          ReturnValues: 'ALL_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return this.parseRow(r.Attributes ?? {});
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      const now = (e as { Item?: Record<string, AttributeValue> }).Item;
+      throw new ConflictError(this.describe(key), undefined, now ? rowOf(now) : undefined);
+    }
   }
 }
