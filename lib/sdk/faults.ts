@@ -717,6 +717,26 @@ export async function oneShotFault(fault: unknown, call: string, of: string, rea
 }
 
 /**
+ * `fault`, a write of a call that does not retry (withLease's claim and mark of its run-once
+ * window), named as oneShotFault names a read's, with `advice` (what the call did and did not do,
+ * and what to do) in place of a read's: unreachable, or given no answer within its bound (it may
+ * have landed: `advice` says what stands either way), as a DynamoDBUnreachableError naming
+ * `subject`; throttled or denied as a DynamoDBRefusedError. Any other error as it is (a
+ * ValidationError already names its row; the caller's cancel reason, a term's end, its own).
+ */
+export async function unretriedWriteFault(fault: unknown, subject: string, advice: string, client: DynamoDBClient): Promise<unknown> {
+  const abandoned = unsentAs(fault);
+  // abandoned while the AWS SDK backed off from DynamoDB's answer to its last try: told as that answer
+  const e = (abandoned instanceof Error && networkCode(abandoned) === 'timed out' && answeredLastTry(abandoned)) || abandoned;
+  if (!(e instanceof Error) || e instanceof DynamoDBUnreachableError || e instanceof DynamoDBRefusedError) return e;
+  if (heldClientSide.has(e)) return new DynamoDBRefusedError('throttled', subject, e, advice);
+  const kind = faultKind(e);
+  if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, e, advice);
+  const code = networkCode(e);
+  return code ? new DynamoDBUnreachableError(await endpointOf(client), code, e, subject, advice) : e;
+}
+
+/**
  * Calls a user's callback from the SDK's own loops and timers: what it throws, or the promise it
  * returns rejects with, goes to `report`, never into the SDK's control flow and never an unhandled
  * rejection.

@@ -25,6 +25,14 @@ export function windowOf(r: ParsedRunOnce, now: number): string {
   return new Date(Math.floor(t / r.every) * r.every).toISOString();
 }
 
+/** When the periodic window after the one `t` falls in begins (epoch ms), and its name. @internal */
+export function nextWindow(every: Period, t: number): { start: number; window: string } {
+  const d = new Date(t);
+  const start =
+    every === 'day' ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) : every === 'hour' ? Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate(), d.getUTCHours() + 1) : Math.floor(t / every) * every + every;
+  return { start, window: windowOf({ every }, start) };
+}
+
 /**
  * The period of a periodic window's run: the one it names, or, for a run recorded before runs named
  * it, its window's form (`2026-11-24`: a day; `2026-11-24T22`: an hour); undefined: a length in

@@ -14,7 +14,7 @@ import { keyedWindowRow } from '../schemas/run-once.js';
 import { CandidacySchema, LeaderElectorOptionsSchema, type StopReason } from './elector.js';
 import { sessionNotServing } from './elector-options.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, TablesSchema, everyProblem, fn, optionErrors, type ClockSync } from './options.js';
-import { windowOf } from './run-once-windows.js';
+import { nextWindow, windowOf } from './run-once-windows.js';
 import { knownServerClockOf, trustedClock, type StampClock } from './server-clock.js';
 import { Session } from './session.js';
 import { FIXES, ValidationError, issuesOf, type FieldIssue } from '../schemas/validation.js';
@@ -75,7 +75,10 @@ export const RunOnceSchema = z.union([
      * time after DynamoDB's time (clockSync 'none': this machine's) by more than the clocks' error
      * (the coordinator's clockSkewMs, 1 s, plus how well DynamoDB's time is known), before the
      * lease is taken: its window may not have begun, and marking it would skip its own run.
-     * @default the time the run takes the lease (DynamoDB's clock by default): a late retry then counts for a later window
+     * Without it, a host fired by a schedule counts for the window its clock says: one running ahead
+     * of DynamoDB's (within the clocks' error) fired at a window's start counts for the window
+     * ending, and is skipped if that one ran (told to `onError`); so a scheduled run passes `at`.
+     * @default the time of the call's first read of the lease (DynamoDB's clock by default), not when the lease is won: a run that waits across a window's end counts for the window it began in, and a late retry for a later window
      */
     at: ScheduledAt.optional(),
   }),
@@ -152,11 +155,13 @@ export const WithLeaseOptionsSchema = z.strictObject(
     /** Where the times written come from (see LeaderElector). @default 'server' */
     clockSync: ClockSyncSchema,
     /**
-     * Cancels the run: the wait ends, or the function's signal aborts (with this signal's reason),
-     * and the lease is given up; the call then rejects with the reason, unless the function had
-     * returned: its window is then marked and the call resolves with its value (not after a
-     * `complete(items)` of it failed: see LeaseTerm.complete). For a Lambda
-     * function, abort it when the invocation's remaining time runs short.
+     * Cancels the run: the wait ends, or the function's signal aborts (with this signal's reason)
+     * and its calls on `term` end with it. The lease is given up once the function returns or
+     * throws: a function that does not stop on its signal keeps it renewed until then, and the call
+     * waits for it. The call then rejects with the reason, unless the function had returned: its
+     * window is then marked and the call resolves with its value (not after a `complete(items)` of
+     * it failed: see LeaseTerm.complete). For a Lambda function, abort it when the invocation's
+     * remaining time runs short, early enough for the function to stop.
      */
     signal: z.custom<AbortSignal>((v) => v instanceof AbortSignal, { error: 'must be an AbortSignal', abort: false }).optional(),
     /** Faults that were retried (a failed poll or renewal). @default a process warning */
@@ -289,6 +294,25 @@ export function scheduledAtIssue(runOnce: z.output<typeof RunOnceSchema> | undef
 }
 
 /**
+ * Of a periodic run without `at`, counted for the window its first look fell in (`at`, on `time`):
+ * when that look came within the clocks' error (as scheduledAtIssue allows a scheduled time) before
+ * the next window began, why the run may have been meant for that next window: a host fired at its
+ * start (cron, a schedule) by a clock running ahead of DynamoDB's counts for the window ending, and
+ * is skipped when that one ran. withLease tells its onError so when it skips such a run. Undefined
+ * otherwise, or while `time` is not known.
+ */
+export function earlyForNextWindow(runOnce: z.output<typeof RunOnceSchema>, at: number, time: StampClock, sync: ClockSync): string | undefined {
+  if (!('every' in runOnce) || runOnce.at !== undefined) return undefined;
+  const known = time.check(Infinity);
+  if (!known.ok) return undefined;
+  const next = nextWindow(runOnce.every, at);
+  const early = next.start - at;
+  if (early > SCHEDULED_AT_SKEW_MS + known.errorMs) return undefined;
+  const clock = sync === 'server' ? "DynamoDB's time" : "this machine's time";
+  return `this run looked at ${new Date(at).toISOString()} by ${clock}, ${Math.round(early)} ms before the window ${next.window} began, within the clocks' error (the coordinator's clockSkewMs, 1 s): if it was fired for ${next.window}'s start by a clock running ahead, that window has not run. Pass the scheduled time as runOnce.at (the EventBridge scheduled event's \`time\`), so a run counts for the window it was scheduled for`;
+}
+
+/**
  * `runOnce.at` judged against now where now is known before any request, with the other options:
  * this machine's clock (clockSync 'none'), or DynamoDB's as the client's earlier answers told it
  * (a client kept between a Lambda function's invocations). Otherwise judged at the first read, on
@@ -322,7 +346,8 @@ export interface LeaseTerm {
   /**
    * Whether the lease is still held, judged now: the renew deadline on the monotonic clock, so a
    * process that was frozen (a Lambda between invocations) learns it lost the lease at its first
-   * look, before any of its timers has run. `signal.aborted` judges the same way.
+   * look, before any of its timers has run. `signal.aborted` judges the same way, and is true too
+   * once the run is over (the function returned or threw: the lease is being given up).
    */
   held(): boolean;
   /** Throws LeaseLostError unless held(). */
@@ -360,7 +385,9 @@ export interface LeaseTerm {
    * its outcome is the run's (its error the call's). A `complete(items)` that failed, its error
    * caught by the function, is the run's outcome too: the call rejects with that error and the
    * window stays open (never marked without the items), unless a mark of this run landed all the
-   * same (read back) or a later `complete()` marks it. At most 98 `items`: the window's row and the fence take two of a
+   * same (read back) or a later `complete()` marks it. One that landed has marked the window for
+   * good: a function that throws after it rejects the call with its error, and the next run skips
+   * the window (its work counted done). At most 98 `items`: the window's row and the fence take two of a
    * transaction's 100. Ended by the function's signal, as fencedWrite is: the caller's cancel (the
    * `signal` option) rejects it with its reason, and a mark sent may have landed. Called again after
    * such a mark landed, it resolves if every try sent the same `items` (they are written), and
@@ -378,7 +405,12 @@ export interface LeaseTerm {
   complete(items?: readonly TransactWriteItem[]): Promise<void>;
 }
 
-/** The function a run executes while it holds the lease. */
+/**
+ * The function a run executes while it holds the lease. `signal` aborts when the term ends (a
+ * LeaseLostError), when the caller's `signal` option aborts (its reason), and at the latest once
+ * the run is over, before the lease is given up (a LeaseLostError, reason `cancelled`, whose `cause`
+ * is the call's error when it rejects): work it left running on the signal stops then.
+ */
 export type LeaseFn<T> = (signal: AbortSignal, term: LeaseTerm) => Promise<T> | T;
 
 /** How a run ended (a function that throws rejects withLease with its error, after the lease is given up). */

@@ -29,7 +29,7 @@ export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, TableNotFoundError, TableWait, multiRegionMissIn, noteMultiRegionMiss, stampClockFor, tableNotThere, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
-import { errorSink, oneShotFault } from './faults.js';
+import { errorSink, oneShotFault, unretriedWriteFault } from './faults.js';
 import { readWhileCreating, tableState } from './table-state.js';
 import { isMissingTable, requestTableOf } from '../table-wait.js';
 import { checkMultiRegion } from './multi-region.js';
@@ -38,24 +38,31 @@ import { newPeriodRefusal, rememberRun, windowOf, windowRun } from './run-once-w
 export { windowOf } from './run-once-windows.js';
 
 export { RunOnceSchema, WithLeaseOptionsSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type RunOnce, type WithLeaseOptions } from './with-lease-options.js';
-import { candidacyRequired, parseWithLeaseOptions, scheduledAtIssue, type RunOnceSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
+import { candidacyRequired, earlyForNextWindow, parseWithLeaseOptions, scheduledAtIssue, type RunOnceSchema, type LeaseFn, type LeaseRunResult, type LeaseTerm, type WithLeaseOptions } from './with-lease-options.js';
 
 /**
  * Takes the lease `name`, runs `fn(signal, term)`, and gives the lease up in every outcome — return,
  * throw, abort — before it resolves: no renewal, timer or candidacy outlives the call. The lease is
  * renewed while `fn` runs; `signal` aborts before the renew deadline if renewals fail, and a run
  * that finds its term over (frozen past it, or deposed) learns so at its first look (`held()`,
- * `signal.aborted`). Waits up to `waitMs` for the lease; `busy` when it did not get it.
+ * `signal.aborted`). `signal` aborts in every outcome once the run is over, before the lease is
+ * given up (work fn left running on it, a task beside one that threw, stops): with the term's
+ * LeaseLostError or the caller's cancel reason if one came first, else a LeaseLostError (reason
+ * `cancelled`) saying the run is over, the call's error, if it rejects, its `cause`. Waits up to
+ * `waitMs` for the lease; `busy` when it did not get it.
  *
  * - Resolves `ran` with fn's value when fn returned while the lease was held, unless a
  *   `complete(items)` of fn failed, its error caught by fn: then it rejects with that error and the
  *   window stays open, unless a mark of this run landed all the same (read back).
  * - Rejects with fn's error when fn threw, or with LeaseLostError when the term ended before fn
  *   returned (a write of it refused by DynamoDB, a FencingError fn caught, shows so though the
- *   elector had not yet read the lease), or before its window's mark was answered (its work may be
- *   incomplete). With run-once the window is then open for the next run, unless this run's mark,
- *   sent and abandoned as the term ended, lands after all: the next run then skips it. Never both:
- *   the next run's claim of the window refuses a mark still on its way, so at most one run marks it.
+ *   elector had not yet read the lease; refused by an item's own fence, the message says so: a
+ *   newer term's write, or another lease's token on the item), or before its window's mark was
+ *   answered (its work may be incomplete). With run-once the window is then open for the next run,
+ *   unless this run's mark, sent and abandoned as the term ended, lands after all: the next run then
+ *   skips it. Never both: the next run's claim of the window refuses a mark still on its way, so at
+ *   most one run marks it. A `complete()` of fn that landed before fn threw has marked the window:
+ *   the next run skips it (the call still rejects with fn's error).
  * - A call on `term` that fn awaits (`fencedWrite`, `fencedItemWrite`, `complete()` and the read
  *   back of a mark whose answer was lost) ends with fn's `signal`: as the term ends (LeaseLostError)
  *   or the caller's `signal` aborts (its reason), a call still unanswered is abandoned, its request
@@ -68,8 +75,8 @@ import { candidacyRequired, parseWithLeaseOptions, scheduledAtIssue, type RunOnc
  *   same (not after a `complete(items)` of it failed: the call then rejects with that error).
  * @throws ValidationError naming each bad option
  * @throws TableNotFoundError naming the tables and the `tables` option, when a table does not exist or answers "not found" (at once where DescribeTable finds none either; where DescribeTable is refused, after 60 s of tries; where DescribeTable shows it ACTIVE, after one more try, the message saying so: a table deleted and created again under its name, or another endpoint or Region, which no wait mends); a table still being created (CREATING) is waited for, read again with backoff as a worker's start-up is, until it answers or the `signal` option aborts (the call then rejects with its reason)
- * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried)
- * @throws DynamoDBRefusedError naming the table, when the first read is denied (the role's grant) or throttled (not retried)
+ * @throws DynamoDBUnreachableError naming the endpoint and the table, when DynamoDB cannot be reached at the first read (not retried); naming the lease and the run-once window, when the window's claim, or withLease's own mark after fn returned, cannot reach DynamoDB or goes unanswered (not retried): the claim's says fn was not run; the mark's, that fn ran and whether the window is marked is not known (the next run skips it if the mark landed, else runs fn again)
+ * @throws DynamoDBRefusedError naming the table, when the first read is denied (the role's grant) or throttled (not retried); naming the lease and the window, and whether fn ran, when the window's claim or withLease's own mark is denied or throttled (not retried)
  */
 export function withLease<T>(name: string, fn: LeaseFn<T>, options: WithLeaseOptions): Promise<LeaseRunResult<T>> {
   return runWithLease(name, fn, options, false);
@@ -268,8 +275,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
   const takeMs = elector.options.leaseDurationMs + 2 * elector.options.retryPeriodMs;
   const waitMs = immediate ? Math.max(o.waitMs ?? 2 * elector.options.leaseDurationMs, takeMs) : (o.waitMs ?? 2 * elector.options.leaseDurationMs);
 
-  // the function's signal's two sources, while they are listened to
-  let relay: { readonly signal: AbortSignal; lost(): void; cancelled(): void } | undefined;
+  // the function's signal's two sources, while they are listened to, and its end with the run's
+  let relay: { readonly signal: AbortSignal; lost(): void; cancelled(): void; over(ended: { error: unknown } | undefined): void } | undefined;
+  // the error the call rejects with, once it is known (undefined: it resolves)
+  let ended: { error: unknown } | undefined;
   cancel?.throwIfAborted();
   const stop = new AbortController();
   const running = elector.run(stop.signal);
@@ -295,6 +304,17 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       cancelled() {
         own.abort(cancel!.reason);
       },
+      // The run is over and the lease is being given up: work still watching the signal (a task
+      // fn started and did not wait for, beside one that threw through Promise.all) stops now,
+      // before another run can take the lease, as a LeaderElector's term signal aborts at its end.
+      // A LeaseLostError ('cancelled': given up) saying why, the call's error its cause.
+      over(end: { error: unknown } | undefined) {
+        if (own.signal.aborted) return;
+        const e = new LeaseLostError(leaseName, term.fencingToken, 'cancelled');
+        e.message = `lease "${leaseName}" was given up by ${call} (term with fencing token ${term.fencingToken}): the run is over, ${end === undefined ? 'the function having returned' : `the call rejecting with ${errorLine(end.error)} (this error's cause)`}; work still going on under the function's signal is not in the term, and its fenced writes are refused`;
+        if (end !== undefined) e.cause = end.error;
+        own.abort(e);
+      },
     };
     relay = on;
     if (got.signal.aborted) on.lost();
@@ -304,7 +324,10 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const runOnce = o.runOnce;
     // again on the clock the elector led by (not yet known when the lease was read)
     checkScheduledAt(runOnce, time, o.clockSync, what);
-    const window = runOnce ? windowOf(runOnce, time.now()) : undefined;
+    // the window of the call's first look (its time on the same clock), not of the moment the lease
+    // was won: a run that waits across a window's end still counts for the window it began in (ten
+    // hosts fired at 23:59:59.5, the one that won at 00:00:01 ran the next day's and skipped its own)
+    const window = runOnce ? windowOf(runOnce, looked.at) : undefined;
     // its row: a keyed window's own, or the periodic windows' (lib/schemas/run-once.ts)
     const row = runOnce ? ('window' in runOnce ? keyedWindowRow(runOnce.window) : PERIODIC_WINDOWS) : undefined;
     const rows = new RunOnceStore(requests, o.tables.candidates);
@@ -317,14 +340,18 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // read shows the term gone. A function that catches the refusal and returns before then did not
     // run in its term: the call rejects with LeaseLostError.
     let refused = false;
-    const refusal = (e: unknown): unknown => {
+    // the last refusal by an item's own fence (fencedItemWrite), when it was: a newer term's write of
+    // the item, or a token of another lease on it (one lease per item), which no lease read shows
+    let itemRefused: FencingError | undefined;
+    const refusal = (e: unknown, byItem = false): unknown => {
       if (e instanceof FencingError) {
         refused = true;
+        itemRefused = byItem ? e : undefined;
         refusedInTermOf(got.leading, e);
       }
       return e;
     };
-    const fenced = <R>(write: Promise<R>): Promise<R> => write.catch((e: unknown) => Promise.reject(refusal(e)));
+    const fenced = <R>(write: Promise<R>, byItem = false): Promise<R> => write.catch((e: unknown) => Promise.reject(refusal(e, byItem)));
     // a transaction of the term whose fence met a write of the lease row in progress goes again a moment later, as the elector's own do
     const inTerm = { clock, retryPeriodMs: elector.options.retryPeriodMs };
     // The window's row is on the candidates table, which a first-come run's elector neither stands on
@@ -379,7 +406,18 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         }
       }
     };
-    const claimed: Claimed = row !== undefined ? await claim(row).catch((e: unknown) => claimOnceMade(e, () => claim(row))) : { runs: [], revision: 0 };
+    // withLease's own writes of the window's row unanswered (or throttled, or denied): named with the
+    // lease, the window, whether the function ran and what stands (a bare TimeoutError named none);
+    // the caller's cancel reason and the term's end as they are
+    const named = async (e: unknown, advice: string): Promise<unknown> => ((cancel?.aborted && e === cancel.reason) || e instanceof LeaseLostError ? e : unretriedWriteFault(e, subject, advice, client));
+    const claimed: Claimed =
+      row !== undefined
+        ? await claim(row)
+            .catch((e: unknown) => claimOnceMade(e, () => claim(row)))
+            .catch(async (e: unknown) => {
+              throw await named(e, `the claim of ${where} failed: the function was not run, and this run marked nothing (a claim that landed unanswered only keeps older terms' marks off the row); the lease is given up, and ${call} does not retry: call it again (it runs the window, unless another run has marked it)`);
+            })
+        : { runs: [], revision: 0 };
     if ('higherFence' in claimed) {
       // a lease taken (the elector has seen it): told as such
       if (stopped !== undefined || !inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
@@ -394,7 +432,13 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // a periodic window's period: only that period's windows judge it (lib/sdk/run-once-windows.ts)
     const every = runOnce && 'every' in runOnce ? runOnce.every : undefined;
     const ran = window !== undefined ? windowRun(done.runs, window, every) : undefined;
-    if (window !== undefined && ran) return { status: 'skipped', window, run: ran.run };
+    if (window !== undefined && ran) {
+      // a periodic run without `at`, its first look just before the next window began: a host whose
+      // clock runs ahead (within the clocks' error) fired for that window's start, and it is not run
+      const early = runOnce && 'every' in runOnce ? earlyForNextWindow(runOnce, looked.at, time, o.clockSync) : undefined;
+      if (early) report(new Error(`${subject}: skipped the run-once window ${window}, ${ran.run ? `already run by "${ran.run.holder}"` : 'older than those the lease remembers'}; ${early}`));
+      return { status: 'skipped', window, run: ran.run };
+    }
     const crowded = every !== undefined ? newPeriodRefusal(done.runs, every) : undefined;
     if (crowded) throw new ValidationError(what, [{ field: 'runOnce.every', message: crowded }]);
     let completed = false;
@@ -518,7 +562,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         return fnWrite((s) => fenced(fencedTransactWriteInTerm(requests, { table: o.tables.leases, leaseName, term, signal: s }, input, inTerm)));
       },
       fencedItemWrite(input, attribute) {
-        return fnWrite((s) => fenced(fencedItemWrite(requests, { leaseName, fencingToken: term.fencingToken, signal: s, ...(attribute !== undefined ? { attribute } : {}) }, input)));
+        return fnWrite((s) => fenced(fencedItemWrite(requests, { leaseName, fencingToken: term.fencingToken, signal: s, ...(attribute !== undefined ? { attribute } : {}) }, input), true));
       },
       complete(items: readonly TransactWriteItem[] = []): Promise<void> {
         const marking = mark(items, fnSignal);
@@ -556,18 +600,39 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     }
     // a write of the function DynamoDB refused: its term was over before it returned (the elector
     // may not have read so yet), its work may be incomplete, and its window is not marked
-    if (refused && !completed) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
-    if (window !== undefined && !completed) await mark([], theTerm).catch((e: unknown) => {
-      throw lost(e);
-    });
+    if (refused && !completed) {
+      const e = new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'deposed');
+      // The elector has not seen the term end, and an item's own fence refused the write: said so,
+      // not "another holder took the lease", which the run may still hold (a token of another lease
+      // on the item: a review, 2026-12-07, tenth)
+      if (stopped === undefined && itemRefused !== undefined) {
+        e.message = `lease "${leaseName}": a fencedItemWrite of the function was refused by the item's own fence (${itemRefused.message}), and the function returned: its work may be incomplete, so the run does not count${window !== undefined ? `, and the run-once window ${window} is not marked` : ''}. This run had not seen its term (fencing token ${term.fencingToken}) end: the item carries a higher token, written by a newer term of this lease, or by another lease (tokens of different leases do not compare: fence each item by one lease only)`;
+        e.cause = itemRefused;
+      }
+      throw e;
+    }
+    if (window !== undefined && !completed)
+      await mark([], theTerm).catch(async (e: unknown) => {
+        throw await named(
+          lost(e),
+          `the function ran and returned, but ${call}'s mark of ${where} failed, and no read back showed it landed: whether the window is marked is not known. If the mark landed, the next run (a retry of this call, or the next one scheduled) skips the window; if not, it runs the function again for it (make its effects idempotent, keyed by term.window). The lease is given up, and ${call} does not retry`,
+        );
+      });
     if (!completed && !inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     return { status: 'ran', value, fencingToken: term.fencingToken, ...(window !== undefined ? { window } : {}) };
+  } catch (e) {
+    ended = { error: e };
+    throw e;
   } finally {
     if (relay) {
       relay.signal.removeEventListener('abort', relay.lost);
       cancel?.removeEventListener('abort', relay.cancelled);
     }
     stop.abort(INTERNAL_STOP);
+    // fn's signal ends with the run, in every outcome: it aborted with the term's end (LeaseLostError)
+    // or the caller's cancel (its reason), else it aborts now (a review, 2026-12-07, tenth: it never
+    // did once the listeners above were removed, and a task still watching it worked on beside the next holder)
+    relay?.over(ended);
     await running;
   }
 }
@@ -615,6 +680,9 @@ function checkScheduledAt(runOnce: z.output<typeof RunOnceSchema> | undefined, t
 function isStale(lease: Lease, now: number): boolean {
   return lease.renewTime !== undefined && lease.renewTime + lease.leaseDurationSeconds * 1000 + STALE_MARGIN_MS < now;
 }
+
+/** An error as one line of a message: its name and message. */
+const errorLine = (e: unknown): string => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
 
 /** What ends a call: its signal, and the error the call rejects with once it has aborted. */
 interface Ends {

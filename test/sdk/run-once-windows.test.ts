@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_COMPLETED_RUNS } from '../../lib/schemas/lease.js';
 import { MAX_PERIODS, type Period, type WindowRun } from '../../lib/schemas/run-once.js';
-import { newPeriodRefusal, periodOf, rememberRun, windowRun } from '../../lib/sdk/run-once-windows.js';
+import { newPeriodRefusal, nextWindow, periodOf, rememberRun, windowRun } from '../../lib/sdk/run-once-windows.js';
 
 const T0 = Date.UTC(2026, 1, 1);
 const HOUR = 3_600_000;
@@ -86,4 +86,14 @@ describe('newPeriodRefusal', () => {
     if (!refused) expect(why).toBeUndefined();
     else expect(why).toBe('this lease already keeps windows of 8 periods (day, hour, 60000 ms, 120000 ms, 300000 ms, 600000 ms, 900000 ms, 1800000 ms), the most one lease keeps, and 7200000 ms is not one of them: run this schedule under a lease of its own');
   });
+});
+
+describe('nextWindow: when the window after the one a time falls in begins (what a skip near that boundary is told by)', () => {
+  const rows: { name: string; every: Period; t: number; want: { start: number; window: string } }[] = [
+    { name: 'a day, 300 ms before midnight', every: 'day', t: Date.UTC(2026, 11, 31, 23, 59, 59, 700), want: { start: Date.UTC(2027, 0, 1), window: '2027-01-01' } },
+    { name: 'a day, at midnight: the next one', every: 'day', t: Date.UTC(2026, 1, 28), want: { start: Date.UTC(2026, 2, 1), window: '2026-03-01' } },
+    { name: 'an hour', every: 'hour', t: Date.UTC(2026, 1, 1, 22, 59, 59, 900), want: { start: Date.UTC(2026, 1, 1, 23), window: '2026-02-01T23' } },
+    { name: '15 minutes, epoch-aligned', every: 900_000, t: T0 + 899_999, want: { start: T0 + 900_000, window: iso(900_000) } },
+  ];
+  it.each(rows)('$name', ({ every, t, want }) => expect(nextWindow(every, t)).toEqual(want));
 });
