@@ -203,8 +203,9 @@ export const WORKER_WRITES = {
     // the row seen (safety.md's threat model: liveness and choice only), and the tick reads it
     { attributes: ['leaseName', 'name', 'revision', 'renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark', 'session', 'identity'], returnValues: ['NONE'] },
     {
-      // registration removes the previous start-up's pingTime
-      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'address', 'location', 'labels', 'expiresAt', 'pingTime', 'session'],
+      // registration removes the previous start-up's pingTime and stand-down; a stand-down's mark, set
+      // and taken off (LeaseCandidate standDown), names its start-up's `identity` and nothing the renewal flips
+      attributes: ['leaseName', 'name', 'revision', 'binaryVersion', 'emulationVersion', 'preferredStrategies', 'renewTime', 'ackedPingTime', 'createdAt', 'identity', 'platform', 'address', 'location', 'labels', 'expiresAt', 'pingTime', 'session', 'standsDownUntil'],
       returnValues: ['NONE'],
     },
     // withLease's run-once rows (lib/schemas/run-once.ts): claimed by a run's term (its token as

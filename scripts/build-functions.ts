@@ -25,12 +25,13 @@ export const DEFAULT_OUT_DIR = join(PROJECT_ROOT, 'build', 'assets');
 
 /**
  * Each function's bundle may be at most this many bytes, minified. The budget keeps cold starts
- * short: what a handler imports is what Lambda loads before the first record. (267 KB since
- * 2026-12-07: the functions' fault handling grew, a lease over its candidate cap last, and zod's
+ * short: what a handler imports is what Lambda loads before the first record. (269 KB since
+ * 2026-12-07, tenth: a candidate's stand-down mark, judged by the election, last; before, 267 KB:
+ * the functions' fault handling grew, a lease over its candidate cap, and zod's
  * classic schemas alone are about 99 KB, its JSON Schema generator among them, which no import can
  * leave out.)
  */
-export const BUNDLE_BUDGET_BYTES = 267_000;
+export const BUNDLE_BUDGET_BYTES = 269_000;
 
 /**
  * The AWS SDK clients (and the Smithy packages under them) come from the Lambda runtime, not the

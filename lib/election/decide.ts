@@ -1,4 +1,4 @@
-import type { Candidate } from '../schemas/candidate.js';
+import { MAX_RENEW_INTERVAL_MS, type Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import { failureMessage, type Election, type ElectionFailure, type Lease } from '../schemas/lease.js';
 import type { Platform } from '../schemas/platform.js';
@@ -125,6 +125,15 @@ export const passedOver = (c: Candidate, now: number, config: Pick<ElectionConfi
  */
 export const setAside = (c: Candidate, vacant: boolean, now: number, config: Pick<ElectionConfig, 'ackWindowMs' | 'askAgainAfterMs'>): boolean =>
   vacant ? ignoredLastPing(c, now, config.ackWindowMs) : passedOver(c, now, config);
+
+/**
+ * Whether `c`'s worker stands down at `now` (its row's standsDownUntil): neither asked, elected,
+ * named successor nor preferred meanwhile. A mark more than the longest stand-down (and `skewMs`)
+ * ahead comes from a clock running ahead and proves nothing (as isFresh's stamps); one a process
+ * that died left runs out by itself.
+ */
+export const standingDown = (c: Candidate, now: number, skewMs: number): boolean =>
+  c.standsDownUntil !== undefined && now < c.standsDownUntil && c.standsDownUntil <= now + MAX_RENEW_INTERVAL_MS + skewMs;
 
 /**
  * The pings to take back when `d` closes the lease's election before its deadline (the holder
@@ -268,7 +277,9 @@ function failed(now: number, election: { id: string } | undefined, reason: Elect
  * rows (stale ones included: they are filtered here) and the time.
  */
 export function decide(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, trigger: DecideTrigger = {}): Decision {
-  const live = liveCandidates(candidates, now, config.candidateStaleAfterMs);
+  const v = vacancy(lease, now, config.clockSkewMs);
+  // one standing down counts only as the holder of a term that lives (ranked against the best)
+  const live = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => !standingDown(c, now, config.clockSkewMs) || (!v.vacant && c.name === lease!.holderIdentity));
   // A worker's stamp later than this is from a clock running ahead: it proves nothing (isFresh).
   const notAfter = now + config.clockSkewMs;
   const election = lease?.election;
@@ -283,7 +294,6 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
         if (election) return failed(now, election, 'noLiveCandidates', `no live candidate is left for election ${election.id}`);
         return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates' };
       }
-      const v = vacancy(lease, now, config.clockSkewMs);
       const recorded = lease?.lastElectionFailure;
       const alreadySaid = !election && recorded?.reason === 'contradictoryStrategies' && recorded.message === failureMessage(consensus.message);
       if ((election || v.vacant) && !alreadySaid) return failed(now, election, 'contradictoryStrategies', consensus.message);
@@ -298,7 +308,6 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     return { kind: 'leaveAlone', reason: strategy === NO_COORDINATION ? 'noCoordination' : 'unknownStrategy', strategy, ...(isKnownStrategy(strategy) ? {} : { detail: `strategy "${strategy}" is elected by a third party` }) };
   }
 
-  const v = vacancy(lease, now, config.clockSkewMs);
   // The lease's own preferred zones and regions, else the coordinator's (the same for every rank below).
   const places = preferredLocationsOf(lease, config);
   // Candidates a vacancy's election asks: a candidate that ignored its last ping is presumed dead

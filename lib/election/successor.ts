@@ -1,7 +1,7 @@
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Election, Lease } from '../schemas/lease.js';
-import { answeredLastPing, decide, electionIdFor, passedOver, reelectionWindowMs, type Decision, type DecideTrigger } from './decide.js';
+import { answeredLastPing, decide, electionIdFor, passedOver, reelectionWindowMs, standingDown, type Decision, type DecideTrigger } from './decide.js';
 import { locationOf, preferredLocationsOf } from './location.js';
 import { compareMerit, orderCandidates, rank, type Ranked } from './ordering.js';
 import { isDeparted, liveCandidates } from './vacancy.js';
@@ -54,8 +54,9 @@ export function showedLifeSince(c: Candidate, since: number, notAfter: number): 
 /**
  * The two the coordinator would elect, in order, if `holder` left now, and whom to ask first.
  *
- * The field: the live candidates (not stale) but the holder and those `gone` says departed (the
- * previous holder whose row showed no life since: vacancy.ts `isDeparted`), of those the ones that
+ * The field: the live candidates (not stale) but the holder, those standing down (decide.ts
+ * standingDown) and those `gone` says departed (the previous holder whose row showed no life
+ * since: vacancy.ts `isDeparted`), of those the ones that
  * are not passed over for a ping they let pass (passedOver: asked again `askAgainAfterMs` after
  * it; all of them, when every one is), ranked with the lease's
  * preferred locations (`preferred`, by default the coordinator's). Of the best's equals on merit,
@@ -77,7 +78,7 @@ export function successorsOf(
   opts: { gone?: (c: Candidate) => boolean; preferred?: readonly string[]; since?: number } = {},
 ): Succession {
   const { gone, preferred = config.preferredLocations, since = knownAliveSince(undefined, now, config) } = opts;
-  const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !gone?.(c));
+  const others = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => c.name !== holder && !gone?.(c) && !standingDown(c, now, config.clockSkewMs));
   const responsive = others.filter((c) => !passedOver(c, now, config));
   // Everyone else is passed over for a missed ping: name the best of the rest all the same. A missed
   // ping is often one that came between a worker's reads; none at all means an election. Each is

@@ -18,6 +18,8 @@ export const MAX_PINNED_PRIORITY = 1_000_000;
 const MAX_VERSION_LENGTH = 256;
 /** A candidate lists at most this many strategies. */
 export const MAX_STRATEGIES = 16;
+/** The longest candidacy renewIntervalMs (lib/sdk/candidate.ts): half the coordinator's default stale age (30 minutes), and the longest stand-down (`standsDownUntil`). */
+export const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
 
 const Priority = z.number().int('must be a whole number').positive('must be > 0 (leave it unset for no priority)').max(MAX_PRIORITY, `must be at most ${MAX_PRIORITY}`);
 /** What an operator may pin (the CLI's `set-priority`). */
@@ -87,6 +89,13 @@ export const CandidateItem = z.object({
    * record whose mark flipped — a renewal right after a renewal (lib/wiring.ts).
    */
   renewalMark: z.union([z.literal(1), z.literal(2)]).optional(),
+  /**
+   * Until when its worker stands down (its stamp, as renewTime's): its leader work failed at two
+   * starts in a row, and it answers no election until its candidacy's own renewal, which removes this
+   * (lib/sdk/step.ts standsDown). Written on a session only, whose renewals show it alive meanwhile:
+   * the coordinator neither elects it, nor names it successor, nor preempts for it (decide.ts standingDown).
+   */
+  standsDownUntil: Millis.optional(),
 });
 /** A row of the candidates table as read: one worker's candidacy for one lease. */
 export type Candidate = z.infer<typeof CandidateItem>;

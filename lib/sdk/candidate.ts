@@ -1,13 +1,13 @@
 import * as z from 'zod';
 import { Nap, every, systemClock, uniqueId, type Clock, type Timer } from '../clock.js';
-import { CandidateSpec, CandidateSpecFields, candidateSpecRules, type Candidate } from '../schemas/candidate.js';
+import { CandidateSpec, CandidateSpecFields, candidateSpecRules, MAX_RENEW_INTERVAL_MS, type Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { Instance } from '../schemas/common.js';
 import { Location } from '../schemas/location.js';
 import { Platform } from '../schemas/platform.js';
 import { OLDEST_EMULATION_VERSION, checkPreferredStrategies } from '../schemas/strategy.js';
 import { parse } from '../schemas/validation.js';
-import { CandidateStore } from '../stores/candidate-store.js';
+import { CandidacyStore, CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
@@ -20,9 +20,6 @@ import { tableState } from './table-state.js';
 import { instanceOnSession, processOf } from '../schemas/instance.js';
 import { Session, SessionSchema, sessionClockLooser, sessionElsewhere, sessionSeam } from './session.js';
 import { sleptUnseen, stampNow, type StampClock } from './server-clock.js';
-
-/** The longest renewIntervalMs: half the age at which the coordinator collects a row as stale by default (candidateStaleAfterMs, 30 minutes). */
-const MAX_RENEW_INTERVAL_MS = 15 * 60_000;
 
 /**
  * The longest wait before a renewal that failed is tried again: the wait doubles from
@@ -278,6 +275,20 @@ export function leaseRowRead(candidate: LeaseCandidate, lease: Lease | undefined
   leaseRowReads.get(candidate)?.(lease);
 }
 
+/** What its LeaderElector tells a candidacy that stands down (standDown): kept off the exported class. */
+const standDowns = new WeakMap<LeaseCandidate, (signal?: AbortSignal) => Promise<void>>();
+
+/**
+ * Its LeaderElector stands down until the next renewal on `candidate`'s timer (step.ts standsDown):
+ * on a session, whose renewals show it alive, its row is marked so (standsDownUntil, a renew
+ * interval ahead), and that renewal takes the mark off first. Off one, nothing is written: its row
+ * shows no life meanwhile. `signal` abandons the write (a fault rejects: the elector stands down all the same).
+ * @internal
+ */
+export function standDown(candidate: LeaseCandidate, signal?: AbortSignal): Promise<void> {
+  return standDowns.get(candidate)?.(signal) ?? Promise.resolve();
+}
+
 /** The internals of the candidate being constructed by candidateWith (read once, by the constructor). */
 let building: CandidateInternals = {};
 
@@ -311,7 +322,7 @@ export class LeaseCandidate {
    * signal aborted first). Pending until run() is called.
    */
   readonly ready: Promise<Candidate>;
-  private readonly store: CandidateStore;
+  private readonly store: CandidacyStore;
   /** The row's removal as it withdraws (and again later, a left-over row): each request bounded by MIN_REQUEST_BOUND_MS, not a claim window. */
   private readonly removals: CandidateStore;
   /** Its stop's wait on DynamoDB (STOP_BUDGET_MS from run()'s signal aborting): its LeaderElector's, or its own. */
@@ -373,6 +384,8 @@ export class LeaseCandidate {
   private readingClaims = false;
   /** The lease row as its LeaderElector last read it (leaseSeen). */
   private leaseRead: Lease | undefined;
+  /** Until when (DynamoDB's time) its LeaderElector stands down, marked on its row on a session (markStandingDown): taken off at the next renewal on its timer. */
+  private downUntil: number | undefined;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
@@ -386,7 +399,7 @@ export class LeaseCandidate {
     // as it stops, within its stop's budget, and its row's removal after a few seconds (a stop must not wait a claim window)
     this.stopBudget = internals.stop ?? new StopBudget(clock ?? systemClock);
     const requests = this.stopBudget.requests(boundedClient(client, clock ?? systemClock, requestBoundMs(data.claimWindowMs)));
-    this.store = new CandidateStore(requests, this.options.tables.candidates, internals.multiRegion === true);
+    this.store = new CandidacyStore(requests, this.options.tables.candidates, internals.multiRegion === true);
     this.removals = new CandidateStore(this.stopBudget.requests(boundedClient(client, clock ?? systemClock, MIN_REQUEST_BOUND_MS)), this.options.tables.candidates, internals.multiRegion === true);
     this.clock = stampClockFor(data.clockSync, client, clock ?? systemClock);
     const unique = uniqueId(clock ?? systemClock);
@@ -403,6 +416,7 @@ export class LeaseCandidate {
     this.startUp = new StartUp(`candidate "${this.options.name}" of lease "${this.options.leaseName}"`, this.options.tables, { state: tableState(requests), clock: clock ?? systemClock }, LEASES_AND_CANDIDATES);
     this.ready = this.startUp.ready;
     leaseRowReads.set(this, (lease) => this.leaseSeen(lease));
+    standDowns.set(this, (signal) => this.markStandingDown(signal));
   }
 
   /**
@@ -611,6 +625,22 @@ export class LeaseCandidate {
     return this.renew();
   }
 
+  /** Its LeaderElector stands down (standDown): on the live session, its row is marked so until a renew interval on. */
+  private async markStandingDown(signal?: AbortSignal): Promise<void> {
+    if (!this.registered || this.standsOn === undefined || this.standsOn !== this.session?.name) return;
+    this.downUntil = (await this.stampNow()) + this.options.renewIntervalMs;
+    if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, this.downUntil, signal)) this.ownRevision++;
+  }
+
+  /** A renewal on the timer: a stand-down's mark taken off first (its LeaderElector stands again once this lands: renewedOnTurn). */
+  private async turn(): Promise<void> {
+    if (this.downUntil !== undefined) {
+      if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, undefined)) this.ownRevision++;
+      this.downUntil = undefined;
+    }
+    return this.scheduled();
+  }
+
   /**
    * A renewal on the timer, or a try again of one that failed: a failure (a fault: unreachable,
    * throttled) is told and tried again after a backoff (retryMs), not a renew interval on. None
@@ -621,7 +651,7 @@ export class LeaseCandidate {
     this.retry?.cancel();
     this.retry = undefined;
     this.turning = true;
-    void this.scheduled()
+    void this.turn()
       .then(
         () => {
           this.failures = 0;
@@ -749,9 +779,10 @@ export class LeaseCandidate {
       const session = this.sessionToName() ?? undefined;
       const written = await this.store.write(read, {
         // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
-        set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now, session !== undefined), ...(session ? { session } : {}) },
-        // a previous start-up's labels, platform, address, location and session do not outlive it
-        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), ...(session ? [] : (['session'] as const)), 'pingTime'],
+        // (its stand-down's mark kept on a row registered again meanwhile)
+        set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now, session !== undefined), ...(session ? { session } : {}), ...(session && this.downUntil !== undefined ? { standsDownUntil: this.downUntil } : {}) },
+        // a previous start-up's labels, platform, address, location, session and stand-down do not outlive it
+        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), ...(session ? [] : (['session'] as const)), ...(session && this.downUntil !== undefined ? [] : (['standsDownUntil'] as const)), 'pingTime'],
       });
       this.standsOn = session;
       this.wroteAt = this.clock.monotonic();

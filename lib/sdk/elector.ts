@@ -10,7 +10,7 @@ import { ConflictError } from '../stores/errors.js';
 import { CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import { acquisition, takenAgain, dynamoLeaseLock, SessionReader, type Acquired, type LeaseLock, type LeaseRead, type SessionRead, type Term } from './lock.js';
-import { candidateWith, DuplicateIdentityError, LeaseCandidate, leaseRowRead, UNIQUE_IDENTITY } from './candidate.js';
+import { candidateWith, DuplicateIdentityError, LeaseCandidate, leaseRowRead, standDown, UNIQUE_IDENTITY } from './candidate.js';
 import { fencedItemWrite, fencedTransactWriteInTerm, FencingError, LeaseLostError, NO_TRANSACTIONS, untilTermEnds, type FencedItemInput } from './fencing.js';
 import { checkMultiRegion, type CheckedTable } from './multi-region.js';
 import { INTERNAL_STOP, StartUp, deepFreeze, runningTableFault, stampClockFor, LEASES_AND_IDENTITIES } from './options.js';
@@ -898,7 +898,7 @@ export class LeaderElector {
   }
 
   /** Carries out one effect: a read or a write is sent, and its answer (`answer`) is the next event; `fault`: a fault is reported and answered so. `signal`: what abandons it (a renewal's request is aborted). */
-  private carry(f: Effect, signal?: AbortSignal): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event | ((e: unknown) => Event) } | undefined {
+  private carry(f: Effect, signal?: AbortSignal): { sent: Promise<unknown>; answer: (v: unknown) => Event | undefined; conflict?: Event; fault?: Event | ((e: unknown) => Event | undefined) } | undefined {
     const { x, options: o } = this;
     switch (f.kind) {
       case 'readLease': {
@@ -1053,6 +1053,9 @@ export class LeaderElector {
         return { sent: this.endWith(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'renewCandidacy':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }), fault: { kind: 'answer', rest: f.rest, failed: true } };
+      case 'standDown':
+        // answered nothing: the hand-over or release after it goes on, landed or not (it stands down all the same)
+        return { sent: standDown(this.candidate!, signal), answer: () => undefined, fault: () => undefined };
       case 'sleep':
         // a cancelled leader leading on for its heir: a wait of the stop's own, not counted against its budget (nor its Session's);
         // a pause after a fault as it leaves the lease is counted (the step fitted it in)

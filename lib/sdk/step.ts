@@ -1309,8 +1309,9 @@ export interface FollowerState {
   /**
    * Its last two terms (or more) failed at their start in a row (stopTerm): it stands down until its
    * candidacy renews its row on its own (`candidateRenewed` onTurn, every 10 minutes by default): it answers
-   * no election and takes no lease itself meanwhile, so its row shows no life and the coordinator
-   * neither elects it nor preempts a healthy holder for it. Cleared too by a term it leads (one the
+   * no election and takes no lease itself meanwhile, so its row shows no life (on a session, whose
+   * renewals show it alive, its row is marked: standDown) and the coordinator neither elects it
+   * nor preempts a healthy holder for it. Cleared too by a term it leads (one the
    * coordinator gave it all the same, its row renewed moments before: declined, the lease would stand
    * leaderless until that term ran out).
    */
@@ -2154,6 +2155,12 @@ export type Effect =
   | { readonly kind: 'handOver'; readonly term: Term; readonly heir: Heir; readonly leaseTransitions: number; readonly second: SecondSuccessor; readonly revision: number; readonly rest: readonly Next[] }
   /** Release `term` (a fault is reported: the term runs out). */
   | { readonly kind: 'releaseTerm'; readonly term: Term; readonly rest: readonly Next[] }
+  /**
+   * Its second failed start in a row (stopTerm): the candidacy marks its row as standing down (on a
+   * session only: LeaseCandidate standDown), before the hand-over or release that follows, so the
+   * coordinator elects it not meanwhile; abandoned unanswered after `withinMs`, a fault reported.
+   */
+  | { readonly kind: 'standDown'; readonly withinMs: number }
   /** Renew the candidacy (an acknowledgement, or alive after yielding), abandoned unanswered after `withinMs` if given. A fault is reported, and answered `failed`: `rest` goes on, the election not acknowledged. */
   | { readonly kind: 'renewCandidacy'; readonly rest: readonly Next[]; readonly withinMs?: number }
   /**
@@ -2371,6 +2378,8 @@ function stopTerm(s: Settings, st: State, lead: Lead, reason: StopReason, now: n
   const lost = (reason === 'renewDeadline' || reason === 'deposed' || reason === 'workFailed') && !secondFailure;
   const heldOff = failures === (st.heldOff?.failures ?? 0) ? st.heldOff : { until: st.heldOff?.until ?? now, failures };
   const stands = lost ? { standAgain: lead.term.fencingToken } : secondFailure ? { standAgain: undefined, standsDown: s.candidate } : {};
+  // (on a session, whose renewals show it alive, its row is marked so, before any hand-over or release)
+  if (secondFailure && s.candidate) fx.push({ kind: 'standDown', withinMs: inTermMs(s, lead, now) });
   // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
   return { ...st, heldOff, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...stands };
 }

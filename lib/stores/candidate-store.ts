@@ -231,3 +231,37 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     }
   }
 }
+
+/**
+ * A LeaseCandidate's store: CandidateStore, and the writes only a worker's candidacy makes beyond
+ * those, kept off the coordinator's class so its functions' bundles do not carry them.
+ */
+export class CandidacyStore extends CandidateStore {
+  /**
+   * Marks start-up `identity`'s row as standing down until `until` (`standsDownUntil`), or, with
+   * undefined, takes the mark off. No renewal: renewTime and renewalMark stay as they were (the
+   * candidate stream sees the write, and reconciles nothing for it). False when the row is gone or
+   * another start-up's, or (taking off) carries no mark. `signal` abandons it.
+   */
+  async markStandsDown(leaseName: string, name: string, identity: string, until: number | undefined, signal?: AbortSignal): Promise<boolean> {
+    const off = until === undefined;
+    this.checkSet({ leaseName, name }, off ? {} : { standsDownUntil: until });
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key: marshall({ leaseName, name }),
+          UpdateExpression: `${off ? 'REMOVE #down' : 'SET #down = :until'} ADD #rev :one`,
+          ConditionExpression: `attribute_exists(#pk) AND #id = :me${off ? ' AND attribute_exists(#down)' : ''}`,
+          ExpressionAttributeNames: { '#pk': 'leaseName', '#id': 'identity', '#down': 'standsDownUntil', '#rev': 'revision' },
+          ExpressionAttributeValues: marshall({ ':me': identity, ':one': 1, ...(off ? {} : { ':until': until }) }),
+        }),
+        { abortSignal: signal },
+      );
+      return true;
+    } catch (e) {
+      if (isConditionFailed(e)) return false;
+      throw e;
+    }
+  }
+}

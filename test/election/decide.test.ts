@@ -450,3 +450,22 @@ describe("judgingRow: the session row a held term is judged by, as the coordinat
     expect(expiry(held, undefined, rows.slice(2))).toBe(NOW - 45 * SEC);
   });
 });
+
+describe('a candidate standing down (its row\'s standsDownUntil: its work failed at two starts in a row, on a session)', () => {
+  const down = (name: string, version: string, until: number, extra: Partial<Candidate> = {}) => cand(name, version, version, { standsDownUntil: until, ...extra });
+  const rows: Row[] = [
+    { name: 'vacant, the best fresh but standing down: the next elected', lease: lease(undefined), candidates: [down('a', '1.0.0', NOW + 5 * MIN), cand('b', '2.0.0', '2.0.0')], want: { kind: 'elect', winner: 'b', acked: ['b'] } },
+    { name: 'held by a worse one: not preempted for it, nor asked', lease: lease('b'), candidates: [down('a', '1.0.0', NOW + 5 * MIN), cand('b', '2.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+    { name: '… a preemption for it asked before it stood down: taken back', lease: lease('b', { preferredHolder: 'a' }), candidates: [down('a', '1.0.0', NOW + 5 * MIN), cand('b', '2.0.0', '2.0.0')], want: { kind: 'clearPreferredHolder', preferredHolder: 'a' } },
+    { name: 'its mark run out (a process that died, a clear that did not land): preempted for, as before', lease: lease('b'), candidates: [down('a', '1.0.0', NOW), cand('b', '2.0.0', '2.0.0')], want: { kind: 'preempt', preferredHolder: 'a' } },
+    { name: 'a mark further ahead than the longest stand-down and the skew (a clock running ahead) proves nothing', lease: lease('b'), candidates: [down('a', '1.0.0', NOW + 15 * MIN + config.clockSkewMs + 1), cand('b', '2.0.0', '2.0.0')], want: { kind: 'preempt', preferredHolder: 'a' } },
+    { name: '… one just within it counts', lease: lease('b'), candidates: [down('a', '1.0.0', NOW + 15 * MIN + config.clockSkewMs), cand('b', '2.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+    { name: 'the holder of a live term marked (a term given it before its mark landed): kept over a worse one', lease: lease('a'), candidates: [down('a', '1.0.0', NOW + 5 * MIN), cand('b', '2.0.0', '2.0.0')], want: { kind: 'leaveAlone', reason: 'leaderHealthy' } },
+    { name: 'its term run out: not elected back', lease: lease('a', { renewTime: NOW - MIN }), candidates: [down('a', '1.0.0', NOW + 5 * MIN), cand('b', '2.0.0', '2.0.0')], want: { kind: 'elect', winner: 'b', vacancy: 'expired' } },
+    { name: 'an election in flight it answered: the next elected', lease: inElection(), candidates: [down('a', '1.0.0', NOW + 5 * MIN, { pingTime: opened.startedAt, ackedPingTime: opened.startedAt }), cand('b', '2.0.0', '2.0.0', { renewTime: NOW - SEC, pingTime: opened.startedAt })], want: { kind: 'elect', winner: 'b', acked: ['b'] } },
+    { name: 'the only candidate: nobody elected (as one that lets its pings pass)', lease: lease(undefined), candidates: [down('a', '1.0.0', NOW + 5 * MIN)], want: { kind: 'leaveAlone', reason: 'noLiveCandidates' } },
+  ];
+  it.each(rows)('$name', ({ lease: l, candidates, now, want }) => {
+    expect(run(l, candidates, now)).toMatchObject(want);
+  });
+});

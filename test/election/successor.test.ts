@@ -18,6 +18,8 @@ describe('successorOf: who takes the lease at once if the holder leaves', () => 
     { name: 'a stale candidate is never successor', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 31 * MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'nor one that ignored its last ping', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - 30 * SEC }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'unless every other one did: the best of them all the same (a designation is not a grant)', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { renewTime: NOW - 2 * MIN, pingTime: NOW - 30 * SEC })], want: 'b' },
+    { name: 'nor one standing down (its work failed at two starts in a row: standsDownUntil ahead)', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { standsDownUntil: NOW + 5 * MIN }), cand('c', '1.1.0', '1.1.0')], want: 'c' },
+    { name: '… once its mark has run out, it is', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '0.9.0', '0.9.0', { standsDownUntil: NOW }), cand('c', '1.1.0', '1.1.0')], want: 'b' },
     { name: 'nor one whose versions do not parse', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', 'garbage', '0.9.0'), cand('c', '1.1.0', '1.1.0')], want: 'c' },
     { name: 'the holder alone: none', holder: 'a', candidates: [cand('a', '1.0.0', '1.0.0')], want: undefined },
     { name: 'a better candidate than the holder is its successor too (the one it yields to)', holder: 'b', candidates: [cand('a', '1.0.0', '1.0.0'), cand('b', '1.2.0', '1.2.0')], want: 'a' },

@@ -246,6 +246,8 @@ describe('what the worker policy refuses', () => {
     ['a token change carrying the renewal mark', () => lease('renewalMark', 'fencingToken')],
     // issue 36, item 6: a change of the session the term is judged by (and its end marked on) must reach the lease stream
     ['a session change carrying the renewal mark', () => lease('renewalMark', 'renewTime', 'session')],
+    // a stand-down's mark keeps the candidate out of elections: the candidate stream's filter must not drop it
+    ['a stand-down’s mark carrying the renewal mark', () => unnamed(candidate('standsDownUntil', 'identity', 'renewalMark'))],
     ['an attribute no schema knows', () => lease('renewTime', 'payload')],
     ['another lease', () => update('leases', { name: 'someone-elses' }, ['renewTime'])],
     ["another lease's run-once row", () => update('candidates', { leaseName: 'someone-elses', name: '~run-once/nightly-1' }, ['runs'], 'NONE')],
@@ -271,6 +273,8 @@ describe('what the worker policy refuses', () => {
     // as the SDK sends them (CandidateStore.renew, IdentityStore's writes, a run-once mark): before, `StringEquals` refused each in AWS
     expect(allowed(unnamed(candidate('renewTime', 'ackedPingTime', 'pingTime', 'expiresAt', 'renewalMark', 'session', 'identity')))).toBe(true);
     expect(allowed(unnamed(update('candidates', { leaseName: LEASE, name: '~run-once/nightly-1' }, ['runs'])))).toBe(true);
+    // a stand-down's mark, set or taken off (CandidateStore.markStandsDown)
+    expect(allowed(unnamed(candidate('standsDownUntil', 'identity')))).toBe(true);
     expect(allowed(unnamed(lease('holderIdentity', 'holderInstance', 'fencingToken', 'termToken', 'acquireTime', 'renewTime', 'leaseDurationSeconds', 'leaseTransitions', 'electedBy')))).toBe(true);
     for (const st of g.statements.filter((x) => x.Action.includes('dynamodb:UpdateItem'))) {
       const listed = returnValuesOf(st) as string[];

@@ -676,6 +676,8 @@ export function electionSpec(cfg: ModelConfig, proto: Protocol = realProtocol): 
         return { w, req: releaseRequest(w, e, f.term), then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'quiet' } };
       case 'renewCandidacy':
         return { w: renewCandidate(w, i), next: { kind: 'answer', rest: f.rest } };
+      case 'standDown':
+        return { w }; // the candidacy's mark on a session's row: the model's candidate rows carry none (its coordinator elects as before)
       case 'sleep':
         return { w, req: { kind: 'sleep', until: monoOf(w, e) + f.ms }, then: { kind: 'answer', rest: f.rest, as: 'none', onFault: 'throw' } };
       case 'steppedDown':

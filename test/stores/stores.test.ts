@@ -8,7 +8,7 @@ import { fencingTokenFloor, nextFencingToken } from '../../lib/schemas/fencing-t
 import { MAX_ENDED_TERMS } from '../../lib/schemas/identity.js';
 import { sessionKey } from '../../lib/schemas/session-partition.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { CandidacyStore, CandidateStore } from '../../lib/stores/candidate-store.js';
 import { ConflictError, EndedTermsFullError } from '../../lib/stores/errors.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
@@ -326,6 +326,23 @@ describe('CandidateStore', () => {
     const after = (await candidates.read('component-A', 'c1')).item!;
     expect(after).toMatchObject({ pingTime: NOW + 100, renewTime: NOW + 200, revision: before.revision + 1 });
     expect(await candidates.renew('component-A', 'c1', NOW + 150)).toBe(false); // never moves renewTime back
+  });
+
+  it("a stand-down's mark: set and taken off on its own start-up's row alone, no renewal (renewTime and renewalMark as they were)", async () => {
+    const own = new CandidacyStore(t.client, t.names.candidates);
+    await put(cand('c3', '1.0.0', '1.0.0', { identity: 'c3_1' }));
+    expect(await own.renew('component-A', 'c3', NOW + 100)).toBe(true); // a renewal sets the renewal mark
+    const before = (await candidates.read('component-A', 'c3')).item!;
+    expect(await own.markStandsDown('component-A', 'c3', 'c3_2', NOW + 600_000)).toBe(false); // another start-up's row
+    expect(await own.markStandsDown('component-A', 'nobody', 'c3_1', NOW + 600_000)).toBe(false); // never creates a row
+    expect((await candidates.read('component-A', 'nobody')).item).toBeUndefined();
+    expect(await own.markStandsDown('component-A', 'c3', 'c3_1', NOW + 600_000)).toBe(true);
+    const marked = (await candidates.read('component-A', 'c3')).item!;
+    expect(marked).toEqual({ ...before, standsDownUntil: NOW + 600_000, revision: before.revision + 1 });
+    expect(await own.markStandsDown('component-A', 'c3', 'c3_2', undefined)).toBe(false); // nor taken off by another
+    expect(await own.markStandsDown('component-A', 'c3', 'c3_1', undefined)).toBe(true);
+    expect((await candidates.read('component-A', 'c3')).item).toEqual({ ...before, revision: before.revision + 2 });
+    expect(await own.markStandsDown('component-A', 'c3', 'c3_1', undefined)).toBe(false); // none left to take off
   });
 
   it('a stale write to a candidate loses', async () => {
