@@ -127,7 +127,7 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
 function deletionLine(d: RefusedRowDeletion, now: number, config: ElectionConfig): string {
   if (d.kind === 'expires') {
     const after = new Date(d.deleteAfter).toISOString();
-    if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end), if no held lease or live candidate names it and its stamp is unchanged`;
+    if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end, or the next invocation's start where the round ran out of time), if no held lease or live candidate names it and its stamp is unchanged`;
     return `by the coordinator's tick after ${after} (${relative(d.deleteAfter, now)}), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (${relative(d.renewTime, now)}, ${new Date(d.renewTime).toISOString()}) + its leaseDurationSeconds (${span(d.leaseDurationSeconds * 1000)}) + identityGcGraceMs (${span(config.identityGcGraceMs)}) + clockSkewMs (${span(config.clockSkewMs)}); no held lease names the row, so the tick does not time it by a sighting`;
   }
   const longest =
@@ -144,7 +144,7 @@ function deletionLine(d: RefusedRowDeletion, now: number, config: ElectionConfig
       return `not timed yet: the coordinator's tick has not seen the row as it is now; it deletes it ${span(d.holdMs + config.clockSkewMs)} after it first does, if it stays unchanged: ${wait}`;
     case 'timed': {
       const after = new Date(d.deleteAfter).toISOString();
-      if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}): the coordinator's tick deletes it at its next pass over every lease (a round's end), if it is still unchanged`;
+      if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}): the coordinator's tick deletes it at its next pass over every lease (a round's end, or the next invocation's start where the round ran out of time), if it is still unchanged`;
       return `by the coordinator's tick after ${after} (${relative(d.deleteAfter, now)}), if the row stays unchanged: first seen so ${stamp(d.seen.at, now)}, then ${wait}`;
     }
   }

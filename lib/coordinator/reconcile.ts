@@ -353,6 +353,11 @@ export interface PassOptions {
   deadline?: number;
   /** Called with each outcome as its reconcile ends, inside the pass (a failure is counted among `errors`, the outcome kept). */
   afterEach?: (o: ReconcileOutcome) => Promise<void>;
+  /**
+   * Reconcile nothing: the pass's scans, then its collection (a collection an earlier pass was cut
+   * short of: lib/coordinator/tick.ts). A lease over the cap is not told of again.
+   */
+  collectOnly?: boolean;
 }
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
@@ -488,10 +493,10 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   // errors; the rows it holds of it (the first MAX_CANDIDATES_PER_LEASE) are collected once stale,
   // so a flood that stops drains over passes (the sessions only its rows past the cap name are not kept)
   const over = new Set([...rows].filter(([, k]) => k > MAX_CANDIDATES_PER_LEASE).map(([n]) => n));
-  for (const n of over) if (!badLeases.has(n) && (after === undefined || n > after)) result.errors.push({ lease: n, error: new TooManyCandidatesError(n, rows.get(n)!) });
+  if (!opts.collectOnly) for (const n of over) if (!badLeases.has(n) && (after === undefined || n > after)) result.errors.push({ lease: n, error: new TooManyCandidatesError(n, rows.get(n)!) });
   // a broken lease is reported above and never decided on; its candidates stay in the groups: the
   // stale ones are collected, the sessions the live ones name kept, as any lease's
-  const names = [...groups.keys()].filter((n) => !badLeases.has(n) && !over.has(n) && (after === undefined || n > after)).sort();
+  const names = opts.collectOnly ? [] : [...groups.keys()].filter((n) => !badLeases.has(n) && !over.has(n) && (after === undefined || n > after)).sort();
   result.leases = names.length;
   let started = -1;
   // in a segment, terms the scans judge off their named row (unvouched: reconcileUnvouched)
@@ -571,13 +576,14 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     await collectGarbage(deps, { candidates: stale, refusedCandidates: refusedRenewed }, result, past);
     return result;
   }
-  // a session row a held lease still names is kept: gone, it would no longer vouch for that term (sessionStanding)
-  const held = new Map<string, Pick<Lease, 'holderIdentity' | 'session'> | undefined>(leases);
+  // a session row a held lease still names is kept: gone, it would no longer vouch for that term
+  // (sessionStanding); but not by a term over on a lease with no live candidate (releaseOver)
+  const held = new Map<string, Lease | HeldSession | undefined>(leases);
   for (const o of result.outcomes) held.set(o.lease, o.after ?? o.before);
   // a broken row's too, read again for the fields that name it: once repaired, its term is judged by
   // that session (collected, the term would wait for its followers' fallback, as on one that does not vouch for it)
   if (badLeases.size) for (const l of (brokenHeld ?? (await heldSessions(deps, (n) => badLeases.has(n)))).values()) held.set(l.name, l);
-  const named = namedSessions(held.values());
+  const named = namedSessions(held.values(), (l) => !badLeases.has(l.name) && !anyLive(deps, groups.get(l.name)?.candidates ?? [], now) && leaderlessUnreconciled(deps, l as Lease, badSessions, sessionOf, now));
   // and a session row a live candidate names: gone, it would no longer vouch for it (vouchedCandidate)
   for (const c of stale) if (c.session !== undefined && !isCandidateStale(c, now, deps.config.candidateStaleAfterMs)) named.add(c.session);
   // a refused one's too, by its own stamp where its session row does not parse either
@@ -749,15 +755,19 @@ async function timeRefusedCandidates(deps: CoordinatorDeps, rows: readonly Refus
   }
 }
 
-/** The sessions that held leases name: their rows are kept (collectIdentities). */
-const namedSessions = (leases: Iterable<Pick<Lease, 'holderIdentity' | 'session'> | undefined>): Set<string> =>
-  new Set([...leases].flatMap((l) => (l?.holderIdentity !== undefined && l.session !== undefined ? [l.session] : [])));
+/** The sessions that held leases name, but those `over` leaves out: their rows are kept (collectIdentities). */
+const namedSessions = <L extends Pick<Lease, 'holderIdentity' | 'session'>>(leases: Iterable<L | undefined>, over: (l: L) => boolean = () => false): Set<string> =>
+  new Set([...leases].flatMap((l) => (l?.holderIdentity !== undefined && l.session !== undefined && !over(l) ? [l.session] : [])));
+
+const anyLive = (deps: CoordinatorDeps, candidates: readonly Candidate[], now: number): boolean => candidates.some((c) => !isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
 
 /**
  * Collects expired identity leases (session rows included) with every lease's row at hand: the
  * identities, then the leases (only the fields that say which session a held lease names) and the
  * candidates (only the session each names), then the deletes, each conditioned on the revision scanned. For a pass over one segment, which does
- * not see every lease (lib/coordinator/tick.ts, at a round's end). Stops starting deletes at `deadline`.
+ * not see every lease (lib/coordinator/tick.ts, at a round's end, or first at the next invocation
+ * where that ran out of time). Stops scanning and starting deletes at `deadline`. A session row
+ * named only by terms over on leases with no live candidate is not kept (releaseOver).
  * With no identity expired, the leases and candidates are not read: their scans cost as many read
  * units as the whole rows, a round's parts' worth again. Times the refused session rows held terms
  * name, as a whole pass does, and reconciles the leases on each it deletes (reconcileUnvouched).
@@ -769,7 +779,9 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
   const refused: RefusedIdentity[] = [];
   // session rows the schema refuses, and rows whose stamp does not parse, as stored: timed here, as a whole pass times them
   const refusedSessions: RefusedRow[] = [];
+  const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
   for await (const page of deps.identities.scan()) {
+    if (past()) return result;
     for (const s of page) {
       if (s.ok) identities.push(s.item);
       else {
@@ -785,8 +797,10 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
   const expiredRefused = refused.filter((i) => isExpired(i.stamp));
   if (!expired.length && !expiredRefused.length && !refusedSessions.length) return result;
   const held: HeldSession[] = [];
-  for await (const page of deps.leases.scanSessions()) held.push(...page);
-  const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
+  for await (const page of deps.leases.scanSessions()) {
+    if (past()) return result;
+    held.push(...page);
+  }
   const gone = await timeRefusedSessions(deps, refusedSessions, held, result, past);
   // the terms on a row deleted: judged now, as a whole pass judges them after its deletions (a
   // part's pass cannot: one lease's reads see the named row gone and leave the term alone)
@@ -794,11 +808,48 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
   if (off.length) await reconcileUnvouched(deps, off, result, opts.afterEach);
   if (!expired.length && !expiredRefused.length) return result;
   const named = namedSessions(held);
+  await releaseOver(deps, named, expired, held, result);
   // a session row a candidate names is kept too (reconcileAll: it vouches for the candidate); its
   // candidates, once stale by it, are collected by their segment's pass, and the row at a later round's end
-  for await (const page of deps.candidates.scanSessions()) for (const s of page) named.add(s);
+  for await (const page of deps.candidates.scanSessions()) {
+    if (past()) return result;
+    for (const s of page) named.add(s);
+  }
   await collectGarbage(deps, { identities: expired.filter((i) => !named.has(i.name)), refusedIdentities: expiredRefused.filter((i) => !named.has(i.key.name) && !gone.has(i.key.name)) }, result, past);
   return result;
+}
+
+/**
+ * Takes out of `named` each expired session row that only terms over on leases with no live
+ * candidate name: such a lease with no election is never reconciled, so nothing ends its term, and
+ * a dead holder's session row would be kept for ever. (Live candidates keep it: an election or a
+ * follower's takeover ends the term, and the row gone would only make followers wait out their
+ * fallback.) Each such lease is read with its candidates and its session (snapshot: an expired
+ * row is named by few), its term judged as a whole pass judges a lease it could not reconcile
+ * (leaderlessUnreconciled: vacant by the coordinator's judgement, its holder stopped, as when it
+ * elects another); one judged off its named row counts as renewed now (effectiveLease), so it
+ * keeps the row. The row goes only once expired itself, its delete conditioned on the row as
+ * scanned: a session renewing is never collected. Nothing is written to the lease: its term is
+ * then judged as on a row gone, over as before. A lease unread (a fault, noted; a row that does
+ * not parse) keeps its row. (Its reads start whatever the deadline: such leases are few, and once
+ * their rows are collected, none.)
+ */
+async function releaseOver(deps: CoordinatorDeps, named: Set<string>, expired: readonly IdentityLease[], held: readonly HeldSession[], result: Pick<ReconcileAllResult, 'errors'>): Promise<void> {
+  const rows = new Set(expired.filter((i) => named.has(i.name)).map((i) => i.name));
+  const on = held.filter((h) => h.holderIdentity !== undefined && rows.has(h.session!));
+  const kept = new Set<string>();
+  await mapLimit(on, deps.config.concurrency, async (h) => {
+    try {
+      const snap = await snapshot(deps, h.name);
+      const l = snap.read.item;
+      const now = deps.clock.now();
+      if (l?.session === h.session && (anyLive(deps, snap.candidates, now) || !leaderlessUnreconciled(deps, l, new Set(), () => snap.session, now))) kept.add(h.session!);
+    } catch (e) {
+      kept.add(h.session!);
+      if (!(e instanceof BrokenLeaseError || e instanceof BrokenSessionError)) result.errors.push({ lease: h.name, error: asError(e) }); // (a row that does not parse: told by the passes)
+    }
+  });
+  for (const s of rows) if (!kept.has(s)) named.delete(s);
 }
 
 /**

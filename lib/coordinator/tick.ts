@@ -16,10 +16,20 @@
  * deployment whose round fits one invocation (every deployment up to `segmentLeases` leases with
  * a round under the timeout) is one part, one invocation a round: the tick of before, plus one
  * consistent GetItem of the cursor (written only when it changes).
+ *
+ * Garbage collection cut short: a pass that reaches its part's end as the time runs out starts no
+ * delete, and a round's end past the stop collects no identity; with every round starting at a fresh
+ * invocation, a fleet whose last reconcile ends just past the stop would collect nothing, round after
+ * round. So the cursor says what is owed (that part's collection: its stale candidates, and in a
+ * one-part round the expired identities too; the round's end's identities) and the next invocation
+ * does it first, in at most half the time it has before its stop: reconciles keep the other half
+ * at least, so a round takes at most twice its invocations while collection is owed, and what the
+ * collection did not reach stays owed. (One part owed at most: the last cut short.)
  */
 import { ValidationError } from '../schemas/validation.js';
 import { MAX_SEGMENTS, type TickCursor } from '../schemas/tick-cursor.js';
 import { ConflictError, isReplicatedWriteConflict } from '../stores/errors.js';
+import type { ScanSegment } from '../stores/item-store.js';
 import type { TickCursorRead } from '../stores/tick-store.js';
 import { collectIdentities, reconcileAll, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
 
@@ -69,6 +79,8 @@ export interface RoundProgress {
   lostRace: boolean;
   /** What the tick's gauges publish: roundGauges. */
   gauges: RoundGauges;
+  /** Garbage collection owed after this invocation (cut short at its deadline), which the next one does first: the cursor's fields (TickCursorItem). */
+  owes?: Pick<TickCursor, 'owedPart' | 'owedParts' | 'owesIdentities'>;
 }
 
 /**
@@ -112,10 +124,34 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   c.invocations++;
 
   const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], refusedCandidates: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const afterEach = opts.afterEach ? { afterEach: opts.afterEach } : {};
+  // what earlier invocations' passes were cut short of: first, in at most half the time left before the stop
+  let part: ScanSegment | undefined = c.owedParts === undefined ? undefined : { index: c.owedPart ?? 0, total: c.owedParts };
+  let identities = c.owesIdentities === true;
+  const now = deps.clock.monotonic();
+  const until = now + (stop - now) / 2; // (past the stop already: past it too)
+  const over = () => deps.clock.monotonic() >= until;
+  if (part && !over()) {
+    // that part's pass, reconciling nothing: its collection (of a one-part round: the identities' too)
+    merge(merged, await reconcileAll(deps, { segment: part, collectOnly: true, deadline: until, ...afterEach }));
+    if (!over()) {
+      if (part.total === 1) identities = false;
+      part = undefined;
+    }
+  }
+  if (identities && !over()) {
+    mergeCollected(merged, await collectIdentities(deps, { deadline: until, ...afterEach }));
+    identities = over(); // (cut short: still owed)
+  }
   while (c.segment < c.segments && !past()) {
-    const r = await reconcileAll(deps, { segment: { index: c.segment, total: c.segments }, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
+    const r = await reconcileAll(deps, { segment: { index: c.segment, total: c.segments }, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...afterEach });
     merge(merged, r);
     c.leases += r.reached;
+    // reached its part's end as the time ran out: its collection (a one-part round's: identities too) may have been cut short
+    if (!r.stopped && past()) {
+      part = { index: c.segment, total: c.segments };
+      identities ||= c.segments === 1;
+    }
     if (r.stopped) {
       if (r.stopped.after === undefined) delete c.after;
       else c.after = r.stopped.after;
@@ -126,26 +162,20 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   }
   const done = c.segment >= c.segments;
   const ageMs = deps.clock.now() - (c.roundStartedAt ?? startedAt);
-  if (done && c.segments > 1 && !past()) {
+  if (done && c.segments > 1) {
     // a part does not see every lease that names a session: expired identities are collected once a round, over all of them
-    const g = await collectIdentities(deps, { deadline: stop, ...(opts.afterEach ? { afterEach: opts.afterEach } : {}) });
-    merged.collectedIdentities.push(...g.collectedIdentities);
-    merged.invalid.push(...g.invalid);
-    merged.errors.push(...g.errors);
-    merged.refusedSessions.push(...g.refusedSessions);
-    // the leases on a refused session row it deleted, judged in this round: no longer unjudged
-    merged.outcomes.push(...g.outcomes);
-    merged.unjudged = merged.unjudged.filter((u) => !g.outcomes.some((o) => o.lease === u.term.lease));
-    for (const u of g.unjudged) if (!merged.unjudged.some((x) => x.term.lease === u.term.lease)) merged.unjudged.push(u);
-    for (const n of g.leaderless) if (!merged.leaderless.includes(n)) merged.leaderless.push(n);
+    if (!past()) mergeCollected(merged, await collectIdentities(deps, { deadline: stop, ...afterEach }));
+    if (past()) identities = true; // (none, or cut short)
   }
   const leaderless = (c.leaderless ?? 0) + merged.leaderless.length;
   const failures = (c.failures ?? 0) + merged.errors.length;
   const gauges: RoundGauges = done ? { leaderless, failures } : { leaderless: Math.max(leaderless, c.lastLeaderless ?? 0), failures: Math.max(failures, c.lastFailures ?? 0) };
   const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false, gauges };
   if (!done) progress.next = { segment: c.segment, after: c.after };
+  const owed = { ...(part ? { owedPart: part.index, owedParts: part.total } : {}), ...(identities ? { owesIdentities: true as const } : {}) };
+  if (part || identities) progress.owes = owed;
   const next: Omit<TickCursor, 'revision' | 'component' | 'name'> = done
-    ? { ...FIRST, segments: segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases), ...(leaderless ? { lastLeaderless: leaderless } : {}), ...(failures ? { lastFailures: failures } : {}) }
+    ? { ...FIRST, segments: segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases), ...(leaderless ? { lastLeaderless: leaderless } : {}), ...(failures ? { lastFailures: failures } : {}), ...owed }
     : {
         segments: c.segments,
         segment: c.segment,
@@ -157,10 +187,11 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
         ...(failures ? { failures } : {}),
         ...(c.lastLeaderless ? { lastLeaderless: c.lastLeaderless } : {}),
         ...(c.lastFailures ? { lastFailures: c.lastFailures } : {}),
+        ...owed,
       };
   if (!sameCursor(was ? strip(was) : FIRST, next)) {
     try {
-      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt', 'leaderless', 'failures', 'lastLeaderless', 'lastFailures'] as const).filter((k) => !(k in next)) });
+      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt', 'leaderless', 'failures', 'lastLeaderless', 'lastFailures', 'owedPart', 'owedParts', 'owesIdentities'] as const).filter((k) => !(k in next)) });
     } catch (e) {
       // another invocation moved the cursor first, or (a multi-Region table) another Region's tick
       // was writing it at that moment (not applied)
@@ -193,6 +224,19 @@ const strip = ({ revision: _r, component: _c, name: _n, ...rest }: TickCursor): 
 function sameCursor(a: Omit<TickCursor, 'revision' | 'component' | 'name'>, b: Omit<TickCursor, 'revision' | 'component' | 'name'>): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof typeof a>;
   return [...keys].every((k) => a[k] === b[k]);
+}
+
+/** What collectIdentities did (at a round's end, or owed), into the invocation's result. */
+function mergeCollected(into: TickResult, g: Awaited<ReturnType<typeof collectIdentities>>): void {
+  into.collectedIdentities.push(...g.collectedIdentities);
+  into.invalid.push(...g.invalid);
+  into.errors.push(...g.errors);
+  into.refusedSessions.push(...g.refusedSessions);
+  // the leases on a refused session row it deleted, judged in this round: no longer unjudged
+  into.outcomes.push(...g.outcomes);
+  into.unjudged = into.unjudged.filter((u) => !g.outcomes.some((o) => o.lease === u.term.lease));
+  for (const u of g.unjudged) if (!into.unjudged.some((x) => x.term.lease === u.term.lease)) into.unjudged.push(u);
+  for (const n of g.leaderless) if (!into.leaderless.includes(n)) into.leaderless.push(n);
 }
 
 function merge(into: TickResult, r: ReconcileAllResult): void {

@@ -15,8 +15,9 @@ export const MAX_SEGMENTS = 1_000_000;
  * Where the coordinator's round over every lease stands (lib/coordinator/tick.ts). A round
  * reconciles the tables' `segments` parts in order; each invocation goes on from `segment`, after
  * lease `after` (a segment's leases are taken in name order), until its deadline. Between rounds
- * the row holds only the next round's `segments` (from the leases the last round reconciled) and
- * that round's gauges, so a deployment whose round fits one invocation writes it only when those change.
+ * the row holds only the next round's `segments` (from the leases the last round reconciled), that
+ * round's gauges and any collection owed, so a deployment whose round fits one invocation writes it
+ * only when those change.
  */
 export const TickCursorItem = z
   .object({
@@ -40,11 +41,22 @@ export const TickCursorItem = z
     /** Leases whose reconcile failed this round so far, and in the last whole round. */
     failures: z.number().int().min(0).optional(),
     lastFailures: z.number().int().min(0).optional(),
+    /**
+     * Garbage collection owed, which the next invocation does first (lib/coordinator/tick.ts): a
+     * pass reached its end as the invocation's time ran out, its collection cut short: of part
+     * `owedPart` of `owedParts` (its stale candidates; of a one-part round, the identities too), or
+     * at a round's end (the expired identities).
+     */
+    owedPart: z.number().int().min(0).optional(),
+    owedParts: z.number().int().min(1).max(MAX_SEGMENTS).optional(),
+    owesIdentities: z.literal(true).optional(),
     revision: Revision,
   })
   // compared only where both passed their own checks: a bad one is reported as itself
   .superRefine((c, ctx) => {
-    if (everyProblem.valid(ctx)('segment', 'segments') && c.segment > c.segments) ctx.addIssue({ code: 'custom', message: 'must be at most segments (segments: the round is done)', path: ['segment'] });
+    const valid = everyProblem.valid(ctx);
+    if (valid('segment', 'segments') && c.segment > c.segments) ctx.addIssue({ code: 'custom', message: 'must be at most segments (segments: the round is done)', path: ['segment'] });
+    if (valid('owedPart', 'owedParts') && (c.owedPart ?? 0) >= (c.owedParts ?? MAX_SEGMENTS)) ctx.addIssue({ code: 'custom', message: 'must be < owedParts', path: ['owedPart'] });
   });
 
 export type TickCursor = z.infer<typeof TickCursorItem>;

@@ -123,7 +123,7 @@ describe('a term held on a session row the schema refuses: judged by nobody, as 
     const after = new Date(NOW - 5 * SEC + 61 * SEC).toISOString();
     expect(await deletion(NOW)).toBe(`by the coordinator's tick after ${after} (in 56s), if the row stays unchanged: first seen so 5s ago (${new Date(NOW - 5 * SEC).toISOString()}), then the longest lease on it (1m) and clockSkewMs (1s)`);
     expect(await json(NOW)).toMatchObject({ unchangedSince: NOW - 5 * SEC, deleteAfter: NOW + 56 * SEC });
-    expect(await deletion(NOW + 57 * SEC)).toBe(`due since ${after} (1s ago): the coordinator's tick deletes it at its next pass over every lease (a round's end), if it is still unchanged`);
+    expect(await deletion(NOW + 57 * SEC)).toBe(`due since ${after} (1s ago): the coordinator's tick deletes it at its next pass over every lease (a round's end, or the next invocation's start where the round ran out of time), if it is still unchanged`);
   });
 
   it('release refuses, naming the row and its repair (it can neither judge the term nor mark its end there)', async () => {
@@ -526,7 +526,7 @@ describe("describe lease, a term judged off its named row while a refused row of
       // the tick leaves no sighting on it, keeps it until then, and deletes it after
       expect(await tick(NOW)).not.toHaveProperty(REFUSED_SEEN);
       expect(await tick(due)).toBeDefined();
-      expect(await rowDeleted(due + SEC)).toBe(`due since ${new Date(due).toISOString()} (1s ago), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end), if no held lease or live candidate names it and its stamp is unchanged`);
+      expect(await rowDeleted(due + SEC)).toBe(`due since ${new Date(due).toISOString()} (1s ago), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end, or the next invocation's start where the round ran out of time), if no held lease or live candidate names it and its stamp is unchanged`);
       expect(await tick(due + 1)).toBeUndefined();
     } finally {
       await g.t.drop();

@@ -9,7 +9,7 @@ import { onTick, type FunctionDeps } from '../../lib/functions/core.js';
 import { observability } from '../../lib/functions/env.js';
 import { METRIC } from '../../lib/functions/metrics.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
-import { COORDINATOR_COMPONENT, TICK_CURSOR_NAME } from '../../lib/schemas/tick-cursor.js';
+import { COORDINATOR_COMPONENT, TICK_CURSOR_NAME, TickCursorItem } from '../../lib/schemas/tick-cursor.js';
 import { testTables, type TestTables } from '../support.js';
 
 const T0 = Date.UTC(2026, 10, 28);
@@ -136,8 +136,9 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
       deps.identities.write({ key: { component, name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, hostname: 'host', leaseDurationSeconds: 60, acquireTime: then, renewTime: then, ...extra } });
     await identity('scheduler', 'gone-host');
     await identity('conclave-session', 'named-session', { process: 'p-1' });
-    // a held lease that names the expired session: the row stays while it does
-    await deps.leases.write(await deps.leases.read('held'), { set: { holderIdentity: 'h', holderInstance: 'h_1@p-1', leaseDurationSeconds: 15, acquireTime: then, renewTime: then, leaseTransitions: 0, fencingToken: 1, session: 'named-session' } });
+    // a held lease that names the expired session, its term not over (its holder renews the lease
+    // itself): the row stays while it does (a term over keeps no row: dead-holder-session.test.ts)
+    await deps.leases.write(await deps.leases.read('held'), { set: { holderIdentity: 'h', holderInstance: 'h_1@p-1', leaseDurationSeconds: 15, acquireTime: then, renewTime: clock.now(), leaseTransitions: 0, fencingToken: 1, session: 'named-session' } });
     const invs = await round(5, { segmentLeases: 5 });
     expect(invs[0]!.result.round?.segments).toBe(3);
     const collected = invs.flatMap((i) => i.result.collectedIdentities.map((c) => c.name));
@@ -348,5 +349,94 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
     expect(r.round).toBeUndefined();
     expect(r.outcomes.map((o) => o.lease).sort()).toEqual(names);
     expect((await deps.ticks.read()).item).toBeUndefined();
+  });
+});
+
+/** An identity lease (not a session) whose holder stopped renewing it three hours ago: expired. */
+const expiredIdentity = (name: string) => {
+  const then = T0 - 3 * 3_600_000;
+  return deps.identities.write({ key: { component: 'scheduler', name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, hostname: 'host', leaseDurationSeconds: 60, acquireTime: then, renewTime: then } });
+};
+
+describe('garbage collection a round ran out of time for is owed, and done first at the next invocation (review, 2026-12-07)', () => {
+  it('a one-part round whose last reconcile ends at the deadline: its stale candidates and expired identities are collected at the next invocation (before: never, at 15 leases, round after round)', async () => {
+    await seed(15); // 15 reconciles of 1 s: the last ends at the stop exactly
+    await expiredIdentity('gone-host');
+    const then = T0 - 3 * 3_600_000;
+    await deps.candidates.write({ key: { leaseName: 'lease-000', name: 'old' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: then, createdAt: then } });
+    const [first] = await round(1, { segmentLeases: 100 });
+    expect(first!.result.round).toMatchObject({ done: true, segments: 1, leases: 15, owes: { owedPart: 0, owedParts: 1, owesIdentities: true } });
+    expect(first!.result.collectedIdentities).toEqual([]);
+    expect(first!.result.collectedCandidates).toEqual([]);
+    expect((await deps.ticks.read()).item).toMatchObject({ owedPart: 0, owedParts: 1, owesIdentities: true });
+    clock.advance(TICK_EVERY_MS);
+    const [second] = await round(1, { segmentLeases: 100 });
+    expect(second!.result.collectedIdentities).toEqual([{ component: 'scheduler', name: 'gone-host' }]);
+    expect(second!.result.collectedCandidates).toEqual([{ leaseName: 'lease-000', name: 'old' }]);
+    // the collection first, then the whole round
+    expect(second!.result.round).toMatchObject({ done: true, leases: 15 });
+    expect((await deps.identities.read('scheduler', 'gone-host')).item).toBeUndefined();
+    expect((await deps.candidates.read('lease-000', 'old')).item).toBeUndefined();
+  });
+
+  it("a round in parts whose last reconcile ends at the deadline: its last part's collection and its end's (identities) are done at the next invocation (before: never, at 15 leases)", async () => {
+    await seed(14); // a first round of 14 s, in one part: collected, nothing owed; it counts 14 leases (three parts at 5)
+    const [zero] = await round(1, { segmentLeases: 5 });
+    expect(zero!.result.round).toMatchObject({ done: true, segments: 1 });
+    expect(zero!.result.round?.owes).toBeUndefined();
+    await deps.candidates.write({ key: { leaseName: 'lease-014', name: 'a' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: clock.now(), createdAt: clock.now() } });
+    await expiredIdentity('gone-host');
+    // a stale candidate of a lease whose candidates the last of the three parts holds
+    let last: string | undefined;
+    for await (const page of deps.candidates.scan({ segment: { index: 2, total: 3 } })) for (const r of page) if (r.ok) last = r.item.leaseName;
+    const then = T0 - 3 * 3_600_000;
+    await deps.candidates.write({ key: { leaseName: last!, name: 'old' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: then, createdAt: then } });
+    clock.advance(TICK_EVERY_MS);
+    const [first] = await round(1, { segmentLeases: 5 });
+    expect(first!.result.round).toMatchObject({ done: true, segments: 3, leases: 15 });
+    // the last part's collection and the round's end's: owed
+    expect(first!.result.round?.owes).toEqual({ owedPart: 2, owedParts: 3, owesIdentities: true });
+    expect(first!.result.collectedIdentities).toEqual([]);
+    expect(first!.result.collectedCandidates).toEqual([]);
+    clock.advance(TICK_EVERY_MS);
+    const [second] = await round(1, { segmentLeases: 5 });
+    expect(second!.result.collectedIdentities).toEqual([{ component: 'scheduler', name: 'gone-host' }]);
+    expect(second!.result.collectedCandidates).toEqual([{ leaseName: last, name: 'old' }]);
+    expect((await deps.identities.read('scheduler', 'gone-host')).item).toBeUndefined();
+  });
+
+  it('a cursor owing a part that is not one of its parts does not parse (it is started afresh, not scanned with a Segment DynamoDB refuses)', () => {
+    const cursor = { component: COORDINATOR_COMPONENT, name: TICK_CURSOR_NAME, segments: 1, segment: 0, leases: 0, invocations: 0, revision: 1 };
+    expect(TickCursorItem.safeParse({ ...cursor, owedPart: 2, owedParts: 3, owesIdentities: true }).success).toBe(true);
+    expect(TickCursorItem.safeParse({ ...cursor, owedPart: 3, owedParts: 3 }).success).toBe(false);
+  });
+
+  it('the owed collection takes at most half the time an invocation has left: reconciles go on in the rest, and what it did not reach stays owed', async () => {
+    await seed(15);
+    for (let i = 0; i < 20; i++) await expiredIdentity(`gone-${String(i).padStart(2, '0')}`);
+    const [first] = await round(1, { segmentLeases: 100 });
+    expect(first!.result.round?.owes).toEqual({ owedPart: 0, owedParts: 1, owesIdentities: true });
+    // from here each identity delete takes a second
+    const remove = deps.identities.delete.bind(deps.identities);
+    deps.identities.delete = async (read) => {
+      clock.advance(COST_MS);
+      return remove(read);
+    };
+    clock.advance(TICK_EVERY_MS);
+    const invs = await round(5, { segmentLeases: 100 });
+    for (const inv of invs) {
+      expect(inv.endedAt).toBeLessThanOrEqual(inv.deadline);
+      for (const b of inv.began) expect(b).toBeLessThan(inv.stop);
+    }
+    // 15 s an invocation: deletes started within the first 7.5 s (8), reconciles in the rest (7)
+    expect(invs[0]!.result.collectedIdentities).toHaveLength(8);
+    expect(invs[0]!.began).toHaveLength(7);
+    expect(invs[0]!.result.round).toMatchObject({ done: false, owes: { owedPart: 0, owedParts: 1, owesIdentities: true } });
+    expect(invs[1]!.result.collectedIdentities).toHaveLength(8);
+    expect(invs[1]!.began).toHaveLength(7);
+    expect(invs[2]!.result.collectedIdentities).toHaveLength(4);
+    expect(invs[2]!.result.round).toMatchObject({ done: true, invocations: 3, leases: 15 });
+    expect(invs[2]!.result.round?.owes).toBeUndefined();
+    expect(invs).toHaveLength(3);
   });
 });
