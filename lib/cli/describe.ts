@@ -1,6 +1,6 @@
 import { termStrategy } from '../election/leader.js';
 import { decideWithSuccession } from '../election/successor.js';
-import { reelectionWindowMs } from '../election/decide.js';
+import { reelectionWindowMs, standingDown } from '../election/decide.js';
 import { strategyConsensus } from '../election/strategy.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js';
@@ -194,7 +194,7 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   if (reasons.length) lines.push('', 'Why in this order:', ...reasons.map((r) => `  ${shown(as(...r))}`));
   lines.push('');
   lines.push(...fields([
-    ['Best candidate', bestLine(lease, candidates, now, config) ?? (best ? as({ name: best.candidate.name }, ': ', ...(runnerUp ? whyBetter(best, runnerUp, preferred) : ['the only candidate that counts'])) : 'none (no live candidate with valid versions that answers pings)')],
+    ['Best candidate', bestLine(lease, candidates, now, config) ?? (best ? as({ name: best.candidate.name }, ': ', ...(runnerUp ? whyBetter(best, runnerUp, preferred) : ['the only candidate that counts'])) : `none (no live candidate with valid versions that answers pings${candidates.some((c) => standingDown(c, now, config.clockSkewMs)) ? ' and does not stand down' : ''})`)],
     // decided on the lease as judged, as the coordinator decides (reconcile.ts)
     ['Next step', session?.refused ? UNJUDGED_STEP : as(...nextStep(decideWithSuccession(name, judged, candidates, now, config), lease, best?.candidate.name))],
   ]));

@@ -3,7 +3,7 @@
  * (lib/election): the CLI never re-implements a rule, it only describes the outcome.
  */
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
-import { ignoredLastPing, isFresh, isPending, setAside, type Decision } from '../election/decide.js';
+import { ignoredLastPing, isFresh, isPending, setAside, standingDown, type Decision } from '../election/decide.js';
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
 import { knownAliveSince, showedLifeSince } from '../election/successor.js';
@@ -76,6 +76,16 @@ export interface Standing {
 }
 
 /**
+ * Whether decide() counts live candidate `c` (those standing down only as the holder of a term
+ * that lives): `vacant`, the lease as judged is vacant; `holder`, its holder.
+ */
+const counts = (c: Candidate, vacant: boolean, holder: string | undefined, now: number, config: ElectionConfig): boolean => !standingDown(c, now, config.clockSkewMs) || (!vacant && c.name === holder);
+
+/** `stands down until …`: its row's mark (standsDownUntil), which decide() reads (standingDown). */
+const standsDown = (c: Candidate, now: number): string => `stands down until ${new Date(c.standsDownUntil!).toISOString()} (${relative(c.standsDownUntil, now)}; its work failed at two starts in a row)`;
+const NOT_MEANWHILE = "not elected, named successor nor preferred until its candidacy's next renewal";
+
+/**
  * `vacant`: the lease as judged is vacant; `othersCount`: some candidate decide() does not set
  * aside could win (standings' best), so one set aside on a vacant lease is not asked again.
  */
@@ -84,6 +94,8 @@ function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, others
   let state: string;
   if (!rank(c, now)) state = 'versions do not parse: never elected';
   else if (isCandidateStale(c, now, config.candidateStaleAfterMs)) state = `stale (not renewed for ${span(config.candidateStaleAfterMs)}): not counted`;
+  // decide()'s rule: passed over meanwhile, but as the holder of a term that lives
+  else if (standingDown(c, now, config.clockSkewMs)) state = `${standsDown(c, now)}: ${counts(c, vacant, lease?.holderIdentity, now, config) ? 'counted only as the holder while its term lasts; ' : ''}${NOT_MEANWHILE}`;
   else if (setAside(c, vacant, now, config)) {
     // decide()'s rule: a vacancy's election neither asks nor waits for it while a candidate that answers could win
     if (!vacant) state = `ignored its last ping: not preferred until it renews or answers when asked again, ${relative(c.pingTime! + config.askAgainAfterMs, now)}`;
@@ -101,18 +113,19 @@ function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, others
 }
 
 /**
- * Every candidate in the coordinator's order (live, valid ones ranked; the rest after them), the
- * one it would prefer now (live and not set aside by decide(): on a vacant lease, not ignoring its
+ * Every candidate in the coordinator's order (live, valid ones decide() counts ranked: not standing
+ * down, but as the holder of a term that lives; the rest after them), the
+ * one it would prefer now (counted and not set aside by decide(): on a vacant lease, not ignoring its
  * last ping; on a held one, not passed over), and the runner-up to explain why. `judged`: the lease
  * as the coordinator judges its vacancy (judgedLease: a term on a session by its session's
  * renewals); the lease as given by default.
  */
 export function standings(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, judged: Lease | undefined = lease) {
   const preferred = preferredLocationsOf(lease, config);
-  const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs));
+  const { vacant } = vacancy(judged, now, config.clockSkewMs);
+  const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs) && counts(c, vacant, judged?.holderIdentity, now, config));
   const ranked = orderCandidates(live, now, preferred);
   const rest = candidates.filter((c) => !ranked.some((r) => r.candidate === c));
-  const { vacant } = vacancy(judged, now, config.clockSkewMs);
   const kept = live.filter((c) => !setAside(c, vacant, now, config));
   const best = pickBest(kept, now, preferred);
   const runnerUp = best && orderCandidates(kept.filter((c) => c !== best.candidate), now, preferred)[0];
@@ -167,7 +180,7 @@ function leftAlone(d: Extract<Decision, { kind: 'leaveAlone' }>, lease: Lease | 
     case 'noCandidates':
       return ['nothing: the lease has no candidates'];
     case 'noLiveCandidates':
-      return ['nothing: no candidate renewed recently enough to count'];
+      return ['nothing: no candidate renewed recently enough to count, or each that did stands down (its work failed at two starts in a row)'];
     case 'noResponsiveCandidates':
       return ['nothing: every live candidate let the last election pass unanswered; one that renews, or a new one, is elected at once'];
     case 'noValidCandidates':

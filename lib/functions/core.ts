@@ -404,13 +404,16 @@ const changed = (a: unknown, b: unknown) => JSON.stringify(a) !== JSON.stringify
 
 /**
  * Whether a candidate change matters to an election: it joined, left, changed what ranks it
- * (versions, priority, strategies), or acknowledged a ping. A plain periodic renewal does not.
+ * (versions, priority, strategies), acknowledged a ping, or stood down or stood again (its
+ * standsDownUntil marked, moved or taken off: decide.ts standingDown). A plain periodic renewal does not.
  */
 export function candidateChangeMatters(c: Change<Candidate>): boolean {
   if (!c.old || !c.new) return true;
   const o = c.old;
   const n = c.new;
   if (o.identity !== n.identity) return true; // a new start-up registered: it may be the best again
+  // marked: passed over from now (a successor named anew, an election's wait for it over); taken off (its renewal's turn): it stands again now, not at the next tick
+  if (o.standsDownUntil !== n.standsDownUntil) return true;
   if (changed([o.emulationVersion, o.binaryVersion, o.priority, o.priorityExpiresAt, o.preferredStrategies], [n.emulationVersion, n.binaryVersion, n.priority, n.priorityExpiresAt, n.preferredStrategies])) return true;
   // answered the ping now, not before (decide.ts: the copy of the ping DynamoDB made, not the worker's clock)
   return n.pingTime !== undefined && answeredLastPing(n) && !answeredLastPing({ ...o, pingTime: n.pingTime });

@@ -240,7 +240,7 @@ export class CandidacyStore extends CandidateStore {
   /**
    * Marks start-up `identity`'s row as standing down until `until` (`standsDownUntil`), or, with
    * undefined, takes the mark off. No renewal: renewTime and renewalMark stay as they were (the
-   * candidate stream sees the write, and reconciles nothing for it). False when the row is gone or
+   * candidate stream sees the write and reconciles the lease: candidateChangeMatters). False when the row is gone or
    * another start-up's, or (taking off) carries no mark. `signal` abandons it.
    */
   async markStandsDown(leaseName: string, name: string, identity: string, until: number | undefined, signal?: AbortSignal): Promise<boolean> {

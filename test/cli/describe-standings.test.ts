@@ -11,7 +11,7 @@ import { standings } from '../../lib/cli/explain.js';
 import { parse } from '../../lib/schemas/validation.js';
 import { SetStrategyArgs } from '../../lib/cli/args.js';
 import { electionConfig } from '../../lib/schemas/config.js';
-import type { Candidate } from '../../lib/schemas/candidate.js';
+import { MAX_RENEW_INTERVAL_MS, type Candidate } from '../../lib/schemas/candidate.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import type { Snapshot } from '../../lib/cli/read.js';
 import { cand, lease, MIN, NOW } from '../fixtures.js';
@@ -76,6 +76,52 @@ describe('describe lease: the best candidate by the rule decide() elects by', ()
     const lines = describeOf(lease(undefined), [q, p]);
     expect(line(lines, 'Best candidate')).toMatch(/^p: same versions as q \(equal as semver orders them: build metadata is ignored\), registered earlier/);
     expect(line(lines, 'Next step')).toBe('elect p with a fencing token above 7');
+  });
+});
+
+describe("describe lease: a candidate that stands down (standsDownUntil) is judged as decide() judges it (before: called fresh and the best while decide() passed it over)", () => {
+  // x: the oldest, fresh, but its work failed at two starts in a row: marked until 5 minutes on
+  const until = NOW + 5 * MIN;
+  const down = cand('x', '1.29.0', '1.29.0', { standsDownUntil: until });
+  const said = `stands down until ${new Date(until).toISOString()} (in 5m; its work failed at two starts in a row): not elected, named successor nor preferred until its candidacy's next renewal`;
+  const unranked = (lines: string[], name: string) => lines.find((l) => new RegExp(`^ {2}- +${name} `).test(l))?.split(/\s{3,}/).at(-1);
+
+  it('vacant: not the best, listed among those that do not count, and the next step elects another', () => {
+    const lines = describeOf(lease(undefined, { lastHolderIdentity: 'h' }), [down, y]);
+    expect(line(lines, 'Next step')).toBe('elect y with a fencing token above 7');
+    expect(line(lines, 'Best candidate')).toBe('y: the only candidate that counts');
+    expect(unranked(lines, 'x')).toBe(said);
+    expect(stateOf(lines, 'y')).toBe('fresh');
+  });
+
+  it('held by another: not preferred over the holder, and the successor named is another', () => {
+    const w = cand('w', '1.31.0', '1.31.0');
+    const lines = describeOf(lease('y', { successor: 'x' }), [down, w, y]);
+    expect(standings(lease('y'), [down, w, y], NOW, config).best?.candidate.name).toBe('y');
+    expect(line(lines, 'Best candidate')).toBe('y: older emulation version than w (1.30.0 < 1.31.0)');
+    expect(line(lines, 'Next step')).toMatch(/^designate w successor: /);
+    expect(unranked(lines, 'x')).toBe(said);
+  });
+
+  it('its own term, while it lasts: counted as the holder, and said to stand down', () => {
+    const lines = describeOf(lease('x'), [down, y]);
+    expect(stateOf(lines, 'x')).toBe(`holder, stands down until ${new Date(until).toISOString()} (in 5m; its work failed at two starts in a row): counted only as the holder while its term lasts; not elected, named successor nor preferred until its candidacy's next renewal`);
+    expect(standings(lease('x'), [down, y], NOW, config).best?.candidate.name).toBe('x');
+    expect(line(lines, 'Next step')).toMatch(/^designate y successor: /);
+  });
+
+  it('every live candidate stands down: none is called best, and the next step says why nothing is done', () => {
+    const lines = describeOf(lease(undefined), [down]);
+    expect(line(lines, 'Best candidate')).toBe('none (no live candidate with valid versions that answers pings and does not stand down)');
+    expect(line(lines, 'Next step')).toBe('nothing: no candidate renewed recently enough to count, or each that did stands down (its work failed at two starts in a row)');
+  });
+
+  it('a mark run out, or one further ahead than any stand-down (a clock running ahead), is no stand-down, as decide() reads it', () => {
+    for (const at of [NOW - 1, NOW + MAX_RENEW_INTERVAL_MS + config.clockSkewMs + 1]) {
+      const lines = describeOf(lease(undefined), [cand('x', '1.29.0', '1.29.0', { standsDownUntil: at }), y]);
+      expect(line(lines, 'Next step')).toMatch(/^elect x with a fencing token above 7/);
+      expect(stateOf(lines, 'x')).toBe('fresh');
+    }
   });
 });
 

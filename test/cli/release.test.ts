@@ -90,6 +90,18 @@ describe('release asks the holder to yield', () => {
     expect((await h.leases.read('polite')).item).toMatchObject({ lastHolderIdentity: 'y1' });
   });
 
+  it('a candidate that stands down (standsDownUntil: its work failed at two starts in a row) is not the one asked for, nor called the best after (before: the holder was asked to yield to it, whom the coordinator passes over)', async () => {
+    await h.seedLease(lease('y1', { name: 'downed', leaseDurationSeconds: 15 }));
+    await h.seedCandidate(cand('y1', '1.31.0', '1.31.0', { leaseName: 'downed' }));
+    await h.seedCandidate(cand('y2', '1.29.0', '1.29.0', { leaseName: 'downed', standsDownUntil: NOW + 5 * MIN }));
+    await h.seedCandidate(cand('y3', '1.30.0', '1.30.0', { leaseName: 'downed' }));
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'downed', '--yes', '--timeout', '10s'], { clock, pace: scripted([holderYields('downed')], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err.split('\n')[0]).toBe('ask y1 to yield lease downed (fencing token 7) to y3: it stops and releases at its next renewal:');
+    expect(r.out.split('\n').at(-1)).toBe('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is y3');
+  });
+
   it("a holder first only by the tie-breaks (the same versions, registered earlier): no warning that it is elected back, which it is not once the candidate asked holds the lease (before: warned, and told to preempt, a pin for nothing)", async () => {
     await h.seedLease(lease('y1', { name: 'equals', leaseDurationSeconds: 15 }));
     await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: 'equals' }));

@@ -75,7 +75,7 @@ describe('an acknowledgement is a copy of the ping, made by DynamoDB', () => {
   });
 });
 
-describe('the candidate stream reconciles on an answer, not on a plain renewal', () => {
+describe('the candidate stream reconciles on an answer or a stand-down marked or taken off, not on a plain renewal', () => {
   const row = (extra: Partial<Candidate>): Candidate => ({ leaseName: 'l', name: 'w', emulationVersion: '1.30.0', binaryVersion: '1.31.0', preferredStrategies: [OEV], renewTime: T0, createdAt: T0, revision: 2, ackedPingTime: 0, ...extra });
   const change = (o: Partial<Candidate>, n: Partial<Candidate>) => ({ eventID: 'e', eventName: 'MODIFY' as const, old: row(o), new: row(n) });
 
@@ -85,6 +85,10 @@ describe('the candidate stream reconciles on an answer, not on a plain renewal',
     { name: 'a renewal after the answer', o: { pingTime: T0 + 5, ackedPingTime: T0 + 5 }, n: { pingTime: T0 + 5, ackedPingTime: T0 + 5, renewTime: T0 + 9 }, matters: false },
     { name: 'a plain renewal, never pinged', o: {}, n: { renewTime: T0 + 9 }, matters: false },
     { name: 'a KEP-style answer (no ackedPingTime): renewTime reaches pingTime', o: { ackedPingTime: undefined, pingTime: T0 + 5 }, n: { ackedPingTime: undefined, pingTime: T0 + 5, renewTime: T0 + 6 }, matters: true },
+    // its work failed at two starts in a row: passed over from now (a successor named anew), and stands again once the mark is off (before: at the next tick)
+    { name: 'a stand-down marked', o: {}, n: { standsDownUntil: T0 + 600_000 }, matters: true },
+    { name: "a stand-down's mark taken off", o: { standsDownUntil: T0 + 600_000 }, n: {}, matters: true },
+    { name: 'a renewal of a row still marked', o: { standsDownUntil: T0 + 600_000 }, n: { standsDownUntil: T0 + 600_000, renewTime: T0 + 9 }, matters: false },
   ])('$name', ({ o, n, matters }) => {
     expect(candidateChangeMatters(change(o, n) as never)).toBe(matters);
   });

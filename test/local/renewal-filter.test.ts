@@ -14,7 +14,7 @@ import { matchesFilter } from '../../lib/local/event-filter.js';
 import { StreamPoller } from '../../lib/local/stream-poller.js';
 import { candidateChangeMatters } from '../../lib/functions/core.js';
 import { candidateChange } from '../../lib/functions/records.js';
-import { CandidateStore } from '../../lib/stores/candidate-store.js';
+import { CandidacyStore, CandidateStore } from '../../lib/stores/candidate-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { wiring } from '../../lib/wiring.js';
 import { waitFor } from '../sdk/harness.js';
@@ -169,6 +169,39 @@ describe("the candidate stream's filter", () => {
     expect(poller.filtered).toBe(4); // the four renewals right after a renewal
     // the delivered answer to the ping is one the function reconciles on
     expect(candidateChangeMatters(candidateChange(delivered[3]!))).toBe(true);
+  });
+
+  it("delivers a stand-down's mark and its removal (neither flips the renewal mark), and the function reconciles on each (before: not until the next tick)", async () => {
+    const candidates = new CandidacyStore(t.client, t.names.candidates);
+    const now = Date.now();
+    const key = { leaseName: 'down', name: 'w-1' };
+    await candidates.write(await candidates.get(key), { set: { ...key, binaryVersion: '1.30.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], createdAt: now, ackedPingTime: 0, identity: 'w-1-a', renewTime: now } });
+    expect(await candidates.renew('down', 'w-1', now + 1)).toBe(true); // no mark before: delivered
+    expect(await candidates.renew('down', 'w-1', now + 2)).toBe(true); // 1 → 2: dropped
+    expect(await candidates.markStandsDown('down', 'w-1', 'w-1-a', now + 600_000)).toBe(true); // as LeaseCandidate marks it: delivered
+    expect(await candidates.markStandsDown('down', 'w-1', 'w-1-a', undefined)).toBe(true); // its renewal's turn takes it off first: delivered
+    expect(await candidates.renew('down', 'w-1', now + 3)).toBe(true); // 2 → 1: dropped
+    await candidates.delete(await candidates.get(key)); // delivered: read last, so every record before it was read
+
+    const arn = (await t.client.send(new DescribeTableCommand({ TableName: t.names.candidates }))).Table!.LatestStreamArn!;
+    const delivered: DynamoDBRecord[] = [];
+    const poller = new StreamPoller({
+      client: streams,
+      streamArn: arn,
+      trigger: wiring.candidateStream.trigger,
+      functionName: 'candidateStream',
+      invoke: async (e) => void delivered.push(...e.Records.filter((r) => (r.dynamodb?.NewImage ?? r.dynamodb?.OldImage)?.['leaseName']?.S === 'down')),
+      deadLetter: () => undefined,
+    });
+    poller.start();
+    try {
+      await waitFor('every record read', () => delivered.some((r) => r.eventName === 'REMOVE'));
+    } finally {
+      await poller.stop();
+    }
+    const shown = delivered.map((r) => `${r.eventName} mark ${r.dynamodb?.NewImage?.['renewalMark']?.N ?? '-'} down ${r.dynamodb?.NewImage?.['standsDownUntil']?.N ?? '-'}`);
+    expect(shown).toEqual(['INSERT mark - down -', 'MODIFY mark 1 down -', `MODIFY mark 2 down ${now + 600_000}`, 'MODIFY mark 2 down -', 'REMOVE mark - down -']);
+    expect(delivered.map((r) => candidateChangeMatters(candidateChange(r)))).toEqual([true, false, true, true, true]);
   });
 
   it("drops only a mark flipped from 1 to 2 or 2 to 1 — a renewal after a renewal, which the function would not act on — and no run-once row's record", () => {
