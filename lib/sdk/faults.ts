@@ -721,17 +721,29 @@ export async function oneShotFault(fault: unknown, call: string, of: string, rea
  * window), named as oneShotFault names a read's, with `advice` (what the call did and did not do,
  * and what to do) in place of a read's: unreachable, or given no answer within its bound (it may
  * have landed: `advice` says what stands either way), as a DynamoDBUnreachableError naming
- * `subject`; throttled or denied as a DynamoDBRefusedError. Any other error as it is (a
- * ValidationError already names its row; the caller's cancel reason, a term's end, its own).
+ * `subject`; throttled as a DynamoDBRefusedError; denied as one with `denied` (what the role may
+ * not write, the grant, and what stands), when given, or with what to do about credentials DynamoDB
+ * refused and `advice`; a fault on DynamoDB's side (HTTP 5xx) under the SDK's name, and an answer
+ * not DynamoDB's, each with `subject` and `advice`. Any other error as it is (a ValidationError
+ * already names its row; the caller's cancel reason, a term's end, its own).
  */
-export async function unretriedWriteFault(fault: unknown, subject: string, advice: string, client: DynamoDBClient): Promise<unknown> {
+export async function unretriedWriteFault(fault: unknown, subject: string, advice: string, client: DynamoDBClient, denied?: string): Promise<unknown> {
   const abandoned = unsentAs(fault);
   // abandoned while the AWS SDK backed off from DynamoDB's answer to its last try: told as that answer
   const e = (abandoned instanceof Error && networkCode(abandoned) === 'timed out' && answeredLastTry(abandoned)) || abandoned;
   if (!(e instanceof Error) || e instanceof DynamoDBUnreachableError || e instanceof DynamoDBRefusedError) return e;
   if (heldClientSide.has(e)) return new DynamoDBRefusedError('throttled', subject, e, advice);
   const kind = faultKind(e);
-  if (kind === 'throttled' || kind === 'denied') return new DynamoDBRefusedError(kind, subject, e, advice);
+  if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, e, advice);
+  if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, e, denied === undefined ? advice : deniedAdvice(e, denied, advice));
+  if (e instanceof NotDynamoDBError) return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, advice);
+  if (kind === 'other' && isServerFault(e)) {
+    // the SDK's own name kept, as namedFault keeps it
+    const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+    const named = new Error(`${subject}: DynamoDB failed the request on its side (${e.name}: ${e.message}${typeof status === 'number' ? `, HTTP ${status}` : ''}), the AWS SDK's own retries used up: a fault of DynamoDB's; ${advice}`, { cause: e });
+    named.name = e.name;
+    return named;
+  }
   const code = networkCode(e);
   return code ? new DynamoDBUnreachableError(await endpointOf(client), code, e, subject, advice) : e;
 }

@@ -75,9 +75,12 @@ export const RunOnceSchema = z.union([
      * time after DynamoDB's time (clockSync 'none': this machine's) by more than the clocks' error
      * (the coordinator's clockSkewMs, 1 s, plus how well DynamoDB's time is known), before the
      * lease is taken: its window may not have begun, and marking it would skip its own run.
-     * Without it, a host fired by a schedule counts for the window its clock says: one running ahead
-     * of DynamoDB's (within the clocks' error) fired at a window's start counts for the window
-     * ending, and is skipped if that one ran (told to `onError`); so a scheduled run passes `at`.
+     * Without it, a run counts for the window of its first read of the lease, on DynamoDB's time: a
+     * host whose clock runs ahead of DynamoDB's (within the clocks' error), fired by it at a window's
+     * start, counts for the window ending, and is skipped if that one ran; so a scheduled run passes
+     * `at`. Such a skip is told to `onError` when the client's answers show this machine's clock
+     * that far ahead (clockSync 'server'), on a period more than ten times the clocks' error (over
+     * 10 s): a clock judged right, or a short period's poll, is not told.
      * @default the time of the call's first read of the lease (DynamoDB's clock by default), not when the lease is won: a run that waits across a window's end counts for the window it began in, and a late retry for a later window
      */
     at: ScheduledAt.optional(),
@@ -293,23 +296,31 @@ export function scheduledAtIssue(runOnce: z.output<typeof RunOnceSchema> | undef
   };
 }
 
+/** A period not longer than this many times how far the clocks may disagree tells no early skip: its next run is a moment away, and a poll's skips fall that near a window's start often. */
+const EARLY_PERIODS = 10;
+
 /**
  * Of a periodic run without `at`, counted for the window its first look fell in (`at`, on `time`):
  * when that look came within the clocks' error (as scheduledAtIssue allows a scheduled time) before
- * the next window began, why the run may have been meant for that next window: a host fired at its
- * start (cron, a schedule) by a clock running ahead of DynamoDB's counts for the window ending, and
- * is skipped when that one ran. withLease tells its onError so when it skips such a run. Undefined
- * otherwise, or while `time` is not known.
+ * the next window began, and this machine's clock is judged ahead of DynamoDB's (by more than the
+ * estimate's error, and, within it, by as much as that distance), why the run may have been meant
+ * for that next window: a host fired at its start (cron, a schedule) by its clock counts for the
+ * window ending, and is skipped when that one ran. withLease tells its onError so when it skips such
+ * a run. Undefined otherwise: a clock judged right (clockSync 'none' trusts it: no offset), a
+ * period not well longer than the clocks' error (EARLY_PERIODS), or while `time` is not known.
  */
-export function earlyForNextWindow(runOnce: z.output<typeof RunOnceSchema>, at: number, time: StampClock, sync: ClockSync): string | undefined {
+export function earlyForNextWindow(runOnce: z.output<typeof RunOnceSchema>, at: number, time: StampClock): string | undefined {
   if (!('every' in runOnce) || runOnce.at !== undefined) return undefined;
   const known = time.check(Infinity);
   if (!known.ok) return undefined;
+  const error = SCHEDULED_AT_SKEW_MS + known.errorMs;
+  const periodMs = runOnce.every === 'day' ? 86_400_000 : runOnce.every === 'hour' ? 3_600_000 : runOnce.every;
   const next = nextWindow(runOnce.every, at);
   const early = next.start - at;
-  if (early > SCHEDULED_AT_SKEW_MS + known.errorMs) return undefined;
-  const clock = sync === 'server' ? "DynamoDB's time" : "this machine's time";
-  return `this run looked at ${new Date(at).toISOString()} by ${clock}, ${Math.round(early)} ms before the window ${next.window} began, within the clocks' error (the coordinator's clockSkewMs, 1 s): if it was fired for ${next.window}'s start by a clock running ahead, that window has not run. Pass the scheduled time as runOnce.at (the EventBridge scheduled event's \`time\`), so a run counts for the window it was scheduled for`;
+  // this machine's clock ahead of DynamoDB's (the estimate: ± errorMs)
+  const ahead = -(time.wallOffsetMs() ?? 0);
+  if (early > error || periodMs <= EARLY_PERIODS * error || ahead <= known.errorMs || ahead + known.errorMs < early) return undefined;
+  return `this run looked at ${new Date(at).toISOString()} by DynamoDB's time, ${Math.round(early)} ms before the window ${next.window} began, and this machine's clock is ${Math.round(ahead)} ms (+/- ${Math.round(known.errorMs)} ms) ahead of DynamoDB's: if it was fired for ${next.window}'s start by that clock, that window has not run. Pass the scheduled time as runOnce.at (the EventBridge scheduled event's \`time\`), so a run counts for the window it was scheduled for`;
 }
 
 /**
@@ -409,7 +420,10 @@ export interface LeaseTerm {
  * The function a run executes while it holds the lease. `signal` aborts when the term ends (a
  * LeaseLostError), when the caller's `signal` option aborts (its reason), and at the latest once
  * the run is over, before the lease is given up (a LeaseLostError, reason `cancelled`, whose `cause`
- * is the call's error when it rejects): work it left running on the signal stops then.
+ * is the call's error when it rejects): work it left running on the signal stops then. Nothing
+ * tied to it outlives the run: read a response's body (a `fetch(url, { signal })`) before
+ * returning, catch what a task left running rejects with, and tell a lost lease from a run's end by
+ * the LeaseLostError's `reason` (`cancelled`: the run was over).
  */
 export type LeaseFn<T> = (signal: AbortSignal, term: LeaseTerm) => Promise<T> | T;
 

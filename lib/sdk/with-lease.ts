@@ -48,8 +48,12 @@ import { candidacyRequired, earlyForNextWindow, parseWithLeaseOptions, scheduled
  * `signal.aborted`). `signal` aborts in every outcome once the run is over, before the lease is
  * given up (work fn left running on it, a task beside one that threw, stops): with the term's
  * LeaseLostError or the caller's cancel reason if one came first, else a LeaseLostError (reason
- * `cancelled`) saying the run is over, the call's error, if it rejects, its `cause`. Waits up to
- * `waitMs` for the lease; `busy` when it did not get it.
+ * `cancelled`) saying the run is over, the call's error, if it rejects, its `cause`. So nothing
+ * tied to `signal` outlives the run: a value fn returns that still reads on it (the body of a
+ * `fetch(url, { signal })` read after the call resolves) fails with that error, so read it in fn; a
+ * task fn leaves running on a signal-aware API rejects with it, so catch it (or await it in fn);
+ * and a LeaseLostError as the signal's reason no longer means the lease was lost: its `reason` is
+ * `cancelled` when the run was over. Waits up to `waitMs` for the lease; `busy` when it did not get it.
  *
  * - Resolves `ran` with fn's value when fn returned while the lease was held, unless a
  *   `complete(items)` of fn failed, its error caught by fn: then it rejects with that error and the
@@ -406,16 +410,20 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
         }
       }
     };
-    // withLease's own writes of the window's row unanswered (or throttled, or denied): named with the
-    // lease, the window, whether the function ran and what stands (a bare TimeoutError named none);
-    // the caller's cancel reason and the term's end as they are
-    const named = async (e: unknown, advice: string): Promise<unknown> => ((cancel?.aborted && e === cancel.reason) || e instanceof LeaseLostError ? e : unretriedWriteFault(e, subject, advice, client));
+    // withLease's own writes of the window's row unanswered (or throttled, denied, failed on
+    // DynamoDB's side, answered by something else): named with the lease, the window, whether the
+    // function ran and what stands (a bare TimeoutError named none), and, denied, the grant; the
+    // caller's cancel reason and the term's end as they are
+    const grant = `this role may not write the window's row (UpdateItem); grant it Conclave's grantWorker with the lease among its leaseNames (or allLeases), and check its credentials`;
+    const named = async (e: unknown, advice: string, denied: string): Promise<unknown> =>
+      (cancel?.aborted && e === cancel.reason) || e instanceof LeaseLostError ? e : unretriedWriteFault(e, subject, advice, client, `${grant}; ${denied}`);
     const claimed: Claimed =
       row !== undefined
         ? await claim(row)
             .catch((e: unknown) => claimOnceMade(e, () => claim(row)))
             .catch(async (e: unknown) => {
-              throw await named(e, `the claim of ${where} failed: the function was not run, and this run marked nothing (a claim that landed unanswered only keeps older terms' marks off the row); the lease is given up, and ${call} does not retry: call it again (it runs the window, unless another run has marked it)`);
+              const failed = `the claim of ${where} failed: the function was not run, and this run marked nothing (a claim that landed unanswered only keeps older terms' marks off the row); the lease is given up, and ${call} does not retry`;
+              throw await named(e, `${failed}: call it again (it runs the window, unless another run has marked it)`, `${failed}: call it again once the role may`);
             })
         : { runs: [], revision: 0 };
     if ('higherFence' in claimed) {
@@ -433,9 +441,9 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     const every = runOnce && 'every' in runOnce ? runOnce.every : undefined;
     const ran = window !== undefined ? windowRun(done.runs, window, every) : undefined;
     if (window !== undefined && ran) {
-      // a periodic run without `at`, its first look just before the next window began: a host whose
-      // clock runs ahead (within the clocks' error) fired for that window's start, and it is not run
-      const early = runOnce && 'every' in runOnce ? earlyForNextWindow(runOnce, looked.at, time, o.clockSync) : undefined;
+      // a periodic run without `at`, its first look just before the next window began, on a host whose
+      // clock is judged ahead: it may have fired for that window's start, and it is not run
+      const early = runOnce && 'every' in runOnce ? earlyForNextWindow(runOnce, looked.at, time) : undefined;
       if (early) report(new Error(`${subject}: skipped the run-once window ${window}, ${ran.run ? `already run by "${ran.run.holder}"` : 'older than those the lease remembers'}; ${early}`));
       return { status: 'skipped', window, run: ran.run };
     }
@@ -613,10 +621,8 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     }
     if (window !== undefined && !completed)
       await mark([], theTerm).catch(async (e: unknown) => {
-        throw await named(
-          lost(e),
-          `the function ran and returned, but ${call}'s mark of ${where} failed, and no read back showed it landed: whether the window is marked is not known. If the mark landed, the next run (a retry of this call, or the next one scheduled) skips the window; if not, it runs the function again for it (make its effects idempotent, keyed by term.window). The lease is given up, and ${call} does not retry`,
-        );
+        const failed = `the function ran and returned, but ${call}'s mark of ${where} failed, and no read back showed it landed: whether the window is marked is not known. If the mark landed, the next run (a retry of this call, or the next one scheduled) skips the window; if not, it runs the function again for it (make its effects idempotent, keyed by term.window). The lease is given up, and ${call} does not retry`;
+        throw await named(lost(e), failed, failed);
       });
     if (!completed && !inItsTerm()) throw new LeaseLostError(leaseName, term.fencingToken, stopped ?? 'renewDeadline');
     return { status: 'ran', value, fencingToken: term.fencingToken, ...(window !== undefined ? { window } : {}) };

@@ -21,8 +21,17 @@ import { ConflictError, isConditionFailed } from './errors.js';
  * such row, written by any worker, failed the coordinator's scan and so its tick for every lease.
  */
 export function rowOf(item: Record<string, AttributeValue>): Record<string, unknown> {
-  return unmarshall(item, { wrapNumbers: exactOr });
+  let fraction = false;
+  const row = unmarshall(item, { wrapNumbers: (d) => ((fraction ||= FRACTION.test(d)), exactOr(d)) });
+  // kept beside it for asScanned, only for a row with a fraction (one a double may not hold: its nearest double is no condition on it)
+  if (fraction) storedRows.set(row, unmarshall(item, { wrapNumbers: (d) => (FRACTION.test(d) ? NumberValueImpl.from(d) : exactOr(d)) }));
+  return row;
 }
+
+/** A stored number's text that may have more digits than a double holds: a fraction, or an exponent. */
+const FRACTION = /[.eE]/;
+/** Rows rowOf gave that hold a fraction, by the same row with every fraction a NumberValue of its digits as stored. */
+const storedRows = new WeakMap<object, Record<string, unknown>>();
 
 /** A stored number as a number when JavaScript holds it exactly (a fraction as near as it can), else a NumberValue of its digits. */
 function exactOr(digits: string): number | NumberValueImpl {
@@ -45,11 +54,14 @@ export interface Read<T> {
 
 /**
  * A condition that each of `attributes` is still as stored in `row` (unmarshalled), whatever its
- * type; one absent then must be absent still. Placeholders `#a<i>`, `:a<i>`.
+ * type; one absent then must be absent still. Placeholders `#a<i>`, `:a<i>`. A row as rowOf gave it
+ * is conditioned on its numbers' digits as stored: a fraction's nearest double (1733550000000.1235
+ * of 1733550000000.1234567890123456789) never equalled the stored number, and refused every write.
  */
 export function asScanned(row: Readonly<Record<string, unknown>>, attributes: readonly string[]): { expression: string; names: Record<string, string>; values: Record<string, unknown> } {
   const names = Object.fromEntries(attributes.map((a, i) => [`#a${i}`, a]));
-  const values = Object.fromEntries(attributes.flatMap((a, i) => (row[a] === undefined ? [] : [[`:a${i}`, row[a]]])));
+  const stored = storedRows.get(row) ?? row;
+  const values = Object.fromEntries(attributes.flatMap((a, i) => (row[a] === undefined ? [] : [[`:a${i}`, stored[a]]])));
   const expression = attributes.map((a, i) => (row[a] === undefined ? `attribute_not_exists(#a${i})` : `#a${i} = :a${i}`)).join(' AND ');
   return { expression, names, values };
 }

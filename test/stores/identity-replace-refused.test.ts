@@ -88,6 +88,31 @@ describe('HeartbeatStore.look and replaceRefused', () => {
     expect(await identities.readRow(key.component, key.name)).toEqual(now);
   });
 
+  // a number a double cannot hold exactly (boto3's Decimal(time.time())): the condition names its
+  // digits as stored, not the nearest double, which DynamoDB's own never equals (a review,
+  // 2026-12-07, tenth: the take-over was refused at every try, and the heartbeat never started)
+  it('a row holding numbers a double cannot hold exactly (at the top and nested) is taken over, and deleted as scanned', async () => {
+    const digits = '1733550000000.1234567890123456789';
+    const raw = async (name: string) => {
+      const key = { component: 'worker', name };
+      await t.client.send(
+        new PutItemCommand({
+          TableName: t.names.identities,
+          Item: { ...marshall({ ...key, holderIdentity: `${name}_old`, hostname: '', leaseDurationSeconds: 3600, acquireTime: NOW - 60_000, revision: 3 }), renewTime: { N: digits }, leftTerms: { M: { l: { N: '0.10000000000000000000001' }, m: { L: [{ N: '1.00000000000000000001' }] } } } },
+        }),
+      );
+      const look = await identities.look(key.component, key.name);
+      if (!('refused' in look)) throw new Error('the row was not refused');
+      return { key, look: look.refused };
+    };
+    const { key, look } = await raw('digits');
+    expect(look.row['renewTime']).toBe(Number(digits)); // read as before: the nearest double
+    expect((await identities.replaceRefused(key, look.row, mine(key.name))).holderIdentity).toBe('digits_new');
+    const gone = await raw('digits-gone');
+    expect(await identities.deleteRefused(gone.key, gone.look.row)).toBe(true);
+    expect(await identities.readRow(gone.key.component, gone.key.name)).toBeUndefined();
+  });
+
   it('a row deleted since it was read is not created again: a ConflictError', async () => {
     const { key, look } = await put('deleted');
     await t.client.send(new DeleteItemCommand({ TableName: t.names.identities, Key: marshall(key) }));
