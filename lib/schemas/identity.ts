@@ -79,9 +79,10 @@ export const IdentityLeaseItem = z.object({
     .optional(),
   /**
    * Session rows only (lib/sdk/session.ts): terms of this process's electors that stopped and left
-   * their term to run out (releaseOnCancel false), as lease name → LeftTerm. Written by the row's
-   * owner in its renewals (every row it writes after the elector stopped carries it) and dropped
-   * once the lease shows that term no more. The row does not vouch for a term named here past
+   * their term to run out (releaseOnCancel false), as lease name → LeftTerm, and for a lease duration
+   * those they handed over or released (SessionSeam.over: a successor reading only this row then
+   * reads the lease). Written by the row's owner in its renewals (every row it writes after the
+   * elector stopped carries it) and dropped once the lease shows that term no more. The row does not vouch for a term named here past
    * its `stamp`: observers judge such a term by `stamp` (vacancy.ts renewedBySession), whichever
    * session the lease names, so a term whose elector has ended runs out though the process's other
    * electors keep the row renewed. Absent on an older SDK's rows: nothing is left then.

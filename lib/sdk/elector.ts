@@ -443,11 +443,13 @@ export class LeaderElector {
     if (!isSignal(signal)) throw new ValidationError(`run() argument of LeaderElector "${this.options.identity}" of lease "${this.options.leaseName}"`, [{ field: 'signal', message: NO_SIGNAL }]);
     x.startUp.claim('LeaderElector');
     x.phase = 'starting';
-    // its stop's wait on DynamoDB counts from the signal (a SIGTERM), whatever is in flight then
+    // its stop's wait on DynamoDB counts from the signal (a SIGTERM), whatever is in flight then; its
+    // Session's (its row's delete comes after) lasts at least as long, whenever its own signal aborted
     const stopping = () => {
       x.cancelled = true;
       x.stop.doing = STEPPING_DOWN;
       x.stop.start();
+      if (x.session) sessionSeam(x.session).stopAtLeast(x.stop.remainingMs);
     };
     if (signal.aborted) stopping();
     else signal.addEventListener('abort', stopping, { once: true });
@@ -683,7 +685,7 @@ export class LeaderElector {
     const x = this.x;
     switch (m.kind) {
       case 'release':
-        return this.endWith(() => x.lock.release(m.term, x.time.now()));
+        return this.endWith(() => x.lock.release(m.term, x.time.now()), undefined, m.term);
       case 'offSession':
         return this.endWith(() => x.lock.renew(m.term, { now: m.stamp, leaseDurationSeconds: m.seconds, session: null }));
       case 'decline':
@@ -854,11 +856,15 @@ export class LeaderElector {
    * landed, on the lease's topic and on the process topic of whoever leads next (a hand-over's heir,
    * or the successor a vacated row names: it takes the vacancy). `refused`: the row moved on (a lost
    * race); a fault is reported, `unknown` where the write may have landed (mayHaveLanded), else `failed`.
+   * `over`: the term of this start-up the write hands over or releases, named once it landed on the
+   * process's session rows (SessionSeam.over), whose renewals for its other electors would show the
+   * term renewed on to a successor that hears no wake and reads only them while the lease is quiet.
    */
-  private async endWith(write: () => Promise<Lease | undefined>, heir?: string): Promise<WriteOutcome> {
+  private async endWith(write: () => Promise<Lease | undefined>, heir?: string, over?: Term): Promise<WriteOutcome> {
     try {
       const l = await write();
       if (l) this.x.push?.wake(this.options.leaseName, l.revision, heir ?? (l.holderIdentity === undefined ? l.successorInstance : undefined));
+      if (l && over && this.x.session) sessionSeam(this.x.session).over(this.options.leaseName, { token: over.fencingToken, instance: this.instance }, this.options.leaseDurationMs);
       return l !== undefined ? 'landed' : 'refused';
     } catch (e) {
       this.x.report(e);
@@ -1044,13 +1050,13 @@ export class LeaderElector {
       case 'readHeir':
         return { sent: x.lock.candidate(f.name), answer: (r) => ({ kind: 'answer', rest: f.rest, row: (r as { item: Candidate | undefined }).item }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'handOver': {
-        const sent = this.endWith(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, second: f.second }), f.heir.instance);
+        const sent = this.endWith(() => x.lock.handOver(f.term, { heir: f.heir, now: x.time.now(), firstTermSeconds: Math.max(1, Math.ceil(o.leaseDurationMs / 3000)), leaseTransitions: f.leaseTransitions, second: f.second }), f.heir.instance, f.term);
         // beside the write, not after its answer: only a hint to read (endWith wakes again once it landed)
         x.push?.wake(o.leaseName, f.revision, f.heir.instance);
         return { sent, answer: (out) => ({ kind: 'answer', rest: f.rest, ok: out === 'landed' }) };
       }
       case 'releaseTerm':
-        return { sent: this.endWith(() => x.lock.release(f.term, x.time.now())), answer: () => ({ kind: 'answer', rest: f.rest }) };
+        return { sent: this.endWith(() => x.lock.release(f.term, x.time.now()), undefined, f.term), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'renewCandidacy':
         return { sent: this.candidate!.renew(), answer: () => ({ kind: 'answer', rest: f.rest }), fault: { kind: 'answer', rest: f.rest, failed: true } };
       case 'standDown':

@@ -614,7 +614,7 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
  * DynamoDB's side (HTTP 5xx), under the SDK's name with `subject` and that it is retried; an answer
  * not DynamoDB's (NotDynamoDBError, fromDynamoDB) as it is; any other error as it is (a ValidationError already names the row and field).
  */
-export function namedFault(e: unknown, subject: string, endpoint: string): Error {
+export function namedFault(e: unknown, subject: string, endpoint: string, denied = "check the worker's role (grantWorker) and credentials; retrying with backoff"): Error {
   const unsent = unsentAs(e);
   const error = unsent instanceof Error ? unsent : new Error(String(unsent));
   if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError) return error;
@@ -628,7 +628,7 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   // what DynamoDB refused or failed: told as that, not as "cannot reach DynamoDB"
   if (heldClientSide.has(error)) return new DynamoDBRefusedError('throttled', subject, error);
   const answered = answeredLastTry(error);
-  if (answered) return namedFault(answered, subject, endpoint);
+  if (answered) return namedFault(answered, subject, endpoint, denied);
   const pooled = waitedOnPool(subject, error, 'retrying with backoff');
   if (pooled) return pooled;
   const descriptors = descriptorsOut(subject, error, 'retrying with backoff');
@@ -641,7 +641,7 @@ export function namedFault(e: unknown, subject: string, endpoint: string): Error
   if (input !== undefined) return badEndpoint(subject, error, input, 'retrying with backoff');
   const kind = faultKind(error);
   if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, error);
-  if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, error, deniedAdvice(error, "check the worker's role (grantWorker) and credentials; retrying with backoff", 'retrying with backoff'));
+  if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, error, deniedAdvice(error, denied, 'retrying with backoff'));
   if (error.name === 'ReplicatedWriteConflictException' && !namedServerFaults.has(error)) {
     // a multi-Region table: another Region wrote the item at that moment; this write was not applied
     const named = new Error(
@@ -850,20 +850,22 @@ export function errorSink(onError: ((e: Error) => void) | undefined, subject: st
 
 /**
  * What an SDK object reports its faults with: `onError` (an errorSink), each fault named
- * (namedFault), or by `own` first when it names it (a missing table: options.ts' runningTableFault).
- * The endpoint is looked up once, when it is made (or at the first fault that needs it, if sooner).
+ * (namedFault), or by `own` first when it names it (a missing table: options.ts' runningTableFault);
+ * `denied`: what a request IAM refused tells to check, where more than the role and credentials
+ * (a Session's partition). The endpoint is looked up once, when it is made (or at the first fault
+ * that needs it, if sooner).
  */
-export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient, own?: (e: unknown) => Error | undefined): (e: unknown) => void {
+export function faultReporter(onError: (e: Error) => void, subject: string, client: DynamoDBClient, own?: (e: unknown) => Error | undefined, denied?: string): (e: unknown) => void {
   let endpoint: string | undefined;
   // looked up now too, so a fault of any kind names an endpoint that is no http(s) URL (namedFault)
   void endpointOf(client).then((found) => (endpoint ??= found));
   return (e) => {
     const named = own?.(e);
     if (named) return onError(named);
-    if (endpoint !== undefined || faultKind(e) !== 'unreachable') return onError(namedFault(e, subject, endpoint ?? ''));
+    if (endpoint !== undefined || faultKind(e) !== 'unreachable') return onError(namedFault(e, subject, endpoint ?? '', denied));
     void endpointOf(client).then((found) => {
       endpoint = found;
-      onError(namedFault(e, subject, found));
+      onError(namedFault(e, subject, found, denied));
     });
   };
 }

@@ -195,7 +195,22 @@ export interface SessionSeam {
    * until some are dropped. Returns the stamp.
    */
   leave(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number, stillHeld: () => Promise<boolean>): number;
-  /** A stopping elector leads on for its heir, its stop's budget `ms` from running out: the session's stop waits at least as long (its row's delete comes after). */
+  /**
+   * An elector's hand-over or release of the term of `lease` it led (`term`) landed: the rows the
+   * process writes from now on name it as left too, for a lease duration past the stamp it is left
+   * at, read by nobody's lease read (the row shows that term no more, and tokens only grow). A
+   * successor reading only this process's session row while wakes seem to reach it (a wake lost)
+   * then reads the lease at its next session read, not at its backstop read four lease durations
+   * on. Sound as any term left: its elector stopped leading before the write. Named only while a row
+   * has room (MAX_LEFT_TERMS), and the first dropped for a term left to run out (leave): it never
+   * holds the session.
+   */
+  over(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number): void;
+  /**
+   * An elector began stopping, or leads on for its heir, its stop's budget `ms` from running out:
+   * the session's stop waits at least as long (its row's delete comes after), whenever run()'s
+   * signal aborted.
+   */
   stopAtLeast(ms: number): void;
 }
 
@@ -207,9 +222,14 @@ interface Left {
   /** DynamoDB time (StampClock.now) the lease is next read at. */
   checkAt: number;
   checking: boolean;
+  /** Handed over or released (SessionSeam.over): dropped at checkAt, and first, for a term left to run out, past MAX_LEFT_TERMS. */
+  readonly over?: true;
 }
 
 const seams = new WeakMap<Session, SessionSeam>();
+
+/** A term handed over or released (SessionSeam.over): the lease shows it no more, and never will again (tokens only grow). */
+const NOT_HELD = (): Promise<boolean> => Promise.resolve(false);
 
 /** Whether a row's (or a renewal's) `leftTerms` entry names `term` as it was left: its token, instance and stamp. */
 const namesAsLeft = (named: LeftTerm | undefined, term: LeftTerm): boolean => named !== undefined && named.token === term.token && named.instance === term.instance && named.stamp === term.stamp;
@@ -256,6 +276,8 @@ export class Session {
   private readonly store: IdentityStore;
   private readonly time: StampClock;
   private readonly onError: (e: Error) => void;
+  /** Tells a lease read's fault (a term left to run out looked at: lookAtLeft), without what a denial of its own rows tells to check. */
+  private readonly leaseReadFailed: (e: unknown) => void;
   private readonly clock: Clock;
   private readonly startUp: StartUp<void>;
   private readonly listeners = new Set<SessionListener>();
@@ -274,11 +296,21 @@ export class Session {
   /** Aborted (with LEAVING) once the session is leaving: the probe read a start waits on is abandoned (a lookup of DynamoDB's name that takes long, say). */
   private readonly departure = new AbortController();
   /**
-   * Its stop's wait on DynamoDB, STOP_BUDGET_MS from run()'s signal aborting, counted against what it
-   * sends once it is leaving (every elector on it gone): a request then in flight and its row's
-   * delete. Its renewals while its electors stop are not cut: they serve those electors.
+   * Its stop's wait on DynamoDB, counted against what it sends once it is leaving (every elector on
+   * it gone): a request then in flight and its row's delete. Started as it leaves, it ends at
+   * `stopUntil`. Its renewals while its electors stop are not cut: they serve those electors.
    */
   private readonly stop: StopBudget;
+  /**
+   * Monotonic time its stop's wait on DynamoDB ends: STOP_BUDGET_MS from run()'s signal aborting, or
+   * later, as late as the stop of any elector on it (SessionSeam.stopAtLeast: told as each begins
+   * stopping, and as one leads on for its heir). An elector run on a signal of its own, aborted
+   * later, gives its row's delete its own stop's wait: counted from run()'s signal alone, the wait
+   * was spent on waiting for it, and the delete failed unsent, DynamoDB blamed (a review).
+   */
+  private stopUntil = -Infinity;
+  /** Its stop's wait ran out before it could leave (its electors' stops took it all): told so, not as DynamoDB's silence. */
+  private spentWaiting = false;
   /** Aborted once it is leaving and its stop's budget is spent (cutIfLeaving): its requests are abandoned then. */
   private readonly cut = new AbortController();
 
@@ -290,9 +322,13 @@ export class Session {
     this.client = client;
     this.process = uniqueId(this.clock);
     this.time = stampClockFor(data.clockSync, client, this.clock);
-    // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are; a request its stop's budget cut is told once, as run() resolves
-    const report = faultReporter(errorSink(onError, 'Session', this.clock), 'Session', client, runningTableFault('Session', data.tables, IDENTITIES_ONLY));
+    this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);
+    // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are, a denial with the partition its rows
+    // are written in; a request its stop's budget cut is told once, as run() resolves
+    const sink = errorSink(onError, 'Session', this.clock);
+    const report = faultReporter(sink, 'Session', client, runningTableFault('Session', data.tables, IDENTITIES_ONLY), partitionDenied(data.leaseNames, this.component));
     this.onError = (e) => void ((this.leaving() && this.stop.failed(e)) || report(e));
+    this.leaseReadFailed = faultReporter(sink, 'Session', client);
     // its reads and writes give up after its renew deadline: one that never answers must not stop the renewals (bounded-client.ts);
     // once it is leaving, within its stop's budget too
     this.stop = new StopBudget(this.clock);
@@ -308,12 +344,12 @@ export class Session {
       hold: (name, why) => this.hold(name, why),
       stamp: (name) => (this.name === name ? this.current?.read.item?.renewTime : undefined),
       leave: (lease, term, leaseDurationMs, stillHeld) => this.leave(lease, term, leaseDurationMs, stillHeld),
-      stopAtLeast: (ms) => this.stop.atLeast(ms),
+      over: (lease, term, leaseDurationMs) => this.over(lease, term, leaseDurationMs),
+      stopAtLeast: (ms) => this.stopAtLeast(ms),
     });
     this.options = deepFreeze(data);
     // a missing table is looked at (DescribeTable) before the start-up ends: one still being created is waited for
     this.startUp = new StartUp<void>('Session', data.tables, { state: tableState(requests), clock: this.clock }, IDENTITIES_ONLY);
-    this.component = data.leaseNames ? sessionComponent(data.leaseNames) : allLeasesSessionComponent(this.process);
     this.ready = this.startUp.ready;
   }
 
@@ -389,10 +425,22 @@ export class Session {
   private lastStamp = 0;
 
   /** A term left to run out (through sessionSeam): named on every row written from now on. */
-  private leave(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number, stillHeld: () => Promise<boolean>): number {
+  private leave(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number, stillHeld: () => Promise<boolean>, over = false): number {
     const stamp = Math.max(this.lastStamp, this.current?.read.item?.renewTime ?? 0);
-    this.left.set(lease, { term: { token: term.token, instance: term.instance, stamp }, stillHeld, leaseDurationMs, checkAt: stamp + leaseDurationMs + this.options.maxClockErrorMs, checking: false });
+    this.left.delete(lease); // (last in the order: the oldest terms handed over or released are dropped first)
+    this.left.set(lease, { term: { token: term.token, instance: term.instance, stamp }, stillHeld, leaseDurationMs, checkAt: stamp + leaseDurationMs + this.options.maxClockErrorMs, checking: false, ...(over ? { over } : {}) });
+    // a term left to run out must be named (else the row would vouch for it): terms handed over or released make room
+    for (const [k, x] of this.left) {
+      if (this.left.size <= MAX_LEFT_TERMS) break;
+      if (x.over) this.left.delete(k);
+    }
     return stamp;
+  }
+
+  /** A term handed over or released (through sessionSeam): named as left while a row has room, never in place of a term left to run out. */
+  private over(lease: string, term: { readonly token: number; readonly instance: string }, leaseDurationMs: number): void {
+    const was = this.left.get(lease);
+    if (was ? was.over === true : this.left.size < MAX_LEFT_TERMS) this.leave(lease, term, leaseDurationMs, NOT_HELD, true);
   }
 
   /**
@@ -441,7 +489,7 @@ export class Session {
         (e: unknown) => {
           x.checking = false;
           x.checkAt = this.time.now() + x.leaseDurationMs;
-          this.onError(e as Error);
+          this.leaseReadFailed(e);
         },
       );
     }
@@ -492,9 +540,20 @@ export class Session {
     );
   }
 
-  /** Once leaving: the nap ends, the probe read a start waits on is abandoned, and its requests are cut if its stop's budget is spent. */
+  /** Its stop's wait on DynamoDB lasts `ms` from now at least (its signal aborted, or an elector on it stopping). */
+  private stopAtLeast(ms: number): void {
+    this.stopUntil = Math.max(this.stopUntil, this.time.monotonic() + ms);
+  }
+
+  /** Once leaving: its stop's wait starts (to stopUntil), the nap ends, the probe read a start waits on is abandoned, and its requests are cut if that wait is over. */
   private departIfLeaving(): void {
     if (!this.leaving()) return;
+    if (this.stop.remainingMs === Infinity) {
+      const leftMs = this.stopUntil - this.time.monotonic();
+      this.spentWaiting = leftMs <= 0;
+      this.stop.start();
+      this.stop.extend(Math.max(0, leftMs) - this.stop.ms);
+    }
     this.nap?.end();
     this.departure.abort(LEAVING);
     this.cutIfLeaving();
@@ -537,12 +596,12 @@ export class Session {
     const unsleep = this.time.onSleep((sleptMs) => {
       if (this.current) this.end(this.current, `this machine slept ${Math.round(sleptMs)} ms, which its renew deadline on the monotonic clock did not count`);
     });
-    // its stop's wait on DynamoDB counts from the signal (a SIGTERM), as its electors' do
+    // its stop's wait on DynamoDB counts from the signal (a SIGTERM), as its electors' do, or from a later elector's
     const depart = () => {
-      this.stop.start();
+      this.stopAtLeast(this.stop.ms);
       this.departIfLeaving();
     };
-    if (signal.aborted) this.stop.start();
+    if (signal.aborted) this.stopAtLeast(this.stop.ms);
     signal.addEventListener('abort', depart, { once: true });
     try {
       await this.runRows(signal, leaving);
@@ -552,8 +611,8 @@ export class Session {
       unsleep();
       this.stop.end();
       const undone = this.stop.leftUndone;
-      if (undone.length > 0)
-        this.onError(new Error(`Session of process ${this.process}: its stop left undone ${undone.join('; ')}: DynamoDB did not answer within the ${this.stop.ms / 1000} s a stop waits for it, and run() resolved. Nothing waits on it: the row goes stale ${this.options.maxLeaseDurationMs / 1000} s after its last renewal (maxLeaseDurationMs) and is collected`));
+      const why = this.spentWaiting ? `the ${this.stop.ms / 1000} s a stop waits for DynamoDB had run out while its electors stopped (each tells what it left undone)` : `DynamoDB did not answer within the ${this.stop.ms / 1000} s a stop waits for it`;
+      if (undone.length > 0) this.onError(new Error(`Session of process ${this.process}: its stop left undone ${undone.join('; ')}: ${why}, and run() resolved. Nothing waits on it: the row goes stale ${this.options.maxLeaseDurationMs / 1000} s after its last renewal (maxLeaseDurationMs) and is collected`));
     }
   }
 
@@ -596,6 +655,8 @@ export class Session {
     if (l) {
       this.end(l, undefined);
       this.stop.doing = 'the delete of its row';
+      // its stop's wait over before it could leave: the delete fails unsent, once the budget's timer (due now) has cut
+      if (this.spentWaiting && !this.stop.spent) await new Promise((spent) => this.stop.signal.addEventListener('abort', spent, { once: true }));
       try {
         await this.store.delete(l.read);
       } catch (e) {
@@ -878,6 +939,17 @@ export class Session {
     if (why) this.onError(new Error(`Session ${l.name} ended: ${why}; its electors renew their leases themselves until a new session starts`));
     this.nap?.end();
   }
+}
+
+/**
+ * What a Session's request IAM refused tells to check: the identities partition its rows are written
+ * in, which only a role granted the same leases may write (grantWorker's `dynamodb:LeadingKeys`). A
+ * review: a Session given other leaseNames than the role's grant was denied every write, told only to
+ * check the role, and never started, its electors renewing each lease themselves.
+ */
+function partitionDenied(leaseNames: readonly string[] | undefined, component: string): string {
+  const from = leaseNames ? `its leaseNames (${leaseNames.join(', ')})` : 'no leaseNames (a role granted every lease, allLeases)';
+  return `its rows are written in the identities partition ${component}, chosen by ${from}, and a role may write only the partition of its own grant: give the Session the same leaseNames as the role's grantWorker({ leaseNames }) (in any order), or leave both out (allLeases); else check the role and its credentials. Retrying with backoff; its electors renew their leases themselves meanwhile`;
 }
 
 /** A Session option of a LeaderElector. @internal */

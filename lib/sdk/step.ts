@@ -3,7 +3,7 @@
  * decisions it orders. No I/O, no clock read. Why each decision is as it is: docs/architecture.md,
  * "Inside the elector".
  */
-import { namesTerm, renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
+import { leftStamp, namesTerm, renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
 import { MAX_LEFT_TERMS, processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -153,7 +153,7 @@ export function isVacant(lease: Lease | undefined, observedAt: number, now: numb
 export interface PollPlan {
   /** A consistent read of the lease row (NoCoordination, or woken: it is news); otherwise an eventually consistent one (every write it leads to is conditioned on it). */
   readonly consistent: boolean;
-  /** Only the session row: a quiet lease held on a session, wakes reaching this worker, the lease row read within the backstop. */
+  /** Only the session row: a quiet lease held on a session, wakes reaching this worker, the lease row read within the backstop, the last view's term vouched for by a session row that does not name it as left. */
   readonly sessionOnly: boolean;
 }
 
@@ -169,10 +169,18 @@ export function pollPlan(p: {
   readonly now: number;
   /** The lease row is read at least this often (a backstop for a lost wake). */
   readonly backstopMs: number;
+  /**
+   * Whether the last view's term was vouched for by a session row of its holder's process that does
+   * not name it as left (FollowerState.viewedSession). Not: that row gone (the session ended, its
+   * process stopping), or naming the term as left (its elector stopped: handed over, released, or
+   * left to run out): the lease row says what became of the term, and a lost wake would otherwise
+   * leave it unread until the backstop, four lease durations (a review: 49.4 s leaderless).
+   */
+  readonly vouched: boolean;
 }): PollPlan {
   const coordinated = p.mode === 'coordinated';
   const l = p.raw;
-  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
+  const sessionOnly = !p.woken && coordinated && p.pushLive && l?.session !== undefined && l.holderIdentity !== undefined && isQuiet(p.view) && p.vouched && p.leaseReadAt !== undefined && p.now - p.leaseReadAt < p.backstopMs;
   return { consistent: !coordinated || p.woken, sessionOnly };
 }
 
@@ -1209,7 +1217,7 @@ type GoneRead = 'reading' | 'offSession';
 /** Where a poll stands while it waits on an answer. */
 type Pending =
   /** Reading the lease row (and the session row of a lease held on one), for a poll or for the successor's second look. */
-  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean; readonly awaitRereads?: number; readonly sessionConsistent?: boolean; readonly gone?: GoneRead }
+  | { readonly kind: 'read'; readonly then: 'poll' | 'secondLook'; readonly woken: boolean; readonly consistent: boolean; readonly sentAt: number; readonly reread: boolean; readonly raw?: LeaseRead; readonly sessionReread?: boolean; readonly named?: SessionRead; readonly ownReread?: boolean; readonly awaitRereads?: number; readonly sessionConsistent?: boolean; readonly gone?: GoneRead; readonly sessionOnly?: true }
   /** Answering an election (or a ping left unanswered) by renewing the candidacy. */
   | { readonly kind: 'answer'; readonly raw: LeaseRead; readonly d: FollowerDecision }
   /** Reporting a vacancy, then acknowledging by renewing the candidacy. */
@@ -1247,8 +1255,8 @@ export interface FollowerState {
   readonly lastHeldOnSession: boolean;
   /** The longest lease duration (s) the last held term's row showed, and whose term it was (sessionFallbackFor). */
   readonly lastHeldSeconds: { readonly instance: string | undefined; readonly token: number; readonly seconds: number } | undefined;
-  /** The session row the last view was judged with, if any, and the lease `session` it was judged for (`of`). */
-  readonly viewedSession: { readonly name: string; readonly renewTime: number; readonly of: string } | undefined;
+  /** The session row the last view was judged with, if any, and the lease `session` it was judged for (`of`); `left`: the row names the term as left (leftStamp). */
+  readonly viewedSession: { readonly name: string; readonly renewTime: number; readonly of: string; readonly left?: true } | undefined;
   /**
    * The `session` the last view's lease names where a consistent read of that row showed it cannot
    * hold the term (sessionStanding 'none': no such row, or another process's, its holder on none):
@@ -1684,9 +1692,11 @@ export function followerStep(s: FollowerSettings, state: FollowerState, e: Follo
       const woken = state.wakePending;
       const st = woken ? { ...state, wakePending: false } : state;
       const last = st.lastRaw;
-      const plan = pollPlan({ mode: s.mode, woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs });
+      const v = state.viewedSession;
+      const vouched = v !== undefined && v.of === last?.item?.session && v.left === undefined;
+      const plan = pollPlan({ mode: s.mode, woken, pushLive: e.pushLive, raw: last?.item, view: state.lastRead, leaseReadAt: state.leaseReadAt, now: at.now, backstopMs: SESSION_QUIET_LEASES * s.leaseDurationMs, vouched });
       const read: Pending = { kind: 'read', then: 'poll', woken, consistent: plan.consistent, sentAt: at.now, reread: false };
-      if (plan.sessionOnly && last) return readSession(s, st, { ...read, raw: last }, last, at, fx);
+      if (plan.sessionOnly && last) return readSession(s, st, { ...read, raw: last, sessionOnly: true }, last, at, fx);
       return waiting(st, read, fx, { kind: 'readLease', consistent: plan.consistent });
     }
     case 'leaseRead': {
@@ -1826,6 +1836,10 @@ function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pendin
   const raw = p.raw!;
   const l = raw.item!;
   const { lease, by } = judgedOnSession(l, notOlder(state, l, named).row, own && notOlder(state, l, own).row, sessionFallbackFor(s, l.leaseDurationSeconds));
+  // a poll of the session row alone that finds no row vouching for the term, or the term named as left
+  // (its elector stopped: handed over, released or left to run out): the lease row says what became
+  // of it, read now, consistently (it is news), not at the next poll (pollPlan's `vouched`)
+  if (p.sessionOnly && (by === undefined || leftStamp(l, by) !== undefined)) return waiting(state, { kind: 'read', then: 'poll', woken: false, consistent: true, sentAt: at.now, reread: false }, fx, { kind: 'readLease', consistent: true });
   // a copy may be old: a term judged run out on one is read again, consistently, before anything is done on it
   const o = state.observed;
   const copy = named.consistent === false || own?.consistent === false;
@@ -1833,7 +1847,7 @@ function judgedView(s: FollowerSettings, state: FollowerState, p: Extract<Pendin
     return waiting(state, { ...p, named: undefined, sessionReread: false, ownReread: false, sessionConsistent: true }, fx, readSessionAgain(l.session!, true, termOf(l)));
   }
   const offNamedSession = named.consistent !== false && sessionStanding(l, stampOf(named.row)) === 'none' ? { name: l.session!, renewTime: l.renewTime } : undefined;
-  const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session! }, offNamedSession };
+  const st = { ...state, viewedSession: by && { name: by.name, renewTime: by.renewTime, of: l.session!, ...(leftStamp(l, by) === undefined ? {} : { left: true as const }) }, offNamedSession };
   // the row judged by, whose renewals the cadence times
   return viewed(s, st, p, raw, { ...raw, item: lease }, own?.row ? own.sentAt : named.sentAt, at, fx);
 }

@@ -113,7 +113,7 @@ describe('isVacant: as this follower watched it', () => {
 
 describe('pollPlan: what a follower reads next', () => {
   const onSession = held({ session: 'p:s', renewTime: 2 }); // renewed since acquired: quiet
-  const base = { mode: 'coordinated' as const, woken: false, pushLive: true, raw: onSession, view: onSession, leaseReadAt: T - 1_000, now: T, backstopMs: 30_000 };
+  const base = { mode: 'coordinated' as const, woken: false, pushLive: true, raw: onSession, view: onSession, leaseReadAt: T - 1_000, now: T, backstopMs: 30_000, vouched: true };
   it.each([
     { name: 'coordinated, a quiet lease on a session, wakes live, row read lately: the session row alone, eventually consistent', p: {}, want: { consistent: false, sessionOnly: true } },
     { name: 'woken: the lease row, consistently (it is news)', p: { woken: true }, want: { consistent: true, sessionOnly: false } },
@@ -122,6 +122,8 @@ describe('pollPlan: what a follower reads next', () => {
     { name: 'the row never read: the lease row', p: { leaseReadAt: undefined }, want: { consistent: false, sessionOnly: false } },
     { name: 'not held on a session: the lease row', p: { raw: held(), view: held() }, want: { consistent: false, sessionOnly: false } },
     { name: 'not quiet (an election open): the lease row', p: { view: held({ session: 'p:s', election }) }, want: { consistent: false, sessionOnly: false } },
+    // a review: a hand-over by an elector whose process ran on, its wake lost, left the heir reading only that process's session row, renewed on, for 49.4 s
+    { name: 'the session row names the term as left, or none vouches for it (its elector stopped: handed over, released or left to run out; its session ended): the lease row', p: { vouched: false }, want: { consistent: false, sessionOnly: false } },
     { name: 'NoCoordination: the lease row, consistently, as client-go reads', p: { mode: 'NoCoordination' as const }, want: { consistent: true, sessionOnly: false } },
   ])('$name', ({ p, want }) => expect(pollPlan({ ...base, ...p })).toEqual(want));
 });

@@ -4,7 +4,7 @@
  * session's name; a scoped one in its grant's; an older SDK's names (no colon) are rows of
  * `conclave-session`. Real Sessions and the session reader on DynamoDB Local.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { seededRandom, systemClock } from '../../lib/clock.js';
 import {
   SESSION_COMPONENT,
@@ -20,8 +20,11 @@ import {
   sessionShard,
   type IdentityLease,
 } from '../../lib/schemas/identity.js';
+import { localClient } from '../../lib/local/dynamodb-local.js';
+import { DynamoDBRefusedError } from '../../lib/sdk/faults.js';
 import { SessionReader } from '../../lib/sdk/lock.js';
 import { Session } from '../../lib/sdk/session.js';
+import { waitFor } from './harness.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { NOW } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
@@ -134,5 +137,36 @@ describe('Sessions on DynamoDB Local', () => {
     expect((await reader.read('old-1', 0, 0)).row).toMatchObject({ component: SESSION_COMPONENT, renewTime: NOW + 10, process: 'p-old' });
     const own: IdentityLease | undefined = (await reader.freshestOf('old-gone', 'p-old', TERM)).row;
     expect(own).toMatchObject({ name: 'old-2', renewTime: NOW + 30 });
+  });
+});
+
+describe("a Session given other leaseNames than its role's grant (IAM's LeadingKeys denies every write of its rows)", () => {
+  it("tells onError, every try, the partition it wrote and that leaseNames must be the grant's (before: only \"check the worker's role\"); run() retries, and resolves once its signal aborts", async () => {
+    const GRANT = ['reports'];
+    const client = localClient(inject('ddbEndpoint'));
+    // the grant's statement on the identities table: rows of its own partition only (grantWorker's dynamodb:LeadingKeys)
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { TableName?: string; Key?: { component?: { S?: string } } };
+        if (context.commandName === 'UpdateItemCommand' && input.TableName === t.names.identities && input.Key?.component?.S !== sessionComponent(GRANT))
+          throw Object.assign(new Error(`User: arn:aws:sts::123456789012:assumed-role/Workers/i-0abc is not authorized to perform: dynamodb:UpdateItem on resource: arn:aws:dynamodb:us-east-1:123456789012:table/${t.names.identities} because no identity-based policy allows the dynamodb:UpdateItem action`), { name: 'AccessDeniedException', $fault: 'client', $metadata: { httpStatusCode: 400 } });
+        return next(args);
+      },
+      { step: 'initialize', name: 'leadingKeys' },
+    );
+    const errors: Error[] = [];
+    const session = new Session({ client, tables: t.names, leaseNames: ['reports', 'billing'], clockSync: 'none', retryPeriodMs: 200, onError: (e) => void errors.push(e) });
+    session.ready.catch(() => undefined); // rejected as run() ends before a first row
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    await waitFor('two tries told', () => errors.length >= 2);
+    stop.abort();
+    await expect(running).resolves.toBeUndefined();
+    expect(session.stats.started).toBe(0);
+    for (const e of errors.slice(0, 2)) {
+      expect(e).toBeInstanceOf(DynamoDBRefusedError);
+      expect(e.message).toContain(`its rows are written in the identities partition ${sessionComponent(['reports', 'billing'])}, chosen by its leaseNames (reports, billing)`);
+      expect(e.message).toMatch(/give the Session the same leaseNames as the role's grantWorker\(\{ leaseNames \}\) \(in any order\), or leave both out \(allLeases\).*Retrying with backoff; its electors renew their leases themselves meanwhile$/);
+    }
   });
 });

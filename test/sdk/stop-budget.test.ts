@@ -14,6 +14,8 @@ import { STOP_BUDGET_MS } from '../../lib/sdk/faults.js';
 import { HEIR_WAIT_MAX_MS } from '../../lib/sdk/step.js';
 import { ClockSkewError } from '../../lib/sdk/server-clock.js';
 import { Session } from '../../lib/sdk/session.js';
+import { sessionKey } from '../../lib/schemas/identity.js';
+import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { Sim, type Machine } from '../../sim/harness.js';
 import { CLIENT_GO, CONFIG, L, group, onLeases } from './fault-group.js';
 
@@ -154,6 +156,33 @@ describe('a stop on a healthy DynamoDB, on Sessions', () => {
     heir!.stop.abort();
     heir!.e.controller.abort();
     await sim.settle(Promise.all([heir!.e.done, heir!.running]), 'the heir to stop', 2 * LONG.leaseDurationMs);
+  });
+});
+
+describe("a Session whose signal aborts before its electors' (each elector run on a signal of its own)", () => {
+  it("its electors stop 12 s after it: its row is deleted as the last leaves, given the stop's wait from then, not cut unsent with DynamoDB blamed (before: the 10 s counted from its own signal, spent on waiting for them)", async () => {
+    const sim = await Sim.create({ config: CONFIG });
+    sim.coordinator({ tickEveryMs: 1_000 });
+    const m = sim.machine();
+    const errors: Error[] = [];
+    const session = new Session({ client: m.client, tables: sim.names, clock: m.clock, onError: (x) => errors.push(x) });
+    const stop = new AbortController();
+    const running = session.run(stop.signal);
+    const e = sim.elector('a', { leaseName: L, ...CLIENT_GO, session }, { machine: m, errors });
+    await sim.until('it leads on its session', async () => e.elector.isLeader() && session.healthy() && (await sim.leases.read(L)).item?.session !== undefined, 120_000);
+    const name = session.name!;
+    stop.abort(); // the Session's signal: it waits for its elector
+    await sim.run(STOP_BUDGET_MS + 2_000);
+    expect(session.healthy()).toBe(true); // renewed on, for the elector that still leads
+    const from = sim.clock.monotonic();
+    e.controller.abort();
+    await sim.settle(Promise.all([e.done, running]), 'both to resolve', 60_000);
+    expect(sim.clock.monotonic() - from).toBeLessThanOrEqual(STOP_BUDGET_MS);
+    const deletes = m.sent.filter((r) => r.at >= from && r.operation === 'DeleteItem' && (r.input as { TableName?: string }).TableName === sim.names.identities);
+    expect(deletes.map((r) => r.ok)).toEqual([true]);
+    const key = sessionKey(name);
+    expect((await new IdentityStore(sim.client, sim.names.identities).read(key.component, key.name)).item).toBeUndefined();
+    expect(undoneTold(errors)).toEqual([]);
   });
 });
 
