@@ -2393,7 +2393,9 @@ function stopTerm(s: Settings, st: State, lead: Lead, reason: StopReason, now: n
   const heldOff = failures === (st.heldOff?.failures ?? 0) ? st.heldOff : { until: st.heldOff?.until ?? now, failures };
   const stands = lost ? { standAgain: lead.term.fencingToken } : secondFailure ? { standAgain: undefined, standsDown: s.candidate } : {};
   // (on a session, whose renewals show it alive, its row is marked so, before any hand-over or release)
-  if (secondFailure && s.candidate) fx.push({ kind: 'standDown', withinMs: inTermMs(s, lead, now) });
+  // waited for a retry period at most: the hand-over after it waits on it, the lease leaderless meanwhile (a mark
+  // abandoned leaves it to be elected back, as before the mark: its next stand-down marks again)
+  if (secondFailure && s.candidate) fx.push({ kind: 'standDown', withinMs: Math.min(inTermMs(s, lead, now), s.retryPeriodMs) });
   // its follower's view of the row is from before it led: the next poll reads the row, never the session alone
   return { ...st, heldOff, lead: undefined, leaseReadAt: undefined, ledOn: lead.session, ...stands };
 }
