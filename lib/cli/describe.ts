@@ -1,9 +1,8 @@
 import { termStrategy } from '../election/leader.js';
 import { decideWithSuccession } from '../election/successor.js';
-import { reelectionWindowMs, standingDown } from '../election/decide.js';
-import { strategyConsensus } from '../election/strategy.js';
+import { reelectionWindowMs, standingDown, strategyOf } from '../election/decide.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
-import { leaseExpiresAt, liveCandidates, vacancy } from '../election/vacancy.js';
+import { leaseExpiresAt, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { ElectedBy, Lease } from '../schemas/lease.js';
@@ -41,10 +40,14 @@ function stateOf(lease: Lease | undefined, now: number, config: ElectionConfig, 
   }
 }
 
-/** The strategy in force; the candidates a disagreement names escaped where they pass for one another or for the lease's names (`as`), as the table shows them. */
+/**
+ * The strategy in force, as decide() takes it (strategyOf: those standing down agree too); the
+ * candidates a disagreement names escaped where they pass for one another or for the lease's names
+ * (`as`), as the table shows them.
+ */
 function strategyLine(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string | Named {
   if (lease?.strategy) return `${lease.strategy} (set by an operator; sticky until \`conclave set-strategy ${lease.name} --clear\`)`;
-  const consensus = strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
+  const consensus = strategyOf(lease, candidates, now, config);
   if (consensus.ok) return `not set: the candidates agree on ${consensus.strategy}`;
   return as('not set: ', { listing: consensus.message });
 }
@@ -70,12 +73,13 @@ export const NO_COORDINATION_TAKERS = (it: string): string =>
 
 /**
  * The Best candidate line of a lease the coordinator does not elect (undefined: it elects), by the
- * strategy decide() runs: the lease's, else the candidates' consensus. No candidate is best then:
- * who elects is said instead (a third party; under NoCoordination the workers' own race, or a
- * coordinated worker's fallback; nobody while the candidates' strategies contradict).
+ * strategy decide() runs (strategyOf: the lease's, else the live candidates' consensus, those
+ * standing down included). No candidate is best then: who elects is said instead (a third party;
+ * under NoCoordination the workers' own race, or a coordinated worker's fallback; nobody while the
+ * candidates' strategies contradict).
  */
 function bestLine(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): string | undefined {
-  const consensus = lease?.strategy ? { ok: true as const, strategy: lease.strategy } : strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
+  const consensus = strategyOf(lease, candidates, now, config);
   if (!consensus.ok) {
     if (consensus.reason === 'noCandidates') return undefined;
     return "none: the coordinator elects nobody while the candidates' strategies contradict each other (Strategy above); a worker may take the lease vacant by its fallback";
@@ -207,11 +211,12 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
 
 /**
  * One lease as JSON: the lease row (null when there is none) with what the CLI judged of it
- * (`judged`), and its candidate rows, in the coordinator's order.
+ * (`judged`), and its candidate rows, in the coordinator's order on the lease as judged (as the
+ * text shows them: a holder standing down is ranked while its term lives on its session).
  */
 export function describeJson(snap: Snapshot, now: number, config: ElectionConfig) {
   const { read: { item: lease }, candidates, session } = snap;
-  return { lease: lease ? withJudged(lease, session, now, config) : null, candidates: standings(lease, candidates, now, config).ordered.map((s) => s.candidate) };
+  return { lease: lease ? withJudged(lease, session, now, config) : null, candidates: standings(lease, candidates, now, config, judgedLease(lease, session, now)).ordered.map((s) => s.candidate) };
 }
 
 /** A lease row the schema refuses: what is wrong, how to repair it, and its candidates. */

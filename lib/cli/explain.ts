@@ -3,10 +3,10 @@
  * (lib/election): the CLI never re-implements a rule, it only describes the outcome.
  */
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
-import { ignoredLastPing, isFresh, isPending, setAside, standingDown, type Decision } from '../election/decide.js';
+import { counted, ignoredLastPing, isFresh, isPending, setAside, standingDown, type Decision } from '../election/decide.js';
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
-import { knownAliveSince, showedLifeSince } from '../election/successor.js';
+import { decideWithSuccession, knownAliveSince, showedLifeSince } from '../election/successor.js';
 import { isCandidateStale, isDeparted, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
@@ -75,12 +75,6 @@ export interface Standing {
   state: string;
 }
 
-/**
- * Whether decide() counts live candidate `c` (those standing down only as the holder of a term
- * that lives): `vacant`, the lease as judged is vacant; `holder`, its holder.
- */
-const counts = (c: Candidate, vacant: boolean, holder: string | undefined, now: number, config: ElectionConfig): boolean => !standingDown(c, now, config.clockSkewMs) || (!vacant && c.name === holder);
-
 /** `stands down until …`: its row's mark (standsDownUntil), which decide() reads (standingDown). */
 const standsDown = (c: Candidate, now: number): string => `stands down until ${new Date(c.standsDownUntil!).toISOString()} (${relative(c.standsDownUntil, now)}; its work failed at two starts in a row)`;
 const NOT_MEANWHILE = "not elected, named successor nor preferred until its candidacy's next renewal";
@@ -95,7 +89,7 @@ function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, others
   if (!rank(c, now)) state = 'versions do not parse: never elected';
   else if (isCandidateStale(c, now, config.candidateStaleAfterMs)) state = `stale (not renewed for ${span(config.candidateStaleAfterMs)}): not counted`;
   // decide()'s rule: passed over meanwhile, but as the holder of a term that lives
-  else if (standingDown(c, now, config.clockSkewMs)) state = `${standsDown(c, now)}: ${counts(c, vacant, lease?.holderIdentity, now, config) ? 'counted only as the holder while its term lasts; ' : ''}${NOT_MEANWHILE}`;
+  else if (standingDown(c, now, config.clockSkewMs)) state = `${standsDown(c, now)}: ${counted(c, vacant ? undefined : lease?.holderIdentity, now, config.clockSkewMs) ? 'counted only as the holder while its term lasts; ' : ''}${NOT_MEANWHILE}`;
   else if (setAside(c, vacant, now, config)) {
     // decide()'s rule: a vacancy's election neither asks nor waits for it while a candidate that answers could win
     if (!vacant) state = `ignored its last ping: not preferred until it renews or answers when asked again, ${relative(c.pingTime! + config.askAgainAfterMs, now)}`;
@@ -123,7 +117,8 @@ function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, others
 export function standings(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, judged: Lease | undefined = lease) {
   const preferred = preferredLocationsOf(lease, config);
   const { vacant } = vacancy(judged, now, config.clockSkewMs);
-  const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs) && counts(c, vacant, judged?.holderIdentity, now, config));
+  // decide()'s own rule (counted): one standing down only as the holder of a term that lives
+  const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs) && counted(c, vacant ? undefined : judged?.holderIdentity, now, config.clockSkewMs));
   const ranked = orderCandidates(live, now, preferred);
   const rest = candidates.filter((c) => !ranked.some((r) => r.candidate === c));
   const kept = live.filter((c) => !setAside(c, vacant, now, config));
@@ -134,6 +129,15 @@ export function standings(lease: Lease | undefined, candidates: readonly Candida
   // each ranked candidate against the next: why the order is what it is
   const reasons = ranked.slice(0, -1).map((r, i) => words`${name(r.candidate.name)} before ${name(ranked[i + 1]!.candidate.name)}: ${whyBetter(r, ranked[i + 1]!, preferred)}`);
   return { ordered, best, runnerUp, preferred, reasons };
+}
+
+/**
+ * The coordinator's next step on lease `name`, in words: decided on the lease as judged (`judged`:
+ * judgedLease, a term on a session by its session's renewals), as its reconcile decides
+ * (decideWithSuccession), the best candidate it names judged on that lease too (standings).
+ */
+export function nextStepOn(name: string, lease: Lease | undefined, judged: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): Words {
+  return nextStep(decideWithSuccession(name, judged, candidates, now, config), lease, standings(lease, candidates, now, config, judged).best?.candidate.name);
 }
 
 /**

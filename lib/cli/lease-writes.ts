@@ -1,6 +1,5 @@
 /** An operator's writes to a lease row: its sticky `strategy` and its `preferredLocations` (release.ts ends a holder's term). */
 import { locationRank, preferredLocationsOf } from '../election/location.js';
-import { decideWithSuccession } from '../election/successor.js';
 import { liveCandidates } from '../election/vacancy.js';
 import type { Lease } from '../schemas/lease.js';
 import { fencingTokenFloor } from '../schemas/fencing-token.js';
@@ -9,7 +8,7 @@ import type { LeasePatch, LeaseRead } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, sending, type CliContext } from './context.js';
 import { CliError, explain } from './errors.js';
-import { nextStep, standings } from './explain.js';
+import { nextStepOn } from './explain.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { readLease, readSession, unknownLease } from './read.js';
 import { byName, namerOf, placeOf, preferenceOf } from './views.js';
@@ -140,5 +139,5 @@ export async function setLocations(ctx: CliContext, args: { lease: string; locat
       say(ctx, `no candidate of lease ${args.lease} runs in any of them now: all stay eligible, ranked as without a preference (leadership is never lost for want of a location)`);
     }
   }
-  say(ctx, as("the coordinator's next step: ", ...(session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(args.lease, judgedLease(written, session, now), candidates, now, ctx.config), written, standings(written, candidates, now, ctx.config).best?.candidate.name))));
+  say(ctx, as("the coordinator's next step: ", ...(session?.refused ? [UNJUDGED_STEP] : nextStepOn(args.lease, written, judgedLease(written, session, now), candidates, now, ctx.config))));
 }

@@ -2,13 +2,11 @@
  * Operator priority pins (candidate `priority`, `priorityExpiresAt`). The coordinator alone
  * decides elections: `preempt` is a pin the coordinator's own rules then act on.
  */
-import { passedOver, reelectionWindowMs } from '../election/decide.js';
+import { passedOver, reelectionWindowMs, strategyOf } from '../election/decide.js';
 import { preferredLocationsOf } from '../election/location.js';
 import { compareRanked, effectivePriority, rank } from '../election/ordering.js';
-import { strategyConsensus } from '../election/strategy.js';
 import { listVouched } from '../coordinator/vouched.js';
-import { decideWithSuccession } from '../election/successor.js';
-import { isCandidateStale, liveCandidates } from '../election/vacancy.js';
+import { isCandidateStale } from '../election/vacancy.js';
 import { MAX_PRIORITY, type Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -18,7 +16,7 @@ import { SHORT_PIN } from './args.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, sending, type CliContext } from './context.js';
 import { CliError } from './errors.js';
-import { nextStep, standings, type Words } from './explain.js';
+import { nextStepOn, type Words } from './explain.js';
 import { joined, namesIn, relative, span, twinOf, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease } from './judged.js';
 import { snapshot, unknownCandidate, type Snapshot } from './read.js';
@@ -39,11 +37,8 @@ async function candidateOf(ctx: CliContext, lease: string, name: string): Promis
 function foreseen(ctx: CliContext, snap: Snapshot, written: Candidate, now: number): Words {
   const candidates = snap.candidates.map((c) => (c.name === written.name ? written : c));
   if (snap.session?.refused) return [UNJUDGED_STEP];
-  return nextStep(decideWithSuccession(written.leaseName, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config), snap.read.item, bestOf(snap.read.item, candidates, now, ctx));
+  return nextStepOn(written.leaseName, snap.read.item, judgedLease(snap.read.item, snap.session, now), candidates, now, ctx.config);
 }
-
-/** The best candidate's name, as describe shows it (standings), for the next step's words. */
-const bestOf = (lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: CliContext) => standings(lease, candidates, now, ctx.config).best?.candidate.name;
 
 /** "the coordinator's next step: …", its names escaped where they pass for one another or for the lease's, as describe shows them. */
 const stepLine = (snap: Snapshot, step: Words): Named => namerOf(snap.read.item, snap.candidates)("the coordinator's next step: ", ...step);
@@ -51,10 +46,13 @@ const stepLine = (snap: Snapshot, step: Words): Named => namerOf(snap.read.item,
 /** A line naming the lease's candidates (`{ name }`): escaped where they pass for one another or for the lease's names, as the next step and describe show them. */
 const lineOf = (snap: Snapshot) => namerOf(snap.read.item, snap.candidates);
 
-/** Why the coordinator does not elect on the lease (its strategy is not OldestEmulationVersion), or undefined; the candidates it names escaped where they pass for one another. */
+/**
+ * Why the coordinator does not elect on the lease (the strategy decide() runs, strategyOf, is not
+ * OldestEmulationVersion), or undefined; the candidates it names escaped where they pass for one another.
+ */
 export function notElected(lease: Lease | undefined, candidates: readonly Candidate[], now: number, ctx: Pick<CliContext, 'config'>): string | Named | undefined {
   if (lease?.strategy) return lease.strategy === OLDEST_EMULATION_VERSION ? undefined : `its strategy is ${lease.strategy} (set by an operator)`;
-  const consensus = strategyConsensus(liveCandidates(candidates, now, ctx.config.candidateStaleAfterMs));
+  const consensus = strategyOf(lease, candidates, now, ctx.config);
   if (!consensus.ok) return namesIn([...candidates.map((c) => c.name), ...leaseNames(lease)], consensus.message);
   return consensus.strategy === OLDEST_EMULATION_VERSION ? undefined : `its candidates agree on ${consensus.strategy}`;
 }
@@ -173,8 +171,6 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (args.for < floor) {
     throw new ValidationError('preempt arguments', [{ field: '--for', message: `must be at least ${span(floor)} on lease ${args.lease} (twice its re-election window, ${span(window)} with ${ctx.settings}: ${SHORT_PIN}; give --for ${span(floor)} or longer)` }]);
   }
-  // as the coordinator's reconcile decides (successors included), as foreseen does
-  const decision = decideWithSuccession(args.lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config);
   // Another operator's pin may land among the others while this one is asked (two preempts at
   // once): read again before each try, and written only while the pin shown still stands above them
   const outranking = async (than: number): Promise<Candidate[]> => {
@@ -203,7 +199,8 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   if (ctx.output === 'json') return printJson(ctx, written);
   // every line names the candidate as the next step does: escaped where it passes for another of the lease's names
   say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, at)}`));
-  say(ctx, stepLine(snap, nextStep(decision, lease, bestOf(lease, [...others, pinned], now, ctx))));
+  // as the coordinator's reconcile decides (successors included) on the lease as judged, as foreseen does
+  say(ctx, stepLine(snap, nextStepOn(args.lease, lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config)));
   if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));
   // a command to paste: the name a shell word (worker-$'\x6d' beside worker-rn), not escaped as the lines' names are
   say(ctx, as(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} `, { arg: written.name }, ' --clear` ends it sooner'));

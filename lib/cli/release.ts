@@ -8,7 +8,6 @@
  * deadline, so at most its lease duration from now. Until then it may still act.
  */
 import { listVouched } from '../coordinator/vouched.js';
-import { decideWithSuccession } from '../election/successor.js';
 import { leaseExpiresAt, leftStamp, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import { MAX_ENDED_TERMS } from '../schemas/identity.js';
@@ -20,7 +19,7 @@ import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, sending, type CliContext, type Pace } from './context.js';
 import { CliError, InterruptedError, explain, faultText, isPassingFault } from './errors.js';
-import { nextStep, standings, whyBetter } from './explain.js';
+import { nextStepOn, standings, whyBetter } from './explain.js';
 import { joined, namesIn, relative, span, type Named } from './format.js';
 import { compareMerit, rank } from '../election/ordering.js';
 import type { ElectionConfig } from '../schemas/config.js';
@@ -354,7 +353,7 @@ async function yielded(ctx: CliContext, as: Namer, name: string, term: Term, row
     return note(ctx, `the coordinator's next step could not be judged: its candidates could not be read (${told instanceof Error ? told.message : String(told)})`);
   }
   const [{ candidates: standing }, session] = seen;
-  const step = session?.refused ? [UNJUDGED_STEP] : nextStep(decideWithSuccession(name, judgedLease(after, session, now), standing, now, ctx.config), after, standings(after, standing, now, ctx.config).best?.candidate.name);
+  const step = session?.refused ? [UNJUDGED_STEP] : nextStepOn(name, after, judgedLease(after, session, now), standing, now, ctx.config);
   say(ctx, namerOf(after, standing)("the coordinator's next step: ", ...step));
 }
 

@@ -5,7 +5,7 @@ import type { Platform } from '../schemas/platform.js';
 import { NO_COORDINATION, OLDEST_EMULATION_VERSION, isKnownStrategy } from '../schemas/strategy.js';
 import { preferredLocationsOf } from './location.js';
 import { compareRanked, isBetterThanHolder, orderCandidates, pickBest, rank, skewPrevented } from './ordering.js';
-import { strategyConsensus } from './strategy.js';
+import { strategyConsensus, type StrategyConsensus } from './strategy.js';
 import { deletedSessionTermOverAt, deletedTermOverAt, isDeparted, liveCandidates, SESSION_QUIET_LEASES, vacancy, type DeletedTerm, type JudgingRow, type SessionStamp, type VacancyReason } from './vacancy.js';
 
 export type LeaveAloneReason =
@@ -134,6 +134,24 @@ export const setAside = (c: Candidate, vacant: boolean, now: number, config: Pic
  */
 export const standingDown = (c: Candidate, now: number, skewMs: number): boolean =>
   c.standsDownUntil !== undefined && now < c.standsDownUntil && c.standsDownUntil <= now + MAX_RENEW_INTERVAL_MS + skewMs;
+
+/**
+ * Whether decide() counts live candidate `c` when it looks for whom to ask, elect, name successor or
+ * prefer: not while it stands down (standingDown), but as the holder of a term that lives (`holder`:
+ * the lease's holder, undefined on a lease vacant as judged), ranked against the best. describe's
+ * standings (lib/cli/explain.ts) judge by it too.
+ */
+export const counted = (c: Candidate, holder: string | undefined, now: number, skewMs: number): boolean => !standingDown(c, now, skewMs) || c.name === holder;
+
+/**
+ * The strategy decide() runs on a lease: the lease's own (set by an operator or a third party), else
+ * the consensus of its live candidates, those standing down included: a mark passes its worker over
+ * for a while, it does not change who governs the lease. The CLI says the strategy, and whether the
+ * coordinator elects, by it (describe.ts, priority.ts notElected).
+ */
+export function strategyOf(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: Pick<ElectionConfig, 'candidateStaleAfterMs'>): StrategyConsensus {
+  return lease?.strategy ? { ok: true, strategy: lease.strategy } : strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
+}
 
 /**
  * The pings to take back when `d` closes the lease's election before its deadline (the holder
@@ -278,35 +296,33 @@ function failed(now: number, election: { id: string } | undefined, reason: Elect
  */
 export function decide(name: string, lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, trigger: DecideTrigger = {}): Decision {
   const v = vacancy(lease, now, config.clockSkewMs);
-  // one standing down counts only as the holder of a term that lives (ranked against the best)
-  const live = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => !standingDown(c, now, config.clockSkewMs) || (!v.vacant && c.name === lease!.holderIdentity));
   // A worker's stamp later than this is from a clock running ahead: it proves nothing (isFresh).
   const notAfter = now + config.clockSkewMs;
   const election = lease?.election;
 
-  // 1. Which strategy: the lease's (set by an operator or a third party), else the candidates' consensus.
-  let strategy: string;
-  if (lease?.strategy) strategy = lease.strategy;
-  else {
-    const consensus = strategyConsensus(live);
-    if (!consensus.ok) {
-      if (consensus.reason === 'noCandidates') {
-        if (election) return failed(now, election, 'noLiveCandidates', `no live candidate is left for election ${election.id}`);
-        return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates' };
-      }
-      const recorded = lease?.lastElectionFailure;
-      const alreadySaid = !election && recorded?.reason === 'contradictoryStrategies' && recorded.message === failureMessage(consensus.message);
-      if ((election || v.vacant) && !alreadySaid) return failed(now, election, 'contradictoryStrategies', consensus.message);
-      return { kind: 'leaveAlone', reason: 'contradictoryStrategies', detail: consensus.message };
+  // 1. Which strategy: the lease's (set by an operator or a third party), else the live candidates'
+  // consensus, those standing down included (strategyOf).
+  const consensus = strategyOf(lease, candidates, now, config);
+  if (!consensus.ok) {
+    if (consensus.reason === 'noCandidates') {
+      if (election) return failed(now, election, 'noLiveCandidates', `no live candidate is left for election ${election.id}`);
+      return { kind: 'leaveAlone', reason: candidates.length ? 'noLiveCandidates' : 'noCandidates' };
     }
-    strategy = consensus.strategy;
+    const recorded = lease?.lastElectionFailure;
+    const alreadySaid = !election && recorded?.reason === 'contradictoryStrategies' && recorded.message === failureMessage(consensus.message);
+    if ((election || v.vacant) && !alreadySaid) return failed(now, election, 'contradictoryStrategies', consensus.message);
+    return { kind: 'leaveAlone', reason: 'contradictoryStrategies', detail: consensus.message };
   }
+  const strategy = consensus.strategy;
 
   // 2. Strategies Conclave does not run.
   if (strategy !== OLDEST_EMULATION_VERSION) {
     if (election) return { kind: 'cancelElection', strategy, election, why: 'strategyChanged' };
     return { kind: 'leaveAlone', reason: strategy === NO_COORDINATION ? 'noCoordination' : 'unknownStrategy', strategy, ...(isKnownStrategy(strategy) ? {} : { detail: `strategy "${strategy}" is elected by a third party` }) };
   }
+
+  // The candidates counted from here on: one standing down only as the holder of a term that lives (counted).
+  const live = liveCandidates(candidates, now, config.candidateStaleAfterMs).filter((c) => counted(c, v.vacant ? undefined : lease!.holderIdentity, now, config.clockSkewMs));
 
   // The lease's own preferred zones and regions, else the coordinator's (the same for every rank below).
   const places = preferredLocationsOf(lease, config);
@@ -415,7 +431,7 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
     const winner = ranked[0];
     if (!winner) {
       return acked.length === 0
-        ? failed(now, election, 'noLiveCandidates', e ? `no candidate acknowledged election ${e.id} within ${config.ackWindowMs} ms` : 'every live candidate ignored its last ping', strategy)
+        ? failed(now, election, 'noLiveCandidates', e ? (live.length ? `no candidate acknowledged election ${e.id} within ${config.ackWindowMs} ms` : `no live candidate is left for election ${e.id}`) : 'every live candidate ignored its last ping', strategy)
         : failed(now, election, 'noValidCandidates', `candidates ${acked.map((c) => c.name).sort().join(', ')} acknowledged but none has a valid emulationVersion and binaryVersion`, strategy);
     }
     return {

@@ -5,9 +5,13 @@
  * says who elects instead of naming a best candidate.
  */
 import { describe, expect, it } from 'vitest';
-import { REPORT_ANSWER_MS, describeLines } from '../../lib/cli/describe.js';
+import { REPORT_ANSWER_MS, describeJson, describeLines } from '../../lib/cli/describe.js';
 import { REPORT_ANSWER_MS as SDK_REPORT_ANSWER_MS } from '../../lib/sdk/step.js';
 import { standings } from '../../lib/cli/explain.js';
+import { notElected } from '../../lib/cli/priority.js';
+import { judgedLease, type SessionSeen } from '../../lib/cli/judged.js';
+import { decide } from '../../lib/election/decide.js';
+import { SESSION_COMPONENT } from '../../lib/schemas/identity.js';
 import { parse } from '../../lib/schemas/validation.js';
 import { SetStrategyArgs } from '../../lib/cli/args.js';
 import { electionConfig } from '../../lib/schemas/config.js';
@@ -122,6 +126,41 @@ describe("describe lease: a candidate that stands down (standsDownUntil) is judg
       expect(line(lines, 'Next step')).toMatch(/^elect x with a fencing token above 7/);
       expect(stateOf(lines, 'x')).toBe('fresh');
     }
+  });
+});
+
+describe("describe lease and the CLI's other judges: a candidate standing down counts in the strategy consensus, as decide() counts it (before: the coordinator dropped it, so Next step elected a under OldestEmulationVersion while Strategy and Best candidate said the candidates agree on t's strategy)", () => {
+  // a prefers OldestEmulationVersion; t, the newest binary, prefers another: t's first choice governs (strategy.ts)
+  const a = cand('a', '1.31.0', '1.31.0');
+  const t = (strategy: string, extra: Partial<Candidate> = {}) => cand('t', '1.32.0', '1.32.0', { preferredStrategies: [strategy], standsDownUntil: NOW + 5 * MIN, ...extra });
+  const vacant = lease(undefined, { lastHolderIdentity: 'h' });
+
+  it.each(['example.com/my-strategy', 'NoCoordination'])('%s: the strategy, the best candidate and the next step agree, marked as unmarked', (s) => {
+    const marked = describeOf(vacant, [a, t(s)]);
+    const unmarked = describeOf(vacant, [a, t(s, { standsDownUntil: undefined })]);
+    expect(line(marked, 'Strategy')).toBe(`not set: the candidates agree on ${s}`);
+    expect(line(marked, 'Best candidate')).toMatch(/^none: /);
+    expect(line(marked, 'Next step')).toMatch(/^nothing: /);
+    for (const f of ['Strategy', 'Best candidate', 'Next step']) expect(line(marked, f), f).toBe(line(unmarked, f));
+    // release and set-priority say the coordinator does not elect there, as it does not
+    expect(notElected(vacant, [a, t(s)], NOW, { config })).toBe(`its candidates agree on ${s}`);
+    expect(decide('component-A', vacant, [a, t(s)], NOW, config)).toMatchObject({ kind: 'leaveAlone', strategy: s });
+  });
+});
+
+describe("describe lease -o json: candidates in the order of the lease as judged, as the text shows them and decide() counts them (before: the raw lease, so a holder standing down on a session was listed after the ranked ones)", () => {
+  // x holds the lease on session s-x (its own stamp a minute old, its session renewed 2 s ago: held as judged), and stands down
+  const held = lease('x', { holderInstance: 'x_1@p1', session: 's-x', leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN });
+  const row = { component: SESSION_COMPONENT, name: 's-x', holderIdentity: 's-x_1', hostname: 'web-1', leaseDurationSeconds: 60, acquireTime: NOW - 10 * MIN, renewTime: NOW - 2_000, revision: 3, process: 'p1' };
+  const session: SessionSeen = { name: 's-x', row, readAt: NOW, judging: { row: { name: 's-x', renewTime: row.renewTime, process: 'p1' } } };
+  const x = cand('x', '1.29.0', '1.29.0', { standsDownUntil: NOW + 5 * MIN });
+  const snap = { read: { key: { name: 'component-A' }, item: held, revision: held.revision }, candidates: [y, x], session } as unknown as Snapshot;
+
+  it('the holder standing down, its term live on its session: ranked first in both', () => {
+    expect(decide('component-A', judgedLease(held, session, NOW), [y, x], NOW, config)).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
+    const text = describeLines('component-A', snap, NOW, config);
+    expect(stateOf(text, 'x')).toMatch(/^holder, stands down until /);
+    expect(describeJson(snap, NOW, config).candidates.map((c) => c.name)).toEqual(['x', 'y']);
   });
 });
 

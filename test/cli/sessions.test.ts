@@ -252,6 +252,22 @@ describe('the next step after a write', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/^the coordinator's next step: designate a2 successor/m);
   });
+
+  it("its holder standing down (standsDownUntil), its term live on its session: the best candidate the words name is judged on the lease as judged too (before: on the lease's own stamp, vacant, so a2 was called the best over a1)", async () => {
+    for (const name of ['downed-p', 'downed-l']) {
+      // as sessionHeld, but a1 stands down and a2 is already named successor (nothing else to do)
+      await h.seedLease(lease('a1', { name, holderInstance: 'a1_1@p1', session: `s-${name}`, leaseDurationSeconds: 15, renewTime: NOW - MIN, acquireTime: NOW - MIN, electedStrategy: 'OldestEmulationVersion', successor: 'a2' }));
+      await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: name, standsDownUntil: NOW + 5 * MIN }));
+      await h.seedCandidate(cand('a2', '1.31.0', '1.31.0', { leaseName: name }));
+      await seedSession(`s-${name}`, NOW - 2 * SEC);
+    }
+    const pinned = await h.run(['set-priority', 'downed-p', 'a1', '5', '--yes'], { clock: at() });
+    expect(pinned.code, pinned.err).toBe(0);
+    expect(pinned.out).toMatch(/^the coordinator's next step: nothing: a1 is the best candidate and its term is current$/m);
+    const placed = await h.run(['set-locations', 'downed-l', 'us-east-1a', '--yes'], { clock: at() });
+    expect(placed.code, placed.err).toBe(0);
+    expect(placed.out).toMatch(/^the coordinator's next step: nothing: a1 is the best candidate and its term is current$/m);
+  });
 });
 
 describe('release', () => {

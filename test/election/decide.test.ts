@@ -469,3 +469,29 @@ describe('a candidate standing down (its row\'s standsDownUntil: its work failed
     expect(run(l, candidates, now)).toMatchObject(want);
   });
 });
+
+describe('a candidate standing down still counts in the strategy consensus: its mark passes it over, it does not choose who governs the lease (before: dropped from it, so a mark handed a third party\'s lease to the coordinator)', () => {
+  // a prefers OldestEmulationVersion; t, the newest binary, prefers another strategy: t's first choice wins (strategy.ts)
+  const a = cand('a', '1.31.0', '1.31.0');
+  const t = (strategy: string, extra: Partial<Candidate> = {}) => cand('t', '1.32.0', '1.32.0', { preferredStrategies: [strategy], standsDownUntil: NOW + 5 * MIN, ...extra });
+  const vacant = lease(undefined, { lastHolderIdentity: 'h' });
+  const rows: Row[] = [
+    { name: "a third party's strategy: left alone, as unmarked", lease: vacant, candidates: [a, t('example.com/my-strategy')], want: { kind: 'leaveAlone', reason: 'unknownStrategy', strategy: 'example.com/my-strategy' } },
+    { name: 'NoCoordination: left alone, as unmarked', lease: vacant, candidates: [a, t('NoCoordination')], want: { kind: 'leaveAlone', reason: 'noCoordination', strategy: 'NoCoordination' } },
+    { name: 'held: left alone too, not a re-election for a', lease: lease('h'), candidates: [a, t('NoCoordination')], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
+    { name: "an election open when the lease's strategy turned: cancelled", lease: inElection(), candidates: [cand('a', '1.31.0', '1.31.0', { pingTime: opened.startedAt, ackedPingTime: opened.startedAt }), t('NoCoordination')], want: { kind: 'cancelElection', why: 'strategyChanged', strategy: 'NoCoordination' } },
+    { name: 'strategies that contradict: the election fails, as unmarked', lease: vacant, candidates: [a, cand('t', '1.31.0', '1.31.0', { preferredStrategies: ['NoCoordination'], standsDownUntil: NOW + 5 * MIN })], want: { kind: 'failElection', failure: expect.objectContaining({ reason: 'contradictoryStrategies' }) } },
+    { name: 'one that agrees: a elected, t passed over', lease: vacant, candidates: [a, cand('t', '1.0.0', '1.0.0', { standsDownUntil: NOW + 5 * MIN })], want: { kind: 'elect', winner: 'a', acked: ['a'] } },
+    { name: 'an election open whose only candidate stood down since: failed at once, none left to elect (as with none live)', lease: inElection(), candidates: [cand('a', '1.0.0', '1.0.0', { pingTime: opened.startedAt, standsDownUntil: NOW + 5 * MIN })], want: { kind: 'failElection', failure: { at: NOW, electionId: opened.id, reason: 'noLiveCandidates', message: `no live candidate is left for election ${opened.id}` } } },
+    { name: 'held by one that is no candidate, the one preferred stands down, nobody else: the preemption taken back', lease: lease('h', { preferredHolder: 't' }), candidates: [cand('t', '1.0.0', '1.0.0', { standsDownUntil: NOW + 5 * MIN })], want: { kind: 'clearPreferredHolder', preferredHolder: 't', why: 'noValidCandidate' } },
+  ];
+  it.each(rows)('$name', ({ lease: l, candidates, now, want }) => {
+    expect(run(l, candidates, now)).toMatchObject(want);
+  });
+
+  it('the same decision with the mark as without, where the strategy is not OldestEmulationVersion', () => {
+    for (const s of ['example.com/my-strategy', 'NoCoordination']) {
+      expect(run(vacant, [a, t(s)])).toEqual(run(vacant, [a, t(s, { standsDownUntil: undefined })]));
+    }
+  });
+});
