@@ -781,8 +781,9 @@ export class LeaseCandidate {
         // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
         // (its stand-down's mark kept on a row registered again meanwhile)
         set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now, session !== undefined), ...(session ? { session } : {}), ...(session && this.downUntil !== undefined ? { standsDownUntil: this.downUntil } : {}) },
-        // a previous start-up's labels, platform, address, location, session and stand-down do not outlive it
-        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), ...(session ? [] : (['session'] as const)), ...(session && this.downUntil !== undefined ? [] : (['standsDownUntil'] as const)), 'pingTime'],
+        // a previous start-up's labels, platform, address, location, session and stand-down do not outlive it (the
+        // mark named only where the row read has one: under a construct before it, whose grant refuses it, none has)
+        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), ...(session ? [] : (['session'] as const)), ...(session && this.downUntil !== undefined ? [] : read.item?.standsDownUntil !== undefined ? (['standsDownUntil'] as const) : []), 'pingTime'],
       });
       this.standsOn = session;
       this.wroteAt = this.clock.monotonic();

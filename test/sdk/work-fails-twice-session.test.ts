@@ -178,4 +178,41 @@ describe('on a Session: a best candidate whose work fails at every start, and a 
     await c.drive(() => ended.every((x) => x()));
     for (const x of [aClient, bClient, coordinatorClient]) x!.destroy();
   });
+  it('under a construct before the mark (its grant refuses any write naming standsDownUntil): a new worker still registers, on a Session or not', async () => {
+    const L3 = 'fails-twice-oldgrant';
+    const [client, checker] = [0, 1].map(() => localClient(inject('ddbEndpoint')));
+    const refused: string[] = [];
+    // the old grant: dynamodb:Attributes without standsDownUntil
+    client!.middlewareStack.add(
+      (next, ctx) => async (args) => {
+        const names = Object.values((args.input as { ExpressionAttributeNames?: Record<string, string> }).ExpressionAttributeNames ?? {});
+        if (ctx.commandName === 'UpdateItemCommand' && names.includes('standsDownUntil')) {
+          refused.push(ctx.commandName);
+          throw Object.assign(new Error('not authorized to perform: dynamodb:UpdateItem'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 400 } });
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'oldGrant', priority: 'high' },
+    );
+    const busy = [client, checker].map((x) => inFlight(x!));
+    const c = drivenClock(() => busy.some((x) => x()));
+    const rows = new CandidateStore(checker!, t.names.candidates);
+    const stops: (() => () => boolean)[] = [];
+    for (const [id, onSession] of [['p', false], ['q', true]] as const) {
+      const session = onSession ? new Session({ client: client!, tables: t.names, clock: c.clock, clockSync: 'none', prefix: id, leaseNames: [L3], onError: () => undefined }) : undefined;
+      const e = new LeaderElector({ client: client!, tables: t.names, clock: c.clock, clockSync: 'none', ...(session ? { session } : {}), leaseName: L3, identity: id, platform: 'none', ...CLIENT_GO, candidacy: { emulationVersion: '1.30.0', binaryVersion: '1.30.0' }, onError: () => undefined, callbacks: { onStartedLeading: async () => undefined } });
+      const stop = new AbortController();
+      let ended = false;
+      void Promise.all([e.run(stop.signal), session?.run(stop.signal)]).finally(() => (ended = true));
+      stops.push(() => (stop.abort(), () => ended));
+    }
+    const from = c.clock.monotonic();
+    await c.drive(() => c.clock.monotonic() >= from + 5_000);
+    const found = (await Promise.all(['p', 'q'].map(async (n) => ((await rows.read(L3, n)).item ? n : '')))).filter(Boolean);
+    expect(found).toEqual(['p', 'q']);
+    expect(refused).toEqual([]);
+    const ended = stops.map((f) => f());
+    await c.drive(() => ended.every((x) => x()));
+    for (const x of [client, checker]) x!.destroy();
+  });
 });
