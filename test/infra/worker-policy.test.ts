@@ -74,6 +74,10 @@ describe('the worker policy and the worker SDK', () => {
     await operator.write(await operator.read(LEASE, 'w-1'), {
       set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: then, createdAt: then, identity: 'w-1_old', priority: 5, priorityExpiresAt: Date.now() + 3_600_000 },
     });
+    // w-2's previous start-up stood down (its row marked): the new start-up's registration takes the mark off
+    await operator.write(await operator.read(LEASE, 'w-2'), {
+      set: { binaryVersion: '1.29.0', emulationVersion: '1.29.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: then, createdAt: then, identity: 'w-2_old', standsDownUntil: Date.now() + 60_000 },
+    });
 
     // long enough that a starved machine does not stop a leader between its renewal and its fenced write (a 600 ms deadline did under load)
     const timing = { leaseDurationMs: 5_000, renewDeadlineMs: 3_000, retryPeriodMs: 500, fallbackAfterMs: 1_000 };
