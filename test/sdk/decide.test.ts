@@ -524,9 +524,11 @@ describe("the elector's step: the leader's order of actions", () => {
       expect(r.kinds[0]![0]).toBe('stop');
       expect(r.kinds[1]).toEqual(['readLease']);
     }
-    // a follower that never led keeps its session-only poll while the lease is quiet (the plan this guards)
-    const following: State = { ...START, lastRaw: read(old), lastRead: old, leaseReadAt: T - 1_000, observed: { at: T - 1_000 } } as State;
+    // a follower that never led keeps its session-only poll while the lease is quiet and a session row
+    // vouched for its last view's term (the plan this guards); with none that did, it reads the lease (a lost wake)
+    const following: State = { ...START, lastRaw: read(old), lastRead: old, leaseReadAt: T - 1_000, observed: { at: T - 1_000 }, viewedSession: { name: 's1', renewTime: T - 1_000, of: 's1' } } as State;
     expect(run(settings(), following, [[woken, at(0)]]).kinds[0]).toEqual(['readSession']);
+    expect(run(settings(), { ...following, viewedSession: undefined } as State, [[woken, at(0)]]).kinds[0]).toEqual(['readLease']);
   });
 
   it('cancelled with an heir: the lease refreshed, led on until the heir reads (looking whether the heir still stands, after 250 ms, then less often), stopped, then the heir’s row read and the term handed over', () => {
