@@ -58,8 +58,11 @@ function counted(client: DynamoDBClient, now: () => number, failing: () => boole
 
 describe('the tables made anew under two running workers', () => {
   it('the follower that finds the lease row already made again registers its candidacy at that read; in steady state it sends no request to the candidates table', async () => {
-    const [aClient, bClient, coordinatorClient] = [0, 1, 2].map(() => localClient(inject('ddbEndpoint')));
-    const busy = [aClient, bClient, coordinatorClient].map((x) => inFlight(x!));
+    // the test's own looks go through a client of their own, counted busy too: the driven clock
+    // waits for their answers, so what a look saw is what was there at its time (a busy machine
+    // answering a look late once let the clock run on past it: CI saw b's row 1.35 s late)
+    const [aClient, bClient, coordinatorClient, lookClient] = [0, 1, 2, 3].map(() => localClient(inject('ddbEndpoint')));
+    const busy = [aClient, bClient, coordinatorClient, lookClient].map((x) => inFlight(x!));
     const c = drivenClock(() => busy.some((x) => x()));
     let bAway = false;
     const aSent = counted(aClient!, () => c.clock.monotonic(), () => false);
@@ -83,9 +86,9 @@ describe('the tables made anew under two running workers', () => {
     };
     const a = start('a', '1.30.0', aClient!);
     const b = start('b', '1.31.0', bClient!);
-    const leases = new LeaseStore(t.client, t.names.leases);
-    const candidates = new CandidateStore(t.client, t.names.candidates);
-    // what the test looks at, read on the driven clock every second (its own client: not counted)
+    const leases = new LeaseStore(lookClient!, t.names.leases);
+    const candidates = new CandidateStore(lookClient!, t.names.candidates);
+    // what the test looks at, read on the driven clock every second (its own client: not counted in aSent/bSent)
     let lease: Lease | undefined;
     let names: string[] = [];
     const look = every(c.clock, LOOK_MS, () => {
@@ -122,6 +125,9 @@ describe('the tables made anew under two running workers', () => {
     await c.drive(() => names.includes('b') || c.clock.monotonic() >= back + RENEW_INTERVAL_MS);
     expect(names).toEqual(['a', 'b']);
     expect(c.clock.monotonic() - bRead()!).toBeLessThanOrEqual(LOOK_MS);
+    // the registration itself went out with that read's answer, at its time on the driven clock
+    const bRegistered = bSent.find((s) => s.at >= back && s.table === t.names.candidates)?.at;
+    expect(bRegistered! - bRead()!).toBe(0);
     // …and it is named the successor again
     await c.drive(() => lease?.successor === 'b' || c.clock.monotonic() >= back + 60_000);
     expect(lease).toMatchObject({ holderIdentity: 'a', successor: 'b' });
@@ -136,6 +142,6 @@ describe('the tables made anew under two running workers', () => {
     look.cancel();
     const ended = [a.stop(), b.stop()];
     await c.drive(() => ended.every((x) => x()));
-    for (const x of [aClient, bClient, coordinatorClient]) x!.destroy();
+    for (const x of [aClient, bClient, coordinatorClient, lookClient]) x!.destroy();
   });
 });
