@@ -2,7 +2,7 @@
  * Operator priority pins (candidate `priority`, `priorityExpiresAt`). The coordinator alone
  * decides elections: `preempt` is a pin the coordinator's own rules then act on.
  */
-import { passedOver, reelectionWindowMs, strategyOf } from '../election/decide.js';
+import { passedOver, reelectionWindowMs, standingDown, strategyOf } from '../election/decide.js';
 import { preferredLocationsOf } from '../election/location.js';
 import { compareRanked, effectivePriority, rank } from '../election/ordering.js';
 import { listVouched } from '../coordinator/vouched.js';
@@ -201,6 +201,8 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, at)}`));
   // as the coordinator's reconcile decides (successors included) on the lease as judged, as foreseen does
   say(ctx, stepLine(snap, nextStepOn(args.lease, lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config)));
+  // its worker's mark (its work failed at two starts in a row): decide() passes it over until then
+  if (standingDown(candidate, now, ctx.config.clockSkewMs)) say(ctx, as('note: ', { name: candidate.name }, ` stands down until ${new Date(candidate.standsDownUntil!).toISOString()} (${relative(candidate.standsDownUntil, now)}; its work failed at two starts in a row): the coordinator elects it only after that, while the pin lasts; \`conclave explain ${args.lease}\` shows where it stands`));
   if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));
   // a command to paste: the name a shell word (worker-$'\x6d' beside worker-rn), not escaped as the lines' names are
   say(ctx, as(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} `, { arg: written.name }, ' --clear` ends it sooner'));

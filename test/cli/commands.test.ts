@@ -594,6 +594,19 @@ describe('preempt', () => {
     expect((await h.leases.read('pre')).item).toMatchObject({ holderIdentity: 'q1', revision: 1 });
   });
 
+  it('names a candidate that stands down (its work failed at two starts in a row): the coordinator elects it only once its mark has passed', async () => {
+    await h.seedLease(lease('d1', { name: 'pre-down' }));
+    await h.seedCandidate(cand('d1', '1.31.0', '1.31.0', { leaseName: 'pre-down' }));
+    await h.seedCandidate(cand('d2', '1.30.0', '1.30.0', { leaseName: 'pre-down', standsDownUntil: NOW + 30 * SEC }));
+    const r = await h.run(['preempt', 'pre-down', '--to', 'd2', '--yes'], { clock: at() });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('note: d2 stands down until 2026-01-01T12:00:30.000Z (in 27s; its work failed at two starts in a row): the coordinator elects it only after that, while the pin lasts; `conclave explain pre-down` shows where it stands');
+    expect((await h.candidates.read('pre-down', 'd2')).item).toMatchObject({ priority: 1, standsDownUntil: NOW + 30 * SEC });
+    // without a mark, no such note
+    const q = await h.run(['preempt', 'pre', '--to', 'q3', '--yes'], { clock: at() });
+    expect(q.out).not.toContain('stands down');
+  });
+
   it('--for sets the pin’s length; -o json prints the candidate', async () => {
     const r = await h.run(['preempt', 'pre', '--to', 'q2', '--for', '1h', '-o', 'json', '--yes'], { clock: at() });
     expect(JSON.parse(r.out)).toMatchObject({ name: 'q2', priority: 4, priorityExpiresAt: NOW + 3 * SEC + 60 * MIN });
