@@ -653,17 +653,22 @@ export function namedFault(e: unknown, subject: string, endpoint: string, denied
     return named;
   }
   if (kind === 'other' && isServerFault(error) && !namedServerFaults.has(error)) {
-    // the SDK's own name kept, as for credentials: code that tells it by name still does
-    const status = (error as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
-    const named = new Error(
-      `${subject}: DynamoDB failed the request on its side (${error.name}: ${error.message}${typeof status === 'number' ? `, HTTP ${status}` : ''}), the AWS SDK's own retries used up: a fault of DynamoDB's, nothing to fix here unless it lasts (then see the AWS Health Dashboard for DynamoDB in the client's Region); retrying with backoff`,
-      { cause: error },
-    );
-    named.name = error.name;
-    namedServerFaults.add(named);
-    return named;
+    return serverFault(error, subject, ", nothing to fix here unless it lasts (then see the AWS Health Dashboard for DynamoDB in the client's Region); retrying with backoff");
   }
   return error;
+}
+
+/**
+ * `e`, a fault on DynamoDB's side (HTTP 5xx) the AWS SDK's retries did not outlast, told with
+ * `subject` and `tail` (what follows "a fault of DynamoDB's"); the SDK's own name kept, as for
+ * credentials: code that tells it by name still does.
+ */
+function serverFault(e: Error, subject: string, tail: string): Error {
+  const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  const named = new Error(`${subject}: DynamoDB failed the request on its side (${e.name}: ${e.message}${typeof status === 'number' ? `, HTTP ${status}` : ''}), the AWS SDK's own retries used up: a fault of DynamoDB's${tail}`, { cause: e });
+  named.name = e.name;
+  namedServerFaults.add(named);
+  return named;
 }
 
 /**
@@ -673,7 +678,8 @@ export function namedFault(e: unknown, subject: string, endpoint: string, denied
  * a read given no answer within its bound (or the client's own timeout) included, before it was sent
  * or after (a connection black-holed once made), the timeout its cause; one whose last try DynamoDB
  * answered (a throttle the AWS SDK was backing off from) as that answer; a throttled request as a
- * DynamoDBRefusedError saying as much;
+ * DynamoDBRefusedError saying as much; a fault on DynamoDB's side (HTTP 5xx) under the SDK's name,
+ * naming the call;
  * a denied one as a DynamoDBRefusedError with `denied` (what the role may not read, and the grant),
  * when given, or with what to do about credentials DynamoDB refused (expired, not valid); a client with no region, naming the call and where to give one; an endpoint that is
  * no URL, naming the call, the endpoint and the URL meant; an answer not DynamoDB's, naming the call
@@ -710,6 +716,7 @@ export async function oneShotFault(fault: unknown, call: string, of: string, rea
   if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, deniedAdvice(e as Error, denied, `${read} was not read, and ${call} does not retry: call it again once they are renewed`));
   if (e instanceof NotDynamoDBError)
     return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
+  if (kind === 'other' && e instanceof Error && isServerFault(e)) return serverFault(e, subject, `; ${read} was not read, and ${call} does not retry: call it again (if it lasts, see the AWS Health Dashboard for DynamoDB in the client's Region)`);
   const code = networkCode(e);
   // a read's timeout too, sent or not (a connection that took it and went silent): nothing of a read lands, so it is only unanswered
   if (!code || e instanceof DynamoDBUnreachableError) return e;
@@ -737,13 +744,7 @@ export async function unretriedWriteFault(fault: unknown, subject: string, advic
   if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, e, advice);
   if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, e, denied === undefined ? advice : deniedAdvice(e, denied, advice));
   if (e instanceof NotDynamoDBError) return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, advice);
-  if (kind === 'other' && isServerFault(e)) {
-    // the SDK's own name kept, as namedFault keeps it
-    const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
-    const named = new Error(`${subject}: DynamoDB failed the request on its side (${e.name}: ${e.message}${typeof status === 'number' ? `, HTTP ${status}` : ''}), the AWS SDK's own retries used up: a fault of DynamoDB's; ${advice}`, { cause: e });
-    named.name = e.name;
-    return named;
-  }
+  if (kind === 'other' && isServerFault(e)) return serverFault(e, subject, `; ${advice}`);
   const code = networkCode(e);
   return code ? new DynamoDBUnreachableError(await endpointOf(client), code, e, subject, advice) : e;
 }

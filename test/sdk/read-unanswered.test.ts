@@ -113,4 +113,16 @@ describe('a one-shot read sent and never answered (black-holed after connecting)
     expect(e).toMatchObject({ kind: 'throttled' });
     expect((e as Error).message).toMatch(/^getLeader of lease "hot": .*the lease row was not read: the table's capacity is exhausted .* call it again later$/);
   });
+
+  it("a read DynamoDB failed on its side (HTTP 5xx, the AWS SDK's retries used up) names the call and what was not read, under the SDK's own name", async () => {
+    const client = localClient(inject('ddbEndpoint'));
+    cleanups.push(() => client.destroy());
+    const failed = Object.assign(new Error('Internal server error'), { name: 'InternalServerError', $fault: 'server', $metadata: { httpStatusCode: 500 } });
+    const e = await oneShotFault(failed, 'getLeader', 'lease "hot"', 'the lease row', client);
+    // before: the SDK's bare "Internal server error", naming no call nor lease
+    expect(e).toMatchObject({ name: 'InternalServerError', cause: failed });
+    expect((e as Error).message).toBe(
+      `getLeader of lease "hot": DynamoDB failed the request on its side (InternalServerError: Internal server error, HTTP 500), the AWS SDK's own retries used up: a fault of DynamoDB's; the lease row was not read, and getLeader does not retry: call it again (if it lasts, see the AWS Health Dashboard for DynamoDB in the client's Region)`,
+    );
+  });
 });
