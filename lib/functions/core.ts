@@ -26,6 +26,7 @@ import { processOf, sessionKey, type IdentityLease } from '../schemas/identity.j
 import { ValidationError } from '../schemas/validation.js';
 import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
 import { METRIC } from './metrics.js';
+import { Chains } from './chains.js';
 
 export { METRIC };
 import { markAgainDelayMs, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
@@ -150,26 +151,22 @@ async function scheduleTermEnd(deps: FunctionDeps, lease: string, termEnd: numbe
  * `due` is still ahead: that chain goes on by itself (each message, landed, reconciles and sends
  * the next), and the message sent is SQS's to deliver. Past `due`, it always sends.
  */
-async function scheduleChain(deps: FunctionDeps, chains: WeakMap<TimerQueue, Map<string, Chain>>, lease: string, key: string, due: number, at: number, reuse: boolean, send: () => Promise<void>): Promise<void> {
+async function scheduleChain(deps: FunctionDeps, chains: WeakMap<TimerQueue, Chains>, lease: string, key: string, due: number, at: number, reuse: boolean, send: () => Promise<void>): Promise<void> {
   let started = chains.get(deps.timer);
-  if (!started) chains.set(deps.timer, (started = new Map()));
+  if (!started) chains.set(deps.timer, (started = new Chains()));
   if (reuse && started.get(lease)?.key === key && at < due) return;
   await send();
-  // (only chains whose time is still ahead are kept: a handful of leases, those with a silent holder or an election open)
-  for (const [l, c] of started) if (c.due <= at) started.delete(l);
-  started.set(lease, { key, due });
-}
-/** A chain this process started: what it reaches (`key`) and when (`due`). */
-interface Chain {
-  key: string;
-  due: number;
+  // only chains whose time is still ahead are kept (a whole fleet's, when every holder goes silent:
+  // the soonest first, so this looks at those due by now, not every one)
+  started.dropDue(at);
+  started.set(lease, key, due);
 }
 /**
  * The chains each timer queue was given by this process, by lease: term ends, and elections' deadlines
  * (apart: a re-election opened and cancelled does not make the tick start the term end's again).
  */
-const termEndChains = new WeakMap<TimerQueue, Map<string, Chain>>();
-const deadlineChains = new WeakMap<TimerQueue, Map<string, Chain>>();
+const termEndChains = new WeakMap<TimerQueue, Chains>();
+const deadlineChains = new WeakMap<TimerQueue, Chains>();
 /** The trigger of a reconcile a landed term-end message made (onTimer). */
 const TERM_END_TRIGGER = 'term end';
 /** The trigger of a reconcile a landed election timer made (onTimer), before the election's id. */
