@@ -11,7 +11,7 @@ import { CandidacyStore, CandidateStore } from '../stores/candidate-store.js';
 import { LeaseStore } from '../stores/lease-store.js';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { resolveLocation } from './platform.js';
-import { errorSink, faultReporter, retryDelayMs, RETRY_JITTER, START_RETRY_MS, StopBudget } from './faults.js';
+import { errorSink, faultKind, faultReporter, mayHaveLanded, retryDelayMs, RETRY_JITTER, START_RETRY_MS, StopBudget } from './faults.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs } from './bounded-client.js';
 import { retryOnConflict } from '../stores/errors.js';
 import { STAMP_ERROR_MS } from './step.js';
@@ -281,7 +281,7 @@ const standDowns = new WeakMap<LeaseCandidate, (signal?: AbortSignal) => Promise
 /**
  * Its LeaderElector stands down until the next renewal on `candidate`'s timer (step.ts standsDown):
  * on a session, whose renewals show it alive, its row is marked so (standsDownUntil, a renew
- * interval ahead), and that renewal takes the mark off first. Off one, nothing is written: its row
+ * interval ahead), and that renewal takes the mark off. Off one, nothing is written: its row
  * shows no life meanwhile. `signal` abandons the write (a fault rejects: the elector stands down all the same).
  * @internal
  */
@@ -384,8 +384,15 @@ export class LeaseCandidate {
   private readingClaims = false;
   /** The lease row as its LeaderElector last read it (leaseSeen). */
   private leaseRead: Lease | undefined;
-  /** Until when (DynamoDB's time) its LeaderElector stands down, marked on its row on a session (markStandingDown): taken off at the next renewal on its timer. */
-  private downUntil: number | undefined;
+  /**
+   * Its LeaderElector's stand-down on a session (markStandingDown), until the next renewal on its
+   * timer takes it over (turn): `until` (DynamoDB's time) set as its mark is sent. Dropped when the
+   * mark was refused unwritten (an older construct's grant refuses the attribute): only a mark that
+   * landed, or may have, is owed a take-off.
+   */
+  private down: { until?: number } | undefined;
+  /** Its LeaderElector's stand-downs so far: a renewal on the timer during which one began does not stand it again (onTurn). */
+  private standDowns = 0;
 
   /** Validates and resolves `options`; nothing is written until run(). @throws ValidationError naming each bad option */
   constructor(options: LeaseCandidateOptions) {
@@ -625,20 +632,70 @@ export class LeaseCandidate {
     return this.renew();
   }
 
-  /** Its LeaderElector stands down (standDown): on the live session, its row is marked so until a renew interval on. */
+  /**
+   * Its LeaderElector stands down (standDown): on the live session, its row is marked so until a
+   * renew interval on. The mark lands only while the row's renewTime is as this start-up last wrote
+   * it (CandidacyStore.markStandsDown): the timer's turn renews the row before it takes the mark off
+   * (turn), so a mark still on its way then is refused, not left on the row while the elector stands
+   * again. One refused so by another renewal of its own (an acknowledgement, say) is sent again.
+   */
   private async markStandingDown(signal?: AbortSignal): Promise<void> {
+    this.standDowns++;
     if (!this.registered || this.standsOn === undefined || this.standsOn !== this.session?.name) return;
-    this.downUntil = (await this.stampNow()) + this.options.renewIntervalMs;
-    if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, this.downUntil, signal)) this.ownRevision++;
+    const down: { until?: number } = {};
+    this.down = down;
+    const drop = () => {
+      if (this.down === down) this.down = undefined;
+    };
+    let until: number;
+    try {
+      until = (await this.stampNow()) + this.options.renewIntervalMs;
+    } catch (e) {
+      drop();
+      throw e;
+    }
+    for (let tries = 1; ; tries++) {
+      // the timer turned meanwhile (the stand-down is over: the turn takes off any mark sent), or it was abandoned
+      if (this.down !== down) return;
+      if (signal?.aborted) return drop();
+      down.until = until;
+      const renewedAt = this.ownRenewTime;
+      try {
+        if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, until, renewedAt, signal)) return void this.ownRevision++;
+      } catch (e) {
+        // refused unwritten (an older construct's grant, a throttle): no take-off is owed
+        if (!mayHaveLanded(e)) drop();
+        throw e;
+      }
+      // refused by its condition: sent again if a renewal of its own landed since, else left to the turn's take-off
+      if (tries >= 3 || this.ownRenewTime === renewedAt) return;
+    }
   }
 
-  /** A renewal on the timer: a stand-down's mark taken off first (its LeaderElector stands again once this lands: renewedOnTurn). */
+  /**
+   * A renewal on the timer. After a stand-down, a write even on a session, and only then its mark
+   * taken off (its LeaderElector stands again once this lands: renewedOnTurn): a mark still on its
+   * way, which names the renewTime before, can no longer land, and one that landed is taken off
+   * here. A take-off that fails does not hold the renewal up: one the grant refuses (a construct
+   * before the mark, which refused the mark too) is told and let be; another is tried again (onTurn).
+   */
   private async turn(): Promise<void> {
-    if (this.downUntil !== undefined) {
+    const down = this.down;
+    if (down === undefined) return this.scheduled();
+    // taken over: a mark not sent yet is not sent, and a registration below names none
+    this.down = undefined;
+    const owed = (e: unknown) => {
+      this.down ??= down; // tried again with the renewal
+      throw e;
+    };
+    await this.renew().catch(owed);
+    if (down.until === undefined || !this.registered) return;
+    try {
       if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, undefined)) this.ownRevision++;
-      this.downUntil = undefined;
+    } catch (e) {
+      if (faultKind(e) === 'denied' && !mayHaveLanded(e)) return this.report(e);
+      owed(e);
     }
-    return this.scheduled();
   }
 
   /**
@@ -651,11 +708,13 @@ export class LeaseCandidate {
     this.retry?.cancel();
     this.retry = undefined;
     this.turning = true;
+    const standDowns = this.standDowns;
     void this.turn()
       .then(
         () => {
           this.failures = 0;
-          if (this.timer !== undefined) this.renewedOnTurn?.(); // not once withdrawing
+          // not once withdrawing, nor after a stand-down that began meanwhile (it lasts until the next turn)
+          if (this.timer !== undefined && this.standDowns === standDowns) this.renewedOnTurn?.();
         },
         (e: unknown) => {
           // the first failure of a run told, then every tenth: a Session's hundred candidates in an
@@ -777,13 +836,14 @@ export class LeaseCandidate {
       }
       const spec = this.spec();
       const session = this.sessionToName() ?? undefined;
+      const downUntil = session ? this.down?.until : undefined;
       const written = await this.store.write(read, {
         // ackedPingTime 0: this row's acks are copies of the coordinator's pings (CandidateStore.renew)
         // (its stand-down's mark kept on a row registered again meanwhile)
-        set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now, session !== undefined), ...(session ? { session } : {}), ...(session && this.downUntil !== undefined ? { standsDownUntil: this.downUntil } : {}) },
+        set: { ...spec, identity: this.instance, renewTime: now, ackedPingTime: 0, createdAt, expiresAt: this.expiresAt(now, session !== undefined), ...(session ? { session } : {}), ...(downUntil !== undefined ? { standsDownUntil: downUntil } : {}) },
         // a previous start-up's labels, platform, address, location, session and stand-down do not outlive it (the
         // mark named only where the row read has one: under a construct before it, whose grant refuses it, none has)
-        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), ...(session ? [] : (['session'] as const)), ...(session && this.downUntil !== undefined ? [] : read.item?.standsDownUntil !== undefined ? (['standsDownUntil'] as const) : []), 'pingTime'],
+        remove: [...(spec.labels ? [] : (['labels'] as const)), ...(spec.platform ? [] : (['platform'] as const)), ...(spec.address ? [] : (['address'] as const)), ...(spec.location ? [] : (['location'] as const)), ...(session ? [] : (['session'] as const)), ...(downUntil !== undefined ? [] : read.item?.standsDownUntil !== undefined ? (['standsDownUntil'] as const) : []), 'pingTime'],
       });
       this.standsOn = session;
       this.wroteAt = this.clock.monotonic();

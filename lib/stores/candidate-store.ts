@@ -240,11 +240,15 @@ export class CandidacyStore extends CandidateStore {
   /**
    * Marks start-up `identity`'s row as standing down until `until` (`standsDownUntil`), or, with
    * undefined, takes the mark off. No renewal: renewTime and renewalMark stay as they were (the
-   * candidate stream sees the write and reconciles the lease: candidateChangeMatters). False when the row is gone or
-   * another start-up's, or (taking off) carries no mark. `signal` abandons it.
+   * candidate stream sees the write and reconciles the lease: candidateChangeMatters). A mark given
+   * `renewedAt` lands only while the row's renewTime is still that: not after a renewal that landed
+   * since (LeaseCandidate's timer turn, which takes the mark off). False when the row is gone or
+   * another start-up's, or (marking) renewed since `renewedAt`, or (taking off) carries no mark.
+   * `signal` abandons it.
    */
-  async markStandsDown(leaseName: string, name: string, identity: string, until: number | undefined, signal?: AbortSignal): Promise<boolean> {
+  async markStandsDown(leaseName: string, name: string, identity: string, until: number | undefined, renewedAt?: number, signal?: AbortSignal): Promise<boolean> {
     const off = until === undefined;
+    const renewed = !off && renewedAt !== undefined;
     this.checkSet({ leaseName, name }, off ? {} : { standsDownUntil: until });
     try {
       await this.client.send(
@@ -252,9 +256,9 @@ export class CandidacyStore extends CandidateStore {
           TableName: this.table,
           Key: marshall({ leaseName, name }),
           UpdateExpression: `${off ? 'REMOVE #down' : 'SET #down = :until'} ADD #rev :one`,
-          ConditionExpression: `attribute_exists(#pk) AND #id = :me${off ? ' AND attribute_exists(#down)' : ''}`,
-          ExpressionAttributeNames: { '#pk': 'leaseName', '#id': 'identity', '#down': 'standsDownUntil', '#rev': 'revision' },
-          ExpressionAttributeValues: marshall({ ':me': identity, ':one': 1, ...(off ? {} : { ':until': until }) }),
+          ConditionExpression: `attribute_exists(#pk) AND #id = :me${off ? ' AND attribute_exists(#down)' : ''}${renewed ? ' AND #renew = :renewed' : ''}`,
+          ExpressionAttributeNames: { '#pk': 'leaseName', '#id': 'identity', '#down': 'standsDownUntil', '#rev': 'revision', ...(renewed ? { '#renew': 'renewTime' } : {}) },
+          ExpressionAttributeValues: marshall({ ':me': identity, ':one': 1, ...(off ? {} : { ':until': until }), ...(renewed ? { ':renewed': renewedAt } : {}) }),
         }),
         { abortSignal: signal },
       );
