@@ -204,8 +204,12 @@ export const wiring = {
   // dropped after maxEventAge (one tick): the next tick does its work.
   coordinator: { entry: 'functions/coordinator.ts', trigger: { kind: 'schedule', everySeconds: 60 }, timeoutSeconds: 300, memoryMb: 512, reservedConcurrency: 1 },
   // run-once rows share the candidates table: their records never reach the function
-  // a batch given up after 3 retries (its position to the dead-letter queue) loses no event (each
-  // record publishes its own before it fails) and nothing the tick does not do within a minute
+  // a batch given up after 3 retries (its position to the dead-letter queue, which alarms) loses
+  // nothing the tick does not do within a minute, and no event of a record handled or held: each
+  // publishes its own before it fails, one held behind a failed record of its row too, without its
+  // reconcile (lib/functions/lambda.ts streamBatchHandler). Lost with it: the events of records never
+  // started because each of its four deliveries ran out of time (BATCH_DEADLINE_MARGIN_MS), and of a
+  // record whose events could be neither published nor deferred (EventBridge and SQS both down)
   candidateStream: { entry: 'functions/candidate-stream.ts', trigger: stream('candidates', 3, CANDIDATE_STREAM_FILTERS), timeoutSeconds: 60, memoryMb: 256 },
   leaseStream: {
     entry: 'functions/lease-stream.ts',

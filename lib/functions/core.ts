@@ -53,9 +53,11 @@ export interface FunctionDeps {
   /**
    * This invocation's publishing, where its handler opened it (withWakes): `outage` is set once a
    * publish meets an EventBridge outage (PublishError.outage), and the invocation's later events
-   * are deferred to the timer queue without a call (tryPublish). Absent: every publish calls.
+   * are deferred to the timer queue without a call (tryPublish); `unsent` once a record's events
+   * could be neither published nor deferred (publishEvents: held records publish none then,
+   * publishHeldBack). Absent: every publish calls.
    */
-  publishing?: { outage?: Error };
+  publishing?: { outage?: Error; unsent?: true };
   logger: Logger;
   metrics: Metrics;
 }
@@ -596,6 +598,52 @@ function rememberPublished(ids: Set<string>, events: ConclaveEvent[]): void {
 }
 
 /**
+ * A record's events, published or deferred (publishOrDefer) unless this instance did already
+ * (publishedIds); `last`: by the delivery that ends the record, which counts its Leader Changed. One
+ * that can be neither published nor deferred throws, and marks the invocation `unsent`
+ * (FunctionDeps `publishing`).
+ */
+async function publishEvents(deps: FunctionDeps, events: ConclaveEvent[], last: boolean): Promise<void> {
+  // counted by the delivery that ends the record (done, or poison), not by one it is retried after
+  // (a record with no events: two lookups of nothing, left without an early return for the lease stream's bundle budget)
+  const ids = publishedIds(deps.publish);
+  const fresh = unpublished(ids, events);
+  if (fresh.length) {
+    try {
+      await publishOrDefer(deps, fresh);
+    } catch (e) {
+      if (deps.publishing) deps.publishing.unsent = true;
+      throw e;
+    }
+    rememberPublished(ids, fresh);
+  }
+  if (!last) return;
+  const counted = publishedIds(deps.metrics);
+  const once = unpublished(counted, events);
+  rememberPublished(counted, once);
+  for (const e of once) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
+}
+
+/**
+ * A stream record held behind a failed record of its row (streamBatchHandler): its events are
+ * published now, with the ids its own run derives (publishedIds: that run publishes none of them
+ * again on this instance; on another, the same ids), while its work waits for the redelivery. Before,
+ * they waited with it: the candidate stream's source gives a batch up after 3 retries, and a row's
+ * changes behind a record failing through them (a second Candidate Joined, a Candidate Expired) were
+ * never published. A row's events so go out in its records' order: the failed record published its
+ * own before it failed (reconcileThenPublish), and its held records follow in order. Not once this
+ * invocation met a publish it could neither publish nor defer (`unsent`: a failed record's events,
+ * maybe): its held records' events then wait for their redelivery too, not to go out before the
+ * earlier ones. Never counts a Leader Changed (the delivery that ends the record does). Throws when
+ * they could be neither published nor deferred: the stream handler logs it, and the record's run
+ * publishes them.
+ */
+async function publishHeldBack(deps: FunctionDeps, events: ConclaveEvent[]): Promise<undefined> {
+  if (!deps.publishing?.unsent) await publishEvents(deps, events, false);
+  return undefined;
+}
+
+/**
  * Stream records: the record's work (its reconcile) first, then its events: an election must not
  * wait for EventBridge. The events are facts of the change the record carries, whatever becomes of
  * its work, so a record whose work fails publishes them (or defers them) before it rethrows: a
@@ -612,21 +660,7 @@ function rememberPublished(ids: Set<string>, events: ConclaveEvent[]): void {
  * A record given up after its retries is not counted; one retried on another instance is counted there again.
  */
 async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[], run: () => Promise<ReconcileOutcome | undefined>): Promise<ReconcileOutcome | undefined> {
-  // counted by the delivery that ends the record (done, or poison), not by one it is retried after
-  // (a record with no events: two lookups of nothing, left without an early return for the lease stream's bundle budget)
-  const publish = async (last: boolean) => {
-    const ids = publishedIds(deps.publish);
-    const fresh = unpublished(ids, events);
-    if (fresh.length) {
-      await publishOrDefer(deps, fresh);
-      rememberPublished(ids, fresh);
-    }
-    if (!last) return;
-    const counted = publishedIds(deps.metrics);
-    const once = unpublished(counted, events);
-    rememberPublished(counted, once);
-    for (const e of once) if (e.detailType === 'Leader Changed') leaseMetric(deps.metrics, e.detail.lease, METRIC.leaderChanges, MetricUnit.Count, 1);
-  };
+  const publish = (last: boolean) => publishEvents(deps, events, last);
   let o: ReconcileOutcome | undefined;
   try {
     o = await run();
@@ -644,13 +678,19 @@ async function reconcileThenPublish(deps: FunctionDeps, events: ConclaveEvent[],
   return o;
 }
 
-export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
-  if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`);
-  const row = c.new ?? c.old!;
+/** A candidate record's events (none for a change to a row the schema refused: afterBrokenRow). */
+function candidateChangeEvents(deps: FunctionDeps, c: Change<Candidate>): ConclaveEvent[] {
+  if (c.oldInvalid) return [];
   // the record's time is rounded down to the second: a row deleted within the second it turned stale still expired
   const at = c.at === undefined ? { at: deps.coordinator.clock.now() } : { at: c.at, atPrecisionMs: CHANGE_TIME_PRECISION_MS };
-  const events = eventsFromCandidateChange({ eventID: c.eventID, ...at, oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
-  return reconcileThenPublish(deps, events, async () => (candidateChangeMatters(c) ? reconcile(deps, row.leaseName, `candidate ${c.eventName}`) : undefined));
+  return eventsFromCandidateChange({ eventID: c.eventID, ...at, oldCandidate: c.old, newCandidate: c.new, staleAfterMs: deps.coordinator.config.candidateStaleAfterMs });
+}
+
+export async function onCandidateChange(deps: FunctionDeps, c: Change<Candidate>): Promise<ReconcileOutcome | undefined> {
+  if (c.held) return publishHeldBack(deps, candidateChangeEvents(deps, c));
+  if (c.oldInvalid) return afterBrokenRow(deps, c, c.new?.leaseName, `candidate ${c.eventName} (was broken)`);
+  const row = c.new ?? c.old!;
+  return reconcileThenPublish(deps, candidateChangeEvents(deps, c), async () => (candidateChangeMatters(c) ? reconcile(deps, row.leaseName, `candidate ${c.eventName}`) : undefined));
 }
 
 /** What an invocation keeps of the Lambda's remaining time when it waits for its wakes: returning in time matters more. */
@@ -866,6 +906,10 @@ const leftUnjudged = (deps: FunctionDeps, lease: string, trigger: string) => (e:
   return undefined;
 };
 
+/** A lease record's events (none for a change to a row the schema refused: onLeaseChange's broken-row paths). */
+const leaseChangeEvents = (deps: FunctionDeps, c: Change<Lease>): ConclaveEvent[] =>
+  c.oldInvalid ? [] : eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
+
 /**
  * A lease record. Its wake is sent first (the workers hear of the change at once) and never waited
  * for here: the batch's wakes go out alongside its records, and the invocation waits for them only
@@ -879,6 +923,7 @@ const leftUnjudged = (deps: FunctionDeps, lease: string, trigger: string) => (e:
  * until Lambda's retries run out.
  */
 export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promise<ReconcileOutcome | undefined> {
+  if (c.held) return publishHeldBack(deps, leaseChangeEvents(deps, c)); // no wake: the failed record sent its lease's
   if (c.oldInvalid) {
     const held = heldTermOfBrokenRow(c.oldAttributes);
     if (held && c.eventName === 'REMOVE') return afterBrokenHeldRowDeleted(deps, held);
@@ -887,7 +932,7 @@ export async function onLeaseChange(deps: FunctionDeps, c: Change<Lease>): Promi
   }
   const row = (c.new ?? c.old)!;
   deps.wakes?.send(row.name, c.new?.revision);
-  const events = eventsFromLeaseChange({ eventID: c.eventID, at: c.at ?? deps.coordinator.clock.now(), oldLease: c.old, newLease: c.new });
+  const events = leaseChangeEvents(deps, c);
   const trigger = `lease ${c.eventName}`;
   if (deleteLongOver(deps, c)) {
     // reconciled as the tick would: a row created now waits for the stream (awaitsStream), which reaches any later delete first

@@ -166,21 +166,43 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
  * After a failed record, the batch's later records of the same row (its keys: a lease, a
  * candidate) are not run (each is reported failed too): they come again after it, in order. Run
  * past it, a row's later change would be handled before its earlier one (an INSERT closing an
- * election before the REMOVE it waits for was seen). The later records of other rows still run:
- * what a record does depends on no other row's record before it (it reconciles from the rows as
- * they are read; lib/wiring.ts parallelizationFactor), and before, one failing record held every
- * record behind it in the batch, with their events: the candidate stream's source gives a batch
- * up after 3 retries, and the followers of a failing record never ran, their events never
- * published. Lambda resumes from the earliest failure (the lowest sequence number reported), so
- * those later records run again there, after it: at least once, as any redelivery, their events
- * with the same ids. A record with no keys is taken as every row's. Nor are the records left when
- * the invocation nears its deadline (BATCH_DEADLINE_MARGIN_MS) run: they are reported failed, and
- * Lambda checkpoints before the first of them and delivers from it.
+ * election before the REMOVE it waits for was seen). Each still publishes its events: its change
+ * is given to the run marked `held`, and the run publishes the events the record's own run derives
+ * (same ids) and does nothing else (lib/functions/core.ts publishHeldBack). Before, they waited
+ * with its work: the candidate stream's source gives a batch up after 3 retries, and a row's
+ * changes behind a record failing through them were never published (a second Candidate Joined, a
+ * Candidate Expired); the lease stream's waited up to STUCK_RECORD_MS. The order this keeps: a
+ * row's events go out in its records' order, the failed record's first (it publishes its own before
+ * it fails: core.ts reconcileThenPublish), at least once; a later delivery may publish one again
+ * (same id, on another instance) after later ones, events deferred by an EventBridge outage come
+ * when the timer queue delivers them, and where a record's events could be neither published nor
+ * deferred, no held record of that invocation publishes (core.ts `unsent`). A held record that does
+ * not parse publishes nothing (poison: dead-lettered when it runs).
+ *
+ * The later records of other rows still run: what a record does depends on no other row's record
+ * before it (it reconciles from the rows as they are read; lib/wiring.ts parallelizationFactor),
+ * and before, one failing record held every record behind it in the batch, with their events. Lambda resumes from the earliest failure (the
+ * lowest sequence number reported), so those later records run again there, after it: at least
+ * once, as any redelivery, their events with the same ids. A record with no keys is taken as every
+ * row's. Nor are the records left when the invocation nears its deadline (BATCH_DEADLINE_MARGIN_MS)
+ * run, nor their events published: they are reported failed, and Lambda checkpoints before the
+ * first of them and delivers from it (each such delivery counts among the source's retries).
  */
 export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, open: () => BatchRun<T>) =>
   batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', () => {
     const run = open();
     const record = streamRecord(deps, name, parse, run.record);
+    // a record held behind a failed one of its row: a change (not the candidate stream's refusedSeen
+    // stamp, which has no events) given to the run marked `held`, to publish its events and do nothing else
+    const held = async (r: DynamoDBRecord) => {
+      try {
+        const c = parse(r) as object;
+        if ('eventName' in c) await run.record({ ...c, held: true } as T);
+      } catch (e) {
+        // poison (dead-lettered when it runs), or its events neither published nor deferred (its run publishes them)
+        deps.logger.warn('held record: events not published yet', { record: r.eventID, error: e as Error });
+      }
+    };
     // the rows of the records failed (or not run) so far, each with the first failed record of it; a record with no keys, under undefined
     const failed = new Map<string | undefined, string>();
     return {
@@ -189,6 +211,7 @@ export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, pa
         const before = failed.get(row) ?? (row === undefined ? failed.values().next().value : failed.get(undefined));
         if (before !== undefined) {
           failed.set(row, before);
+          await held(r);
           throw new Error(`not run: record ${before} of its row failed first`);
         }
         try {

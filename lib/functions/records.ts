@@ -48,6 +48,11 @@ export interface Change<T> {
   oldInvalid?: ValidationError;
   /** With `oldInvalid`: the old image's attributes as they were (unmarshalled), for what can still be read from them. */
   oldAttributes?: Record<string, unknown>;
+  /**
+   * Held behind a failed record of its row (lib/functions/lambda.ts streamBatchHandler): the
+   * handler publishes its events and nothing else (publishHeldBack); its work waits for its redelivery.
+   */
+  held?: true;
 }
 
 /**

@@ -66,11 +66,12 @@ describe('a lease stream record failing on a fault', () => {
     const deliver = () => handler({ Records: [stuck.record, take, behind.record] }, lambdaContext('leaseStream'));
     const failedIds = (r: unknown) => (r as { batchItemFailures: { itemIdentifier: string }[] }).batchItemFailures.map((f) => f.itemIdentifier);
 
-    // a fault a few hours long: retried, its lease's record behind it not run; another lease's record runs
+    // a fault a few hours long: retried, its lease's record behind it not run (its events published:
+    // held-back-events.test.ts); another lease's record runs
     clock.set(stuck.at + STUCK_RECORD_MS - 60_000);
     expect(failedIds(await deliver())).toEqual([stuck.record.dynamodb!.SequenceNumber, take.dynamodb!.SequenceNumber]); // Lambda retries from the first
     expect(dead).toEqual([]);
-    expect(published).not.toContain(taken);
+    expect(published).toContain(taken);
     const k = sessionKey('s-behind');
     expect((await d.coordinator.identities.read(k.component, k.name)).item!.endedTerms?.['behind']).toBe(1);
 
@@ -80,7 +81,7 @@ describe('a lease stream record failing on a fault', () => {
     expect(dead).toHaveLength(1);
     expect(dead[0]).toMatchObject({ kind: 'stuckRecord', function: 'leaseStream', eventID: stuck.record.eventID, sequenceNumber: stuck.record.dynamodb!.SequenceNumber, record: stuck.record });
     expect(dead[0]!.reason).toMatch(/Rate exceeded/);
-    expect(published).toContain(taken);
+    expect(published.filter((id) => id === taken)).toHaveLength(1); // its run publishes it not again on this instance
 
     // the fault fixed, the message's record replayed as docs/deploy.md says: an event of that one record
     d.coordinator.identities.markTermEnded = mark;
