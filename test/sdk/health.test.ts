@@ -703,6 +703,13 @@ describe('on simulated time: a deposed leader cut off from DynamoDB points nowhe
  * any number of connections, and cannot be tied to the app's own stop signal. Each fails without its fix.
  */
 describe('serveHealth, as a health port exposed to slow clients and an app that stops meets it', () => {
+  /**
+   * For the tests of the cap: a timeout far beyond them, so a connection closed is closed by the cap
+   * alone. (Before: the 5 s default, a budget on the machine's clock: a stall that long between a
+   * connection's last bytes and the look at it had the timeout close it, an idle keep-alive or a
+   * check whose request was still arriving, or close the one the cap was to close.)
+   */
+  const UNTIMED = { timeoutMs: 10 * 60_000 } as const;
   /** A raw connection to `port`: what it received, and a promise of its close (by either side). */
   const raw = (port: number, send?: string) => {
     const c = { got: '', error: undefined as string | undefined, socket: connect(port, '127.0.0.1', () => send !== undefined && c.socket.write(send)), closed: undefined as unknown as Promise<string> };
@@ -748,7 +755,7 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
   });
 
   it('maxConnections: one past the cap closes the oldest idle connection, and the new one is answered', async () => {
-    const s = await serveHealth(idle('cap'), { port: 0, host: '127.0.0.1', maxConnections: 2 });
+    const s = await serveHealth(idle('cap'), { port: 0, host: '127.0.0.1', maxConnections: 2, ...UNTIMED });
     try {
       const first = raw(s.port, 'GET /healthz HTTP/1.1\r\n\r\n');
       await waitFor('the first answered and kept open', () => first.got.includes('200 OK'));
@@ -764,7 +771,7 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
   });
 
   it('maxConnections: a check whose request is still arriving is not idle: the idle one is closed, and the check answered (a review, 2026-12-05: the check, being the oldest, was closed)', async () => {
-    const s = await serveHealth(idle('cap-mid'), { port: 0, host: '127.0.0.1', maxConnections: 2 });
+    const s = await serveHealth(idle('cap-mid'), { port: 0, host: '127.0.0.1', maxConnections: 2, ...UNTIMED });
     try {
       const check = raw(s.port, 'GET /healthz HTTP/1.1\r\n'); // its headers still on the way
       // a keep-alive connection, answered after the check's first bytes were sent (so read), idle since
@@ -783,7 +790,7 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
   it('maxConnections: a client holding the cap with idle connections from one address, opening another as each closes, does not shut out a check from another (it refused every check)', async () => {
     // found by a review (2026-12-05): node:http's maxConnections closed the new connection, so 64
     // silent sockets reopened as they closed had every check refused: a load balancer marked the leader down
-    const s = await serveHealth(idle('flood'), { port: 0, host: '127.0.0.1' });
+    const s = await serveHealth(idle('flood'), { port: 0, host: '127.0.0.1', ...UNTIMED });
     let flooding = true;
     const sockets: Socket[] = [];
     const hold = () => {
@@ -812,7 +819,7 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     const accepted: Socket[] = []; // the server's side of each connection, as node:net publishes it
     const onSocket = (m: unknown) => accepted.push((m as { socket: Socket }).socket);
     subscribe('net.server.socket', onSocket);
-    const s = await serveHealth(idle('cap-slow'), { port: 0, host: '127.0.0.1', maxConnections: 8 });
+    const s = await serveHealth(idle('cap-slow'), { port: 0, host: '127.0.0.1', maxConnections: 8, ...UNTIMED });
     const held: Socket[] = [];
     try {
       for (let i = 0; i < 8; i++) {
@@ -843,7 +850,7 @@ describe('serveHealth, as a health port exposed to slow clients and an app that 
     let port = -1;
     const onSocket = (m: unknown) => void ((m as { socket: Socket }).socket.localPort === port && flood.push((m as { socket: Socket }).socket));
     subscribe('net.server.socket', onSocket);
-    const s = await serveHealth(idle('cap-fresh'), { port: 0, host: '127.0.0.1', maxConnections: 4 });
+    const s = await serveHealth(idle('cap-fresh'), { port: 0, host: '127.0.0.1', maxConnections: 4, ...UNTIMED });
     port = s.port;
     const held: Socket[] = [];
     const hold = (from: string) => {

@@ -12,7 +12,7 @@ import { createServer as createHttpServer, request } from 'node:http';
 import { GetItemCommand, ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { simulatedClock, type Clock } from '../../lib/clock.js';
+import { seededRandom, simulatedClock, type Clock } from '../../lib/clock.js';
 import { boundedClient, MIN_REQUEST_BOUND_MS, requestBoundMs, RequestBoundError } from '../../lib/sdk/bounded-client.js';
 import { DynamoDBUnreachableError, LeaderElector, LeaseLostError, type LeaderElectorOptions } from '../../lib/sdk/index.js';
 import { untilTermEnds } from '../../lib/sdk/fencing.js';
@@ -23,7 +23,7 @@ import { localClient } from '../../lib/stores/client.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { listenOnLoopback, testTables, type TestTables } from '../support.js';
 import { waitFor } from './harness.js';
-import { close, drivenClock, inFlight, listen, resettingProxy } from '../proxy.js';
+import { close, drivenClock, inFlight, listen, resettingProxy, type Listening } from '../proxy.js';
 
 describe('boundedClient', () => {
   it('a request never answered fails as a timeout once its bound has passed on the clock given, not before', async () => {
@@ -347,26 +347,52 @@ describe('a write that landed, its answer lost as the connection was reset (the 
 
   /** A resetting proxy (test/proxy.ts) in front of DynamoDB Local; by default for a session row's UpdateItem. */
   const resetting = (matches: (request: string) => boolean = (text) => /UpdateItem/.test(text) && text.includes(t.names.identities)) => resettingProxy(inject('ddbEndpoint'), matches);
-  // renewals every second, with a deadline far beyond them: a busy machine's late timers end no session here
+  // renewals every second, with a deadline far beyond them
   const FAST_SESSION = { renewIntervalMs: 1_000, retryPeriodMs: 300, renewDeadlineMs: 5_000, maxLeaseDurationMs: 8_000 } as const;
+  /**
+   * A client through `proxy`, and a clock the test moves (drivenClock): its next timer fires only
+   * once the client has no request under way, the AWS SDK's own send again after a reset included,
+   * so the deadlines and request bounds below are judged on time that stands still while DynamoDB
+   * Local, or a busy machine, takes its time. (Before: the machine's clock, against a session's 5 s
+   * and a leader's 8 s renew deadline and 5 s request bounds: a DynamoDB Local slow to answer, or a
+   * process starved that long, ended the session, or had a renewal abandoned at its bound, one more
+   * answer lost, whatever the reset did.) Random drawn from a seed: each session row a name of its own.
+   */
+  const drivenThrough = (proxy: Listening, seed: number) => {
+    const client = localClient(proxy.endpoint);
+    const c = drivenClock(inFlight(client));
+    return { client, ...c, clock: { ...c.clock, random: seededRandom(seed) } };
+  };
+  /** `p`, and whether it has settled yet (whichever way). */
+  const watched = <T>(p: Promise<T>) => {
+    let over = false;
+    p.then(
+      () => (over = true),
+      () => (over = true),
+    );
+    return { p, over: () => over };
+  };
 
   it('the connection reset after the renewal reached DynamoDB: the SDK sends it again, is refused by its own landed copy, and the session renews on', async () => {
     const { proxy, arm, resets } = await resetting();
-    const client = localClient(proxy.endpoint);
-    const session = new Session({ client, tables: t.names, prefix: 'reset', ...FAST_SESSION, onError: () => undefined });
+    const { client, clock, drive } = drivenThrough(proxy, 11);
+    const session = new Session({ client, tables: t.names, clock, clockSync: 'none', prefix: 'reset', ...FAST_SESSION, onError: () => undefined });
     const stop = new AbortController();
-    const running = session.run(stop.signal);
-    await session.ready;
+    const running = watched(session.run(stop.signal));
+    const ready = watched(session.ready);
+    await drive(ready.over);
+    await ready.p;
     const name = session.name;
-    await waitFor('a renewal', () => session.stats.renewals >= 1);
+    await drive(() => session.stats.renewals >= 1);
     arm();
-    await waitFor('a renewal reset after it reached DynamoDB', () => resets() === 1);
-    await waitFor('the session to renew past it', () => session.stats.lostAnswers + session.stats.foreignWrites >= 1 && session.stats.renewals >= 3);
+    await drive(() => resets() === 1);
+    await drive(() => session.stats.lostAnswers + session.stats.foreignWrites >= 1 && session.stats.renewals >= 3);
     // before the fix: the SDK's second send was refused by the first, which had landed, and the session ended as if someone else had written its row
     expect(session.stats).toMatchObject({ lostAnswers: 1, foreignWrites: 0, ended: 0 });
     expect(session.name).toBe(name);
     stop.abort();
-    await running;
+    await drive(running.over);
+    await running.p;
     client.destroy();
     await close(proxy);
   });
@@ -374,18 +400,21 @@ describe('a write that landed, its answer lost as the connection was reset (the 
   it("the connection reset as DynamoDB answers the session's first row: the SDK's second send is refused by it, and the session starts on it", async () => {
     const { proxy, arm, resets } = await resetting();
     arm();
-    const client = localClient(proxy.endpoint);
-    const session = new Session({ client, tables: t.names, prefix: 'first', ...FAST_SESSION, onError: () => undefined });
+    const { client, clock, drive } = drivenThrough(proxy, 12);
+    const session = new Session({ client, tables: t.names, clock, clockSync: 'none', prefix: 'first', ...FAST_SESSION, onError: () => undefined });
     const stop = new AbortController();
-    const running = session.run(stop.signal);
+    const running = watched(session.run(stop.signal));
     // before the fix: run() rejected with a ConflictError, the row under its own new name "changed since it was read"
-    await session.ready;
+    const ready = watched(session.ready);
+    await drive(ready.over);
+    await ready.p;
     expect(resets()).toBe(1);
     expect(session.stats).toMatchObject({ started: 1, ended: 0 });
-    await waitFor('a renewal of that row', () => session.stats.renewals >= 1);
+    await drive(() => session.stats.renewals >= 1);
     expect(session.stats.started).toBe(1);
     stop.abort();
-    await running;
+    await drive(running.over);
+    await running.p;
     client.destroy();
     await close(proxy);
   });
@@ -476,10 +505,12 @@ describe('a write that landed, its answer lost as the connection was reset (the 
       seen.add(stamp);
       return true;
     });
-    const client = localClient(proxy.endpoint);
+    const { client, clock, drive } = drivenThrough(proxy, 13);
     const log: string[] = [];
     const elector = new LeaderElector({
       client,
+      clock,
+      clockSync: 'none', // the stamps are the driven clock's
       tables: t.names,
       leaseName: 'renewed-twice',
       identity: 'w1',
@@ -493,19 +524,26 @@ describe('a write that landed, its answer lost as the connection was reset (the 
       onError: () => undefined,
     });
     const stop = new AbortController();
-    const done = elector.run(stop.signal);
-    await waitFor('w1 to lead', () => elector.isLeader());
+    const done = watched(elector.run(stop.signal));
+    await drive(() => elector.isLeader());
     const token = elector.fencingToken;
     arm(2);
-    await waitFor('a renewal and its retry, each reset after it landed', () => resets() === 2);
-    const leases = new LeaseStore(localClient(inject('ddbEndpoint')), t.names.leases);
+    await drive(() => resets() === 2);
+    const direct = localClient(inject('ddbEndpoint'));
+    const leases = new LeaseStore(direct, t.names.leases);
+    // (read while the clock stands still: no renewal goes out meanwhile)
     const after = (await leases.read('renewed-twice')).item!.renewTime!;
-    await waitFor('a renewal after them', async () => (await leases.read('renewed-twice')).item!.renewTime! > after);
+    // a renewal after them, within two of its renew intervals
+    const from = clock.monotonic();
+    await drive(() => clock.monotonic() >= from + 2_000);
+    expect((await leases.read('renewed-twice')).item!.renewTime!).toBeGreaterThan(after);
     expect(log).toEqual(['started']); // before the fix: ['started', 'stopped deposed', 'started']
     expect(elector.fencingToken).toBe(token);
     stop.abort();
-    await done;
+    await drive(done.over);
+    await done.p;
     client.destroy();
+    direct.destroy();
     await close(proxy);
   });
 });
