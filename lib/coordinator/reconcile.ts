@@ -192,7 +192,8 @@ async function snapshot(deps: CoordinatorDeps, name: string): Promise<Snapshot> 
 }
 
 /**
- * A whole pass's snapshot of lease `name` read again before a write is decided on it: the lease,
+ * A whole pass's snapshot of lease `name` read again before a write is decided on it (and a part's,
+ * before anything is decided, of a term it judges off its named row: reconcileAll): the lease,
  * then its candidates, vouched for by their sessions read now; the term judged by the sessions the
  * pass scanned (every row of its holder's process, which the lease's own reads do not look for)
  * while the lease row is the one scanned. Changed since, undefined: decided on the lease's own
@@ -267,6 +268,17 @@ export interface ReconcileAllResult {
    * after; absent when the pass reconciled every lease it looked at.
    */
   stopped?: { after: string | undefined };
+  /**
+   * The pass's scans did not finish by its deadline: nothing reconciled, nothing collected
+   * (`stopped` says where it was to start); told among `errors` as `(the scans)`.
+   */
+  unscanned?: true;
+  /**
+   * The pass reached every lease it looked at: the last of them in name order (absent: none),
+   * after which a pass over the same part reconciles only leases come since and does its collection
+   * (lib/coordinator/tick.ts: a part's collection cut short at its deadline).
+   */
+  last?: string;
   /**
    * Leases reconciled from their own reads (the lease, then its candidates) rather than the scans:
    * in a segment, those whose lease row or candidates the segment's scans may not both hold.
@@ -353,14 +365,12 @@ export interface PassOptions {
   deadline?: number;
   /** Called with each outcome as its reconcile ends, inside the pass (a failure is counted among `errors`, the outcome kept). */
   afterEach?: (o: ReconcileOutcome) => Promise<void>;
-  /**
-   * Reconcile nothing: the pass's scans, then its collection (a collection an earlier pass was cut
-   * short of: lib/coordinator/tick.ts). A lease over the cap is not told of again.
-   */
-  collectOnly?: boolean;
 }
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/** What a pass whose scans did not finish by its deadline tells among its errors (ReconcileAllResult.unscanned). */
+export const UNSCANNED = '(the scans)';
 
 /**
  * The coordinator's tick: every lease that has candidates or an election in flight is reconciled,
@@ -391,7 +401,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const scansPast = (): boolean => {
     if (!past()) return false;
     result.stopped = { after };
-    result.errors.push({ lease: '(the scans)', error: new Error('scans unfinished at the deadline: nothing reconciled') });
+    result.unscanned = true;
+    result.errors.push({ lease: UNSCANNED, error: new Error('scans unfinished at the deadline: nothing reconciled') });
     return true;
   };
   const after = opts.after;
@@ -472,7 +483,10 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   let brokenHeld: Map<string, HeldSession> | undefined;
   let refusedGone = new Set<string>();
   if (!segment && refusedSessionRows.length) {
-    if (badLeases.size) brokenHeld = await heldSessions(deps, (n) => badLeases.has(n));
+    if (badLeases.size) {
+      brokenHeld = await heldSessions(deps, (n) => badLeases.has(n), past);
+      if (!brokenHeld && scansPast()) return result;
+    }
     const terms = [...leases.values(), ...(brokenHeld?.values() ?? [])];
     refusedGone = await timeRefusedSessions(deps, refusedSessionRows, terms, result, past);
     for (const name of refusedGone) badSessions.delete(name);
@@ -493,14 +507,14 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   // errors; the rows it holds of it (the first MAX_CANDIDATES_PER_LEASE) are collected once stale,
   // so a flood that stops drains over passes (the sessions only its rows past the cap name are not kept)
   const over = new Set([...rows].filter(([, k]) => k > MAX_CANDIDATES_PER_LEASE).map(([n]) => n));
-  if (!opts.collectOnly) for (const n of over) if (!badLeases.has(n) && (after === undefined || n > after)) result.errors.push({ lease: n, error: new TooManyCandidatesError(n, rows.get(n)!) });
+  for (const n of over) if (!badLeases.has(n) && (after === undefined || n > after)) result.errors.push({ lease: n, error: new TooManyCandidatesError(n, rows.get(n)!) });
   // a broken lease is reported above and never decided on; its candidates stay in the groups: the
   // stale ones are collected, the sessions the live ones name kept, as any lease's
-  const names = opts.collectOnly ? [] : [...groups.keys()].filter((n) => !badLeases.has(n) && !over.has(n) && (after === undefined || n > after)).sort();
+  const names = [...groups.keys()].filter((n) => !badLeases.has(n) && !over.has(n) && (after === undefined || n > after)).sort();
   result.leases = names.length;
   let started = -1;
-  // in a segment, terms the scans judge off their named row (unvouched: reconcileUnvouched)
-  const offNamed: string[] = [];
+  // in a segment, the whole candidates a term judged off its named row was decided with (readAgain), for the leaderless count
+  const wholeCandidates = new Map<string, Candidate[]>();
   // leases whose reconcile failed (in result.errors): judged leaderless by the row scanned (leaderlessUnreconciled)
   const failed: string[] = [];
   const outcomes = await mapLimit(names, deps.config.concurrency, async (name, i) => {
@@ -510,26 +524,29 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     let o: ReconcileOutcome;
     try {
       const l = leases.get(name);
-      // A segment's decision to write is taken again from the lease's own reads, which read only the
-      // session named and leave an unvouched term alone: such a term is judged from whole reads and a
-      // scan of every session row after them, as a whole pass judges it, once the part's others are done.
-      // (a term on a session row that does not parse is not: it is told as unjudged, below)
-      if (segment && l !== undefined && unvouched(l) && !badSessions.has(l.session!)) {
-        offNamed.push(name);
-        return undefined;
-      }
       // judged off its named row, while a row the schema refuses may be its holder's own session: judged by nobody, as on a refused named row
       const mine = l !== undefined && !(l.session !== undefined && badSessions.has(l.session)) ? refusedOwn(l) : undefined;
       if (mine) {
         result.unjudged.push(unjudgedOn(deps, l!, mine));
         return undefined;
       }
-      // From its own reads: in a segment, no lease row scanned (it may be in another part), or an
-      // election with none of its candidates here; or held on a session whose row does not parse
-      // (those reads fail, as the lease's reconcile does, rather than judge the term without it).
-      // (A segment's candidates of a lease may also be only some of them, if DynamoDB split its item
-      // collection across parts: such a snapshot is `partial`, and any write is decided again on whole reads.)
-      if ((segment && (l === undefined || g.candidates.length + g.invalid.length === 0)) || (l?.holderIdentity !== undefined && l.session !== undefined && badSessions.has(l.session))) {
+      // A segment's decision to write is taken again from the lease's own reads, which read only the
+      // session named and leave an unvouched term alone: such a term is decided on the lease read
+      // again, unchanged since the scan, then its whole candidates, the term judged by this pass's
+      // scan of every session row (readAgain), as a whole pass decides a write; changed since, on its
+      // own reads, as after a lost race. (A term on a session row that does not parse is not: it is
+      // told as unjudged, below.) Within the pass's time, as any reconcile.
+      if (segment && l !== undefined && unvouched(l) && !badSessions.has(l.session!)) {
+        const session = sessionOf(l);
+        const again = await readAgain(deps, name, { read: LeaseStore.readOf(name, l), candidates: [], invalid: [], ...(session ? { session } : {}) });
+        if (again) wholeCandidates.set(name, again.candidates);
+        o = await reconcileLease(deps, name, again, TICK);
+      } else if ((segment && (l === undefined || g.candidates.length + g.invalid.length === 0)) || (l?.holderIdentity !== undefined && l.session !== undefined && badSessions.has(l.session))) {
+        // From its own reads: in a segment, no lease row scanned (it may be in another part), or an
+        // election with none of its candidates here; or held on a session whose row does not parse
+        // (those reads fail, as the lease's reconcile does, rather than judge the term without it).
+        // (A segment's candidates of a lease may also be only some of them, if DynamoDB split its item
+        // collection across parts: such a snapshot is `partial`, and any write is decided again on whole reads.)
         result.unseeded++;
         o = await reconcileLease(deps, name, undefined, TICK);
       } else {
@@ -556,12 +573,10 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for (const o of outcomes) {
     if (!o) continue;
     result.outcomes.push(o);
-    if (leaderlessAfter(deps, o, groups.get(o.lease)!.candidates, sessionOf, now)) result.leaderless.push(o.lease);
+    if (leaderlessAfter(deps, o, wholeCandidates.get(o.lease) ?? groups.get(o.lease)!.candidates, sessionOf, now)) result.leaderless.push(o.lease);
   }
   // in a segment, a lease with no row scanned may have it in another part: not judged here (unknown)
   for (const name of failed) if ((leases.has(name) || !segment) && leaderlessUnreconciled(deps, leases.get(name), badSessions, sessionOf, now)) result.leaderless.push(name);
-  // (started, whatever the deadline: the cursor moves past them)
-  if (offNamed.length) await reconcileUnvouched(deps, offNamed, result, opts.afterEach);
 
   result.broken.sort((a, b) => (a.lease < b.lease ? -1 : a.lease > b.lease ? 1 : 0));
   result.reached = started + 1;
@@ -569,6 +584,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     result.stopped = { after: started >= 0 ? names[started] : after };
     return result; // garbage waits for a pass that reaches the end of its segment
   }
+  if (names.length) result.last = names[names.length - 1];
+  if (past()) return result; // (the collection would start nothing: the scan below is spared)
   const stale = [...groups.values()].flatMap((g) => g.candidates);
   // each candidate row is in one part: every pass that reaches its part's end times those it scanned
   await timeRefusedCandidates(deps, unstamped, result, past);
@@ -582,7 +599,11 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for (const o of result.outcomes) held.set(o.lease, o.after ?? o.before);
   // a broken row's too, read again for the fields that name it: once repaired, its term is judged by
   // that session (collected, the term would wait for its followers' fallback, as on one that does not vouch for it)
-  if (badLeases.size) for (const l of (brokenHeld ?? (await heldSessions(deps, (n) => badLeases.has(n)))).values()) held.set(l.name, l);
+  if (badLeases.size) {
+    const broken = brokenHeld ?? (await heldSessions(deps, (n) => badLeases.has(n), past));
+    if (!broken) return result; // (scanned past the deadline: the collection would start nothing)
+    for (const l of broken.values()) held.set(l.name, l);
+  }
   const named = namedSessions(held.values(), (l) => !badLeases.has(l.name) && !anyLive(deps, groups.get(l.name)?.candidates ?? [], now) && leaderlessUnreconciled(deps, l as Lease, badSessions, sessionOf, now));
   // and a session row a live candidate names: gone, it would no longer vouch for it (vouchedCandidate)
   for (const c of stale) if (c.session !== undefined && !isCandidateStale(c, now, deps.config.candidateStaleAfterMs)) named.add(c.session);
@@ -661,10 +682,13 @@ function leaderlessUnreconciled(deps: CoordinatorDeps, l: Lease | undefined, bad
   return vacancy(effectiveLease(l, stampAt(sessionOf(l), now), now), now, deps.config.clockSkewMs).vacant;
 }
 
-/** The held leases' session fields of every lease `which` picks (a whole-table scan of four fields). */
-async function heldSessions(deps: CoordinatorDeps, which: (name: string) => boolean): Promise<Map<string, HeldSession>> {
+/** The held leases' session fields of every lease `which` picks (a whole-table scan of four fields); undefined: `past()` before the scan's end. */
+async function heldSessions(deps: CoordinatorDeps, which: (name: string) => boolean, past: () => boolean): Promise<Map<string, HeldSession> | undefined> {
   const out = new Map<string, HeldSession>();
-  for await (const page of deps.leases.scanSessions()) for (const l of page) if (which(l.name)) out.set(l.name, l);
+  for await (const page of deps.leases.scanSessions()) {
+    if (past()) return undefined;
+    for (const l of page) if (which(l.name)) out.set(l.name, l);
+  }
   return out;
 }
 
@@ -765,9 +789,10 @@ const anyLive = (deps: CoordinatorDeps, candidates: readonly Candidate[], now: n
  * Collects expired identity leases (session rows included) with every lease's row at hand: the
  * identities, then the leases (only the fields that say which session a held lease names) and the
  * candidates (only the session each names), then the deletes, each conditioned on the revision scanned. For a pass over one segment, which does
- * not see every lease (lib/coordinator/tick.ts, at a round's end, or first at the next invocation
- * where that ran out of time). Stops scanning and starting deletes at `deadline`. A session row
- * named only by terms over on leases with no live candidate is not kept (releaseOver).
+ * not see every lease (lib/coordinator/tick.ts, at a round's end, or at the next invocation where
+ * that ran out of time). Stops scanning, reading and starting deletes at `deadline`. A session row
+ * named only by terms over on leases with no live candidate is not kept (releaseOver, its reads
+ * in the first half of the time left).
  * With no identity expired, the leases and candidates are not read: their scans cost as many read
  * units as the whole rows, a round's parts' worth again. Times the refused session rows held terms
  * name, as a whole pass does, and reconciles the leases on each it deletes (reconcileUnvouched).
@@ -805,10 +830,13 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
   // the terms on a row deleted: judged now, as a whole pass judges them after its deletions (a
   // part's pass cannot: one lease's reads see the named row gone and leave the term alone)
   const off = held.filter((l) => l.holderIdentity !== undefined && l.session !== undefined && gone.has(l.session)).map((l) => l.name);
-  if (off.length) await reconcileUnvouched(deps, off, result, opts.afterEach);
+  if (off.length) await reconcileUnvouched(deps, off, result, past, opts.afterEach);
   if (!expired.length && !expiredRefused.length) return result;
   const named = namedSessions(held);
-  await releaseOver(deps, named, expired, held, result);
+  // its reads take at most half the time left: the deletes of the rows it releases have the rest
+  const from = deps.clock.monotonic();
+  const until = opts.deadline === undefined ? undefined : from + (opts.deadline - from) / 2;
+  await releaseOver(deps, named, expired, held, result, () => until !== undefined && deps.clock.monotonic() >= until);
   // a session row a candidate names is kept too (reconcileAll: it vouches for the candidate); its
   // candidates, once stale by it, are collected by their segment's pass, and the row at a later round's end
   for await (const page of deps.candidates.scanSessions()) {
@@ -831,14 +859,18 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
  * keeps the row. The row goes only once expired itself, its delete conditioned on the row as
  * scanned: a session renewing is never collected. Nothing is written to the lease: its term is
  * then judged as on a row gone, over as before. A lease unread (a fault, noted; a row that does
- * not parse) keeps its row. (Its reads start whatever the deadline: such leases are few, and once
- * their rows are collected, none.)
+ * not parse; none starts once `past()`) keeps its row: a crashed fleet's many leases are read over
+ * as many rounds' ends as they take, the rows released at each collected then, and none read again.
  */
-async function releaseOver(deps: CoordinatorDeps, named: Set<string>, expired: readonly IdentityLease[], held: readonly HeldSession[], result: Pick<ReconcileAllResult, 'errors'>): Promise<void> {
+async function releaseOver(deps: CoordinatorDeps, named: Set<string>, expired: readonly IdentityLease[], held: readonly HeldSession[], result: Pick<ReconcileAllResult, 'errors'>, past: () => boolean): Promise<void> {
   const rows = new Set(expired.filter((i) => named.has(i.name)).map((i) => i.name));
   const on = held.filter((h) => h.holderIdentity !== undefined && rows.has(h.session!));
   const kept = new Set<string>();
   await mapLimit(on, deps.config.concurrency, async (h) => {
+    if (past()) {
+      kept.add(h.session!);
+      return;
+    }
     try {
       const snap = await snapshot(deps, h.name);
       const l = snap.read.item;
@@ -853,19 +885,20 @@ async function releaseOver(deps: CoordinatorDeps, named: Set<string>, expired: r
 }
 
 /**
- * Reconciles `names`, leases whose term the tick judges off the session row it names, in a round in
- * parts: held on a session row a round's end just deleted (collectIdentities), or found unvouched
- * by a part's scans (the row gone: an operator's delete; or another process's: a peer rewrote
- * `session`), whose partial snapshot would be decided again on the lease's own reads, which leave
- * the term alone. Judged as a whole pass judges them: each lease read, then its candidates, then every
- * session row (one scan, after all those reads: every session a lease read names existed before
- * it, as in reconcileAll), so a term is judged by its holder's other sessions, or by the lease's
- * own stamp with none of its process left (sessionJudge). Run whatever the deadline (a part's pass
- * counts them reached): such leases are few, and otherwise only their followers' fallback ends them. A lost race decides again on the lease's own reads, which leave the term
- * alone; a lease held meanwhile on another refused row is unjudged, as in any pass.
+ * Reconciles `names`, leases held on a refused session row a round's end just deleted
+ * (collectIdentities): their term is judged off the row it names, which one lease's reads, finding
+ * the row gone, leave alone. Judged as a whole pass judges them: each lease read, then its
+ * candidates, then every session row (one scan, after all those reads: every session a lease read
+ * names existed before it, as in reconcileAll), so a term is judged by its holder's other sessions,
+ * or by the lease's own stamp with none of its process left (sessionJudge). No read, scan page or
+ * reconcile starts once `past()`: a lease not reached is judged by its part's pass in the next
+ * round, which finds its term unvouched (reconcileAll). A lost race decides again on the lease's
+ * own reads, which leave the term alone; a lease held meanwhile on another refused row is
+ * unjudged, as in any pass.
  */
-async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[], result: Pick<ReconcileAllResult, 'outcomes' | 'errors' | 'unjudged' | 'leaderless'>, afterEach?: PassOptions['afterEach']): Promise<void> {
+async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[], result: Pick<ReconcileAllResult, 'outcomes' | 'errors' | 'unjudged' | 'leaderless'>, past: () => boolean, afterEach?: PassOptions['afterEach']): Promise<void> {
   const reads = await mapLimit(names, deps.config.concurrency, async (name) => {
+    if (past()) return undefined;
     try {
       const read = await readLease(deps, name);
       return { name, read, list: await deps.candidates.list(name) };
@@ -878,7 +911,9 @@ async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[
   const identities: IdentityLease[] = [];
   const badSessions = new Set<string>();
   const refusedReads: RefusedRead[] = [];
+  if (!reads.some((r) => r)) return;
   for await (const page of deps.identities.scan()) {
+    if (past()) return; // (judged on no part of the scan)
     for (const s of page) {
       if (s.ok) identities.push(s.item);
       else if (isSessionComponent(String(s.invalid.key['component']))) {
@@ -889,7 +924,7 @@ async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[
   }
   const { sessions, sessionOf, refusedOwn } = sessionJudge(identities, readAt, refusedReads);
   await mapLimit(reads, deps.config.concurrency, async (r) => {
-    if (!r) return;
+    if (!r || past()) return;
     const l = r.read.item;
     const candidates = vouchAll(r.list.candidates, sessions);
     let o: ReconcileOutcome;

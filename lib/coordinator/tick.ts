@@ -11,27 +11,39 @@
  * stay well inside one invocation's time at any lease count.
  *
  * The bound: every lease that had candidates or an election when its part was scanned is
- * reconciled within the round, and a round takes ⌈(work of a round) / (time of an invocation less
- * the margin)⌉ invocations, at most one invocation per schedule tick (reserved concurrency 1). A
- * deployment whose round fits one invocation (every deployment up to `segmentLeases` leases with
- * a round under the timeout) is one part, one invocation a round: the tick of before, plus one
- * consistent GetItem of the cursor (written only when it changes).
+ * reconciled within the round (but a skipped part's, below), and a round takes ⌈(work of a round)
+ * / (time of an invocation less the margin)⌉ invocations (a collection cut short adds to that,
+ * below), at most one invocation per schedule tick (reserved concurrency 1). A deployment whose
+ * round fits one invocation (every deployment up to `segmentLeases` leases with a round under the
+ * timeout) is one part, one invocation a round: the tick of before, plus one consistent GetItem of
+ * the cursor (written only when it changes). Nothing starts past the stop (a collection's reads of
+ * leases on expired sessions, releaseOver, only in the first half of the time it has left), so what
+ * is under way then and the cursor's write finish within the margin.
  *
  * Garbage collection cut short: a pass that reaches its part's end as the time runs out starts no
  * delete, and a round's end past the stop collects no identity; with every round starting at a fresh
  * invocation, a fleet whose last reconcile ends just past the stop would collect nothing, round after
- * round. So the cursor says what is owed (that part's collection: its stale candidates, and in a
- * one-part round the expired identities too; the round's end's identities) and the next invocation
- * does it first, in at most half the time it has before its stop: reconciles keep the other half
- * at least, so a round takes at most twice its invocations while collection is owed, and what the
- * collection did not reach stays owed. (One part owed at most: the last cut short.)
+ * round. So the cursor stays where the collection was owed (TickCursor's `owedPart`, `owesIdentities`):
+ * on that part, after its last lease, and the next invocation's pass over it, with the whole time,
+ * reconciles only the leases come since and collects (of a one-part round, the identities too); or,
+ * every part done, the next invocation collects the round's end's identities. Each once: cut short
+ * again, it is given up until its turn in the next round. No collection comes ahead of a pass, so
+ * every pass has the whole invocation, and a collection is starved only where a part's scans and
+ * collection (or the identities') outlast an invocation. A stay adds a part's scans and collection
+ * (less than an invocation), at most one for each invocation of the round's work: a round takes at
+ * most twice the invocations above, plus one for its identities.
+ *
+ * A part whose scans (its leases and candidates, and every identity row) do not finish in a whole
+ * invocation (its pass the invocation's first) is skipped for the round, told among the failures as
+ * `(part i of n)`: its leases are left to their streams and timers, and the round goes on to the
+ * others (a pass begun later in an invocation that runs out in its scans is taken again at the next).
+ * A round with failures keeps its parts for the next (one skipped counts none of its leases).
  */
 import { ValidationError } from '../schemas/validation.js';
 import { MAX_SEGMENTS, type TickCursor } from '../schemas/tick-cursor.js';
 import { ConflictError, isReplicatedWriteConflict } from '../stores/errors.js';
-import type { ScanSegment } from '../stores/item-store.js';
 import type { TickCursorRead } from '../stores/tick-store.js';
-import { collectIdentities, reconcileAll, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
+import { collectIdentities, reconcileAll, UNSCANNED, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
 
 export const TICK_DEFAULTS = {
   /**
@@ -69,7 +81,7 @@ export interface RoundProgress {
   invocations: number;
   /** Leases the round reconciled so far. */
   leases: number;
-  /** The round ended in this invocation: every lease of every part reached. */
+  /** The round ended in this invocation: every lease of every part reached (a part skipped: its leases none), its collections done or given up. */
   done: boolean;
   /** Not done: the part and the last lease of it reconciled, where the next invocation goes on. */
   next?: { segment: number; after: string | undefined };
@@ -79,7 +91,7 @@ export interface RoundProgress {
   lostRace: boolean;
   /** What the tick's gauges publish: roundGauges. */
   gauges: RoundGauges;
-  /** Garbage collection owed after this invocation (cut short at its deadline), which the next one does first: the cursor's fields (TickCursorItem). */
+  /** Garbage collection owed after this invocation (cut short at its deadline), which the next one does where the cursor stays: the cursor's fields (TickCursorItem). */
   owes?: Pick<TickCursor, 'owedPart' | 'owedParts' | 'owesIdentities'>;
 }
 
@@ -125,57 +137,65 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
 
   const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], refusedCandidates: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
   const afterEach = opts.afterEach ? { afterEach: opts.afterEach } : {};
-  // what earlier invocations' passes were cut short of: first, in at most half the time left before the stop
-  let part: ScanSegment | undefined = c.owedParts === undefined ? undefined : { index: c.owedPart ?? 0, total: c.owedParts };
-  let identities = c.owesIdentities === true;
-  const now = deps.clock.monotonic();
-  const until = now + (stop - now) / 2; // (past the stop already: past it too)
-  const over = () => deps.clock.monotonic() >= until;
-  if (part && !over()) {
-    // that part's pass, reconciling nothing: its collection (of a one-part round: the identities' too)
-    merge(merged, await reconcileAll(deps, { segment: part, collectOnly: true, deadline: until, ...afterEach }));
-    if (!over()) {
-      if (part.total === 1) identities = false;
-      part = undefined;
+  // a collection owed is where the cursor stands: the part it stayed on, or (every part done) the
+  // round's end's identities. (A debt elsewhere, from a version that did it first: dropped, done at that part's next pass.)
+  let owesPart = c.owedParts === c.segments && c.owedPart === c.segment && c.segment < c.segments;
+  const owedIdentities = c.owesIdentities === true && c.segment >= c.segments;
+  let owesIdentities = false;
+  for (let first = true; c.segment < c.segments && !past(); first = false) {
+    const part = { index: c.segment, total: c.segments };
+    const r = await reconcileAll(deps, { segment: part, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...afterEach });
+    if (r.unscanned && first) {
+      // its scans outlast the whole invocation: the round moves on past it, told
+      r.errors = r.errors.map((e) => (e.lease === UNSCANNED ? { lease: `(part ${part.index} of ${part.total})`, error: new Error(`its scans (its leases and candidates, and every identity row) outlast an invocation: skipped this round, its leases left to their streams and timers`) } : e));
+      delete r.stopped;
+      merge(merged, r);
+      owesPart = false;
+      c.segment++;
+      delete c.after;
+      continue;
     }
-  }
-  if (identities && !over()) {
-    mergeCollected(merged, await collectIdentities(deps, { deadline: until, ...afterEach }));
-    identities = over(); // (cut short: still owed)
-  }
-  while (c.segment < c.segments && !past()) {
-    const r = await reconcileAll(deps, { segment: { index: c.segment, total: c.segments }, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...afterEach });
     merge(merged, r);
     c.leases += r.reached;
-    // reached its part's end as the time ran out: its collection (a one-part round's: identities too) may have been cut short
-    if (!r.stopped && past()) {
-      part = { index: c.segment, total: c.segments };
-      identities ||= c.segments === 1;
-    }
     if (r.stopped) {
       if (r.stopped.after === undefined) delete c.after;
       else c.after = r.stopped.after;
       break;
     }
+    // reached its part's end as the time ran out: its collection (a one-part round's: identities
+    // too) may have been cut short. The cursor stays on the part, after its last lease, for the next
+    // invocation's pass (once: cut short again, given up)
+    if (past() && !owesPart) {
+      if (r.last !== undefined) c.after = r.last;
+      owesPart = true;
+      break;
+    }
+    owesPart = false;
     c.segment++;
     delete c.after;
   }
-  const done = c.segment >= c.segments;
+  let done = c.segment >= c.segments;
   const ageMs = deps.clock.now() - (c.roundStartedAt ?? startedAt);
   if (done && c.segments > 1) {
     // a part does not see every lease that names a session: expired identities are collected once a round, over all of them
     if (!past()) mergeCollected(merged, await collectIdentities(deps, { deadline: stop, ...afterEach }));
-    if (past()) identities = true; // (none, or cut short)
+    // (none, or cut short) the round stays open: the next invocation collects them (once: cut short again, given up)
+    if (past() && !owedIdentities) {
+      done = false;
+      owesIdentities = true;
+    }
   }
   const leaderless = (c.leaderless ?? 0) + merged.leaderless.length;
   const failures = (c.failures ?? 0) + merged.errors.length;
   const gauges: RoundGauges = done ? { leaderless, failures } : { leaderless: Math.max(leaderless, c.lastLeaderless ?? 0), failures: Math.max(failures, c.lastFailures ?? 0) };
   const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false, gauges };
   if (!done) progress.next = { segment: c.segment, after: c.after };
-  const owed = { ...(part ? { owedPart: part.index, owedParts: part.total } : {}), ...(identities ? { owesIdentities: true as const } : {}) };
-  if (part || identities) progress.owes = owed;
+  const owed = { ...(owesPart ? { owedPart: c.segment, owedParts: c.segments } : {}), ...(owesIdentities ? { owesIdentities: true as const } : {}) };
+  if (owesPart || owesIdentities) progress.owes = owed;
+  // a round with failures may have counted short (a part skipped counts none of its leases): its parts are kept
+  const sized = segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases);
   const next: Omit<TickCursor, 'revision' | 'component' | 'name'> = done
-    ? { ...FIRST, segments: segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases), ...(leaderless ? { lastLeaderless: leaderless } : {}), ...(failures ? { lastFailures: failures } : {}), ...owed }
+    ? { ...FIRST, segments: failures ? Math.max(sized, c.segments) : sized, ...(leaderless ? { lastLeaderless: leaderless } : {}), ...(failures ? { lastFailures: failures } : {}) }
     : {
         segments: c.segments,
         segment: c.segment,

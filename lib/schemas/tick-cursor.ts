@@ -42,10 +42,10 @@ export const TickCursorItem = z
     failures: z.number().int().min(0).optional(),
     lastFailures: z.number().int().min(0).optional(),
     /**
-     * Garbage collection owed, which the next invocation does first (lib/coordinator/tick.ts): a
-     * pass reached its end as the invocation's time ran out, its collection cut short: of part
+     * Garbage collection owed, which the next invocation does where the cursor stays (lib/coordinator/tick.ts):
+     * a pass reached its end as the invocation's time ran out, its collection cut short: of part
      * `owedPart` of `owedParts` (its stale candidates; of a one-part round, the identities too), or
-     * at a round's end (the expired identities).
+     * at a round's end (the expired identities). Once: cut short again, given up until the next round.
      */
     owedPart: z.number().int().min(0).optional(),
     owedParts: z.number().int().min(1).max(MAX_SEGMENTS).optional(),
