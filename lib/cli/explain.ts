@@ -7,7 +7,7 @@ import { counted, ignoredLastPing, isFresh, isPending, setAside, standingDown, t
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
 import { decideWithSuccession, knownAliveSince, showedLifeSince } from '../election/successor.js';
-import { isCandidateStale, isDeparted, vacancy } from '../election/vacancy.js';
+import { isCandidateStale, isDeparted, isSecondSuccessor, isSuccessor, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
@@ -129,6 +129,23 @@ export function standings(lease: Lease | undefined, candidates: readonly Candida
   // each ranked candidate against the next: why the order is what it is
   const reasons = ranked.slice(0, -1).map((r, i) => words`${name(r.candidate.name)} before ${name(ranked[i + 1]!.candidate.name)}: ${whyBetter(r, ranked[i + 1]!, preferred)}`);
   return { ordered, best, runnerUp, preferred, reasons };
+}
+
+/**
+ * Who takes lease `lease`, once vacant, before any election: its designated successor at once, its
+ * second successor a moment later if the first has not, as their SDKs do with a released lease or a
+ * term run out (lib/sdk/step.ts decideFollower: `take: 'successor'`; isSuccessor: not while another
+ * is preferred, nor under a strategy Conclave does not run). Each only while its candidate row is
+ * live and names the start-up the lease names: a designation is not a grant, a dead one never takes
+ * the lease.
+ */
+export function takersOf(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): { successor?: string; second?: string } {
+  const row = (n: string | undefined) => candidates.find((c) => c.name === n && !isCandidateStale(c, now, config.candidateStaleAfterMs));
+  const [first, next] = [row(lease?.successor), row(lease?.secondSuccessor)];
+  return {
+    ...(first && isSuccessor(lease, first.name, first.identity ?? '') ? { successor: first.name } : {}),
+    ...(next && isSecondSuccessor(lease, next.name, next.identity ?? '') ? { second: next.name } : {}),
+  };
 }
 
 /**

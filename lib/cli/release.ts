@@ -8,7 +8,9 @@
  * deadline, so at most its lease duration from now. Until then it may still act.
  */
 import { listVouched } from '../coordinator/vouched.js';
-import { leaseExpiresAt, leftStamp, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
+import { standingDown } from '../election/decide.js';
+import { preferredLocationsOf } from '../election/location.js';
+import { isCandidateStale, isDeparted, leaseExpiresAt, leftStamp, SESSION_QUIET_LEASES, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import { MAX_ENDED_TERMS } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
@@ -19,7 +21,7 @@ import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, sending, type CliContext, type Pace } from './context.js';
 import { CliError, InterruptedError, explain, faultText, isPassingFault } from './errors.js';
-import { nextStepOn, standings, whyBetter } from './explain.js';
+import { nextStepOn, standings, takersOf, whyBetter } from './explain.js';
 import { joined, namesIn, relative, span, type Named } from './format.js';
 import { compareMerit, rank } from '../election/ordering.js';
 import type { ElectionConfig } from '../schemas/config.js';
@@ -93,9 +95,40 @@ function nextHolder(ctx: CliContext, as: Namer, name: string, after: Lease | und
   // holder (no live candidate and no strategy on the row: nothing to agree on, told below as no candidate)
   const unelected = best || after?.strategy ? notElected(after, candidates, now, ctx) : undefined;
   if (unelected) return joined(`the coordinator does not elect on lease ${name} (`, unelected, `): ${takenBy(after)}`);
+  // its designated successor takes the vacant lease at its next read, as its SDK does, ahead of an election
+  // that waits for answers (before: the coordinator's best was said to be elected, often the holder that
+  // left, while the successor took the lease within seconds)
+  const { successor, second } = takersOf(after, candidates, now, ctx.config);
+  const heir = successor ?? second;
+  if (heir !== undefined) {
+    const next = successor !== undefined && second !== undefined ? [' (', { name: second }, ', its second successor, a moment later if ', { name: successor }, ' has not)'] : [];
+    return joined(
+      as({ name: heir }, `, the lease's designated ${successor !== undefined ? '' : 'second '}successor, takes it at once, with a new fencing token`, ...next, '; failing that, the coordinator elects a holder'),
+      backAfterTake(ctx, as, after!, heir, was, candidates, now),
+    );
+  }
   if (!best) return as('no candidate can be elected now: the lease stays vacant until one registers and renews');
   if (best.candidate.name === was) return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ', { name: was }, ` (\`conclave preempt ${name} --to ...\` picks another)`);
   return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ', { name: best.candidate.name });
+}
+
+/**
+ * Whether the holder that left (`was`) is elected back once `heir` has taken the lease, as decide()
+ * judges a held lease: it passes over the last holder while its candidate row shows no life since
+ * the term began (isDeparted), and preempts a holder only for a candidate better on merit
+ * (isBetterThanHolder): so `was` comes back only once its row shows life again, and only if it
+ * outranks `heir` then.
+ */
+function backAfterTake(ctx: CliContext, as: Namer, after: Lease, heir: string, was: string, candidates: readonly Candidate[], now: number): Named {
+  const preferred = preferredLocationsOf(after, ctx.config);
+  const row = (n: string) => candidates.find((c) => c.name === n && !isCandidateStale(c, now, ctx.config.candidateStaleAfterMs) && !standingDown(c, now, ctx.config.clockSkewMs));
+  const [left, taker] = [row(was), row(heir)];
+  const [mine, theirs] = [left && rank(left, now, preferred), taker && rank(taker, now, preferred)];
+  const it = { name: was };
+  // (no live row of its own, or none of the heir's to rank against: nothing to say)
+  if (!mine || !theirs || heir === was) return as('');
+  if (compareMerit(mine, theirs) >= 0) return as('; ', it, ' is not elected back: the coordinator preempts a holder only for a candidate better on merit (a higher priority, older versions, a better location), and ', it, ' is not better than ', { name: heir });
+  return as('; ', it, ' is elected back later: it ranks above ', { name: heir }, ' for its ', ...whyBetter(mine, theirs, preferred), ', so the coordinator preempts for it once its candidate row shows life again (until then it passes over a last holder not seen since the term began)');
 }
 
 /** Who takes a lease the coordinator does not elect on: its workers, racing (NoCoordination, or candidates that agree on no strategy), or a third party under its own strategy. */
@@ -189,9 +222,17 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
     throw new CliError(as(it, ` has no candidate row on lease ${name}, so it runs without the coordinator (NoCoordination) and does not answer a request to yield; ${force} ends its term without asking`));
   }
   const already = lease.preferredHolder !== undefined && lease.preferredHolder !== holder ? lease.preferredHolder : undefined;
-  // Whom to name: the candidate the coordinator would elect were the holder gone.
-  const to = already ?? standings(lease, candidates.filter((c) => c.name !== holder), now, ctx.config).best?.candidate.name;
-  if (!to) throw new CliError(as(`no other candidate of lease ${name} can lead now, so there is nobody for `, it, ' to yield to (the coordinator would elect ', it, ` again); ${force} ends its term anyway`));
+  // Whom to name: the candidate the coordinator prefers over the holder, judged as decide() judges a
+  // held lease (the lease as judged; live, not standing down nor passed over, ranked with the lease's
+  // preferred locations), the last holder passed over while its row shows no life since the term
+  // began (isDeparted): before, that one could be named, and the coordinator withdrew the request
+  const departed = candidates.find((c) => c.name !== holder && isDeparted(c, lease));
+  const others = candidates.filter((c) => c.name !== holder && c !== departed);
+  const to = already ?? standings(lease, others, now, ctx.config, judgedLease(lease, session, now)).best?.candidate.name;
+  if (!to) {
+    const passed = departed ? as(' (', { name: departed.name }, `, its last holder, has shown no life since this term began: the coordinator passes it over)`) : as('');
+    throw new CliError(joined(as(`no other candidate of lease ${name} can lead now`), passed, as(', so there is nobody for ', it, ' to yield to (the coordinator would elect ', it, ` again); ${force} ends its term anyway`)));
+  }
 
   const patch: LeasePatch = { set: { preferredHolder: to } };
   // the coordinator elects no one there (NoCoordination, a third party's strategy): nobody is elected back, and the one named is not elected either
@@ -227,11 +268,22 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
   let ends = leaseExpiresAt(judgedLease(lease, session, now));
   let asked = 1;
   let failing = false; // the last read met a passing fault (told once)
+  // the request as last seen: on the lease (`shown`: the last read showed it, or this command's first
+  // write did), written again after the coordinator withdrew it with no read since (`rewritten`), or
+  // withdrawn (`withdrawn`). An interrupt says that much and no more (before: "the request stays",
+  // though the coordinator had withdrawn it)
+  let left: 'shown' | 'rewritten' | 'withdrawn' = 'shown';
+  const describe = `\`conclave describe lease ${name}\``;
+  const stopped = (): Named => {
+    const times = asked - 1 === 1 ? 'once' : `${asked - 1} times`;
+    if (left === 'withdrawn') return as(`stopped waiting: the coordinator withdrew the request (the last read of lease ${name} showed no preferredHolder), so nothing is left on the lease and `, it, ' leads on; run the command again to ask again');
+    if (left === 'rewritten') return as(`stopped waiting: the coordinator withdrew the request ${times} (it judges `, it, ` its best candidate), and this command wrote it again; no read since showed whether it stays - ${describe} shows whether it does, and whether `, it, ' has released');
+    const again = asked > 1 ? `; the coordinator withdrew it ${times} while this command waited, and may again` : '';
+    return as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal${again} (${describe} shows whether it has)`);
+  };
   const poll = async () => {
     if (!pace.signal.aborted) await pace.sleep(POLL_MS);
-    if (pace.signal.aborted) {
-      throw new InterruptedError(as(`stopped waiting: the request stays on lease ${name}, and `, it, ` releases when it sees it at its next renewal (\`conclave describe lease ${name}\` shows whether it has)`), pace.signal);
-    }
+    if (pace.signal.aborted) throw new InterruptedError(stopped(), pace.signal);
   };
   for (;; await poll()) {
     let current: LeaseRead;
@@ -254,6 +306,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
     const judgedNow = judgedLease(l, s, at);
     if (vacancy(judgedNow, at, ctx.config.clockSkewMs).vacant) return await yielded(ctx, as, name, term, l, candidates, at, 'ranOut');
     ends = leaseExpiresAt(judgedNow);
+    left = l.preferredHolder === undefined ? 'withdrawn' : 'shown';
     if (l.preferredHolder === undefined) {
       if (asked >= ASKS) throw new CliError(as(`the coordinator withdrew the request to yield ${asked} times before `, it, ' saw it (it judges ', it, ` its best candidate); ${force} ends the term anyway`));
       note(ctx, as('the coordinator withdrew the request before ', it, ' saw it (it judges ', it, ' its best candidate); asking again'));
@@ -261,6 +314,7 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
       confirmed = true;
       await ask(current);
       asked++;
+      left = 'rewritten';
     }
     if (at - start >= timeoutMs) {
       throw new CliError(

@@ -1,6 +1,7 @@
 import type { Candidate } from '../schemas/candidate.js';
 import { processOf, processSessionComponents, sessionKey, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
+import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 
 export type VacancyReason = 'noLease' | 'noHolder' | 'expired' | 'reported';
 export type Vacancy = { vacant: false; expiresAt: number } | { vacant: true; reason: VacancyReason };
@@ -326,3 +327,31 @@ export function isDeparted(c: Candidate, lease: Lease | undefined, since = lease
  * for a holder whose wake was lost, which `conclave release` waits out.
  */
 export const SESSION_QUIET_LEASES = 4;
+
+/**
+ * Whether the successors the lease names stand: not while it is set to a strategy Conclave does not
+ * run (by an operator or a third party), whose choice a name left from before is not (the
+ * coordinator clears them: lib/election/successor.ts).
+ */
+export const successionStands = (lease: Lease | undefined): boolean => lease?.strategy === undefined || lease.strategy === OLDEST_EMULATION_VERSION;
+
+/** Whether this start-up is the lease's successor, as its SDK judges it (lib/sdk/step.ts) and the CLI foresees it (never while the lease prefers somebody else, nor while its succession does not stand). */
+export function isSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
+  return (
+    lease?.successor === identity &&
+    (lease.successorInstance === undefined || lease.successorInstance === instance) &&
+    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
+    successionStands(lease)
+  );
+}
+
+/** Whether this start-up is the lease's second successor (not while another is preferred, nor when it is also the successor). */
+export function isSecondSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
+  return (
+    lease?.secondSuccessor === identity &&
+    (lease.secondSuccessorInstance === undefined || lease.secondSuccessorInstance === instance) &&
+    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
+    successionStands(lease) &&
+    !isSuccessor(lease, identity, instance)
+  );
+}

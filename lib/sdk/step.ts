@@ -3,10 +3,9 @@
  * decisions it orders. No I/O, no clock read. Why each decision is as it is: docs/architecture.md,
  * "Inside the elector".
  */
-import { leftStamp, namesTerm, renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding } from '../election/vacancy.js';
+import { isSecondSuccessor, isSuccessor, leftStamp, namesTerm, renewedBy, renewedBySession, SESSION_QUIET_LEASES, sessionStanding, successionStands } from '../election/vacancy.js';
 import { MAX_LEFT_TERMS, processOf, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Candidate } from '../schemas/candidate.js';
-import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
@@ -101,34 +100,6 @@ export interface FollowerDecision {
   readonly reportVacancy: boolean;
   /** Take the vacant lease directly: as its designated successor, or by itself (NoCoordination, the fallback). */
   readonly take: 'successor' | 'self' | undefined;
-}
-
-/**
- * Whether the successors the lease names stand: not while it is set to a strategy Conclave does not
- * run (by an operator or a third party), whose choice a name left from before is not (the
- * coordinator clears them: lib/election/successor.ts).
- */
-export const successionStands = (lease: Lease | undefined): boolean => lease?.strategy === undefined || lease.strategy === OLDEST_EMULATION_VERSION;
-
-/** Whether this start-up is the lease's successor (never while the lease prefers somebody else, nor while its succession does not stand). */
-export function isSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
-  return (
-    lease?.successor === identity &&
-    (lease.successorInstance === undefined || lease.successorInstance === instance) &&
-    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
-    successionStands(lease)
-  );
-}
-
-/** Whether this start-up is the lease's second successor (not while another is preferred, nor when it is also the successor). */
-export function isSecondSuccessor(lease: Lease | undefined, identity: string, instance: string): boolean {
-  return (
-    lease?.secondSuccessor === identity &&
-    (lease.secondSuccessorInstance === undefined || lease.secondSuccessorInstance === instance) &&
-    (lease.preferredHolder === undefined || lease.preferredHolder === identity) &&
-    successionStands(lease) &&
-    !isSuccessor(lease, identity, instance)
-  );
 }
 
 /** Whether this worker watches the holder's renewals closely: the successor, or the second successor. */

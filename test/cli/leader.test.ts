@@ -66,6 +66,26 @@ describe('conclave leader', () => {
     expect((await h.run(['leader', 'only-candidates'], at())).out).toBe('only-candidates: no leader: no lease row yet (the coordinator writes it at the first election)');
   });
 
+  // a new-user review (2026-12-07, eleventh): "billing-sync: no leader: no holder", and nothing more
+  it('a row without a holder: "no leader", whose term was last, who takes it at once, and the coordinator\'s next step', async () => {
+    // released by a1, no candidate left: nobody is elected
+    expect((await h.run(['leader', 'released'], at())).out).toBe("released: no leader: no holder (the last one was a1); the coordinator's next step: nothing: the lease has no candidates");
+    // every candidate stale
+    await h.seedLease(lease(undefined, { name: 'released-stale', lastHolderIdentity: 'a1' }));
+    await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: 'released-stale', renewTime: NOW - 40 * MIN }));
+    expect((await h.run(['leader', 'released-stale'], at())).out).toBe(
+      "released-stale: no leader: no holder (the last one was a1); the coordinator's next step: nothing: no candidate renewed recently enough to count, or each that did stands down (its work failed at two starts in a row)",
+    );
+    // an election open, waiting for answers; its designated successor takes it first
+    const election = { id: 'released-open#13', startedAt: NOW - SEC, deadline: NOW + 4 * SEC, strategy: 'OldestEmulationVersion' };
+    await h.seedLease(lease(undefined, { name: 'released-open', lastHolderIdentity: 'a1', election, successor: 'a2', successorInstance: 'a2_1' }));
+    await h.seedCandidate(cand('a1', '1.30.0', '1.30.0', { leaseName: 'released-open', renewTime: NOW - 10 * MIN, pingTime: NOW - SEC }));
+    await h.seedCandidate(cand('a2', '1.30.0', '1.30.0', { leaseName: 'released-open', identity: 'a2_1', renewTime: NOW - 10 * MIN, pingTime: NOW - SEC }));
+    expect((await h.run(['leader', 'released-open'], at())).out).toBe(
+      `released-open: no leader: no holder (the last one was a1); a2, its designated successor, takes it at once as it reads the lease; the coordinator's next step: wait for a1, a2 to answer election released-open#13 (until ${new Date(NOW + 4 * SEC).toISOString()})`,
+    );
+  });
+
   it('judges with the deployed election config’s clock skew margin', async () => {
     const r = await h.run(['--election-config', '{"clockSkewMs":5000}', 'leader', 'led'], at(NOW + 13 * SEC + 4_000));
     expect(r.out).toMatch(/^Leader: +a1$/m);

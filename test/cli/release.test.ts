@@ -6,6 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coordinatorDeps } from '../../lib/coordinator/reconcile.js';
+import { decideWithSuccession } from '../../lib/election/successor.js';
+import type { Candidate } from '../../lib/schemas/candidate.js';
+import { electionConfig } from '../../lib/schemas/config.js';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
@@ -370,5 +373,103 @@ describe('release --force', () => {
     expect(r.err).toMatch(/^note: y1's term ran out 5s ago \(it stopped renewing\), so nobody acts on it: ending it directly$/m);
     expect(r.out.split('\n')[1]).toBe('y1 had stopped renewing; its writes fenced with token 7 fail from now on');
     expect((await h.leases.read('expired')).item?.holderIdentity).toBeUndefined();
+  });
+});
+
+// a new-user review (2026-12-07, eleventh), run against conclave-local with real workers
+describe('release: who leads next, and what an interrupt leaves', () => {
+  /** A held lease naming y2 its successor (y2_1, the start-up its candidate row names) and y3 its second. */
+  async function withHeirs(name: string, y1: string) {
+    await h.seedLease(lease('y1', { name, leaseDurationSeconds: 15, successor: 'y2', successorInstance: 'y2_1', secondSuccessor: 'y3' }));
+    await h.seedCandidate(cand('y1', y1, y1, { leaseName: name }));
+    await h.seedCandidate(cand('y2', '1.30.0', '1.30.0', { leaseName: name, identity: 'y2_1' }));
+    await h.seedCandidate(cand('y3', '1.31.0', '1.31.0', { leaseName: name }));
+  }
+  /** The row once y2 took the released lease as its successor (lib/sdk/step.ts take: 'successor'), and the coordinator's decision on it. */
+  async function afterTake(name: string, at: number) {
+    const read = await h.leases.read(name);
+    await h.leases.write(read, { set: { holderIdentity: 'y2', holderInstance: 'y2_1', fencingToken: 8, acquireTime: at, renewTime: at, electedBy: 'successor' }, remove: ['successor', 'successorInstance'] });
+    const row = (await h.leases.read(name)).item!;
+    return (candidates: readonly Candidate[]) => decideWithSuccession(name, row, candidates, at, electionConfig());
+  }
+
+  it('--force with a successor named: it takes the lease at once (before: "the coordinator elects ... the best candidate is still y1"); y1, no better than it, is not elected back', async () => {
+    await withHeirs('heirs', '1.30.0');
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'heirs', '--force', '--yes'], { clock });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n').at(-1)).toBe(
+      "y2, the lease's designated successor, takes it at once, with a new fencing token (y3, its second successor, a moment later if y2 has not); failing that, the coordinator elects a holder; y1 is not elected back: the coordinator preempts a holder only for a candidate better on merit (a higher priority, older versions, a better location), and y1 is not better than y2",
+    );
+    // as the coordinator decides once y2 holds it: y1 is left alone, now and once its row renews
+    const { candidates } = await h.candidates.list('heirs');
+    const decide = await afterTake('heirs', clock.now() + 2 * SEC);
+    expect(decide(candidates).kind).not.toBe('preempt');
+    expect(decide(candidates.map((c) => (c.name === 'y1' ? { ...c, renewTime: clock.now() + 3 * SEC } : c))).kind).not.toMatch(/preempt|openElection/);
+  });
+
+  it('--force with a successor named, the released holder better on merit: passed over while its row shows no life since (isDeparted), then preempted for', async () => {
+    await withHeirs('heirs-back', '1.29.0');
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'heirs-back', '--force', '--yes'], { clock });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n').at(-1)).toBe(
+      "y2, the lease's designated successor, takes it at once, with a new fencing token (y3, its second successor, a moment later if y2 has not); failing that, the coordinator elects a holder; y1 is elected back later: it ranks above y2 for its older emulation version than y2 (1.29.0 < 1.30.0), so the coordinator preempts for it once its candidate row shows life again (until then it passes over a last holder not seen since the term began)",
+    );
+    const { candidates } = await h.candidates.list('heirs-back');
+    const decide = await afterTake('heirs-back', clock.now() + 2 * SEC);
+    expect(decide(candidates).kind).not.toBe('preempt');
+    expect(decide(candidates.map((c) => (c.name === 'y1' ? { ...c, renewTime: clock.now() + 2 * SEC } : c)))).toMatchObject({ kind: 'preempt', preferredHolder: 'y1' });
+  });
+
+  it('a successor whose candidate row is stale, or names another start-up, is not said to take the lease', async () => {
+    await h.seedLease(lease('y1', { name: 'heir-gone', leaseDurationSeconds: 15, successor: 'y2', successorInstance: 'y2_old' }));
+    await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: 'heir-gone' }));
+    await h.seedCandidate(cand('y2', '1.31.0', '1.31.0', { leaseName: 'heir-gone', identity: 'y2_new' }));
+    const r = await h.run(['release', 'heir-gone', '--force', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(r.out.split('\n').at(-1)).toBe('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt heir-gone --to ...` picks another)');
+  });
+
+  it('asks the holder to yield to whom decide() would prefer: never the last holder while its row shows no life since the term began (isDeparted; before: asked for, and the coordinator withdrew the request)', async () => {
+    // y0 led before y1 (lastHolderIdentity), and its row was last renewed before y1's term began: decide() passes it over
+    await h.seedLease(lease('y1', { name: 'departed', leaseDurationSeconds: 15, lastHolderIdentity: 'y0', acquireTime: NOW - 10 * SEC }));
+    await h.seedCandidate(cand('y0', '1.29.0', '1.29.0', { leaseName: 'departed', renewTime: NOW - MIN }));
+    await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: 'departed' }));
+    await h.seedCandidate(cand('y2', '1.31.0', '1.31.0', { leaseName: 'departed' }));
+    const clock = manualClock(NOW + SEC);
+    const r = await h.run(['release', 'departed', '--yes', '--timeout', '10s'], { clock, pace: scripted([holderYields('departed')], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err.split('\n')[0]).toBe('ask y1 to yield lease departed (fencing token 7) to y2: it stops and releases at its next renewal:');
+    // none left but the departed one: refused, saying why
+    await h.seedLease(lease('y1', { name: 'departed-only', leaseDurationSeconds: 15, lastHolderIdentity: 'y0', acquireTime: NOW - 10 * SEC }));
+    await h.seedCandidate(cand('y0', '1.29.0', '1.29.0', { leaseName: 'departed-only', renewTime: NOW - MIN }));
+    await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: 'departed-only' }));
+    const only = await h.run(['release', 'departed-only', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(only.code).toBe(1);
+    expect(only.err.split('\n').at(-1)).toBe(
+      'error: no other candidate of lease departed-only can lead now (y0, its last holder, has shown no life since this term began: the coordinator passes it over), so there is nobody for y1 to yield to (the coordinator would elect y1 again); `conclave release departed-only --force` ends its term anyway',
+    );
+  });
+
+  it('Ctrl-C after the coordinator withdrew the request and it was asked again: says so, not "the request stays" (before: it said so, the request gone)', async () => {
+    await seed('ctrl-c-again');
+    const clock = manualClock(NOW + SEC);
+    const withdraw = async () => void (await h.leases.write(await h.leases.read('ctrl-c-again'), { remove: ['preferredHolder'] }));
+    const pace = scripted([withdraw, () => pace.stop.abort()], clock);
+    const r = await h.run(['release', 'ctrl-c-again', '--yes'], { clock, pace });
+    expect(r.code).toBe(130);
+    expect(r.err.split('\n').at(-1)).toBe(
+      'error: stopped waiting: the coordinator withdrew the request once (it judges y1 its best candidate), and this command wrote it again; no read since showed whether it stays - `conclave describe lease ctrl-c-again` shows whether it does, and whether y1 has released',
+    );
+    // a read since showed it: it stays, and the withdrawal is said
+    await seed('ctrl-c-seen');
+    const clock2 = manualClock(NOW + SEC);
+    const withdraw2 = async () => void (await h.leases.write(await h.leases.read('ctrl-c-seen'), { remove: ['preferredHolder'] }));
+    const pace2 = scripted([withdraw2, async () => undefined, () => pace2.stop.abort()], clock2);
+    const seen = await h.run(['release', 'ctrl-c-seen', '--yes'], { clock: clock2, pace: pace2 });
+    expect(seen.code).toBe(130);
+    expect(seen.err.split('\n').at(-1)).toBe(
+      'error: stopped waiting: the request stays on lease ctrl-c-seen, and y1 releases when it sees it at its next renewal; the coordinator withdrew it once while this command waited, and may again (`conclave describe lease ctrl-c-seen` shows whether it has)',
+    );
   });
 });
