@@ -254,11 +254,13 @@ describe('holderAddress on the lease', () => {
     const log = new Log();
     const coord = coordinatorLoop(coordinatorDeps(t.client, t.names, { config: { ackWindowMs: 500, electedLeaseDurationSeconds: 2 } }), L);
     const crashing = crashable();
-    const a = startElector(t, log, 'a', { leaseName: L, platform: 'none', advertise: A }, { client: crashing.client, versions: ['1.30.0', '1.30.0'] });
+    // STEADY: a's term outlives a busy machine's stall (on FAST's 1.5 s renew deadline, on the
+    // machine's clock, a stall could end it before b is named, as in the hand-off test below)
+    const a = startElector(t, log, 'a', { leaseName: L, platform: 'none', advertise: A, ...STEADY }, { client: crashing.client, versions: ['1.30.0', '1.30.0'] });
     await waitFor('a to lead', () => a.elector.isLeader());
     expect(await row(L)).toMatchObject({ holderIdentity: 'a', holderAddress: A, electedBy: 'coordinator' });
     expect((await new CandidateStore(t.client, t.names.candidates).read(L, 'a')).item).toMatchObject({ address: A });
-    const b = startElector(t, log, 'b', { leaseName: L, platform: 'none', advertise: B }, { versions: ['1.31.0', '1.31.0'] });
+    const b = startElector(t, log, 'b', { leaseName: L, platform: 'none', advertise: B, ...STEADY }, { versions: ['1.31.0', '1.31.0'] });
     await waitFor('b named successor', async () => (await row(L))?.successor === 'b');
     // nobody but the two workers writes the lease from here on. (Before: the coordinator ran on, and
     // its term-end timer elected b itself clockSkewMs, 1 s, after a's term ran out: a b slower than
