@@ -29,7 +29,7 @@ import { allowLogsToUse, warnOfKeyPolicy } from './grants.js';
 import { tokenLeasesTableIssue, warnOfLongGeneratedName } from './push.js';
 import type { ConclaveAlarms, ConclaveMonitoring } from './monitoring.js';
 import { regionIssues, type ConclaveRegions } from './regions.js';
-import { candidateStaleWarning, ConclaveSettingsSchema, ConclaveTableNamesSchema, refuseTokens } from './settings.js';
+import { candidateStaleWarning, CONCLAVE_PROP_NAMES, ConclaveSettingsSchema, ConclaveTableNamesSchema, refuseTokens } from './settings.js';
 import { ConclaveTables, type ConclaveTableSet } from './tables.js';
 
 /** The props of `Conclave`: every one is optional. */
@@ -165,22 +165,8 @@ export interface ConclaveProps {
   readonly leaderDiscovery?: LeaderDiscoveryProps;
 }
 
-/** Every prop of ConclaveProps, by name. */
-const PROPS: Readonly<Record<keyof ConclaveProps, true>> = {
-  tableNames: true,
-  tablePrefix: true,
-  tick: true,
-  election: true,
-  eventBus: true,
-  removalPolicy: true,
-  encryptionKey: true,
-  alarmTopic: true,
-  logRetention: true,
-  platformSignals: true,
-  push: true,
-  regions: true,
-  leaderDiscovery: true,
-};
+/** Every prop of ConclaveProps, by name: CONCLAVE_PROP_NAMES, which compiles here only when it names each prop and nothing else. */
+const PROPS: Readonly<Record<keyof ConclaveProps, true>> = Object.fromEntries(CONCLAVE_PROP_NAMES.map((k: keyof ConclaveProps) => [k, true])) as Record<(typeof CONCLAVE_PROP_NAMES)[number], true>;
 
 /**
  * The names an app's Conclaves must not share, by what they name (a table in an account and

@@ -6,7 +6,7 @@ import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as z from 'zod';
 import { Name } from '../lib/schemas/common.js';
-import { ValidationError, everyProblem } from '../lib/schemas/validation.js';
+import { ValidationError, everyProblem, unknownKeyHint } from '../lib/schemas/validation.js';
 import { ElectionConfigSchema, TableNamesSchema } from '../lib/schemas/config.js';
 import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, qualifiedRecordName, recordNameOf } from '../lib/discovery/wiring.js';
 import { COORDINATOR_COMPONENT, isSessionComponent } from '../lib/schemas/session-partition.js';
@@ -238,6 +238,16 @@ export function candidateStaleWarning(candidateStaleAfterMs: number): string | u
 /** The longest tick: the leaderless alarm's two periods of one tick each fit CloudWatch's 7 days of evaluation (infra/monitoring.ts). */
 export const MAX_TICK_SECONDS = 84 * 3600;
 
+/**
+ * Every prop of ConclaveProps (infra/conclave.ts), by name: what a prop not among them is likely
+ * meant as. The construct's PROPS is built from it, typed so that a prop missing here does not compile.
+ */
+export const CONCLAVE_PROP_NAMES = ['tableNames', 'tablePrefix', 'tick', 'election', 'eventBus', 'removalPolicy', 'encryptionKey', 'alarmTopic', 'logRetention', 'platformSignals', 'push', 'regions', 'leaderDiscovery'] as const;
+
+/** A prop not in ConclaveProps: the one it was likely meant as (the SDK's option errors' hint), else every prop. */
+const notAProp = (issue: { readonly path?: readonly PropertyKey[] }): string =>
+  `is not a prop of Conclave${unknownKeyHint(String(issue.path?.at(-1) ?? ''), CONCLAVE_PROP_NAMES).replace(' (the options: ', ' (the props: ')}: check its spelling against ConclaveProps`;
+
 /** ConclaveProps' data: `tick` in seconds (null: no Duration); any other key is a prop misspelt. */
 export const ConclaveSettingsSchema = z
   .object({
@@ -261,7 +271,7 @@ export const ConclaveSettingsSchema = z
     leaderDiscovery: LeaderDiscoverySettingsSchema.optional(),
   })
   // (z.never would report them all at the root: this names each)
-  .catchall(z.custom<never>(() => false, { error: 'is not a prop of Conclave: check its spelling against ConclaveProps', abort: false }))
+  .catchall(z.custom<never>(() => false, { error: notAProp, abort: false }))
   .superRefine((o, ctx) => {
     const ok = everyProblem.parsed(ctx);
     if (o.regions && o.leaderDiscovery) {

@@ -796,6 +796,10 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
       ...(older.length ? { then: [...older.slice(1), latest] } : {}),
       // a table deleted and created again while local mode runs: its new stream is followed (told once)
       table: { name: table, describe: () => describeTable(requests, table) },
+      // a table gone with the lock's (DynamoDB Local started again empty): the lock's loss, found by
+      // this renewal, stops the pollers before one tells of a later look for its table (a failed
+      // renewal is the heartbeat's to tell)
+      confirmRunning: () => lock.renew(),
       log: { warn: (message, extra) => plain.logger.warn(message, extra), error: (message, extra) => plain.logger.error(message, extra) },
       // its own positions, as each event source mapping has: another function on the stream moves on at its own pace
       ...(checkpoints ? { checkpoints: saved(checkpoints.of(name), faults) } : {}),

@@ -79,6 +79,13 @@ export interface StreamPollerOptions {
    * is dropped. Without it, every shard is read from the starting position.
    */
   checkpoints?: ShardCheckpoints;
+  /**
+   * Awaited before the poller tells its table gone or without a stream: the runtime's look at its
+   * lock now (a renewal), which stops every poller at once when the lock went with the tables (a
+   * DynamoDB Local started again without its data). A poller stopped by then tells nothing: no later
+   * look comes, and the runtime has said why its functions stopped. What it rejects with is not told.
+   */
+  confirmRunning?: () => Promise<unknown>;
   /** What the poller tells of its stream beside faults: the new stream followed or a checkpoint trimmed or refused (warn), the table gone or without a stream (error). */
   log?: {
     warn: (message: string, extra: Record<string, unknown>) => void;
@@ -267,7 +274,7 @@ export class StreamPoller {
    * A newer stream is followed from TRIM_HORIZON (the new table's records from its start), once the
    * ended stream's shards are read to their end, so no record of the old table comes after one of
    * the new; the poller says so once. A table gone, or without a stream, is told once as an error
-   * naming it and the fix. Returns the wait before the next look: none after following, else one
+   * naming it and the fix (nothing, once the poller is stopped: confirmRunning). Returns the wait before the next look: none after following, else one
    * twice as long as the last (TABLE_LOOK_FIRST_MS to TABLE_LOOK_MAX_MS): no table to wait for is
    * looked for in a loop.
    */
@@ -294,6 +301,11 @@ export class StreamPoller {
       return 0;
     }
     if (!this.told) {
+      // the runtime stopping (its lock gone with the tables, or its stop) first: then no look comes
+      // again, and nothing is told of one (before, told "looked for again at a backoff" just before the
+      // runtime said its functions were stopped)
+      await this.o.confirmRunning?.().catch(() => undefined);
+      if (!this.running) return waitMs;
       this.told = true;
       const create = `restart local mode on this endpoint, which creates a missing table as Conclave declares it (its stream NEW_AND_OLD_IMAGES), or without --endpoint (npm start, conclave-local: its own DynamoDB Local starts empty and gets every table)`;
       const why = !t || t.status === 'DELETING'

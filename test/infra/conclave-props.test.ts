@@ -169,6 +169,23 @@ describe('Conclave props are validated at synth time', () => {
   });
 });
 
+// a review (2026-12-07, eleventh): a misspelt prop was told only to be checked against ConclaveProps,
+// where the SDK's option errors name the one meant
+describe('a misspelt prop: the one it was likely meant as, as the SDK names an option', () => {
+  it.each([
+    ['tablePrefx', { tablePrefx: 'x' }, 'is not a prop of Conclave (did you mean "tablePrefix"?): check its spelling against ConclaveProps'],
+    ['alarmtopic (a prop that is no data: not among the schema\'s fields)', { alarmtopic: 'x' }, 'is not a prop of Conclave (did you mean "alarmTopic"?): check its spelling against ConclaveProps'],
+    [
+      'nothing close',
+      { replicaRegions: ['us-east-1'] },
+      'is not a prop of Conclave (the props: tableNames, tablePrefix, tick, election, eventBus, removalPolicy, encryptionKey, alarmTopic, logRetention, platformSignals, push, regions, leaderDiscovery): check its spelling against ConclaveProps',
+    ],
+  ])('%s', (_, props, message) => {
+    const error = thrown(() => new Conclave(new Stack(new App(), 'Misspelt'), 'Conclave', props as never));
+    expect((error as ValidationError).issues).toEqual([{ field: Object.keys(props)[0], message }]);
+  });
+});
+
 describe('the longest tick', () => {
   it('84 hours: the leaderless alarm judges two periods of 84 hours (7 days, what CloudWatch allows); 85 refused, naming the longest', () => {
     const stack = new Stack(new App(), 'Long');

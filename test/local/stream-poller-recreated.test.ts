@@ -151,6 +151,48 @@ describe('StreamPoller on a table deleted and created again', () => {
       await poller.stop();
     }
   });
+  it("its table gone as its runtime stops (the runtime's lock gone with the tables: DynamoDB Local started again empty): tells nothing of a later look, which never comes", async () => {
+    // before (a review, 2026-12-07): "table … is gone …; looked for again at a backoff …, and its new
+    // stream followed once it is back", told just before the runtime said its functions were stopped
+    const table = `${t.names.leases}-stopping`; // a table of its own, deleted here
+    await createTable(t.client, table, TABLES.leases);
+    const { clock, release, unhold } = heldClock();
+    const errors: string[] = [];
+    const faults: Error[] = [];
+    let confirms = 0;
+    let describes = 0;
+    // the runtime's confirmRunning: its lock's renewal finds the lock's table gone, and its onLost stops every poller
+    let stopped: Promise<void> | undefined;
+    const poller: StreamPoller = new StreamPoller({
+      client: streams,
+      streamArn: await latestStreamArn(table),
+      trigger: wiring.leaseStream.trigger,
+      functionName: 'leaseStream',
+      clock,
+      invoke: async () => undefined,
+      deadLetter: () => undefined,
+      onError: (e) => faults.push(e),
+      table: { name: table, describe: describeTable(table, () => describes++) },
+      confirmRunning: async () => {
+        confirms++;
+        stopped = poller.stop();
+      },
+      log: { warn: () => undefined, error: (m) => void errors.push(m) },
+    });
+    poller.start();
+    try {
+      await t.client.send(new DeleteTableCommand({ TableName: table }));
+      await waitFor('the table gone, seen', () => (release(), confirms > 0 || errors.length > 0));
+      await stopped;
+      expect(errors).toEqual([]);
+      expect(confirms).toBe(1);
+      expect(faults).toEqual([]);
+      expect(describes).toBe(1); // looked for no more
+    } finally {
+      unhold();
+      await poller.stop();
+    }
+  });
   it('a table made again twice between two looks: the middle stream is read too, in order (before the fix: skipped, its records never delivered)', async () => {
     const table = `${t.names.candidates}-twice`; // a table of its own: its first stream holds this test's records only
     const put = (name: string) => t.client.send(new PutItemCommand({ TableName: table, Item: { leaseName: { S: 'job' }, name: { S: name } } }));
