@@ -270,15 +270,9 @@ export interface ReconcileAllResult {
   stopped?: { after: string | undefined };
   /**
    * The pass's scans did not finish by its deadline: nothing reconciled, nothing collected
-   * (`stopped` says where it was to start); told among `errors` as `(the scans)`.
+   * (`stopped` says where it was to start); told among `errors` as `(the scans)`, the last of them.
    */
   unscanned?: true;
-  /**
-   * The pass reached every lease it looked at: the last of them in name order (absent: none),
-   * after which a pass over the same part reconciles only leases come since and does its collection
-   * (lib/coordinator/tick.ts: a part's collection cut short at its deadline).
-   */
-  last?: string;
   /**
    * Leases reconciled from their own reads (the lease, then its candidates) rather than the scans:
    * in a segment, those whose lease row or candidates the segment's scans may not both hold.
@@ -365,12 +359,20 @@ export interface PassOptions {
   deadline?: number;
   /** Called with each outcome as its reconcile ends, inside the pass (a failure is counted among `errors`, the outcome kept). */
   afterEach?: (o: ReconcileOutcome) => Promise<void>;
+  /**
+   * Reconcile nothing: the pass's scans, then its collection (one an earlier pass reached its part's
+   * end too late for: lib/coordinator/tick.ts). A lease over the cap is not told of again.
+   */
+  collectOnly?: boolean;
 }
 
 const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 /** What a pass whose scans did not finish by its deadline tells among its errors (ReconcileAllResult.unscanned). */
 export const UNSCANNED = '(the scans)';
+
+/** A pass's result before it looks at anything (tick.ts merges passes into one). */
+export const emptyResult = (): ReconcileAllResult => ({ leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], refusedCandidates: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] });
 
 /**
  * The coordinator's tick: every lease that has candidates or an election in flight is reconciled,
@@ -393,7 +395,7 @@ export const UNSCANNED = '(the scans)';
 const TICK: DecideTrigger = { streamBehind: true };
 
 export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}): Promise<ReconcileAllResult> {
-  const result: ReconcileAllResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], refusedCandidates: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const result = emptyResult();
   const segment = opts.segment && opts.segment.total > 1 ? opts.segment : undefined;
   const scan = segment ? { segment } : {};
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
@@ -402,7 +404,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     if (!past()) return false;
     result.stopped = { after };
     result.unscanned = true;
-    result.errors.push({ lease: UNSCANNED, error: new Error('scans unfinished at the deadline: nothing reconciled') });
+    result.errors.push({ lease: UNSCANNED, error: new Error('scans unfinished at the deadline') });
     return true;
   };
   const after = opts.after;
@@ -507,10 +509,10 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   // errors; the rows it holds of it (the first MAX_CANDIDATES_PER_LEASE) are collected once stale,
   // so a flood that stops drains over passes (the sessions only its rows past the cap name are not kept)
   const over = new Set([...rows].filter(([, k]) => k > MAX_CANDIDATES_PER_LEASE).map(([n]) => n));
-  for (const n of over) if (!badLeases.has(n) && (after === undefined || n > after)) result.errors.push({ lease: n, error: new TooManyCandidatesError(n, rows.get(n)!) });
+  if (!opts.collectOnly) for (const n of over) if (!badLeases.has(n) && (after === undefined || n > after)) result.errors.push({ lease: n, error: new TooManyCandidatesError(n, rows.get(n)!) });
   // a broken lease is reported above and never decided on; its candidates stay in the groups: the
   // stale ones are collected, the sessions the live ones name kept, as any lease's
-  const names = [...groups.keys()].filter((n) => !badLeases.has(n) && !over.has(n) && (after === undefined || n > after)).sort();
+  const names = opts.collectOnly ? [] : [...groups.keys()].filter((n) => !badLeases.has(n) && !over.has(n) && (after === undefined || n > after)).sort();
   result.leases = names.length;
   let started = -1;
   // in a segment, the whole candidates a term judged off its named row was decided with (readAgain), for the leaderless count
@@ -584,7 +586,6 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     result.stopped = { after: started >= 0 ? names[started] : after };
     return result; // garbage waits for a pass that reaches the end of its segment
   }
-  if (names.length) result.last = names[names.length - 1];
   if (past()) return result; // (the collection would start nothing: the scan below is spared)
   const stale = [...groups.values()].flatMap((g) => g.candidates);
   // each candidate row is in one part: every pass that reaches its part's end times those it scanned

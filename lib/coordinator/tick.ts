@@ -12,38 +12,46 @@
  *
  * The bound: every lease that had candidates or an election when its part was scanned is
  * reconciled within the round (but a skipped part's, below), and a round takes ⌈(work of a round)
- * / (time of an invocation less the margin)⌉ invocations (a collection cut short adds to that,
- * below), at most one invocation per schedule tick (reserved concurrency 1). A deployment whose
- * round fits one invocation (every deployment up to `segmentLeases` leases with a round under the
- * timeout) is one part, one invocation a round: the tick of before, plus one consistent GetItem of
- * the cursor (written only when it changes). Nothing starts past the stop (a collection's reads of
- * leases on expired sessions, releaseOver, only in the first half of the time it has left), so what
- * is under way then and the cursor's write finish within the margin.
+ * / (time of an invocation less the margin)⌉ invocations, at most one invocation per schedule tick
+ * (reserved concurrency 1); its work counts a part's scans again in each invocation the part goes on
+ * in, and the collection the last round's end left owed (below). A deployment whose round fits one
+ * invocation (every deployment up to `segmentLeases` leases with a round under the timeout) is one
+ * part, one invocation a round: the tick of before, plus one consistent GetItem of the cursor
+ * (written only when it changes). Nothing starts past the stop (a collection's reads of leases on
+ * expired sessions, releaseOver, only in the first half of the time it has left), so what is under
+ * way then and the cursor's write finish within the margin.
  *
  * Garbage collection cut short: a pass that reaches its part's end as the time runs out starts no
  * delete, and a round's end past the stop collects no identity; with every round starting at a fresh
  * invocation, a fleet whose last reconcile ends just past the stop would collect nothing, round after
- * round. So the cursor stays where the collection was owed (TickCursor's `owedPart`, `owesIdentities`):
- * on that part, after its last lease, and the next invocation's pass over it, with the whole time,
- * reconciles only the leases come since and collects (of a one-part round, the identities too); or,
- * every part done, the next invocation collects the round's end's identities. Each once: cut short
- * again, it is given up until its turn in the next round. No collection comes ahead of a pass, so
- * every pass has the whole invocation, and a collection is starved only where a part's scans and
- * collection (or the identities') outlast an invocation. A stay adds a part's scans and collection
- * (less than an invocation), at most one for each invocation of the round's work: a round takes at
- * most twice the invocations above, plus one for its identities.
+ * round. So the cursor says what is owed (TickCursor's `owedPart`: that part's stale candidates, of a
+ * one-part round the expired identities too; `owesIdentities`: the round's end's), the cursor moving
+ * on (a round whose last part it was is done), and the next invocation does it first, with the whole
+ * time it has: a pass over that part that reconciles nothing; then it goes on with the round in the
+ * same invocation (15 leases of 1 s in 15 s: 15 every invocation, each round's collection done at the
+ * next one's start). Once: cut short again, it is given up until that part's next pass. Only a pass
+ * that reaches its end at the stop leaves a debt, so no pass is starved: one begun after an owed
+ * collection whose scans run out is taken again at the next invocation, first, nothing owed ahead of
+ * it. At worst (each owed collection leaving too little for the next pass's scans) every other
+ * invocation does only that: a round takes at most twice the invocations above.
  *
  * A part whose scans (its leases and candidates, and every identity row) do not finish in a whole
- * invocation (its pass the invocation's first) is skipped for the round, told among the failures as
- * `(part i of n)`: its leases are left to their streams and timers, and the round goes on to the
- * others (a pass begun later in an invocation that runs out in its scans is taken again at the next).
- * A round with failures keeps its parts for the next (one skipped counts none of its leases).
+ * invocation (its pass the invocation's first) is taken again at the next invocation (told, counted
+ * in the cursor's `unscanned`); at the second in a row it is skipped for the round, told among the
+ * failures as `(part i of n)`: its leases are left to their streams and timers, and the round goes
+ * on to the others. So a throttle that slows one scan costs its part one invocation; a part whose
+ * scans never fit adds two invocations to each round (and the rest of the one its pass was begun
+ * late in), its leases reconciled by their streams and timers only. A round that skipped a part counted none of its leases:
+ * it keeps its parts for the next (any other failure counts its lease: parts follow the leases
+ * counted), and its gauges are published as a round not yet done (roundGauges: the larger of its
+ * counts and the last round's, kept as the last round's), so a lease leaderless in the skipped part
+ * is not dropped from LeaderlessLeases (a part skipped round after round keeps the count it last had).
  */
 import { ValidationError } from '../schemas/validation.js';
 import { MAX_SEGMENTS, type TickCursor } from '../schemas/tick-cursor.js';
 import { ConflictError, isReplicatedWriteConflict } from '../stores/errors.js';
 import type { TickCursorRead } from '../stores/tick-store.js';
-import { collectIdentities, reconcileAll, UNSCANNED, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
+import { collectIdentities, emptyResult, reconcileAll, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
 
 export const TICK_DEFAULTS = {
   /**
@@ -81,7 +89,7 @@ export interface RoundProgress {
   invocations: number;
   /** Leases the round reconciled so far. */
   leases: number;
-  /** The round ended in this invocation: every lease of every part reached (a part skipped: its leases none), its collections done or given up. */
+  /** The round ended in this invocation: every lease of every part reached (a part skipped: its leases none); a collection cut short at its end is owed (`owes`). */
   done: boolean;
   /** Not done: the part and the last lease of it reconciled, where the next invocation goes on. */
   next?: { segment: number; after: string | undefined };
@@ -91,7 +99,7 @@ export interface RoundProgress {
   lostRace: boolean;
   /** What the tick's gauges publish: roundGauges. */
   gauges: RoundGauges;
-  /** Garbage collection owed after this invocation (cut short at its deadline), which the next one does where the cursor stays: the cursor's fields (TickCursorItem). */
+  /** Garbage collection owed after this invocation (cut short at its deadline), which the next one does first: the cursor's fields (TickCursorItem). */
   owes?: Pick<TickCursor, 'owedPart' | 'owedParts' | 'owesIdentities'>;
 }
 
@@ -135,26 +143,50 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   if (c.invocations === 0) c.roundStartedAt = startedAt;
   c.invocations++;
 
-  const merged: TickResult = { leases: 0, unseeded: 0, reached: 0, outcomes: [], errors: [], broken: [], unjudged: [], refusedSessions: [], refusedCandidates: [], invalid: [], collectedCandidates: [], collectedIdentities: [], leaderless: [] };
+  const merged: TickResult = emptyResult();
   const afterEach = opts.afterEach ? { afterEach: opts.afterEach } : {};
-  // a collection owed is where the cursor stands: the part it stayed on, or (every part done) the
-  // round's end's identities. (A debt elsewhere, from a version that did it first: dropped, done at that part's next pass.)
-  let owesPart = c.owedParts === c.segments && c.owedPart === c.segment && c.segment < c.segments;
-  const owedIdentities = c.owesIdentities === true && c.segment >= c.segments;
+  // What the last invocation's pass reached its part's end too late to collect: first, with the
+  // whole time (once: cut short again, given up until that part's next pass); then the round goes on
+  // in the same invocation
+  const owedPart = c.owedParts === undefined ? undefined : { index: c.owedPart ?? 0, total: c.owedParts };
+  let owesPart: typeof owedPart;
   let owesIdentities = false;
-  for (let first = true; c.segment < c.segments && !past(); first = false) {
+  let first = true; // no pass yet: the next has the whole invocation
+  if (owedPart) {
+    first = false;
+    const r = await reconcileAll(deps, { segment: owedPart, collectOnly: true, deadline: stop, ...afterEach });
+    if (r.unscanned) retell(r, `(the collection owed, part ${owedPart.index} of ${owedPart.total})`, `${OUTLAST}: its owed collection given up until its next pass`);
+    merge(merged, r);
+  }
+  if (c.owesIdentities && !past()) {
+    first = false;
+    mergeCollected(merged, await collectIdentities(deps, { deadline: stop, ...afterEach }));
+  }
+  while (c.segment < c.segments && !past()) {
     const part = { index: c.segment, total: c.segments };
     const r = await reconcileAll(deps, { segment: part, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...afterEach });
-    if (r.unscanned && first) {
-      // its scans outlast the whole invocation: the round moves on past it, told
-      r.errors = r.errors.map((e) => (e.lease === UNSCANNED ? { lease: `(part ${part.index} of ${part.total})`, error: new Error(`its scans (its leases and candidates, and every identity row) outlast an invocation: skipped this round, its leases left to their streams and timers`) } : e));
-      delete r.stopped;
+    const whole = first;
+    first = false;
+    if (r.unscanned) {
+      // its scans did not finish: the part is taken again at the next invocation, its first pass;
+      // a part whose scans outlast that twice in a row (`unscanned` once already) is skipped for the round, told
+      if (whole && c.unscanned) {
+        retell(r, `(part ${part.index} of ${part.total})`, `${OUTLAST}: skipped this round (twice in a row), its leases left to their streams and timers`);
+        merge(merged, r);
+        c.skipped = (c.skipped ?? 0) + 1;
+        delete c.unscanned;
+        c.segment++;
+        delete c.after;
+        continue;
+      }
+      if (whole) {
+        c.unscanned = 1;
+        retell(r, `(the scans of part ${part.index} of ${part.total})`, `${OUTLAST}: taken again at the next (skipped if again)`);
+      } else r.errors.pop(); // (begun late: no fault, the time ran out; the last error, the scans' own)
       merge(merged, r);
-      owesPart = false;
-      c.segment++;
-      delete c.after;
-      continue;
+      break;
     }
+    delete c.unscanned;
     merge(merged, r);
     c.leases += r.reached;
     if (r.stopped) {
@@ -162,56 +194,44 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
       else c.after = r.stopped.after;
       break;
     }
-    // reached its part's end as the time ran out: its collection (a one-part round's: identities
-    // too) may have been cut short. The cursor stays on the part, after its last lease, for the next
-    // invocation's pass (once: cut short again, given up)
-    if (past() && !owesPart) {
-      if (r.last !== undefined) c.after = r.last;
-      owesPart = true;
-      break;
-    }
-    owesPart = false;
+    // reached its part's end as the time ran out: its collection (a one-part round's: identities too)
+    // may have been cut short, owed to the next invocation's start
+    if (past()) owesPart = part;
     c.segment++;
     delete c.after;
   }
-  let done = c.segment >= c.segments;
+  const done = c.segment >= c.segments;
   const ageMs = deps.clock.now() - (c.roundStartedAt ?? startedAt);
   if (done && c.segments > 1) {
     // a part does not see every lease that names a session: expired identities are collected once a round, over all of them
     if (!past()) mergeCollected(merged, await collectIdentities(deps, { deadline: stop, ...afterEach }));
-    // (none, or cut short) the round stays open: the next invocation collects them (once: cut short again, given up)
-    if (past() && !owedIdentities) {
-      done = false;
-      owesIdentities = true;
-    }
+    if (past()) owesIdentities = true; // (none, or cut short)
   }
   const leaderless = (c.leaderless ?? 0) + merged.leaderless.length;
   const failures = (c.failures ?? 0) + merged.errors.length;
-  const gauges: RoundGauges = done ? { leaderless, failures } : { leaderless: Math.max(leaderless, c.lastLeaderless ?? 0), failures: Math.max(failures, c.lastFailures ?? 0) };
+  // a round that skipped a part counted none of its leases: as a round not yet done, the last round's
+  // counts stand where larger (a part skipped round after round keeps the count it last had)
+  const counted = done && !c.skipped;
+  const gauges: RoundGauges = counted ? { leaderless, failures } : { leaderless: Math.max(leaderless, c.lastLeaderless ?? 0), failures: Math.max(failures, c.lastFailures ?? 0) };
   const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false, gauges };
   if (!done) progress.next = { segment: c.segment, after: c.after };
-  const owed = { ...(owesPart ? { owedPart: c.segment, owedParts: c.segments } : {}), ...(owesIdentities ? { owesIdentities: true as const } : {}) };
+  const owed = { ...(owesPart ? { owedPart: owesPart.index, owedParts: owesPart.total } : {}), ...(owesIdentities ? { owesIdentities: true as const } : {}) };
   if (owesPart || owesIdentities) progress.owes = owed;
-  // a round with failures may have counted short (a part skipped counts none of its leases): its parts are kept
+  // a round that skipped a part counted short: its parts are kept (any other failure counts its lease)
   const sized = segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases);
   const next: Omit<TickCursor, 'revision' | 'component' | 'name'> = done
-    ? { ...FIRST, segments: failures ? Math.max(sized, c.segments) : sized, ...(leaderless ? { lastLeaderless: leaderless } : {}), ...(failures ? { lastFailures: failures } : {}) }
+    ? { ...FIRST, segments: c.skipped ? Math.max(sized, c.segments) : sized, ...given({ lastLeaderless: gauges.leaderless, lastFailures: gauges.failures }), ...owed }
     : {
         segments: c.segments,
         segment: c.segment,
         leases: c.leases,
         invocations: c.invocations,
-        ...(c.after === undefined ? {} : { after: c.after }),
-        ...(c.roundStartedAt === undefined ? {} : { roundStartedAt: c.roundStartedAt }),
-        ...(leaderless ? { leaderless } : {}),
-        ...(failures ? { failures } : {}),
-        ...(c.lastLeaderless ? { lastLeaderless: c.lastLeaderless } : {}),
-        ...(c.lastFailures ? { lastFailures: c.lastFailures } : {}),
+        ...given({ after: c.after, roundStartedAt: c.roundStartedAt, leaderless, failures, lastLeaderless: c.lastLeaderless, lastFailures: c.lastFailures, unscanned: c.unscanned, skipped: c.skipped }),
         ...owed,
       };
   if (!sameCursor(was ? strip(was) : FIRST, next)) {
     try {
-      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt', 'leaderless', 'failures', 'lastLeaderless', 'lastFailures', 'owedPart', 'owedParts', 'owesIdentities'] as const).filter((k) => !(k in next)) });
+      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt', 'leaderless', 'failures', 'lastLeaderless', 'lastFailures', 'owedPart', 'owedParts', 'owesIdentities', 'unscanned', 'skipped'] as const).filter((k) => !(k in next)) });
     } catch (e) {
       // another invocation moved the cursor first, or (a multi-Region table) another Region's tick
       // was writing it at that moment (not applied)
@@ -239,6 +259,9 @@ async function readCursor(deps: CoordinatorDeps): Promise<TickCursorRead> {
   }
 }
 
+/** `o` without its absent or 0 fields: the cursor holds none. */
+const given = <T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } => Object.fromEntries(Object.entries(o).filter(([, v]) => v)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+
 const strip = ({ revision: _r, component: _c, name: _n, ...rest }: TickCursor): Omit<TickCursor, 'revision' | 'component' | 'name'> => rest;
 
 function sameCursor(a: Omit<TickCursor, 'revision' | 'component' | 'name'>, b: Omit<TickCursor, 'revision' | 'component' | 'name'>): boolean {
@@ -257,6 +280,14 @@ function mergeCollected(into: TickResult, g: Awaited<ReturnType<typeof collectId
   into.unjudged = into.unjudged.filter((u) => !g.outcomes.some((o) => o.lease === u.term.lease));
   for (const u of g.unjudged) if (!into.unjudged.some((x) => x.term.lease === u.term.lease)) into.unjudged.push(u);
   for (const n of g.leaderless) if (!into.leaderless.includes(n)) into.leaderless.push(n);
+}
+
+/** (A part's scans: its leases and candidates, and every identity row.) */
+const OUTLAST = 'its scans outlast an invocation';
+
+/** A pass whose scans were unfinished at its deadline, told as what that cost (`lease`: what it was a pass of): its last error, UNSCANNED, replaced. */
+function retell(r: ReconcileAllResult, lease: string, message: string): void {
+  r.errors[r.errors.length - 1] = { lease, error: new Error(message) };
 }
 
 function merge(into: TickResult, r: ReconcileAllResult): void {

@@ -11,6 +11,8 @@ export const TICK_CURSOR_NAME = 'tick';
 /** DynamoDB's most segments of a parallel scan (TotalSegments). */
 export const MAX_SEGMENTS = 1_000_000;
 
+const Int = z.number().int();
+
 /**
  * Where the coordinator's round over every lease stands (lib/coordinator/tick.ts). A round
  * reconciles the tables' `segments` parts in order; each invocation goes on from `segment`, after
@@ -26,30 +28,38 @@ export const TickCursorItem = z
     /** When this round's first invocation began (the coordinator's clock); absent before a round's first invocation. */
     roundStartedAt: Millis.optional(),
     /** Parts of the tables this round divides them into (DynamoDB's TotalSegments). */
-    segments: z.number().int().min(1).max(MAX_SEGMENTS),
+    segments: Int.min(1).max(MAX_SEGMENTS),
     /** The part to go on with. */
-    segment: z.number().int().min(0),
+    segment: Int.min(0),
     /** The last lease of `segment` reconciled; absent: the segment starts at its first. */
     after: LeaseName.optional(),
     /** Leases reconciled so far this round. */
-    leases: z.number().int().min(0),
+    leases: Int.min(0),
     /** Invocations this round has taken so far (the one that ends it included). */
-    invocations: z.number().int().min(0),
+    invocations: Int.min(0),
     /** Leaderless leases this round has found so far, and the last whole round's: the gauges a tick publishes (lib/coordinator/tick.ts roundGauges). */
-    leaderless: z.number().int().min(0).optional(),
-    lastLeaderless: z.number().int().min(0).optional(),
+    leaderless: Int.min(0).optional(),
+    lastLeaderless: Int.min(0).optional(),
     /** Leases whose reconcile failed this round so far, and in the last whole round. */
-    failures: z.number().int().min(0).optional(),
-    lastFailures: z.number().int().min(0).optional(),
+    failures: Int.min(0).optional(),
+    lastFailures: Int.min(0).optional(),
     /**
-     * Garbage collection owed, which the next invocation does where the cursor stays (lib/coordinator/tick.ts):
-     * a pass reached its end as the invocation's time ran out, its collection cut short: of part
-     * `owedPart` of `owedParts` (its stale candidates; of a one-part round, the identities too), or
-     * at a round's end (the expired identities). Once: cut short again, given up until the next round.
+     * Garbage collection owed, which the next invocation does first, with the whole time it has
+     * (lib/coordinator/tick.ts): a pass reached its end as the invocation's time ran out, its
+     * collection cut short: of part `owedPart` of `owedParts` (its stale candidates; of a one-part
+     * round, the identities too; the parts may be the last round's), or at a round's end (the
+     * expired identities). Once: cut short again, given up until that part's next pass.
      */
-    owedPart: z.number().int().min(0).optional(),
-    owedParts: z.number().int().min(1).max(MAX_SEGMENTS).optional(),
+    owedPart: Int.min(0).optional(),
+    owedParts: Int.min(1).max(MAX_SEGMENTS).optional(),
     owesIdentities: z.literal(true).optional(),
+    /**
+     * Invocations in a row whose first pass, over part `segment`, did not finish its scans (absent:
+     * none): at the second the part is skipped for the round (lib/coordinator/tick.ts).
+     */
+    unscanned: Int.min(1).optional(),
+    /** Parts this round skipped so far: its counts leave their leases out (absent: none). */
+    skipped: Int.min(1).optional(),
     revision: Revision,
   })
   // compared only where both passed their own checks: a bad one is reported as itself

@@ -10,7 +10,7 @@
  */
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manualClock, type ManualClock } from '../../lib/clock.js';
 import { coordinatorDeps, type CoordinatorDeps, type ReconcileOutcome } from '../../lib/coordinator/reconcile.js';
 import { tick, type TickResult } from '../../lib/coordinator/tick.js';
@@ -50,8 +50,8 @@ interface Invocation {
   endedAt: number;
 }
 
-/** Invocations a schedule tick apart, each reconcile costing COST_MS. */
-async function invocations(n: number, segmentLeases: number): Promise<Invocation[]> {
+/** Invocations a schedule tick apart, each reconcile costing COST_MS; what follows `failing`'s reconcile fails, every time. */
+async function invocations(n: number, segmentLeases: number, failing?: string): Promise<Invocation[]> {
   const out: Invocation[] = [];
   for (let i = 0; i < n; i++) {
     const at = clock.now();
@@ -60,6 +60,7 @@ async function invocations(n: number, segmentLeases: number): Promise<Invocation
     const afterEach = async (o: ReconcileOutcome) => {
       reconciled.push(o.lease);
       clock.advance(COST_MS);
+      if (o.lease === failing) throw new Error('its timer send refused');
     };
     const result = await tick(deps, { deadline, marginMs: MARGIN_MS, segmentLeases, afterEach });
     out.push({ result, deadline, reconciled, endedAt: clock.monotonic() });
@@ -80,15 +81,16 @@ it('a one-part round whose scans take 8 s of the 15 s an invocation has: once it
   } as typeof deps.leases.scan;
   const invs = await invocations(8, 10_000);
   for (const inv of invs) expect(inv.endedAt, 'ended before its deadline').toBeLessThanOrEqual(inv.deadline);
-  // 7 reconciles (8 s to 15 s), 7 more ending at the stop: the collection cut short; the next
-  // invocation's pass over the part (the whole time) reconciles nothing new and collects
+  // 7 reconciles (8 s to 15 s), 7 more ending at the stop: the round done, its collection cut short;
+  // the next invocation's first pass (the whole time) collects, and the next round's pass begun
+  // after it (at 8 s) runs out in its scans: taken again, first, at the next invocation
   expect(invs.map((i) => i.reconciled.length)).toEqual([7, 7, 0, 7, 7, 0, 7, 7]);
-  expect(invs[1]!.result.round).toMatchObject({ done: false, next: { segment: 0, after: 'lease-013' }, owes: { owedPart: 0, owedParts: 1 } });
-  expect(invs[2]!.result.round).toMatchObject({ done: true, invocations: 3, leases: 14 });
+  expect(invs[1]!.result.round).toMatchObject({ done: true, invocations: 2, leases: 14, owes: { owedPart: 0, owedParts: 1 } });
+  expect(invs[2]!.result.round).toMatchObject({ done: false, invocations: 1, leases: 0, next: { segment: 0 } });
   expect(invs[2]!.result.round?.owes).toBeUndefined();
   expect(invs[2]!.result.collectedCandidates).toEqual([{ leaseName: 'lease-000', name: 'old' }]);
   expect(invs[2]!.result.collectedIdentities).toEqual([{ component: 'scheduler', name: 'gone-host' }]);
-  expect(invs[5]!.result.round).toMatchObject({ done: true, invocations: 3, leases: 14 });
+  expect(invs[4]!.result.round).toMatchObject({ done: true, invocations: 3, leases: 14 });
   expect(invs.flatMap((i) => i.result.errors)).toEqual([]);
   expect([...new Set(invs.slice(3).flatMap((i) => i.reconciled))].sort(), 'every lease reconciled again in the later rounds').toEqual(names);
 });
@@ -154,4 +156,138 @@ it("a round's end with 40 leases on expired sessions of a crashed fleet, each re
     expect(sessions.length).toBeLessThan(40);
   }
   expect(invs.flatMap((i) => i.result.errors)).toEqual([]);
+});
+
+/** Leases by the part of `total` that holds their candidates. */
+async function inPart(index: number, total: number): Promise<Set<string>> {
+  const out = new Set<string>();
+  for await (const page of deps.candidates.scan({ segment: { index, total } })) for (const r of page) if (r.ok) out.add(r.item.leaseName);
+  return out;
+}
+
+/**
+ * From here the next `n` candidates scans (of `part`, where given) take 16 s each, more than an
+ * invocation has: four pages of 4 s (the pass looks at its deadline between pages).
+ */
+function slowScans(n: number, part?: { index: number; total: number }): () => number {
+  const scan = deps.candidates.scan.bind(deps.candidates);
+  let left = n;
+  deps.candidates.scan = async function* (o) {
+    if (left > 0 && (part === undefined || (o?.segment?.index === part.index && o.segment.total === part.total))) {
+      left--;
+      for (let i = 0; i < 3; i++) {
+        clock.advance(4_000);
+        yield [];
+      }
+      clock.advance(4_000);
+    }
+    yield* scan(o);
+  } as typeof deps.candidates.scan;
+  return () => left;
+}
+
+describe('twelfth review of 4fc30042: an owed collection goes on into the round; a part skipped only twice unscanned; its gauge; parts shrink', () => {
+  it('one part, 15 leases of 1 s in a 15 s invocation (each round ends at the stop, its collection owed): every invocation reconciles all 15 (before: 15, 0, 15, 0: the owed pass ended the invocation)', async () => {
+    await seed(15);
+    const invs = await invocations(6, 10_000);
+    for (const inv of invs) expect(inv.endedAt).toBeLessThanOrEqual(inv.deadline);
+    expect(invs.map((i) => i.reconciled.length)).toEqual([15, 15, 15, 15, 15, 15]);
+    // each round done in its invocation, its collection owed to the next, which does it first
+    for (const inv of invs) expect(inv.result.round).toMatchObject({ done: true, invocations: 1, leases: 15, owes: { owedPart: 0, owedParts: 1 } });
+  });
+
+  it("three parts, one invocation's first scan throttled past the invocation (16 s, once): its part is taken again at the next, not skipped; no lease waits an extra round, and the gauge counts all 45 throughout (before: skipped, a lease waited 8 invocations, 44 published)", async () => {
+    await seed(45);
+    await invocations(4, 15); // counted: three parts from here
+    expect((await deps.ticks.read()).item).toMatchObject({ segments: 3, segment: 0 });
+    const lastSeen = new Map<string, number>();
+    let gap = 0;
+    const gauges: number[] = [];
+    const errors: string[] = [];
+    let left = () => 0;
+    for (let i = 0; i < 12; i++) {
+      if (i === 5) left = slowScans(1);
+      const [inv] = await invocations(1, 15);
+      expect(inv!.endedAt).toBeLessThanOrEqual(inv!.deadline);
+      for (const n of inv!.reconciled) {
+        const was = lastSeen.get(n);
+        if (was !== undefined) gap = Math.max(gap, i - was);
+        lastSeen.set(n, i);
+      }
+      gauges.push(inv!.result.round!.gauges.leaderless);
+      errors.push(...inv!.result.errors.map((e) => `${e.lease}: ${e.error.message}`));
+    }
+    expect(left(), 'the throttled scan came').toBe(0);
+    expect(gap, 'invocations between two reconciles of one lease').toBeLessThanOrEqual(4);
+    expect(Math.min(...gauges), 'every lease leaderless throughout').toBe(45);
+    expect(errors.filter((e) => /skipped/.test(e))).toEqual([]);
+  });
+
+  it("a part's scans outlasting one invocation, its first pass, once (a throttle): taken again at the next, not skipped; its leases reconciled there, and the round's gauge counts them (before: skipped, its leases left a round, the round's gauge without them)", async () => {
+    await seed(14);
+    await invocations(1, 5); // one part: 14 leases, three parts from here
+    const [whole] = await invocations(1, 5); // a round of three parts fits an invocation (14 s): every lease leaderless (elections open)
+    expect(whole!.result.round).toMatchObject({ done: true, segments: 3, invocations: 1, gauges: { leaderless: 14 } });
+    const p0 = await inPart(0, 3);
+    expect(p0.size).toBeGreaterThan(0);
+    const left = slowScans(1, { index: 0, total: 3 });
+    const invs = await invocations(3, 5);
+    expect(left()).toBe(0);
+    for (const inv of invs) expect(inv.endedAt).toBeLessThanOrEqual(inv.deadline);
+    expect(invs[0]!.reconciled).toEqual([]);
+    expect(invs[0]!.result.round).toMatchObject({ done: false, next: { segment: 0 } });
+    expect(invs[0]!.result.errors.map((e) => e.lease)).toEqual(['(the scans of part 0 of 3)']);
+    expect(invs[0]!.result.errors[0]!.error.message).toMatch(/taken again at the next/);
+    for (const name of p0) expect(invs[1]!.reconciled, `${name} reconciled at the next invocation`).toContain(name);
+    expect(invs[1]!.result.round).toMatchObject({ done: true, invocations: 2, leases: 14 });
+    expect(invs.map((i) => i.result.round!.gauges.leaderless)).toEqual([14, 14, 14]);
+    expect(invs.flatMap((i) => i.result.errors).filter((e) => /skipped this round/.test(e.error.message))).toEqual([]);
+  });
+
+  it("a part skipped (its scans outlast two invocations in a row, each its first pass) holding the only leaderless leases: the round's gauge still counts them (before: 0 at the round's end); skipped once a round", async () => {
+    await seed(14);
+    await invocations(1, 5); // one part: 14 leases, three parts from here
+    const [first] = await invocations(1, 5); // a whole round of three parts: every lease leaderless (elections open)
+    expect(first!.result.round).toMatchObject({ done: true, segments: 3, gauges: { leaderless: 14 } });
+    const p1 = await inPart(1, 3);
+    expect(p1.size).toBeGreaterThan(0);
+    slowScans(1_000, { index: 1, total: 3 });
+    const invs = await invocations(9, 5);
+    for (const inv of invs) expect(inv.endedAt).toBeLessThanOrEqual(inv.deadline);
+    expect(invs.map((i) => i.result.round!.gauges.leaderless), 'never below the 14 last counted').toEqual(invs.map(() => 14));
+    const rounds = invs.filter((i) => i.result.round?.done);
+    expect(rounds.length).toBeGreaterThanOrEqual(2);
+    const skips = invs.flatMap((i) => i.result.errors).filter((e) => e.lease === '(part 1 of 3)');
+    expect(skips).toHaveLength(rounds.length);
+    expect(skips[0]!.error.message).toMatch(/twice in a row/);
+    // the parts kept: the round that skipped one counted fewer leases
+    for (const r of rounds) expect(r.result.round?.segments).toBe(3);
+    expect((await deps.ticks.read()).item?.segments).toBe(3);
+  });
+
+  it("an owed collection whose scans outlast the invocation is given up and told as a collection, not as a part's leases skipped; the round goes on at the next invocation", async () => {
+    await seed(15);
+    const [first] = await invocations(1, 10_000); // ends at the stop: its collection owed
+    expect(first!.result.round?.owes).toEqual({ owedPart: 0, owedParts: 1 });
+    slowScans(1);
+    const [second, third] = await invocations(2, 10_000);
+    expect(second!.endedAt).toBeLessThanOrEqual(second!.deadline);
+    expect(second!.reconciled).toEqual([]);
+    const told = second!.result.errors.map((e) => `${e.lease}: ${e.error.message}`);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatch(/collection/);
+    expect(told[0]).not.toMatch(/skipped|streams and timers/);
+    expect(second!.result.round?.owes, 'given up: once').toBeUndefined();
+    expect(third!.reconciled).toHaveLength(15);
+  });
+
+  it('a round in three parts with one lease failing every round, then 20 of its 25 leases gone: its parts shrink to one (before: any failure kept 3 parts for ever)', async () => {
+    const names = await seed(25);
+    await invocations(3, 10); // one part of 25: three parts from here
+    expect((await deps.ticks.read()).item?.segments).toBe(3);
+    for (const leaseName of names.slice(5)) await deps.candidates.delete(await deps.candidates.read(leaseName, 'a'));
+    const invs = await invocations(6, 10, 'lease-000');
+    expect(invs.flatMap((i) => i.result.errors).filter((e) => e.lease === 'lease-000').length, 'the failure in every round').toBeGreaterThanOrEqual(2);
+    expect((await deps.ticks.read()).item?.segments).toBe(1);
+  });
 });

@@ -97,24 +97,24 @@ const reached = (invs: Invocation[]) => invs.flatMap((i) => i.result.outcomes.ma
 
 describe("the coordinator's tick within its invocation's time (issue 38, item 5)", () => {
   it('a tick that would overrun its deadline stops before it; the next invocation goes on where it stopped, and every lease is reached once within ⌈work / budget⌉ invocations', async () => {
-    const names = await seed(29); // 29 s of reconciles against 15 s an invocation (20 s remaining less 5 s margin), the collection in the last second
+    const names = await seed(30); // 30 s of reconciles against 15 s an invocation (20 s remaining less 5 s margin)
     const invs = await round(5, { segmentLeases: 10 });
     for (const inv of invs) {
       expect(inv.endedAt, 'the invocation ended before its deadline').toBeLessThanOrEqual(inv.deadline);
       for (const b of inv.began) expect(b, 'no reconcile began past the deadline less the margin').toBeLessThan(inv.stop);
     }
-    expect(invs.length, 'the bound: ⌈29 s / 15 s⌉ invocations').toBe(2);
+    expect(invs.length, 'the bound: ⌈30 s / 15 s⌉ invocations').toBe(2);
     expect(invs[0]!.result.round).toMatchObject({ done: false, segments: 1, invocations: 1, leases: 15, next: { segment: 0, after: 'lease-014' } });
-    expect(invs[1]!.result.round).toMatchObject({ done: true, invocations: 2, leases: 29 });
+    expect(invs[1]!.result.round).toMatchObject({ done: true, invocations: 2, leases: 30 });
     expect(reached(invs).sort(), 'every lease reconciled, each once').toEqual(names);
-    // the cursor between rounds holds only the next round's parts: 29 leases at 10 a part
-    expect((await deps.ticks.read()).item).toMatchObject({ segments: 3, segment: 0, leases: 0, invocations: 0 });
+    // the cursor between rounds holds only the next round's parts (and the collection the last reconcile, at the stop, left owed): 30 leases at 10 a part
+    expect((await deps.ticks.read()).item).toMatchObject({ segments: 3, segment: 0, leases: 0, invocations: 0, owedPart: 0, owedParts: 1 });
     expect((await deps.ticks.read()).item?.after).toBeUndefined();
   });
 
   it('a round in parts (parallel scan segments) reaches every lease once, part after part, within the same bound', async () => {
-    const names = await seed(29);
-    await round(5, { segmentLeases: 10 }); // the first round is one part; it counts 29 leases
+    const names = await seed(30);
+    await round(5, { segmentLeases: 10 }); // the first round is one part; it counts 30 leases
     clock.advance(TICK_EVERY_MS);
     const invs = await round(5, { segmentLeases: 10 });
     expect(invs[0]!.result.round?.segments).toBe(3);
@@ -123,7 +123,7 @@ describe("the coordinator's tick within its invocation's time (issue 38, item 5)
       for (const b of inv.began) expect(b).toBeLessThan(inv.stop);
     }
     expect(invs.length).toBe(2);
-    expect(invs.at(-1)!.result.round).toMatchObject({ done: true, leases: 29 });
+    expect(invs.at(-1)!.result.round).toMatchObject({ done: true, leases: 30 });
     expect(reached(invs).sort()).toEqual(names);
   });
 
@@ -358,25 +358,24 @@ const expiredIdentity = (name: string) => {
   return deps.identities.write({ key: { component: 'scheduler', name }, item: undefined, revision: 0 }, { set: { holderIdentity: `${name}_1`, hostname: 'host', leaseDurationSeconds: 60, acquireTime: then, renewTime: then } });
 };
 
-describe('garbage collection a round ran out of time for is owed, and done at the next invocation where the cursor stays (review, 2026-12-07; eleventh: no longer ahead of the pass)', () => {
-  it('a one-part round whose last reconcile ends at the deadline: its stale candidates and expired identities are collected at the next invocation, by its pass over the part after its last lease (before: never, at 15 leases, round after round)', async () => {
+describe('garbage collection a round ran out of time for is owed, and done first at the next invocation, which goes on with the round (reviews, 2026-12-07; eleventh and twelfth)', () => {
+  it('a one-part round whose last reconcile ends at the deadline: its stale candidates and expired identities are collected at the next invocation, which then reconciles the next round whole (before: never, at 15 leases, round after round; then every other invocation reconciled nothing)', async () => {
     await seed(15); // 15 reconciles of 1 s: the last ends at the stop exactly
     await expiredIdentity('gone-host');
     const then = T0 - 3 * 3_600_000;
     await deps.candidates.write({ key: { leaseName: 'lease-000', name: 'old' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: then, createdAt: then } });
     const [first] = await round(1, { segmentLeases: 100 });
-    expect(first!.result.round).toMatchObject({ done: false, segments: 1, leases: 15, next: { segment: 0, after: 'lease-014' }, owes: { owedPart: 0, owedParts: 1 } });
+    expect(first!.result.round).toMatchObject({ done: true, segments: 1, leases: 15, owes: { owedPart: 0, owedParts: 1 } });
     expect(first!.result.collectedIdentities).toEqual([]);
     expect(first!.result.collectedCandidates).toEqual([]);
-    expect((await deps.ticks.read()).item).toMatchObject({ segment: 0, after: 'lease-014', owedPart: 0, owedParts: 1 });
+    expect((await deps.ticks.read()).item).toMatchObject({ segment: 0, leases: 0, owedPart: 0, owedParts: 1 });
     clock.advance(TICK_EVERY_MS);
     const [second] = await round(1, { segmentLeases: 100 });
     expect(second!.result.collectedIdentities).toEqual([{ component: 'scheduler', name: 'gone-host' }]);
     expect(second!.result.collectedCandidates).toEqual([{ leaseName: 'lease-000', name: 'old' }]);
-    // the part's pass after its last lease: nothing reconciled again, the round ended
-    expect(second!.began).toEqual([]);
-    expect(second!.result.round).toMatchObject({ done: true, invocations: 2, leases: 15 });
-    expect(second!.result.round?.owes).toBeUndefined();
+    // the collection first, then the whole next round (its own collection owed in turn)
+    expect(second!.began).toHaveLength(15);
+    expect(second!.result.round).toMatchObject({ done: true, invocations: 1, leases: 15, owes: { owedPart: 0, owedParts: 1 } });
     expect((await deps.identities.read('scheduler', 'gone-host')).item).toBeUndefined();
     expect((await deps.candidates.read('lease-000', 'old')).item).toBeUndefined();
   });
@@ -395,15 +394,16 @@ describe('garbage collection a round ran out of time for is owed, and done at th
     await deps.candidates.write({ key: { leaseName: last!, name: 'old' }, item: undefined, revision: 0 }, { set: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', preferredStrategies: [OEV], renewTime: then, createdAt: then } });
     clock.advance(TICK_EVERY_MS);
     const [first] = await round(1, { segmentLeases: 5 });
-    expect(first!.result.round).toMatchObject({ done: false, segments: 3, leases: 15, next: { segment: 2 } });
-    // the last part's collection owed: the cursor stays on it (the round's end's follows it)
-    expect(first!.result.round?.owes).toEqual({ owedPart: 2, owedParts: 3 });
+    expect(first!.result.round).toMatchObject({ done: true, segments: 3, leases: 15 });
+    // the last part's collection and the round's end's: owed
+    expect(first!.result.round?.owes).toEqual({ owedPart: 2, owedParts: 3, owesIdentities: true });
     expect(first!.result.collectedIdentities).toEqual([]);
     expect(first!.result.collectedCandidates).toEqual([]);
     clock.advance(TICK_EVERY_MS);
     const [second] = await round(1, { segmentLeases: 5 });
-    expect(second!.began).toEqual([]);
-    expect(second!.result.round).toMatchObject({ done: true, invocations: 2, leases: 15 });
+    // collected first, then the next round's 15 reconciles
+    expect(second!.began).toHaveLength(15);
+    expect(second!.result.round).toMatchObject({ done: true, invocations: 1, leases: 15 });
     expect(second!.result.collectedIdentities).toEqual([{ component: 'scheduler', name: 'gone-host' }]);
     expect(second!.result.collectedCandidates).toEqual([{ leaseName: last, name: 'old' }]);
     expect((await deps.identities.read('scheduler', 'gone-host')).item).toBeUndefined();
@@ -415,7 +415,14 @@ describe('garbage collection a round ran out of time for is owed, and done at th
     expect(TickCursorItem.safeParse({ ...cursor, owedPart: 3, owedParts: 3 }).success).toBe(false);
   });
 
-  it("the owed collection has the whole next invocation, once: what it did not reach waits for that part's next pass, and no pass is ever left less than the whole time (eleventh review: the half an owed pass took livelocked a slow part)", async () => {
+  it("a cursor counts a part's unfinished scans and the parts skipped (twelfth review); one written before them parses", () => {
+    const cursor = { component: COORDINATOR_COMPONENT, name: TICK_CURSOR_NAME, segments: 3, segment: 1, leases: 4, invocations: 2, revision: 1 };
+    expect(TickCursorItem.safeParse(cursor).success).toBe(true);
+    expect(TickCursorItem.safeParse({ ...cursor, unscanned: 1, skipped: 1 }).success).toBe(true);
+    expect(TickCursorItem.safeParse({ ...cursor, unscanned: 0 }).success).toBe(false);
+  });
+
+  it("the owed collection has the whole next invocation, once: what it did not reach waits for that part's next pass, and the invocation goes on with the round in the time left (eleventh review: the half an owed pass took livelocked a slow part)", async () => {
     await seed(15);
     for (let i = 0; i < 20; i++) await expiredIdentity(`gone-${String(i).padStart(2, '0')}`);
     const [first] = await round(1, { segmentLeases: 100 });
@@ -427,21 +434,22 @@ describe('garbage collection a round ran out of time for is owed, and done at th
       return remove(read);
     };
     clock.advance(TICK_EVERY_MS);
-    const [second] = await round(5, { segmentLeases: 100 });
-    // 15 s: 15 deletes started, then given up; the round ends
-    expect(second!.endedAt).toBeLessThanOrEqual(second!.deadline);
-    expect(second!.began).toEqual([]);
-    expect(second!.result.collectedIdentities).toHaveLength(15);
-    expect(second!.result.round).toMatchObject({ done: true, invocations: 2, leases: 15 });
-    expect(second!.result.round?.owes).toBeUndefined();
-    clock.advance(TICK_EVERY_MS);
-    const invs = await round(5, { segmentLeases: 100 });
+    const invs = await round(3, { segmentLeases: 100 });
     for (const inv of invs) expect(inv.endedAt).toBeLessThanOrEqual(inv.deadline);
-    // the next round: its 15 reconciles have the whole invocation, then its pass over the part collects the rest
-    expect(invs[0]!.began).toHaveLength(15);
-    expect(invs[0]!.result.round?.owes).toEqual({ owedPart: 0, owedParts: 1 });
-    expect(invs[1]!.result.collectedIdentities).toHaveLength(5);
-    expect(invs[1]!.result.round).toMatchObject({ done: true, invocations: 2, leases: 15 });
+    // 15 s: 15 deletes started, then given up; nothing reconciled, the next round begun at the next
+    expect(invs[0]!.began).toEqual([]);
+    expect(invs[0]!.result.collectedIdentities).toHaveLength(15);
+    expect(invs[0]!.result.round).toMatchObject({ done: false, invocations: 1, leases: 0 });
+    expect(invs[0]!.result.round?.owes).toBeUndefined();
+    // its 15 reconciles have the whole invocation, its collection owed again
+    expect(invs[1]!.began).toHaveLength(15);
+    expect(invs[1]!.result.round).toMatchObject({ done: true, invocations: 2, leases: 15, owes: { owedPart: 0, owedParts: 1 } });
     expect(invs).toHaveLength(2);
+    clock.advance(TICK_EVERY_MS);
+    const [third] = await round(1, { segmentLeases: 100 });
+    // the 5 left in 5 s, then 10 reconciles in the rest
+    expect(third!.result.collectedIdentities).toHaveLength(5);
+    expect(third!.began).toHaveLength(10);
+    expect(third!.result.round).toMatchObject({ done: false, next: { segment: 0, after: 'lease-009' } });
   });
 });
