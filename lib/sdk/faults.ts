@@ -143,7 +143,7 @@ export async function sendsToThisMachine(client: DynamoDBClient): Promise<boolea
 /**
  * Why `client` can never send a request, when it cannot: no region (the AWS SDK's "Region is
  * missing": no `region` option, AWS_REGION or profile) or one it refuses (AWS_REGION set but
- * empty, `'us east 1'`), local mode's region (`'local'`) with no endpoint, an endpoint that is not a URL
+ * empty, `'us east 1'`), an endpoint that is not a URL
  * (`'127.0.0.1:8000'`), or one with no host (`'localhost:8000'`: its host read as the scheme),
  * given as the option or configured (AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, the profile's
  * endpoint_url). An Error naming `subject`, what is wrong and the fix, then `then` (by default:
@@ -152,9 +152,8 @@ export async function sendsToThisMachine(client: DynamoDBClient): Promise<boolea
 export async function unusableClient(client: DynamoDBClient, subject: string, then = NEVER_SENT): Promise<Error | undefined> {
   const config = client.config as ClientConfig | undefined;
   if (typeof config?.region !== 'function') return undefined; // not the AWS SDK's client (a model's): nothing to look at
-  let region: string;
   try {
-    region = await config.region();
+    await config.region();
   } catch (e) {
     // any other failure is the requests' to meet and tell
     return e instanceof Error && isRegionMissing(e) ? noRegion(subject, e, then) : undefined;
@@ -163,9 +162,7 @@ export async function unusableClient(client: DynamoDBClient, subject: string, th
   let host: string;
   try {
     endpoint = await givenEndpoint(config);
-    // local mode's region and no endpoint: sent to dynamodb.local.amazonaws.com, which no AWS Region
-    // has, whatever the tries (the CLI refuses it at once too)
-    if (endpoint === undefined) return region === LOCAL_REGION ? new Error(`${subject}: ${LOCAL_REGION_FIX}; ${then}`) : undefined;
+    if (endpoint === undefined) return undefined;
     host = endpoint.host();
   } catch (e) {
     const input = e instanceof Error ? invalidEndpoint(e) : undefined;
@@ -577,15 +574,17 @@ export function fromDynamoDB<T>(sent: Promise<T>, client: DynamoDBClient): Promi
 }
 
 /**
- * Where a client with local mode's region and no endpoint sends its requests: no AWS Region has it
- * (the AWS SDK asks dynamodb.local.amazonaws.com), so the fix is the endpoint local mode prints.
+ * Where a client with local mode's region and no endpoint sends its requests: the AWS SDK's rules
+ * send region `local` to http://localhost:8000 (DynamoDB Local's default port), so a DynamoDB Local
+ * there is reached, and one that is not there yet may be later (retried); where nothing answers,
+ * the fix is the endpoint local mode prints.
  */
 // lib/stores/client.ts' LOCAL_REGION, not imported: that module loads the AWS SDK's client, which the
 // decisions (step.ts) and the push entry must not (test/packaging/import-graph.test.ts)
 const LOCAL_REGION = 'local';
 const LOCAL_REGION_ENDPOINT = `the DynamoDB endpoint of region ${LOCAL_REGION}`;
 const LOCAL_REGION_FIX =
-  `region '${LOCAL_REGION}' is local mode's, and the client has no endpoint: give it the endpoint \`npx conclave-local\` prints (CONCLAVE_ENDPOINT) or startLocalConclave()'s \`endpoint\` ` +
+  `region '${LOCAL_REGION}' is local mode's, and the client has no endpoint (the AWS SDK then sends to http://localhost:8000, DynamoDB Local's default port, where nothing answered): give it the endpoint \`npx conclave-local\` prints (CONCLAVE_ENDPOINT) or startLocalConclave()'s \`endpoint\` ` +
   `(new DynamoDBClient({ endpoint, region: '${LOCAL_REGION}', credentials }), or AWS_ENDPOINT_URL_DYNAMODB)`;
 
 /**

@@ -239,8 +239,8 @@ export class StartUp<T> {
   }
 
   /**
-   * Rejects run() (as fail() does) when `client` can never send a request: no region, local mode's
-   * region with no endpoint, or an endpoint that is no URL or has no host (unusableClient). Looked at before anything is sent,
+   * Rejects run() (as fail() does) when `client` can never send a request: no region, or an
+   * endpoint that is no URL or has no host (unusableClient). Looked at before anything is sent,
    * unless `signal` has aborted. A region or endpoint provider that does not answer (a function of
    * the user's) holds it at most CLIENT_CHECK_MS, or until the signal aborts: then the client is
    * taken as it is, and its requests, each within its bound, tell what they meet.
