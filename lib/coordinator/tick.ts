@@ -45,7 +45,7 @@
  * it keeps its parts for the next (any other failure counts its lease: parts follow the leases
  * counted), and its gauges are published as a round not yet done (roundGauges: the larger of its
  * counts and the last round's, kept as the last round's), so a lease leaderless in the skipped part
- * is not dropped from LeaderlessLeases (a part skipped round after round keeps the count it last had).
+ * is not dropped from LeaderlessLeases at once (a round on, the skip itself is what the failures tell).
  */
 import { ValidationError } from '../schemas/validation.js';
 import { MAX_SEGMENTS, type TickCursor } from '../schemas/tick-cursor.js';
@@ -210,7 +210,9 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   const leaderless = (c.leaderless ?? 0) + merged.leaderless.length;
   const failures = (c.failures ?? 0) + merged.errors.length;
   // a round that skipped a part counted none of its leases: as a round not yet done, the last round's
-  // counts stand where larger (a part skipped round after round keeps the count it last had)
+  // counts stand where larger; its own counts are kept as the last round's (not the larger: a part
+  // skipped round after round would hold the fleet's highest count for ever), so the skipped part's
+  // leases leave LeaderlessLeases a round on, its skip told in the failures each round
   const counted = done && !c.skipped;
   const gauges: RoundGauges = counted ? { leaderless, failures } : { leaderless: Math.max(leaderless, c.lastLeaderless ?? 0), failures: Math.max(failures, c.lastFailures ?? 0) };
   const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false, gauges };
@@ -220,7 +222,7 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   // a round that skipped a part counted short: its parts are kept (any other failure counts its lease)
   const sized = segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases);
   const next: Omit<TickCursor, 'revision' | 'component' | 'name'> = done
-    ? { ...FIRST, segments: c.skipped ? Math.max(sized, c.segments) : sized, ...given({ lastLeaderless: gauges.leaderless, lastFailures: gauges.failures }), ...owed }
+    ? { ...FIRST, segments: c.skipped ? Math.max(sized, c.segments) : sized, ...given({ lastLeaderless: leaderless, lastFailures: failures }), ...owed }
     : {
         segments: c.segments,
         segment: c.segment,

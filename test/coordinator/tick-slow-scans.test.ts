@@ -254,8 +254,13 @@ describe('twelfth review of 4fc30042: an owed collection goes on into the round;
     slowScans(1_000, { index: 1, total: 3 });
     const invs = await invocations(9, 5);
     for (const inv of invs) expect(inv.endedAt).toBeLessThanOrEqual(inv.deadline);
-    expect(invs.map((i) => i.result.round!.gauges.leaderless), 'never below the 14 last counted').toEqual(invs.map(() => 14));
     const rounds = invs.filter((i) => i.result.round?.done);
+    // until the first round that skipped part 1 is done, never below the 14 last counted; a round on,
+    // the skipped part's leases leave the gauge (their skip is told in the failures, every round)
+    const firstDone = invs.indexOf(rounds[0]!);
+    expect(invs.slice(0, firstDone + 1).map((i) => i.result.round!.gauges.leaderless)).toEqual(invs.slice(0, firstDone + 1).map(() => 14));
+    for (const i of invs) expect(i.result.round!.gauges.leaderless).toBeGreaterThanOrEqual(14 - p1.size);
+    for (const r of rounds) expect(r.result.round!.gauges.failures).toBeGreaterThanOrEqual(1);
     expect(rounds.length).toBeGreaterThanOrEqual(2);
     const skips = invs.flatMap((i) => i.result.errors).filter((e) => e.lease === '(part 1 of 3)');
     expect(skips).toHaveLength(rounds.length);
@@ -263,6 +268,26 @@ describe('twelfth review of 4fc30042: an owed collection goes on into the round;
     // the parts kept: the round that skipped one counted fewer leases
     for (const r of rounds) expect(r.result.round?.segments).toBe(3);
     expect((await deps.ticks.read()).item?.segments).toBe(3);
+  });
+
+  it("a part skipped round after round while the other parts' leases are mended: the leaderless gauge follows them down, never held at the fleet's highest count (before: the larger of each round and the last, kept as the last: 14 for ever)", async () => {
+    const names = await seed(14);
+    await invocations(1, 5);
+    const [first] = await invocations(1, 5);
+    expect(first!.result.round).toMatchObject({ done: true, segments: 3, gauges: { leaderless: 14 } });
+    const p1 = await inPart(1, 3);
+    slowScans(1_000, { index: 1, total: 3 });
+    // every lease outside part 1 retired: its rows gone
+    for (const n of names.filter((x) => !p1.has(x))) {
+      const c = await deps.candidates.read(n, 'a');
+      if (c.item) await deps.candidates.delete(c);
+      const l = await deps.leases.read(n);
+      if (l.item) await deps.leases.delete(l);
+    }
+    const invs = await invocations(12, 5);
+    const rounds = invs.filter((i) => i.result.round?.done);
+    expect(rounds.length).toBeGreaterThanOrEqual(3);
+    expect(rounds.at(-1)!.result.round!.gauges.leaderless).toBeLessThan(14);
   });
 
   it("an owed collection whose scans outlast the invocation is given up and told as a collection, not as a part's leases skipped; the round goes on at the next invocation", async () => {
