@@ -87,7 +87,11 @@ describe('a real Session on DynamoDB Local, counted as the multi-lease worker co
     const client = localClient(inject('ddbEndpoint'));
     const roles = new RoleTracker(t.names, 'p1');
     const counter = new RequestCounter().attach(client, (input, command) => roles.roleOf(input, command));
-    const session = new Session({ client, tables: t.names, prefix: 'session-p1', clockSync: 'none', renewIntervalMs: 300, retryPeriodMs: 100, renewDeadlineMs: 1_000, maxLeaseDurationMs: 2_000 });
+    // a renewal every second, the deadline 5 s past the one due: one answered late on a busy machine (a
+    // stall, a slow DynamoDB Local) still renews, so every UpdateItem sent is a start or a renewal the
+    // session counts. (Before: 300 ms apart, a 1 s deadline: a stall ended the session, or a renewal
+    // answered past the deadline was counted by neither: { UpdateItem: 5 } for 4)
+    const session = new Session({ client, tables: t.names, prefix: 'session-p1', clockSync: 'none', renewIntervalMs: 1_000, retryPeriodMs: 300, renewDeadlineMs: 6_000, maxLeaseDurationMs: 8_000 });
     const stop = new AbortController();
     try {
       const running = session.run(stop.signal);

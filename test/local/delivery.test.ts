@@ -132,6 +132,11 @@ describe('local runtime delivery', () => {
     let throttled = 0;
     const deliveries: string[] = [];
     const { rt } = await runtime({
+      // the longest ack window: a's row, renewed as the test writes it, counts as an answer for the
+      // whole of it, so the election asks nobody (a ping would write the row: a second record) and
+      // no busy machine delays the retries past it. (Before: the 5 s default: a stall or a slow
+      // DynamoDB Local there pinged a, which no worker answers, and the election failed: hung)
+      config: { ackWindowMs: 60_000 },
       intercept: (name, event, invoke) => {
         if (name === 'candidateStream') deliveries.push(...(event as DynamoDBStreamEvent).Records.map((r) => r.eventID!));
         return invoke(event);

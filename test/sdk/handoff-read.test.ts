@@ -34,11 +34,21 @@ afterAll(async () => {
   await t?.drop();
 });
 
-/** Long enough that the heir's read lands well inside the window a hand-over's first term (2 s) leaves it, however busy the machine. */
+/**
+ * Long enough that the heir's read lands well inside the window a hand-over's first term leaves it,
+ * however busy the machine. A giver writes a first term of a third of its lease duration (8 s), and
+ * the heir leads from its read only while its renew deadline scaled to that term (6 s after the
+ * stamp) is more than half a retry period off: else it confirms first, as it should. (Before: 6 s /
+ * 4.5 s, a 2 s first term and 1.5 s of it, which a busy machine's stall or a slow DynamoDB Local
+ * between the giver's stamp and the heir's read used up: the heir confirmed first, and the test
+ * that it leads from its read failed.)
+ */
 // renewIntervalMs: a coordinated leader's default (renew deadline − 2 retry periods) leaves a busy
 // machine's stall only 1 s between a renewal due and the deadline; a giver that lapsed so would hand
-// nothing over (its heir takes the vacancy instead). 1.5 s leaves 3 s.
-const TIMING = { leaseDurationMs: 6_000, renewDeadlineMs: 4_500, retryPeriodMs: 500, renewIntervalMs: 1_500 } as const;
+// nothing over (its heir takes the vacancy instead). 1.5 s leaves 16.5 s.
+const TIMING = { leaseDurationMs: 24_000, renewDeadlineMs: 18_000, retryPeriodMs: 500, renewIntervalMs: 1_500 } as const;
+/** The first term a giver on TIMING writes (LeaderElector: a third of its lease duration, in whole seconds). */
+const FIRST_TERM_SECONDS = TIMING.leaseDurationMs / 3_000;
 
 /**
  * An in-process push path: every wake reaches every other watcher of its lease (a wake is only a
@@ -218,7 +228,9 @@ describe('the heir of a hand-over on DynamoDB Local', () => {
     b.replica.gate = new Promise<void>((r) => (open = r));
     await waitFor('b polling', () => b.replica.held);
     const from = b.seen.length;
-    const handed = (await leases().handOver(L, { holderIdentity: 'a', fencingToken: held.fencingToken }, { name: 'b', instance: b.elector.instance }, Date.now(), 2, held.leaseTransitions))!;
+    // a first term as a giver on TIMING writes: the stale copy leaves b most of it however late b reads it, so b reads again
+    // (on a 2 s one a busy machine could leave too little of it: b confirmed first on the copy, a refused renewal)
+    const handed = (await leases().handOver(L, { holderIdentity: 'a', fencingToken: held.fencingToken }, { name: 'b', instance: b.elector.instance }, Date.now(), FIRST_TERM_SECONDS, held.leaseTransitions))!;
     expect(isHandOverTo(handed, 'b')).toBe(true);
     // superseded: the term ended (an operator's release --force) and another worker took the lease
     const released = (await leases().releaseTerm(L, { holderIdentity: 'b', fencingToken: handed.fencingToken }, Date.now()))!;
@@ -303,7 +315,6 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     const L = 'handoff-early-wake';
     const sent: { revision: number | undefined; at: number }[] = [];
     const { log, a, b } = await handingGroup(L, loopback(() => false, sent));
-    const before = (await row(L))!;
     let open = () => undefined as void;
     a.replica.handOverGate = new Promise<void>((r) => (open = r));
     const fromA = a.seen.length;
@@ -312,18 +323,21 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     const stopping = a.stop();
     // the write is held back; the wake is out already, and b has read
     const early = await waitFor('b’s read on the early wake', () => b.seen.slice(fromB).find((s) => s.what === 'get'));
-    expect(early).toMatchObject({ consistent: true, item: { holderIdentity: 'a', successor: 'b', revision: before.revision } });
-    expect(sent.slice(fromWakes)).toEqual([{ revision: before.revision + 1, at: expect.any(Number) }]);
+    // at the giver's last revision, and the wake names the next: taken from this read, not one the test
+    // makes before the stop (a busy machine may land one of a's renewals after it; none after the stop)
+    expect(early).toMatchObject({ consistent: true, item: { holderIdentity: 'a', successor: 'b' } });
+    const last = early.what === 'get' ? early.item!.revision : -1;
+    expect(sent.slice(fromWakes)).toEqual([{ revision: last + 1, at: expect.any(Number) }]);
     expect(b.elector.isLeader()).toBe(false);
     open();
     await stopping;
     await waitFor('b to lead', () => b.elector.isLeader());
     const handOver = a.seen.slice(fromA).find((s) => s.what === 'handOver')!;
-    expect(handOver).toMatchObject({ given: { holderIdentity: 'b', revision: before.revision + 1 } });
+    expect(handOver).toMatchObject({ given: { holderIdentity: 'b', revision: last + 1 } });
     // the early wake went out before the write was answered; the one after it, for the revision written
     const wakes = sent.slice(fromWakes);
     expect(wakes[0]!.at).toBeLessThan(handOver.what === 'handOver' ? handOver.answeredAt! : 0);
-    expect(wakes.map((w) => w.revision)).toEqual([before.revision + 1, before.revision + 1]);
+    expect(wakes.map((w) => w.revision)).toEqual([last + 1, last + 1]);
     // it led from a strongly consistent read of the hand-over, after the write was answered
     const seenB = b.seen.slice(fromB);
     const readFrom = seenB.slice(0, seenB.findIndex((s) => s.what === 'started')).findLast((s) => s.what === 'get');
@@ -340,7 +354,6 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     const sent: { revision: number | undefined; at: number }[] = [];
     let dropFrom = Infinity;
     const { log, a, b } = await handingGroup(L, loopback((_w, i) => i >= dropFrom, sent));
-    const before = (await row(L))!;
     let open = () => undefined as void;
     a.replica.handOverGate = new Promise<void>((r) => (open = r));
     const fromA = a.seen.length;
@@ -362,10 +375,14 @@ describe('the giver of a hand-over on DynamoDB Local (cut 3)', () => {
     const seenB = b.seen.slice(fromB);
     const started = seenB.findIndex((s) => s.what === 'started');
     const reads = seenB.slice(0, started).filter((s) => s.what === 'get');
-    // the early read, then its re-read, both strongly consistent: no poll (a poll's first read is eventually consistent) came between
+    // the early read, then its re-read, both strongly consistent: no poll (a poll's first read is eventually consistent) came between.
+    // Revisions by the hand-over's: a read of the row before the stop could be older than the giver's
+    // last (a busy machine may land one of a's renewals after it)
+    const handOver = a.seen.slice(fromA).find((s) => s.what === 'handOver');
+    const handed = handOver?.what === 'handOver' ? handOver.given!.revision : -1;
     expect(reads.map((r) => r.what === 'get' && [r.consistent, r.item?.holderIdentity, r.item?.revision]), JSON.stringify(seenB)).toEqual([
-      [true, 'a', before.revision],
-      [true, 'b', before.revision + 1],
+      [true, 'a', handed - 1],
+      [true, 'b', handed],
     ]);
     expect(sent.length).toBeGreaterThan(dropFrom); // the wake after the write was sent, and lost
     expect(log.of('started', 'b')).toHaveLength(1);
