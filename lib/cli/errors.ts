@@ -105,8 +105,9 @@ const where = (t: Target) => (t.endpoint ? `at ${t.endpoint}` : t.configured ? `
 /** The Region the AWS config file gave (Target.profileRegion), with the profile it came from. */
 const fromConfigFile = (t: Target) => (t.profileRegion === undefined ? undefined : `${t.profileRegion} (${t.profile ? `profile ${t.profile}` : 'the default profile'})`);
 /**
- * Region `local` without an endpoint: no AWS Region has it (the SDK asks dynamodb.local.amazonaws.com),
- * so the fix is local mode's endpoint, not the network (as the SDK's DynamoDBUnreachableError says).
+ * Region `local` without an endpoint: the AWS SDK sends it to http://localhost:8000 (DynamoDB
+ * Local's default port), where local mode is not (it prints the port it took), so the fix is local
+ * mode's endpoint, not the network (as the SDK's DynamoDBUnreachableError says).
  */
 const localWithoutEndpoint = (t: Target) => !t.endpoint && !t.configured && regionOf(t) === LOCAL_REGION;
 export const LOCAL_REGION_FIX = `region '${LOCAL_REGION}' is local mode's, and no endpoint was given: pass the endpoint \`npx conclave-local\` prints as --endpoint URL (or set CONCLAVE_ENDPOINT)`;

@@ -295,8 +295,9 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     const opts: GlobalOptions = globalOptions(cmd.optsWithGlobals(), io.env);
     // an endpoint the environment configures (AWS_ENDPOINT_URL_DYNAMODB), which the AWS SDK sends to
     const configured = opts.endpoint ? undefined : configuredEndpoint(io.env);
-    // no AWS Region is called local: refused before any request, so neither a missing credential
-    // (the SDK looks for one first) nor a DNS lookup of dynamodb.local.amazonaws.com hides the fix
+    // region local with no endpoint goes to http://localhost:8000, where local mode is not (it prints
+    // its port): refused before any request, so neither a missing credential (the SDK looks for one
+    // first) nor a refused connection hides the fix
     if (!opts.endpoint && !configured && (opts.region ?? io.env['AWS_REGION']) === LOCAL_REGION) throw new CliError(LOCAL_REGION_FIX);
     const judging = judgingConfig(opts.electionConfig);
     const profile = opts.profile ?? (io.env['AWS_PROFILE'] || undefined);
