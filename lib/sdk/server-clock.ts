@@ -66,8 +66,14 @@ export const DRIFT_PER_MS = 100e-6;
  * maxClockErrorMs) while its offset was as good as ever.
  */
 export const MAX_SAMPLES = 32;
-/** Samples older than this are dropped: widened by drift they no longer narrow anything. */
-export const MAX_SAMPLE_AGE_MS = 10 * 60_000;
+/**
+ * Samples older than this are dropped: widened by drift (DRIFT_PER_MS, 360 ms each side at an hour)
+ * they no longer narrow anything within the bound. Not less: while DynamoDB answers slowly (a
+ * second or more), new answers narrow nothing, and the estimate stays within maxClockErrorMs on
+ * the quick answers from before; kept only 10 minutes, every worker's clock was in doubt from then
+ * on and no lease had a leader for as long as the slowness lasted (a review, 2026-12-07, twelfth).
+ */
+export const MAX_SAMPLE_AGE_MS = 60 * 60_000;
 /** An estimate that moves by more than this between two samples has jumped. */
 export const JUMP_MS = 250;
 /** Samples that must agree after a jump before the estimate is trusted again. */

@@ -248,6 +248,24 @@ describe('OffsetEstimate (serverTime − monotonic from Date headers)', () => {
     expect(e.size).toBeLessThanOrEqual(MAX_SAMPLES);
   });
 
+  it('a DynamoDB that answers slowly for 40 minutes after a quick start: the quick answers keep the estimate within the bound (a review, 2026-12-07, twelfth)', () => {
+    const e = new OffsetEstimate();
+    const offset = T + 640;
+    // 5 minutes of answers in 6–16 ms, then answers 1.5–3 s late (the server's time half way): together they narrow it only to ±750 ms or more
+    for (let sent = 1_000; sent < 300_000; sent += 1_100) e.add(sample(offset, sent, 6 + (sent % 11)));
+    for (let sent = 300_000; sent < 2_700_000; sent += 2_300) {
+      expect(e.add(sample(offset, sent, 1_500 + (sent % 1_500)))).toBe(0);
+      const i = e.interval(sent)!;
+      expect(i.lo).toBeLessThanOrEqual(offset + 1e-6);
+      expect(i.hi).toBeGreaterThanOrEqual(offset - 1e-6);
+      // before: 'uncertain' (errorMs about 1,600–1,900) from about 9 minutes on, every lease leaderless while the slowness lasted
+      expect(e.check(sent, 500)).toMatchObject({ ok: true });
+    }
+    // past the age limit they are dropped (drift has widened them by about as much as the bound): then the slow answers' own, truthfully
+    for (let sent = 2_700_000; sent < 300_000 + MAX_SAMPLE_AGE_MS + 60_000; sent += 2_300) e.add(sample(offset, sent, 1_500 + (sent % 1_500)));
+    expect(e.check(300_000 + MAX_SAMPLE_AGE_MS + 60_000, 500)).toMatchObject({ ok: false, reason: 'uncertain' });
+  });
+
   it('forgets samples older than the age limit', () => {
     const e = new OffsetEstimate();
     e.add(sample(T, 0, 5));
