@@ -142,6 +142,15 @@ export function holderLastKnown(elector: LeaderElector): Pick<Lease, 'holderIden
 }
 
 /**
+ * How many steps `elector`'s loop has begun: a health check that found it stuck waits for this to
+ * move, the elector's own loop running again (health.ts).
+ * @internal
+ */
+export function loopSteps(elector: LeaderElector): number {
+  return elector['x'].loopSteps;
+}
+
+/**
  * client-go's LeaderElector on a DynamoDB lease, taking part in KEP-4355's coordinated election:
  * a follower reads the lease, judges expiry on its own monotonic clock, acknowledges elections and
  * reports vacancies; a leader renews every renew interval (`renewIntervalMs`), stops acting when it
@@ -225,7 +234,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(internals.exits?.who ?? subject, internals.exits?.call), leads: (token) => (machine === systemClock && opts.releaseOnCancel ? leadingTerm(internals.exits?.who ?? subject, token, () => this.runsOut(token), internals.exits?.call) : undefined), led: undefined };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], loopSteps: 0, failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(internals.exits?.who ?? subject, internals.exits?.call), leads: (token) => (machine === systemClock && opts.releaseOnCancel ? leadingTerm(internals.exits?.who ?? subject, token, () => this.runsOut(token), internals.exits?.call) : undefined), led: undefined };
     this.ready = startUp.ready;
   }
 
@@ -592,6 +601,7 @@ export class LeaderElector {
         // request left unanswered until its bound (a black-holed DynamoDB) waits that bound once, not
         // that bound and then the whole backoff (DynamoDB back meanwhile: read again within the backoff)
         const triedAt = time.monotonic();
+        x.loopSteps++;
         try {
           this.lookAtClocks();
           // following: the gauge from before this step, so a sleep while a take is in flight counts against the term it starts
@@ -1173,6 +1183,11 @@ interface Shell {
   reads: AbortController | undefined;
   /** When its last WOKEN_READS woken polls went out (monotonic, oldest first): wokenReadDelay. */
   wokenAt: readonly number[];
+  /**
+   * Steps its loop has begun (loopSteps): the one mark of its own progress. Its State record is no
+   * such mark: a health check's isLeader() steps it too, and so do wakes and a Session's renewals.
+   */
+  loopSteps: number;
   /** Steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned, unless the endpoint recovers first. */
   failures: number;
   /** The current term's work: its signal's controller. */

@@ -11,7 +11,8 @@
  *   standby is ready too and a rolling update is never blocked by one that can never lead.
  * - `/healthz` answers 503 only for an elector that failed (run() rejected) or is stuck (a leader
  *   whose term ran out without it stepping down: client-go's healthz; a client held on a credential
- *   provider that does not answer, for over a minute): a liveness probe.
+ *   provider that does not answer, for over a minute), and again at every check until its own loop
+ *   steps again: a liveness probe, which restarts only after several failures in a row.
  *
  * A process running several electors serves each lease under its name: `/leader/<lease>`,
  * `/ready/<lease>`, `/healthz/<lease>`; `/ready` and `/healthz` answer for all of them, and `/leader`
@@ -25,7 +26,7 @@ import { HolderName, MAX_TIMER_MS, Name, timerBound } from '../schemas/common.js
 import { FencingToken } from '../schemas/fencing-token.js';
 import { Address } from '../schemas/lease.js';
 import { FIXES, issuesOf, parse, shown, ValidationError } from '../schemas/validation.js';
-import { holderLastKnown, LeaderElector } from './elector.js';
+import { holderLastKnown, LeaderElector, loopSteps } from './elector.js';
 import { optionErrors } from './options.js';
 
 /** The response headers that describe a lease (on every answer about one lease). */
@@ -82,13 +83,39 @@ export const HealthResponseSchema = z.object({
 /** The JSON body of a health check answer. */
 export type HealthResponse = z.infer<typeof HealthResponseSchema>;
 
+/**
+ * The electors a health check found unhealthy (healthy(): a leader stuck past its term, a client
+ * held on its credentials), each with its loop's steps then (loopSteps).
+ */
+const unhealthy = new WeakMap<LeaderElector, number>();
+
+/**
+ * Whether `e` is healthy, and stays so judged: once found not, not until its own loop steps again
+ * (or run() has resolved). The check that finds a leader stuck ends its term (isLeader(), after):
+ * healthy() asked again would pass it, and a liveness probe restarts only after failures in a row
+ * (Kubernetes' failureThreshold, 3 by default). A stall its own timers end first is never seen.
+ */
+function judgedHealthy(e: LeaderElector): boolean {
+  const steps = loopSteps(e);
+  if (!e.healthy()) {
+    unhealthy.set(e, steps);
+    return false;
+  }
+  const was = unhealthy.get(e);
+  if (was === undefined) return true;
+  if (was === steps && e.runPhase !== 'stopped') return false;
+  unhealthy.delete(e);
+  return true;
+}
+
 /** What a health check judges one elector by, now. */
 export function leaseHealth(e: LeaderElector): LeaseHealth {
-  // isLeader() first: it judges the renew deadline now, and stops a term past it
+  // healthy() before isLeader(), which stops a term past its renew deadline: asked after, a leader stuck past its term passed as a follower
+  const healthy = judgedHealthy(e);
+  // isLeader() before the rest: it judges the renew deadline now, and stops a term past it
   const leading = e.isLeader();
   const token = leading ? e.fencingToken : undefined;
   const state = e.runPhase;
-  const healthy = e.healthy();
   // once run() has settled (stopped, failed) it watches the lease no more: the holder it last saw is no news
   const watching = state === 'starting' || state === 'running' || state === 'stopping';
   // itself while not leading: its own term is over (its renew deadline, a step-down) and no read has shown another holder since, so

@@ -188,6 +188,79 @@ describe('on simulated time: /leader follows the renew deadline to the milliseco
   });
 });
 
+/**
+ * Found by a review (2026-12-07, twelfth): /healthz never failed a leader stuck past its term, as
+ * the module promises (client-go's healthz). leaseHealth asked isLeader() first, which ends a term
+ * past its renew deadline, then healthy() of what was a follower by then. A liveness probe restarts
+ * only after several failures in a row (Kubernetes' failureThreshold: 3), so each probe fails until
+ * the elector's own loop runs again; a stall within the tolerance, and a freeze its own timers end
+ * before anything asks, fail none.
+ */
+describe('on simulated time: /healthz fails a leader stuck past its term until its own loop runs again', () => {
+  const TOLERANCE_MS = 1_000;
+  /** What `handler` answers GET /healthz with, now: its status and the body's one lease. */
+  const healthz = (handler: HealthHandler) => {
+    let text = '';
+    const res = { statusCode: 0, setHeader: () => res, end: (t?: string) => ((text = t ?? ''), res) };
+    handler({ url: '/healthz', method: 'GET' } as never, res as never);
+    return { status: res.statusCode, lease: HealthResponseSchema.parse(JSON.parse(text)).leases[0]! };
+  };
+  const elector = (sim: Sim, id: string, leaseName: string) => sim.elector(id, { leaseName, mode: 'NoCoordination', clockSync: 'none', healthToleranceMs: TOLERANCE_MS });
+
+  it('frozen past its lease duration and the tolerance: 503 at every probe while its loop stands still, 200 once it runs again; a follower 200 throughout', async () => {
+    const L = 'health-stuck';
+    const sim = await Sim.create();
+    const a = elector(sim, 'a', L);
+    await sim.until('a to lead', () => a.elector.isLeader());
+    const b = elector(sim, 'b', L);
+    await sim.until('b to see a lead', () => b.elector.leader === 'a');
+    const [ofA, ofB] = [healthCheck(a.elector), healthCheck(b.elector)];
+    a.machine.clock.pause(); // its timers stand still (its renew deadline's among them); its monotonic clock does not
+    await sim.run(FAST.leaseDurationMs + TOLERANCE_MS + 500);
+    // a probe a retry period apart, three in a row: what a liveness probe counts before it restarts
+    for (const probe of [1, 2, 3]) {
+      const got = healthz(ofA);
+      expect({ probe, status: got.status, live: got.lease.live, ready: got.lease.ready }).toEqual({ probe, status: 503, live: false, ready: false });
+      expect(healthz(ofB).status).toBe(200);
+      await sim.run(FAST.retryPeriodMs);
+    }
+    expect(sim.log.of('stopped', 'a')).toEqual([expect.objectContaining({ reason: 'renewDeadline' })]); // the first probe ended its term
+    a.machine.clock.resume(); // its timers run, and its loop with them
+    await sim.run(1);
+    expect(healthz(ofA)).toMatchObject({ status: 200, lease: { state: 'running', leading: false, live: true, ready: true } });
+    await a.stop();
+    expect(healthz(ofA)).toMatchObject({ status: 200, lease: { state: 'stopped', live: true } });
+  });
+
+  it('a stall past its renew deadline within the tolerance fails no probe; nor does a freeze past it whose own timers ran before the probe', async () => {
+    const L = 'health-stall';
+    const sim = await Sim.create();
+    const a = elector(sim, 'a', L);
+    await sim.until('a to lead', () => a.elector.isLeader());
+    const check = healthCheck(a.elector);
+    a.machine.clock.pause();
+    await sim.run(FAST.leaseDurationMs + TOLERANCE_MS - 200);
+    // the probe ends its term (past its renew deadline), but it is not stuck: the term ran out by less than the tolerance
+    expect(healthz(check)).toMatchObject({ status: 200, lease: { leading: false, live: true } });
+    a.machine.clock.resume();
+    await sim.until('a to lead again', () => a.elector.isLeader());
+    for (let i = 0; i < 3; i++) {
+      expect(healthz(check).status).toBe(200);
+      await sim.run(FAST.retryPeriodMs);
+    }
+    // frozen past the tolerance, its timers run as it thaws, before the probe: its renew deadline ended the term itself
+    a.machine.clock.pause();
+    await sim.run(FAST.leaseDurationMs + TOLERANCE_MS + 500);
+    a.machine.clock.resume();
+    await sim.run(1);
+    expect(sim.log.of('stopped', 'a').at(-1)).toMatchObject({ reason: 'renewDeadline' });
+    for (let i = 0; i < 3; i++) {
+      expect(healthz(check)).toMatchObject({ status: 200, lease: { live: true } });
+      await sim.run(FAST.retryPeriodMs);
+    }
+  });
+});
+
 /** A bare server around `handler` (as a user without serveHealth would write it), on loopback. */
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<HealthServer & { server: Server }> {
   const server = createServer(handler);
