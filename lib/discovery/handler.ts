@@ -20,7 +20,7 @@ import { bounded } from '../functions/requests.js';
 import { applyLeaderChange, type ApplyOutcome, type DiscoveryDeps } from './apply.js';
 import { changeOfEvent, type LeaderChange } from './change.js';
 import { nameStateOf } from './naming.js';
-import { sweepNames, type SweepResult } from './sweep.js';
+import { sweepNames, sweptLeases, type SweepResult } from './sweep.js';
 import { cloudMapNaming } from './cloud-map.js';
 import { route53Naming } from './route53.js';
 import { DiscoveryStateStore } from './state-store.js';
@@ -98,7 +98,8 @@ const isSchedule = (event: unknown): boolean => {
 
 
 /**
- * The sweep (lib/discovery/sweep.ts): each name judged by its lease, from where the last sweep
+ * The sweep (lib/discovery/sweep.ts): each name judged by its lease (a named lease with no row
+ * too: its name never set), from where the last sweep
  * stopped (saved in the discovery table); what it changed logged. Never throws: a failed sweep is
  * told (the log, DISCOVERY_SWEEP_LEFT_METRIC); leases it had no time for are the next sweep's first,
  * and one it could not judge is judged again when the sweeps come round to it; thrown, Lambda would
@@ -112,8 +113,7 @@ async function sweep(deps: DiscoveryFunctionDeps, remainingMs: number): Promise<
     const listed = await deps.discovery.state.list();
     if (listed.refused.length) deps.logger.warn('discovery rows that do not match the schema: not swept', { leases: listed.refused });
     from = listed.sweepFrom;
-    const mine = deps.leases ? listed.rows.filter((r) => deps.leases!.has(r.lease)) : listed.rows;
-    result = await sweepNames(deps, mine, deadline, from);
+    result = await sweepNames(deps, sweptLeases(listed.rows, listed.refused, deps.leases), deadline, from);
   } catch (e) {
     deps.logger.error('sweep failed: the names are judged again at the next one', { error: e as Error });
     result = { judged: 0, changed: {}, left: ['*'], errors: [{ lease: '*', error: e as Error }], next: from ?? '' };

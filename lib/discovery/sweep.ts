@@ -11,9 +11,19 @@
  * applyLeaderChange, so the sweep and the events order one another by fencing token: an ending it
  * judged from an older read never undoes a newer term's name.
  *
+ * A lease the deployment names (`leaderDiscovery.leaseNames`) with no row is judged too: its name
+ * was never set (every try of its first term's claim failed, its event dead-lettered or older than
+ * the function's maxEventAge, or it was led before leader discovery was deployed), so its holder,
+ * if any, is named, through the same claim as an event's. Without leaseNames the sweep knows only
+ * the leases with a row (the function may not scan the leases table): such a lease is named at its
+ * next leader change.
+ *
  * A sweep judges the leases in name order from where the last one stopped (the discovery table
  * keeps it: DiscoveryStateStore.list and saveSweepFrom), round to the start: with more leases
- * than one invocation can judge, each is judged within a few sweeps, not only the first ones.
+ * than one invocation can judge, each is judged within a few sweeps, not only the first ones. Each
+ * costs one getLeader read (three on a session-held lease), and a claim, a write to the name and a
+ * settle when it changes; a named lease with no row and nobody holding it costs its read at every
+ * sweep until it is led.
  */
 import type { Leadership } from '../election/leader.js';
 import { applyLeaderChange, expiredWriters, type DiscoveryDeps } from './apply.js';
@@ -31,6 +41,26 @@ export interface SweepResult {
   /** Where the next sweep starts: the first lease left for lack of time; `''` (the first lease) when none was. */
   readonly next: string;
   readonly errors: readonly { readonly lease: string; readonly error: Error }[];
+}
+
+/** A lease the deployment names that has no row: its name was never set. */
+export interface UnnamedLease {
+  readonly lease: string;
+  readonly unnamed: true;
+}
+
+/** What the sweep judges: a row of the discovery table, or a named lease without one. */
+export type Swept = Pick<DiscoveryRow, 'lease' | 'fencingToken' | 'ended' | 'holder' | 'address' | 'applied' | 'writers'> | UnnamedLease;
+
+/**
+ * The leases the sweep judges: the rows, and each of `named` (the deployment's leaseNames;
+ * undefined: every lease, and only the rows are known) with no row. `refused`: leases whose row the
+ * schema refuses, which have a row all the same (left to the events).
+ */
+export function sweptLeases(rows: readonly DiscoveryRow[], refused: readonly string[], named: ReadonlySet<string> | undefined): Swept[] {
+  if (!named) return [...rows];
+  const seen = new Set([...rows.map((r) => r.lease), ...refused]);
+  return [...rows.filter((r) => named.has(r.lease)), ...[...named].filter((lease) => !seen.has(lease)).map((lease): UnnamedLease => ({ lease, unnamed: true }))];
 }
 
 export interface SweepDeps {
@@ -57,11 +87,14 @@ export const SWEEP_MARGIN_MS = 5_000;
  * it, nobody taking the lease after it. Otherwise, a state never seen through with
  * nobody left writing it (each try of its event failed at the naming service) is written again: the
  * row's own state, which applyLeaderChange claims nothing for, and sees through as it does a
- * redelivery that finds a write unsettled. Otherwise none.
+ * redelivery that finds a write unsettled. Otherwise none. A lease with no row (`unnamed`): its
+ * holder's term is named, as its Leader Elected would have named it; with nobody leading, none.
  */
-export function sweepChange(row: Pick<DiscoveryRow, 'lease' | 'fencingToken' | 'ended' | 'holder' | 'address' | 'applied' | 'writers'>, leadership: Leadership, now: number): LeaderChange | undefined {
+export function sweepChange(row: Swept, leadership: Leadership, now: number): LeaderChange | undefined {
   const l = leadership.leader;
-  if (l !== null && l.fencingToken > row.fencingToken) return { kind: 'began', lease: row.lease, fencingToken: l.fencingToken, holder: l.holder, address: l.address, eventId: `sweep:term:${l.fencingToken}` };
+  // a name never set shows no term: any term is newer (claimed as an event's: a late one orders with it by token)
+  if (l !== null && ('unnamed' in row || l.fencingToken > row.fencingToken)) return { kind: 'began', lease: row.lease, fencingToken: l.fencingToken, holder: l.holder, address: l.address, eventId: `sweep:term:${l.fencingToken}` };
+  if ('unnamed' in row) return undefined;
   // `reported`: the report of a term not over yet (a report on one over is `expired`: leadershipOf)
   if (l === null && !row.ended && leadership.vacancy !== 'reported') return { kind: 'ended', lease: row.lease, fencingToken: row.fencingToken, why: 'expired', eventId: `sweep:end:${row.fencingToken}` };
   // a live writer is still at work on it (or its call may still land): it settles it itself
@@ -81,10 +114,11 @@ export function sweepOrder<R extends { readonly lease: string }>(rows: readonly 
 }
 
 /**
- * Judges every name (`rows`, the discovery table's), one lease at a time in sweepOrder from `from`
- * (where the last sweep stopped), until `deadline` (epoch ms on the deps' clock) less SWEEP_MARGIN_MS.
+ * Judges every name (`rows`: sweptLeases, the discovery table's and the named leases with none),
+ * one lease at a time in sweepOrder from `from` (where the last sweep stopped), until `deadline`
+ * (epoch ms on the deps' clock) less SWEEP_MARGIN_MS.
  */
-export async function sweepNames(deps: SweepDeps, rows: readonly DiscoveryRow[], deadline: number, from = ''): Promise<SweepResult> {
+export async function sweepNames(deps: SweepDeps, rows: readonly Swept[], deadline: number, from = ''): Promise<SweepResult> {
   const clock = deps.discovery.clock;
   const changed: Record<string, string> = {};
   const left: string[] = [];

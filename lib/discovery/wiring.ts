@@ -61,7 +61,7 @@ export const DISCOVERY_ENV = {
 /**
  * The sweep (lib/discovery/sweep.ts): the function also runs on this schedule, and judges every name
  * still pointing at a holder by the lease, clearing one whose term ran out with no event (nobody
- * took the lease after a crash).
+ * took the lease after a crash), and names the holder of a lease in leaseNames whose name was never set.
  */
 export const DISCOVERY_SWEEP = { everyMinutes: 1 } as const;
 

@@ -12,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ElectionConfigSchema } from '../../lib/schemas/config.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
+import { defaultRenewIntervalMs } from '../../lib/sdk/elector-options.js';
+import { HEIR_WAIT_MAX_MS } from '../../lib/sdk/step.js';
 import { DynamoDBModel } from '../../sim/dynamodb-model/index.js';
 import { prose } from './markdown.js';
 
@@ -32,8 +34,11 @@ function leaderCheck() {
 }
 
 const client = new DynamoDBModel({ now: () => 0 }).client({ name: 'test' });
-const leaseSeconds = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client, callbacks: { onStartedLeading: () => undefined } }).options.leaseDurationMs / 1000;
+const defaults = new LeaderElector({ leaseName: 'x', identity: 'w', mode: 'NoCoordination', client, callbacks: { onStartedLeading: () => undefined } }).options;
+const leaseSeconds = defaults.leaseDurationMs / 1000;
 const skewSeconds = ElectionConfigSchema.parse({}).clockSkewMs / 1000;
+/** How long a cancelled leader with an heir leads on without the push path, at most, at the defaults: until its next renewal is due (handOffDelay), a renew interval. */
+const leadOnSeconds = defaultRenewIntervalMs({ mode: 'coordinated', renewDeadlineMs: defaults.renewDeadlineMs, retryPeriodMs: defaults.retryPeriodMs }) / 1000;
 
 describe("docs/deploy.md's load-balancer timing is the arithmetic of its health check and the code's defaults", () => {
   const c = leaderCheck();
@@ -73,6 +78,14 @@ describe("docs/deploy.md on an ECS deploy that replaces the leader: the target g
     expect(text).toContain('and only then sends SIGTERM');
     expect(text).toContain(`the deregistration delay plus the hand-off plus up to ${c.healthy} × ${c.interval} = ${c.healthy * c.interval} s`);
     expect(text).toContain('With the default delay (300 s)');
-    expect(text).toContain(`\`deregistration_delay.timeout_seconds\`) to a few seconds, as the example does (${delays[0]} s: about ${delays[0]! + c.healthy * c.interval} s in all)`);
+    // found by a review (2026-12-07, twelfth): "about 15 s in all" left out the hand-off's wait: without
+    // the push path a cancelled leader with an heir leads on until its next renewal is due (handOffDelay)
+    expect(text).toContain(`\`deregistration_delay.timeout_seconds\`) to a few seconds, as the example does (${delays[0]} s: up to about ${delays[0]! + leadOnSeconds + c.healthy * c.interval} s in all, ${delays[0]! + c.healthy * c.interval} s with the push path)`);
+  });
+
+  it("a hand-off costs healthyThresholdCount x interval with the push path; without it, a renew interval more (the leader leads on until its heir next reads)", () => {
+    expect(text).not.toContain('so it costs the 10 s alone');
+    expect(text).toContain(`at once with the push path (\`PushChannel\`): it costs the ${c.healthy * c.interval} s alone`);
+    expect(text).toContain(`up to a renew interval (${leadOnSeconds} s by default, ${HEIR_WAIT_MAX_MS / 1000} s at most): the heir is routed to up to ${leadOnSeconds + c.healthy * c.interval} s after the SIGTERM`);
   });
 });
