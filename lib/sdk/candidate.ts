@@ -275,6 +275,12 @@ export function leaseRowRead(candidate: LeaseCandidate, lease: Lease | undefined
   leaseRowReads.get(candidate)?.(lease);
 }
 
+/** A stand-down on a session (LeaseCandidate's `down`): its mark's time once sent, and earlier ones still owed a take-off. */
+type Down = { until?: number; readonly earlier: number[] };
+
+/** The marks `down` owes a take-off: its own (once sent) and its earlier ones'. */
+const marksOf = (down: Down | undefined): number[] => (down ? [...down.earlier, ...(down.until !== undefined ? [down.until] : [])] : []);
+
 /** What its LeaderElector tells a candidacy that stands down (standDown): kept off the exported class. */
 const standDowns = new WeakMap<LeaseCandidate, (signal?: AbortSignal) => Promise<void>>();
 
@@ -388,9 +394,10 @@ export class LeaseCandidate {
    * Its LeaderElector's stand-down on a session (markStandingDown), until the next renewal on its
    * timer takes it over (turn): `until` (DynamoDB's time) set as its mark is sent. Dropped when the
    * mark was refused unwritten (an older construct's grant refuses the attribute): only a mark that
-   * landed, or may have, is owed a take-off.
+   * landed, or may have, is owed a take-off. `earlier`: the marks of stand-downs before it still
+   * owed one (a later mark that lands replaces them on the row; one that does not, leaves them).
    */
-  private down: { until?: number } | undefined;
+  private down: Down | undefined;
   /** Its LeaderElector's stand-downs so far: a renewal on the timer during which one began does not stand it again (onTurn). */
   private standDowns = 0;
 
@@ -637,15 +644,16 @@ export class LeaseCandidate {
    * renew interval on. The mark lands only while the row's renewTime is as this start-up last wrote
    * it (CandidacyStore.markStandsDown): the timer's turn renews the row before it takes the mark off
    * (turn), so a mark still on its way then is refused, not left on the row while the elector stands
-   * again. One refused so by another renewal of its own (an acknowledgement, say) is sent again.
+   * again. One refused so by another renewal of its own (an acknowledgement, say, or the turn's own
+   * renewal during which it began, its answer waited for) is sent again.
    */
   private async markStandingDown(signal?: AbortSignal): Promise<void> {
     this.standDowns++;
     if (!this.registered || this.standsOn === undefined || this.standsOn !== this.session?.name) return;
-    const down: { until?: number } = {};
+    const down: Down = { earlier: marksOf(this.down) };
     this.down = down;
     const drop = () => {
-      if (this.down === down) this.down = undefined;
+      if (this.down === down) this.down = down.earlier.length > 0 ? { earlier: down.earlier } : undefined;
     };
     let until: number;
     try {
@@ -661,14 +669,17 @@ export class LeaseCandidate {
       down.until = until;
       const renewedAt = this.ownRenewTime;
       try {
-        if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, until, renewedAt, signal)) return void this.ownRevision++;
+        if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, until, { renewedAt }, signal)) return void this.ownRevision++;
       } catch (e) {
         // refused unwritten (an older construct's grant, a throttle): no take-off is owed
         if (!mayHaveLanded(e)) drop();
         throw e;
       }
-      // refused by its condition: sent again if a renewal of its own landed since, else left to the turn's take-off
-      if (tries >= 3 || this.ownRenewTime === renewedAt) return;
+      // refused by its condition: sent again if a renewal of its own landed since (one still to be answered waited
+      // for: the timer's turn, say, which does not stand the elector again now), else left to the turn's take-off
+      if (tries >= 3) return;
+      if (this.ownRenewTime === renewedAt && this.renewals.size > 0) await Promise.race([Promise.allSettled([...this.renewals]), ...(signal ? [aborted(signal)] : [])]);
+      if (this.ownRenewTime === renewedAt) return;
     }
   }
 
@@ -676,8 +687,10 @@ export class LeaseCandidate {
    * A renewal on the timer. After a stand-down, a write even on a session, and only then its mark
    * taken off (its LeaderElector stands again once this lands: renewedOnTurn): a mark still on its
    * way, which names the renewTime before, can no longer land, and one that landed is taken off
-   * here. A take-off that fails does not hold the renewal up: one the grant refuses (a construct
-   * before the mark, which refused the mark too) is told and let be; another is tried again (onTurn).
+   * here: that one only (or an earlier one still owed), not a later stand-down's mark, landed while
+   * the take-off was on its way. A take-off that fails does not hold the renewal up: one the grant
+   * refuses (a construct before the mark, which refused the mark too) is told and let be; another is
+   * tried again (onTurn), by a stand-down begun meanwhile if any.
    */
   private async turn(): Promise<void> {
     const down = this.down;
@@ -685,13 +698,17 @@ export class LeaseCandidate {
     // taken over: a mark not sent yet is not sent, and a registration below names none
     this.down = undefined;
     const owed = (e: unknown) => {
-      this.down ??= down; // tried again with the renewal
+      // tried again with the renewal, or with a stand-down's begun meanwhile
+      if (this.down === undefined) this.down = down;
+      else this.down.earlier.push(...marksOf(down));
       throw e;
     };
     await this.renew().catch(owed);
-    if (down.until === undefined || !this.registered) return;
+    const marks = marksOf(down);
+    if (marks.length === 0 || !this.registered) return;
     try {
-      if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, undefined)) this.ownRevision++;
+      // its own marks only: a stand-down that began meanwhile (this turn does not stand the elector again) keeps its own
+      if (await this.store.markStandsDown(this.options.leaseName, this.options.name, this.instance, undefined, { marked: marks })) this.ownRevision++;
     } catch (e) {
       if (faultKind(e) === 'denied' && !mayHaveLanded(e)) return this.report(e);
       owed(e);

@@ -241,14 +241,18 @@ export class CandidacyStore extends CandidateStore {
    * Marks start-up `identity`'s row as standing down until `until` (`standsDownUntil`), or, with
    * undefined, takes the mark off. No renewal: renewTime and renewalMark stay as they were (the
    * candidate stream sees the write and reconciles the lease: candidateChangeMatters). A mark given
-   * `renewedAt` lands only while the row's renewTime is still that: not after a renewal that landed
-   * since (LeaseCandidate's timer turn, which takes the mark off). False when the row is gone or
-   * another start-up's, or (marking) renewed since `renewedAt`, or (taking off) carries no mark.
-   * `signal` abandons it.
+   * `on.renewedAt` lands only while the row's renewTime is still that: not after a renewal that
+   * landed since (LeaseCandidate's timer turn, which takes the mark off). A take-off given
+   * `on.marked` takes off only one of those marks: not a later stand-down's, set while the turn's
+   * take-off was on its way. False when the row is gone or another start-up's, or (marking) renewed
+   * since `renewedAt`, or (taking off) carries no mark, or none of `marked`. `signal` abandons it.
    */
-  async markStandsDown(leaseName: string, name: string, identity: string, until: number | undefined, renewedAt?: number, signal?: AbortSignal): Promise<boolean> {
+  async markStandsDown(leaseName: string, name: string, identity: string, until: number | undefined, on: { readonly renewedAt?: number; readonly marked?: readonly number[] } = {}, signal?: AbortSignal): Promise<boolean> {
+    const { renewedAt, marked } = on;
     const off = until === undefined;
     const renewed = !off && renewedAt !== undefined;
+    const only = off && marked !== undefined ? [...new Set(marked)] : undefined;
+    if (only?.length === 0) return false; // no mark named: none taken off
     this.checkSet({ leaseName, name }, off ? {} : { standsDownUntil: until });
     try {
       await this.client.send(
@@ -256,9 +260,9 @@ export class CandidacyStore extends CandidateStore {
           TableName: this.table,
           Key: marshall({ leaseName, name }),
           UpdateExpression: `${off ? 'REMOVE #down' : 'SET #down = :until'} ADD #rev :one`,
-          ConditionExpression: `attribute_exists(#pk) AND #id = :me${off ? ' AND attribute_exists(#down)' : ''}${renewed ? ' AND #renew = :renewed' : ''}`,
+          ConditionExpression: `attribute_exists(#pk) AND #id = :me${off ? (only ? ` AND #down IN (${only.map((_, i) => `:marked${i}`).join(', ')})` : ' AND attribute_exists(#down)') : ''}${renewed ? ' AND #renew = :renewed' : ''}`,
           ExpressionAttributeNames: { '#pk': 'leaseName', '#id': 'identity', '#down': 'standsDownUntil', '#rev': 'revision', ...(renewed ? { '#renew': 'renewTime' } : {}) },
-          ExpressionAttributeValues: marshall({ ':me': identity, ':one': 1, ...(off ? {} : { ':until': until }), ...(renewed ? { ':renewed': renewedAt } : {}) }),
+          ExpressionAttributeValues: marshall({ ':me': identity, ':one': 1, ...(off ? {} : { ':until': until }), ...(renewed ? { ':renewed': renewedAt } : {}), ...Object.fromEntries((only ?? []).map((m, i) => [`:marked${i}`, m])) }),
         }),
         { abortSignal: signal },
       );
