@@ -86,6 +86,13 @@ export function electorWith(internals: ElectorInternals, options: AnyLeaderElect
   }
 }
 
+/**
+ * Whether a renewal failed with `e` was refused for the worker's own reasons: its role denied it, or
+ * a row refused as invalid (faultKind). Not a 5xx, a throttle, a timeout, DynamoDB unreachable or an
+ * answer lost: a term lost to those is no failed start (step.ts failedAtStart).
+ */
+const refusedForItsOwnReasons = (e: unknown): boolean => faultKind(e) === 'denied' || faultKind(e) === 'invalidRow';
+
 /** Each term onStartedLeading was given, and how its elector hears of a write of it refused (LeaderElector's refusedBy). */
 const refusals = new WeakMap<LeadingTerm, (e: unknown) => void>();
 
@@ -1054,7 +1061,7 @@ export class LeaderElector {
         return undefined;
       case 'renew':
         // a leader renews its term itself only off its live session: a renewal naming one moves the term onto it
-        return { sent: this.putOnSession(this.renew(f.term, f.session, signal), f.session, 'renewal'), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: (e) => ({ kind: 'answer', rest: f.rest, failed: true, ...(isContended(e) ? { contended: true } : {}) }) };
+        return { sent: this.putOnSession(this.renew(f.term, f.session, signal), f.session, 'renewal'), answer: (lease) => ({ kind: 'answer', rest: f.rest, lease: lease as Lease | undefined }), fault: (e) => ({ kind: 'answer', rest: f.rest, failed: true, ...(isContended(e) ? { contended: true } : {}), ...(refusedForItsOwnReasons(e) ? { refused: true } : {}) }) };
       case 'look':
         return { sent: x.lock.get(f.consistent), answer: (r) => ({ kind: 'answer', rest: f.rest, lease: (r as LeaseRead).item }), ...(f.reportFault ? { fault: { kind: 'answer', rest: f.rest, failed: true } as const } : {}) };
       case 'readHeir':

@@ -817,6 +817,8 @@ export interface Lead {
   readonly answerMs?: number;
   /** The sleeps counted against the term's renew deadline (`ms` in all), the last at monotonic `at`: a renewal sent before then is counted from before them. */
   readonly slept?: { readonly ms: number; readonly at: number };
+  /** A renewal of this term was refused for this worker's own reasons (its role denied it, a row refused as invalid), not for a fault of DynamoDB's or the network's: failedAtStart. */
+  readonly refused?: true;
   /** This start-up's terms so far, this one included: an answer or a timer of an earlier term changes nothing. */
   readonly no: number;
 }
@@ -1288,7 +1290,8 @@ export interface FollowerState {
   /**
    * Its last two terms (or more) failed at their start in a row (stopTerm): it stands down until its
    * candidacy renews its row on its own (`candidateRenewed` onTurn, every 10 minutes by default): it answers
-   * no election and takes no lease itself meanwhile, so its row shows no life (on a session, whose
+   * no election and takes no lease itself meanwhile (but one left vacant a lease duration past the
+   * fallback: standsDownFallback), so its row shows no life (on a session, whose
    * renewals show it alive, its row is marked: standDown) and the coordinator neither elects it
    * nor preempts a healthy holder for it. Cleared too by a term it leads (one the
    * coordinator gave it all the same, its row renewed moments before: declined, the lease would stand
@@ -1970,12 +1973,23 @@ function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, the
   // its work just failed: not taken again before its backoff (a peer may take it meanwhile); looked at again then
   const held = heldOffUntil(state, at.now);
   if (held !== undefined) return done({ ...state, wakeAt: Math.min(state.wakeAt ?? Infinity, held) }, fx);
-  // standing down: nor as successor or by the fallback until its candidacy's own renewal (candidateRenewed onTurn)
-  if (state.standsDown) return done(state, fx);
+  // standing down: nor as successor or by the fallback until its candidacy's own renewal (candidateRenewed onTurn),
+  // unless the lease stood vacant a lease duration past the fallback (standsDownFallback): a stand-down never leaves it leaderless
+  if (state.standsDown && !(then === 'self' && standsDownFallback(s, state, at.now))) return done(state, fx);
   const j = vouch(s, state, at, fx);
   if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
 }
+
+/**
+ * Whether a start-up that stands down takes the lease by the fallback all the same at `now`: it has
+ * stood vacant a lease duration past the fallback, so no healthy candidate was elected or took it
+ * by the fallback meanwhile (every candidate stands down, their work failing at once everywhere, say;
+ * or the only one does). A stand-down keeps a candidate that cannot hold a term from taking the
+ * lease from a healthy one; it does not leave the lease leaderless until its candidacy's renewal.
+ * A healthy candidate's fallback, due a lease duration sooner, takes it first.
+ */
+const standsDownFallback = (s: FollowerSettings, st: FollowerState, now: number): boolean => st.vacantSince !== undefined && now - st.vacantSince >= s.fallbackAfterMs + s.leaseDurationMs;
 
 /** A term won by the write sent at `sentAt`: led, unless the clock jumped meanwhile (then given back). */
 function won(s: FollowerSettings, state: FollowerState, term: Term, jumps: number, sentAt: number, lease: Lease, then: Attempt | Given, at: Moment, fx: FollowerEffect[]): Out {
@@ -2109,8 +2123,11 @@ export type Event =
   | { readonly kind: 'termLeft'; readonly at: number }
   /** A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row (it waits out their backoff). */
   | { readonly kind: 'endpointRecovered'; readonly failures: number }
-  /** A leader's read or write answered (`failed`: a fault, already reported; `contended`: a transaction held the row, isContended); `rest`: what it does next. */
-  | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly lease?: Lease | undefined; readonly row?: Candidate | undefined; readonly ok?: boolean; readonly failed?: boolean; readonly contended?: boolean };
+  /**
+   * A leader's read or write answered (`failed`: a fault, already reported; `contended`: a transaction held the row, isContended;
+   * `refused`: refused for this worker's own reasons, its role denied or a row refused as invalid, not a 5xx, a throttle, a timeout or an answer lost); `rest`: what it does next.
+   */
+  | { readonly kind: 'answer'; readonly rest: readonly Next[]; readonly lease?: Lease | undefined; readonly row?: Candidate | undefined; readonly ok?: boolean; readonly failed?: boolean; readonly contended?: boolean; readonly refused?: boolean };
 
 /**
  * What the shell carries out, in this order: a follower's effects (but `lead`), or these. At most
@@ -2331,11 +2348,14 @@ function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]
 
 /**
  * Whether `lead` stopping for `reason` now failed at its start: its work failed within a lease
- * duration of its start, or its renew deadline passed before any renewal of it landed (a write it
- * may not make, say), not for a sleep or a clock jump (`jumped`), which are no fault of the term's.
+ * duration of its start, or its renew deadline passed before any renewal of it landed and one was
+ * refused for this worker's own reasons (`refused`: a write its role may not make, say). Not a term
+ * whose renewals DynamoDB or the network failed (a 5xx, a throttle, a timeout, an answer lost: an
+ * outage that comes and goes costs every candidate such terms, and none did anything wrong) or that
+ * were never answered (a paused process), nor one that slept or saw its clock jump (`jumped`).
  */
 const failedAtStart = (s: Settings, lead: Lead, reason: StopReason, now: number, jumped: boolean): boolean =>
-  reason === 'workFailed' ? now - lead.since < s.leaseDurationMs : reason === 'renewDeadline' && lead.renewals === 0 && !jumped && lead.slept === undefined;
+  reason === 'workFailed' ? now - lead.since < s.leaseDurationMs : reason === 'renewDeadline' && lead.renewals === 0 && lead.refused === true && !jumped && lead.slept === undefined;
 
 /**
  * Terms of this start-up that failed in a row at their start (failedAtStart), counting the one
@@ -2473,7 +2493,7 @@ function go(s: Settings, state: State, rest: readonly Next[], a: Omit<Extract<Ev
     switch (n.k) {
       case 'renewed': {
         // a fault: kept trying until the renew deadline (its timer stops the term there); an answer after the term stopped changes nothing
-        if (a.failed && lead) st = { ...st, lead: { ...lead, contended: a.contended ? lead.contended + 1 : 0 } };
+        if (a.failed && lead) st = { ...st, lead: { ...lead, contended: a.contended ? lead.contended + 1 : 0, ...(a.refused ? { refused: true } : {}) } };
         if (a.failed || !lead) break;
         st = apply(s, st, lead, { kind: 'renewed', sentAt: n.sentAt, lease: a.lease }, at, fx);
         const l = a.lease;

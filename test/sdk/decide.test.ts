@@ -36,7 +36,7 @@ function run(s: Settings, state: State, events: [Event | Omit<Extract<Event, { k
   }
   return { effects, kinds: effects.map((fx) => fx.map((f) => f.kind)), state };
 }
-const answer = (o: { lease?: Lease; row?: unknown; ok?: boolean; failed?: boolean; contended?: boolean } = {}) => ({ kind: 'answer' as const, ...o }) as Omit<Extract<Event, { kind: 'answer' }>, 'rest'>;
+const answer = (o: { lease?: Lease; row?: unknown; ok?: boolean; failed?: boolean; contended?: boolean; refused?: boolean } = {}) => ({ kind: 'answer' as const, ...o }) as Omit<Extract<Event, { kind: 'answer' }>, 'rest'>;
 const poll: Event = { kind: 'poll', pushLive: false };
 
 describe("the elector's step: the leader's order of actions", () => {
@@ -502,17 +502,49 @@ describe("the elector's step: the leader's order of actions", () => {
     const jumped = run(settings(), fresh(), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]).state;
     expect(jumped.standAgain).toBe(7);
     expect(run(settings(), fresh(jumped), [[{ kind: 'clockJump', jumpMs: 3_000 }, at(100)]]).state.standAgain).toBe(7);
-    // two renew deadlines passed with no renewal landed (a role denied the lease's UpdateItem): it stands again only after the first
-    const once = run(settings(), fresh(), [[{ kind: 'deadline', no: 1 }, at(10_001)]]).state;
+    // two renew deadlines passed with no renewal landed, each refused (a role denied the lease's UpdateItem): it stands again only after the first
+    const denied = (st: State) => run(settings(), fresh(st), [[poll, at(5_900)], [answer({ failed: true, refused: true }), at(5_930)], [{ kind: 'deadline', no: 1 }, at(10_001)]]).state;
+    const once = denied(START);
     expect(once.lead).toBeUndefined();
     expect(once.standAgain).toBe(7);
     expect(once.heldOff?.failures).toBe(1);
-    const twice = run(settings(), fresh(once), [[{ kind: 'deadline', no: 1 }, at(10_001)]]).state;
+    const twice = denied(once);
     expect(twice.lead).toBeUndefined();
     expect(twice.standAgain).toBeUndefined();
     // then a term deposed early is no failed start: it stands again
     const deposed = run(settings(), { ...leading(mine({ fencingToken: 9, termToken: 9 }), { renewals: 2, since: T }), heldOff: twice.heldOff }, [[{ kind: 'workFailed', no: 1, token: 7, cause: 'x', random: 0, fenced: true }, at(100)]]).state;
     expect(deposed.standAgain).toBe(7);
+  });
+
+  it('a term whose renewals DynamoDB or the network failed (a 5xx, a throttle, a timeout, an answer lost), or that were never answered (a paused process), is no failed start: after two in a row it stands again, not down (review, 2026-12-07, twelfth)', () => {
+    const fresh = (st: State = START) => ({ ...leading(mine(), { renewals: 0, since: T }), heldOff: st.heldOff, standAgain: st.standAgain });
+    const deadline: [Event, Moment] = [{ kind: 'deadline', no: 1 }, at(10_001)];
+    const failed: [ReturnType<typeof answer>, Moment] = [answer({ failed: true }), at(5_930)];
+    for (const lost of [[[poll, at(5_900)], failed, deadline], [[poll, at(5_900)], deadline]] as Parameters<typeof run>[2][]) {
+      const once = run(settings(), fresh(), lost).state;
+      const twice = run(settings(), fresh(once), lost).state;
+      expect(twice.lead).toBeUndefined();
+      expect(twice.standAgain).toBe(7); // before the fix: undefined, and it stood down until its candidacy's renewal
+      expect(twice.standsDown).toBe(false);
+      expect(twice.heldOff?.failures ?? 0).toBe(0);
+    }
+    // one refused for its own reasons among them counts: its role denied one, then DynamoDB failed the next
+    const mixed: Parameters<typeof run>[2] = [[poll, at(5_900)], [answer({ failed: true, refused: true }), at(5_930)], [poll, at(7_930)], [answer({ failed: true }), at(7_960)], deadline];
+    expect(run(settings(), fresh(run(settings(), fresh(), mixed).state), mixed).state.standsDown).toBe(true);
+  });
+
+  it('standing down, it takes a lease left vacant a lease duration past the fallback by the fallback all the same, not sooner: a healthy candidate takes it first, and none leaves it leaderless until its candidacy renews (review, 2026-12-07, twelfth)', () => {
+    const vacant = mine({ revision: 9, holderIdentity: undefined, holderInstance: undefined, fencingToken: 8, termToken: 8 });
+    const looks = (st: State, ms: number[]) => run(settings(), st, ms.flatMap((t): Parameters<typeof run>[2] => [[poll, at(t)], [{ kind: 'leaseRead', raw: read(vacant) }, at(t + 10)]]));
+    // a healthy candidate takes it by the fallback once it stood vacant 45 s (fallbackAfterMs)
+    const healthy = looks(START, [0, 44_000, 46_000]);
+    expect(healthy.kinds[3]).not.toContain('acquire');
+    expect(healthy.kinds[5]).toContain('acquire');
+    // one that stands down: a lease duration (15 s) later; before the fix, never until its candidacy renewed
+    const down = looks({ ...START, standsDown: true }, [0, 46_000, 58_000, 60_100]);
+    expect(down.kinds.slice(0, 7).flat()).not.toContain('acquire');
+    expect(down.effects[7]).toContainEqual(expect.objectContaining({ kind: 'acquire', electedBy: 'self' }));
+    expect(down.state.standsDown).toBe(true); // until the term it takes is led
   });
 
   it("a term stopped at a clock jump or its renew deadline reads the lease row itself next, not the session alone: its follower's view of the row is from before it led (seed 12800135: a session-only read of that old view ended the old term on the row, refused, and the lease waited out its own term, 124 s leaderless over a run)", () => {
