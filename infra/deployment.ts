@@ -7,9 +7,9 @@
  */
 import { Duration, Lazy, Names, Stack, Token, type RemovalPolicy } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -149,7 +149,16 @@ export function deployRegion(scope: Construct, s: RegionalSettings): RegionalDep
 
   const functions = {} as Record<FunctionName, lambda.Function>;
   for (const name of Object.keys(wiring) as FunctionName[]) {
-    functions[name] = conclaveFunction(scope, name, { environment, removalPolicy, logRetention, encryptionKey: key });
+    // The timer queue's function sends to its own queue on purpose: events an EventBridge outage
+    // deferred, published again for a day (REPUBLISH_FOR_MS); a mark the session row refused,
+    // written again until the row takes it (about a lease duration); a term end or an election's
+    // deadline further off than SQS's 15 minutes, reached link by link (a lease lasts at most a
+    // day). Lambda's recursive loop detection cut each such chain at about 16 invocations, its
+    // message to the dead-letter queue: the 17th republish came about 2 hours into an outage, a
+    // refused mark on a 15 s lease was given up after about 3 minutes. Each chain ends by itself
+    // within about a day (a republish past REPUBLISH_FOR_MS throws: the queue's redrive takes it).
+    const ownQueue = name === consumer && FUNCTION_ACCESS[name].scheduleTimer;
+    functions[name] = conclaveFunction(scope, name, { environment, removalPolicy, logRetention, encryptionKey: key, ...(ownQueue ? { recursiveLoop: lambda.RecursiveLoop.ALLOW } : {}) });
   }
 
   // The push path: IoT Core's data endpoint, found at deploy time, for the functions that wake
@@ -194,6 +203,22 @@ export function deployRegion(scope: Construct, s: RegionalSettings): RegionalDep
   if (!schedule) throw new Error('lib/wiring.ts declares no scheduled function: the coordinator must run on a schedule');
 
   for (const name of Object.keys(functions) as FunctionName[]) grantFunctionAccess(name, functions[name], { tables, encryptionKey: key, eventBus, timerQueue, push: s.push });
+  // The timer queue's messages are believed: a mark is written on the holder's session row (which
+  // ends its term), events are published as they are. So only the functions that schedule timers
+  // may send to it, whatever another principal of the account is allowed (Lambda's polling and the
+  // redrive to its dead-letter queue send nothing to it; a dead letter is replayed through the
+  // function: docs/deploy.md).
+  const senders = (Object.keys(functions) as FunctionName[]).filter((n) => FUNCTION_ACCESS[n].scheduleTimer);
+  timerQueue.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'OnlyConclaveFunctionsSend',
+      effect: iam.Effect.DENY,
+      principals: [new iam.AnyPrincipal()],
+      actions: ['sqs:SendMessage'],
+      resources: [timerQueue.queueArn],
+      conditions: { ArnNotEquals: { 'aws:PrincipalArn': senders.map((n) => functions[n].role!.roleArn) } },
+    }),
+  );
 
   // id "Default" leaves the path out of logical ids: the alarms and the dashboard keep the ids
   // they had when the Conclave construct made them itself (no replacement on upgrade)

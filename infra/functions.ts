@@ -20,6 +20,8 @@ export interface ConclaveFunctionOptions {
   readonly removalPolicy: RemovalPolicy;
   readonly logRetention: logs.RetentionDays;
   readonly encryptionKey: kms.IKey | undefined;
+  /** What Lambda does with a recursive loop through the function (its own queue). @default Lambda's: Terminate */
+  readonly recursiveLoop?: lambda.RecursiveLoop;
 }
 
 export function conclaveFunction(scope: Construct, name: FunctionName, options: ConclaveFunctionOptions): lambda.Function {
@@ -48,6 +50,7 @@ export function builtFunction(scope: Construct, name: AssetName, w: FunctionDecl
     logGroup,
     environment: options.environment,
     ...(w.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: w.reservedConcurrency } : {}),
+    ...(options.recursiveLoop ? { recursiveLoop: options.recursiveLoop } : {}),
   });
   // an aws-cdk-lib newer than the one a release is tested with knows a newer Node.js than RUNTIME
   // (2.278: Node.js 26), and cdk-nag asks for it: the bundles run on the runtime they are built and

@@ -1,5 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { Context, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -7,6 +8,7 @@ import { ValidationError } from '../schemas/validation.js';
 import type { FunctionName } from '../wiring.js';
 import type { FunctionDeps } from './core.js';
 import { poisonRecord, recordAgeMs, STUCK_RECORD_MS, stuckRecord } from './dead-letter.js';
+import { RECORDS_FAILED } from './metrics.js';
 
 /**
  * The pipeline every function shares: Powertools logger context and metrics flushed per invocation.
@@ -120,7 +122,12 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
       await run.record(r);
     };
     try {
-      return await processPartialResponse(event as never, record as never, new BatchProcessor(EventType[type]), { context, processInParallel: false });
+      const answer = await processPartialResponse(event as never, record as never, new BatchProcessor(EventType[type]), { context, processInParallel: false });
+      // a batch that failed in part is no failed invocation to Lambda (no Errors datapoint): a record
+      // failing beside others that pass is counted here, which the function's errors alarm adds
+      const failed = answer.batchItemFailures.length;
+      if (failed) deps.metrics.addMetric(RECORDS_FAILED, MetricUnit.Count, failed);
+      return answer;
     } finally {
       if (notStarted > 0) deps.logger.warn('records not started, the invocation near its deadline: reported for retry', { started, notStarted, remainingMs: remaining?.() });
       await run.end?.(remaining?.());

@@ -39,3 +39,11 @@ export const METRIC = {
   /** Terms the platform function ended because the holder's task or instance stopped. */
   leadersLost: 'coordinated_leader_election_leaders_lost_total',
 } as const;
+
+/**
+ * Records (stream records, timer messages) a batch function reported failed, for their event
+ * source to deliver again (0 is not published). Lambda counts no error for a batch that failed in
+ * part; a batch that failed whole is an invocation error instead. Apart from METRIC, so that a
+ * function without batches does not bundle it.
+ */
+export const RECORDS_FAILED = 'conclave_records_failed';
