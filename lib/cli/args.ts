@@ -199,7 +199,12 @@ export const SHORT_PIN = 'a shorter pin expires before the preemption takes effe
 
 export const PreemptArgs = z.object({ lease: Name, to: Name, for: Duration.default(DEFAULT_PIN_MS) });
 
-export const ReleaseArgs = z.object({ lease: Name, force: z.boolean().default(false), timeout: Duration.optional() });
+export const ReleaseArgs = z
+  .object({ lease: Name, force: z.boolean().default(false), timeout: Duration.optional() })
+  // --force waits for nothing: a --timeout given with it was taken and did nothing
+  .superRefine((a, ctx) => {
+    if (a.force && a.timeout !== undefined) ctx.addIssue({ code: 'custom', path: ['timeout'], message: 'only goes without --force, which ends the term at once and waits for nothing: drop --timeout, or drop --force to ask the holder to yield and wait that long' });
+  });
 
 export const WatchArgs = z.object({ lease: Name.optional(), interval: WatchInterval.default(1_000), count: Count.optional() });
 

@@ -10,7 +10,7 @@ import { MAX_FENCING_TOKEN } from '../schemas/fencing-token.js';
 import type { ValidationError } from '../schemas/validation.js';
 import { brokenLeaseLines, brokenLeaseReport } from './broken.js';
 import { DEFAULT_SETTINGS, printJson, type CliContext } from './context.js';
-import { nextStep, standings, whyBetter, type Standing } from './explain.js';
+import { nextStep, notTaking, standings, whyBetter, type Standing, type Words } from './explain.js';
 import { ago, dash, fields, named, platformOf, relative, shown, span, stamp, table, type Named } from './format.js';
 import { UNJUDGED_STEP, judgedLease, refusedState, renewedLine, sessionLine, withJudged, type RefusedRowDeletion, type SessionSeen } from './judged.js';
 import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
@@ -89,6 +89,25 @@ function bestLine(lease: Lease | undefined, candidates: readonly Candidate[], no
   return `none: a third party elects under "${consensus.strategy}"; the coordinator leaves the lease alone (with no third party running, a worker takes the vacant lease by its fallback)`;
 }
 
+/**
+ * The successors a lease names and, while it is held, whether each takes it should it fall vacant,
+ * as their SDKs judge it (takersOf: a live row of the start-up named, not standing down, nobody else
+ * preferred; before: "takes the lease at once" whatever the rows and the lease showed).
+ */
+function successorLine(lease: Lease, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string | Named {
+  if (!lease.successor) return '-';
+  const held = lease.holderIdentity !== undefined;
+  const first = held ? notTaking(lease, 'successor', candidates, now, config) : undefined;
+  const second = held && lease.secondSuccessor ? notTaking(lease, 'second', candidates, now, config) : undefined;
+  const not = (why: Words) => [' (does not take the lease if it falls vacant now: ', ...why, ')'];
+  const then = first ? ' (takes the lease a moment after it falls vacant)' : ' (if the successor has not, a moment later)';
+  return as(
+    { name: lease.successor },
+    ...(!held ? [] : first ? not(first) : [' (takes the lease at once if it falls vacant)']),
+    ...(lease.secondSuccessor ? [', then ', { name: lease.secondSuccessor }, ...(!held ? [] : second ? not(second) : [then])] : []),
+  );
+}
+
 function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string[] {
   const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config, as);
   if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config, as)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
@@ -112,7 +131,7 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Strategy', strategyLine(lease, candidates, now, config, as)],
     ['Preferred locations', preferenceOf(lease, config)],
     ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${termStrategy(lease) ? ` under ${termStrategy(lease)}` : ''}` : '-'],
-    ['Successor', lease.successor ? as({ name: lease.successor }, lease.holderIdentity ? ' (takes the lease at once if it falls vacant)' : '', ...(lease.secondSuccessor ? [', then ', { name: lease.secondSuccessor }, lease.holderIdentity ? ' (if the successor has not, a moment later)' : ''] : [])) : '-'],
+    ['Successor', successorLine(lease, candidates, now, config, as)],
     ['Preferred holder', lease.preferredHolder ? as({ name: lease.preferredHolder }, ' (', lease.holderIdentity ? { name: lease.holderIdentity } : 'the holder', ' should release at its next renewal)') : '-'],
     ['Last holder', lease.lastHolderIdentity ? as({ name: lease.lastHolderIdentity }) : dash(undefined)],
     ['Election', e ? as(`${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}`, ...(e.holder ? [', re-election while ', { name: e.holder }, ' keeps leading'] : [])) : 'none open'],

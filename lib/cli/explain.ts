@@ -7,7 +7,7 @@ import { counted, ignoredLastPing, isFresh, isPending, setAside, standingDown, t
 import { locationOf, locationText, preferredLocationsOf } from '../election/location.js';
 import { orderCandidates, pickBest, rank, type Ranked } from '../election/ordering.js';
 import { decideWithSuccession, knownAliveSince, showedLifeSince } from '../election/successor.js';
-import { isCandidateStale, isDeparted, isSecondSuccessor, isSuccessor, vacancy } from '../election/vacancy.js';
+import { isCandidateStale, isDeparted, isSecondSuccessor, isSuccessor, successionStands, vacancy } from '../election/vacancy.js';
 import type { Candidate } from '../schemas/candidate.js';
 import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
@@ -136,16 +136,35 @@ export function standings(lease: Lease | undefined, candidates: readonly Candida
  * second successor a moment later if the first has not, as their SDKs do with a released lease or a
  * term run out (lib/sdk/step.ts decideFollower: `take: 'successor'`; isSuccessor: not while another
  * is preferred, nor under a strategy Conclave does not run). Each only while its candidate row is
- * live and names the start-up the lease names: a designation is not a grant, a dead one never takes
- * the lease.
+ * live, names the start-up the lease names, and does not stand down (its work failed at two starts
+ * in a row: the SDK's acquire refuses a successor's take then): a designation is not a grant, a dead
+ * one never takes the lease.
  */
 export function takersOf(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig): { successor?: string; second?: string } {
-  const row = (n: string | undefined) => candidates.find((c) => c.name === n && !isCandidateStale(c, now, config.candidateStaleAfterMs));
-  const [first, next] = [row(lease?.successor), row(lease?.secondSuccessor)];
   return {
-    ...(first && isSuccessor(lease, first.name, first.identity ?? '') ? { successor: first.name } : {}),
-    ...(next && isSecondSuccessor(lease, next.name, next.identity ?? '') ? { second: next.name } : {}),
+    ...(lease?.successor !== undefined && notTaking(lease, 'successor', candidates, now, config) === undefined ? { successor: lease.successor } : {}),
+    ...(lease?.secondSuccessor !== undefined && notTaking(lease, 'second', candidates, now, config) === undefined ? { second: lease.secondSuccessor } : {}),
   };
+}
+
+/**
+ * Why the successor `lease` names (`role`: its first or second) does not take it once vacant, as
+ * takersOf judges it, in words; undefined when it does. The designation's own conditions are
+ * isSuccessor's (isSecondSuccessor's); its row is judged as decide() judges a candidate's.
+ */
+export function notTaking(lease: Lease, role: 'successor' | 'second', candidates: readonly Candidate[], now: number, config: ElectionConfig): Words | undefined {
+  const n = role === 'successor' ? lease.successor : lease.secondSuccessor;
+  if (n === undefined) return ['none is named'];
+  const c = candidates.find((x) => x.name === n);
+  if (!c || isCandidateStale(c, now, config.candidateStaleAfterMs)) return [c ? 'its candidate row is stale' : 'it has no candidate row'];
+  if ((role === 'successor' ? isSuccessor : isSecondSuccessor)(lease, c.name, c.identity ?? '')) {
+    return standingDown(c, now, config.clockSkewMs) ? [`it stands down until ${new Date(c.standsDownUntil!).toISOString()} (its work failed at two starts in a row)`] : undefined;
+  }
+  const instance = role === 'successor' ? lease.successorInstance : lease.secondSuccessorInstance;
+  if (lease.preferredHolder !== undefined && lease.preferredHolder !== n) return words`${name(lease.preferredHolder)} is preferred`;
+  if (!successionStands(lease)) return [`the lease is left to ${lease.strategy}, whose choice it is not`];
+  if (instance !== undefined && instance !== c.identity) return ['its worker started again since it was named'];
+  return ['it is the successor too'];
 }
 
 /**

@@ -244,6 +244,12 @@ function interruptOnceConfirmed(progress: Progress, source: AbortSignal | undefi
     gate: gate.signal,
     confirmed(): void {
       if (listening) return;
+      // interrupted already, while a read before the confirmation was in flight (`source`, a test's
+      // pace): nothing is sent after it, as after an interrupt heard from here on
+      if (source?.aborted) {
+        gate.abort(source.reason);
+        throw new InterruptedError(interruptedLine(progress), source);
+      }
       if (source) {
         const on = () => interrupted(source);
         source.addEventListener('abort', on, { once: true });
@@ -437,7 +443,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option(...YES)
     .description("end the holder's term: ask it to yield (preferredHolder) and wait until it has stopped and released")
     .action((lease: string, opts: { force?: boolean; timeout?: string }, cmd: Command) =>
-      withDb(cmd, (ctx) => release(ctx, parseArgs(cmd, ReleaseArgs, { lease, force: opts.force, timeout: opts.timeout }, 'release arguments'), pace())),
+      withDb(cmd, (ctx) => release(ctx, parseArgs(cmd, ReleaseArgs, { lease, force: opts.force, timeout: opts.timeout }, 'release arguments'), pace)),
     );
 
   root
@@ -445,7 +451,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .argument('[lease]', 'one lease and its candidates (default: the leases table)')
     .option('--interval <duration>', 'how long between refreshes, e.g. 2s, 500ms, 1m (default 1s, at most 24h)')
     .option('--count <n>', 'stop after n refreshes')
-    .description('redraw the leases (or one lease) every interval; holder changes are highlighted')
+    .description('redraw the leases (or one lease) every interval; holder changes and new terms are highlighted')
     .action((lease: string | undefined, opts: { interval?: string; count?: string }, cmd: Command) =>
       withDb(cmd, (ctx) => watch(ctx, parseArgs(cmd, WatchArgs, { lease, interval: opts.interval, count: opts.count }, 'watch arguments'), pace())),
     );
@@ -546,8 +552,8 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
   const prompt = given.prompt ?? (given.err ? io.err : (t: string) => void process.stderr.write(t));
   const stop = new AbortController();
   let stopListening: (() => void) | undefined;
-  // Ctrl-C ends a question: not confirmed, nothing written, exit 130 (release listens for it already, to
-  // stop its wait; every other command only while it asks)
+  // Ctrl-C ends a question: not confirmed, nothing written, exit 130 (release listens for it too once it
+  // waits on the term, watch and events from their start; every other command only while it asks)
   // at a terminal, what was typed before the question is dropped first (dropTypeAhead): only a line typed
   // once the change is shown answers it (a pipe is never asked: confirm.ts refuses without --yes)
   const atTerminal = io.stdinIsTTY ?? isatty(0);

@@ -76,7 +76,7 @@ interface Confirmed {
  * (worker-m, worker-rn), or its holder (a worker with no candidate row), is said so: both are real
  * names, so it is a warning, and the operator confirms the one named.
  */
-async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snapshot, patchAt: (at: number) => CandidatePatch, now: number, stillHolds?: () => Promise<void>): Promise<Confirmed> {
+async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snapshot, patchAt: (at: number) => CandidatePatch, now: number, stillHolds?: () => Promise<void>, notes: readonly Named[] = []): Promise<Confirmed> {
   const read = CandidateStore.readOf(candidate);
   // the header, the warning and a refusal name the candidate as the result lines do: the warning is there to show the two apart
   const as = lineOf(snap);
@@ -93,7 +93,7 @@ async function confirmedWrite(ctx: CliContext, candidate: Candidate, snap: Snaps
       : [as('warning: candidate ', it, ` of lease ${candidate.leaseName} looks like `, { name: alike }, `, ${twin !== undefined ? 'another of its candidates' : 'its holder'}: check that `, it, ` is the one you mean (\`conclave describe lease ${candidate.leaseName}\` shows them apart)`)];
   const changes = changesOf(candidate, patchAt(now), now);
   if (changes.length === 0) return { written: candidate, at: now, unchanged: true };
-  await confirmChange(ctx, candidate.leaseName, joined('change ', what), changes, warnings);
+  await confirmChange(ctx, candidate.leaseName, joined('change ', what), changes, [...warnings, ...notes]);
   const at = ctx.clock.now();
   const patch = patchAt(at);
   const written = await writeAsShown(what, read, patch, at, {
@@ -182,7 +182,15 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
     const above = await outranking(priority);
     if (above.length) throw new CliError(as(`another pin landed on lease ${args.lease} while this one was asked: `, ...pinsOf(above), `; the pin shown (${priority}) no longer puts `, it, ' above every other candidate - nothing was written; run the command again'));
   };
-  const { written, at } = await confirmedWrite(ctx, candidate, snap, (t) => ({ set: { priority, priorityExpiresAt: t + args.for } }), now, stillHolds);
+  // what keeps the coordinator from electing it at once, told with the change, before the question (before: after the write)
+  const notes = [
+    // its worker's mark (its work failed at two starts in a row): decide() passes it over until then
+    ...(standingDown(candidate, now, ctx.config.clockSkewMs)
+      ? [as('note: ', it, ` stands down until ${new Date(candidate.standsDownUntil!).toISOString()} (${relative(candidate.standsDownUntil, now)}; its work failed at two starts in a row): the coordinator elects it only after that, while the pin lasts; \`conclave describe lease ${args.lease}\` shows where it stands`)]
+      : []),
+    ...(passedOver(candidate, now, ctx.config) ? [as('note: ', it, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`)] : []),
+  ];
+  const { written, at } = await confirmedWrite(ctx, candidate, snap, (t) => ({ set: { priority, priorityExpiresAt: t + args.for } }), now, stillHolds, notes);
   // …and read once more after the write: a pin that landed between that read and this write, and
   // that the coordinator ranks above this one (a higher pin, or an equal one with better versions)
   const preferred = preferredLocationsOf(lease, ctx.config);
@@ -201,9 +209,6 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   say(ctx, as('pinned ', { name: written.name }, ` on lease ${args.lease} at priority ${written.priority} (one above every other candidate), ${until(written.priorityExpiresAt!, at)}`));
   // as the coordinator's reconcile decides (successors included) on the lease as judged, as foreseen does
   say(ctx, stepLine(snap, nextStepOn(args.lease, lease, judgedLease(lease, snap.session, now), [...others, pinned], now, ctx.config)));
-  // its worker's mark (its work failed at two starts in a row): decide() passes it over until then
-  if (standingDown(candidate, now, ctx.config.clockSkewMs)) say(ctx, as('note: ', { name: candidate.name }, ` stands down until ${new Date(candidate.standsDownUntil!).toISOString()} (${relative(candidate.standsDownUntil, now)}; its work failed at two starts in a row): the coordinator elects it only after that, while the pin lasts; \`conclave explain ${args.lease}\` shows where it stands`));
-  if (passedOver(candidate, now, ctx.config)) say(ctx, as('note: ', { name: candidate.name }, ` ignored its last ping; the coordinator prefers it only once it renews on its own or answers when asked again, ${relative(candidate.pingTime! + ctx.config.askAgainAfterMs, now)}`));
   // a command to paste: the name a shell word (worker-$'\x6d' beside worker-rn), not escaped as the lines' names are
   say(ctx, as(`when the pin expires the usual order applies again and may move leadership back; \`conclave set-priority ${args.lease} `, { arg: written.name }, ' --clear` ends it sooner'));
 }

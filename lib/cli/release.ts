@@ -17,7 +17,7 @@ import type { Lease } from '../schemas/lease.js';
 import { HOLDER_FIELDS } from '../schemas/platform.js';
 import { NO_COORDINATION } from '../schemas/strategy.js';
 import { ConflictError, EndedTermsFullError } from '../stores/errors.js';
-import type { LeasePatch, LeaseRead, Term } from '../stores/lease-store.js';
+import { keepTermToken, type LeasePatch, type LeaseRead, type Term } from '../stores/lease-store.js';
 import { changedFields, changesOf, confirmChange, writeAsShown } from './confirm.js';
 import { landed, note, printJson, say, sending, type CliContext, type Pace } from './context.js';
 import { CliError, InterruptedError, explain, faultText, isPassingFault } from './errors.js';
@@ -48,8 +48,15 @@ export interface ReleaseArgs {
 
 const inTerm = (l: Lease | undefined, term: Term): l is Lease => l?.holderIdentity === term.holderIdentity && l.fencingToken === term.fencingToken;
 
-/** `conclave release LEASE [--force] [--timeout D]`. */
-export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): Promise<void> {
+/**
+ * `conclave release LEASE [--force] [--timeout D]`. `pace`: the wait's, or what makes it, called
+ * once the command starts waiting on the term (the CLI's: Ctrl-C is listened for from then on, and
+ * ends the wait). Before it, as in every command, the signal ends the process (a read in flight:
+ * nothing written), and once a change is confirmed main.ts ends the command without sending its
+ * write (before: Ctrl-C was listened for from the start, so a read in flight was not stopped, and
+ * `release -y` went on to write).
+ */
+export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace | (() => Pace)): Promise<void> {
   const { read, candidates, session } = await snapshot(ctx, args.lease);
   // a term no one can judge, and no mark can reach through that row: nothing to ask, wait for, or end
   if (session?.refused) throw new CliError(session.refused.message);
@@ -72,7 +79,7 @@ export async function release(ctx: CliContext, args: ReleaseArgs, pace: Pace): P
   if (args.force) return endTerm(ctx, lease, session, term, candidates, now, 'force');
   // A term that ran out (or was reported vacant) has nobody acting on it: nothing to ask, nothing to wait for.
   if (v.vacant) return endTerm(ctx, lease, session, term, candidates, now, v.reason === 'reported' ? 'reported' : 'expired');
-  return askToYield(ctx, read, session, term, candidates, now, args.timeout ?? yieldWaitMs(lease), pace);
+  return askToYield(ctx, read, session, term, candidates, now, args.timeout ?? yieldWaitMs(lease), typeof pace === 'function' ? pace : () => pace);
 }
 
 /**
@@ -107,6 +114,9 @@ function nextHolder(ctx: CliContext, as: Namer, name: string, after: Lease | und
       backAfterTake(ctx, as, after!, heir, was, candidates, now),
     );
   }
+  // a holder with no candidate row ran without the coordinator (NoCoordination), as its peers may:
+  // they race for the lease (before: said to stay vacant, and a worker took it within seconds)
+  if (!best && !candidates.some((c) => c.name === was)) return joined(as({ name: was }, ` has no candidate row on lease ${name}, so it runs without the coordinator (NoCoordination): `), takenBy(after));
   if (!best) return as('no candidate can be elected now: the lease stays vacant until one registers and renews');
   if (best.candidate.name === was) return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ', { name: was }, ` (\`conclave preempt ${name} --to ...\` picks another)`);
   return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ', { name: best.candidate.name });
@@ -139,8 +149,10 @@ const takenBy = (l: Lease | undefined): string =>
 async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | undefined, term: Term, candidates: readonly Candidate[], now: number, why: 'force' | 'expired' | 'reported'): Promise<void> {
   const name = lease.name;
   const holder = term.holderIdentity;
-  // What LeaseStore.releaseTerm writes, shown before it is written.
-  const ending: LeasePatch = { set: { renewTime: now, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] };
+  // What LeaseStore.releaseTerm writes, shown before it is written: the term's token copy too, by the
+  // store's own rule (keepTermToken: removed with the holder). Stamped when it is written (`at`), as a
+  // priority pin is: the question may stay open longer than the holder's renewals are apart
+  const ending = (at: number): LeasePatch => keepTermToken(lease, { set: { renewTime: at, lastHolderIdentity: holder }, remove: [...HOLDER_FIELDS, 'preferredHolder', 'vacancyReport'] });
   // A session that does not vouch for the term (rewritten under its holder) is not the one the holder
   // renews: the mark is written on its own process's session instead, found in the same partition.
   const own = unvouched(lease, session) ? session?.judging?.own?.name : undefined;
@@ -166,7 +178,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   const full = as(`session ${marked} of `, it, ` already holds ${MAX_ENDED_TERMS} ended terms its holder may not have read yet (more of its terms ended within a lease duration): nothing was written - run the command again in a few seconds (a term whose session stopped renewing the coordinator ends itself)`);
   // a session row full of marks its owner may not have read yet: said before the question
   if (marked !== undefined && !(await ctx.identities.canMarkTermEnded(marked, name, judge))) throw new CliError(full);
-  await confirmChange(ctx, name, as('end the term of ', it, ` on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`), changesOf(lease, ending, now), [warnings[why]], namesOf(lease, candidates));
+  await confirmChange(ctx, name, as('end the term of ', it, ` on lease ${name} (fencing token ${term.fencingToken})${why === 'force' ? ' without asking it' : ''}`), changesOf(lease, ending(now), now), [warnings[why]], namesOf(lease, candidates));
   // marked before it is ended, so no term ends unmarked: the row may have filled while the question was open.
   // A mark that stands without the release (refused, or never sent) names this term only: its holder ends it itself at the mark
   const ended = as('the end of ', it, `'s term on lease ${name} (fencing token ${term.fencingToken})`);
@@ -183,10 +195,12 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
       throw e;
     }
   }
+  // the stamp the shown change's renewTime stands for: the time of the write, conditioned on the term alone (not on the read)
+  const at = ctx.clock.now();
   sending(ctx, ended);
-  const released = await ctx.leases.releaseTerm(name, term, now);
+  const released = await ctx.leases.releaseTerm(name, term, at);
   if (released) landed(ctx, name, as(`lease ${name}: `, it, `'s term (fencing token ${term.fencingToken}) ended`));
-  const written = released ?? (await releasedByThis(ctx, name, term, now));
+  const written = released ?? (await releasedByThis(ctx, name, term, at));
   if (!written)
     throw new CliError(
       as('the row changed while writing: the term of ', it, ` (fencing token ${term.fencingToken}) had already ended; ${marked !== undefined ? `only its end was marked, on session ${marked} (it names that term alone)` : 'nothing was written'} - run the command again to see the lease now`),
@@ -194,7 +208,7 @@ async function endTerm(ctx: CliContext, lease: Lease, session: SessionSeen | und
   if (ctx.output === 'json') return printJson(ctx, written);
   say(ctx, as(`released lease ${name}: `, it, `'s term (fencing token ${term.fencingToken}) is over`));
   say(ctx, why === 'force' ? as(it, ` was not asked to stop: it may act until its next renewal, at most ${lease.leaseDurationSeconds}s from now; its writes fenced with token ${term.fencingToken} fail from now on`) : as(it, ` had stopped renewing; its writes fenced with token ${term.fencingToken} fail from now on`));
-  say(ctx, nextHolder(ctx, as, name, written, holder, candidates, now));
+  say(ctx, nextHolder(ctx, as, name, written, holder, candidates, at));
 }
 
 /** Why a term ran out, as it was judged (SessionSeen.judging): the session it was judged by, or its own stamp. */
@@ -209,7 +223,7 @@ function ranOutWhy(lease: Lease, session: SessionSeen | undefined): string {
 }
 
 /** Asks the holder to yield (preferredHolder), then waits until its term is over. */
-async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen | undefined, term: Term, candidates: readonly Candidate[], now: number, timeoutMs: number, pace: Pace): Promise<void> {
+async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen | undefined, term: Term, candidates: readonly Candidate[], now: number, timeoutMs: number, waiting: () => Pace): Promise<void> {
   const lease = read.item!;
   const name = lease.name;
   const holder = term.holderIdentity;
@@ -260,6 +274,8 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
     // from here an interrupt ends the wait, which says what stays on the lease (main.ts leaves it to the wait)
     ctx.progress.waiting = { lease: name, what: as(it, ` to release lease ${name} (fencing token ${term.fencingToken})`) };
   }
+  // from here Ctrl-C ends the wait (listened for only now: before, the signal ended the process)
+  const pace = waiting();
 
   const start = ctx.clock.now();
   let lastProgress = start;
@@ -308,6 +324,8 @@ async function askToYield(ctx: CliContext, read: LeaseRead, session: SessionSeen
     ends = leaseExpiresAt(judgedNow);
     left = l.preferredHolder === undefined ? 'withdrawn' : 'shown';
     if (l.preferredHolder === undefined) {
+      // interrupted while this read was in flight: the wait ends here, the request not written again
+      if (pace.signal.aborted) throw new InterruptedError(stopped(), pace.signal);
       if (asked >= ASKS) throw new CliError(as(`the coordinator withdrew the request to yield ${asked} times before `, it, ' saw it (it judges ', it, ` its best candidate); ${force} ends the term anyway`));
       note(ctx, as('the coordinator withdrew the request before ', it, ' saw it (it judges ', it, ' its best candidate); asking again'));
       if (!confirmed) await confirm(current);

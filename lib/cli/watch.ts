@@ -12,23 +12,32 @@ interface Term {
   fencingToken: number;
 }
 
-/** Each lease's term as last drawn: a different holder on the next frame is highlighted. */
+/** Each lease's term as last drawn: a different holder on the next frame is highlighted, and so is a new term of the same holder. */
 type Seen = ReadonlyMap<string, Term>;
 
 const termOf = (l: Lease): Term => ({ holder: l.holderIdentity, fencingToken: l.fencingToken });
 
+/**
+ * The leases whose term changed since the frame before: another holder, or the same holder with
+ * another fencing token — it lost its term and took the lease again between frames (w2 -> w3 ->
+ * w2), which comparing holders alone showed as no change.
+ */
 function changes(before: Seen | undefined, leases: readonly Lease[]): Map<string, Term> {
   const changed = new Map<string, Term>();
   if (!before) return changed;
   for (const l of leases) {
     const was = before.get(l.name);
-    if (was && was.holder !== l.holderIdentity) changed.set(l.name, was);
+    if (was && (was.holder !== l.holderIdentity || (l.holderIdentity !== undefined && was.fencingToken !== l.fencingToken))) changed.set(l.name, was);
   }
   return changed;
 }
 
 const changeLine = (name: string, was: Term, now: Term) =>
-  clean(`holder changed on ${name}: ${was.holder ?? '(none)'} -> ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} -> ${now.fencingToken})`);
+  clean(
+    was.holder === now.holder
+      ? `new term of ${now.holder} on ${name} (fencing token ${was.fencingToken} -> ${now.fencingToken})`
+      : `holder changed on ${name}: ${was.holder ?? '(none)'} -> ${now.holder ?? '(none)'} (fencing token ${was.fencingToken} -> ${now.fencingToken})`,
+  );
 
 async function frame(ctx: CliContext, lease: string | undefined, seen: Seen | undefined): Promise<{ lines: string[]; seen: Seen }> {
   if (lease) {

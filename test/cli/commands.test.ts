@@ -7,7 +7,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from '../../lib/cli/args.js';
-import { assumeYes } from '../../lib/cli/confirm.js';
+import { QUESTION, assumeYes } from '../../lib/cli/confirm.js';
 import { awsTarget } from '../../lib/cli/broken.js';
 import { cliContext, clientFor, configFileRegion, type Target } from '../../lib/cli/context.js';
 import { CliError, explain } from '../../lib/cli/errors.js';
@@ -598,9 +598,15 @@ describe('preempt', () => {
     await h.seedLease(lease('d1', { name: 'pre-down' }));
     await h.seedCandidate(cand('d1', '1.31.0', '1.31.0', { leaseName: 'pre-down' }));
     await h.seedCandidate(cand('d2', '1.30.0', '1.30.0', { leaseName: 'pre-down', standsDownUntil: NOW + 30 * SEC }));
-    const r = await h.run(['preempt', 'pre-down', '--to', 'd2', '--yes'], { clock: at() });
-    expect(r.code).toBe(0);
-    expect(r.out).toContain('note: d2 stands down until 2026-01-01T12:00:30.000Z (in 27s; its work failed at two starts in a row): the coordinator elects it only after that, while the pin lasts; `conclave explain pre-down` shows where it stands');
+    const r = await h.run(['preempt', 'pre-down', '--to', 'd2'], { clock: at(), answer: 'y' });
+    expect(r.code, r.err).toBe(0);
+    // with the change, before the question (it came after the write), naming a command there is
+    // (it named `conclave explain`, which does not exist)
+    const err = r.err.split('\n');
+    const note = 'note: d2 stands down until 2026-01-01T12:00:30.000Z (in 27s; its work failed at two starts in a row): the coordinator elects it only after that, while the pin lasts; `conclave describe lease pre-down` shows where it stands';
+    expect(err.indexOf(note)).toBeGreaterThan(0);
+    expect(err.indexOf(note)).toBeLessThan(err.indexOf(QUESTION));
+    expect(r.out).not.toContain('stands down');
     expect((await h.candidates.read('pre-down', 'd2')).item).toMatchObject({ priority: 1, standsDownUntil: NOW + 30 * SEC });
     // without a mark, no such note
     const q = await h.run(['preempt', 'pre', '--to', 'q3', '--yes'], { clock: at() });
@@ -750,7 +756,8 @@ describe('release', () => {
     expect(r.out.split('\n')).toEqual([
       "released lease rel: r1's term (fencing token 7) is over",
       'r1 was not asked to stop: it may act until its next renewal, at most 10s from now; its writes fenced with token 7 fail from now on',
-      'no candidate can be elected now: the lease stays vacant until one registers and renews',
+      // no candidate row: r1 runs without the coordinator, and so may its peers (before: "stays vacant")
+      "r1 has no candidate row on lease rel, so it runs without the coordinator (NoCoordination): its workers take it, with a new fencing token (workers run with mode 'NoCoordination' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination')",
     ]);
     const after = (await h.leases.read('rel')).item!;
     expect(after).toEqual({ name: 'rel', lastHolderIdentity: 'r1', leaseDurationSeconds: 10, renewTime: NOW + 3 * SEC, acquireTime: NOW - 5 * MIN, leaseTransitions: 3, fencingToken: 7, electedBy: 'coordinator', revision: 2 });

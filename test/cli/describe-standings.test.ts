@@ -184,3 +184,34 @@ describe('set-strategy: the rule a worker’s preferredStrategies meet', () => {
     expect(parse(SetStrategyArgs, { lease: 'l', strategy: 'example.com/my-strategy', thirdParty: true }, 'set-strategy arguments').strategy).toBe('example.com/my-strategy');
   });
 });
+
+// a review of the operator CLI (2026-12-07, twelfth): "(takes the lease at once if it falls vacant)"
+// was printed for any successor named, whatever its row and the lease showed
+describe('describe lease: whether the successors named take the lease, as their SDKs judge it (takersOf)', () => {
+  const s = cand('s', '1.30.0', '1.30.0', { identity: 's_1' });
+  const t = cand('t', '1.31.0', '1.31.0');
+  const held = (extra: Partial<Lease> = {}) => lease('h', { successor: 's', successorInstance: 's_1', secondSuccessor: 't', ...extra });
+
+  it('each live, not standing down, nobody else preferred: taken at once, then a moment later', () => {
+    expect(line(describeOf(held(), [s, t]), 'Successor')).toBe('s (takes the lease at once if it falls vacant), then t (if the successor has not, a moment later)');
+  });
+
+  it('a successor that stands down is not said to take it (its SDK refuses the take then); the second takes it a moment later', () => {
+    const down = { ...s, standsDownUntil: NOW + 30_000 };
+    expect(line(describeOf(held(), [down, t]), 'Successor')).toBe(
+      's (does not take the lease if it falls vacant now: it stands down until 2026-01-01T12:00:30.000Z (its work failed at two starts in a row)), then t (takes the lease a moment after it falls vacant)',
+    );
+  });
+
+  it('neither while another is preferred; nor one whose row is gone, stale or names another start-up', () => {
+    expect(line(describeOf(held({ preferredHolder: 'y' }), [s, t, y]), 'Successor')).toBe('s (does not take the lease if it falls vacant now: y is preferred), then t (does not take the lease if it falls vacant now: y is preferred)');
+    expect(line(describeOf(held(), [{ ...s, identity: 's_2' }, { ...t, renewTime: NOW - 40 * MIN }]), 'Successor')).toBe(
+      's (does not take the lease if it falls vacant now: its worker started again since it was named), then t (does not take the lease if it falls vacant now: its candidate row is stale)',
+    );
+    expect(line(describeOf(held({ secondSuccessor: undefined }), []), 'Successor')).toBe('s (does not take the lease if it falls vacant now: it has no candidate row)');
+  });
+
+  it('a vacant lease: the names only, as before', () => {
+    expect(line(describeOf(lease(undefined, { successor: 's', secondSuccessor: 't' }), [s, t]), 'Successor')).toBe('s, then t');
+  });
+});

@@ -166,6 +166,28 @@ describe('release --force, interrupted between its two writes: each told', () =>
   });
 });
 
+describe('release, interrupted before anything is confirmed', () => {
+  // A review (2026-12-07, twelfth): Ctrl-C while `release other --force -y`'s first read was in
+  // flight (a proxy delaying reads 2.5 s) printed "released lease other: …" with exit 0, the UpdateItem
+  // sent 5 s after the Ctrl-C: release listened for Ctrl-C from its start (to end its wait), so Node's
+  // default no longer ended the process, and nothing looked at it before the write. Now it listens
+  // only once it waits on the term: before, the signal ends it, as every other command.
+  it.each([
+    { how: '--force', argv: ['--force', '--yes'], signal: 'SIGINT' as const },
+    { how: '--force', argv: ['--force', '--yes'], signal: 'SIGTERM' as const },
+    { how: 'asking the holder to yield', argv: ['--yes'], signal: 'SIGINT' as const },
+  ])('$how, $signal while the lease is read: ended by the signal, as any command before a confirmation; nothing is sent', async ({ argv, signal }) => {
+    const name = `int-read-${argv.length}-${signal}`;
+    await seeded(name);
+    const r = await interruptedAt(['--request-timeout', '1000', 'release', name, ...argv], (s) => s.operation === 'GetItem' && s.table === h.t.names.leases, signal);
+    expect({ code: r.code, signal: r.signal }, r.err).toEqual({ code: null, signal });
+    expect(r.out).toBe('');
+    expect(writes(r.sent)).toEqual([]);
+    expect((await h.leases.read(name)).item).toMatchObject({ holderIdentity: 'p1', revision: 1 });
+    expect((await h.leases.read(name)).item?.preferredHolder).toBeUndefined();
+  });
+});
+
 describe('what stands, as told', () => {
   const mark = "the end of a1's term (fencing token 7) marked on session s-x";
   const ended = "the end of a1's term on lease x (fencing token 7)";

@@ -13,7 +13,10 @@ import { manualClock, type ManualClock } from '../../lib/clock.js';
 import type { Lease } from '../../lib/schemas/lease.js';
 import { MIN, NOW, SEC, cand, lease } from '../fixtures.js';
 import { Log, STEADY, coordinatorLoop, startElector, waitFor } from '../sdk/harness.js';
-import { cliHarness, scripted, type CliHarness } from './harness.js';
+import { cliContext } from '../../lib/cli/context.js';
+import { release } from '../../lib/cli/release.js';
+import { holdingProxy } from '../proxy.js';
+import { cliHarness, runMain, scripted, type CliHarness } from './harness.js';
 
 let h: CliHarness;
 beforeAll(async () => {
@@ -471,5 +474,109 @@ describe('release: who leads next, and what an interrupt leaves', () => {
     expect(seen.err.split('\n').at(-1)).toBe(
       'error: stopped waiting: the request stays on lease ctrl-c-seen, and y1 releases when it sees it at its next renewal; the coordinator withdrew it once while this command waited, and may again (`conclave describe lease ctrl-c-seen` shows whether it has)',
     );
+  });
+});
+
+// a review of the operator CLI (2026-12-07, twelfth), run against a local system
+describe('release: interrupts, the forced write, and who takes the lease', () => {
+  it.each([
+    { how: '--force', argv: ['--force', '--yes'], what: 'end the term of y1 on lease int-pre-force (fencing token 7) without asking it', name: 'int-pre-force' },
+    { how: 'asking the holder to yield', argv: ['--yes'], what: 'ask y1 to yield lease int-pre-ask (fencing token 7) to y2: it stops and releases at its next renewal', name: 'int-pre-ask' },
+  ])('$how, interrupted while a read before the confirmation was in flight: nothing is written, exit 130 (before: -y wrote all the same)', async ({ argv, what, name }) => {
+    await seed(name);
+    const before = (await h.leases.read(name)).item;
+    const clock = manualClock(NOW + SEC);
+    const pace = scripted([], clock);
+    pace.stop.abort(); // Ctrl-C, heard while the lease was read
+    const r = await h.run(['release', name, ...argv], { clock, pace });
+    expect(r.code).toBe(130);
+    expect(r.out).toBe('');
+    expect(r.err.split('\n').at(-1)).toBe(`error: interrupted before the write was sent: nothing was written (the change confirmed: ${what}) - run the command again to make it`);
+    expect((await h.leases.read(name)).item).toEqual(before);
+  });
+
+  it('Ctrl-C while the wait reads the lease, the request withdrawn meanwhile: it is not written again (before: written, then "stopped waiting")', async () => {
+    await seed('int-reask');
+    const clock = manualClock(NOW + SEC);
+    const proxy = await holdingProxy(h.endpoint, (operation, body) => operation === 'GetItem' && (JSON.parse(body) as { TableName?: string }).TableName === h.t.names.leases);
+    const withdrawn = async () => {
+      await h.leases.write(await h.leases.read('int-reask'), { remove: ['preferredHolder'] });
+      proxy.holding(true); // the wait's next read of the lease: held until Ctrl-C
+    };
+    const pace = scripted([withdrawn], clock);
+    try {
+      const run = runMain(['--endpoint', proxy.endpoint, '--table-prefix', h.prefix, 'release', 'int-reask', '--yes'], { clock, pace });
+      await waitFor('the read held', () => proxy.held() === 1);
+      pace.stop.abort();
+      proxy.release();
+      const r = await run;
+      expect(r.code).toBe(130);
+      expect(r.err.split('\n').at(-1)).toBe(
+        'error: stopped waiting: the coordinator withdrew the request (the last read of lease int-reask showed no preferredHolder), so nothing is left on the lease and y1 leads on; run the command again to ask again',
+      );
+      expect((await h.leases.read('int-reask')).item).toMatchObject({ holderIdentity: 'y1' });
+      expect((await h.leases.read('int-reask')).item?.preferredHolder).toBeUndefined();
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
+  });
+
+  it('--force on a lease held by a worker without coordination (no candidate row, no strategy): its workers race for it (before: "stays vacant until one registers")', async () => {
+    await h.seedLease(lease('o1', { name: 'uncoordinated', leaseDurationSeconds: 15 }));
+    const r = await h.run(['release', 'uncoordinated', '--force', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n').at(-1)).toBe(
+      "o1 has no candidate row on lease uncoordinated, so it runs without the coordinator (NoCoordination): its workers take it, with a new fencing token (workers run with mode 'NoCoordination' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination')",
+    );
+    // a lease with no holder's row either, whose candidates are all gone: nobody can take it
+    await h.seedLease(lease('g1', { name: 'deserted', leaseDurationSeconds: 15 }));
+    await h.seedCandidate(cand('g1', '1.30.0', '1.30.0', { leaseName: 'deserted', renewTime: NOW - 40 * MIN }));
+    const gone = await h.run(['release', 'deserted', '--force', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(gone.out.split('\n').at(-1)).toBe('no candidate can be elected now: the lease stays vacant until one registers and renews');
+  });
+
+  it("--force shows every field the write removes: the term's token copy (termToken) too", async () => {
+    await seed('forced-fields');
+    expect((await h.leases.read('forced-fields')).item?.termToken).toBe(7);
+    const r = await h.run(['release', 'forced-fields', '--force', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^ {2}termToken +7 +-$/m);
+    expect((await h.leases.read('forced-fields')).item?.termToken).toBeUndefined();
+  });
+
+  it('refuses --timeout with --force, which waits for nothing (before: taken, and it did nothing); writes nothing', async () => {
+    await seed('forced-timeout');
+    const before = (await h.leases.read('forced-timeout')).item;
+    const r = await h.run(['release', 'forced-timeout', '--force', '--timeout', '5s', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(r).toMatchObject({ code: 1, out: '' });
+    expect(r.err).toBe(
+      'error: invalid release arguments: --timeout: only goes without --force, which ends the term at once and waits for nothing: drop --timeout, or drop --force to ask the holder to yield and wait that long',
+    );
+    expect((await h.leases.read('forced-timeout')).item).toEqual(before);
+  });
+
+  it("--force stamps renewTime when it writes, not when it read the lease: after a long question, not before the holder's last renewal", async () => {
+    await seed('forced-late');
+    const clock = manualClock(NOW + SEC);
+    // the operator answers a minute later; the holder renewed meanwhile
+    const ask = async () => {
+      clock.advance(MIN);
+      await h.leases.renewTerm('forced-late', { holderIdentity: 'y1', fencingToken: 7 }, clock.now() - SEC, 15);
+      return 'y';
+    };
+    const ctx = cliContext(h.t.client, { tablePrefix: h.prefix, tables: h.t.names }, { clock, sink: { out: () => {}, err: () => {}, color: false }, output: 'table', confirm: { yes: false, interactive: true, ask } });
+    await release(ctx, { lease: 'forced-late', force: true }, scripted([], clock));
+    expect((await h.leases.read('forced-late')).item).toMatchObject({ lastHolderIdentity: 'y1', renewTime: NOW + SEC + MIN });
+    expect((await h.leases.read('forced-late')).item?.holderIdentity).toBeUndefined();
+  });
+
+  it('a successor that stands down (its work failed at two starts in a row) is not said to take the lease: its SDK does not take it as successor then', async () => {
+    await h.seedLease(lease('y1', { name: 'heir-down', leaseDurationSeconds: 15, successor: 'y2' }));
+    await h.seedCandidate(cand('y1', '1.30.0', '1.30.0', { leaseName: 'heir-down' }));
+    await h.seedCandidate(cand('y2', '1.29.0', '1.29.0', { leaseName: 'heir-down', standsDownUntil: NOW + 30 * SEC }));
+    const r = await h.run(['release', 'heir-down', '--force', '--yes'], { clock: manualClock(NOW + SEC) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.out.split('\n').at(-1)).toBe('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still y1 (`conclave preempt heir-down --to ...` picks another)');
   });
 });

@@ -41,6 +41,38 @@ describe('watch', () => {
     expect(frames[1]).toMatch(/^holder changed on wl: a1 -> a2 \(fencing token 7 -> 8\)$/m);
   });
 
+  // a review (2026-12-07, twelfth): w2 -> w3 -> w2 between two frames showed no change, holders alone compared
+  it('the same holder with a new term between frames (it lost the lease and took it again) is highlighted, its fencing token named', async () => {
+    const h = await cliHarness('cli-watch-again'); // its own tables: the leases listed elsewhere stay as they are
+    try {
+      await h.seedLease(lease('b1', { name: 'wl-again', fencingToken: 7 }));
+      const pace = scripted([
+        async () => {
+          await h.leases.write(await h.leases.read('wl-again'), { set: { holderIdentity: 'b2', fencingToken: 8 } });
+          await h.leases.write(await h.leases.read('wl-again'), { set: { holderIdentity: 'b1', fencingToken: 9 } });
+        },
+        async () => undefined,
+      ]);
+      const r = await h.run(['watch', '--count', '3'], { clock: manualClock(NOW + 3 * SEC), pace });
+      expect(r.code, r.err).toBe(0);
+      const frames = r.out.split(/^conclave watch - every 1s - .*$/m).slice(1);
+      const row = (frame: string) => frame.split('\n').find((l) => l.startsWith('wl-again '))!.split(/\s{3,}/).slice(0, 3);
+      expect(row(frames[1]!)).toEqual(['wl-again', 'b1 (new)', '9']);
+      expect(frames[1]).toMatch(/^new term of b1 on wl-again \(fencing token 7 -> 9\)$/m);
+      // the frame after, the term unchanged: nothing highlighted
+      expect(row(frames[2]!)).toEqual(['wl-again', 'b1', '9']);
+      expect(frames[2]).not.toMatch(/wl-again \(fencing token/);
+      // one lease: the line above its description
+      const one = await h.run(['watch', 'wl-again', '--count', '2'], {
+        clock: manualClock(NOW + 3 * SEC),
+        pace: scripted([async () => void (await h.leases.write(await h.leases.read('wl-again'), { set: { fencingToken: 10 } }))]),
+      });
+      expect(one.out.split(/^conclave watch wl-again - every 1s - .*$/m)[2]!.split('\n')[2]).toBe('new term of b1 on wl-again (fencing token 9 -> 10)');
+    } finally {
+      await h.t.drop();
+    }
+  });
+
   it('watch LEASE shows the lease with its candidates; --interval sets the wait; -o json is a document a frame', async () => {
     const pace = scripted([]);
     const r = await h.run(['watch', 'wl', '--count', '2', '--interval', '0.5s', '-o', 'json'], { clock: manualClock(NOW + 3 * SEC), pace });
