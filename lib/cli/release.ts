@@ -115,8 +115,9 @@ function nextHolder(ctx: CliContext, as: Namer, name: string, after: Lease | und
     );
   }
   // a holder with no candidate row ran without the coordinator (NoCoordination), as its peers may:
-  // they race for the lease (before: said to stay vacant, and a worker took it within seconds)
-  if (!best && !candidates.some((c) => c.name === was)) return joined(as({ name: was }, ` has no candidate row on lease ${name}, so it runs without the coordinator (NoCoordination): `), takenBy(after));
+  // they race for the lease (before: said to stay vacant, and a worker took it within seconds); or
+  // it was a coordinated worker whose row was collected, which the row cannot tell apart
+  if (!best && !candidates.some((c) => c.name === was)) return joined(as({ name: was }, ` has no candidate row on lease ${name} (it ran without the coordinator, NoCoordination, or its row was collected): `), takenBy(after));
   if (!best) return as('no candidate can be elected now: the lease stays vacant until one registers and renews');
   if (best.candidate.name === was) return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate is still ', { name: was }, ` (\`conclave preempt ${name} --to ...\` picks another)`);
   return as('the coordinator elects the next holder at its next reconcile, with a new fencing token: the best candidate now is ', { name: best.candidate.name });

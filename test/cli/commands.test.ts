@@ -757,7 +757,7 @@ describe('release', () => {
       "released lease rel: r1's term (fencing token 7) is over",
       'r1 was not asked to stop: it may act until its next renewal, at most 10s from now; its writes fenced with token 7 fail from now on',
       // no candidate row: r1 runs without the coordinator, and so may its peers (before: "stays vacant")
-      "r1 has no candidate row on lease rel, so it runs without the coordinator (NoCoordination): its workers take it, with a new fencing token (workers run with mode 'NoCoordination' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination')",
+      "r1 has no candidate row on lease rel (it ran without the coordinator, NoCoordination, or its row was collected): its workers take it, with a new fencing token (workers run with mode 'NoCoordination' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination')",
     ]);
     const after = (await h.leases.read('rel')).item!;
     expect(after).toEqual({ name: 'rel', lastHolderIdentity: 'r1', leaseDurationSeconds: 10, renewTime: NOW + 3 * SEC, acquireTime: NOW - 5 * MIN, leaseTransitions: 3, fencingToken: 7, electedBy: 'coordinator', revision: 2 });

@@ -527,7 +527,7 @@ describe('release: interrupts, the forced write, and who takes the lease', () =>
     const r = await h.run(['release', 'uncoordinated', '--force', '--yes'], { clock: manualClock(NOW + SEC) });
     expect(r.code, r.err).toBe(0);
     expect(r.out.split('\n').at(-1)).toBe(
-      "o1 has no candidate row on lease uncoordinated, so it runs without the coordinator (NoCoordination): its workers take it, with a new fencing token (workers run with mode 'NoCoordination' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination')",
+      "o1 has no candidate row on lease uncoordinated (it ran without the coordinator, NoCoordination, or its row was collected): its workers take it, with a new fencing token (workers run with mode 'NoCoordination' race for it; coordinated workers (candidates) take it only once it stands vacant and a vacancy report goes unanswered for 10s (or their fallbackAfterMs passes), each take reported to onError as a NoCoordinatorError: run them with mode 'NoCoordination')",
     );
     // a lease with no holder's row either, whose candidates are all gone: nobody can take it
     await h.seedLease(lease('g1', { name: 'deserted', leaseDurationSeconds: 15 }));
