@@ -95,7 +95,7 @@ export interface RoundProgress {
   next?: { segment: number; after: string | undefined };
   /** Milliseconds since the round began (the coordinator's clock), at this invocation's end. */
   ageMs: number;
-  /** Another invocation moved the cursor meanwhile (one coordinator at a time is the wiring's; locally a tick can be asked for by hand): this one's position was not kept. */
+  /** Another invocation moved the cursor meanwhile (one coordinator at a time is the wiring's; locally a tick can be asked for by hand): this one's position was not kept (on a multi-Region table, refused by another Region's write, it may have landed all the same). */
   lostRace: boolean;
   /** What the tick's gauges publish: roundGauges. */
   gauges: RoundGauges;
@@ -236,8 +236,9 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
       await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt', 'leaderless', 'failures', 'lastLeaderless', 'lastFailures', 'owedPart', 'owedParts', 'owesIdentities', 'unscanned', 'skipped'] as const).filter((k) => !(k in next)) });
     } catch (e) {
       // another invocation moved the cursor first, or (a multi-Region table) another Region's tick
-      // was writing it at that moment (not applied)
-      if (e instanceof ConflictError || isReplicatedWriteConflict(e)) progress.lostRace = true; // the other invocation's position stands: at worst a part is reconciled twice
+      // was writing it at that moment (the last try not applied; an earlier try of the AWS SDK's may
+      // have landed, its answer lost: either position may stand)
+      if (e instanceof ConflictError || isReplicatedWriteConflict(e)) progress.lostRace = true; // whichever position stands, at worst a part is reconciled twice
       else {
         // refused (writes denied after a deploy, throttling past the SDK's retries): a failure like
         // a reconcile's, told and counted, and the gauges still published; the next invocation goes

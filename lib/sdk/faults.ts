@@ -225,6 +225,19 @@ export function mayHaveLanded(e: unknown): boolean {
   return kind !== 'throttled' && kind !== 'denied';
 }
 
+/**
+ * What a write refused by a ReplicatedWriteConflictException `e` (a multi-Region table: another
+ * Region wrote the item at that moment) left, as the worker judges it (mayHaveLanded): not applied;
+ * or, its last try refused but the write maybe landed all the same (an earlier try of the AWS SDK's,
+ * its answer lost), that and `inDoubt`, what the worker does about it.
+ */
+export function replicatedConflictLeft(e: unknown, inDoubt: string): string {
+  if (!mayHaveLanded(e)) return 'this write was not applied';
+  const attempts = (e as { $metadata?: { attempts?: unknown } }).$metadata?.attempts;
+  const why = typeof attempts === 'number' && attempts > 1 ? `the AWS SDK sent it ${attempts} times, and an earlier try may have landed, its answer lost` : 'the write may have landed all the same';
+  return `its last try was not applied, but ${why}: ${inDoubt}`;
+}
+
 /** The AWS SDK's last failed try of a request abandoned at its bound, the SDK trying it again as the bound passed (after a throttle, say): by the error it was abandoned with. */
 const lastTries = new WeakMap<object, Error>();
 
@@ -645,9 +658,10 @@ export function namedFault(e: unknown, subject: string, endpoint: string, denied
   if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, error);
   if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, error, deniedAdvice(error, denied, 'retrying with backoff'));
   if (error.name === 'ReplicatedWriteConflictException' && !namedServerFaults.has(error)) {
-    // a multi-Region table: another Region wrote the item at that moment; this write was not applied
+    // a multi-Region table: another Region wrote the item at that moment; the last try was not
+    // applied, an earlier one may have been (replicatedConflictLeft)
     const named = new Error(
-      `${subject}: another Region wrote the same item at the same moment (${error.name}), and the AWS SDK's own retries used up: this write was not applied, nothing to fix (frequent ones mean the Regions' functions and workers write the row at once); retrying with backoff`,
+      `${subject}: another Region wrote the same item at the same moment (${error.name}), and the AWS SDK's own retries used up: ${replicatedConflictLeft(error, 'taken as a write in doubt, as one unanswered is')}; nothing to fix (frequent ones mean the Regions' functions and workers write the row at once); retrying with backoff`,
       { cause: error },
     );
     named.name = error.name;

@@ -29,7 +29,7 @@ export { LeaseLostError } from './fencing.js';
 import { INTERNAL_STOP, TableNotFoundError, TableWait, multiRegionMissIn, noteMultiRegionMiss, stampClockFor, tableNotThere, type ClockSync } from './options.js';
 import type { StampClock } from './server-clock.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
-import { errorSink, oneShotFault, unretriedWriteFault } from './faults.js';
+import { errorSink, oneShotFault, replicatedConflictLeft, unretriedWriteFault } from './faults.js';
 import { readWhileCreating, tableState } from './table-state.js';
 import { isMissingTable, requestTableOf } from '../table-wait.js';
 import { checkMultiRegion } from './multi-region.js';
@@ -381,17 +381,19 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     };
     // The window's row on a multi-Region table: a write of it refused because another Region wrote
     // the row at that moment (ReplicatedWriteConflictException, after the AWS SDK's own retries with
-    // backoff) was not applied. Met as the elector's own writes meet it (docs/deploy.md, MRSC): told
-    // to onError, named, and the row written again, conditioned as before, at most CONFLICT_ATTEMPTS
-    // times in all; the last one refused is the call's error, naming the lease, the window and what stands.
+    // backoff): its last try was not applied, an earlier one may have been (replicatedConflictLeft).
+    // Met as the elector's own writes meet it (docs/deploy.md, MRSC): told to onError, named, and the
+    // row written again, conditioned as before, at most CONFLICT_ATTEMPTS times in all (a write that
+    // landed meanwhile is the same claim again, or the mark found on the row); the last one refused
+    // is the call's error, naming the lease, the window and what stands.
     const where = `the run-once window "${window}" (row "${row}" of the candidates table "${o.tables.candidates}")`;
     const conflicted = (e: unknown, message: string): Error => {
       const named = new Error(`${subject}: ${message}`, { cause: e });
       named.name = 'ReplicatedWriteConflictException'; // the SDK's own name kept: code that tells it by name still does
       return named;
     };
-    const conflictTold = (e: unknown, write: string, attempt: number, again: string) =>
-      report(conflicted(e, `${write} of ${where}: another Region wrote the same item at the same moment (ReplicatedWriteConflictException), and the AWS SDK's own retries used up: this write was not applied, nothing to fix; ${again} (try ${attempt + 1} of ${CONFLICT_ATTEMPTS})`));
+    const conflictTold = (e: unknown, write: string, attempt: number, inDoubt: string, again: string) =>
+      report(conflicted(e, `${write} of ${where}: another Region wrote the same item at the same moment (ReplicatedWriteConflictException), and the AWS SDK's own retries used up: ${replicatedConflictLeft(e, inDoubt)}; nothing to fix; ${again} (try ${attempt + 1} of ${CONFLICT_ATTEMPTS})`));
     // read and claimed in this term: no older term's mark lands from now on, and no newer term's
     // read comes before this term's mark (it would claim the row first, and this mark be refused).
     // A claim is idempotent in its term (fence = this term's token): one of its tries that landed
@@ -404,7 +406,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
           if (!isReplicatedWriteConflict(e)) throw e;
           if (attempt >= CONFLICT_ATTEMPTS)
             throw conflicted(e, `${where} could not be claimed: another Region wrote the row at the same moment at each of ${attempt} tries (ReplicatedWriteConflictException): the function was not run, and the window is not marked by this run (a later run runs it, unless another has marked it); the lease is given up`);
-          conflictTold(e, 'the claim', attempt, 'claiming it again, the function not yet run');
+          conflictTold(e, 'the claim', attempt, "one that landed is the same claim in this term, and the claim again is answered with the row as it stands", 'claiming it again, the function not yet run');
           // cancelled meanwhile: the function never starts
           cancel?.throwIfAborted();
         }
@@ -493,7 +495,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
               e,
               `${where} could not be marked: another Region wrote the row at the same moment at each of ${attempt} tries (ReplicatedWriteConflictException): ${returned ? 'the function ran and returned, but ' : ''}the window is not marked: it stays open, and the next run runs it again${returned ? '' : ' (unless a later complete() of this run marks it)'}`,
             );
-          conflictTold(e, 'the mark', attempt, 'marking it again');
+          conflictTold(e, 'the mark', attempt, 'the row read back does not show it (or was not answered), and a mark again refused by its condition is judged by the row as it stands (one that landed is the window run)', 'marking it again');
         }
       }
     };

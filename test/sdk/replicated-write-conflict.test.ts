@@ -1,15 +1,17 @@
 /**
  * A ReplicatedWriteConflictException (a multi-Region strongly consistent table: another Region
- * wrote the item at that moment; this write was not applied), as the AWS SDK hands it over after
+ * wrote the item at that moment; the try refused was not applied), as the AWS SDK hands it over after
  * its own retries. Some try of it may have landed before the last was refused (an answer lost, then
  * the SDK's retry refused by another Region's write), so the elector takes it as a write in doubt:
- * it reads again. Before: told raw to onError, with no lease or identity.
+ * it reads again, and onError is told so (namedFault, by mayHaveLanded). Before: told raw to onError,
+ * with no lease or identity; then told "this write was not applied" while the elector took it in doubt.
  * DynamoDB Local has no MRSC: the exception is injected by a client middleware.
  */
 import { ReplicatedWriteConflictException, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { localClient } from '../../lib/local/dynamodb-local.js';
 import { LeaderElector } from '../../lib/sdk/elector.js';
+import { mayHaveLanded, namedFault } from '../../lib/sdk/faults.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { waitFor } from './harness.js';
 import { testTables, type TestTables } from '../support.js';
@@ -37,6 +39,27 @@ function conflicting(which: (input: { ConditionExpression?: string }) => boolean
 }
 
 describe('a replicated write conflict (multi-Region tables)', () => {
+  const refused = (attempts: number) => new ReplicatedWriteConflictException({ message: 'The request was rejected because one or more items in the request are being modified by a request in another Region.', $metadata: { httpStatusCode: 400, attempts } });
+
+  it("named after the AWS SDK sent it more than once: told as a write that may have landed (an earlier try's answer lost), as the worker takes it, not as one not applied (before: \"this write was not applied, nothing to fix\", while the worker took it in doubt)", () => {
+    const e = refused(3);
+    expect(mayHaveLanded(e)).toBe(true);
+    const named = namedFault(e, 'LeaderElector "w1" of lease "jobs"', 'the DynamoDB endpoint of region eu-west-1');
+    expect(named.name).toBe('ReplicatedWriteConflictException');
+    expect(named.message).toMatch(/^LeaderElector "w1" of lease "jobs": another Region wrote the same item at the same moment \(ReplicatedWriteConflictException\)/);
+    expect(named.message).not.toMatch(/this write was not applied/);
+    expect(named.message).toMatch(/its last try was not applied, but the AWS SDK sent it 3 times, and an earlier try may have landed, its answer lost: taken as a write in doubt/);
+  });
+
+  it('named as the worker judges it (mayHaveLanded): "not applied" only where that says it did not land', () => {
+    for (const attempts of [1, 2, 3]) {
+      const e = refused(attempts);
+      const named = namedFault(e, 'LeaderElector "w1" of lease "jobs"', 'the DynamoDB endpoint of region eu-west-1');
+      expect(/this write was not applied/.test(named.message)).toBe(!mayHaveLanded(e));
+      expect(/may have landed/.test(named.message)).toBe(mayHaveLanded(e));
+    }
+  });
+
   it("on the elector's take: told to onError naming the lease and what happened (before: the SDK's error, raw), the take in doubt (a try of it may have landed), read again and led", async () => {
     const { client, injected } = conflicting((i) => !/termToken = :token AND/.test(i.ConditionExpression ?? ''), 1);
     const errors: Error[] = [];
@@ -64,7 +87,7 @@ describe('a replicated write conflict (multi-Region tables)', () => {
     await waitFor('the renewal refused', () => injected() === 1 && errors.length > 0);
     expect(errors).toHaveLength(1);
     expect(errors[0]!.name).toBe('ReplicatedWriteConflictException');
-    expect(errors[0]!.message).toMatch(/lease "rwce-renew".*another Region wrote the same item at the same moment \(ReplicatedWriteConflictException\).*this write was not applied/);
+    expect(errors[0]!.message).toMatch(/lease "rwce-renew".*another Region wrote the same item at the same moment \(ReplicatedWriteConflictException\).*its last try was not applied, but .*an earlier try may have landed.*taken as a write in doubt/);
     const token = e.fencingToken;
     const renewed = (await new LeaseStore(client, t.names.leases).read('rwce-renew')).item!.renewTime!;
     await waitFor('a renewal after it', async () => ((await new LeaseStore(client, t.names.leases).read('rwce-renew')).item!.renewTime! > renewed ? true : undefined));
