@@ -716,7 +716,8 @@ export function withWakes(deps: FunctionDeps): { deps: FunctionDeps; end: (remai
  * session (a candidate row's `identity` is its elector's instance, `…@<process>` on a session:
  * processOf), in name order, each once. One consistent Query of the lease's candidates: the one
  * successor naming makes, about 0.5 RRU for 3 candidates. Candidates on no session have no process
- * topic; they hear the wake on the lease's topic.
+ * topic; they hear the wake on the lease's topic. More than MAX_WAKE_PROCESSES of them (candidate
+ * rows naming made-up processes) and the waker publishes to none (lib/functions/wake.ts).
  */
 export async function wakeProcesses(deps: Pick<CoordinatorDeps, 'candidates'>, lease: string): Promise<string[]> {
   const { candidates } = await deps.candidates.list(lease);

@@ -13,7 +13,8 @@ import { wakeTopics, type Wake } from '../schemas/push.js';
 /**
  * Publishes one wake: on the lease's topic, or, given `processes`, on the topic of each of them
  * (wakeTopics); resolves once the broker took them, or at once while the broker is not answering
- * (see iotWaker). Rejects when one failed or took longer than the waker's timeout.
+ * (see iotWaker). Rejects when one failed or took longer than the waker's timeout, and, publishing
+ * nothing, when `processes` are more than MAX_WAKE_PROCESSES.
  */
 export type Waker = (lease: string, revision: number | undefined, processes?: readonly string[]) => Promise<void>;
 
@@ -26,6 +27,32 @@ export type WakeAddresses = (lease: string) => Promise<readonly string[]>;
  * lib/functions/requests.ts, with its retries).
  */
 export const WAKE_TIMEOUT_MS = 1_500;
+
+/**
+ * The most processes one wake is addressed to. A lease's candidates are its workers' processes, a
+ * handful (3 in every deployment docs/benchmarks.md models; a process's electors share its topic);
+ * 25 is eight times that. But a worker of the lease may write any number of candidate rows, each
+ * naming a made-up process (up to MAX_CANDIDATES_PER_LEASE, 1,000, which the coordinator reads): each
+ * wake of the lease was then 1,001 publishes, billed to the account and drawn from its publish
+ * quota, which every lease's wakes share. Past this, the wake goes out on the lease's topic alone
+ * (26 publishes at most): the channels on those process topics hear the change at their next poll.
+ */
+export const MAX_WAKE_PROCESSES = 25;
+
+/**
+ * At most this many publishes of one waker are out at once, the others waiting their turn (within
+ * the wake's timeout): under the SDK's 50 sockets per client, whatever the number of wakes in flight
+ * (WAKES_IN_FLIGHT, each up to 1 + MAX_WAKE_PROCESSES topics) or left unwaited while the broker stalls.
+ */
+export const PUBLISHES_IN_FLIGHT = 48;
+
+/** A wake addressed to more processes than MAX_WAKE_PROCESSES: published on none of their topics. */
+export class TooManyWakeProcessesError extends Error {
+  override readonly name = 'TooManyWakeProcessesError';
+  constructor(lease: string, processes: number) {
+    super(`a wake of lease "${lease}" addressed to ${processes} processes, over ${MAX_WAKE_PROCESSES}: published on none of their topics (their channels hear the change at their next poll); its candidate rows name that many processes`);
+  }
+}
 
 export interface WakerOptions {
   /** What the timeout is measured on. @default systemClock */
@@ -44,12 +71,30 @@ export class WakeTimeoutError extends Error {
  * or local mode's broker) under the deployment's leases table, at QoS 1. Each publish is aborted
  * after `timeoutMs`. Once one has timed out, the broker counts as stalled: later wakes are still
  * sent (each with its timeout) but not waited for, so they take no place in a WakeBatch's flight
- * and a batch pays the timeout once; the first of them that gets through ends the stall.
+ * and a batch pays the timeout once; the first of them that gets through ends the stall. At most
+ * PUBLISHES_IN_FLIGHT publishes are out at once; a wake to more than MAX_WAKE_PROCESSES processes
+ * is refused, stalled or not.
  */
 export function iotWaker(client: IoTDataPlaneClient, leasesTable: string, options: WakerOptions = {}): Waker {
   const clock = options.clock ?? systemClock;
   const timeoutMs = options.timeoutMs ?? WAKE_TIMEOUT_MS;
   let stalled = false;
+  let sending = 0;
+  const waiting: (() => void)[] = [];
+  /** A place among the PUBLISHES_IN_FLIGHT, once one is free; the function that gives it back (again: nothing). */
+  const slot = async (): Promise<() => void> => {
+    // a waiter is handed the place of the publish that ends, so nobody can slip in between
+    if (sending < PUBLISHES_IN_FLIGHT) sending++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      const next = waiting.shift();
+      if (next) next();
+      else sending--;
+    };
+  };
   const publish = async (lease: string, revision: number | undefined, processes: readonly string[] | undefined): Promise<void> => {
     const wake: Wake = { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) };
     const payload = new TextEncoder().encode(JSON.stringify(wake));
@@ -65,19 +110,33 @@ export function iotWaker(client: IoTDataPlaneClient, leasesTable: string, option
       },
       { background: true },
     );
+    const places: (() => void)[] = [];
+    const send = async (topic: string): Promise<void> => {
+      const free = await slot();
+      places.push(free);
+      if (abort.signal.aborted) return free(); // given up while it waited its turn: never sent
+      try {
+        await client.send(new PublishCommand({ topic, qos: 1, payload }), { abortSignal: abort.signal });
+      } finally {
+        free();
+      }
+    };
     try {
       // raced as well as aborted: the wake settles at the timeout whatever the HTTP handler does with the abort
-      const sent = wakeTopics(leasesTable, lease, processes).map((topic) => client.send(new PublishCommand({ topic, qos: 1, payload }), { abortSignal: abort.signal }));
-      await Promise.race([Promise.all(sent), timeout]);
+      await Promise.race([Promise.all(wakeTopics(leasesTable, lease, processes).map(send)), timeout]);
       stalled = false;
     } catch (e) {
       if (e instanceof WakeTimeoutError) stalled = true;
       throw e;
     } finally {
       timer.cancel();
+      // a publish given up keeps no place, whatever its HTTP handler does with the abort
+      if (abort.signal.aborted) for (const free of places) free();
     }
   };
   return async (lease, revision, processes) => {
+    const addressed = processes && new Set(processes).size;
+    if (addressed && addressed > MAX_WAKE_PROCESSES) throw new TooManyWakeProcessesError(lease, addressed);
     if (!stalled) return publish(lease, revision, processes);
     // not waited for: its outcome only tells whether the stall is over
     void publish(lease, revision, processes).catch(() => undefined);
@@ -121,7 +180,8 @@ export interface WakeBatch {
  * wake of a lease giving way to a later one of the same lease (a wake only says "read the lease
  * now"; the later revision says all the earlier one did; a lower one, none). A failed wake is handed to `failed` and
  * fails nothing else: the records it came from are done, or reported, on their own. With `address`,
- * each wake also goes to the processes it gives, once read (when the wake leaves the queue, so the
+ * each wake also goes to the processes it gives (to none past MAX_WAKE_PROCESSES, which the waker
+ * refuses: handed to `failed`), once read (when the wake leaves the queue, so the
  * candidates are as fresh as the change; the lease topic does not wait for the read); if that read
  * fails, the wake goes out on the lease's topic alone and the failure is handed to `failed` too (a
  * process topic's subscribers then see the change at their next poll).

@@ -11,7 +11,8 @@
  * (unless `subscribable` says otherwise), within IoT Core's 50 subscriptions a connection. A
  * SUBSCRIBE refused is answered as IoT Core (MQTT 3.1.1) answers it: by closing the connection, no
  * SUBACK 0x80 (AWS, aws-iot-device-sdk-js#191: "IoT will drop the connection in the event of an
- * unauthorized subscription").
+ * unauthorized subscription"). Nor from a web page: a request from a browser page of another origin,
+ * or addressed to a name other than loopback's, is refused (foreignRequest).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -104,6 +105,26 @@ function invalidTopic(topic: string): string | undefined {
   return undefined;
 }
 
+/** A Host header naming loopback (the broker listens on 127.0.0.1 alone), with any port. */
+const LOOPBACK_HOST = /^(127\.0\.0\.1|localhost|\[::1\])(:\d{1,5})?$/i;
+
+/**
+ * Why a request is refused for where it comes from, if it is. The broker has no authorization (it
+ * stands in for IoT Core's), so any web page the developer opens could otherwise publish to it (a
+ * cross-site `text/plain` POST needs no preflight), retained wakes too, and open the WebSocket and
+ * read every wake: a browser names the page's origin in `Origin` on every cross-site POST and
+ * WebSocket, so one that is not the broker's own (`http://<its Host>`) is refused; and a Host
+ * that is not loopback's is a page whose name was made to resolve here (DNS rebinding). The local
+ * runtime's clients (the IoT data plane's, PushChannel's, in Node) send no Origin.
+ */
+function foreignRequest(req: IncomingMessage): string | undefined {
+  const host = req.headers.host;
+  if (host === undefined || !LOOPBACK_HOST.test(host)) return `addressed to ${host === undefined ? 'no host' : JSON.stringify(host)}: the local push broker answers requests to 127.0.0.1 or localhost only`;
+  const origin = req.headers.origin;
+  if (origin !== undefined && origin.toLowerCase() !== `http://${host.toLowerCase()}`) return `sent by a web page of ${JSON.stringify(origin)}: the local push broker answers no other origin's pages`;
+  return undefined;
+}
+
 /** Answers an upgrade it will not take and closes the socket. */
 function refuseUpgrade(socket: Socket, status: number, reason: string): void {
   socket.on('error', () => undefined); // the client may already have gone: nothing to tell it
@@ -177,6 +198,11 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const foreign = foreignRequest(req);
+    if (foreign) {
+      req.resume();
+      return awsError(res, 403, 'ForbiddenException', foreign);
+    }
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const m = /^\/topics\/([^/]+)$/.exec(url.pathname);
     if (!m) {
@@ -217,6 +243,7 @@ export async function startPushBroker(opts: PushBrokerOptions = {}): Promise<Pus
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     // any query string: IoT Core's signed URL carries SigV4 parameters, ignored here
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
+    if (foreignRequest(req)) return refuseUpgrade(socket, 403, 'Forbidden');
     if (path !== '/mqtt') return refuseUpgrade(socket, 404, 'Not Found');
     if (down) return refuseUpgrade(socket, 503, 'Service Unavailable');
     wss.handleUpgrade(req, socket, head, (ws) => {

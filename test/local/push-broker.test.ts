@@ -6,11 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import { connectAsync, type MqttClient } from 'mqtt';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { iotWaker } from '../../lib/functions/wake.js';
 import { startPushBroker, type PushBroker } from '../../lib/local/push-broker.js';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
@@ -175,6 +177,47 @@ describe('push broker: IoT Core on loopback', () => {
     await b.outage({ publishes: true });
     await iotWaker(dataPlane(b), table)('ingest', 1);
     expect(b.stats()).toMatchObject({ published: 1, delivered: 0, connections: 0 });
+  });
+
+  // an attacker review (2026-12-07): a web page's cross-site text/plain POST (no preflight) was published, retained too
+  it("refuses a web page's requests: another origin's POST and WebSocket, and a name other than loopback's (DNS rebinding); its own origin and Node's clients are served", async () => {
+    const b = await broker();
+    const table = `t-${randomUUID().slice(0, 8)}-leases`;
+    const sub = await subscriber(b, pushSubscription(table));
+    const port = new URL(b.httpEndpoint).port;
+    const path = `/topics/${encodeURIComponent(pushTopic(table, 'ingest'))}?qos=1&retain=true`;
+    /** A POST as a browser sends a form's or fetch's text/plain body, with the headers it names. */
+    const post = (headers: Record<string, string>) =>
+      new Promise<{ status: number; type: string | undefined }>((resolve, reject) => {
+        const req = request(`${b.httpEndpoint}${path}`, { method: 'POST', headers: { 'content-type': 'text/plain', ...headers } }, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode!, type: res.headers['x-amzn-errortype'] as string | undefined });
+        });
+        req.on('error', reject);
+        req.end('{"lease":"ingest","by":"stream"}');
+      });
+    // another site's page, a sandboxed one, another local port's page; a page whose name was rebound to 127.0.0.1
+    const forged: Record<string, string>[] = [{ origin: 'https://evil.example' }, { origin: 'null' }, { origin: 'http://localhost:3000' }, { host: `evil.example:${port}` }, { host: `evil.example:${port}`, origin: `http://evil.example:${port}` }];
+    for (const headers of forged) expect(await post(headers), JSON.stringify(headers)).toEqual({ status: 403, type: 'ForbiddenException' });
+    expect(b.stats().published).toBe(0);
+    /** Whether a WebSocket opened with these options is let in. */
+    const opens = (url: string, o: { origin?: string; headers?: Record<string, string> }) =>
+      new Promise<boolean | number>((resolve) => {
+        const ws = new WebSocket(url, 'mqtt', o);
+        ws.once('open', () => (ws.terminate(), resolve(true)));
+        ws.once('unexpected-response', (_req, res) => (res.resume(), resolve(res.statusCode!)));
+        ws.once('error', () => resolve(false));
+      });
+    expect(await opens(b.wsEndpoint, { origin: 'https://evil.example' })).toBe(403);
+    expect(await opens(b.wsEndpoint, { headers: { host: `evil.example:${port}` } })).toBe(403);
+    expect(b.stats().connections).toBe(1); // the subscriber's alone
+    // the broker's own origin, and Node's clients (no Origin): served
+    expect(await opens(b.wsEndpoint, { origin: `http://127.0.0.1:${port}` })).toBe(true);
+    expect(await opens(b.wsEndpoint, { headers: { host: `localhost:${port}` } })).toBe(true);
+    expect(await post({ origin: `http://127.0.0.1:${port}` })).toEqual({ status: 200, type: undefined });
+    await iotWaker(dataPlane(b), table)('ingest', 4);
+    await waitFor('the two publishes served', () => sub.got.length === 2);
+    expect(b.stats().published).toBe(2);
   });
 });
 
