@@ -13,13 +13,18 @@ import type { LeaderNaming, LeaderTarget } from './naming.js';
 /** Cloud Map's instance ids: at most 64 of these characters. */
 const INSTANCE_ID = /^[0-9a-zA-Z_/:.@-]{1,64}$/;
 
+/** How a hashed instance id starts: a lease whose own name does so is hashed too, so no lease's id is another's. */
+const HASHED = 'conclave-h:';
+
 /**
- * The instance id of a lease: the lease's name when Cloud Map takes it as an id (most do: lease
- * names use the same characters), else `conclave-h:` and 26 characters of a hash of it. The
- * `lease` attribute always holds the name itself.
+ * The instance id of a lease: the lease's name as written, no case folded (the service is
+ * API-only: an id is no DNS label), when Cloud Map takes it as an id (most do: lease names use the
+ * same characters), else `conclave-h:` and 26 characters of a hash of it. A lease named `conclave-h:…`
+ * is hashed as well: as its own id it could be a long lease's. The `lease` attribute always holds
+ * the name itself.
  */
 export function instanceIdOf(lease: string): string {
-  return INSTANCE_ID.test(lease) ? lease : `conclave-h:${base32(createHash('sha256').update(lease).digest().subarray(0, 16))}`;
+  return INSTANCE_ID.test(lease) && !lease.startsWith(HASHED) ? lease : `${HASHED}${base32(createHash('sha256').update(lease).digest().subarray(0, 16))}`;
 }
 
 /**

@@ -59,6 +59,12 @@ export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unkno
     deps.logger.warn('event for a lease this deployment does not name', { lease: change.lease, event: change.eventId });
     return { ignored };
   }
+  // before its claim: a lease with no name of its own has no row, and nothing is written for it
+  const unnamed = deps.discovery.naming.leaseIssue?.(change.lease);
+  if (unnamed !== undefined) {
+    deps.logger.error(`lease "${change.lease}" has no name: ${unnamed}`, { lease: change.lease, event: change.eventId, why: unnamed });
+    return { ignored: `lease "${change.lease}" has no name in ${deps.discovery.naming.describe}: ${unnamed}` };
+  }
   const outcome = await applyLeaderChange(deps.discovery, change, deps.discovery.clock.now() + remainingMs);
   deps.logger.info(`leader name: ${outcome.outcome}`, { lease: change.lease, event: change.eventId, change: `${change.kind} ${change.fencingToken}`, ...outcome });
   unnamedLeader(deps.logger, change, outcome);
@@ -174,9 +180,10 @@ function clockSkewOf(json: string | undefined): number {
 export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): DiscoveryFunctionDeps {
   const e = parse(Env, env, `environment of the ${DISCOVERY_FUNCTION.name} function`);
   const serviceId = e[DISCOVERY_ENV.cloudMapServiceId];
+  const leases = leasesOf(e[DISCOVERY_ENV.leases]);
   const naming = serviceId
     ? cloudMapNaming(new ServiceDiscoveryClient(bounded), serviceId)
-    : route53Naming(new Route53Client(bounded), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]! });
+    : route53Naming(new Route53Client(bounded), { hostedZoneId: e[DISCOVERY_ENV.hostedZoneId]!, recordName: e[DISCOVERY_ENV.recordName]!, ttlSeconds: e[DISCOVERY_ENV.ttlSeconds]!, leases });
   const client = new DynamoDBClient(bounded);
   const tables = { leases: e[DISCOVERY_ENV.leasesTable], identities: e[DISCOVERY_ENV.identitiesTable] };
   // judged as the coordinator judges a term over: a name is never cleared before it calls the term over
@@ -184,7 +191,7 @@ export function discoveryDepsFromEnv(env: NodeJS.ProcessEnv = process.env): Disc
   return {
     discovery: { state: new DiscoveryStateStore(client, e[DISCOVERY_ENV.table]), naming, clock: systemClock },
     leadershipOf: (lease, signal) => leadershipOf(lease, { client, tables, signal, clockSkewMs }),
-    leases: leasesOf(e[DISCOVERY_ENV.leases]),
+    leases,
     leasesTableArn: e[DISCOVERY_ENV.leasesTableArn],
     ...observability(DISCOVERY_FUNCTION.name),
   };

@@ -31,6 +31,14 @@ export interface LeaderNaming {
    * target an address parses to.
    */
   issue?(target: LeaderTarget): string | undefined;
+  /**
+   * Why this service gives `lease` no name at all, or undefined when it has one of its own: its name
+   * would be another lease's too (Route 53: DNS names ignore case), or is none the service can hold.
+   * Nothing is written for such a lease, neither pointed nor cleared (a clear would delete the other
+   * lease's name): its events are logged as errors and ignored, and the sweep passes it by. Absent:
+   * every lease has a name of its own.
+   */
+  leaseIssue?(lease: string): string | undefined;
 }
 
 /** What the name must show for a row's state: its holder's address, or nothing (and why). */

@@ -8,7 +8,7 @@ import { ChangeResourceRecordSetsCommand, ListResourceRecordSetsCommand, type Ch
 import { systemClock, type Clock } from '../clock.js';
 import { ValidationError } from '../schemas/validation.js';
 import type { LeaderNaming, LeaderTarget } from './naming.js';
-import { dnsNameIssue, normalizeDnsName, recordNameOf } from './wiring.js';
+import { dnsNameIssue, LEASE_PLACEHOLDER, normalizeDnsName, recordNameOf } from './wiring.js';
 
 /** The record types a leader's name may have: the ones the function deletes when the type changes or the term ends. */
 export const MANAGED_TYPES = ['A', 'AAAA', 'CNAME'] as const;
@@ -22,6 +22,41 @@ export interface Route53NamingOptions {
   /** Fully qualified, with `{lease}` where each lease has a record of its own. */
   readonly recordName: string;
   readonly ttlSeconds: number;
+  /** The leases the deployment names (its leaseNames); undefined: every lease. */
+  readonly leases?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * Why Route 53 gives a lease no record (LeaderNaming.leaseIssue), or undefined. Its record name
+ * must be a DNS name, and no other lease's: DNS names ignore case, so leases whose names differ only
+ * in case (`Orders`, `orders`) would share one record, each lease's terms pointing it at their
+ * leader and deleting it at their end, while each lease's fencing order is its own. With
+ * leaseNames, only those leases are named: one that shares its record with another of them is
+ * refused, both (synth refuses the pair first). With every lease named, a lease is named only when
+ * its record name holds its name as written, so no upper-case letters: `orders` has
+ * `orders.leader.…`, `Orders` none. Two leases so named never share a record (the template with a
+ * different name put in). One record name with no `{lease}` is one lease's: with every lease, none.
+ */
+function route53LeaseIssue(o: Pick<Route53NamingOptions, 'recordName' | 'leases'>): (lease: string) => string | undefined {
+  // the named leases by record name, once: judged at every event and every swept row
+  const byName = new Map<string, string[]>();
+  for (const l of o.leases ?? []) {
+    const name = recordNameOf(o.recordName, l);
+    byName.set(name, [...(byName.get(name) ?? []), l]);
+  }
+  return (lease) => {
+    const name = recordNameOf(o.recordName, lease);
+    const issue = dnsNameIssue(name);
+    if (issue) return `its record name ${name} ${issue}; Route 53 names only leases whose names are host-name labels (leaderDiscovery.leaseNames takes no other)`;
+    if (o.leases) {
+      const other = byName.get(name)?.find((m) => m !== lease);
+      return other === undefined ? undefined : `its record name ${name} is lease "${other}"'s too (DNS names ignore case): neither is named; give leaderDiscovery.leaseNames leases whose record names differ`;
+    }
+    if (!o.recordName.includes(LEASE_PLACEHOLDER)) return `the record name ${name} has no ${LEASE_PLACEHOLDER}, so every lease would share it: give the one lease it names in leaderDiscovery.leaseNames`;
+    if (name !== normalizeDnsName(o.recordName).split(LEASE_PLACEHOLDER).join(lease))
+      return `its record name ${name} would be lease "${lease.toLowerCase()}"'s too, as DNS names ignore case: with every lease named (no leaderDiscovery.leaseNames), Route 53 names no lease with upper-case letters, only lower-case names; rename the lease, or name it in leaseNames`;
+    return undefined;
+  };
 }
 
 /** The record that names `target`. */
@@ -49,11 +84,12 @@ const listed = (records: readonly ResourceRecordSet[]): string => JSON.stringify
  * call is bounded by `withinMs` on `clock`.
  */
 export function route53Naming(client: Route53Client, o: Route53NamingOptions, clock: Clock = systemClock): LeaderNaming {
+  /** The lease's record name; a lease with no record of its own (route53LeaseIssue) is refused before any call: its writes would be another lease's. */
+  const leaseIssue = route53LeaseIssue(o);
   const nameOf = (lease: string): string => {
-    const name = recordNameOf(o.recordName, lease);
-    const issue = dnsNameIssue(name);
-    if (issue) throw new ValidationError(`Route 53 record of lease "${lease}"`, [{ field: 'recordName', message: `${name} ${issue}; give the construct's leaderDiscovery.leaseNames only leases whose names are host-name labels` }]);
-    return name;
+    const issue = leaseIssue(lease);
+    if (issue) throw new ValidationError(`Route 53 record of lease "${lease}"`, [{ field: 'recordName', message: issue }]);
+    return recordNameOf(o.recordName, lease);
   };
   /** The construct's records at `name`: simple A, AAAA and CNAME records. */
   const current = async (name: string, signal: AbortSignal | undefined): Promise<ResourceRecordSet[]> => {
@@ -99,6 +135,7 @@ export function route53Naming(client: Route53Client, o: Route53NamingOptions, cl
   const deleteAll = (records: ResourceRecordSet[]) => records.map((r): Change => ({ Action: 'DELETE', ResourceRecordSet: r }));
   return {
     describe: `Route 53 zone ${o.hostedZoneId} (${o.recordName})`,
+    leaseIssue,
     async point(lease, target, withinMs) {
       const wanted = leaderRecord(nameOf(lease), target, o.ttlSeconds);
       const name = normalizeDnsName(wanted.Name!);

@@ -114,12 +114,15 @@ export function sweepOrder<R extends { readonly lease: string }>(rows: readonly 
 }
 
 /**
- * Judges every name (`rows`: sweptLeases, the discovery table's and the named leases with none),
- * one lease at a time in sweepOrder from `from` (where the last sweep stopped), until `deadline`
- * (epoch ms on the deps' clock) less SWEEP_MARGIN_MS.
+ * Judges every name (`all`: sweptLeases, the discovery table's and the named leases with none; a
+ * lease the naming service gives no name of its own passed by), one lease at a time in sweepOrder
+ * from `from` (where the last sweep stopped), until `deadline` (epoch ms on the deps' clock) less
+ * SWEEP_MARGIN_MS.
  */
-export async function sweepNames(deps: SweepDeps, rows: readonly Swept[], deadline: number, from = ''): Promise<SweepResult> {
+export async function sweepNames(deps: SweepDeps, all: readonly Swept[], deadline: number, from = ''): Promise<SweepResult> {
   const clock = deps.discovery.clock;
+  // a lease with no name of its own (LeaderNaming.leaseIssue): its writes would be another lease's name (its row, a function's before it was refused)
+  const rows = all.filter((r) => deps.discovery.naming.leaseIssue?.(r.lease) === undefined);
   const changed: Record<string, string> = {};
   const left: string[] = [];
   const errors: { lease: string; error: Error }[] = [];

@@ -238,7 +238,7 @@ describe('Route 53', () => {
   });
 
   it('one fixed name for one lease: the record name as given', async () => {
-    const one = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: `leader.${zone}`, ttlSeconds: 30 });
+    const one = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName: `leader.${zone}`, ttlSeconds: 30, leases: new Set(['nightly-report']) });
     await one.point('nightly-report', target('10.0.0.7:8080'));
     expect(aws.records).toEqual([{ name: `leader.${zone}.`, type: 'A', ttl: 30, values: ['10.0.0.7'] }]);
   });
