@@ -1914,9 +1914,7 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
     vanished: view.item === undefined ? st.vanished : undefined,
     askSeenAt: st.askSeen?.at,
     retryPeriodMs: s.retryPeriodMs,
-    // a term on a session, or no row at all (this start-up may never have seen it: a session-held
-    // holder of a deleted row leads on until its backstop read when the lease stream is down)
-    fallbackAfterMs: st.lastHeldOnSession || view.item === undefined ? Math.max(s.fallbackAfterMs, sessionFallbackFor(s, st.lastHeldSeconds?.seconds)) : s.fallbackAfterMs,
+    fallbackAfterMs: fallbackAfter(s, st, view.item),
   });
   if (d.confirm) {
     // elected: confirm by renewing before acting (a term rewritten under it is ended instead)
@@ -1953,6 +1951,15 @@ function polled(s: FollowerSettings, state: FollowerState, raw: LeaseRead, view:
   return rest(s, st, raw, d, at, fx);
 }
 
+/**
+ * How long a vacant lease waits for the fallback (FollowerView.fallbackAfterMs) after a read of
+ * `item`: longer after a term on a session, or with no row at all (this start-up may never have seen
+ * it: a session-held holder of a deleted row leads on until its backstop read when the lease stream
+ * is down).
+ */
+const fallbackAfter = (s: FollowerSettings, st: FollowerState, item: Lease | undefined): number =>
+  st.lastHeldOnSession || item === undefined ? Math.max(s.fallbackAfterMs, sessionFallbackFor(s, st.lastHeldSeconds?.seconds)) : s.fallbackAfterMs;
+
 /** A poll's actions after its answer: take the lease as successor, or report a vacancy and take it by fallback. */
 function rest(s: FollowerSettings, state: FollowerState, raw: LeaseRead, d: FollowerDecision, at: Moment, fx: FollowerEffect[]): Out {
   const st = { ...state, vacantSince: d.vacantSince, wakeAt: d.wakeAt };
@@ -1975,21 +1982,23 @@ function acquire(s: FollowerSettings, state: FollowerState, read: LeaseRead, the
   if (held !== undefined) return done({ ...state, wakeAt: Math.min(state.wakeAt ?? Infinity, held) }, fx);
   // standing down: nor as successor or by the fallback until its candidacy's own renewal (candidateRenewed onTurn),
   // unless the lease stood vacant a lease duration past the fallback (standsDownFallback): a stand-down never leaves it leaderless
-  if (state.standsDown && !(then === 'self' && standsDownFallback(s, state, at.now))) return done(state, fx);
+  if (state.standsDown && !(then === 'self' && standsDownFallback(s, state, read.item, at.now))) return done(state, fx);
   const j = vouch(s, state, at, fx);
   if (!j.trusted) return attempted(s, j.state, then, false, at, fx);
   return waiting(j.state, { kind: 'acquire', read, then, jumps: at.jumps, sentAt: at.now }, fx, { kind: 'acquire', read, electedBy: then === 'self' ? 'self' : 'successor' });
 }
 
 /**
- * Whether a start-up that stands down takes the lease by the fallback all the same at `now`: it has
- * stood vacant a lease duration past the fallback, so no healthy candidate was elected or took it
- * by the fallback meanwhile (every candidate stands down, their work failing at once everywhere, say;
- * or the only one does). A stand-down keeps a candidate that cannot hold a term from taking the
- * lease from a healthy one; it does not leave the lease leaderless until its candidacy's renewal.
- * A healthy candidate's fallback, due a lease duration sooner, takes it first.
+ * Whether a start-up that stands down takes the lease (read as `item`) by the fallback all the same
+ * at `now`: it has stood vacant a lease duration past the fallback, so no healthy candidate was
+ * elected or took it by the fallback meanwhile (every candidate stands down, their work failing at
+ * once everywhere, say; or the only one does). A stand-down keeps a candidate that cannot hold a term
+ * from taking the lease from a healthy one; it does not leave the lease leaderless until its
+ * candidacy's renewal. A healthy candidate's fallback, due a lease duration sooner, takes it first:
+ * the fallback the poll's decision waited (fallbackAfter, a session's after a term on one), not the plain one.
  */
-const standsDownFallback = (s: FollowerSettings, st: FollowerState, now: number): boolean => st.vacantSince !== undefined && now - st.vacantSince >= s.fallbackAfterMs + s.leaseDurationMs;
+const standsDownFallback = (s: FollowerSettings, st: FollowerState, item: Lease | undefined, now: number): boolean =>
+  st.vacantSince !== undefined && now - st.vacantSince >= fallbackAfter(s, st, item) + s.leaseDurationMs;
 
 /** A term won by the write sent at `sentAt`: led, unless the clock jumped meanwhile (then given back). */
 function won(s: FollowerSettings, state: FollowerState, term: Term, jumps: number, sentAt: number, lease: Lease, then: Attempt | Given, at: Moment, fx: FollowerEffect[]): Out {
@@ -2353,6 +2362,11 @@ function note(s: Settings, st: State, e: FollowerEvent, at: Moment, fx: Effect[]
  * whose renewals DynamoDB or the network failed (a 5xx, a throttle, a timeout, an answer lost: an
  * outage that comes and goes costs every candidate such terms, and none did anything wrong) or that
  * were never answered (a paused process), nor one that slept or saw its clock jump (`jumped`).
+ * A term on a session is renewed by the Session's writes, whose refusals never reach it: a Session
+ * denied its renewals ends at its own renew deadline, which its options put a retry period before
+ * the term's (elector-options.ts), and the term renews itself from then ('sessionEnded'), so a
+ * refusal of those renewals counts. A Session denied its first write (the same write to the same
+ * row) starts none: its electors renew their own. Either way, a term whose own renewals land is led.
  */
 const failedAtStart = (s: Settings, lead: Lead, reason: StopReason, now: number, jumped: boolean): boolean =>
   reason === 'workFailed' ? now - lead.since < s.leaseDurationMs : reason === 'renewDeadline' && lead.renewals === 0 && lead.refused === true && !jumped && lead.slept === undefined;

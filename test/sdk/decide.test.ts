@@ -547,6 +547,40 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(down.state.standsDown).toBe(true); // until the term it takes is led
   });
 
+  it("a term on a session whose Session's renewals its role denied: the session ends at its own deadline, before the term's, the term renews itself, and that renewal refused counts it as a failed start (own-diff review, 2026-12-07, twelfth)", () => {
+    const fresh = (st: State = START) => ({ ...leading(mine({ session: 's1' }), { session: 's1', renewals: 0, since: T }), heldOff: st.heldOff, standAgain: st.standAgain });
+    const denied: Parameters<typeof run>[2] = [
+      [{ kind: 'sessionEnded', name: 's1' }, at(7_600)], // the Session's renew deadline (7.5 s) passed, its renewals denied
+      [poll, at(7_600)],
+      [answer({ failed: true, refused: true }), at(7_630)],
+      [{ kind: 'deadline', no: 1 }, at(10_001)],
+    ];
+    const once = run(settings(), fresh(), denied);
+    expect(once.kinds[1]).toContain('renew'); // the term's own renewal, on the path that tells a refusal
+    expect(once.state.heldOff?.failures).toBe(1);
+    expect(run(settings(), fresh(once.state), denied).state.standsDown).toBe(true);
+  });
+
+  it('standing down, after a term held on a session (or with no lease row at all) it takes the vacant lease a lease duration after the longer fallback a healthy candidate waits there, not with it (own-diff review, 2026-12-07, twelfth)', () => {
+    const vacant = mine({ revision: 9, holderIdentity: undefined, holderInstance: undefined, fencingToken: 8, termToken: 8 });
+    const s = settings({ sessionFallbackMs: 120_000 });
+    for (const [row, st] of [
+      [vacant, { ...START, lastHeldOnSession: true }], // the last term was held on a session
+      [undefined, START], // no lease row: its last term may have been on a session
+    ] as const) {
+      const looks = (from: State, ms: number[]) => run(s, from, ms.flatMap((t): Parameters<typeof run>[2] => [[poll, at(t)], [{ kind: 'leaseRead', raw: read(row) }, at(t + 10)]]));
+      // a healthy candidate takes it by the session's fallback once it stood vacant 120 s
+      const healthy = looks(st, [0, 119_000, 121_000]);
+      expect(healthy.kinds[3]).not.toContain('acquire');
+      expect(healthy.kinds[5]).toContain('acquire');
+      // one that stands down: a lease duration (15 s) later; before the fix, at 120 s with it (60 s past the plain fallback),
+      // and a worker that cannot hold a term won about half those races, failed, and left the lease another fallback
+      const down = looks({ ...st, standsDown: true }, [0, 121_000, 134_000, 135_100]);
+      expect(down.kinds.slice(0, 7).flat()).not.toContain('acquire');
+      expect(down.effects[7]).toContainEqual(expect.objectContaining({ kind: 'acquire', electedBy: 'self' }));
+    }
+  });
+
   it("a term stopped at a clock jump or its renew deadline reads the lease row itself next, not the session alone: its follower's view of the row is from before it led (seed 12800135: a session-only read of that old view ended the old term on the row, refused, and the lease waited out its own term, 124 s leaderless over a run)", () => {
     const old = mine({ fencingToken: 5, termToken: 5, session: 's1' }); // quiet: renewed since taken
     const before: State = { ...leading(mine({ session: 's1' }), { session: 's1' }), lastRaw: read(old), lastRead: old, leaseReadAt: T - 1_000 };
