@@ -151,12 +151,15 @@ export function deployRegion(scope: Construct, s: RegionalSettings): RegionalDep
   for (const name of Object.keys(wiring) as FunctionName[]) {
     // The timer queue's function sends to its own queue on purpose: events an EventBridge outage
     // deferred, published again for a day (REPUBLISH_FOR_MS); a mark the session row refused,
-    // written again until the row takes it (about a lease duration); a term end or an election's
-    // deadline further off than SQS's 15 minutes, reached link by link (a lease lasts at most a
-    // day). Lambda's recursive loop detection cut each such chain at about 16 invocations, its
-    // message to the dead-letter queue: the 17th republish came about 2 hours into an outage, a
-    // refused mark on a 15 s lease was given up after about 3 minutes. Each chain ends by itself
-    // within about a day (a republish past REPUBLISH_FOR_MS throws: the queue's redrive takes it).
+    // written again until the row takes it; a term end or an election's deadline further off than
+    // SQS's 15 minutes, reached link by link. Lambda's recursive loop detection cut each such chain
+    // at about 16 invocations, its message to the dead-letter queue: the 17th republish came about
+    // 2 hours into an outage, a term end of a day-long lease about 4 hours in. Each chain has an
+    // end the function keeps: a republish past REPUBLISH_FOR_MS throws (the queue's redrive takes
+    // it); a mark still refused markAgainForMs after its first refusal (the unmarked hold, 6.4
+    // lease durations: under 7 days) is given up, logged; a term end's links stop at the first
+    // that finds the term run out (by the lease's stamp: a lease lasts at most a day) or its
+    // holder renewed within half its term; an election's at its deadline on the row, which closes it.
     const ownQueue = name === consumer && FUNCTION_ACCESS[name].scheduleTimer;
     functions[name] = conclaveFunction(scope, name, { environment, removalPolicy, logRetention, encryptionKey: key, ...(ownQueue ? { recursiveLoop: lambda.RecursiveLoop.ALLOW } : {}) });
   }

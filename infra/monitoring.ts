@@ -185,7 +185,7 @@ export class ConclaveMonitoring extends Construct {
       const batched = batchFunction(name);
       functionErrors[name] = alarm(`${pascal(name)}ErrorsAlarm`, {
         alarmDescription: batched
-          ? `The ${name} function failed invocations or records in two 5-minute periods in a row (a whole batch; a record or message reported failed, "record failed; reported for retry" in its log, delivered again). See its log group.`
+          ? `The ${name} function failed invocations or records in two 5-minute periods in a row (a whole batch; a record or message reported failed, "record failed; reported for retry" in its log, delivered again; not one left unstarted near the deadline, deferred). See its log group.`
           : `The ${name} function failed invocations in two ${scheduled ? periodText : '5-minute periods'} in a row (a whole batch, or a tick). See its log group.`,
         metric: batched ? this.errorsAndFailedRecords(name, errors) : errors,
         threshold: 1,

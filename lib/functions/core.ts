@@ -29,7 +29,7 @@ import { METRIC } from './metrics.js';
 import { Chains } from './chains.js';
 
 export { METRIC };
-import { markAgainDelayMs, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
+import { markAgainDelayMs, markAgainForMs, REPUBLISH_FOR_MS, republishDelayMs, type MarkEndedMessage, type RepublishMessage, type TermEndMessage, type TimerMessage, type TimerQueue } from './timer.js';
 import { listVouched } from '../coordinator/vouched.js';
 
 export interface FunctionDeps {
@@ -872,6 +872,10 @@ async function holdUnmarked(deps: FunctionDeps, term: HeldTerm): Promise<void> {
  * message carries from the old image (deleteHoldMs, as the record's own marked pass). Refused
  * again, it goes back on the queue: the map clears once the owner's stamps show its marks read, or
  * its session over, so it lands within about a lease duration and the skew margin. A session row the schema refuses leaves the hold as it is (long enough without it).
+ * Refused still markAgainForMs after its first refusal (the map's marks kept by a session of a
+ * longer lease duration than this term's, or new ones landing as fast as they clear), it is given
+ * up, logged: the unmarked hold is over and its holder has read the lease itself (before, it went
+ * back on the queue for as long as the map refused it).
  */
 export async function onMarkEnded(deps: FunctionDeps, m: MarkEndedMessage): Promise<ReconcileOutcome | undefined> {
   const term = termOf(m.lease, m.markEnded);
@@ -881,6 +885,9 @@ export async function onMarkEnded(deps: FunctionDeps, m: MarkEndedMessage): Prom
     unmarked = await markEndedTerm(deps, { old: term, new: undefined });
   } catch (e) {
     if (!refused(e)) throw e;
+    if (deps.coordinator.clock.now() - m.since >= markAgainForMs(term.leaseDurationSeconds)) {
+      return void deps.logger.warn('ended term not marked through the unmarked hold: given up (its holder has read the lease itself)', { lease: m.lease, session: term.session, fencingToken: term.fencingToken, since: m.since, attempts: m.attempt, error: e as Error });
+    }
     await deps.timer.schedule({ ...m, attempt: m.attempt + 1 }, markAgainDelayMs(m.attempt + 1, term.leaseDurationSeconds));
     deps.logger.warn('ended term still not marked: deferred again', { lease: m.lease, session: term.session, fencingToken: term.fencingToken, attempts: m.attempt + 1, error: e as Error });
     return undefined;

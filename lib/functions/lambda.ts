@@ -124,8 +124,10 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
     try {
       const answer = await processPartialResponse(event as never, record as never, new BatchProcessor(EventType[type]), { context, processInParallel: false });
       // a batch that failed in part is no failed invocation to Lambda (no Errors datapoint): a record
-      // failing beside others that pass is counted here, which the function's errors alarm adds
-      const failed = answer.batchItemFailures.length;
+      // failing beside others that pass is counted here, which the function's errors alarm adds. Not
+      // the records left unstarted near the deadline: reported for retry too, but deferred, not
+      // failed (a slow DynamoDB raised the alarm on them)
+      const failed = answer.batchItemFailures.length - notStarted;
       if (failed) deps.metrics.addMetric(RECORDS_FAILED, MetricUnit.Count, failed);
       return answer;
     } finally {

@@ -1,5 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import * as z from 'zod';
+import { unmarkedHoldMs } from '../election/decide.js';
 import { Millis, Name } from '../schemas/common.js';
 import { parseEvent, type ConclaveEvent } from '../events/schemas.js';
 import { LeaseItem } from '../schemas/lease.js';
@@ -42,7 +43,7 @@ export const MarkEndedMessage = z
         termToken: LeaseItem.shape.termToken,
       })
       .strict(),
-    /** When the mark was first refused. */
+    /** When the mark was first refused: it is tried again for markAgainForMs from then. */
     since: Millis,
     /** Tries refused so far. */
     attempt: z.number().int().min(1),
@@ -52,6 +53,16 @@ export type MarkEndedMessage = z.infer<typeof MarkEndedMessage>;
 
 /** The wait before marking again after `attempt` refusals: 1 s, doubling, at most the held term's lease duration. */
 export const markAgainDelayMs = (attempt: number, leaseDurationSeconds: number): number => Math.min(leaseDurationSeconds * 1000, republishDelayMs(attempt));
+
+/**
+ * How long a refused mark is tried again, from its first refusal (`since`): the unmarked hold
+ * (unmarkedHoldMs) the lease's next election was given before the mark was deferred, which ends
+ * no later. By then the ended term's holder has read the lease itself and stopped (the hold's
+ * premise), and a mark landing later cuts no hold: it has nothing left to do. Refused past it, the
+ * mark is given up, logged (onMarkEnded): not dead-lettered, as nothing is left for an operator
+ * to do, the map clearing by itself as its owner renews or its session ends.
+ */
+export const markAgainForMs = (leaseDurationSeconds: number): number => unmarkedHoldMs(leaseDurationSeconds);
 
 /**
  * "Publish these events again": events a stream record derived while EventBridge failed. The

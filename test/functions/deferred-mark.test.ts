@@ -12,7 +12,7 @@
 import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { makeHandler as electionTimer } from '../../functions/election-timer.js';
 import { makeHandler as leaseStream } from '../../functions/lease-stream.js';
 import { manualClock } from '../../lib/clock.js';
@@ -23,6 +23,7 @@ import { observability } from '../../lib/functions/env.js';
 import { timerQueueBody, type TimerQueueMessage } from '../../lib/functions/timer.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { MAX_ENDED_TERMS, sessionKey } from '../../lib/schemas/identity.js';
+import { EndedTermsFullError } from '../../lib/stores/errors.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { streamRecords, testTables, type TestTables } from '../support.js';
 
@@ -81,7 +82,7 @@ async function world(lease: string, session: string, full = true) {
     /** The timer queue's message `due`, delivered at its time through the election timer's handler. */
     fire: async (due: { message: TimerQueueMessage; at: number }) => {
       clock.set(Math.max(clock.now(), due.at));
-      await timer({ Records: [sqsRecord(`m-${n++}`, timerQueueBody(due.message))] } as SQSEvent, lambdaContext('electionTimer'));
+      return timer({ Records: [sqsRecord(`m-${n++}`, timerQueueBody(due.message))] } as SQSEvent, lambdaContext('electionTimer'));
     },
     /** The lease's last stream record of kind `eventName`. */
     record: async (eventName: 'MODIFY' | 'REMOVE') => (await streamRecords(t.client, t.names.leases)).filter((x) => x.dynamodb!.Keys!['name']!.S === lease && x.eventName === eventName).at(-1)!,
@@ -162,6 +163,39 @@ describe('a term ended by someone else, its session row full of unread marks', (
     expect((await co.leases.read(lease)).item!.holderIdentity).toBeUndefined();
   });
 
+  it('a mark the row refuses through the whole unmarked hold is given up (its holder has read the lease itself by then): dropped, logged, not deferred again without end nor failed to the dead-letter queue', async () => {
+    const lease = 'refused-throughout';
+    const session = 'full-session-3';
+    const w = await world(lease, session);
+    const { start, clock, d, co, deferred, fire } = w;
+    expect(await co.leases.releaseTerm(lease, { holderIdentity: 'a', fencingToken: 1 }, start + 100)).toBeDefined();
+    const record = await w.record('MODIFY');
+    clock.set(start + 1_000);
+    const since = clock.now();
+    expect(await leaseStream(d)({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream'))).toEqual({ batchItemFailures: [] });
+    expect(deferred()).toHaveLength(1);
+    expect(deferred()[0]!.message).toMatchObject({ since, attempt: 1 });
+    // the map never takes it (the owner's renewals keep it full of marks it may not have read)
+    co.identities.markTermEnded = async () => {
+      throw new EndedTermsFullError(session, lease);
+    };
+    const warn = vi.spyOn(d.logger, 'warn');
+
+    // deferred again while the unmarked hold lasts
+    const cap = since + unmarkedHoldMs(DURATION_S);
+    while (deferred().at(-1)!.at < cap) {
+      const n = deferred().length;
+      expect(await fire(deferred().at(-1)!)).toEqual({ batchItemFailures: [] });
+      expect(deferred()).toHaveLength(n + 1);
+    }
+    // the hold it would cut is over: the term's holder has read the lease and stopped
+    expect((await co.leases.read(lease)).item!.election!.notBefore).toBeLessThanOrEqual(cap);
+    const links = deferred().length;
+    // (before: deferred again, a link each lease duration for as long as the map stayed full; Lambda's loop detection was the end)
+    expect(await fire(deferred().at(-1)!)).toEqual({ batchItemFailures: [] });
+    expect(deferred()).toHaveLength(links);
+    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^ended term not marked through the unmarked hold: given up/), expect.objectContaining({ lease, session, fencingToken: 1, since }));
+  });
 });
 
 describe('a term ended by someone else, its mark failing on a fault', () => {

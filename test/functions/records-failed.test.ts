@@ -6,10 +6,10 @@
  * failed (`conclave_records_failed`, with the function and its deployment), which the construct's
  * errors alarm of each adds to the function's errors (test/infra/conclave.test.ts).
  */
-import type { DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, DynamoDBRecord, DynamoDBStreamEvent, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import type { FunctionDeps } from '../../lib/functions/core.js';
-import { queueBatchHandler, streamBatchHandler } from '../../lib/functions/lambda.js';
+import { BATCH_DEADLINE_MARGIN_MS, queueBatchHandler, streamBatchHandler } from '../../lib/functions/lambda.js';
 import { RECORDS_FAILED } from '../../lib/functions/metrics.js';
 import { observability } from '../../lib/functions/observability.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
@@ -101,5 +101,32 @@ describe('a batch function counts the records it reports failed', () => {
     const whole = await published(() => handler(batch, lambdaContext('electionTimer')));
     expect(whole.out).toBeInstanceOf(Error);
     expect(failedCounts(whole.docs)).toEqual([]);
+  });
+
+  it('a batch cut short at its deadline counts the records that failed, not those it did not start (reported for retry, deferred: a slow DynamoDB raised the Errors alarm on them)', async () => {
+    const deps = { ...observability('leaseStream', 'SILENT', 'orders-leases'), coordinator: { clock: { now: () => Date.now() } } } as unknown as FunctionDeps;
+    // each record takes the invocation's time down to the margin (the invocation's clock, no wall clock)
+    let leftMs = BATCH_DEADLINE_MARGIN_MS + 2_000;
+    let failing = new Set<string>();
+    const handler = streamBatchHandler(deps, 'leaseStream', (r) => r, () => ({
+      record: async (r: DynamoDBRecord) => {
+        leftMs -= 1_500;
+        if (failing.has(r.eventID!)) throw new Error('identities table throttled');
+      },
+    }));
+    const context = { ...lambdaContext('leaseStream'), getRemainingTimeInMillis: () => leftMs } as Context;
+    const batch = { Records: [record('r-1', 'a', 1), record('r-2', 'b', 2), record('r-3', 'c', 3), record('r-4', 'd', 4)] } as DynamoDBStreamEvent;
+
+    // r-1 and r-2 handled, r-3 and r-4 not started: reported for retry, none failed
+    const deferred = await published(() => handler(batch, context));
+    expect(deferred.out).toEqual({ batchItemFailures: [{ itemIdentifier: '3' }, { itemIdentifier: '4' }] });
+    expect(failedCounts(deferred.docs)).toEqual([]);
+
+    // r-2 failing beside them: it alone is counted
+    leftMs = BATCH_DEADLINE_MARGIN_MS + 2_000;
+    failing = new Set(['r-2']);
+    const partly = await published(() => handler(batch, context));
+    expect(partly.out).toEqual({ batchItemFailures: [{ itemIdentifier: '2' }, { itemIdentifier: '3' }, { itemIdentifier: '4' }] });
+    expect(failedCounts(partly.docs)).toEqual([1]);
   });
 });
