@@ -114,7 +114,7 @@ export interface FunctionsContext {
   streamDown?(name: FunctionName): boolean;
   /** How late IoT Core answers a wake published now (a slow push), if it is slow. */
   slowWakeMs(): number | undefined;
-  /** IoT Core, where the functions publish their wakes (the push path), if the world has one. */
+  /** IoT Core (their own Region's), where the functions publish their wakes (the push path), if the world has one. */
   readonly broker: Pick<SimBroker, 'publish'> | undefined;
   /** Called with every error the functions log (a world's are silent). */
   readonly onError?: (message: string, extra: unknown[]) => void;
@@ -146,7 +146,8 @@ function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): Func
     eventIds: `sim-${schedule.seed}`,
     ttl: o.ttl ?? true,
     ...(c.functionsLog ? { log: (line: string) => c.functionsLog!(`${o.name ?? 'functions'} ${line}`) } : {}),
-    broker: world.broker,
+    // IoT Core is per Region: a Region's functions publish to their own Region's (sim/push.ts)
+    broker: world.brokerOf(c.regionOf?.(o.name ?? 'functions')),
     outageEnd: () => {
       // the coordinatorDown window the world is in now, if any
       const now = clock.now();

@@ -151,8 +151,13 @@ export class SimWorld {
   /** DynamoDB: its clock is the true (simulated) time, in whole ms as Date.now(). */
   readonly model: DynamoDBModel;
   readonly names: TableNames = defaultTableNames('sim');
-  /** The push path, once startBroker() made one. */
+  /** The push path, once startBroker() made one (a world across Regions has one per Region: `brokers`). */
   broker: SimBroker | undefined;
+  /**
+   * A world across Regions: each Region's IoT Core, by Region (IoT Core is per Region: a worker's
+   * PushChannel connects to its own Region's endpoint, and each Region's functions publish to it).
+   */
+  readonly brokers = new Map<string, SimBroker>();
 
   constructor(o: SimWorldOptions) {
     this.clock = simulatedClock({ start: o.start, seed: o.seed, ...(o.settle ? { settle: o.settle } : {}) });
@@ -179,19 +184,31 @@ export class SimWorld {
     return m;
   }
 
-  /** Starts the push broker: wakes delayed, lost and repeated as `faults` say, drawn from `random`; `count` counts them. */
-  startBroker(faults: PushFaults, random: () => number, count: (k: string) => void): SimBroker {
-    this.broker = new SimBroker(this.clock, faults, random, count);
-    return this.broker;
+  /**
+   * Starts the push broker (`region`'s, in a world across Regions): wakes delayed, lost and repeated
+   * as `faults` say, drawn from `random`; `count` counts them.
+   */
+  startBroker(faults: PushFaults, random: () => number, count: (k: string) => void, region?: string): SimBroker {
+    const broker = new SimBroker(this.clock, faults, random, count);
+    if (region === undefined) this.broker = broker;
+    else this.brokers.set(region, broker);
+    return broker;
+  }
+
+  /** The broker a process or function in `region` reaches: its Region's (a world across Regions), else the world's one. */
+  brokerOf(region: string | undefined): SimBroker | undefined {
+    return region === undefined ? this.broker : this.brokers.get(region);
   }
 
   /**
-   * `machine`'s connection to the broker: its wakes on its clock (held while paused, none once dead);
-   * none reach it while `cutOff()`. `process()`: the process topic it receives (its Session's), if any.
+   * `machine`'s connection to the broker (its Region's, given `region`): its wakes on its clock
+   * (held while paused, none once dead); none reach it while `cutOff()`. `process()`: the process
+   * topic it receives (its Session's), if any.
    */
-  connect(machine: Machine, cutOff: () => boolean, process?: () => string | undefined): SimPush {
-    if (!this.broker) throw new Error('start the broker first');
+  connect(machine: Machine, cutOff: () => boolean, process?: () => string | undefined, region?: string): SimPush {
+    const broker = this.brokerOf(region);
+    if (!broker) throw new Error(region === undefined ? 'start the broker first' : `start ${region}'s broker first`);
     const clock = machine.clock;
-    return this.broker.connect({ setTimer: (ms, fn) => clock.setTimer(ms, fn), get dead() { return clock.dead; }, cutOff }, process);
+    return broker.connect({ setTimer: (ms, fn) => clock.setTimer(ms, fn), get dead() { return clock.dead; }, cutOff }, process);
   }
 }

@@ -11,6 +11,11 @@
  * hand-off's heir); a connection opened for a process (its Session's, as PushChannel's `session`)
  * receives its process topic and the lease topics of watchers not of that process, and one opened
  * without receives every topic. Each topic a connection receives is a delivery of its own.
+ *
+ * IoT Core is per Region: a world across Regions has a broker in each (sim/machines.ts brokers), a
+ * process connected to its own Region's and each Region's functions publishing to theirs, so a wake
+ * never crosses Regions (a stopping leader's wake to an heir elsewhere reaches nobody). A lost
+ * Region's broker is gone with it (lose()); a cut-off Region's still serves the processes there.
  */
 import type { SimulatedClock, Timer } from '../lib/clock.js';
 import type { Push, Wake } from '../lib/sdk/push.js';
@@ -28,6 +33,8 @@ export interface PushProcess {
 export class SimBroker {
   private readonly sessions = new Set<SimPush>();
   private down = false;
+  /** Its Region is lost: it delivers nothing, for good. */
+  private lost = false;
 
   constructor(
     private readonly clock: SimulatedClock,
@@ -49,7 +56,12 @@ export class SimBroker {
   }
 
   get live(): boolean {
-    return !this.down;
+    return !this.down && !this.lost;
+  }
+
+  /** Its Region is lost: nothing published on it is delivered any more, and it never comes back. */
+  lose(): void {
+    this.lost = true;
   }
 
   /**
@@ -58,7 +70,7 @@ export class SimBroker {
    * or twice, as the schedule draws.
    */
   publish(wake: Wake, from?: SimPush, processes?: readonly string[]): void {
-    if (this.down) return;
+    if (this.down || this.lost) return;
     this.count(`push:${wake.by}`);
     const to = processes && new Set(processes);
     for (const s of this.sessions) {

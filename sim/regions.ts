@@ -22,7 +22,8 @@
  * The witness serves no request and holds no data: it only gives the quorum.
  *
  * **Worlds across three Regions** (WorldRegions, on the layer above): the
- * workers spread over the replica Regions, a coordinator (the functions) in each, every table MRSC
+ * workers spread over the replica Regions, a coordinator (the functions) and IoT Core (the push
+ * path's broker, sim/push.ts: a wake never crosses Regions) in each, every table MRSC
  * (no transactions, no TTL: the workers and jobs run with `multiRegion`, the ledger is appended to
  * with fencedItemWrite), and the plan's Region events: a Region cut off from the others for a while
  * (it rejoins and catches up), or lost for good (its processes and functions die with it). Judged
@@ -330,6 +331,7 @@ export class WorldRegions {
           // every process there, a second process under a worker's identity (a twin) included
           for (const p of [...workers.procs, ...workers.twins]) if (regionOf(this.plan, p.machine.name) === e.region && !p.machine.clock.dead) killProc(c, p);
           fns.get(e.region)?.stop();
+          world.brokerOf(e.region)?.lose(); // its IoT Core too
           // a loss never heals: its window is the moment, and tells the checker when the survivors served again (noteQuorum)
           happened.window = feed.window('regionLoss', from, from, { detail: e.region });
           this.noteQuorum(from);

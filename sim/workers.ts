@@ -83,8 +83,10 @@ export class Workers {
     machine.clock.offsetMs = schedule.skewMs[i] ?? 0;
     machine.clock.rate = (schedule.driftPpm?.[i] ?? 0) * 1e-6;
     const proc: Proc = { identity, platform, runs: [], restart: () => undefined, machine, electors: [], leading: new Map(), stop: new AbortController(), cronRuns: new Map(), jobs: new Set(), writes: 0, failWork: new Map(), ...(schedule.kept ? { own: new Map() } : {}) };
-    // as a worker with a Session passes it to its PushChannel: wakes addressed to its process
-    const push = world.broker ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil, () => proc.session?.process) : undefined;
+    // as a worker with a Session passes it to its PushChannel: wakes addressed to its process; on
+    // its own Region's IoT Core endpoint (a world across Regions: sim/push.ts)
+    const region = this.c.regionOf?.(identity);
+    const push = world.brokerOf(region) ? world.connect(machine, () => world.clock.now() < machine.partitionedUntil, () => proc.session?.process, region) : undefined;
     const session = schedule.session && !schedule.session.without?.includes(i) ? this.startSession(proc, i) : undefined;
     if (session) proc.session = session;
     this.wiring.set(proc, { push, session });

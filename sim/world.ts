@@ -127,7 +127,8 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
     ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name), brokenAlarms: opts.brokenAlarms, functionsLog }
     : { world, schedule, settings, random, feed, network, plant: opts.plant, brokenAlarms: opts.brokenAlarms, functionsLog };
   if (w) traceRows(world, feed, keysOf(world, feed), w);
-  if (schedule.push) world.startBroker(schedule.push, random, (k) => feed.count(k));
+  // IoT Core is per Region: across Regions, a broker in each replica Region, down in the schedule's outages alike
+  if (schedule.push) for (const r of regions ? regions.plan.replicas : [undefined]) world.startBroker(schedule.push, random, (k) => feed.count(k), r);
   // one coordinator (the functions) per replica Region; no TTL on multi-Region tables
   const byRegion = new Map<string, Functions>();
   for (const r of regions?.plan.replicas ?? []) byRegion.set(r, await startFunctions(c, { name: `functions@${r}`, ttl: false }));
