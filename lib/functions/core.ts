@@ -21,7 +21,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import * as z from 'zod';
 import { LeaseItem, type Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
-import { WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
+import { MAX_WAKE_PROCESSES, WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
 import { processOf, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
 import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
@@ -714,14 +714,17 @@ export function withWakes(deps: FunctionDeps): { deps: FunctionDeps; end: (remai
 /**
  * The processes a wake of `lease` goes to besides its lease topic: those of its candidates on a
  * session (a candidate row's `identity` is its elector's instance, `…@<process>` on a session:
- * processOf), in name order, each once. One consistent Query of the lease's candidates: the one
- * successor naming makes, about 0.5 RRU for 3 candidates. Candidates on no session have no process
- * topic; they hear the wake on the lease's topic. More than MAX_WAKE_PROCESSES of them (candidate
- * rows naming made-up processes) and the waker publishes to none (lib/functions/wake.ts).
+ * processOf), each once, at most MAX_WAKE_PROCESSES of them: the most recently renewed first, so
+ * a lease's live candidates are woken before rows no one renews (candidate rows naming made-up
+ * processes cost no more than that many publishes; the rest hear the change at their next poll).
+ * One consistent Query of the lease's candidates: the one successor naming makes, about 0.5 RRU
+ * for 3 candidates. Candidates on no session have no process topic; they hear the wake on the
+ * lease's topic.
  */
 export async function wakeProcesses(deps: Pick<CoordinatorDeps, 'candidates'>, lease: string): Promise<string[]> {
   const { candidates } = await deps.candidates.list(lease);
-  return [...new Set(candidates.map((c) => processOf(c.identity)).filter((p): p is string => p !== undefined))];
+  const freshest = [...candidates].sort((a, b) => b.renewTime - a.renewTime);
+  return [...new Set(freshest.map((c) => processOf(c.identity)).filter((p): p is string => p !== undefined))].slice(0, MAX_WAKE_PROCESSES);
 }
 
 /**

@@ -29,9 +29,9 @@ afterAll(async () => {
 });
 
 /** `n` valid candidate rows of `lease`, each of its own process (`w@<lease>-proc-<i>`), as a worker's BatchWriteItem would put them. */
-async function candidates(lease: string, n: number): Promise<void> {
-  const now = Date.now();
-  const rows = Array.from({ length: n }, (_, i) => ({ leaseName: lease, name: `w${String(i).padStart(5, '0')}`, identity: `w@${lease}-proc-${i}`, binaryVersion: '1.31.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: now, createdAt: now, revision: 1 }));
+async function candidates(lease: string, n: number, renewedAt = Date.now(), prefix = 'proc'): Promise<void> {
+  const now = renewedAt;
+  const rows = Array.from({ length: n }, (_, i) => ({ leaseName: lease, name: `${prefix}${String(i).padStart(5, '0')}`, identity: `w@${lease}-${prefix}-${i}`, binaryVersion: '1.31.0', emulationVersion: '1.30.0', preferredStrategies: ['OldestEmulationVersion'], renewTime: now, createdAt: now, revision: 1 }));
   for (let i = 0; i < n; i += 25) {
     let req: Record<string, WriteRequest[]> | undefined = { [t.names.candidates]: rows.slice(i, i + 25).map((r) => ({ PutRequest: { Item: marshall(r) } })) };
     while (req && Object.keys(req).length) req = (await t.client.send(new BatchWriteItemCommand({ RequestItems: req }))).UnprocessedItems;
@@ -65,13 +65,15 @@ async function wakeOnce(lease: string): Promise<{ topics: string[]; warned: unkn
 }
 
 describe('a wake of a lease whose candidate rows name many processes', () => {
-  it('a lease with 1,000 made-up processes among its candidates: one wake is its lease topic alone, the refusal logged (before: 1,001 publishes)', async () => {
-    await candidates('flooded', 1_000);
+  it('a lease with 997 made-up processes among its 1,000 candidates (the cap): one wake is its lease topic and the 25 most recently renewed processes, its 3 live candidates among them (before: 1,001 publishes)', async () => {
+    const now = Date.now();
+    await candidates('flooded', 997, now - 60_000);
+    await candidates('flooded', 3, now, 'live'); // the lease's own candidates, renewing
     const { topics, warned } = await wakeOnce('flooded');
-    expect(topics.length).toBeLessThanOrEqual(MAX_WAKE_PROCESSES + 1);
-    expect(topics).toEqual([pushTopic(t.names.leases, 'flooded')]);
-    expect(warned).toEqual([['wake not published; the workers see the change at their next poll', { lease: 'flooded', error: expect.any(TooManyWakeProcessesError) }]]);
-    expect((warned[0]![1] as { error: Error }).error.message).toContain('1000 processes, over 25');
+    expect(topics).toHaveLength(MAX_WAKE_PROCESSES + 1);
+    expect(topics).toContain(pushTopic(t.names.leases, 'flooded'));
+    for (let i = 0; i < 3; i++) expect(topics).toContain(processTopic(t.names.leases, `flooded-live-${i}`));
+    expect(warned).toEqual([]);
   });
 
   it('up to MAX_WAKE_PROCESSES processes, each hears the wake on its own topic: a lease of 3, and one of 25', async () => {
