@@ -21,6 +21,7 @@ import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from './vouched.js';
 import { REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep, termsOnRefused } from './refused-session.js';
+import { scanIdentities, stampOf, type RefusedIdentity, type RefusedRead, type RefusedRow } from './identity-scan.js';
 
 export interface CoordinatorDeps {
   leases: LeaseStore;
@@ -451,35 +452,17 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     }
   }
   // Identities after leases: every session a scanned lease names existed before the lease was
-  // scanned (its holder writes the session row first), so it is in this scan unless it ended.
-  const identitiesReadAt = deps.clock.now();
-  const identities: IdentityLease[] = [];
-  // session rows that do not parse: a term on one is judged by nobody (a lease's own reconcile refuses it), never as if the row were gone
-  const badSessions = new Set<string>();
-  // those rows as stored
-  const refusedSessionRows: RefusedRow[] = [];
-  // identity rows the schema refuses whose stamp still reads: collected once expired by it
-  const refusedIdentities: RefusedIdentity[] = [];
-  // session rows the schema refuses, with what was refused: one may be the session a term judged off its named row lives by (sessionJudge)
-  const refusedReads: RefusedRead[] = [];
-  for await (const page of deps.identities.scan()) {
-    if (scansPast()) return result;
-    for (const s of page) {
-      if (s.ok) identities.push(s.item);
-      else {
-        result.invalid.push(s.invalid);
-        const session = isSessionComponent(String(s.invalid.key['component']));
-        if (session) {
-          badSessions.add(String(s.invalid.key['name']));
-          refusedReads.push({ invalid: s.invalid, row: s.row });
-        }
-        const r = refusedIdentity(s);
-        if (r) refusedIdentities.push(r);
-        // timed (refused-session.ts): a session row, which terms may be held on; any row whose stamp does not parse, never collected by it
-        if (session || !r) refusedSessionRows.push(refusedRow(s, !r));
-      }
-    }
+  // scanned (its holder writes the session row first), so it is in this scan unless it ended. Kept:
+  // what this pass judges by, and in a whole pass what it may collect or time (identity-scan.ts)
+  const sessionsNamed = [...[...groups.values()].flatMap((g) => g.candidates.map((c) => c.session)), ...refused.map((c) => c.stamp.session)];
+  const scanned = await scanIdentities(deps, { leases, sessions: sessionsNamed, collect: !segment }, past);
+  if (!scanned) {
+    scansPast(); // (past the deadline)
+    return result;
   }
+  // session rows the schema refuses that this pass's leases or candidates name: a term on one is judged by nobody (a lease's own reconcile refuses it), never as if the row were gone
+  const { readAt: identitiesReadAt, identities, badSessions, refusedRows: refusedSessionRows, refusedIdentities } = scanned;
+  result.invalid.push(...scanned.invalid);
   // A whole pass times the refused session rows held terms name, and deletes those seen unchanged
   // long enough (refused-session.ts): gone, their terms are judged below as on a row gone.
   let brokenHeld: Map<string, HeldSession> | undefined;
@@ -494,7 +477,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
     for (const name of refusedGone) badSessions.delete(name);
   }
   // each term judged by every session row scanned, its holder's other sessions too (sessionJudge); a refused row deleted above is gone
-  const { sessions, sessionOf, unvouched, refusedOwn } = sessionJudge(identities, identitiesReadAt, refusedReads.filter((r) => !refusedGone.has(String(r.invalid.key['name']))));
+  const { sessions, sessionOf, unvouched, refusedOwn } = sessionJudge(identities, identitiesReadAt, scanned.refusedReads.filter((r) => r.more || !refusedGone.has(String(r.row['name']))));
   // a refused row on a session may live by it, whichever process's it is (late rather than early); on a session row that does not parse, by nobody: kept
   const refusedRenewed = refused.flatMap((c) => {
     const session = c.stamp.session;
@@ -519,6 +502,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   const wholeCandidates = new Map<string, Candidate[]>();
   // leases whose reconcile failed (in result.errors): judged leaderless by the row scanned (leaderlessUnreconciled)
   const failed: string[] = [];
+  // in a segment, the session a lease with no row scanned was reconciled on, as its own reads saw it
+  const ownSessions = new Map<string, SessionSeen | undefined>();
   const outcomes = await mapLimit(names, deps.config.concurrency, async (name, i) => {
     if (past()) return undefined; // (mapLimit starts them in order: those started are the first ones)
     started = Math.max(started, i);
@@ -550,7 +535,10 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
         // (A segment's candidates of a lease may also be only some of them, if DynamoDB split its item
         // collection across parts: such a snapshot is `partial`, and any write is decided again on whole reads.)
         result.unseeded++;
-        o = await reconcileLease(deps, name, undefined, TICK);
+        // (the session its reads judged it by, where the pass scanned no lease row to keep its session for: leaderlessAfter)
+        const seen = await snapshot(deps, name);
+        if (l === undefined) ownSessions.set(name, seen.session);
+        o = await reconcileLease(deps, name, seen, TICK);
       } else {
         const session = sessionOf(l);
         o = await reconcileLease(deps, name, { read: LeaseStore.readOf(name, l), candidates: g.candidates, invalid: g.invalid, ...(session ? { session } : {}), ...(segment ? { partial: true } : { scanned: true }) }, TICK);
@@ -559,8 +547,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
       if (e instanceof BrokenLeaseError) result.broken.push(e); // broken since the scan (read again after a lost race)
       // a row at the largest fencing token: no term can follow it, a row to repair as one the schema refuses
       else if (e instanceof FencingTokensExhaustedError) result.broken.push(new BrokenLeaseError(name, e));
-      // the session row the scan refused, refused again: told once, with that row (a row broken since the scan is a fault here)
-      else if (e instanceof BrokenSessionError && badSessions.has(e.term.session)) result.unjudged.push(e);
+      // the session row the scan refused, refused again: told once, with that row (a row broken since the scan is a fault here; one the scan kept nothing of, named by no lease it scanned, told as refused)
+      else if (e instanceof BrokenSessionError && (badSessions.has(e.term.session) || !leases.has(name))) result.unjudged.push(e);
       else {
         result.errors.push({ lease: name, error: asError(e) });
         failed.push(name);
@@ -575,7 +563,8 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for (const o of outcomes) {
     if (!o) continue;
     result.outcomes.push(o);
-    if (leaderlessAfter(deps, o, wholeCandidates.get(o.lease) ?? groups.get(o.lease)!.candidates, sessionOf, now)) result.leaderless.push(o.lease);
+    const judgedBy = ownSessions.has(o.lease) ? () => ownSessions.get(o.lease) : sessionOf;
+    if (leaderlessAfter(deps, o, wholeCandidates.get(o.lease) ?? groups.get(o.lease)!.candidates, judgedBy, now)) result.leaderless.push(o.lease);
   }
   // in a segment, a lease with no row scanned may have it in another part: not judged here (unknown)
   for (const name of failed) if ((leases.has(name) || !segment) && leaderlessUnreconciled(deps, leases.get(name), badSessions, sessionOf, now)) result.leaderless.push(name);
@@ -650,12 +639,6 @@ function sessionJudge(identities: readonly IdentityLease[], readAt: number, refu
   return { sessions, sessionOf, unvouched, refusedOwn };
 }
 
-/** A session row the schema refuses, as scanned: what was refused, and the row as stored. */
-interface RefusedRead {
-  invalid: InvalidItem;
-  row: Record<string, unknown>;
-}
-
 /** A term the tick leaves alone: judged off its named row, a row the schema refuses (`refused`) may be its holder's own session. */
 const unjudgedOn = (deps: CoordinatorDeps, l: Lease, refused: RefusedRead): BrokenSessionError =>
   new BrokenSessionError(`the coordinator's reconcile of lease "${l.name}"`, { lease: l.name, holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken, session: String(refused.row['name']) }, deps.identities.table, refused.invalid.error);
@@ -693,23 +676,14 @@ async function heldSessions(deps: CoordinatorDeps, which: (name: string) => bool
   return out;
 }
 
-/** An identity row the schema refuses, as stored, that the tick times (a session row, or one whose stamp does not parse). */
-interface RefusedRow {
-  key: { component: string; name: string };
-  row: Record<string, unknown>;
-  /** Its renewTime or leaseDurationSeconds does not parse (IdentityStamp): never collected by them. */
-  unstamped: boolean;
-}
-
-const refusedRow = (s: { invalid: InvalidItem; row: Record<string, unknown> }, unstamped: boolean): RefusedRow => ({ key: { component: String(s.invalid.key['component']), name: String(s.invalid.key['name']) }, row: s.row, unstamped });
-
 /**
  * Times each refused session row that held terms (`terms`: the held leases, whatever session they
  * name) name, and each refused row whose stamp does not parse that none names (by the longest lease
  * of the held terms it may vouch for as their process's own session, else as if a term of the
- * longest duration a lease may state were on it: termsOnRefused), as refused-session.ts says: stamps the row first seen as it is, deletes one unchanged past its wait (conditioned on
- * every attribute as scanned), and notes each in `result.refusedSessions` (a deleted one in
- * `collectedIdentities` too). Returns the names deleted. A fault is noted for that row alone; none
+ * longest duration a lease may state were on it: termsOnRefused), as refused-session.ts says: stamps
+ * the row first seen as it is, deletes one unchanged past its wait (each decided again on the row
+ * read whole, the scan having kept its summary, and conditioned on every attribute as read), and
+ * notes each in `result.refusedSessions` (a deleted one in `collectedIdentities` too). Returns the names deleted. A fault is noted for that row alone; none
  * starts once `past()`. (A row none names whose stamp parses is collected once expired by it.)
  */
 async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly RefusedRow[], terms: Iterable<Pick<HeldSession, 'name' | 'holderIdentity' | 'holderInstance' | 'session' | 'leaseDurationSeconds'>>, result: Pick<ReconcileAllResult, 'refusedSessions' | 'collectedIdentities' | 'errors'>, past: () => boolean): Promise<Set<string>> {
@@ -724,14 +698,18 @@ async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly Refused
     const leases = (named ?? []).map((t) => t.name).sort();
     try {
       // the coordinator's clock after the scans that showed the row so: later than any write that made it so
-      const step = refusedSessionStep(r.row, heldOnRefusedMs(termsOnRefused(r.row, named ?? [], held).terms, r.row), deps.clock.now(), deps.config.clockSkewMs);
+      const holdMs = heldOnRefusedMs(termsOnRefused(r.facts, named ?? [], held).terms, r.facts);
+      let step = refusedSessionStep(r.summary, holdMs, deps.clock.now(), deps.config.clockSkewMs);
+      // a write is decided again on the row read whole (the scan kept its summary), and conditioned on it
+      const row = step.kind === 'stamp' || step.kind === 'delete' ? await deps.identities.readRow(r.key.component, r.key.name) : undefined;
+      if (row) step = refusedSessionStep(row, holdMs, deps.clock.now(), deps.config.clockSkewMs);
       if (step.kind === 'tooLarge') {
         result.refusedSessions.push({ key: r.key, leases, deleted: false });
         continue;
       }
-      // (a row changed since the scan is neither stamped nor deleted: the next pass times it afresh)
-      if (step.kind === 'stamp') await deps.identities.markRefused(r.key, r.row, REFUSED_SEEN, step.seen);
-      const gone = step.kind === 'delete' && (await deps.identities.deleteRefused(r.key, r.row));
+      // (a row changed since that read, or gone, is neither stamped nor deleted: the next pass times it afresh)
+      if (row && step.kind === 'stamp') await deps.identities.markRefused(r.key, row, REFUSED_SEEN, step.seen);
+      const gone = row !== undefined && step.kind === 'delete' && (await deps.identities.deleteRefused(r.key, row));
       if (gone) {
         deleted.add(r.key.name);
         result.collectedIdentities.push(r.key);
@@ -800,23 +778,13 @@ const anyLive = (deps: CoordinatorDeps, candidates: readonly Candidate[], now: n
  */
 export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOptions, 'deadline' | 'afterEach'> = {}): Promise<Pick<ReconcileAllResult, 'collectedIdentities' | 'invalid' | 'errors' | 'refusedSessions' | 'outcomes' | 'unjudged' | 'leaderless'>> {
   const result: Awaited<ReturnType<typeof collectIdentities>> = { collectedIdentities: [], invalid: [], errors: [], refusedSessions: [], outcomes: [], unjudged: [], leaderless: [] };
-  const identities: IdentityLease[] = [];
-  // rows the schema refuses whose stamp reads, as reconcileAll collects them (each part's pass reports them)
-  const refused: RefusedIdentity[] = [];
-  // session rows the schema refuses, and rows whose stamp does not parse, as stored: timed here, as a whole pass times them
-  const refusedSessions: RefusedRow[] = [];
   const past = () => opts.deadline !== undefined && deps.clock.monotonic() >= opts.deadline;
-  for await (const page of deps.identities.scan()) {
-    if (past()) return result;
-    for (const s of page) {
-      if (s.ok) identities.push(s.item);
-      else {
-        const r = refusedIdentity(s);
-        if (r) refused.push(r);
-        if (isSessionComponent(String(s.invalid.key['component'])) || !r) refusedSessions.push(refusedRow(s, !r));
-      }
-    }
-  }
+  // the rows expired by their stamps; of those the schema refuses, those whose stamp reads (as
+  // reconcileAll collects them: each part's pass reports them), and the session rows and those whose
+  // stamp does not read, timed here as a whole pass times them (identity-scan.ts)
+  const scanned = await scanIdentities(deps, { collect: true }, past);
+  if (!scanned) return result;
+  const { identities, refusedIdentities: refused, refusedRows: refusedSessions } = scanned;
   // (collectGarbage judges expiry again after the scans below, at a later time: none of these is younger then)
   const isExpired = (i: IdentityStamp) => isIdentityExpired(i, deps.clock.now(), deps.config.identityGcGraceMs + deps.config.clockSkewMs);
   const expired = identities.filter(isExpired);
@@ -908,22 +876,12 @@ async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[
       return undefined;
     }
   });
-  const readAt = deps.clock.now();
-  const identities: IdentityLease[] = [];
-  const badSessions = new Set<string>();
-  const refusedReads: RefusedRead[] = [];
   if (!reads.some((r) => r)) return;
-  for await (const page of deps.identities.scan()) {
-    if (past()) return; // (judged on no part of the scan)
-    for (const s of page) {
-      if (s.ok) identities.push(s.item);
-      else if (isSessionComponent(String(s.invalid.key['component']))) {
-        badSessions.add(String(s.invalid.key['name']));
-        refusedReads.push({ invalid: s.invalid, row: s.row });
-      }
-    }
-  }
-  const { sessions, sessionOf, refusedOwn } = sessionJudge(identities, readAt, refusedReads);
+  // what these leases are judged by (identity-scan.ts)
+  const scanned = await scanIdentities(deps, { leases: new Map(reads.flatMap((r) => (r ? [[r.name, r.read.item] as const] : []))), sessions: reads.flatMap((r) => r?.list.candidates.map((c) => c.session) ?? []) }, past);
+  if (!scanned) return; // (judged on no part of the scan)
+  const { badSessions } = scanned;
+  const { sessions, sessionOf, refusedOwn } = sessionJudge(scanned.identities, scanned.readAt, scanned.refusedReads);
   await mapLimit(reads, deps.config.concurrency, async (r) => {
     if (!r || past()) return;
     const l = r.read.item;
@@ -963,21 +921,6 @@ interface RefusedCandidate {
   stamp: CandidateStamp;
 }
 
-/**
- * An identity row the schema refuses (a foreign or older writer's), whose `renewTime` and
- * `leaseDurationSeconds` still parse: the row as stored, and the stamp it expires by.
- */
-interface RefusedIdentity {
-  key: { component: string; name: string };
-  row: Record<string, unknown>;
-  stamp: IdentityStamp;
-}
-
-function refusedIdentity(s: { invalid: InvalidItem; row: Record<string, unknown> }): RefusedIdentity | undefined {
-  const stamp = IdentityStamp.safeParse(s.row);
-  return stamp.success ? { key: { component: String(s.invalid.key['component']), name: String(s.invalid.key['name']) }, row: s.row, stamp: stamp.data } : undefined;
-}
-
 /** What a pass may collect: rows it judges by their stamps at collection time, none of them named by a held lease or a live candidate. */
 interface Garbage {
   candidates?: Candidate[];
@@ -1000,9 +943,14 @@ async function collectGarbage(deps: CoordinatorDeps, garbage: Garbage, result: P
   const graceMs = deps.config.identityGcGraceMs + deps.config.clockSkewMs;
   const expired = (garbage.identities ?? []).filter((i) => isIdentityExpired(i, now, graceMs));
   await collect(deps, expired, past, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities?.push({ component: i.component, name: i.name }), (i) => failed(`(identity lease ${i.component}/${i.name})`));
-  // a refused row, by the stamp it still carries: deleted if it is still as scanned
+  // a refused row, by the stamp it still carries: read again whole (the scan kept its key and stamp), and deleted if still expired by it and as read
   const expiredRefused = (garbage.refusedIdentities ?? []).filter((i) => isIdentityExpired(i.stamp, now, graceMs));
-  await collect(deps, expiredRefused, past, (i) => deps.identities.collectInvalid(i.key, i.row), (i) => result.collectedIdentities?.push(i.key), (i) => failed(`(identity lease ${i.key.component}/${i.key.name})`));
+  const collectRefused = async (i: RefusedIdentity): Promise<boolean> => {
+    const row = await deps.identities.readRow(i.key.component, i.key.name);
+    const stamp = row && stampOf(row, now, deps.config.clockSkewMs);
+    return stamp !== undefined && isIdentityExpired(stamp, now, graceMs) && deps.identities.collectInvalid(i.key, row!);
+  };
+  await collect(deps, expiredRefused, past, collectRefused, (i) => result.collectedIdentities?.push(i.key), (i) => failed(`(identity lease ${i.key.component}/${i.key.name})`));
 }
 
 /**

@@ -81,12 +81,27 @@ export type RefusedDeletion =
   | { readonly kind: 'unseen'; readonly digest: string }
   | { readonly kind: 'tooLarge' };
 
-export function refusedDeletion(row: Readonly<Record<string, unknown>>, holdMs: number, skewMs: number): RefusedDeletion {
-  if (Object.keys(row).length > MAX_REFUSED_ATTRIBUTES) return { kind: 'tooLarge' };
-  const digest = rowDigest(row);
-  const stamp = RefusedSeen.safeParse(row[REFUSED_SEEN]);
-  if (!stamp.success || stamp.data.digest !== digest) return { kind: 'unseen', digest };
-  return { kind: 'timed', seen: stamp.data, deleteAfter: stamp.data.at + holdMs + skewMs };
+export function refusedDeletion(row: Readonly<Record<string, unknown>> | RefusedSummary, holdMs: number, skewMs: number): RefusedDeletion {
+  const s = row instanceof RefusedSummary ? row : new RefusedSummary(row);
+  if (s.attributes > MAX_REFUSED_ATTRIBUTES) return { kind: 'tooLarge' };
+  if (s.seen?.digest !== s.digest) return { kind: 'unseen', digest: s.digest };
+  return { kind: 'timed', seen: s.seen, deleteAfter: s.seen.at + holdMs + skewMs };
+}
+
+/**
+ * What refusedDeletion reads of a row as stored: how many attributes it has, its digest, the
+ * sighting it carries. The tick keeps this of a row it times, not the row (a worker's row may be
+ * 400 KB: lib/coordinator/identity-scan.ts), and reads the row again to write against it.
+ */
+export class RefusedSummary {
+  readonly attributes: number;
+  readonly digest: string;
+  readonly seen: RefusedSeen | undefined;
+  constructor(row: Readonly<Record<string, unknown>>) {
+    this.attributes = Object.keys(row).length;
+    this.digest = rowDigest(row);
+    this.seen = RefusedSeen.safeParse(row[REFUSED_SEEN]).data;
+  }
 }
 
 /**
@@ -95,7 +110,7 @@ export function refusedDeletion(row: Readonly<Record<string, unknown>>, holdMs: 
  * once `now` is past `seen.at + holdMs + skewMs`: `seen.at` may be another invocation's clock, the
  * skew margin covering the two (as it covers a writer's stamp).
  */
-export function refusedSessionStep(row: Readonly<Record<string, unknown>>, holdMs: number, now: number, skewMs: number): RefusedSessionStep {
+export function refusedSessionStep(row: Readonly<Record<string, unknown>> | RefusedSummary, holdMs: number, now: number, skewMs: number): RefusedSessionStep {
   const d = refusedDeletion(row, holdMs, skewMs);
   if (d.kind === 'tooLarge') return d;
   // a sighting in the future (another invocation's clock far ahead) is replaced by the present: never earlier

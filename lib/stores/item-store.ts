@@ -78,8 +78,8 @@ export interface InvalidItem {
   readonly error: ValidationError;
 }
 
-/** A row read: parsed, or refused with the row as stored beside it (what can still be read of it). */
-export type Scanned<T> = { ok: true; item: T } | { ok: false; invalid: InvalidItem; row: Record<string, unknown> };
+/** A row read: parsed, or refused; either with the row as stored beside it (what can still be read of it: the tick digests a row it times, lib/coordinator/identity-scan.ts). */
+export type Scanned<T> = { ok: true; item: T; row: Record<string, unknown> } | { ok: false; invalid: InvalidItem; row: Record<string, unknown> };
 
 /** One of `total` parts of a table, as DynamoDB's parallel scan divides it (Segment, TotalSegments). */
 export interface ScanSegment {
@@ -174,7 +174,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
 
   protected tryParse(raw: Record<string, unknown>): Scanned<z.output<S>> {
     try {
-      return { ok: true, item: this.parseItem(raw) };
+      return { ok: true, item: this.parseItem(raw), row: raw };
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
       return { ok: false, invalid: { key: Object.fromEntries(this.keys.map((k) => [k, raw[k]])), error: e }, row: raw };
