@@ -310,7 +310,8 @@ describe.each([
   it('allows every request the function sends for its leases, and refuses a write to another name, another type or a CREATE', async () => {
     const st = statementsOf(t, id.role);
     const recordName = c.leaderDiscovery!.recordName!;
-    const naming = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName, ttlSeconds: 5 });
+    // given the leases the function's environment names (leaseNames), as the function is
+    const naming = route53Naming(aws.route53(), { hostedZoneId: aws.hostedZoneId, recordName, ttlSeconds: 5, leases: leases && new Set(leases) });
     await naming.point(lease, target('10.0.0.7:8080'));
     await naming.point(lease, target('worker-2.internal:8080'));
     await naming.point(lease, target('[fd00::2]:8080'));
