@@ -28,11 +28,13 @@
  * their renew deadline after its last renewal, which the row deleted at once would hide from the next
  * pass. Until then it is judged by as written: its stamp only keeps alive what it names.
  */
+import type { Clock } from '../clock.js';
 import { isIdentityExpired, namesTerm } from '../election/vacancy.js';
+import type { ElectionConfig } from '../schemas/config.js';
 import { IdentityStamp, MAX_IDENTITY_LEASE_SECONDS, isSessionComponent, processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
+import type { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
-import type { CoordinatorDeps } from './reconcile.js';
 import { RefusedSummary } from './refused-session.js';
 
 /** Refused identity rows a pass tells, times and collects: the first this many it scans (a row a lease names is judged by nobody whatever its place). */
@@ -109,7 +111,7 @@ function refusedFacts(row: Record<string, unknown>): Record<string, unknown> {
  * Scans every identity row, keeping what `needs` calls for (see the module's comment). Undefined
  * when `stop()` before the scan's end.
  */
-export async function scanIdentities(deps: CoordinatorDeps, needs: IdentityNeeds, stop: () => boolean): Promise<IdentityScan | undefined> {
+export async function scanIdentities(deps: { identities: IdentityStore; clock: Clock; config: ElectionConfig }, needs: IdentityNeeds, stop: () => boolean): Promise<IdentityScan | undefined> {
   const readAt = deps.clock.now();
   const skewMs = deps.config.clockSkewMs;
   const graceMs = deps.config.identityGcGraceMs + skewMs;
