@@ -21,6 +21,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { Millis } from '../schemas/common.js';
 import { mayBeProcessSession, processOf } from '../schemas/identity.js';
+import { MAX_LEASE_DURATION_SECONDS } from '../schemas/lease.js';
 
 /** The attribute the tick writes on such a row: when it first saw the row as it is. */
 export const REFUSED_SEEN = 'refusedSeen';
@@ -33,9 +34,6 @@ export const RefusedSeen = z.object({
   digest: z.string().regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 digest in hex'),
 });
 export type RefusedSeen = z.infer<typeof RefusedSeen>;
-
-/** The longest lease a row states (LeaseItem's leaseDurationSeconds): a term whose duration cannot be read counts as this. */
-export const MAX_LEASE_DURATION_SECONDS = 86_400;
 
 /**
  * Past this many attributes the row is left alone (reported, never deleted): the tick's writes are

@@ -19,7 +19,7 @@ import type { InvalidItem } from '../stores/item-store.js';
 import type { ConclaveEvent } from '../events/schemas.js';
 import type { Candidate } from '../schemas/candidate.js';
 import * as z from 'zod';
-import { LeaseItem, type Lease } from '../schemas/lease.js';
+import { LeaseItem, MAX_LEASE_DURATION_SECONDS, type Lease } from '../schemas/lease.js';
 import type { DeadLetterSink } from './dead-letter.js';
 import { MAX_WAKE_PROCESSES, WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type WakeBatch, type Waker } from './wake.js';
 import { processOf, sessionKey, type IdentityLease } from '../schemas/identity.js';
@@ -435,9 +435,6 @@ export function leaseChangeMatters(c: Change<Lease>): boolean {
 }
 
 const takenDirectly = (l: Lease): boolean => l.holderIdentity !== undefined && l.electedBy !== undefined && l.electedBy !== 'coordinator';
-
-/** The longest lease duration a row may state (LeaseItem): a broken row's unreadable one counts as this. */
-const MAX_LEASE_DURATION_SECONDS = 86_400;
 
 /**
  * What a held lease's delete must still act on: its name, holder, term and lease duration (and its

@@ -247,6 +247,9 @@ export const AdvertisedAddress = Address.refine(isPortInRange, {
 export const ElectedBy = z.enum(['coordinator', 'successor', 'self']);
 export type ElectedBy = z.infer<typeof ElectedBy>;
 
+/** The longest lease a row may state (a day): a term whose duration cannot be read counts as this. */
+export const MAX_LEASE_DURATION_SECONDS = 86_400;
+
 /** One row of the leases table (key `name`), named as in Kubernetes' Lease where one exists. */
 export const LeaseItem = z.object({
   name: LeaseName,
@@ -271,7 +274,7 @@ export const LeaseItem = z.object({
   holderLoss: HolderLoss.optional(),
   /** The holder whose term ended last (released, expired, deposed): what "Leader Changed" compares with. */
   lastHolderIdentity: HolderName.optional(),
-  leaseDurationSeconds: z.number().int().min(1).max(86_400),
+  leaseDurationSeconds: z.number().int().min(1).max(MAX_LEASE_DURATION_SECONDS),
   acquireTime: Millis.optional(),
   renewTime: Millis.optional(),
   leaseTransitions: z.number().int().min(0),
