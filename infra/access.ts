@@ -96,13 +96,13 @@ export const FUNCTION_ACCESS = {
   electionTimer: { tables: { ...reconcileOne, identities: markEnded }, publishEvents: true, scheduleTimer: true, publishWakes: true },
   /**
    * A stopped task or instance (lib/platform/vacate.ts): Query of the holder-platform index, then
-   * per lease GetItem and a conditional UpdateItem; the dead holder's candidate row GetItem and
-   * DeleteItem; wakes each lease it vacated (its successor takes it at once). The lease stream
-   * publishes and reconciles what follows.
+   * per lease GetItem and a conditional UpdateItem; the dead holder's candidate row GetItem, and its
+   * and its peers' UpdateItem (`collectedAt`: Candidate Expired) and DeleteItem; wakes each lease it
+   * vacated (its successor takes it at once). The lease stream publishes and reconciles what follows.
    */
   platform: {
     // candidates' Query: the processes a wake of a vacated lease goes to (lib/functions/core.ts wakeProcesses)
-    tables: { leases: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], candidates: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:DeleteItem'] },
+    tables: { leases: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], candidates: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'] },
     indexQueries: [{ table: 'leases', index: HOLDER_PLATFORM_INDEX.name }],
     publishEvents: false,
     scheduleTimer: false,

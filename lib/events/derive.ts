@@ -76,6 +76,18 @@ function rewrittenTerm(old: Lease, neu: Lease | undefined): { holder: string; fe
   return { holder: own, fencingToken: old.termToken };
 }
 
+/**
+ * The holder change `old` → `neu` removed from the row without the row recording it as its last
+ * holder (a holder removed by hand: an operator's `update-item`, a third party's own write; every
+ * Conclave end of a term records its holder, a rewritten term's its own: rewrittenTerm), else
+ * undefined. The lease stream records it (functions/lease-stream.ts): the next term's Leader
+ * Elected and Leader Changed compare with the row's last holder.
+ */
+export function unrecordedHolder(old: Lease | undefined, neu: Lease | undefined): string | undefined {
+  const holder = old?.holderIdentity;
+  return holder === undefined || !neu || neu.holderIdentity !== undefined || neu.lastHolderIdentity === holder || rewrittenTerm(old!, neu) ? undefined : holder;
+}
+
 /** Lease Released for the term of `old` (held), ended by this change (`neu`; none: by the row's delete, `rowDeleted`). */
 function released(c: { eventID: string; at: number; name: string }, old: Lease, neu: Lease | undefined): ConclaveEvent {
   const rewritten = rewrittenTerm(old, neu);
@@ -214,7 +226,8 @@ const candidateFields = (c: Candidate) => ({ candidate: c.name, binaryVersion: c
  * The events of one change of a candidate row. Pure.
  *
  * - created (no old image) → Candidate Joined.
- * - deleted by the coordinator's collection (the row carries its `collectedAt`), by the TTL
+ * - deleted by the coordinator's collection, or with its stopped task or instance by the platform
+ *   function (lib/platform/vacate.ts; either way the row carries its `collectedAt`), by the TTL
  *   (`expiresAt` passed), or, on no session, while stale at `at` (renewTime + staleAfterMs < at,
  *   `at` widened by `atPrecisionMs`: a collection by a coordinator that did not mark) →
  *   Candidate Expired. A live row deleted (a worker withdrawing) → nothing.

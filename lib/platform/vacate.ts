@@ -47,15 +47,17 @@ function beforeTerm(lease: Lease, stop: PlatformStop, skewMs: number): string | 
  * platform is the stopped one and, when both say, its `identity` is the term's `holderInstance`):
  * otherwise the election that follows could pick the dead worker again while its row still counts
  * as freshly renewed. A row a new start-up has taken is kept — on EC2 too, where a worker started
- * again on the restarted instance has the same platform id.
+ * again on the restarted instance has the same platform id. Removed as the coordinator collects a
+ * stale row (CandidateStore.collect: stamped `collectedAt` at `now` first), so its removal is told as
+ * Candidate Expired, as the peers' are (withdrawPeers).
  */
-async function withdrawCandidate(candidates: CandidateStore, lease: string, holder: string, holderInstance: string | undefined, stop: PlatformStop): Promise<void> {
+async function withdrawCandidate(candidates: CandidateStore, lease: string, holder: string, holderInstance: string | undefined, stop: PlatformStop, now: number): Promise<void> {
   // a conflict: it renewed meanwhile, so look again
   await retryOnConflict(async () => {
     const read = await candidates.read(lease, holder);
     const row = read.item;
     const sameStartUp = holderInstance === undefined || row?.identity === undefined || row.identity === holderInstance;
-    if (row?.platform?.id === stop.platformId && sameStartUp) await candidates.delete(read);
+    if (row?.platform?.id === stop.platformId && sameStartUp) await candidates.collect(read, now);
   });
 }
 
@@ -67,15 +69,17 @@ async function withdrawCandidate(candidates: CandidateStore, lease: string, hold
  * renewed since (`renewTime`, the event's whole second and the clocks' skew allowed): a worker
  * started again on a restarted EC2 instance (the same id) keeps its own, also under its old name,
  * whose row keeps the first start-up's createdAt (a review: a late `stopped` event deleted it).
- * Each delete is conditioned on the row as listed; one renewed meanwhile stays (its process was
- * alive then).
+ * Each is collected as the coordinator collects a stale row (CandidateStore.collect: `collectedAt`,
+ * then the delete, each conditioned on the row as listed; one renewed meanwhile stays, its process
+ * alive then), so each death the platform told is a Candidate Expired (before: a plain delete of a
+ * row still fresh, which no event told).
  */
-async function withdrawPeers(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop, skewMs: number): Promise<void> {
+async function withdrawPeers(candidates: CandidateStore, lease: string, holder: string, stop: PlatformStop, skewMs: number, now: number): Promise<void> {
   const { candidates: rows } = await candidates.list(lease);
   const after = stop.at + 1_000 + skewMs;
   for (const c of rows) {
     if (c.name === holder || c.platform?.id !== stop.platformId || c.createdAt >= stop.at || c.renewTime >= after) continue;
-    await candidates.delete(CandidateStore.readOf(c)).catch((e: unknown) => {
+    await candidates.collect(CandidateStore.readOf(c), now).catch((e: unknown) => {
       if (!(e instanceof ConflictError)) throw e;
     });
   }
@@ -111,8 +115,8 @@ export async function vacateStoppedHolder(
       const early = beforeTerm(lease, stop, config.clockSkewMs);
       if (early) return { lease: name, outcome: 'beforeTerm', why: early } as const;
       // The candidacy first: the lease write below starts the next election, which must not see it.
-      await withdrawCandidate(candidates, name, lease.holderIdentity!, lease.holderInstance, stop);
-      await withdrawPeers(candidates, name, lease.holderIdentity!, stop, config.clockSkewMs);
+      await withdrawCandidate(candidates, name, lease.holderIdentity!, lease.holderInstance, stop, now);
+      await withdrawPeers(candidates, name, lease.holderIdentity!, stop, config.clockSkewMs, now);
       const loss = { holder: lease.holderIdentity!, fencingToken: lease.fencingToken, source: stop.source, platformId: stop.platformId, reason: stop.reason, at: now };
       const vacated = await leases.vacateLostHolder(read, loss);
       if (vacated) return { lease: name, outcome: 'vacated', holder: loss.holder, fencingToken: loss.fencingToken, revision: vacated.revision } as const;

@@ -80,8 +80,9 @@ export const CandidateItem = z.object({
    */
   session: Name.optional(),
   /**
-   * Stamped by the coordinator's collection in the write before its delete (the coordinator's clock):
-   * the removal of a row that carries it is Candidate Expired, whatever the row's own renewTime.
+   * Stamped by the coordinator's collection, or the platform function's for a stopped task or
+   * instance, in the write before its delete (that function's clock): the removal of a row that
+   * carries it is Candidate Expired, whatever the row's own renewTime.
    */
   collectedAt: Millis.optional(),
   /**

@@ -129,7 +129,8 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
   }
 
   /**
-   * Collects a stale row (the coordinator's garbage collection): stamps `collectedAt`, so that its
+   * Collects a stale row (the coordinator's garbage collection) or a stopped task's (the platform
+   * function's, lib/platform/vacate.ts): stamps `collectedAt`, so that its
    * removal reads as Candidate Expired (lib/events/derive.ts) however old or new its own renewTime,
    * then deletes it. Each write is conditioned on the revision before it: a row renewed since it was
    * read is a ConflictError, and lives on. On a multi-Region table, a write refused because another

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Decision } from '../../lib/election/decide.js';
 import { plan } from '../../lib/election/plan.js';
-import { eventIdFor, eventsFromCandidateChange, eventsFromLeaseChange } from '../../lib/events/derive.js';
+import { eventIdFor, eventsFromCandidateChange, eventsFromLeaseChange, unrecordedHolder } from '../../lib/events/derive.js';
 import { DETAIL_SCHEMAS, type ConclaveEvent, type DetailType } from '../../lib/events/schemas.js';
 import type { Candidate } from '../../lib/schemas/candidate.js';
 import { fencingTokenFloor, nextFencingToken } from '../../lib/schemas/fencing-token.js';
@@ -443,6 +443,19 @@ describe('sequences of writes', () => {
     ]);
     expect(types(records)).toEqual([['Election Started'], [], []]);
   });
+});
+
+describe('unrecordedHolder: a holder removed without the row naming it its last (the lease stream records it)', () => {
+  const byHand = applied(heldByA, { remove: ['holderIdentity'] });
+  it.each([
+    ['a release (it records its holder)', heldByA, released(heldByA), undefined],
+    ['an election opened on the expired term (it records its holder)', expiredA, after(expiredA, open(election(), 'expired')), undefined],
+    ["a rewritten term ended by its elector (it records the term's own holder)", rewrittenToB(7), endedChanged(rewrittenToB(7), 'A'), undefined],
+    ["an operator's update-item REMOVE holderIdentity", { ...heldByA, lastHolderIdentity: 'Z' }, { ...byHand, lastHolderIdentity: 'Z' }, 'A'],
+    ['the same on a first term (no last holder)', heldByA, byHand, 'A'],
+    ['a vacant row written again (nobody removed)', byHand, renewed(byHand), undefined],
+    ["a held row's delete (the lease stream's own handling records it)", heldByA, undefined, undefined],
+  ] as const)('%s', (_, old, neu, want) => expect(unrecordedHolder(old, neu)).toBe(want));
 });
 
 describe('eventsFromCandidateChange', () => {
