@@ -168,24 +168,88 @@ async function ownSessions(ctx: CliContext, lease: Lease): Promise<Awaited<Retur
 const refusedSession = (ctx: CliContext, l: Lease, e: ValidationError): BrokenSessionError =>
   new BrokenSessionError(`lease "${l.name}"`, { lease: l.name, holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken, session: l.session! }, ctx.target.tables.identities, e, awsTarget(ctx));
 
+/** Rows the schema refuses in the session partitions the CLI reads, no held lease's: the first this many are told (a warning each), the rest counted. */
+export const TOLD_REFUSED_SESSIONS = 20;
+
+/** A row as read, with its place in its partition's order. */
+type Placed<T> = T & { readonly at: number };
+
+/** What scanSessions keeps of one partition (partitionKept). */
+interface PartitionKept {
+  readonly rows: IdentityLease[];
+  readonly invalid: InvalidItem[];
+  readonly refused: { invalid: InvalidItem; row: Record<string, unknown> }[];
+  /** Refused rows not kept: told as a count. */
+  readonly untold: number;
+}
+
+/**
+ * What scanSessions keeps of session partition `component`, kept as it pages (a worker may write
+ * any number of rows in its own sessions' partition, each up to 400 KB): the rows the held leases
+ * name (`names`), refused or not; of each process holding one of them (`processes`), its freshest
+ * row under this partition's name (judgingRow's: the first of equal stamps) and the first refused
+ * row that may be its own session, as the first refused row whose process does not read
+ * (mayBeProcessSession); of the other refused rows, the first TOLD_REFUSED_SESSIONS. Each in the
+ * order read, so the first of equal stamps, and the first refused, are the partition's.
+ */
+async function partitionKept(ctx: CliContext, component: string, names: ReadonlySet<string>, processes: ReadonlySet<string>): Promise<PartitionKept> {
+  const named: Placed<{ row: IdentityLease }>[] = [];
+  const freshest = new Map<string, Placed<{ row: IdentityLease }>>();
+  // by process (null: one that does not read)
+  const own = new Map<string | null, Placed<{ invalid: InvalidItem; row: Record<string, unknown> }>>();
+  const invalid: InvalidItem[] = [];
+  let told = 0;
+  let untold = 0;
+  let at = 0;
+  for await (const page of ctx.identities.queryPages(component)) {
+    for (const s of page) {
+      at++;
+      if (s.ok) {
+        const r = s.item;
+        if (names.has(r.name)) named.push({ at, row: r });
+        const best = r.process === undefined ? undefined : freshest.get(r.process);
+        if (r.process !== undefined && processes.has(r.process) && sessionKey(r.name).component === component && (best === undefined || r.renewTime > best.row.renewTime)) freshest.set(r.process, { at, row: r });
+        continue;
+      }
+      const p = s.row['process'];
+      const mine = p === undefined ? undefined : typeof p === 'string' ? (processes.has(p) ? p : undefined) : null;
+      const ownFirst = mine !== undefined && !own.has(mine) && typeof s.row['name'] === 'string' && sessionKey(s.row['name']).component === component;
+      if (ownFirst) own.set(mine, { at, invalid: s.invalid, row: s.row });
+      if (names.has(String(s.invalid.key['name'])) || ownFirst) invalid.push(s.invalid);
+      else if (told < TOLD_REFUSED_SESSIONS) {
+        told++;
+        invalid.push(s.invalid);
+      } else untold++;
+    }
+  }
+  const rows = [...new Map([...named, ...freshest.values()].map((x) => [x.at, x])).values()].sort((a, b) => a.at - b.at).map((x) => x.row);
+  return { rows, invalid, refused: [...own.values()].sort((a, b) => a.at - b.at).map(({ invalid, row }) => ({ invalid, row })), untold };
+}
+
 /**
  * The session rows the leases are held on, read after them: one query of each sessions' partition
  * they name (a grant scope's, or one of the 64 of workers granted every lease), side by side; none
- * when no lease is held on a session.
+ * when no lease is held on a session. Of each, only what judges the leases is kept (partitionKept):
+ * the rows they name, their holders' processes' freshest, the first refused rows.
  */
 export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): Promise<SessionsSeen> {
   const readAt = ctx.clock.now();
   if (!leases.some((l) => sessionOf(l) !== undefined)) return { rows: new Map(), readAt, refused: new Map() };
-  const components = new Set(leases.flatMap((l) => { const s = sessionOf(l); return s === undefined ? [] : [sessionKey(s).component]; }));
+  const held = leases.filter((l) => sessionOf(l) !== undefined);
+  const components = new Set(held.map((l) => sessionKey(l.session!).component));
+  const names = new Set(held.map((l) => l.session!));
+  const processes = new Set(held.flatMap((l) => processOf(l.holderInstance) ?? []));
   const rows = new Map<string, IdentityLease>();
   const invalid = new Map<string, InvalidItem>();
   // the refused rows as stored (mayBeProcessSession reads their partition and process)
   const refusedRows: { invalid: InvalidItem; row: Record<string, unknown> }[] = [];
+  let untold = 0;
   const query = async (parts: Iterable<string>) => {
-    for (const r of await Promise.all([...parts].sort().map((component) => ctx.identities.query(component)))) {
-      for (const i of r.items) rows.set(i.name, i);
+    for (const r of await Promise.all([...parts].sort().map((component) => partitionKept(ctx, component, names, processes)))) {
+      for (const i of r.rows) rows.set(i.name, i);
       for (const i of r.invalid) invalid.set(String(i.key['name']), i);
       refusedRows.push(...r.refused);
+      untold += r.untold;
     }
   };
   await query(components);
@@ -205,7 +269,10 @@ export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): P
     }
   }
   const named = new Set([...refused.values()].map((b) => b.term.session));
-  reportInvalid(ctx, [...invalid.values()].filter((i) => !named.has(String(i.key['name']))));
+  const skipped = [...invalid.values()].filter((i) => !named.has(String(i.key['name'])));
+  reportInvalid(ctx, skipped.slice(0, TOLD_REFUSED_SESSIONS));
+  const notShown = skipped.length - Math.min(skipped.length, TOLD_REFUSED_SESSIONS) + untold;
+  if (notShown > 0) note(ctx, `warning: skipped ${notShown} more identity row${notShown === 1 ? '' : 's'} of the session partitions read that do${notShown === 1 ? 'es' : ''} not match the schema (not shown)`);
   for (const b of refused.values()) note(ctx, `warning: ${b.message}`);
   return { rows, readAt, refused };
 }

@@ -125,14 +125,37 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   /**
    * Process `process`'s session rows, for a term it holds on a lease that names session row `named`
    * which does not stand for it (gone, or another process's): one consistent Query of each partition
-   * the process keeps its sessions in (processSessionComponents), side by side. judgingRow
-   * (lib/election/vacancy.ts) picks the freshest of `rows`, as the coordinator's tick does (the CLI,
-   * getLeader). `refused`: rows the schema refuses that may be the process's own session
-   * (mayBeProcessSession): while there is one, nobody judges the term (it may live by that row).
+   * the process keeps its sessions in (processSessionComponents), side by side, kept as it pages only
+   * as far as a judge reads it, whatever the partition's size (a worker may write any number of rows
+   * in its own sessions' partition, each up to 400 KB). `rows`: of each partition, the process's
+   * freshest row (the first of equal stamps) and, where that one's name is another partition's, the
+   * freshest whose name is this one's: judgingRow (lib/election/vacancy.ts) picks the freshest of
+   * them as the coordinator's tick does (the CLI, getLeader, the lease stream), LeaseLock's
+   * freshestOf as a follower does. `refused`: of each partition, the first row the schema refuses
+   * that may be the process's own session (mayBeProcessSession): while there is one, nobody judges
+   * the term (it may live by that row).
    */
   async processSessions(named: string, process: string): Promise<{ rows: IdentityLease[]; refused: { invalid: InvalidItem; row: Record<string, unknown> }[] }> {
-    const read = await Promise.all(processSessionComponents(named, process).map((c) => this.query(c)));
-    return { rows: read.flatMap((r) => r.items).filter((i) => i.process === process), refused: read.flatMap((r) => r.refused).filter((r) => mayBeProcessSession(r.row, named, process)) };
+    const read = await Promise.all(
+      processSessionComponents(named, process).map(async (component) => {
+        let freshest: IdentityLease | undefined;
+        let own: IdentityLease | undefined;
+        let refused: { invalid: InvalidItem; row: Record<string, unknown> } | undefined;
+        for await (const page of this.queryPages(component)) {
+          for (const s of page) {
+            if (!s.ok) {
+              if (refused === undefined && mayBeProcessSession(s.row, named, process)) refused = { invalid: s.invalid, row: s.row };
+            } else if (s.item.process === process) {
+              if (freshest === undefined || s.item.renewTime > freshest.renewTime) freshest = s.item;
+              if (sessionKey(s.item.name).component === component && (own === undefined || s.item.renewTime > own.renewTime)) own = s.item;
+            }
+          }
+        }
+        // (a row of the process's whose name is of this partition is among its rows: own set, freshest is too)
+        return { rows: freshest === undefined ? [] : own === undefined || own === freshest ? [freshest] : [freshest, own], refused };
+      }),
+    );
+    return { rows: read.flatMap((r) => r.rows), refused: read.flatMap((r) => (r.refused ? [r.refused] : [])) };
   }
 
   /**

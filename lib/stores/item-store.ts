@@ -416,37 +416,40 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   }
 
   /**
-   * Every item under one partition key, strongly consistent; malformed rows come back apart
-   * (`invalid`, and `refused`: each with the row as stored). With `below`, only the items whose sort
-   * key is less than it (the rest are not even read).
+   * Every row under one partition key, strongly consistent, one parsed page at a time (as scan): a
+   * reader keeps of them only what it needs (IdentityStore.processSessions, the CLI's session scan),
+   * so a partition of any size costs it a page of memory. A worker may write any number of rows in
+   * its own sessions' partition, each up to DynamoDB's 400 KB (lib/coordinator/identity-scan.ts).
    */
-  async query(partition: string, opts: { below?: string } = {}): Promise<{ items: z.output<S>[]; invalid: InvalidItem[]; refused: { invalid: InvalidItem; row: Record<string, unknown> }[] }> {
-    const items: z.output<S>[] = [];
-    const invalid: InvalidItem[] = [];
-    const refused: { invalid: InvalidItem; row: Record<string, unknown> }[] = [];
-    const below = opts.below;
-    if (below !== undefined && this.keys[1] === undefined) throw new RangeError(`query: table ${this.table} has no sort key to keep below ${JSON.stringify(below)}`);
+  async *queryPages(partition: string): AsyncGenerator<Scanned<z.output<S>>[]> {
     const pages = paginateQuery(
       { client: this.client },
-      {
-        TableName: this.table,
-        KeyConditionExpression: below === undefined ? '#pk = :pk' : '#pk = :pk AND #sk < :below',
-        ExpressionAttributeNames: { '#pk': this.keys[0]!, ...(below === undefined ? {} : { '#sk': this.keys[1]! }) },
-        ExpressionAttributeValues: marshall({ ':pk': partition, ...(below === undefined ? {} : { ':below': below }) }),
-        ConsistentRead: true,
-      },
+      { TableName: this.table, KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': this.keys[0]! }, ExpressionAttributeValues: marshall({ ':pk': partition }), ConsistentRead: true },
     );
     for await (const r of pages) {
-      for (const raw of r.Items ?? []) {
-        const p = this.tryParse(rowOf(raw));
-        if (p.ok) items.push(p.item);
-        else {
-          invalid.push(p.invalid);
-          refused.push({ invalid: p.invalid, row: p.row });
-        }
+      // a loop, not Array.prototype.map: a refusal's stack, until formatted, holds the receivers of
+      // the frames it was made in, and map's is the whole page as DynamoDB answered it
+      const page: Scanned<z.output<S>>[] = [];
+      for (const raw of r.Items ?? []) page.push(this.tryParse(rowOf(raw)));
+      yield page;
+    }
+  }
+
+  /**
+   * Every item under one partition key, strongly consistent (queryPages), all of them kept: for a
+   * caller that returns the whole partition (listIdentities). Malformed rows come back apart
+   * (`invalid`), without the rows as stored.
+   */
+  async query(partition: string): Promise<{ items: z.output<S>[]; invalid: InvalidItem[] }> {
+    const items: z.output<S>[] = [];
+    const invalid: InvalidItem[] = [];
+    for await (const page of this.queryPages(partition)) {
+      for (const s of page) {
+        if (s.ok) items.push(s.item);
+        else invalid.push(s.invalid);
       }
     }
-    return { items, invalid, refused };
+    return { items, invalid };
   }
 
   /**
