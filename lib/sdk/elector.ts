@@ -397,9 +397,14 @@ export class LeaderElector {
     return this.inTerm(by, (term, signal) => fencedTransactWriteInTerm(this.x.requests, { table: this.options.tables.leases, leaseName: this.options.leaseName, term, signal }, input, { clock: this.x.time, retryPeriodMs: this.options.retryPeriodMs }));
   }
 
-  /** fencedItemWrite in the term `by`. */
+  /** fencedItemWrite in the term `by`: a refusal by the item's own fence is marked so (ITEM_REFUSALS). */
   private itemWrite(by: FencedBy | FencingError | undefined, input: FencedItemInput, attribute?: string): Promise<PutItemCommandOutput | UpdateItemCommandOutput> {
-    return this.inTerm(by, (term, signal) => fencedItemWrite(this.x.requests, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input));
+    return this.inTerm(by, (term, signal) =>
+      fencedItemWrite(this.x.requests, { leaseName: this.options.leaseName, fencingToken: term.fencingToken, signal, ...(attribute !== undefined ? { attribute } : {}) }, input).catch((e: unknown) => {
+        if (e instanceof FencingError) ITEM_REFUSALS.add(e);
+        throw e;
+      }),
+    );
   }
 
   /** `write` in the term `by`, abandoned with a LeaseLostError if that term ends (its work's signal aborts) before it is answered. */
@@ -1035,7 +1040,12 @@ export class LeaderElector {
         x.led = x.leads(token);
         // a rejection once the term's signal aborted is the work stopping, as asked: nothing failed
         // (`fenced`: the work stopped on this term's own write refused by its fence, which the step takes as the term over)
-        const failed = (cause: unknown) => void (controller.signal.aborted || this.note({ kind: 'workFailed', no, token, cause, fenced: refusedInTerm(cause, o.leaseName, token), random: x.time.random() }));
+        // (`itemFenced`: that write was refused by an item's own fence, not the lease's)
+        const failed = (cause: unknown) => {
+          if (controller.signal.aborted) return;
+          const fenced = refusedInTerm(cause, o.leaseName, token);
+          this.note({ kind: 'workFailed', no, token, cause, fenced, ...(fenced && ITEM_REFUSALS.has(cause as FencingError) ? { itemFenced: true } : {}), random: x.time.random() });
+        };
         // work that never asks isLeader() learns of a sleep within a retry period of waking too (the gauge is the step's: set before it, following)
         x.clocks?.cancel();
         x.clocks = every(x.time, o.retryPeriodMs, () => this.lookAtClocks(), { background: true });
@@ -1088,8 +1098,16 @@ export class LeaderElector {
         }
         return { sent: x.time.sleep(f.ms), answer: () => ({ kind: 'answer', rest: f.rest }) };
       case 'workFailure':
-        // the user's work failing, told as such (as a callback's failure is): no DynamoDB fault to name
-        x.told(new LeaderWorkError(o.leaseName, f.token, f.outcome, f.cause));
+        // the user's work failing, told as such (as a callback's failure is): no DynamoDB fault to name;
+        // stopped by an item's own fence above its term, told what that is and how to mend it
+        if (f.itemFence !== true) x.told(new LeaderWorkError(o.leaseName, f.token, f.outcome, f.cause));
+        else
+          x.told(
+            new Error(
+              `LeaderElector "${o.identity}" of lease "${o.leaseName}": its work (onStartedLeading, term with fencing token ${f.token}) stopped on a fencedItemWrite refused by the item's own fence (${f.cause instanceof Error ? f.cause.message : String(f.cause)}), while the lease, as last read, was still in this term: the item carries a token higher than this term's, written by another lease (tokens of different leases do not compare), by an operator, or by a later term of this lease not read yet. The term ended (deposed), and this worker takes the lease again only after a backoff; a new term's work that writes the item is refused the same way until the item is mended. Fence each item by one lease only (and mend an item written with another lease's token, or one made up)`,
+              { cause: f.cause },
+            ),
+          );
         return undefined;
       case 'readToLeave':
         return { sent: x.lock.get(true), answer: (read) => ({ kind: 'leavingRead', read: read as LeaseRead }), fault: () => ({ kind: 'leavingRead', read: 'unread', random: x.time.random() }) };
@@ -1119,6 +1137,9 @@ const isSignal = (v: unknown): v is AbortSignal => {
   const o = v as Partial<AbortSignal> | null | undefined;
   return typeof o === 'object' && o !== null && typeof o.aborted === 'boolean' && typeof o.addEventListener === 'function' && typeof o.removeEventListener === 'function';
 };
+
+/** FencingErrors of a term's fencedItemWrite refused by the item's own fence (the item carries a higher token): step.ts' workFailed `itemFenced`. */
+const ITEM_REFUSALS = new WeakSet<FencingError>();
 
 /** Whether `cause` is a fenced write of lease `lease`'s term with fencing token `token` refused (FencingError) or abandoned as the term was lost (LeaseLostError): step.ts' workFailed `fenced`. */
 const refusedInTerm = (cause: unknown, lease: string, token: number): boolean => (cause instanceof FencingError || cause instanceof LeaseLostError) && cause.leaseName === lease && cause.fencingToken === token;

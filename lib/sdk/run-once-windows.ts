@@ -16,7 +16,13 @@ import { MAX_PERIODS, type Period, type WindowRun } from '../schemas/run-once.js
  */
 type ParsedRunOnce = { readonly window: string } | { readonly every: Period; readonly at?: number | undefined };
 
-/** The window a run-once run is for: its key, or the period its scheduled time (else `now`) falls in. @internal */
+/**
+ * The window a run-once run is for: its key, or the period its scheduled time (else `now`) falls in.
+ * Each spelling of a period names its windows its own way (`'day'`: `2026-11-24`; 86_400_000 ms:
+ * `2026-11-24T00:00:00.000Z`), so the two are different windows, each judged by its own period's
+ * runs: a lease switched from one to the other runs the current window again. The names are what
+ * the marks stored on the row are matched by: never change them. @internal
+ */
 export function windowOf(r: ParsedRunOnce, now: number): string {
   if ('window' in r) return r.window;
   const t = r.at ?? now;

@@ -2112,8 +2112,9 @@ export type Event =
    * `fenced`: it failed with that term's own fenced write refused because the lease (or the fenced item) is in a later term (a
    * FencingError of `token`), or abandoned as the term was lost (a LeaseLostError of it): proof the term is over, not a failure of
    * the work. A refusal naming another token, or none (the worker was not leading), proves nothing of this term.
+   * `itemFenced`: that refusal was an item's own fence's (fencedItemWrite: the item carries a higher token), not the lease's.
    */
-  | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number; readonly fenced?: boolean }
+  | { readonly kind: 'workFailed'; readonly no: number; readonly token: number; readonly cause: unknown; readonly random: number; readonly fenced?: boolean; readonly itemFenced?: boolean }
   /** run() was cancelled: step down. */
   | { readonly kind: 'cancel' }
   /**
@@ -2179,8 +2180,13 @@ export type Effect =
    * its wait on DynamoDB. `counted`: a stopping elector's pause after a fault (leavingPause), counted.
    */
   | { readonly kind: 'sleep'; readonly ms: number; readonly rest: readonly Next[]; readonly counted?: boolean }
-  /** Tell onError the leader's work failed, and what became of the term. */
-  | { readonly kind: 'workFailure'; readonly token: number; readonly outcome: 'givenUp' | 'kept' | 'ended'; readonly cause: unknown }
+  /**
+   * Tell onError the leader's work failed, and what became of the term. `itemFence`: it stopped on a
+   * fencedItemWrite refused by the item's own fence (`cause`) while the lease, as last read, was still
+   * in the term (which ended, deposed: `outcome` 'ended'): the item carries a token higher than the
+   * term's that no read of this lease shows (another lease's, an operator's), told as that.
+   */
+  | { readonly kind: 'workFailure'; readonly token: number; readonly outcome: 'givenUp' | 'kept' | 'ended'; readonly cause: unknown; readonly itemFence?: true }
   /** Stepped down: the term led (handed over or not: released as it leaves, after its candidacy is withdrawn), or none. */
   | { readonly kind: 'steppedDown'; readonly led: SteppedDown }
   /** Read the lease, strongly consistent, to decide the leaving from (a fault is reported, and answered 'unread'). */
@@ -2293,10 +2299,23 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       const current = lead?.no === e.no;
       // the work stopped on a fenced write of its own term that DynamoDB refused (README's worker rethrows
       // the FencingError): the lease is in a later term, so this one is over, as the next read would find
-      // (deposed): nothing failed, so nothing is told, no backoff, and nothing to hand over or release
+      // (deposed): nothing failed, so nothing is told, no backoff (but for an item's own fence, below), and
+      // nothing to hand over or release
       if (e.fenced === true) {
         if (!current) return { state, effects: fx };
-        const st = stopTerm(s, state, lead, 'deposed', at.now, fx);
+        // Refused by the item's own fence while the lease, as last read, was still in this term: the
+        // item carries a higher token no read of this lease shows (another lease's, an operator's; or a
+        // later term's of this lease not read yet). The term ends all the same (the safe reading), but
+        // told, once per term, and counted as a failed start (its backoff, as workFailed's): else each
+        // new term's work meets the same item, and the lease is taken again and again, each retake silent
+        const byItem = e.itemFenced === true && lead.lease?.fencingToken === lead.term.fencingToken && lead.lease.holderIdentity === lead.term.holderIdentity;
+        let before = state;
+        if (byItem) {
+          fx.push({ kind: 'workFailure', token: e.token, outcome: 'ended', cause: e.cause, itemFence: true });
+          const failures = failedStarts(s, state, lead, 'workFailed', at.now);
+          before = { ...state, heldOff: { until: at.now + retryDelayMs(failures, s.retryPeriodMs, e.random), failures } };
+        }
+        const st = stopTerm(s, before, lead, 'deposed', at.now, fx);
         fx.push(STEP_NOW); // read the lease now: who leads, as its followers see it
         return { state: st, effects: fx };
       }

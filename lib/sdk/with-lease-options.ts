@@ -59,14 +59,27 @@ const ScheduledAt = z
 const MAX_SORT_KEY_BYTES = 1024;
 const utf8Bytes = (s: string): number => new TextEncoder().encode(s).length;
 
+/**
+ * The longest period in milliseconds (366 days). Windows of a length in ms are aligned to the epoch
+ * (1970-01-01T00:00:00Z) and named by their start: a longer period names windows that seldom change,
+ * and one longer than the time since the epoch names 1970-01-01 for ever (its first run marks it,
+ * every later one is skipped, and the next window's start is past any Date: a RangeError once the
+ * lease was taken, a review, 2026-12-07, thirteenth).
+ */
+const MAX_PERIOD_MS = 366 * 86_400_000;
+const LONGEST_PERIOD = `must be at most ${MAX_PERIOD_MS} ms (366 days): a period in ms names windows aligned to the epoch (1970-01-01T00:00:00Z), and a longer one names windows that seldom or never change (one longer than the time since 1970 names 1970-01-01 for ever: run once, then skipped). For a run once ever, or once per calendar month or year, name the window yourself: runOnce: { window: '<key>' } (the month or year, say)`;
+
 /** Run-once windows: at most one successful run per window. */
 export const RunOnceSchema = z.union([
   z.strictObject({
     /**
      * The window: a UTC `day` (`2026-11-24`), a UTC `hour` (`2026-11-24T22`), or a length in
-     * milliseconds (windows aligned to the epoch, named by their start in ISO form).
+     * milliseconds, 1 s to 366 days (windows aligned to the epoch, named by their start in ISO form).
+     * Each spelling names its windows its own way, so `'day'` and `86_400_000` (or `'hour'` and
+     * `3_600_000`) are different windows: pick one per lease; switching spelling runs the current
+     * window again.
      */
-    every: z.union([z.enum(['day', 'hour']), z.number().int('must be whole milliseconds').min(1_000, 'must be >= 1000 ms')]),
+    every: z.union([z.enum(['day', 'hour']), z.number().int('must be whole milliseconds').min(1_000, 'must be >= 1000 ms').max(MAX_PERIOD_MS, LONGEST_PERIOD)]),
     /**
      * When this run was scheduled: pass the EventBridge scheduled event's `time` (or a Date, or
      * epoch ms). The window is the one this time falls in, so a late retry (after midnight, say)

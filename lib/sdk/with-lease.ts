@@ -347,10 +347,16 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
     // the last refusal by an item's own fence (fencedItemWrite), when it was: a newer term's write of
     // the item, or a token of another lease on it (one lease per item), which no lease read shows
     let itemRefused: FencingError | undefined;
+    // a write of the term refused by the lease's own fence (not an item's), or the window's row
+    // claimed by a newer term: the lease had moved on, so the term is over whatever the elector has
+    // read since, and nothing more is marked in it (a review, 2026-12-07, thirteenth: a complete()
+    // after such a refusal marked the window, the newer holder not having claimed its row yet)
+    let leaseRefused = false;
     const refusal = (e: unknown, byItem = false): unknown => {
       if (e instanceof FencingError) {
         refused = true;
         itemRefused = byItem ? e : undefined;
+        if (!byItem) leaseRefused = true;
         refusedInTermOf(got.leading, e);
       }
       return e;
@@ -506,6 +512,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       if (window === undefined || row === undefined) throw new RangeError('complete(): this run has no run-once window; give the runOnce option, or use fencedWrite');
       if (completed) throw new RangeError(`complete(): the window ${window} was already marked by this run`);
       if (!inItsTerm()) throw new FencingError(leaseName, term.fencingToken, 'the term is over (this worker is not leading in it)');
+      if (leaseRefused) throw new FencingError(leaseName, term.fencingToken, "the term is over: a write of it was refused by the lease's fence (the lease moved on)");
       marker ??= { window, fencingToken: term.fencingToken, holder: identity, at: time.now() };
       const runs = runsWith(marker);
       const landed = async (e: unknown): Promise<true> => {
@@ -615,7 +622,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
       // The elector has not seen the term end, and an item's own fence refused the write: said so,
       // not "another holder took the lease", which the run may still hold (a token of another lease
       // on the item: a review, 2026-12-07, tenth)
-      if (stopped === undefined && itemRefused !== undefined) {
+      if (stopped === undefined && itemRefused !== undefined && !leaseRefused) {
         e.message = `lease "${leaseName}": a fencedItemWrite of the function was refused by the item's own fence (${itemRefused.message}), and the function returned: its work may be incomplete, so the run does not count${window !== undefined ? `, and the run-once window ${window} is not marked` : ''}. This run had not seen its term (fencing token ${term.fencingToken}) end: the item carries a higher token, written by a newer term of this lease, or by another lease (tokens of different leases do not compare: fence each item by one lease only)`;
         e.cause = itemRefused;
       }

@@ -392,6 +392,30 @@ describe("the elector's step: the leader's order of actions", () => {
     expect(run(settings(), START, [[{ kind: 'workFailed', no: 1, token: 7, cause, fenced: true, random: 0 }, at(1_000)]]).effects).toEqual([[]]);
   });
 
+  // a review (2026-12-07, thirteenth): an item carrying another lease's token (or an operator's) ended each
+  // new term at its first write, the lease taken again a retry period later, and nothing told onError
+  it("the work rethrew a fencedItemWrite refused by the item's own fence (`itemFenced`) while the lease, as last read, was still in its term: deposed all the same, and told (workFailure, `itemFence`), its retake held off as a failed start's", () => {
+    const cause = new FencingError('job', 7, 'the item was written with fencing token 900, a higher fencing token than this term\'s');
+    const failed = { kind: 'workFailed', no: 1, token: 7, cause, fenced: true, itemFenced: true, random: 0 } as const;
+    // its work failed at its start (within a lease duration): a retry period, doubling while it keeps failing so
+    for (const [since, held] of [[T, { until: T + 1_000 + 2_000, failures: 1 }], [T - 60_000, { until: T + 1_000 + 2_000, failures: 0 }]] as const) {
+      const out = run(settings(), leading(mine(heirNamed), { since }), [[failed, at(1_000)]]);
+      // before the fix: [stop, stepNow], nothing told, no backoff
+      expect(out.effects).toEqual([[{ kind: 'workFailure', token: 7, outcome: 'ended', cause, itemFence: true }, { kind: 'stop', reason: 'deposed', token: 7 }, { kind: 'stepNow' }]]);
+      expect(out.state.lead).toBeUndefined();
+      expect(out.state.heldOff).toEqual(held);
+      expect(out.state.standAgain).toBe(7);
+    }
+    const again = run(settings(), { ...leading(mine(heirNamed), { since: T }), heldOff: { until: T - 1, failures: 1 } }, [[failed, at(1_000)]]);
+    expect(again.state.heldOff).toEqual({ until: T + 1_000 + 4_000, failures: 2 });
+    // the lease as last read in a later term (or another holder's): the refusal is that term's, nothing more told
+    for (const lease of [mine({ fencingToken: 9, termToken: 9 }), mine({ holderIdentity: 'b' })]) {
+      const out = run(settings(), leading(lease), [[failed, at(1_000)]]);
+      expect(out.effects).toEqual([[{ kind: 'stop', reason: 'deposed', token: 7 }, { kind: 'stepNow' }]]);
+      expect(out.state.heldOff).toBeUndefined();
+    }
+  });
+
   // chaos (2026-12-06, seed 7): a process frozen between the decision to lead and the shell's start ran
   // onStartedLeading for its term after a newer term had begun (token 1796540038545000 after ...42286000)
   it("a term whose work the shell could not start before its renew deadline (startedLate): given back as a term won too late, never led: no stop (no onStoppedLeading for work never started), a release conditioned on it, standing again", () => {
