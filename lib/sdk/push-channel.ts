@@ -51,8 +51,10 @@ export const PushChannelOptionsSchema = z.strictObject(
      * every wake of the deployment (put the electors on the session to keep to the process's own).
      * Needs the grant of a worker with `allLeases`; a role granted named leases leaves this out (a
      * Session with `leaseNames` is refused). Should IoT Core refuse the process topic all the same
-     * (it closes the connection: two connections in a row closed so), the channel subscribes to the deployment's in its place for as
-     * long as it runs, and says so to onError once.
+     * (it closes the connection: two connections in a row closed so, which dropped connections look
+     * like too), the channel subscribes to the deployment's in its place, says so to onError, and
+     * asks for the process topic again 5 minutes later, then twice as late at each refusal (at most
+     * 6 hours apart).
      * @default none: one subscription to every wake of the deployment (`conclave/<leases table>/#`),
      * the cheaper for a few processes
      */
@@ -260,6 +262,14 @@ const isClosedUnder = (e: unknown): boolean => (e as Error | null)?.message === 
  * which the filter is asked for again.
  */
 const CLOSES_TO_DENY = 2;
+/**
+ * A filter taken as refused by closes is asked for again this long after (connections that dropped
+ * while subscribing look the same as IoT Core's refusal: a process topic wrongly taken as refused
+ * would cost its process every wake of the deployment), then twice as late after each refusal, up
+ * to DENIAL_RECHECK_MAX_MS. One refused by a SUBACK is refused for good.
+ */
+const DENIAL_RECHECK_FIRST_MS = 5 * 60_000;
+const DENIAL_RECHECK_MAX_MS = 6 * 3_600_000;
 /** Why IoT Core refuses a subscription. */
 const REFUSED_WHY = 'the role needs iot:Subscribe on it (grantWorker gives it)';
 
@@ -300,18 +310,20 @@ export class PushChannel implements Push {
   /**
    * Topic filters refused (a SUBACK 0x80, or IoT Core's way: the connection closed while it
    * subscribed), remembered across reconnects: its process topic refused, the deployment's
-   * subscription stands in for as long as the channel runs; the deployment's refused, the process
-   * topic stands in while there is one (not healthy while the deployment's is needed), else it is
-   * asked for again at each connection (and forgotten once granted).
+   * subscription stands in; the deployment's refused, the process topic stands in while there is
+   * one (not healthy while the deployment's is needed), else it is asked for again at each
+   * connection (and forgotten once granted). One refused by closes is forgotten at its `recheck`.
    */
   private readonly denied = new Set<string>();
   /**
-   * Connections in a row that closed while subscribing to a filter, by filter: IoT Core's refusal
-   * closes every one (CLOSES_TO_DENY of them deny it), a network drop the one it met (a
-   * subscription granted since forgets them).
+   * Connections that closed while subscribing to a filter with no grant of it between, by filter:
+   * IoT Core's refusal closes every one (CLOSES_TO_DENY of them deny it, and one more once it is
+   * asked for again), a network drop the one it met (a subscription granted since forgets them).
    */
   private readonly closedUnder = new Map<string, number>();
-  /** The second wake after a connection came up (SUBSCRIBED_SETTLE_MS); cancelled when it closes. */
+  /** Filters refused by closes: when each is asked for again (its timer), and how long after its refusal that was. */
+  private readonly recheck = new Map<string, { timer: Timer; afterMs: number }>();
+  /** The second wake after a subscription was granted, as the connection came up or switching on it (SUBSCRIBED_SETTLE_MS); cancelled when it closes. */
   private settle: Timer | undefined;
   /** When (monotonic) the last connection attempt began: IoT Core's get IOT_CONNECT_INTERVAL_MS between them. */
   private lastConnectAt: number | undefined;
@@ -336,7 +348,10 @@ export class PushChannel implements Push {
    * they would without push (false means slower wakes, not lost leases).
    */
   healthy(): boolean {
-    return this.isLive && !this.denied.has(this.needed());
+    // subscribed: to the deployment's subscription, which brings every watcher's wakes, or to the
+    // process topic while only its own electors watch; so not while a switch to the deployment's
+    // (an elector not on its session came) waits for its grant (the one held meanwhile is kept)
+    return this.isLive && (this.held.has(this.needed()) || this.held.has(pushSubscription(this.options.tables.leases)));
   }
 
   /**
@@ -410,21 +425,55 @@ export class PushChannel implements Push {
   }
 
   /**
-   * Remembers `filter` as refused (`how`: by a SUBACK 0x80, or by closing the connection, IoT
-   * Core's way), wakes every watcher (their wakes may now come on another topic), and says why.
+   * Remembers `filter` as refused (`how`: by a SUBACK 0x80, for good; or by closing the connection,
+   * IoT Core's way, until its recheck), tells the watchers if healthy() changed with it, and says why.
    */
   private deny(filter: string, how: 'suback' | 'closed'): Error {
     const leases = this.options.tables.leases;
     const own = this.ownTopic() === filter;
-    this.denied.add(filter);
-    this.wakeAll();
-    const what = how === 'closed' ? `the connection closed while subscribing to ${filter}, ${CLOSES_TO_DENY} times in a row: IoT Core's answer to a subscription the role may not make` : `subscription to ${filter} refused`;
-    if (!own) return new Error(`${what}: ${REFUSED_WHY}`);
+    this.changeHealth(() => this.denied.add(filter));
+    let what = `subscription to ${filter} refused`;
+    let minutes: number | undefined;
+    if (how === 'closed') {
+      const afterMs = Math.min(2 * (this.recheck.get(filter)?.afterMs ?? DENIAL_RECHECK_FIRST_MS / 2), DENIAL_RECHECK_MAX_MS);
+      this.recheck.get(filter)?.timer.cancel();
+      this.recheck.set(filter, { timer: this.clock.setTimer(afterMs, () => this.askAgain(filter), { background: true }), afterMs });
+      minutes = Math.round(afterMs / 60_000);
+      what = `the connection closed while subscribing to ${filter}, ${this.closedUnder.get(filter)} times with no grant of it between: IoT Core's refusal of a subscription the role may not make, or a connection that dropped (the two look alike)`;
+    }
+    // without a session nothing stands in: the deployment's subscription is asked for at each connection anyway
+    if (!own) return new Error(`${what}: ${REFUSED_WHY}${minutes !== undefined && this.process !== undefined ? `; asked for again in ${minutes} min` : ''}`);
     return new Error(
-      `${what}: a process topic (the session option) needs iot:Subscribe from grantWorker without leaseNames (allLeases); the channel subscribes to every wake of the deployment (${pushSubscription(leases)}) in its place from now on (leave session out for a role granted named leases)`,
+      `${what}: a process topic (the session option) needs iot:Subscribe from grantWorker without leaseNames (allLeases); the channel subscribes to every wake of the deployment (${pushSubscription(leases)}) in its place${minutes === undefined ? ' from now on' : `, and asks for ${filter} again in ${minutes} min`} (leave session out for a role granted named leases)`,
     );
   }
 
+  /** A filter refused by closes, at its recheck: asked for again where it is wanted (on the live connection, or the next). */
+  private askAgain(filter: string): void {
+    this.changeHealth(() => this.denied.delete(filter));
+    if (this.mqtt) this.resubscribe(this.mqtt);
+  }
+
+  /**
+   * `filter` granted on `m` (as it connected, or switching on it): no longer refused, and the
+   * watchers woken again SUBSCRIBED_SETTLE_MS after, IoT Core delivering only a while after its
+   * SUBACK (they are woken at once by the health edge, if it was one).
+   */
+  private granted(m: MqttClient, filter: string): void {
+    this.changeHealth(() => {
+      this.held.add(filter);
+      this.closedUnder.delete(filter);
+      // refused before and granted now (a filter with nothing to stand in for it is asked for at each connection): the grant changed
+      this.denied.delete(filter);
+    });
+    this.recheck.get(filter)?.timer.cancel();
+    this.recheck.delete(filter);
+    this.settle?.cancel();
+    // a wake published meanwhile is lost, so the watchers read again then
+    this.settle = this.clock.setTimer(SUBSCRIBED_SETTLE_MS, () => void (this.mqtt === m && this.healthy() && this.wakeAll()), { background: true });
+  }
+
+  /** Counts a watcher not of the session's process in or out: the filter needed may switch (not healthy until the one that brings every watcher's wakes is held). */
   private countStrangers(by: number): void {
     this.changeHealth(() => (this.strangers += by));
     if (this.mqtt) this.resubscribe(this.mqtt);
@@ -450,8 +499,7 @@ export class PushChannel implements Push {
           this.onError(new Error(`PushChannel: ${this.deny(want, 'suback').message}`));
           return this.resubscribe(m);
         }
-        this.held.add(want);
-        this.closedUnder.delete(want);
+        this.granted(m, want);
         this.resubscribe(m);
       });
     }
@@ -522,6 +570,7 @@ export class PushChannel implements Push {
       }
     } finally {
       this.settle?.cancel();
+      for (const { timer } of this.recheck.values()) timer.cancel();
       this.setLive(false);
       const m = this.mqtt;
       this.mqtt = undefined;
@@ -595,14 +644,23 @@ export class PushChannel implements Push {
     });
     // QoS 0: a wake is a hint (a lost one costs a poll's wait), and IoT Core bills a QoS 1 delivery's acknowledgement as a message of its own
     const topic = this.wanted();
+    const subscribing = m.subscribeAsync(topic, { qos: 0 });
+    // a broker that answers the keep-alive but never the SUBSCRIBE held this connection, and the channel, for ever
+    const unanswered = new Nap(this.clock, CONNECT_TIMEOUT_MS);
     try {
-      await m.subscribeAsync(topic, { qos: 0 });
+      const answered = await Promise.race([subscribing.then(() => true), unanswered.done.then(() => false)]);
+      if (!answered) {
+        void subscribing.catch(() => undefined);
+        throw new Error(`no answer to the subscription to ${topic} within ${CONNECT_TIMEOUT_MS / 1000} s (the broker took the connection but did not acknowledge its SUBSCRIBE): the connection is closed and tried again`);
+      }
     } catch (e) {
       await m.endAsync(true).catch(() => undefined);
       // refused (a SUBACK 0x80, or closed under it CLOSES_TO_DENY times in a row, IoT Core's way; not by the stop): remembered, so the next connection subscribes to what stands in
       if (isRefusal(e)) throw this.deny(topic, 'suback');
       if (!isClosedUnder(e) || signal.aborted) throw e;
-      throw this.closedWhileSubscribing(topic) ?? new Error(`the connection closed while subscribing to ${topic} (asked for again on the next connection: closed so ${CLOSES_TO_DENY} times in a row, it is taken as IoT Core's refusal of it)`);
+      throw this.closedWhileSubscribing(topic) ?? new Error(`the connection closed while subscribing to ${topic} (IoT Core's refusal of it, or a connection that dropped: asked for again on the next connection; closed so ${CLOSES_TO_DENY} times in a row, it is taken as refused for a while)`);
+    } finally {
+      unanswered.end();
     }
     if (!m.connected || signal.aborted) {
       await m.endAsync(true).catch(() => undefined);
@@ -611,13 +669,8 @@ export class PushChannel implements Push {
     }
     this.mqtt = m;
     this.counts.connections++;
-    this.held.add(topic);
-    this.closedUnder.delete(topic);
-    // refused before and granted now (a filter with nothing to stand in for it is asked for at each connection): the grant changed
-    this.denied.delete(topic);
+    this.granted(m, topic);
     this.setLive(true);
-    // IoT Core may deliver only a while after its SUBACK: a wake published meanwhile is lost, so the watchers read again then
-    this.settle = this.clock.setTimer(SUBSCRIBED_SETTLE_MS, () => void (this.mqtt === m && this.healthy() && this.wakeAll()), { background: true });
     this.resubscribe(m); // watchers that came or went while it subscribed may want the other
     this.startUp.started();
     return { closed: closed.then(() => refused) };
