@@ -786,7 +786,7 @@ export async function collectIdentities(deps: CoordinatorDeps, opts: Pick<PassOp
   if (!scanned) return result;
   const { identities, refusedIdentities: refused, refusedRows: refusedSessions } = scanned;
   // (collectGarbage judges expiry again after the scans below, at a later time: none of these is younger then)
-  const isExpired = (i: IdentityStamp) => isIdentityExpired(i, deps.clock.now(), deps.config.identityGcGraceMs + deps.config.clockSkewMs);
+  const isExpired = (i: IdentityStamp) => isIdentityExpired(i, deps.clock.now(), identityGraceMs(deps.config));
   const expired = identities.filter(isExpired);
   const expiredRefused = refused.filter((i) => isExpired(i.stamp));
   if (!expired.length && !expiredRefused.length && !refusedSessions.length) return result;
@@ -929,6 +929,20 @@ interface Garbage {
   refusedIdentities?: RefusedIdentity[];
 }
 
+/**
+ * How far from DynamoDB's time the SDK may stamp a heartbeat's or a session's row: it stamps one only
+ * while it knows that time within the default clockSkewMs (lib/sdk/server-clock.ts' stampNow),
+ * whatever clockSkewMs this coordinator is configured with.
+ */
+const ROW_STAMP_ERROR_MS = electionConfig().clockSkewMs;
+
+/**
+ * What an identity row is allowed past its renewTime and leaseDurationSeconds before it is collected:
+ * identityGcGraceMs, and the larger of clockSkewMs and the stamp's own error (ROW_STAMP_ERROR_MS), so
+ * that a clockSkewMs set below that error never collects a row its writer still counts live.
+ */
+const identityGraceMs = (config: ElectionConfig): number => config.identityGcGraceMs + Math.max(config.clockSkewMs, ROW_STAMP_ERROR_MS);
+
 async function collectGarbage(deps: CoordinatorDeps, garbage: Garbage, result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>, past: () => boolean): Promise<void> {
   const now = deps.clock.now();
   const stale = (garbage.candidates ?? []).filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
@@ -939,8 +953,8 @@ async function collectGarbage(deps: CoordinatorDeps, garbage: Garbage, result: P
   await collect(deps, staleRefused, past, (c) => deps.candidates.collectInvalid(c.key, c.row), (c) => result.collectedCandidates?.push(c.key), (c) => failed(c.key.leaseName));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
-  // The stamp is its writer's clock, up to clockSkewMs behind this one: late rather than early (KEP-1965).
-  const graceMs = deps.config.identityGcGraceMs + deps.config.clockSkewMs;
+  // The stamp is its writer's clock, off by up to its own error or clockSkewMs: late rather than early (KEP-1965).
+  const graceMs = identityGraceMs(deps.config);
   const expired = (garbage.identities ?? []).filter((i) => isIdentityExpired(i, now, graceMs));
   await collect(deps, expired, past, (i) => deps.identities.delete(IdentityStore.readOf(i)), (i) => result.collectedIdentities?.push({ component: i.component, name: i.name }), (i) => failed(`(identity lease ${i.component}/${i.name})`));
   // a refused row, by the stamp it still carries: read again whole (the scan kept its key and stamp), and deleted if still expired by it and as read

@@ -182,45 +182,58 @@ export async function fencedTransactWrite(
   // (an input that is no object gives no TransactItems)
   parse(TransactInput, typeof input === 'object' && input !== null ? input : {}, `fencedTransactWrite input on lease "${fence.leaseName}"`);
   const items = input.TransactItems!;
+  // this term's fence, then the other term's the input is fenced by too (alsoFencedBy), on the same table
+  const also = alsoFenced.get(input);
+  const fences: readonly { leaseName: string; term: Term }[] = also ? [fence, also] : [fence];
   if (items.length === 0) throw new RangeError('fencedTransactWrite: TransactItems is empty; give at least one write');
-  if (items.length >= MAX_TRANSACTION_ITEMS)
-    throw new RangeError(`fencedTransactWrite: ${items.length} items leave no room for the fence (DynamoDB allows ${MAX_TRANSACTION_ITEMS} per transaction); split the write`);
+  if (items.length > MAX_TRANSACTION_ITEMS - fences.length)
+    throw new RangeError(`fencedTransactWrite: ${items.length} items leave no room for the fence${also ? `s (of lease "${fence.leaseName}" and of lease "${also.leaseName}")` : ''} (DynamoDB allows ${MAX_TRANSACTION_ITEMS} per transaction); split the write`);
   // the fence checks the lease row: DynamoDB allows one operation per item in a transaction
-  const onLease = items.findIndex((i) => {
-    const key = i.Put?.Item ?? (i.Update ?? i.Delete ?? i.ConditionCheck)?.Key;
-    return (i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName === fence.table && key?.['name']?.S === fence.leaseName;
+  for (const { leaseName } of fences) {
+    const onLease = items.findIndex((i) => {
+      const key = i.Put?.Item ?? (i.Update ?? i.Delete ?? i.ConditionCheck)?.Key;
+      return (i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName === fence.table && key?.['name']?.S === leaseName;
+    });
+    if (onLease >= 0)
+      throw new RangeError(`fencedTransactWrite: TransactItems[${onLease}] is the lease row "${leaseName}" itself, which the fence checks (DynamoDB allows one operation per item in a transaction); leave the lease row to the elector`);
+  }
+  const checks = fences.map(({ leaseName, term }) => {
+    const c = termCondition(term);
+    return {
+      ConditionCheck: {
+        TableName: fence.table,
+        Key: marshall({ name: leaseName }),
+        ConditionExpression: c.expression,
+        ExpressionAttributeNames: c.names,
+        ExpressionAttributeValues: marshall(c.values),
+        // the row as it is, when the fence refuses: no row tells a wrong table or lease name from another term
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
+      },
+    };
   });
-  if (onLease >= 0)
-    throw new RangeError(`fencedTransactWrite: TransactItems[${onLease}] is the lease row "${fence.leaseName}" itself, which the fence checks (DynamoDB allows one operation per item in a transaction); leave the lease row to the elector`);
-  const c = termCondition(fence.term);
-  const check = {
-    ConditionCheck: {
-      TableName: fence.table,
-      Key: marshall({ name: fence.leaseName }),
-      ConditionExpression: c.expression,
-      ExpressionAttributeNames: c.names,
-      ExpressionAttributeValues: marshall(c.values),
-      // the row as it is, when the fence refuses: no row tells a wrong table or lease name from another term
-      ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
-    },
-  };
   try {
-    return await fromDynamoDB(client.send(judgedEachTry(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, check] }), fence.signal), { abortSignal: fence.signal }), client);
+    return await fromDynamoDB(client.send(judgedEachTry(new TransactWriteItemsCommand({ ...input, TransactItems: [...items, ...checks] }), fence.signal), { abortSignal: fence.signal }), client);
   } catch (e) {
     const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
     if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'ConditionalCheckFailed') {
       throw new FencingError(fence.leaseName, fence.term.fencingToken, fenceRefusal((reasons[items.length] as { Item?: Record<string, AttributeValue> }).Item, fence.table, fence.leaseName));
     }
+    if (also && e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length + 1]?.Code === 'ConditionalCheckFailed') {
+      const row = (reasons[items.length + 1] as { Item?: Record<string, AttributeValue> }).Item;
+      throw new FencingError(fence.leaseName, fence.term.fencingToken, `${also.refused} (${row === undefined ? `table "${fence.table}" has no lease row "${also.leaseName}"` : `the row of lease "${also.leaseName}" ${rowNames(row)}`})`);
+    }
     // a key the table's schema does not take: DynamoDB does not say whose (the fence's, when fence.table is not the leases table)
     if (e instanceof Error && e.name === 'ValidationException' && KEY_MISMATCH.test(e.message) && !e.message.includes(' - a key '))
       e.message = `${e.message} - a key does not match its table's: the fence's (a ConditionCheck of { name: "${fence.leaseName}" } on table "${fence.table}": fence.table must be the leases table, the \`tables\` option's leases, keyed by name), or one of TransactItems' own`;
-    if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items.length]?.Code === 'None') {
+    if (e instanceof Error && e.name === 'TransactionCanceledException' && reasons && fences.every((_, k) => reasons[items.length + k]?.Code === 'None')) {
       // the fence passed: the caller's own condition failed (DynamoDB's message names the reasons, the fence's among them, not which item is whose)
       const failed = items.flatMap((_, k) => (reasons[k]?.Code === 'ConditionalCheckFailed' ? [k] : []));
       if (failed.length > 0) throw ownConditionFailed(e, fence.leaseName, items, failed);
     }
-    if (fenceConflicted(e, items.length))
-      e.message = `${e.message} - the fence (TransactItems[${items.length}], a ConditionCheck of lease "${fence.leaseName}") met a write of the lease row in progress (the leader's renewal, or another fenced write): nothing was written; send it again`;
+    if (fenceConflicted(e, items.length)) {
+      const k = Math.max(0, fences.findIndex((_, j) => reasons?.[items.length + j]?.Code === 'TransactionConflict'));
+      e.message = `${e.message} - the fence (TransactItems[${items.length + k}], a ConditionCheck of lease "${fences[k]!.leaseName}") met a write of the lease row in progress (the leader's renewal, or another fenced write): nothing was written; send it again`;
+    }
     if (e instanceof NotDynamoDBError) throw answerInDoubt(e, `fencedTransactWrite on lease "${fence.leaseName}"`);
     const named = items.map((i, k) => `${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName} (TransactItems[${k}])`);
     throw missingTableNamed(e, [...named, `${fence.table} (the fence on lease "${fence.leaseName}": the leases table of the \`tables\` option)`]);
@@ -237,9 +250,44 @@ const KEY_MISMATCH = /required keys was not given a value|number of conditions o
 function fenceRefusal(row: Record<string, AttributeValue> | undefined, table: string, leaseName: string): string {
   if (row === undefined)
     return `table "${table}" has no lease row "${leaseName}": fence.table must be the leases table (the \`tables\` option's leases) and leaseName the lease's name, or the row was deleted since this term began`;
+  return `the lease is no longer in this term (its row ${rowNames(row)})`;
+}
+
+/** Whose a lease row is, as a refusal tells it: `names holder "h", fencing token n` (or no holder). */
+function rowNames(row: Record<string, AttributeValue>): string {
   const holder = row['holderIdentity']?.S;
   const token = row['fencingToken']?.N;
-  return `the lease is no longer in this term (its row names ${holder === undefined ? 'no holder' : `holder "${holder}"`}${token === undefined ? '' : `, fencing token ${token}`})`;
+  return `names ${holder === undefined ? 'no holder' : `holder "${holder}"`}${token === undefined ? '' : `, fencing token ${token}`}`;
+}
+
+/** The other lease's term a transaction is fenced by too (alsoFencedBy), and what its refusal says. */
+interface AlsoFence {
+  /** The other lease, on the same leases table as the term's own. */
+  readonly leaseName: string;
+  /** Its term: the row must still name this holder and fencing token. */
+  readonly term: Term;
+  /** Why the write is refused when that row names another term: the FencingError's reason. */
+  readonly refused: string;
+}
+
+/** Each transaction input alsoFencedBy marked, and the other term it is fenced by. */
+const alsoFenced = new WeakMap<object, AlsoFence>();
+
+/**
+ * A copy of `input` that a term's fenced transaction (fencedTransactWrite, as a LeadingTerm's
+ * fencedWrite sends it) also fences by another lease's term: a second ConditionCheck, of that
+ * lease's row on the same leases table, in the same transaction, after the term's own. A write that
+ * reaches DynamoDB once that row names another term writes nothing: a FencingError of the writing
+ * term whose reason is `also.refused`. runWithLeaderMigration's migrated controllers write so: in
+ * the migration lease's term and in the primary term they run in. (A mark rather than an option: the
+ * input reaches fencedTransactWrite through the elector's own fencedWrite, unchanged.)
+ * @internal
+ */
+export function alsoFencedBy(input: TransactWriteItemsCommandInput, also: AlsoFence): TransactWriteItemsCommandInput {
+  if (typeof input !== 'object' || input === null) return input; // refused as it is, naming TransactItems
+  const marked = { ...input };
+  alsoFenced.set(marked, also);
+  return marked;
 }
 
 /**
@@ -276,10 +324,10 @@ export async function fencedTransactWriteInTerm(
   }
 }
 
-/** Whether a fenced transaction of `items` items was cancelled because its fence (the item after them) met a write of the lease row in progress. */
+/** Whether a fenced transaction of `items` items was cancelled because a fence of it (the items after them) met a write of its lease row in progress. */
 function fenceConflicted(e: unknown, items: number): e is Error {
   const reasons = (e as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
-  return e instanceof Error && e.name === 'TransactionCanceledException' && reasons?.[items]?.Code === 'TransactionConflict';
+  return e instanceof Error && e.name === 'TransactionCanceledException' && (reasons?.slice(items) ?? []).some((r) => r?.Code === 'TransactionConflict');
 }
 
 /**

@@ -619,8 +619,9 @@ export type ListIdentitiesOptions = z.input<typeof ListIdentitiesOptionsSchema>;
 
 /**
  * One consistent Query of the component's partition, sorted into live, expired and unreadable rows.
- * Expiry is judged at the moment the query was sent (on DynamoDB's clock by default): a row that
- * expires while the query is under way still counts as live, late rather than early (KEP-1965).
+ * Expiry is judged at the moment the query was sent (on DynamoDB's clock by default, at the earliest
+ * its estimate allows): a row that expires while the query is under way still counts as live, late
+ * rather than early (KEP-1965).
  * The identities table still being created (CREATING: `cdk deploy` or local mode making it) is
  * waited for, queried again with backoff as a worker's start-up is, until it answers or `signal` aborts.
  * @throws ValidationError naming each bad option
@@ -657,9 +658,13 @@ async function listing(options: ListIdentitiesOptions, call: 'listIdentities' | 
   const tables = new TableWait([o.tables.identities], { state: tableState(requests), clock });
   const { items, invalid, now } = await readWhileCreating(query, { tables, clock, signal: o.signal, fail: (e) => tableNotThere(`${call} of component "${o.component}"`, o.tables, e, IDENTITIES_ONLY) });
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+  // judged at the earliest DynamoDB's time may have been (the estimate less its error; less a jump
+  // not yet confirmed): a row is called expired late rather than early (KEP-1965)
+  const known = time.check(Infinity);
+  const at = now - (known.ok || known.reason === 'uncertain' ? known.errorMs : known.reason === 'jumped' ? Math.abs(known.jumpMs) : 0);
   return {
-    live: items.filter((i) => isIdentityLive(i, now)).sort(byName),
-    expired: items.filter((i) => !isIdentityLive(i, now)).sort(byName),
+    live: items.filter((i) => isIdentityLive(i, at)).sort(byName),
+    expired: items.filter((i) => !isIdentityLive(i, at)).sort(byName),
     invalid,
   };
 }

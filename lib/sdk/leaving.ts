@@ -8,11 +8,16 @@
  * (with releaseOnCancel): a process that exits while leading it (process.exit() in the leader's
  * work) never releases it, and its successor waits as long. The fix told is the caller's own: a
  * LeaderElector's is to await run(), a withLease (or tryWithLease) call's, which has no elector nor
- * run() in the caller's hands, to return from its function or abort its `signal` option and await it.
+ * run() in the caller's hands, to return from its function or abort its `signal` option and await it;
+ * a runWithLeaderMigration call's (its electors electorStarter's), to abort its `signal` option and
+ * await it.
  */
 
-/** The call whose elector it is, when not a LeaderElector the caller made: withLease's (or tryWithLease's), told of by that call's name (ElectorInternals.exits). */
-export type ExitCall = 'withLease' | 'tryWithLease';
+/** The call whose elector it is, when not a LeaderElector the caller made: withLease's (or tryWithLease's), or runWithLeaderMigration's, told of by that call's name (ElectorInternals.exits). */
+export type ExitCall = 'withLease' | 'tryWithLease' | 'runWithLeaderMigration';
+
+/** A call that runs a function of the caller's (withLease's, tryWithLease's), rather than controllers until its signal aborts. */
+const runsAFunction = (call: ExitCall): boolean => call !== 'runWithLeaderMigration';
 
 /** The step-downs in progress, each by the elector's name (e.g. `LeaderElector "w1" of lease "jobs"`). */
 const inProgress = new Set<{ readonly who: string; readonly call: ExitCall | undefined }>();
@@ -24,14 +29,18 @@ let watching = false;
 export const exitedWhileLeaving = (who: string, call?: ExitCall): string =>
   `conclave: ${who}: the process exited before its step-down's write (the hand-over to its successor, or the release) was answered, so the successor waits for the term to run out (up to the lease duration) instead of leading at once. ` +
   (call
-    ? `Exit once ${call} has resolved (its function returned, or the signal given as its \`signal\` option aborted: await ${call}, then exit), not beside the abort`
+    ? runsAFunction(call)
+      ? `Exit once ${call} has resolved (its function returned, or the signal given as its \`signal\` option aborted: await ${call}, then exit), not beside the abort`
+      : `Exit once ${call} has resolved (abort the signal given as its \`signal\` option, await ${call}, then exit), not beside the abort`
     : 'Exit once run() has resolved (abort its signal, await elector.run(signal), then exit), not in onStoppedLeading nor beside the abort');
 
 /** What a process that exits while `who` leads the term with fencing token `token` prints; `runsOut`: when the term runs out, as its elector last renewed it. */
 export const exitedWhileLeading = (who: string, token: number, runsOut: string, call?: ExitCall): string =>
   `conclave: ${who}: the process exited while it led the term with fencing token ${token}, which was not released, so the successor waits for it to run out, ${runsOut}, instead of leading at once. ` +
   (call
-    ? `To end the process, return from ${call}'s function, or abort the signal given as its \`signal\` option, and await ${call} before exiting (as on SIGTERM): it releases the term; in the function, set process.exitCode and return rather than calling process.exit()`
+    ? runsAFunction(call)
+      ? `To end the process, return from ${call}'s function, or abort the signal given as its \`signal\` option, and await ${call} before exiting (as on SIGTERM): it releases the term; in the function, set process.exitCode and return rather than calling process.exit()`
+      : `To end the process, abort the signal given as ${call}'s \`signal\` option and await ${call} before exiting (as on SIGTERM): it releases the term; in a controller, set process.exitCode and abort that signal rather than calling process.exit()`
     : "To end the process, abort run()'s signal and await elector.run(signal) before exiting (as on SIGTERM): it releases the term; in the leader's work, set process.exitCode and abort the signal rather than calling process.exit()");
 
 /** One 'exit' listener for the process: 'exit' listeners run synchronously, and stderr on a file, TTY or pipe is written before the process ends. */

@@ -19,7 +19,7 @@ import type { Term } from '../stores/lease-store.js';
 import { boundedClient, requestBoundMs } from './bounded-client.js';
 import { electorWith, type LeaderElectorOptions } from './elector.js';
 import { errorSink } from './faults.js';
-import { FencingError, LeaseLostError, untilTermEnds } from './fencing.js';
+import { FencingError, LeaseLostError, alsoFencedBy, untilTermEnds } from './fencing.js';
 import { TablesSchema, optionErrors } from './options.js';
 import type { LeadingTerm } from './elector-options.js';
 import type { StopReason } from './step.js';
@@ -65,7 +65,14 @@ const ThisComponent = z
 /** One migrating controller and the component that runs it, under the migration lease. */
 export const ControllerLeaderConfigurationSchema = z.strictObject({
   /** The controller's name as the component registers it, e.g. `route`. */
-  name: z.string().min(1, 'must not be empty: the name the component registers the controller under'),
+  name: z
+    .string()
+    .min(1, 'must not be empty: the name the component registers the controller under')
+    // "service " names no controller: the one meant would be unlisted, run by each party under its own lease, two at once
+    .refine((n) => n === n.trim(), {
+      error: (issue) => `"${String(issue.input)}" has whitespace at its start or end, which matches no controller's name (the controller meant would run under each party's own lease, two at once): remove it`,
+      when: ownChecksPassed,
+    }),
   /** The component that runs it during this release, or `*` when either party may. */
   component: ComponentOrAny,
 });
@@ -353,15 +360,26 @@ export function assignControllers(config: LeaderMigrationConfiguration | undefin
  * What is wrong with each entry of `config` that gives this component by name a controller it does
  * not have. A misspelt name leaves the controller it means unlisted, so each party runs it under
  * its own lease, two at once; a controller the component lacks runs nowhere while this component
- * holds the migration lease. An entry for `*` is not judged: KEP-2436's shared configuration lists
- * every migrated controller for `*`, and a party without one of them skips it (as Kubernetes'
- * does). An entry for another component is that component's business.
+ * holds the migration lease. An entry for `*` naming none of this component's controllers is
+ * judged only when it is a near miss of one that no entry lists (`cloud-rout` beside an unlisted
+ * `cloud-route`): that one is the misspelling's, run under each party's own lease; otherwise
+ * KEP-2436's shared configuration lists every migrated controller for `*`, and a party without one
+ * of them skips it (as Kubernetes' does). An entry for another component is that component's business.
  */
 function unrunnableEntries(config: LeaderMigrationConfiguration, component: string, controllers: readonly string[]): string[] {
+  const listed = new Set(config.controllerLeaders.map((c) => c.name));
+  // this component's controllers under its own lease: those no entry lists
+  const unlisted = controllers.filter((c) => !listed.has(c));
   return config.controllerLeaders.flatMap(({ name, component: owner }, i) => {
-    if (owner !== component || controllers.includes(name)) return [];
+    if (controllers.includes(name)) return [];
+    if (owner === component)
+      return [
+        `controllerLeaders[${i}].name "${name}" is listed for ${component}, which has no controller of that name${unknownKeyHint(name, controllers)}: correct the name, or list the controller under the component that runs it`,
+      ];
+    const near = owner === ANY_COMPONENT ? unknownKeyHint(name, unlisted) : '';
+    if (!near.startsWith(' (did you mean')) return [];
     return [
-      `controllerLeaders[${i}].name "${name}" is listed for ${component}, which has no controller of that name${unknownKeyHint(name, controllers)}: correct the name, or list the controller under the component that runs it`,
+      `controllerLeaders[${i}].name "${name}" (for "${ANY_COMPONENT}") is no controller of ${component}${near}: the controller it means, unlisted, runs under each party's own lease, two at once. Correct the name in every party's configuration; if "${name}" is another component's controller, list it for that component rather than "${ANY_COMPONENT}"`,
     ];
   });
 }
@@ -371,7 +389,8 @@ function unrunnableEntries(config: LeaderMigrationConfiguration, component: stri
  * lease), that lease's term, and writes fenced by this term alone (LeadingTerm: `fencedWrite`,
  * `fencedItemWrite`), refused once it ended, even when this process leads the lease again (a
  * migrated controller's also once the primary term it ran in ended: a FencingError, or a
- * LeaseLostError for one in flight then, which lands, if ever, only while the migration term lasts). Its
+ * LeaseLostError for one in flight then, which lands, if ever, only while the migration lease's row
+ * is in its term and, for a `fencedWrite`, the primary lease's row in the primary term). Its
  * work should write through them: a bare token (fencedTransactWrite on `{ table, leaseName, term }`,
  * fencedItemWrite on `fencingToken`) still passes the fence after the term ended while the lease row
  * is still in it, or on an item no newer term has written.
@@ -512,6 +531,39 @@ function otherConfigurations(config: LeaderMigrationConfiguration, party: Migrat
   });
 }
 
+/** Looks of the migration lease's candidates (a lease duration apart) a component must be missing from before it is told: a party starting meanwhile has campaigned by the second. */
+const LOOKS_MISSED = 2;
+
+/**
+ * The components `config` lists controllers for by name that no candidate of the migration lease
+ * has stood for, on LOOKS_MISSED looks running (`missed`), each once per run (`told`): a party runs
+ * the controllers listed for it under the migration lease, campaigning whenever it leads its own,
+ * so controllers listed for a component that never stands (`cmm` for `ccm`, or one not started
+ * with leader migration) run nowhere (KEP-2436's named risk).
+ */
+function componentsNotStanding(config: LeaderMigrationConfiguration, party: MigrationParty, candidates: readonly Candidate[], missed: Map<string, number>, told: Set<string>): Error[] {
+  const standing = new Set([party.component, ...candidates.flatMap((c) => c.labels?.[LABEL.component] ?? [])]);
+  const owners = [...new Set(config.controllerLeaders.map((c) => c.component))].filter((o) => o !== ANY_COMPONENT);
+  return owners.flatMap((owner) => {
+    if (standing.has(owner)) {
+      missed.delete(owner);
+      return [];
+    }
+    const looks = (missed.get(owner) ?? 0) + 1;
+    missed.set(owner, looks);
+    if (looks < LOOKS_MISSED || told.has(`component\u0000${owner}`)) return [];
+    told.add(`component\u0000${owner}`);
+    const names = config.controllerLeaders.filter((c) => c.component === owner).map((c) => c.name);
+    const near = unknownKeyHint(owner, [...standing]);
+    return [
+      new MigrationConfigError(
+        `${party.component}: controllerLeaders lists [${names.join(', ')}] for component "${owner}"${near.startsWith(' (did you mean') ? near : ''}, and no candidate of the migration lease "${config.leaderName}" is of that component (they are of ${[...standing].join(', ')}): ` +
+          `those controllers run nowhere until a party of "${owner}" stands for it (KEP-2436: a controller can end up running in no component). If "${owner}" is misspelt, correct it in every party's configuration; else start ${owner} with leader migration enabled and this configuration.`,
+      ),
+    ];
+  });
+}
+
 /** What runWithLeaderMigration needs; the elector is injected so this file stays free of DynamoDB. */
 export interface LeaderMigrationRun {
   /** Campaigns for a lease (electorStarter makes one of LeaderElectors). */
@@ -559,7 +611,8 @@ const LeaderMigrationRunSchema = z.strictObject(
  * and given up with it: otherwise one replica could lead the primary lease while another replica of
  * the same component held the migration lease. The migrated controllers run only while both terms
  * are held: their signal aborts, and their term's writes are refused (one in flight abandoned with
- * a LeaseLostError), the moment the primary term ends, so that a replica with migration off
+ * a LeaseLostError; a `fencedWrite`'s transaction checks the primary lease's row too, so DynamoDB
+ * refuses it once that row names another term), the moment the primary term ends, so that a replica with migration off
  * (KEP-2436's last step), leading the primary lease next and running them under it, never runs
  * them while this one does; their stopping then (a rejection included) is no failure of the
  * migration term. The migration term itself ends just after: once its lease has been read to hand
@@ -574,7 +627,7 @@ const LeaderMigrationRunSchema = z.strictObject(
  * run() rejects with (what can never succeed: a bad option, a missing table). A field missing,
  * unknown or of the wrong type is a ValidationError naming it, before any lease is touched; so is
  * a MigrationConfigError for a configuration that names this component's own lease, or that lists
- * a controller for this component by name which is none of `controllers` (see unrunnableEntries),
+ * a controller for this component by name which is none of `controllers`, or for `*` a near miss of one it would run under its own lease (see unrunnableEntries),
  * and a ValidationError for an identity that is too long with the component (see below).
  *
  * The rule of KEP-2436, which nothing here can enforce across processes: every party of a migration
@@ -594,8 +647,9 @@ const LeaderMigrationRunSchema = z.strictObject(
  * electorStarter's, coordinated mode only): while it leads its primary lease, each party reads the
  * migration lease's candidates every lease duration, and a candidate whose configuration migrates
  * other controllers (a digest of the sorted names on its candidacy's labels) is a
- * MigrationConfigError naming both parties and both lists, once per candidate and configuration.
- * Different `leaderName`s (two leases, nobody meets) and a party with migration disabled (it
+ * MigrationConfigError naming both parties and both lists, once per candidate and configuration;
+ * so is a component `controllerLeaders` lists controllers for that no candidate stands for, on two
+ * looks running (misspelt, say: its controllers run nowhere). Different `leaderName`s (two leases, nobody meets) and a party with migration disabled (it
  * campaigns for no migration lease) cannot be seen this way.
  *
  * The migration lease's elector stands as `<identity>/<component>` (migrationIdentity): the lease's
@@ -623,27 +677,31 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
   // controllers'). They run, and write, only while both terms are held: the migration term ends after
   // the primary term, once its elector has read the migration lease to hand it over, and a replica of
   // this component with migration off may lead the primary lease, and run the same controllers under
-  // it, before that read is answered
-  const runEach = (names: string[], leaseName: string, within?: AbortSignal) => async (leading: AbortSignal, term: Term & LeadingTerm) => {
-    const signal = within ? AbortSignal.any([leading, within]) : leading;
+  // it, before that read is answered. `within.term`: that primary term, whose lease row each of their
+  // transactions checks too, so that one still on the network as it ends lands in neither term
+  const runEach = (names: string[], leaseName: string, within?: { signal: AbortSignal; term: Term }) => async (leading: AbortSignal, term: Term & LeadingTerm) => {
+    const signal = within ? AbortSignal.any([leading, within.signal]) : leading;
     if (signal.aborted) return; // won as the primary term ended: nothing starts
+    const ended = `the term of lease "${primaryLeaseName}" it ran in has ended (migrated controllers write only while both terms are held)`;
     const inBoth = <T>(write: () => Promise<T>): Promise<T> => {
       if (!within) return write();
-      if (within.aborted) return Promise.reject(new FencingError(leaseName, term.fencingToken, `the term of lease "${primaryLeaseName}" it ran in has ended (migrated controllers write only while both terms are held)`));
+      if (within.signal.aborted) return Promise.reject(new FencingError(leaseName, term.fencingToken, ended));
       // one unanswered as the primary term ends is abandoned, as the elector abandons one at its own term's end
-      return untilTermEnds(within, () => new LeaseLostError(leaseName, term.fencingToken, stopReason(within.reason)), write);
+      return untilTermEnds(within.signal, () => new LeaseLostError(leaseName, term.fencingToken, stopReason(within.signal.reason)), write);
     };
+    const primaryTerm = within && { leaseName: primaryLeaseName, term: { holderIdentity: within.term.holderIdentity, fencingToken: within.term.fencingToken }, refused: ended };
     const held: ControllerTerm = Object.freeze({
       leaseName,
       fencingToken: term.fencingToken,
       holderIdentity: term.holderIdentity,
-      fencedWrite: within ? (input) => inBoth(() => term.fencedWrite(input)) : term.fencedWrite,
+      fencedWrite: primaryTerm ? (input) => inBoth(() => term.fencedWrite(alsoFencedBy(input, primaryTerm))) : term.fencedWrite,
+      // (an item's fence is a token of one lease: no second lease's term can be checked there)
       fencedItemWrite: within ? (input, attribute) => inBoth(() => term.fencedItemWrite(input, attribute)) : term.fencedItemWrite,
     });
     const work = Promise.all(names.map(async (name) => table.get(name)?.(signal, held)));
     // stopped by the primary term's end while the migration elector still leads: the work stopping as
     // asked, never a failure of the migration term (which would cost its hand-over)
-    await (within ? work.catch((e: unknown) => { if (!within.aborted) throw e; }) : work);
+    await (within ? work.catch((e: unknown) => { if (!within.signal.aborted) throw e; }) : work);
   };
   const runPrimary = runEach(primary, primaryLeaseName);
   // An elector does not wait for its onStartedLeading: a term's migration elector may still be
@@ -656,12 +714,12 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
   // term failing and being given up at every term.
   let fatal: { readonly error: unknown } | undefined;
   const stopAll = new AbortController();
-  const campaign = (leaderName: string, leading: AbortSignal): Promise<void> =>
+  const campaign = (leaderName: string, leading: AbortSignal, term: Term): Promise<void> =>
     (migrating = migrating.then(async () => {
       if (leading.aborted) return;
       try {
         // given up with the primary term: promptly, not at its own next renewal
-        await startElector(leaderName, runEach(migration, leaderName, leading), leading, { promptly: true, ...(party ? { party } : {}) });
+        await startElector(leaderName, runEach(migration, leaderName, { signal: leading, term }), leading, { promptly: true, ...(party ? { party } : {}) });
       } catch (e) {
         fatal ??= { error: e };
         stopAll.abort(e);
@@ -669,14 +727,17 @@ export async function runWithLeaderMigration(run: LeaderMigrationRun): Promise<v
     }));
   // each party that leads its primary lease compares its configuration with the migration lease's candidates', campaigning or not
   const told = new Set<string>();
+  const missed = new Map<string, number>();
   const watch = (leading: AbortSignal): Promise<void> | undefined =>
     config && party && startElector.migration
-      ? startElector.migration.watch(config.leaderName, (candidates) => otherConfigurations(config, party, candidates, told), leading).catch(() => undefined)
+      ? startElector.migration
+          .watch(config.leaderName, (candidates) => [...otherConfigurations(config, party, candidates, told), ...componentsNotStanding(config, party, candidates, missed, told)], leading)
+          .catch(() => undefined)
       : undefined;
   await startElector(
     primaryLeaseName,
     async (leading, term) => {
-      await Promise.all([runPrimary(leading, term), config && migration.length > 0 ? campaign(config.leaderName, leading) : undefined, watch(leading)]);
+      await Promise.all([runPrimary(leading, term), config && migration.length > 0 ? campaign(config.leaderName, leading, term) : undefined, watch(leading)]);
     },
     AbortSignal.any([signal, stopAll.signal]),
   );
@@ -714,7 +775,8 @@ export function electorStarter(
   // async: options the elector refuses reject its start, as StartElector's promise says, rather than throw at the call
   const start = async (leaseName: string, onStartedLeading: Parameters<StartElector>[1], signal: AbortSignal, how?: CampaignOptions): Promise<void> => {
     const o = withParty(how?.party);
-    return electorWith({ promptly: how?.promptly === true }, {
+    // a process that exits while one leads (process.exit() in a controller) is told of runWithLeaderMigration, whose signal ends it, not of an elector it never had (leaving.ts)
+    return electorWith({ promptly: how?.promptly === true, exits: { who: `runWithLeaderMigration "${o.identity}" of lease "${leaseName}"`, call: 'runWithLeaderMigration' } }, {
       ...o,
       leaseName,
       callbacks: {

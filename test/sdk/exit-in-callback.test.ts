@@ -24,7 +24,7 @@ beforeAll(async () => void (t = await testTables('exits')));
 afterAll(async () => t.drop());
 
 /** Runs the worker `identity` (on a lease of its name) until it leads, SIGTERMs it (unless its work exits itself: inWork, withLeaseInWork), and returns its exit code, its stderr and the lease row after. */
-async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun' | 'inWork' | 'withLeaseInWork') {
+async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun' | 'inWork' | 'withLeaseInWork' | 'migrationInWork') {
   const prefix = t.names.leases.slice(0, -'-leases'.length);
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/sdk/exit-worker.ts'], {
     env: { ...process.env, ENDPOINT: inject('ddbEndpoint'), PREFIX: prefix, IDENTITY: identity, LEASE: identity, EXIT: exit },
@@ -36,7 +36,7 @@ async function leadThenTerminate(identity: string, exit: 'onStopped' | 'afterRun
   createInterface({ input: child.stdout! }).on('line', (l) => void (l === 'leading' && (leading = true)));
   const exited = once(child, 'exit') as Promise<[number | null]>;
   await waitFor(`${identity} leading`, () => leading);
-  if (exit !== 'inWork' && exit !== 'withLeaseInWork') child.kill('SIGTERM');
+  if (exit === 'onStopped' || exit === 'afterRun') child.kill('SIGTERM');
   const [code] = await exited;
   const lease = (await new LeaseStore(t.client, t.names.leases).read(identity)).item;
   return { code, stderr, lease };
@@ -80,6 +80,23 @@ describe('a process that exits while its elector releases the lease', () => {
     expect(line).toContain("To end the process, return from withLease's function, or abort the signal given as its `signal` option, and await withLease before exiting (as on SIGTERM)");
     expect(line).toContain('in the function, set process.exitCode and return rather than calling process.exit()');
     expect(line).not.toMatch(/LeaderElector|run\(\)|elector\.run/);
+  });
+
+  it("a runWithLeaderMigration caller whose migrated controller calls process.exit(): told of its runWithLeaderMigration call and how to end it, for each lease it led, not of an elector's run()", async () => {
+    const { code, stderr, lease } = await leadThenTerminate('exits-migration', 'migrationInWork');
+    expect(code).toBe(0);
+    expect(lease?.holderIdentity).toBe('exits-migration');
+    const lines = stderr.split('\n').filter((l) => l.startsWith('conclave:'));
+    // one per term led: the primary lease's, and the migration lease's its controller ran in
+    expect(lines).toHaveLength(2);
+    expect(lines[0]! + lines[1]!).toContain('conclave: runWithLeaderMigration "exits-migration" of lease "exits-migration": the process exited while it led the term');
+    expect(lines[0]! + lines[1]!).toContain('conclave: runWithLeaderMigration "exits-migration/ccm" of lease "exits-migration-migration": the process exited while it led the term');
+    for (const line of lines) {
+      // before the fix: `LeaderElector "exits-migration" of lease …`, told to "abort run()'s signal and await elector.run(signal)"
+      expect(line).toContain("To end the process, abort the signal given as runWithLeaderMigration's `signal` option and await runWithLeaderMigration before exiting (as on SIGTERM)");
+      expect(line).toContain('in a controller, set process.exitCode and abort that signal rather than calling process.exit()');
+      expect(line).not.toMatch(/LeaderElector|run\(\)|elector\.run/);
+    }
   });
 
   it('exits once run() has resolved: released, and nothing said', async () => {

@@ -395,6 +395,26 @@ describe('IdentityLeaseHeartbeat', () => {
     expect(p.errors).toEqual([]);
   });
 
+  // a review: a heartbeat's stamp may be off by up to 1 s (clockSync 'server' stamps once DynamoDB's time is known to the default
+  // clockSkewMs), but the coordinator allowed only its own clockSkewMs: at 200 it collected a row ~800 ms before its writer's healthy() turned false
+  it('with clockSkewMs below a stamp’s own error (200 ms), the coordinator still allows the stamp that error: a row whose stamp is 0.9 s behind is not collected while its writer counts it live', async () => {
+    const coordinator = handClock();
+    const behind = manualClock(T0 - 900, simulatedClock({ start: T0 - 900 })); // its stamp 0.9 s behind: within the 1 s a stamp may be off
+    const p = heartbeat(behind, 'gc-small-skew', 'node-1', 'u1');
+    await p.start();
+    const deps = coordinatorDeps(t.client, t.names, { clock: coordinator, config: { clockSkewMs: 200 } });
+    const collected = async () => (await reconcileAll(deps)).collectedIdentities.filter((c) => c.component === 'gc-small-skew');
+    coordinator.advance(HOUR - 1);
+    behind.advance(HOUR - 1);
+    expect(p.hb.healthy()).toBe(true);
+    expect(await collected()).toEqual([]); // before the fix: collected, 1 ms before the row's true expiry
+    expect((await rowOf(p.hb))?.holderIdentity).toBe(p.hb.identity);
+    // past its stamp and duration by the stamp's error (1 s), not just clockSkewMs: collected
+    coordinator.advance(1 + 100 + 1);
+    expect(await collected()).toEqual([{ component: 'gc-small-skew', name: p.hb.name }]);
+    expect(p.errors).toEqual([]);
+  });
+
   it('a row of its own left malformed (an operator blanked its hostname) is written whole again at the next renewal, not kept alive unreadable', async () => {
     const clock = handClock();
     const p = heartbeat(clock, 'malformed', 'node-1', 'u1', { labels: { zone: 'a' } });
@@ -563,6 +583,23 @@ describe('IdentityLeaseHeartbeat, on simulated time', () => {
   const land = (sim: Sim, req: ModelRequest) => sim.client.send(new UpdateItemCommand(req.input as UpdateItemCommandInput));
 
   // a review (2026-12-06): renewals refused by the row's later stamp read as 'renewed' but set no renewal, and healthy() went false a lease duration on, the row live
+  // a review: listIdentities judged expiry at the middle of its estimate of DynamoDB's time, which one Date header (whole seconds)
+  // puts up to half a second ahead: a row with 200 ms to live was listed expired
+  it("listIdentities judges expiry at the earliest DynamoDB's time may be, as its estimate knows it: a row with 200 ms to live is live, however its one Date header falls", async () => {
+    const sim = await Sim.create();
+    const m = sim.machine(); // a fresh process: DynamoDB's time is known to it by the query's own answer alone
+    // the query sent 3 ms before a second of DynamoDB's clock turns: its answer's Date header names the new second, and the
+    // middle of what it allows is ~0.5 s ahead of DynamoDB's time
+    const sendAt = Math.ceil((sim.clock.now() + 100) / 1000) * 1000 - 3;
+    const row = { component: 'judged', name: 'n1', holderIdentity: 'h1', hostname: 'node-1', leaseDurationSeconds: 60, acquireTime: sendAt - 60_000 + 200, renewTime: sendAt - 60_000 + 200, revision: 1 };
+    await sim.settle(sim.client.send(new PutItemCommand({ TableName: sim.names.identities, Item: marshall(row) })));
+    await sim.run(sendAt - sim.clock.now());
+    expect(sim.clock.now()).toBe(sendAt);
+    const listed = await sim.settle(listIdentities({ client: m.client, clock: m.clock, tables: sim.names, component: 'judged' }));
+    expect(listed.live.map((i) => i.name)).toEqual(['n1']); // before the fix: expired
+    expect(listed.expired).toEqual([]);
+  });
+
   it("clockSync 'none' and the wall clock stepped back: the row's later stamp is never moved back, and healthy() holds while it lives", async () => {
     const sim = await Sim.create();
     const m = sim.machine({ offsetMs: 10 * 60 * SEC }); // this machine's clock 10 minutes fast
