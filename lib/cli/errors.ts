@@ -1,8 +1,9 @@
 import { constants } from 'node:os';
-import { ListTablesCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { editDistance, ValidationError } from '../schemas/validation.js';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ValidationError } from '../schemas/validation.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
+import { conclavePrefixes, tablesThere } from '../stores/table-prefixes.js';
 import { CREDENTIALS_REFUSED, NotDynamoDBError, refusedRegion, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 import { isWrongKey } from '../table-wait.js';
 import { unsentTold, unsentWhenFailed } from '../connection-phase.js';
@@ -51,28 +52,6 @@ export function listNames(names: readonly string[], max = LISTED): string {
   if (names.length === 0) return '(none)';
   const shown = names.slice(0, max).join(', ');
   return names.length > max ? `${shown}, ... and ${names.length - max} more` : shown;
-}
-
-/** `names` closest to `asked` first (fewest single-character edits: a mistyped prefix's own first), then by name. */
-function closestFirst(names: readonly string[], asked: string): string[] {
-  const distance = new Map(names.map((n) => [n, editDistance(n.toLowerCase(), asked.toLowerCase())]));
-  return [...names].sort((x, y) => distance.get(x)! - distance.get(y)! || x.localeCompare(y));
-}
-
-/** Every table name at the target, or undefined when they cannot be listed. Best effort. */
-async function tablesThere(client: DynamoDBClient): Promise<string[] | undefined> {
-  try {
-    const names: string[] = [];
-    let start: string | undefined;
-    do {
-      const r = await client.send(new ListTablesCommand({ ExclusiveStartTableName: start }));
-      names.push(...(r.TableNames ?? []));
-      start = r.LastEvaluatedTableName;
-    } while (start);
-    return names;
-  } catch {
-    return undefined; // the error being explained is the news; a failing listing adds nothing
-  }
 }
 
 const THROTTLED = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']);
@@ -210,7 +189,7 @@ export async function explain(e: unknown, target: Target, client?: DynamoDBClien
     const there = client ? await tablesThere(client) : undefined;
     const ours = Object.values(target.tables);
     const missing = there ? ours.filter((t) => !there.includes(t)) : ours;
-    const prefixes = there && closestFirst(there.filter((n) => n.endsWith('-leases')).map((n) => n.slice(0, -'-leases'.length)), target.tablePrefix);
+    const prefixes = there && conclavePrefixes(there, target.tablePrefix);
     const hint = prefixes === undefined ? '' : prefixes.length ? `; the Conclave table prefixes there: ${listNames(prefixes)}` : '; there are no Conclave tables there';
     // every table listed, yet one answered "not found": being created (the command waited as long as
     // it could tell, TableWait) or deleted, not a wrong name

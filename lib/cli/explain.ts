@@ -80,10 +80,17 @@ const standsDown = (c: Candidate, now: number): string => `stands down until ${n
 const NOT_MEANWHILE = "not elected, named successor nor preferred until its candidacy's next renewal";
 
 /**
+ * Whether decide() passes `c` over on the lease held as judged (`vacant` false) as its last holder
+ * not seen since the term began (isDeparted), as it does when it looks for whom to prefer: never the
+ * holder itself.
+ */
+const departedFrom = (c: Candidate, lease: Lease | undefined, vacant: boolean): boolean => !vacant && c.name !== lease?.holderIdentity && isDeparted(c, lease);
+
+/**
  * `vacant`: the lease as judged is vacant; `othersCount`: some candidate decide() does not set
  * aside could win (standings' best), so one set aside on a vacant lease is not asked again.
  */
-function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, othersCount: boolean, now: number, config: ElectionConfig): string {
+function stateOf(c: Candidate, lease: Lease | undefined, judged: Lease | undefined, vacant: boolean, othersCount: boolean, now: number, config: ElectionConfig): string {
   const tags = [c.name === lease?.holderIdentity ? 'holder' : '', c.name === lease?.preferredHolder ? 'preferred holder' : ''].filter(Boolean);
   let state: string;
   if (!rank(c, now)) state = 'versions do not parse: never elected';
@@ -92,8 +99,13 @@ function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, others
   else if (standingDown(c, now, config.clockSkewMs)) state = `${standsDown(c, now)}: ${counted(c, vacant ? undefined : lease?.holderIdentity, now, config.clockSkewMs) ? 'counted only as the holder while its term lasts; ' : ''}${NOT_MEANWHILE}`;
   else if (setAside(c, vacant, now, config)) {
     // decide()'s rule: a vacancy's election neither asks nor waits for it while a candidate that answers could win
-    if (!vacant) state = `ignored its last ping: not preferred until it renews or answers when asked again, ${relative(c.pingTime! + config.askAgainAfterMs, now)}`;
+    if (!vacant) state = `missed its ping at ${new Date(c.pingTime!).toISOString()} (${relative(c.pingTime, now)}): passed over (may be dead) until it renews or answers when asked again, ${relative(c.pingTime! + config.askAgainAfterMs, now)}`;
     else state = othersCount ? 'ignored its last ping: not asked nor elected while the lease is vacant until it renews (a candidate that answers is elected instead)' : 'ignored its last ping: to be asked again at the next check (no candidate that answers could win)';
+  } else if (departedFrom(c, judged, vacant)) {
+    // decide()'s and successorsOf's rule: the last holder whose row showed no life since this term
+    // began most likely died with its term; neither preferred nor named successor, nor asked (before:
+    // "live" and the Best candidate for the 30 minutes its row stays live, after a kill -9)
+    state = `last holder, not seen alive since this term began (renewed ${ago(c.renewTime, now)}): passed over (may be dead) until it renews or answers a ping`;
   } else if (ignoredLastPing(c, now, config.ackWindowMs)) state = 'ignored its last ping: to be asked again at the next check';
   else if (lease?.election && isPending(c, lease.election, config.ackWindowMs)) state = 'pinged, not answered yet';
   else if (isFresh(c, now, config.ackWindowMs)) state = 'fresh';
@@ -110,7 +122,8 @@ function stateOf(c: Candidate, lease: Lease | undefined, vacant: boolean, others
  * Every candidate in the coordinator's order (live, valid ones decide() counts ranked: not standing
  * down, but as the holder of a term that lives; the rest after them), the
  * one it would prefer now (counted and not set aside by decide(): on a vacant lease, not ignoring its
- * last ping; on a held one, not passed over), and the runner-up to explain why. `judged`: the lease
+ * last ping; on a held one, not passed over, nor its last holder not seen since the term began:
+ * isDeparted), and the runner-up to explain why. `judged`: the lease
  * as the coordinator judges its vacancy (judgedLease: a term on a session by its session's
  * renewals); the lease as given by default.
  */
@@ -121,10 +134,11 @@ export function standings(lease: Lease | undefined, candidates: readonly Candida
   const live = candidates.filter((c) => !isCandidateStale(c, now, config.candidateStaleAfterMs) && counted(c, vacant ? undefined : judged?.holderIdentity, now, config.clockSkewMs));
   const ranked = orderCandidates(live, now, preferred);
   const rest = candidates.filter((c) => !ranked.some((r) => r.candidate === c));
-  const kept = live.filter((c) => !setAside(c, vacant, now, config));
+  // those decide() looks among for whom to elect or prefer: not set aside, nor, on a held lease, its departed last holder
+  const kept = live.filter((c) => !setAside(c, vacant, now, config) && !departedFrom(c, judged, vacant));
   const best = pickBest(kept, now, preferred);
   const runnerUp = best && orderCandidates(kept.filter((c) => c !== best.candidate), now, preferred)[0];
-  const stateIn = (c: Candidate) => stateOf(c, lease, vacant, best !== undefined, now, config);
+  const stateIn = (c: Candidate) => stateOf(c, lease, judged, vacant, best !== undefined, now, config);
   const ordered: Standing[] = [...ranked.map((r, i) => ({ candidate: r.candidate, place: i + 1, state: stateIn(r.candidate) })), ...rest.map((c) => ({ candidate: c, place: undefined, state: stateIn(c) }))];
   // each ranked candidate against the next: why the order is what it is
   const reasons = ranked.slice(0, -1).map((r, i) => words`${name(r.candidate.name)} before ${name(ranked[i + 1]!.candidate.name)}: ${whyBetter(r, ranked[i + 1]!, preferred)}`);

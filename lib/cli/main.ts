@@ -32,6 +32,7 @@ import { preempt, setPriority } from './priority.js';
 import { dynamoDbTime } from './server-time.js';
 import { watch } from './watch.js';
 import { dropTypeAhead } from './type-ahead.js';
+import { watchParent } from '../util/parent-watch.js';
 
 export interface CliIO extends Sink {
   env: Record<string, string | undefined>;
@@ -531,6 +532,25 @@ function abortOnInterrupt(controller: AbortController): () => void {
   return () => void process.off('SIGINT', int).off('SIGTERM', term);
 }
 
+/**
+ * For a command that runs until interrupted (watch, events --follow, release's wait): aborts
+ * `controller` at Ctrl-C or SIGTERM (abortOnInterrupt), and, as at SIGTERM, once the process that
+ * started it has exited (watchParent, as conclave-local does: a `kill` of npx ends its `sh -c`,
+ * which does not pass the signal on; before, the watch ran on under init, retrying a DynamoDB Local
+ * long gone); returns what stops both.
+ */
+function untilStopped(controller: AbortController, io: Pick<CliIO, 'clock' | 'err'>): () => void {
+  const stopListening = abortOnInterrupt(controller);
+  const parent = watchParent(io.clock, (was) => {
+    io.err(`note: stopped (its parent process ${was} exited)`);
+    controller.abort('SIGTERM');
+  });
+  return () => {
+    stopListening();
+    parent.cancel();
+  };
+}
+
 /** Runs `fn` with a signal that Ctrl-C (or SIGTERM) aborts, listened for only while it runs. */
 async function interruptible<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const interrupted = new AbortController();
@@ -576,7 +596,7 @@ export async function main(argv: readonly string[], given: Partial<CliIO> = {}):
   };
   const pace = () => {
     if (io.pace) return io.pace;
-    stopListening ??= abortOnInterrupt(stop); // once: a command run again (a table being created) asks again
+    stopListening ??= untilStopped(stop, io); // once: a command run again (a table being created) asks again
     return realPace(stop.signal);
   };
   // a wait of any command (a table being created): Ctrl-C ends it, listened for only while it

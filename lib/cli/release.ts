@@ -425,7 +425,13 @@ async function yielded(ctx: CliContext, as: Namer, name: string, term: Term, row
     const told = await explain(e, ctx.target, ctx.client);
     return note(ctx, `the coordinator's next step could not be judged: its candidates could not be read (${told instanceof Error ? told.message : String(told)})`);
   }
-  const [{ candidates: standing }, session] = seen;
+  const [{ candidates: read }, session] = seen;
+  // a holder that yielded (its term not run out) renews its candidacy at once (lib/sdk/step.ts
+  // 'rejoin'): judged as the coordinator judges it once that renewal lands, a moment from now. The
+  // row as read may not show it yet, and the coordinator passes over a last holder not seen since
+  // the term began (isDeparted): before, a pinned holder said to be elected back at once was passed
+  // over here, and another candidate said to be designated successor
+  const standing = how === 'yielded' ? read.map((c) => (c.name === holder && c.renewTime < now ? { ...c, renewTime: now } : c)) : read;
   const step = session?.refused ? [UNJUDGED_STEP] : nextStepOn(name, after, judgedLease(after, session, now), standing, now, ctx.config);
   say(ctx, namerOf(after, standing)("the coordinator's next step: ", ...step));
 }

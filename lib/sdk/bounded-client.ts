@@ -10,9 +10,10 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock } from '../clock.js';
-import { namedRequests } from '../table-wait.js';
+import { isMissingTable, namedRequests, requestTableOf } from '../table-wait.js';
 import { followTry, sdkTryKey, TryConnection } from '../connection-phase.js';
-import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteOnTheWay, noteUnsent } from './faults.js';
+import { conclavePrefixes, tablesThere } from '../stores/table-prefixes.js';
+import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteLocalPrefixes, noteOnTheWay, noteUnsent, sendsToThisMachine } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -174,7 +175,7 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
     });
     // raced as well as aborted: a request handler that does not honour the signal still lets go
     // an answer not DynamoDB's (an empty "200 OK" from something else at the endpoint) is no success
-    const sent = named.send(command as never, { ...options, abortSignal: abort.signal });
+    const sent = withLocalPrefixes(named.send(command as never, { ...options, abortSignal: abort.signal }), client as unknown as DynamoDBClient, abort.signal);
     // its credentials failed, or came after its bound (it fails then, aborted, sending nothing)
     sent.then(request.credentialsSettled, request.credentialsSettled);
     return raced(fromDynamoDB(sent, client as unknown as DynamoDBClient), abort.signal).finally(() => {
@@ -185,6 +186,26 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
   };
   Object.defineProperty(bounded, 'send', { value: send });
   return bounded;
+}
+
+/**
+ * `sent`, its "not found" for a table noted with the Conclave table prefixes DynamoDB Local holds
+ * (noteLocalPrefixes, for TableNotFoundError to say) where `client` sends to this machine: a bare
+ * `npx conclave-local` makes conclave-local's tables, while the quick start's worker names
+ * `conclave`. Listed at each such answer, best effort, within the request's bound (`signal`). Off
+ * this machine nothing more is sent: a worker's role in AWS may not list tables.
+ */
+async function withLocalPrefixes<T>(sent: Promise<T>, client: DynamoDBClient, signal: AbortSignal): Promise<T> {
+  try {
+    return await sent;
+  } catch (e) {
+    const table = requestTableOf(e);
+    if (isMissingTable(e) && table !== undefined && (await sendsToThisMachine(client))) {
+      const there = await tablesThere(client, signal);
+      if (there) noteLocalPrefixes(e as object, conclavePrefixes(there, table.replace(/-(?:leases|candidates|identities)$/, '')));
+    }
+    throw e;
+  }
 }
 
 /** A signal that aborts after `ms` on `clock` with a RequestBoundError (a request given less time than its client's bound); `cancel` once answered. */

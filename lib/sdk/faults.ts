@@ -66,8 +66,9 @@ const namedNotDynamoDB = new WeakSet<Error>();
  * was sent, nor will be.
  */
 const isRegionMissing = (e: Error): boolean => /^Region is missing/.test(e.message) || refusedRegion(e) !== undefined;
-/** What to do about a client with no region. */
-const REGION_ADVICE = "give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it)";
+/** What to do about a client with no region: an endpoint does not stand in for one, DynamoDB Local's included. */
+const REGION_ADVICE =
+  "give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region); a client of DynamoDB Local needs one too, beside its endpoint, and any name does there (region: 'local', as npx conclave-local prints it)";
 /** A client with no region (isRegionMissing), named with `subject`; a region refused, with its value and where it came from when AWS_REGION holds it. */
 function noRegion(subject: string, e: Error, then: string): Error {
   const refused = refusedRegion(e);
@@ -125,6 +126,22 @@ async function givenEndpoint(config: ClientConfig): Promise<GivenEndpoint | unde
   if (configured === undefined) return undefined;
   return { given: configured, from: ` (${configuredFrom(configured)})`, host: () => new URL(configured).hostname };
 }
+
+/** The Conclave table prefixes DynamoDB Local on this machine holds, by the "not found" a request there met (noteLocalPrefixes). */
+const localPrefixes = new WeakMap<object, readonly string[]>();
+
+/**
+ * Notes the Conclave table prefixes (`prefixes`, closest to the one asked first) that DynamoDB Local
+ * on this machine holds, where `error` is its "not found" for a table (boundedClient lists them
+ * there, never off this machine: a worker's role in AWS may not list tables), for TableNotFoundError
+ * to say.
+ */
+export function noteLocalPrefixes(error: object, prefixes: readonly string[]): void {
+  localPrefixes.set(error, prefixes);
+}
+
+/** The prefixes noteLocalPrefixes noted on `error`; undefined for any other error (off this machine, or not listed). */
+export const localPrefixesOf = (error: unknown): readonly string[] | undefined => (typeof error === 'object' && error !== null ? localPrefixes.get(error) : undefined);
 
 /**
  * Whether `client` sends to this machine (a loopback host: local mode's DynamoDB Local). A worker

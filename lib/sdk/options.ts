@@ -9,7 +9,7 @@ import { Nap, type Clock } from '../clock.js';
 import { TableNamesSchema, type TableNames } from '../schemas/config.js';
 import { FIXES, KEY_PARTS, knownKeys, unknownKeyHint } from '../schemas/validation.js';
 import { TABLES, defaultTableNames as tableNamesUnder } from '../tables.js';
-import { unusableClient } from './faults.js';
+import { localPrefixesOf, unusableClient } from './faults.js';
 import { serverClockOf, trustedClock, type StampClock } from './server-clock.js';
 import { TableWait, activeNotFoundOf, isWrongKey, requestEndpointOf, requestTableOf, type TableState } from '../table-wait.js';
 
@@ -337,6 +337,29 @@ function multiRegionHint(cause: Error): string {
     : `Under \`multiRegion\` the client must send to one of the tables' replica Regions (the \`replicas\` of the Conclave construct's \`regions\`; its witness Region holds no table), and it sends to ${region}. `;
 }
 
+/** The prefix `tables` names, where its three names share one (`${prefix}-leases`, …); undefined for names of the user's own. */
+const prefixOf = (tables: TableNames): string | undefined => {
+  const given = tables.leases.endsWith('-leases') ? tables.leases.slice(0, -'-leases'.length) : undefined;
+  return given !== undefined && tables.candidates === `${given}-candidates` && tables.identities === `${given}-identities` ? given : undefined;
+};
+
+/**
+ * The sentence a missing table on DynamoDB Local on this machine adds (noteLocalPrefixes): the
+ * Conclave prefixes there and the two fixes, `tables` or local mode's own prefix (`npx
+ * conclave-local` makes `conclave-local` unless told `--table-prefix`: the quick start's worker names
+ * `conclave`); else nothing (off this machine nothing is listed).
+ */
+function localPrefixesHint(tables: TableNames, cause: Error): string {
+  const prefixes = localPrefixesOf(cause);
+  if (prefixes === undefined) return '';
+  // (a table's name given as the prefix: meantPrefix says the one meant)
+  const given = meantPrefix(tables) === '' ? prefixOf(tables) : undefined;
+  const start = given === undefined ? '' : `npx conclave-local --table-prefix ${given} (without --table-prefix it makes conclave-local's tables)`;
+  if (prefixes.length === 0) return `There are no Conclave tables there (DynamoDB Local on this machine)${start ? `: start local mode with this prefix, ${start}` : ''}. `;
+  const shown = prefixes.length > 20 ? `${prefixes.slice(0, 20).join(', ')}, ... and ${prefixes.length - 20} more` : prefixes.join(', ');
+  return `The Conclave table prefixes there (DynamoDB Local on this machine): ${shown}; use one (tables: '${prefixes[0]!}')${start ? `, or start local mode with this prefix, ${start}` : ''}. `;
+}
+
 /** TableNotFoundError's message: the tables, and the fix. */
 function notFoundMessage(subject: string, tables: TableNames, cause: Error, retrying: boolean, kinds: readonly TableKind[]): string {
   const one = kinds.length === 1;
@@ -356,6 +379,7 @@ function notFoundMessage(subject: string, tables: TableNames, cause: Error, retr
     `${uses} ` +
     multiRegionHint(cause) +
     meantPrefix(tables) +
+    localPrefixesHint(tables, cause) +
     `Give \`tables\` your deployment's names: the stack's ${listed(kinds.map((k) => OUTPUT_OF[k]))} output${one ? ' (its prefix)' : 's (their common prefix)'}, in the account and Region the client uses; ` +
     `or create them: for local mode \`npx conclave-local\` (its CONCLAVE_TABLE_PREFIX) or startLocalConclave() (its tablePrefix) from @conclave/testing, \`cdk deploy\` in AWS.` +
     (retrying ? ' Retrying with backoff: it takes part again once the table is back (a leader stops leading by its renew deadline meanwhile).' : '')

@@ -195,16 +195,10 @@ describe('describe lease', () => {
       best: 'w1: same versions as w3, registered earlier (2026-01-01T10:00:00.000Z)',
       w1: { createdAt: NOW - 2 * 60 * MIN },
     },
-    {
-      why: 'the last holder, better, has not renewed since the term began (isDeparted)',
-      best: 'w1: older emulation version than w3 (1.30.0 < 1.31.0)',
-      w1: { emulationVersion: '1.30.0', binaryVersion: '1.30.0', renewTime: NOW - 10 * SEC },
-      lease: { lastHolderIdentity: 'w1', acquireTime: NOW - 5 * SEC, successor: undefined, successorInstance: undefined },
-    },
-  ])("the holder kept though another is the best candidate ($why): the Next step does not call the holder the best", async ({ best, w1, lease: extra }) => {
+  ])("the holder kept though another is the best candidate ($why): the Next step does not call the holder the best", async ({ best, w1 }) => {
     const own = await cliHarness('cli-kept');
     try {
-      await own.seedLease(lease('w3', { name: 'kept', successor: 'w1', successorInstance: 'w1_1', ...extra }));
+      await own.seedLease(lease('w3', { name: 'kept', successor: 'w1', successorInstance: 'w1_1' }));
       await own.seedCandidate(cand('w1', '1.31.0', '1.31.0', { leaseName: 'kept', identity: 'w1_1', ...w1 }));
       await own.seedCandidate(cand('w3', '1.31.0', '1.31.0', { leaseName: 'kept', identity: 'w3_1' }));
       const r = await own.run(['describe', 'lease', 'kept'], { clock: at() });
@@ -212,6 +206,22 @@ describe('describe lease', () => {
       expect(r.out).toMatch(new RegExp(`^Best candidate: +${best.replace(/[.()]/g, '\\$&')}$`, 'm'));
       // before: "nothing: w3 is the best candidate and its term is current", under "Best candidate: w1"
       expect(r.out).toMatch(/^Next step: +nothing: w3 keeps its term: a holder is preempted only for a candidate of higher priority, older versions or a better location that answers and has renewed since the term began, and w1 is none now$/m);
+    } finally {
+      await own.t.drop();
+    }
+  });
+
+  it('the last holder, better, has not renewed since the term began (isDeparted): passed over, so not the Best candidate, as decide() passes it over (before: the Best candidate, "live")', async () => {
+    const own = await cliHarness('cli-kept-departed');
+    try {
+      await own.seedLease(lease('w3', { name: 'kept', lastHolderIdentity: 'w1', acquireTime: NOW - 5 * SEC }));
+      await own.seedCandidate(cand('w1', '1.30.0', '1.30.0', { leaseName: 'kept', identity: 'w1_1', renewTime: NOW - 10 * SEC }));
+      await own.seedCandidate(cand('w3', '1.31.0', '1.31.0', { leaseName: 'kept', identity: 'w3_1' }));
+      const r = await own.run(['describe', 'lease', 'kept'], { clock: at() });
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(/^ +1 +w1 .* last holder, not seen alive since this term began \(renewed 13s ago\): passed over \(may be dead\) until it renews or answers a ping$/m);
+      expect(r.out).toMatch(/^Best candidate: +w3: the only candidate that counts$/m);
+      expect(r.out).toMatch(/^Next step: +nothing: w3 is the best candidate and its term is current$/m);
     } finally {
       await own.t.drop();
     }

@@ -161,6 +161,32 @@ describe('release asks the holder to yield', () => {
     expect(step).toBe(d.out.split('\n').find((l) => /^Next step: +/.test(l))?.replace(/^Next step: +/, ''));
   });
 
+  it("a pinned holder yields, its candidate row not yet renewed when the CLI reads it: the next step is its election back, as the warning says (before: it was judged a last holder not seen since the term began, and another designated successor)", async () => {
+    // p1 pinned (preempt, set-priority) above p2 and p3; it yields to p2, which takes the lease at once (a hand-off)
+    const L = 'pinned-back';
+    await h.seedLease(lease('p1', { name: L, leaseDurationSeconds: 15 }));
+    await h.seedCandidate(cand('p1', '1.31.0', '1.31.0', { leaseName: L, priority: 1, priorityExpiresAt: NOW + SEC + 10 * MIN }));
+    await h.seedCandidate(cand('p2', '1.30.0', '1.30.0', { leaseName: L }));
+    await h.seedCandidate(cand('p3', '1.30.0', '1.30.0', { leaseName: L }));
+    const clock = manualClock(NOW + SEC);
+    const handedOver = async () => {
+      const l = (await h.leases.read(L)).item!;
+      await h.leases.releaseTerm(L, { holderIdentity: l.holderIdentity!, fencingToken: l.fencingToken }, clock.now());
+      const vacant = await h.leases.read(L);
+      await h.leases.write(vacant, { set: { holderIdentity: 'p2', holderInstance: 'p2_1', fencingToken: 8, acquireTime: clock.now(), renewTime: clock.now(), leaseTransitions: 4, electedBy: 'successor' } });
+      // p1's SDK renews its candidacy once it has yielded (lib/sdk/step.ts 'rejoin'): a moment after this read
+    };
+    const r = await h.run(['release', L, '--yes'], { clock, pace: scripted([handedOver], clock) });
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^warning: p1 is pinned on lease pinned-back at priority 1 .*the coordinator elects it back as soon as it has yielded/m);
+    const step = r.out.split('\n').find((l) => l.startsWith("the coordinator's next step: "))?.replace("the coordinator's next step: ", '');
+    expect(step).toBe('ask p2 to yield to p1 (preferredHolder); p2 releases at its next renewal and the next election elects p1');
+    // what the coordinator decides once p1's renewal lands, as describe shows it
+    await h.candidates.write(await h.candidates.read(L, 'p1'), { set: { renewTime: clock.now() } });
+    const d = await h.run(['describe', 'lease', L], { clock });
+    expect(d.out.split('\n').find((l) => /^Next step: +/.test(l))?.replace(/^Next step: +/, '')).toBe(step);
+  });
+
   it('gives up after --timeout when the holder renews but does not yield; the request stays', async () => {
     await seed('deaf');
     const clock = manualClock(NOW + SEC);

@@ -172,8 +172,8 @@ describe('getLeader', () => {
     client.destroy();
     for (const [k, v] of Object.entries(env)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
     expect((e as Error).message).toBe(
-      `getLeader of lease "plain": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), ` +
-        `or an endpoint for DynamoDB Local (npx conclave-local prints it); the lease's row on the leases table "${t.names.leases}" was not read`,
+      `getLeader of lease "plain": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region); ` +
+        `a client of DynamoDB Local needs one too, beside its endpoint, and any name does there (region: 'local', as npx conclave-local prints it); the lease's row on the leases table "${t.names.leases}" was not read`,
     );
     expect((e as Error).cause).toMatchObject({ message: 'Region is missing' });
   });

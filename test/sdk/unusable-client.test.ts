@@ -13,7 +13,8 @@ import { Sim } from '../../sim/harness.js';
 
 const TABLES = 'conclave-unusable';
 const CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
-const REGION_FIX = `give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it)`;
+// (before: "…, or an endpoint for DynamoDB Local": an endpoint, given or in AWS_ENDPOINT_URL_DYNAMODB, leaves the same error)
+const REGION_FIX = `give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region); a client of DynamoDB Local needs one too, beside its endpoint, and any name does there (region: 'local', as npx conclave-local prints it)`;
 const NEVER = 'run() rejects: no request can be sent with this client, nor will be by trying again';
 
 // nothing in the environment or a profile names a region: a client without the option has none
@@ -41,6 +42,7 @@ function client(config: DynamoDBClientConfig): { client: DynamoDBClient; sent: (
 const CASES: { what: string; config: DynamoDBClientConfig; env?: Record<string, string>; says: (who: string) => string }[] = [
   { what: 'no region', config: {}, says: (who) => `${who}: the DynamoDB client has no region (Region is missing): ${REGION_FIX}; ${NEVER}` },
   { what: 'no region, an endpoint given', config: { endpoint: 'http://127.0.0.1:8000' }, says: (who) => `${who}: the DynamoDB client has no region (Region is missing): ${REGION_FIX}; ${NEVER}` },
+  { what: 'no region, an endpoint in AWS_ENDPOINT_URL_DYNAMODB', config: {}, env: { AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:8000' }, says: (who) => `${who}: the DynamoDB client has no region (Region is missing): ${REGION_FIX}; ${NEVER}` },
   // (before, these three: each try told to onError as the AWS SDK's bare "Region not accepted", "retrying with backoff", for ever)
   {
     what: 'AWS_REGION set but empty (an unset CI variable)',

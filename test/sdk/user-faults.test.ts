@@ -117,7 +117,7 @@ describe('credentials that expire mid-term, then come back', () => {
     expect(errors.length).toBeLessThanOrEqual(bound(30_000));
     // before the fix: the SDK's bare "Region is missing", naming neither the elector nor the fix
     expect(new Set(errors.map((x) => x.message))).toEqual(
-      new Set([`LeaderElector "lone" of lease "job": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it); retrying with backoff`]),
+      new Set([`LeaderElector "lone" of lease "job": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region); a client of DynamoDB Local needs one too, beside its endpoint, and any name does there (region: 'local', as npx conclave-local prints it); retrying with backoff`]),
     );
     expect((errors[0]!.cause as Error).message).toBe('Region is missing');
     e.machine.fault = undefined;
@@ -160,7 +160,7 @@ describe('credentials that expire mid-term, then come back', () => {
       const sim = await Sim.create({});
       const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO, onError: undefined });
       e.machine.fault = () => new Error('Region is missing');
-      const full = `LeaderElector "lone" of lease "job": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region), or an endpoint for DynamoDB Local (npx conclave-local prints it); retrying with backoff`;
+      const full = `LeaderElector "lone" of lease "job": the DynamoDB client has no region (Region is missing): give it one (new DynamoDBClient({ region: 'eu-west-1' }), AWS_REGION, or the profile's region); a client of DynamoDB Local needs one too, beside its endpoint, and any name does there (region: 'local', as npx conclave-local prints it); retrying with backoff`;
       await sim.run(15_000);
       // before: one warning a try, the same text each time (3 in these 15 s)
       expect(warned.map((w) => w.text)).toEqual([full]);
