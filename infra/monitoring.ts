@@ -1,6 +1,6 @@
 /**
  * Conclave's alarms and dashboard: election failures, leaderless and broken leases, reconcile failures, dead letters, streams
- * behind, function errors; the KEP metrics per lease, the gauges, every function, the streams and the queues.
+ * behind, function errors, events EventBridge keeps refusing; the KEP metrics per lease, the gauges, every function, the streams and the queues.
  * Metric names and dimensions come from the code that publishes them (lib/functions/metrics.ts): each
  * alarm and graph selects this deployment's metrics by their `deployment` dimension.
  */
@@ -11,7 +11,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DIMENSION, METRIC, NAMESPACE, RECORDS_FAILED, SERVICE } from '../lib/functions/metrics.js';
+import { DIMENSION, EVENTS_UNPUBLISHED, EVENTS_UNPUBLISHED_ALARM_MS, METRIC, NAMESPACE, RECORDS_FAILED, SERVICE } from '../lib/functions/metrics.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
 import { pascal } from './functions.js';
 
@@ -70,6 +70,14 @@ export interface ConclaveAlarms {
    * denied after a deploy, say) still ends normally, so the function's errors alarm does not see it.
    */
   readonly reconcileFailures: cloudwatch.Alarm;
+  /**
+   * Events EventBridge refused have waited on the timer queue 15 minutes or more
+   * (EVENTS_UNPUBLISHED_ALARM_MS): it refuses for good (the role without events:PutEvents, the bus
+   * deleted, its key disabled). Their records count as handled and their republishes go back on the
+   * queue for a day, so no errors alarm or dead letter tells it before then; a brief outage never
+   * lasts to it.
+   */
+  readonly eventsUnpublished: cloudwatch.Alarm;
   /** A dead-letter queue has a message, by the function whose queue it is. */
   readonly deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>>;
   /**
@@ -156,6 +164,18 @@ export class ConclaveMonitoring extends Construct {
       threshold: 1,
       evaluationPeriods: 2,
     });
+    // measured at each failed republish (the election timer's: it takes the timer queue), at most 15
+    // minutes apart (SQS's longest delay): 1 of 4 five-minute periods holds one while the refusal
+    // lasts. Fires at the first 15 minutes or more after the refusal (1,023 s in), recovers 20 minutes
+    // after the last that failed
+    const eventsUnpublished = alarm('EventsUnpublishedAlarm', {
+      alarmDescription:
+        'Events EventBridge refused have waited on the timer queue 15 minutes or more: PutEvents refuses for good (the functions\' role without events:PutEvents, the bus deleted, its KMS key disabled) or an outage outlasts a brief one. Elections go on; consumers of the events hear nothing until it is fixed, and then get them with their ids; after 24 h they go to the timer queue\'s dead-letter queue. The electionTimer log says "deferred events still not published; deferred again", with the error.',
+      metric: this.metric('electionTimer', EVENTS_UNPUBLISHED, 'Maximum', fiveMinutes),
+      threshold: EVENTS_UNPUBLISHED_ALARM_MS,
+      evaluationPeriods: 4,
+      datapointsToAlarm: 1,
+    });
     const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
     for (const [name, q] of Object.entries(this.props.deadLetterQueues) as [FunctionName, sqs.IQueue][]) {
       deadLetters[name] = alarm(`${pascal(name)}DeadLettersAlarm`, {
@@ -192,7 +212,7 @@ export class ConclaveMonitoring extends Construct {
         evaluationPeriods: 2,
       });
     }
-    return { electionFailures, leaderlessLeases, brokenLeases, reconcileFailures, deadLetters, streamIteratorAge, functionErrors };
+    return { electionFailures, leaderlessLeases, brokenLeases, reconcileFailures, eventsUnpublished, deadLetters, streamIteratorAge, functionErrors };
   }
 
   private makeDashboard(tick: Duration): cloudwatch.Dashboard {
@@ -221,7 +241,7 @@ export class ConclaveMonitoring extends Construct {
       new cloudwatch.AlarmStatusWidget({
         title: 'Conclave alarms',
         width: 24,
-        alarms: [a.electionFailures, a.leaderlessLeases, a.brokenLeases, a.reconcileFailures, ...Object.values(a.deadLetters), ...Object.values(a.streamIteratorAge), ...Object.values(a.functionErrors)],
+        alarms: [a.electionFailures, a.leaderlessLeases, a.brokenLeases, a.reconcileFailures, a.eventsUnpublished, ...Object.values(a.deadLetters), ...Object.values(a.streamIteratorAge), ...Object.values(a.functionErrors)],
       }),
     );
     dashboard.addWidgets(
@@ -271,12 +291,13 @@ export class ConclaveMonitoring extends Construct {
         left: streams.map((n) => functions[n].metric('IteratorAge', { period, statistic: 'Maximum', label: n })),
       }),
       new cloudwatch.GraphWidget({
-        title: 'Timer queue',
+        title: 'Timer queue; how long deferred events have gone unpublished',
         width: 8,
         left: [
           timerQueue.metricApproximateNumberOfMessagesDelayed({ period, label: 'delayed (open elections; events waiting out an EventBridge outage)' }),
           timerQueue.metricApproximateNumberOfMessagesVisible({ period, label: 'visible' }),
         ],
+        right: [this.metric('electionTimer', EVENTS_UNPUBLISHED, 'Maximum', period).with({ label: 'events unpublished for (ms, max)' })],
       }),
       new cloudwatch.GraphWidget({
         title: 'Dead letters',

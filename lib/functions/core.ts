@@ -12,7 +12,7 @@ import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
 import { BrokenSessionError, ConflictError, EndedTermsFullError } from '../stores/errors.js';
-import { LeaseStore } from '../stores/lease-store.js';
+import { LeaseStore, type LeaseRead } from '../stores/lease-store.js';
 import { PER_LEASE_IN_FLIGHT, TooManyCandidatesError } from '../stores/candidate-store.js';
 import { mapLimit } from '../util/pool.js';
 import type { InvalidItem } from '../stores/item-store.js';
@@ -25,7 +25,7 @@ import { MAX_WAKE_PROCESSES, WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type W
 import { processOf, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
 import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
-import { METRIC } from './metrics.js';
+import { EVENTS_UNPUBLISHED, METRIC } from './metrics.js';
 import { Chains } from './chains.js';
 
 export { METRIC };
@@ -334,8 +334,8 @@ const SUCCESSOR_FIELDS = ['successor', 'successorInstance', 'secondSuccessor', '
  * are unnamed (an election opened on a released row still names them). Undefined when
  * there is no such election (a leader already elected cannot be taken back: CHANGELOG.md, "Seeds
  * 1448349301 and 1368225001: an operator's delete of a held row"), when it is held no longer
- * already, when `may` (the record's judge of the row as it is now) refuses it, or when the row
- * changed meanwhile.
+ * already, when `may` (the record's judge of the row as it is now) refuses it, when the row
+ * changed meanwhile, or when the schema refuses the row (readToHold).
  *
  * `departed`: the holder of the deleted term this hold is for, from a delete's handling. A row that
  * awaits the lease stream was created after every record the stream reaches before that row's own,
@@ -346,7 +346,8 @@ const SUCCESSOR_FIELDS = ['successor', 'successorInstance', 'secondSuccessor', '
  */
 async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: number, trigger: string, cutOnly = false, may?: (row: Lease) => boolean, departed?: string): Promise<ReconcileOutcome | undefined> {
   const co = deps.coordinator;
-  const read = await co.leases.read(lease);
+  const read = await readToHold(deps, lease, trigger);
+  if (!read) return undefined;
   const e = read.item?.election;
   const awaiting = departed !== undefined && e?.awaitsStream === true;
   const later = awaiting && e.notBefore !== undefined && e.departed !== departed;
@@ -370,6 +371,21 @@ async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: nu
   deps.logger.info('an election opened before the delete was seen is held for the deleted term', { lease, electionId: e.id, notBefore: until });
   await afterReconcile(deps, outcome, trigger);
   return outcome;
+}
+
+/**
+ * The lease's row, for a hold; undefined where the schema refuses it: logged and left alone, as
+ * reconcile() leaves a broken row (no retry mends it). Thrown, a valid record whose row was
+ * overwritten broken after it was dead-lettered as poison, its mark and events done already.
+ */
+async function readToHold(deps: FunctionDeps, lease: string, trigger: string): Promise<LeaseRead | undefined> {
+  try {
+    return await deps.coordinator.leases.read(lease);
+  } catch (e) {
+    if (!(e instanceof ValidationError)) throw e;
+    deps.logger.error('lease row does not match the schema: no election held on it; left alone until repaired', { ...brokenLog(new BrokenLeaseError(lease, e)), trigger });
+    return undefined;
+  }
 }
 
 /** Whether a lease record is an operator's delete of a held row. */
@@ -550,6 +566,8 @@ async function publishOrDefer(deps: FunctionDeps, events: ConclaveEvent[]): Prom
   if (!unpublished) return;
   const { left, error, called } = unpublished;
   await deps.timer.schedule({ republish: left, since: deps.coordinator.clock.now(), attempt: 1 }, republishDelayMs(1));
+  // deferred now: unpublished for 0 ms (a refusal that lasts shows in the republishes' ages: onRepublish)
+  deps.metrics.addMetric(EVENTS_UNPUBLISHED, MetricUnit.Milliseconds, 0);
   // (`called` false: not sent, an outage met earlier in this invocation)
   deps.logger.warn('events not published; deferred to the timer queue', { error, ids: left.map((x) => x.detail.id), called });
 }
@@ -853,11 +871,13 @@ const termOf = (lease: string, m: MarkEndedMessage['markEnded']): HeldTerm => {
  * term gone by then). A vacant row gets a held election, its successors unnamed (a successor takes a
  * vacant row at once: decideFollower); an election open without a holder is held as long; a row held
  * again already cannot be taken back. Only while the row is still at the term's fencing token
- * (heldForTerm): a row at another token carries another term's election.
+ * (heldForTerm): a row at another token carries another term's election; a row the schema refuses
+ * is left alone (readToHold).
  */
 async function holdUnmarked(deps: FunctionDeps, term: HeldTerm): Promise<void> {
   const trigger = 'ended term not marked yet';
-  const read = await deps.coordinator.leases.read(term.name);
+  const read = await readToHold(deps, term.name, trigger);
+  if (!read) return;
   // only a row still at the ended term's token (heldForTerm): a record of an older end, delivered again long after, held a later term's election
   const may = term.fencingToken === undefined ? undefined : heldForTerm(term.fencingToken);
   if (read.item && may && !may(read.item)) return;
@@ -1048,6 +1068,8 @@ export async function onTimer(deps: FunctionDeps, m: TimerMessage | TermEndMessa
  * Events deferred by an EventBridge outage: published again with the ids they were derived with.
  * Failing again, they go back on the queue with a longer delay, for REPUBLISH_FOR_MS in all; after
  * that this throws, and the queue's redrive takes the message (its dead-letter queue keeps it).
+ * Each failure publishes how long they have gone unpublished (EVENTS_UNPUBLISHED): a refusal that
+ * lasts (the role without events:PutEvents, the bus deleted) fails nothing else until then.
  */
 export async function onRepublish(deps: FunctionDeps, m: RepublishMessage): Promise<void> {
   // (an outage met earlier in this invocation: deferred again without a call, as a failed attempt: the delay still grows)
@@ -1055,6 +1077,8 @@ export async function onRepublish(deps: FunctionDeps, m: RepublishMessage): Prom
   if (!unpublished) return void deps.logger.info('deferred events published', { ids: m.events.map((e) => e.detail.id), attempts: m.attempt + 1 });
   const { left, error } = unpublished;
   const now = deps.coordinator.clock.now();
+  // how long they have gone unpublished: the construct alarms on it (a lasting refusal raises no error and fails no record for a day)
+  deps.metrics.addMetric(EVENTS_UNPUBLISHED, MetricUnit.Milliseconds, now - m.since);
   if (now - m.since >= REPUBLISH_FOR_MS) throw error;
   await deps.timer.schedule({ republish: left, since: m.since, attempt: m.attempt + 1 }, republishDelayMs(m.attempt + 1));
   deps.logger.warn('deferred events still not published; deferred again', { error, ids: left.map((x) => x.detail.id), attempts: m.attempt + 1 });

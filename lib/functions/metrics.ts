@@ -47,3 +47,21 @@ export const METRIC = {
  * function without batches does not bundle it.
  */
 export const RECORDS_FAILED = 'conclave_records_failed';
+
+/**
+ * Events EventBridge did not take, put on the timer queue to be published again: one value per
+ * deferral, how long since they were first refused (0 at a stream record's deferral; at each
+ * republish that fails again, the time since then). Deferral keeps the records moving through an
+ * outage, and so no record fails and no invocation errs: its Maximum is what tells a lasting
+ * refusal (the role without events:PutEvents, the bus deleted, its key disabled) from a brief
+ * outage. Apart from METRIC, as RECORDS_FAILED.
+ */
+export const EVENTS_UNPUBLISHED = 'conclave_events_unpublished_ms';
+
+/**
+ * The age of deferred events at which the construct's alarm fires (EventsUnpublished). Deferred
+ * events are published again 1 s after their first refusal, then at doubling delays
+ * (lib/functions/timer.ts republishDelayMs): 1, 3, 7 … 511, 1,023 s after it. A refusal still
+ * there at 1,023 s (17 min) is measured past this; an outage that heals before then never is.
+ */
+export const EVENTS_UNPUBLISHED_ALARM_MS = 15 * 60_000;

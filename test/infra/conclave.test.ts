@@ -12,7 +12,7 @@ import { addConclaveStack, checkedApp, stackIdFor } from '../../infra/app/app.js
 import { ASSET_FILE, functionCodeDir } from '../../infra/assets.js';
 import type { Conclave } from '../../infra/conclave.js';
 import type { ConclaveStack } from '../../infra/stack.js';
-import { METRIC, NAMESPACE, RECORDS_FAILED, SERVICE } from '../../lib/functions/metrics.js';
+import { EVENTS_UNPUBLISHED, EVENTS_UNPUBLISHED_ALARM_MS, METRIC, NAMESPACE, RECORDS_FAILED, SERVICE } from '../../lib/functions/metrics.js';
 import { electionConfig } from '../../lib/schemas/config.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
 import { defaultTableNames, TABLES, TTL_ATTRIBUTE } from '../../lib/tables.js';
@@ -348,10 +348,10 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     }
   });
 
-  it('alarms on election failures, leaderless leases, broken leases, reconcile failures, dead letters, streams behind and function errors, with metric names from the code', () => {
+  it('alarms on election failures, leaderless leases, broken leases, reconcile failures, events unpublished, dead letters, streams behind and function errors, with metric names from the code', () => {
     const alarms = Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a['Properties']);
     const deadLetterQueues = Object.keys(c.deadLetterQueues);
-    expect(alarms).toHaveLength(4 + deadLetterQueues.length + names.filter((n) => wiring[n].trigger.kind === 'stream').length + names.length);
+    expect(alarms).toHaveLength(5 + deadLetterQueues.length + names.filter((n) => wiring[n].trigger.kind === 'stream').length + names.length);
     // the app's stack points every alarm at its topic (test/infra/coordinator-and-alarms.test.ts)
     for (const a of alarms) expect(a['AlarmActions']).toEqual([{ Ref: logicalId(s.stack, s.stack.alarmTopic) }]);
 
@@ -384,6 +384,16 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     expect(failed['AlarmDescription']).toMatch(/reconcile failed; the next trigger retries/);
     expect(c.alarms.reconcileFailures).toBeDefined();
 
+    // events EventBridge refuses for good: every record handled, every republish deferred again for a
+    // day, no error and no dead letter (a review, 2026-12-07). The age the election timer measures at
+    // each failed republish, which a refusal that lasts takes past 15 minutes (test/functions/lasting-refusal.test.ts)
+    const unpublished = alarms.find((a) => a['MetricName'] === EVENTS_UNPUBLISHED)!;
+    expect(unpublished).toMatchObject({ Namespace: NAMESPACE, Statistic: 'Maximum', Period: 300, Threshold: EVENTS_UNPUBLISHED_ALARM_MS, EvaluationPeriods: 4, DatapointsToAlarm: 1, TreatMissingData: 'notBreaching', ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(unpublished['Dimensions']).toEqual(expect.arrayContaining([{ Name: 'service', Value: SERVICE }, { Name: 'function', Value: 'electionTimer' }, { Name: 'deployment', Value: s.stack.resolve(c.tables.leases.tableName) }]));
+    expect(unpublished['AlarmDescription']).toMatch(/deferred events still not published; deferred again/);
+    expect(wiring.electionTimer.trigger.kind, 'the function the timer queue feeds').toBe('queue');
+    expect(c.alarms.eventsUnpublished).toBeDefined();
+
     const queueAlarms = alarms.filter((a) => a['MetricName'] === 'ApproximateNumberOfMessagesVisible');
     expect(queueAlarms.map((a) => JSON.stringify(a['Dimensions'][0].Value)).sort()).toEqual(deadLetterQueues.map((n) => JSON.stringify(getAtt(id.dlq(n as FunctionName), 'QueueName'))).sort());
     // whoever is paged learns what the messages are and where the replay is described
@@ -413,9 +423,9 @@ describe('the Conclave app, as `cdk synth` builds it', () => {
     const dashboards = Object.values(t.findResources('AWS::CloudWatch::Dashboard'));
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(dashboards[0]!['Properties'].DashboardBody);
-    for (const m of [...Object.values(METRIC), RECORDS_FAILED]) expect(body, m).toContain(m);
+    for (const m of [...Object.values(METRIC), RECORDS_FAILED, EVENTS_UNPUBLISHED]) expect(body, m).toContain(m);
     // every alarm on the alarm status widget, the reconcile failures' too
-    for (const a of [c.alarms.leaderlessLeases, c.alarms.brokenLeases, c.alarms.reconcileFailures]) expect(body).toContain(logicalId(s.stack, a));
+    for (const a of [c.alarms.leaderlessLeases, c.alarms.brokenLeases, c.alarms.reconcileFailures, c.alarms.eventsUnpublished]) expect(body).toContain(logicalId(s.stack, a));
     expect(body).toContain('IteratorAge');
   });
 });

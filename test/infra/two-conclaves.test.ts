@@ -75,9 +75,10 @@ describe('two Conclaves in one stack, and one in another stack of the app', () =
   it("alarm on metrics of their own: each custom metric names its deployment (the leases table's name)", () => {
     const [orders, billing] = [c[0]!, c[1]!];
     const [a, b] = [customMetricsOf(s.template, orders.node.id), customMetricsOf(s.template, billing.node.id)];
-    // LeaderlessLeases, BrokenLeases, ReconcileFailures: one metric each; ElectionFailures: one a
-    // function; the errors alarms of the three batch functions: the records each reported failed
-    expect(a.length).toBe(3 + 5 + 3);
+    // LeaderlessLeases, BrokenLeases, ReconcileFailures, EventsUnpublished: one metric each;
+    // ElectionFailures: one a function; the errors alarms of the three batch functions: the records
+    // each reported failed
+    expect(a.length).toBe(4 + 5 + 3);
     expect(b.length).toBe(a.length);
     expect(a.filter((m) => b.includes(m))).toEqual([]);
     for (const [x, metrics] of [[orders, a], [billing, b]] as const) {
