@@ -533,18 +533,28 @@ function abortOnInterrupt(controller: AbortController): () => void {
 }
 
 /**
+ * Whether npm runs this process (`npx conclave …`, an npm script): npm sets `npm_command` (`exec`
+ * under npx). Only then is its starter's exit a stop (untilStopped): a `kill` of npx ends its
+ * `sh -c`, which does not pass the signal on. A command started otherwise and left running on
+ * purpose (`nohup conclave events --follow &`, `setsid`, `disown`) runs on when its shell exits.
+ */
+export const runByNpm = (env: NodeJS.ProcessEnv = process.env): boolean => env['npm_command'] !== undefined;
+
+/**
  * For a command that runs until interrupted (watch, events --follow, release's wait): aborts
- * `controller` at Ctrl-C or SIGTERM (abortOnInterrupt), and, as at SIGTERM, once the process that
- * started it has exited (watchParent, as conclave-local does: a `kill` of npx ends its `sh -c`,
- * which does not pass the signal on; before, the watch ran on under init, retrying a DynamoDB Local
- * long gone); returns what stops both.
+ * `controller` at Ctrl-C or SIGTERM (abortOnInterrupt), and, run by npm (runByNpm), as at SIGTERM
+ * once the process that started it has exited (watchParent, as conclave-local does: before, `npx
+ * conclave watch` ran on under init after a kill of npx, retrying a DynamoDB Local long gone);
+ * returns what stops both.
  */
 function untilStopped(controller: AbortController, io: Pick<CliIO, 'clock' | 'err'>): () => void {
   const stopListening = abortOnInterrupt(controller);
-  const parent = watchParent(io.clock, (was) => {
-    io.err(`note: stopped (its parent process ${was} exited)`);
-    controller.abort('SIGTERM');
-  });
+  const parent = runByNpm()
+    ? watchParent(io.clock, (was) => {
+        io.err(`note: stopped (its parent process ${was} exited)`);
+        controller.abort('SIGTERM');
+      })
+    : { cancel() {} };
   return () => {
     stopListening();
     parent.cancel();

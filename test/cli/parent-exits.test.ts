@@ -6,21 +6,13 @@
  * does) and stops as at SIGTERM when it exits.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runByNpm } from '../../lib/cli/main.js';
 import { waitFor } from '../sdk/harness.js';
 import { cliHarness, type CliHarness } from './harness.js';
-
-/** Whether process `pid` has exited (gone, or a zombie nobody reaped yet). */
-function exited(pid: number): boolean {
-  if (!existsSync(`/proc/${pid}`)) return true;
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
-  } catch {
-    return true;
-  }
-}
+import { exited } from '../support.js';
 
 let orphan: number | undefined;
 let h: CliHarness | undefined;
@@ -32,9 +24,9 @@ afterAll(async () => {
 describe.skipIf(!existsSync('/proc/self') || !existsSync('/bin/sh'))('conclave watch whose parent exits without passing a signal on', () => {
   it('stops as at SIGTERM, saying why (before: it ran on under init for good)', async () => {
     h = await cliHarness('cli-orphan');
-    // as npx runs it: under `sh -c`; the shell tells the watch's pid, then waits; a SIGTERM ends the shell alone
+    // as npx runs it: under `sh -c`, with npm's npm_command; the shell tells the watch's pid, then waits; a SIGTERM ends the shell alone
     const argv = ['bin/conclave.mjs', ...h.target, 'watch', '--interval', '1s'].map((a) => `'${a}'`).join(' ');
-    const shell = spawn('/bin/sh', ['-c', `'${process.execPath}' ${argv} & echo $!; wait`], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+    const shell = spawn('/bin/sh', ['-c', `'${process.execPath}' ${argv} & echo $!; wait`], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', npm_command: 'exec' } });
     let stderr = '';
     shell.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
     const lines = createInterface({ input: shell.stdout })[Symbol.asyncIterator]();
@@ -51,5 +43,13 @@ describe.skipIf(!existsSync('/proc/self') || !existsSync('/bin/sh'))('conclave w
     expect(await shellExit).toBe('SIGTERM');
     await waitFor('the orphaned watch to exit', () => exited(orphan!));
     await waitFor('its note on stderr', () => /^note: stopped \(its parent process \d+ exited\)$/m.test(stderr));
+  });
+});
+
+describe('which runs stop with their parent', () => {
+  it('only a run by npm (npx, an npm script): one detached on purpose (nohup, setsid) runs on when its shell exits', () => {
+    expect(runByNpm({ npm_command: 'exec' })).toBe(true);
+    expect(runByNpm({ npm_command: 'run-script' })).toBe(true);
+    expect(runByNpm({})).toBe(false);
   });
 });
