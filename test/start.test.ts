@@ -16,6 +16,7 @@ import { fencingTokenFloor } from '../lib/schemas/fencing-token.js';
 import { localClient } from '../lib/stores/client.js';
 import { TEST_GUARD_MS, WAIT_GUARD_MS } from './guards.js';
 import { waitFor } from './sdk/harness.js';
+import { exited } from './support.js';
 
 /** `npm start`'s script. */
 const START = 'lib/local/start.ts';
@@ -215,15 +216,6 @@ describe('npm start -- --serve', () => {
   });
 });
 
-/** Whether process `pid` has exited (gone, or a zombie nobody reaped yet). */
-function exited(pid: number): boolean {
-  if (!existsSync(`/proc/${pid}`)) return true;
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
-  } catch {
-    return true;
-  }
-}
 /** The processes whose parent is `pid` now. */
 const childrenOf = (pid: number) => readdirSync('/proc').filter((f) => /^\d+$/.test(f)).map(Number).filter((p) => parentOf(p) === pid);
 /** Whether port `port` on 127.0.0.1 binds (nobody holds it). */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo, Server as NetServer } from 'node:net';
 import { DescribeTableCommand, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -171,4 +172,32 @@ export function messageOf(f: () => unknown, type: abstract new (...args: never[]
     return (e as Error).message;
   }
   throw new Error(`expected a ${type.name}`);
+}
+
+/** Whether process `pid` has exited (gone, or a zombie nobody reaped yet). */
+export function exited(pid: number): boolean {
+  if (!existsSync(`/proc/${pid}`)) return true;
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
+  } catch {
+    return true;
+  }
+}
+
+/** The embedded-metric-format documents `run` wrote to stdout (a function's metrics), and what it returned. */
+export async function metricDocs<T>(run: () => Promise<T>): Promise<{ docs: Record<string, unknown>[]; out: T }> {
+  const lines: string[] = [];
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
+  let out: T;
+  try {
+    out = await run();
+  } finally {
+    process.stdout.write = write;
+  }
+  const docs = lines
+    .flatMap((l) => l.split('\n'))
+    .filter((l) => l.includes('"CloudWatchMetrics"'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  return { docs, out };
 }

@@ -25,7 +25,7 @@ import { timerQueueBody, type TimerQueueMessage } from '../../lib/functions/time
 import { localEventBridgeClient, startLocalEventBus } from '../../lib/local/event-bus.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
 import { instantClock } from '../events/publishing-deps.js';
-import { streamRecords, testTables, type TestTables } from '../support.js';
+import { metricDocs, streamRecords, testTables, type TestTables } from '../support.js';
 
 const BUS = 'conclave-test';
 let t: TestTables;
@@ -37,23 +37,6 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop();
 });
 
-/** The embedded-metric-format documents `run` wrote to stdout, and what it returned. */
-async function emitted<T>(run: () => Promise<T>): Promise<{ docs: Record<string, unknown>[]; out: T }> {
-  const lines: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
-  let out: T;
-  try {
-    out = await run();
-  } finally {
-    process.stdout.write = write;
-  }
-  const docs = lines
-    .flatMap((l) => l.split('\n'))
-    .filter((l) => l.includes('"CloudWatchMetrics"'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { docs, out };
-}
 const values = (docs: Record<string, unknown>[], name: string): number[] => docs.filter((d) => name in d).flatMap((d) => [d[name] as number | number[]].flat());
 
 const sqsRecord = (id: string, body: string): SQSRecord =>
@@ -93,7 +76,7 @@ async function world(refusing: (elapsedMs: number) => boolean) {
     const due = queue.shift()!;
     expect('republish' in due.message).toBe(true);
     clock.set(Math.max(clock.now(), due.due));
-    const { docs, out } = await emitted(() => timer({ Records: [sqsRecord(`m-${n++}`, timerQueueBody(due.message))] } as SQSEvent, lambdaContext('electionTimer', clock)));
+    const { docs, out } = await metricDocs(() => timer({ Records: [sqsRecord(`m-${n++}`, timerQueueBody(due.message))] } as SQSEvent, lambdaContext('electionTimer', clock)));
     return { at: clock.now() - start, unpublished: values(docs, EVENTS_UNPUBLISHED), failed: values(docs, RECORDS_FAILED), out, docs };
   };
   return { clock, start, queue, stream, next, delivered };
@@ -111,7 +94,7 @@ describe('EventBridge refusing every PutEvents', () => {
   it('a refusal that lasts: each deferral is measured, and the age crosses the alarm threshold at the republish 1,023 s in, not a day later', async () => {
     const w = await world(() => true);
     const record = await taken('refused-for-good');
-    const first = await emitted(() => w.stream({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream', w.clock)));
+    const first = await metricDocs(() => w.stream({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream', w.clock)));
     // the designed outage path: the record handled, its events deferred
     expect(first.out).toEqual({ batchItemFailures: [] });
     expect(w.queue).toHaveLength(1);
@@ -142,7 +125,7 @@ describe('EventBridge refusing every PutEvents', () => {
     // healed 16 minutes in: the republish due 1,023 s in publishes them
     const w = await world((elapsedMs) => elapsedMs < 16 * 60_000);
     const record = await taken('refused-briefly');
-    expect((await emitted(() => w.stream({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream', w.clock)))).out).toEqual({ batchItemFailures: [] });
+    expect((await metricDocs(() => w.stream({ Records: [record] } as DynamoDBStreamEvent, lambdaContext('leaseStream', w.clock)))).out).toEqual({ batchItemFailures: [] });
     const ages: number[] = [];
     while (w.queue.length > 0) {
       const r = await w.next();

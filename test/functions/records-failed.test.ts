@@ -13,24 +13,10 @@ import { BATCH_DEADLINE_MARGIN_MS, queueBatchHandler, streamBatchHandler } from 
 import { RECORDS_FAILED } from '../../lib/functions/metrics.js';
 import { observability } from '../../lib/functions/observability.js';
 import { lambdaContext } from '../../lib/local/runtime.js';
+import { metricDocs } from '../support.js';
 
-/** The embedded-metric-format documents `run` wrote to stdout, and what it returned. */
-async function published<T>(run: () => Promise<T>): Promise<{ docs: Record<string, unknown>[]; out: T | Error }> {
-  const lines: string[] = [];
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((chunk: string | Uint8Array) => (lines.push(String(chunk)), true)) as typeof process.stdout.write;
-  let out: T | Error;
-  try {
-    out = await run().catch((e: unknown) => e as Error);
-  } finally {
-    process.stdout.write = write;
-  }
-  const docs = lines
-    .flatMap((l) => l.split('\n'))
-    .filter((l) => l.includes('"CloudWatchMetrics"'))
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-  return { docs, out };
-}
+/** The metrics `run` wrote, and what it returned or threw. */
+const published = <T>(run: () => Promise<T>) => metricDocs(() => run().catch((e: unknown) => e as Error));
 const failedCounts = (docs: Record<string, unknown>[]) => docs.filter((d) => RECORDS_FAILED in d).map((d) => d[RECORDS_FAILED]);
 
 const message = (id: string): SQSRecord => ({ messageId: id, receiptHandle: id, body: '{}', attributes: { ApproximateReceiveCount: '1' } as SQSRecord['attributes'], messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn:aws:sqs:local:000000000000:timer', awsRegion: 'local' }) as SQSRecord;

@@ -7,7 +7,7 @@
  * exits: the script watches the CLI's parent (test/start.test.ts runs it so).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,7 @@ import { simulatedClock } from '../../lib/clock.js';
 import { portToBindLater } from '../../lib/local/dynamodb-local.js';
 import { PARENT_CHECK_MS, parentOf, starterOf, watchParent } from '../../lib/local/parent-watch.js';
 import { waitFor } from '../sdk/harness.js';
+import { exited } from '../support.js';
 
 const BIN = fileURLToPath(new URL('../../lib/testing/bin.ts', import.meta.url));
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
@@ -69,16 +70,6 @@ describe('starterOf', () => {
     expect(parentOf(2 ** 30)).toBeUndefined();
   });
 });
-
-/** Whether process `pid` has exited (gone, or a zombie nobody reaped yet). */
-function exited(pid: number): boolean {
-  if (!existsSync(`/proc/${pid}`)) return true;
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.startsWith('Z') ?? true;
-  } catch {
-    return true;
-  }
-}
 
 let orphan: number | undefined;
 afterAll(() => {
