@@ -121,6 +121,29 @@ export const UNTRUSTED_CERTIFICATE_CODES: ReadonlySet<string> = new Set([
 export const UNTRUSTED_CERTIFICATE_FIX =
   "the TLS certificate it presented is not trusted by this process: a proxy that intercepts TLS on the way (give Node its certificate authority: NODE_EXTRA_CA_CERTS=/path/to/ca.pem), or this machine's clock far off (the certificate looks expired or not yet valid)";
 
+/** OpenSSL's reasons for a first answer that is no TLS record: the other end speaks plain text (HTTP) there. */
+const NOT_TLS = /wrong version number|packet length too long|http request/i;
+
+/**
+ * A TLS handshake that failed, when `e` is one (Node's EPROTO, or an ERR_SSL_ code of OpenSSL's):
+ * its code, OpenSSL's reason (not its file and line), and whether that reason says the other end
+ * answered in plain text (HTTP), not TLS: an https:// endpoint where DynamoDB Local speaks http://,
+ * or something on the way (a proxy, a captive portal). No request went out on it.
+ */
+export function tlsRefusal(e: Error): { readonly code: string; readonly reason: string; readonly plainText: boolean } | undefined {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code !== 'string' || (code !== 'EPROTO' && !code.startsWith('ERR_SSL_'))) return undefined;
+  const reason = /error:[0-9A-F]+:[^:]*:[^:]*:([^:]+)/i.exec(e.message)?.[1]?.trim() ?? e.message.split('\n')[0]!;
+  return { code, reason, plainText: NOT_TLS.test(reason) };
+}
+
+/** A handshake refused by a plain-HTTP answer at an endpoint given as https:// (tlsRefusal's plainText): DynamoDB Local's. */
+export const PLAIN_HTTP_ANSWER = 'it answers in plain HTTP, not TLS: DynamoDB Local (and `npx conclave-local`) speaks http://';
+/** The same at an endpoint that is no DynamoDB Local (the Region's): something on the way answered. */
+export const PLAIN_HTTP_ON_THE_WAY = 'something on the way answered in plain HTTP, not TLS (a proxy or firewall that intercepts the connection)';
+/** A handshake refused for another of OpenSSL's reasons. */
+export const TLS_HANDSHAKE_FAILED = 'the TLS handshake failed';
+
 /**
  * The region the AWS SDK refused, when `e` is that refusal: a value that is no host name part, such
  * as AWS_REGION set but empty (`AWS_REGION=` from an unset CI variable: the AWS SDK takes it as

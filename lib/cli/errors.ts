@@ -4,7 +4,7 @@ import { ValidationError } from '../schemas/validation.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { ConflictError } from '../stores/errors.js';
 import { conclavePrefixes, tablesThere } from '../stores/table-prefixes.js';
-import { CREDENTIALS_REFUSED, NotDynamoDBError, refusedRegion, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
+import { CREDENTIALS_REFUSED, NotDynamoDBError, PLAIN_HTTP_ANSWER, PLAIN_HTTP_ON_THE_WAY, refusedRegion, TLS_HANDSHAKE_FAILED, tlsRefusal, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 import { isWrongKey } from '../table-wait.js';
 import { unsentTold, unsentWhenFailed } from '../connection-phase.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS } from './args.js';
@@ -122,26 +122,24 @@ function regionRefused(region: string, target: Target): CliError {
   );
 }
 
-/** OpenSSL's reasons for a first answer that is no TLS record: the other end speaks plain text (HTTP) there. */
-const NOT_TLS = /wrong version number|packet length too long|http request/i;
-
 /**
  * A TLS handshake that failed (EPROTO): an https:// endpoint that answers in plain HTTP (DynamoDB
  * Local, local mode: "wrong version number"), told with the http:// URL to try; any other protocol
- * failure by OpenSSL's reason. The message keeps OpenSSL's reason, not its file and line.
+ * failure by OpenSSL's reason. The message keeps OpenSSL's reason, not its file and line (tlsRefusal,
+ * as the SDK tells it).
  */
 function tlsRefused(e: Error, target: Target): CliError {
-  const reason = /error:[0-9A-F]+:[^:]*:[^:]*:([^:]+)/i.exec(e.message)?.[1]?.trim() ?? e.message.split('\n')[0]!;
+  const { reason, plainText } = tlsRefusal(e)!;
   const at = `cannot reach DynamoDB ${where(target)} (EPROTO: ${reason})`;
-  if (!NOT_TLS.test(reason)) {
-    return new CliError(`${at} - the TLS handshake failed: check --endpoint (or CONCLAVE_ENDPOINT), and any proxy on the way (HTTPS_PROXY) that intercepts TLS`);
+  if (!plainText) {
+    return new CliError(`${at} - ${TLS_HANDSHAKE_FAILED}: check --endpoint (or CONCLAVE_ENDPOINT), and any proxy on the way (HTTPS_PROXY) that intercepts TLS`);
   }
   if (target.endpoint) {
     const plain = /^https:/i.test(target.endpoint) ? ` - try --endpoint ${target.endpoint.replace(/^https:/i, 'http:')}` : '';
-    return new CliError(`${at} - it answers in plain HTTP, not TLS: DynamoDB Local (and \`npx conclave-local\`) speaks http://${plain}`);
+    return new CliError(`${at} - ${PLAIN_HTTP_ANSWER}${plain}`);
   }
-  if (target.configured) return new CliError(`${at} - it answers in plain HTTP, not TLS: DynamoDB Local (and \`npx conclave-local\`) speaks http://, so give the URL in that variable as http://`);
-  return new CliError(`${at} - something on the way answered in plain HTTP, not TLS (a proxy or firewall that intercepts the connection): check the network path to it and any HTTPS_PROXY or HTTP_PROXY setting`);
+  if (target.configured) return new CliError(`${at} - ${PLAIN_HTTP_ANSWER}, so give the URL in that variable as http://`);
+  return new CliError(`${at} - ${PLAIN_HTTP_ON_THE_WAY}: check the network path to it and any HTTPS_PROXY or HTTP_PROXY setting`);
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Clock } from '../clock.js';
 import { isMissingTable, namedRequests, requestTableOf } from '../table-wait.js';
 import { followTry, sdkTryKey, TryConnection } from '../connection-phase.js';
 import { conclavePrefixes, tablesThere } from '../stores/table-prefixes.js';
-import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteFullPool, noteHeldClientSide, noteLastTry, noteLocalPrefixes, noteOnTheWay, noteUnsent, sendsToThisMachine } from './faults.js';
+import { credentialsAwaited, endpointOf, fromDynamoDB, fullConnectionPool, noteCredentialsFailed, noteFullPool, noteHeldClientSide, noteLastTry, noteLocalPrefixes, noteOnTheWay, noteUnsent, sendsToThisMachine } from './faults.js';
 
 /** The least bound: longer than any answer a healthy DynamoDB (or DynamoDB Local on a busy machine) gives, retries included. */
 export const MIN_REQUEST_BOUND_MS = 5_000;
@@ -58,6 +58,13 @@ export class RequestBoundError extends Error {
  */
 const awaitingCredentials = new WeakMap<object, Map<object, { readonly boundMs: number; readonly sentAt: number }>>();
 
+/**
+ * Per client: how the credential provider's call failed that requests abandoned at their bound had
+ * waited on (it failed after they were, so nobody was told), until the next request abandoned so
+ * tells it (credentialsAwaited), once; forgotten once a request of the client gets its credentials.
+ */
+const failedSinceAbandoned = new WeakMap<object, Error>();
+
 /** How long a worker's client may be held on its credential provider before its liveness check fails (LeaderElector.healthy()): legitimate refreshes take a few seconds at most. */
 export const CREDENTIALS_STUCK_MS = 60_000;
 
@@ -72,17 +79,17 @@ export function heldOnCredentialsMs(client: object, now: number): number {
   return now - first;
 }
 
-type Middleware = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => Promise<unknown>;
+type Middleware = (next: (args: unknown) => Promise<unknown>, context?: unknown) => (args: unknown) => Promise<unknown>;
 
 /**
  * What the AWS SDK has done with `command`, told by middleware on the command's own stack (a client
  * that runs none, the simulator's, tells nothing): its last failed try, noted as each fails (the SDK
  * tries one again after a throttle, say), and whether it is still getting the client's credentials
- * (in the stack, not yet past the serialize step where the SDK gets them). `onCredentials` once it
- * is past, or settled without.
+ * (in the stack, not yet past the serialize step where the SDK gets them), or failed getting them
+ * (their provider's failure, not DynamoDB's). `onCredentials` once it is past, or settled without.
  */
 function watched(command: unknown, onCredentials: () => void) {
-  const seen = { lastTry: undefined as Error | undefined, entered: false, credentialed: false, tried: false, connection: undefined as TryConnection | undefined };
+  const seen = { lastTry: undefined as Error | undefined, entered: false, serializing: false, credentialed: false, tried: false, connection: undefined as TryConnection | undefined, context: undefined as unknown };
   const credentialsSettled = () => {
     seen.credentialed = true;
     onCredentials();
@@ -90,6 +97,8 @@ function watched(command: unknown, onCredentials: () => void) {
   const stack = (command as { middlewareStack?: { add(mw: never, o: object): void } }).middlewareStack;
   const add = (step: string, priority: string, name: string, mw: Middleware) => stack?.add(mw as never, { step, priority, name, override: true });
   add('initialize', 'high', 'conclaveEntered', (next) => (args) => ((seen.entered = true), next(args)));
+  // the serialize step's first: the AWS SDK gets the credentials next (its httpAuthSchemeMiddleware)
+  add('serialize', 'high', 'conclaveSerializing', (next, context) => (args) => ((seen.serializing = true), (seen.context = context), next(args)));
   add('build', 'high', 'conclaveCredentialed', (next) => (args) => (credentialsSettled(), next(args)));
   add('finalizeRequest', 'low', 'conclaveLastTry', (next) => async (args) => {
     seen.tried = true;
@@ -104,6 +113,10 @@ function watched(command: unknown, onCredentials: () => void) {
   return {
     lastTry: () => seen.lastTry,
     awaitsCredentials: () => seen.entered && !seen.credentialed,
+    // still getting them when it failed: in the serialize step, where the AWS SDK gets them, and not
+    // holding the identity they gave (its own record of it, where it keeps one: a failure after it,
+    // the endpoint's or the serializer's, is no provider's)
+    gettingCredentials: () => seen.serializing && !seen.credentialed && (seen.context as { __smithy_context?: { selectedHttpAuthScheme?: { identity?: unknown } } } | undefined)?.__smithy_context?.selectedHttpAuthScheme?.identity === undefined,
     // credentials come, no try begun: the client's retry strategy holds it (the adaptive mode's rate limiter)
     heldBeforeFirstTry: () => seen.credentialed && !seen.tried,
     // the last try's HTTP request, followed on its way out (lib/connection-phase.ts)
@@ -138,7 +151,8 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
       const unsent = request.connection()?.unsent;
       if (unsent && reason instanceof RequestBoundError) noteOnTheWay(reason, unsent);
       if (request.awaitsCredentials() && reason instanceof RequestBoundError) {
-        noteUnsent(reason);
+        noteUnsent(reason, failedSinceAbandoned.get(client));
+        failedSinceAbandoned.delete(client);
         stalled.set(abort, { boundMs: reason.boundMs, sentAt });
       } else if (request.heldBeforeFirstTry() && reason instanceof RequestBoundError) {
         noteHeldClientSide(reason);
@@ -177,7 +191,20 @@ export function boundedClient<C extends object>(client: C, clock: Pick<Clock, 's
     // an answer not DynamoDB's (an empty "200 OK" from something else at the endpoint) is no success
     const sent = withLocalPrefixes(named.send(command as never, { ...options, abortSignal: abort.signal }), client as unknown as DynamoDBClient, abort.signal);
     // its credentials failed, or came after its bound (it fails then, aborted, sending nothing)
-    sent.then(request.credentialsSettled, request.credentialsSettled);
+    sent.then(
+      () => {
+        failedSinceAbandoned.delete(client);
+        request.credentialsSettled();
+      },
+      (e: unknown) => {
+        if (!request.gettingCredentials()) failedSinceAbandoned.delete(client);
+        // failed while the AWS SDK was getting its credentials: their provider's failure, nothing sent
+        // (its bound, or the caller's signal, is told as that); or, abandoned waiting on them, told later
+        else if (!abort.signal.aborted) noteCredentialsFailed(e);
+        else if (stalled.has(abort) && e instanceof Error && e !== abort.signal.reason && e.name !== 'AbortError') failedSinceAbandoned.set(client, e);
+        request.credentialsSettled();
+      },
+    );
     return raced(fromDynamoDB(sent, client as unknown as DynamoDBClient), abort.signal).finally(() => {
       settled = true;
       timer.cancel();

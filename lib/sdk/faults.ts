@@ -8,7 +8,7 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Clock, Timer } from '../clock.js';
 import { unsentTold, type Sent, type Unsent } from '../connection-phase.js';
 import { ValidationError } from '../schemas/validation.js';
-import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, refusedRegion, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
+import { answeredByDynamoDB, CREDENTIALS_REFUSED, NotDynamoDBError, PLAIN_HTTP_ANSWER, PLAIN_HTTP_ON_THE_WAY, refusedRegion, TLS_HANDSHAKE_FAILED, tlsRefusal, UNTRUSTED_CERTIFICATE_CODES, UNTRUSTED_CERTIFICATE_FIX } from '../dynamodb-answers.js';
 
 /** A retry waits the backoff plus up to this share of it more (client-go jitters its retry period too). */
 export const RETRY_JITTER = 0.2;
@@ -40,8 +40,27 @@ const DENIED = new Set(['AccessDeniedException', ...CREDENTIALS_REFUSED]);
 /** What to do about credentials DynamoDB refused (CREDENTIALS_REFUSED): a grant would not help. */
 const CREDENTIALS_REFUSED_FIX =
   "the credentials are expired or not valid (a grant would not help): renew them (an SSO login, the role's session, AWS_PROFILE or the environment) or check the secret key; a signature refused as expired means this machine's clock is more than 5 minutes off";
-/** A denied request's advice for `e`: when DynamoDB refused its credentials, CREDENTIALS_REFUSED_FIX and `then`; else `role` (what the role may not do, the grant, and what follows). */
-const deniedAdvice = (e: Error, role: string, then: string): string => (CREDENTIALS_REFUSED.has(e.name) ? `${CREDENTIALS_REFUSED_FIX}; ${then}` : role);
+/**
+ * DynamoDB refused the request because the table's KMS key refused it (AccessDeniedException, or a
+ * ValidationException "KMS key access denied error: …"): the key disabled or pending deletion, its
+ * policy or grant withdrawn, or the role may not use it. Nothing was written.
+ */
+const isKmsRefused = (e: Error): boolean => (e.name === 'AccessDeniedException' || e.name === 'ValidationException') && /\bKMS key\b|\bkms:[A-Za-z]|AWSKMS|\.kms\.model\.|arn:aws[\w-]*:kms:/.test(e.message);
+/** What to do about a table whose KMS key refused (isKmsRefused): a grant on the table would not help. */
+const KMS_REFUSED_FIX =
+  "the table's KMS key refused DynamoDB (disabled, pending deletion, or its key policy or grant withdrawn), or this role may not use it: check that the table's key (DescribeTable's SSEDescription.KMSMasterKeyArn) is enabled, and that the role may call kms:Decrypt and kms:DescribeKey on it";
+/**
+ * A denied request's advice for `e`: when the table's KMS key refused it, KMS_REFUSED_FIX and `then`;
+ * when DynamoDB refused its credentials, CREDENTIALS_REFUSED_FIX and `then`; else `role` (what the
+ * role may not do, the grant, and what follows). `again`: the caller does not retry, and is told
+ * when to call again.
+ */
+const deniedAdvice = (e: Error, role: string, then: string, again = false): string =>
+  isKmsRefused(e)
+    ? `${KMS_REFUSED_FIX}; ${then}${again ? ': call it again once the key is usable' : ''}`
+    : CREDENTIALS_REFUSED.has(e.name)
+      ? `${CREDENTIALS_REFUSED_FIX}; ${then}${again ? ': call it again once they are renewed' : ''}`
+      : role;
 /** The AWS SDK found no credentials, or could not refresh them (an SSO session expired, a role not assumable): nothing was sent. */
 const NO_CREDENTIALS = new Set(['CredentialsProviderError', 'TokenProviderError']);
 /** Such errors as namedFault named them (named once). */
@@ -50,6 +69,61 @@ const namedNoCredentials = new WeakSet<Error>();
 function noCredentials(subject: string, e: Error, whose: string, then: string): Error {
   const named = new Error(`${subject}: the AWS SDK has no valid credentials (${e.name}: ${e.message}): check ${whose} credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login); ${then}`, { cause: e });
   named.name = e.name;
+  namedNoCredentials.add(named);
+  return named;
+}
+
+/**
+ * Errors a request failed with while the AWS SDK was still getting the client's credentials
+ * (bounded-client.ts): its credential provider's own (the container's or instance's metadata
+ * endpoint refusing or silent, STS throttling or refusing a role's assumption), not DynamoDB's,
+ * whatever code they carry (ECONNREFUSED from the metadata endpoint). Nothing was sent.
+ */
+const failedGettingCredentials = new WeakSet<object>();
+
+/** Notes that a request failed with `e` while the AWS SDK was still getting the client's credentials: nothing of it was sent. */
+export function noteCredentialsFailed(e: unknown): void {
+  if (typeof e === 'object' && e !== null) failedGettingCredentials.add(e);
+}
+
+/**
+ * The credential provider's own error, when `e` is one (noteCredentialsFailed), or an answer not
+ * DynamoDB's made of one (a proxy's page where STS was asked); not a region or endpoint the AWS SDK
+ * refused meanwhile, nor credentials it found none of: each told as that.
+ */
+function providerFailure(e: unknown): Error | undefined {
+  const x = e instanceof NotDynamoDBError ? e.cause : e;
+  return x instanceof Error && failedGettingCredentials.has(x) && !NO_CREDENTIALS.has(x.name) && !isRegionMissing(x) && invalidEndpoint(x) === undefined && x.name !== 'EndpointError' ? x : undefined;
+}
+
+/** What to check for a credential provider that failed with `e` (providerFailure): what the service it asked answered (STS, SSO), or where it could not get them from. */
+function providerFix(e: Error): string {
+  const status = (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode;
+  if (typeof status !== 'number')
+    return "check where it gets them: the container's or the instance's metadata endpoint (reachable from this process? a task or instance role given? IMDSv2's hop limit of 1 stops a container on an instance), or STS and SSO (the network path, a proxy)";
+  if (/Throttl|TooManyRequests|LimitExceeded/.test(e.name))
+    return "STS throttled the provider's calls (the account's STS request rate): keep one DynamoDB client per process, whose provider caches the credentials until they near expiry, rather than a client (and a role assumed) per request";
+  if (/AccessDenied/.test(e.name)) return "STS refused to let these credentials assume the role: check the role's trust policy, and that the caller may call sts:AssumeRole (sts:AssumeRoleWithWebIdentity for a web identity token)";
+  if (/InvalidIdentityToken|ExpiredToken|IDPRejectedClaim|InvalidClientToken|Unauthorized/.test(e.name))
+    return 'STS refused the token or credentials the provider presented (expired or not valid): renew them (the web identity token file, AWS_WEB_IDENTITY_TOKEN_FILE; the credentials that assume the role), and check the identity provider the role trusts';
+  return `the service it asked (STS, SSO) answered HTTP ${status}: check the role to assume and the credentials that assume it`;
+}
+
+/**
+ * `e` named as credentials the AWS SDK did not get, with `subject`, what to check (`whose`
+ * credentials) and `then`, when it is that: none found (NO_CREDENTIALS, noCredentials), or their
+ * provider failed (providerFailure: its own message and code kept, under the AWS SDK's name for
+ * credentials it could not load). Nothing was sent. One already named as it is; else undefined.
+ */
+function credentialsFault(subject: string, e: unknown, whose: string, then: string): Error | undefined {
+  if (!(e instanceof Error)) return undefined;
+  if (namedNoCredentials.has(e)) return e;
+  const failed = providerFailure(e);
+  if (failed === undefined) return NO_CREDENTIALS.has(e.name) ? noCredentials(subject, e, whose, then) : undefined;
+  const code = (failed as { code?: unknown }).code;
+  const named = new Error(`${subject}: the DynamoDB client's credential provider failed (${failed.name}${typeof code === 'string' ? `, ${code}` : ''}: ${failed.message}), so nothing was sent to DynamoDB: ${providerFix(failed)}; ${then}`, { cause: failed });
+  named.name = 'CredentialsProviderError';
+  if (typeof code === 'string') Object.assign(named, { code });
   namedNoCredentials.add(named);
   return named;
 }
@@ -195,7 +269,7 @@ export async function unusableClient(client: DynamoDBClient, subject: string, th
 function networkCode(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
   const code = (e as { code?: unknown }).code;
-  if (typeof code === 'string' && NETWORK_CODES.has(code)) return code;
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || tlsRefusal(e) !== undefined)) return code;
   if (e.name === 'TimeoutError') return 'timed out';
   const inner = (e as { errors?: unknown[] }).errors ?? [];
   for (const x of inner) {
@@ -218,10 +292,12 @@ export function isContended(e: unknown): boolean {
 export type FaultKind = 'unreachable' | 'throttled' | 'denied' | 'invalidRow' | 'other';
 
 export function faultKind(e: unknown): FaultKind {
+  // credentials not got: nothing sent, whatever code their provider's failure carries
+  if (e instanceof Error && (NO_CREDENTIALS.has(e.name) || providerFailure(e) !== undefined)) return 'other';
   if (networkCode(e)) return 'unreachable';
   if (!(e instanceof Error)) return 'other';
   if (THROTTLED.has(e.name)) return 'throttled';
-  if (DENIED.has(e.name)) return 'denied';
+  if (DENIED.has(e.name) || isKmsRefused(e)) return 'denied';
   if (e instanceof ValidationError) return 'invalidRow';
   return 'other';
 }
@@ -231,13 +307,15 @@ export function faultKind(e: unknown): FaultKind {
  * connection reset), DynamoDB failing on its side, or any failure after the AWS SDK sent it more
  * than once (`$metadata.attempts`: an earlier try's answer may have been lost, and the last try
  * refused, throttled say, tells nothing of it). Not a throttled or denied request tried once, a row
- * the schema refuses, or a request never sent (no credentials, no region): those wrote nothing.
+ * the schema refuses, or a request never sent (no credentials, or their provider failed; no region;
+ * a TLS handshake refused, tried once): those wrote nothing.
  */
 export function mayHaveLanded(e: unknown): boolean {
   if (!(e instanceof Error)) return true;
-  if (NO_CREDENTIALS.has(e.name) || isRegionMissing(e) || invalidEndpoint(e) !== undefined || e instanceof ValidationError) return false;
+  if (NO_CREDENTIALS.has(e.name) || providerFailure(e) !== undefined || isRegionMissing(e) || invalidEndpoint(e) !== undefined || e instanceof ValidationError) return false;
   const attempts = (e as { $metadata?: { attempts?: unknown } }).$metadata?.attempts;
   if (typeof attempts === 'number' && attempts > 1) return true;
+  if (tlsRefusal(e) !== undefined) return false;
   const kind = faultKind(e);
   return kind !== 'throttled' && kind !== 'denied';
 }
@@ -388,30 +466,36 @@ function handlerTimeout(cause: Error): { readonly how: string; readonly fix: str
   return undefined;
 }
 
-/** Requests abandoned at their bound before the AWS SDK sent any try: it was still getting the client's credentials. */
-const unsentAtBound = new WeakSet<object>();
+/** Requests abandoned at their bound before the AWS SDK sent any try: it was still getting the client's credentials; with how the call before failed, when it failed after its requests were abandoned. */
+const unsentAtBound = new WeakMap<object, Error | undefined>();
 
-/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) was never sent: its credentials had not come. */
-export function noteUnsent(abandoned: object): void {
-  unsentAtBound.add(abandoned);
+/** Notes that the request abandoned with `abandoned` (its bound's RequestBoundError) was never sent: its credentials had not come; `failedSince`, the provider's failure of the call before, not told yet. */
+export function noteUnsent(abandoned: object, failedSince?: Error): void {
+  unsentAtBound.set(abandoned, failedSince);
 }
 
 /**
  * A request not sent because the DynamoDB client's credential provider had not answered in
- * `waitedMs` (bounded-client.ts): named as the AWS SDK names credentials it could not load
- * (CredentialsProviderError), so code that tells that fault by name tells this one too; nothing
- * was sent.
+ * `waitedMs` (bounded-client.ts), and how its call before this one failed (`failedSince`) when it
+ * failed after the requests waiting on it were abandoned: named as the AWS SDK names credentials it
+ * could not load (CredentialsProviderError), so code that tells that fault by name tells this one
+ * too; nothing was sent. A provider's timeout needs throwOnRequestTimeout: without it the AWS SDK's
+ * Node.js handler only logs a warning at requestTimeout and waits on.
  */
-export function credentialsAwaited(waitedMs: number): Error {
+export function credentialsAwaited(waitedMs: number, failedSince?: Error): Error {
+  const code = (failedSince as { code?: unknown } | undefined)?.code;
+  const since = failedSince === undefined ? '' : `; the call before this one, its requests abandoned, failed since (${failedSince.name}${typeof code === 'string' ? `, ${code}` : ''}: ${failedSince.message})`;
   const e = new Error(
-    `the DynamoDB client's credential provider has not answered within ${Math.round(waitedMs)} ms, and the AWS SDK sends none of this client's requests until it does (a credential_process waiting for input; STS, SSO or the instance metadata unreachable with no request timeout): give the provider a timeout (its clientConfig's requestHandler: { requestTimeout })`,
+    `the DynamoDB client's credential provider has not answered within ${Math.round(waitedMs)} ms, and the AWS SDK sends none of this client's requests until it does (a credential_process waiting for input; STS, SSO or the instance metadata unreachable with no request timeout)${since}: ` +
+      "give the provider a timeout (its clientConfig's requestHandler: { requestTimeout, throwOnRequestTimeout: true }; requestTimeout alone only logs a warning); a client given no credentials (the default chain, as on ECS or EKS) takes none: " +
+      "point the liveness probe at the worker's health check (serveHealth's /healthz, LeaderElector.healthy()), which fails once the client is held over a minute, so a restart ends it",
   );
   e.name = 'CredentialsProviderError';
   return e;
 }
 
 /** `e`, or for a request abandoned at its bound before it was sent (noteUnsent), credentialsAwaited: what held it. */
-const unsentAs = (e: unknown): unknown => (e instanceof Error && unsentAtBound.has(e) ? credentialsAwaited((e as { boundMs?: number }).boundMs ?? 0) : e);
+const unsentAs = (e: unknown): unknown => (e instanceof Error && unsentAtBound.has(e) ? credentialsAwaited((e as { boundMs?: number }).boundMs ?? 0, unsentAtBound.get(e)) : e);
 
 /** What DynamoDB answered to the last try of a request abandoned with `e` (noteLastTry), when it did answer. */
 const answeredLastTry = (e: Error): Error | undefined => {
@@ -456,6 +540,18 @@ function sentUnanswered(endpoint: string, cause: Error, worker: boolean): string
 }
 
 /**
+ * What to do about a TLS handshake refused at `endpoint` (tlsRefusal): an https:// endpoint given or
+ * configured that answers in plain HTTP is DynamoDB Local's, to be given as http:// (where it was
+ * given); at the Region's, something on the way answered.
+ */
+function tlsFix(endpoint: string, plainText: boolean): string {
+  if (!plainText) return `${TLS_HANDSHAKE_FAILED}: check the client's endpoint, and any proxy on the way that intercepts TLS`;
+  const given = /^(https:\/\/\S+?)(?: \((.+)\))?$/i.exec(endpoint);
+  if (!given) return `${PLAIN_HTTP_ON_THE_WAY}: check the network path to it, and any proxy setting`;
+  return `${PLAIN_HTTP_ANSWER}, so give the endpoint as ${given[1]!.replace(/^https:/i, 'http:')}${given[2] ? ` in ${given[2]}` : ''}`;
+}
+
+/**
  * DynamoDB could not be reached: the connection was refused, reset or timed out, or the host
  * name did not resolve. A worker's request is retried with backoff; a call that does not retry
  * (getLeader, withLease's first reads) names itself and what it did not read. The message names
@@ -478,13 +574,14 @@ export class DynamoDBUnreachableError extends Error {
   ) {
     const own = handlerTimeout(cause);
     const unsent = notSent(cause) ?? own;
+    const tls = tlsRefusal(cause);
     // timed out, its last try seen sent on a connection made (noteOnTheWay): nothing seen (a requestHandler not Node's http: fetch, undici, http2) is no evidence
     const sent = code === 'timed out' && onTheWay.get(cause)?.phase === 'sent' && own === undefined && endpoint !== LOCAL_REGION_ENDPOINT;
     super(
       `${subject !== undefined ? `${subject}: ` : ''}${
         sent
           ? sentUnanswered(endpoint, cause, subject === undefined)
-          : `cannot reach DynamoDB at ${endpoint} (${own ? 'timed out' : code}${unsent ? ` ${unsent.how}` : ''}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : (unsent?.fix ?? "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up")}`
+          : `cannot reach DynamoDB at ${endpoint} (${own ? 'timed out' : tls ? `${code}: ${tls.reason}` : code}${unsent ? ` ${unsent.how}` : ''}): ${endpoint === LOCAL_REGION_ENDPOINT ? LOCAL_REGION_FIX : tls ? tlsFix(endpoint, tls.plainText) : UNTRUSTED_CERTIFICATE_CODES.has(code) ? UNTRUSTED_CERTIFICATE_FIX : (unsent?.fix ?? "check the client's endpoint and region, and that DynamoDB (or DynamoDB Local: npx conclave-local) is up")}`
       }${UNTRUSTED_CERTIFICATE_CODES.has(code) ? '' : proxyUnused(endpoint)}; ${advice ?? 'retrying with backoff'}`,
     );
   }
@@ -649,8 +746,8 @@ export async function endpointOf(client: DynamoDBClient): Promise<string> {
 export function namedFault(e: unknown, subject: string, endpoint: string, denied = "check the worker's role (grantWorker) and credentials; retrying with backoff"): Error {
   const unsent = unsentAs(e);
   const error = unsent instanceof Error ? unsent : new Error(String(unsent));
-  if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError) return error;
-  if (error instanceof NotDynamoDBError) {
+  if (error instanceof DynamoDBUnreachableError || error instanceof DynamoDBRefusedError || namedNoCredentials.has(error)) return error;
+  if (error instanceof NotDynamoDBError && providerFailure(error) === undefined) {
     if (namedNotDynamoDB.has(error)) return error;
     const named = new NotDynamoDBError(error.endpoint, error.httpStatusCode, error.sign, error.cause, undefined, 'retrying with backoff');
     namedNotDynamoDB.add(named);
@@ -663,14 +760,16 @@ export function namedFault(e: unknown, subject: string, endpoint: string, denied
   if (answered) return namedFault(answered, subject, endpoint, denied);
   const pooled = waitedOnPool(subject, error, 'retrying with backoff');
   if (pooled) return pooled;
+  if (isRegionMissing(error)) return noRegion(subject, error, 'retrying with backoff');
+  const input = invalidEndpoint(error);
+  if (input !== undefined) return badEndpoint(subject, error, input, 'retrying with backoff');
+  // credentials not got (none found, or their provider failed): before any code it carries, as nothing was sent to DynamoDB
+  const credentials = credentialsFault(subject, error, "the worker's", 'retrying with backoff');
+  if (credentials) return credentials;
   const descriptors = descriptorsOut(subject, error, 'retrying with backoff');
   if (descriptors) return descriptors;
   const code = networkCode(error);
   if (code) return new DynamoDBUnreachableError(endpoint, code, error);
-  if (NO_CREDENTIALS.has(error.name) && !namedNoCredentials.has(error)) return noCredentials(subject, error, "the worker's", 'retrying with backoff');
-  if (isRegionMissing(error)) return noRegion(subject, error, 'retrying with backoff');
-  const input = invalidEndpoint(error);
-  if (input !== undefined) return badEndpoint(subject, error, input, 'retrying with backoff');
   const kind = faultKind(error);
   if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, error);
   if (kind === 'denied') return new DynamoDBRefusedError(kind, subject, error, deniedAdvice(error, denied, 'retrying with backoff'));
@@ -733,7 +832,8 @@ export async function oneShotFault(fault: unknown, call: string, of: string, rea
     const unusable = await unusableClient(client, subject, `${read} was not read`);
     if (unusable) return unusable;
   }
-  if (e instanceof Error && NO_CREDENTIALS.has(e.name)) return noCredentials(subject, e, "the caller's", `${read} was not read, and ${call} does not retry: call it again once they load`);
+  const credentials = credentialsFault(subject, e, "the caller's", `${read} was not read, and ${call} does not retry: call it again once they load`);
+  if (credentials) return credentials;
   const pooled = e instanceof Error ? waitedOnPool(subject, e, `${read} was not read, and ${call} does not retry`) : undefined;
   if (pooled) return pooled;
   const descriptors = e instanceof Error ? descriptorsOut(subject, e, `${read} was not read, and ${call} does not retry: call it again once descriptors are free`) : undefined;
@@ -746,7 +846,7 @@ export async function oneShotFault(fault: unknown, call: string, of: string, rea
   const kind = faultKind(e);
   if (kind === 'throttled')
     return new DynamoDBRefusedError('throttled', subject, e as Error, `${read} was not read: the table's capacity is exhausted (on-demand tables: a hot partition, or the account's limit), the AWS SDK's own retries used up, and ${call} does not retry: call it again later`);
-  if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, deniedAdvice(e as Error, denied, `${read} was not read, and ${call} does not retry: call it again once they are renewed`));
+  if (kind === 'denied' && denied !== undefined) return new DynamoDBRefusedError('denied', subject, e as Error, deniedAdvice(e as Error, denied, `${read} was not read, and ${call} does not retry`, true));
   if (e instanceof NotDynamoDBError)
     return new NotDynamoDBError(e.endpoint, e.httpStatusCode, e.sign, e.cause, subject, `${read} was not read, and ${call} does not retry: call it again once DynamoDB answers there`);
   if (kind === 'other' && e instanceof Error && isServerFault(e)) return serverFault(e, subject, `; ${read} was not read, and ${call} does not retry: call it again (if it lasts, see the AWS Health Dashboard for DynamoDB in the client's Region)`);
@@ -772,6 +872,8 @@ export async function unretriedWriteFault(fault: unknown, subject: string, advic
   // abandoned while the AWS SDK backed off from DynamoDB's answer to its last try: told as that answer
   const e = (abandoned instanceof Error && networkCode(abandoned) === 'timed out' && answeredLastTry(abandoned)) || abandoned;
   if (!(e instanceof Error) || e instanceof DynamoDBUnreachableError || e instanceof DynamoDBRefusedError) return e;
+  const credentials = credentialsFault(subject, e, "the caller's", advice);
+  if (credentials) return credentials;
   if (heldClientSide.has(e)) return new DynamoDBRefusedError('throttled', subject, e, advice);
   const kind = faultKind(e);
   if (kind === 'throttled') return new DynamoDBRefusedError(kind, subject, e, advice);
