@@ -272,8 +272,12 @@ export const KEY_WRITE = ['kms:Encrypt', 'kms:ReEncrypt*', 'kms:GenerateDataKey*
  * records each call). The sweep reads the named leases as getLeader does (grantGetLeader's reads).
  */
 export const DISCOVERY_ACCESS = {
-  /** On its own table: the claims and settles of apply.ts, and the sweep's Scan (lib/discovery/sweep.ts). */
-  table: ['dynamodb:UpdateItem', 'dynamodb:Scan'],
+  /**
+   * On its own table: the claims and settles of apply.ts, the sweep's Scan (lib/discovery/sweep.ts),
+   * and a Route 53 record's hold taken over from another lease (holdName: a transaction of an
+   * UpdateItem and a ConditionCheckItem on that lease's row).
+   */
+  table: ['dynamodb:UpdateItem', 'dynamodb:Scan', 'dynamodb:ConditionCheckItem'],
   /** On the one Cloud Map service the construct creates. */
   cloudMap: ['servicediscovery:RegisterInstance', 'servicediscovery:DeregisterInstance'],
   /** Cloud Map applies a registration after answering it: each is waited for. An operation is no resource IAM names: on `*`. */

@@ -225,6 +225,12 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       environment[DISCOVERY_ENV.hostedZoneId] = props.route53.hostedZone.hostedZoneId;
       environment[DISCOVERY_ENV.recordName] = this.recordName;
       environment[DISCOVERY_ENV.ttlSeconds] = String(s.route53.ttl);
+      // every lease named: leases named alike but for case have one record, one lease's at a time (lib/discovery/apply.ts)
+      if (!s.leaseNames && this.recordName.includes(LEASE_PLACEHOLDER))
+        // an info, not a warning: the function keeps such leases apart, and `cdk synth --strict` must not fail on a default
+        Annotations.of(this).addInfo(
+          `leaderDiscovery.route53 names every lease (no leaseNames): DNS names ignore case, so leases whose names differ only in case (Orders, orders) have one record, written for one of them at a time (the other's leader is not named, an error in the ${DISCOVERY_FUNCTION.name} function's log). Keep lease names unique ignoring case, or give leaseNames.`,
+        );
     }
 
     this.fn = builtFunction(this, DISCOVERY_FUNCTION.name, DISCOVERY_FUNCTION, { environment, removalPolicy: on.removalPolicy, logRetention: on.logRetention, encryptionKey: key });

@@ -13,7 +13,12 @@
  *    nothing is done: an older event never touches the name. Otherwise (a writer still at work, or
  *    one that died after writing) this invocation joins the writers and sees the current state
  *    through, so a write that may have gone astray is corrected.
- * 3. **Write, then check.** Set the name to the row's state (nameStateOf), then settle: mark it
+ * 3. **Hold a shared name.** A name other leases' writes can land on too (LeaderNaming sharedName:
+ *    a Route 53 record of `Orders` is `orders`' too) is written only by the lease that holds it
+ *    (DiscoveryStateStore.holdName). A lease whose name another holds writes nothing: a term's
+ *    state is left unapplied (an error to log; the sweep tries it again), an end is seen through
+ *    (the name shows nothing of this lease's: it passed on only once this lease's end was).
+ * 4. **Write, then check.** Set the name to the row's state (nameStateOf), then settle: mark it
  *    applied and leave the writers, on the condition that the state is still the one written. If a
  *    newer state was claimed meanwhile, this invocation's write may have landed after that state's
  *    own: it writes the newer state and checks again.
@@ -46,6 +51,14 @@ import { stateOf, type DiscoveryRow, type DiscoveryStateStore } from './state-st
  */
 export const WRITER_GRACE_MS = 60_000;
 
+/**
+ * How long a name several leases share (LeaderNaming sharedName) stays with the lease that held it
+ * after its term's end was seen through with no term since: another lease that shares it is refused
+ * until then, and takes it over after. Long beside a hand-off's gap, so a lease led again keeps its
+ * name; an hour, so a lease renamed to end the clash frees its name within one.
+ */
+export const NAME_HANDOVER_IDLE_MS = 3_600_000;
+
 /** Writes and checks per invocation before it gives up (and Lambda retries it): each extra round means a newer state was claimed meanwhile. */
 export const MAX_ROUNDS = 5;
 
@@ -60,10 +73,15 @@ export interface DiscoveryDeps {
  * - `applied`: it was the newest; the name shows it (or a newer state claimed meanwhile);
  * - `caughtUp`: it was not newer, but a write to the name was unsettled, so the current state was written again;
  * - `stale`: an older state than the one applied: nothing was written;
- * - `duplicate`: the state it names is applied already (a redelivery): nothing was written.
+ * - `duplicate`: the state it names is applied already (a redelivery): nothing was written;
+ * - `refused`: the name is another lease's (a shared name that lease holds): nothing was written,
+ *   and `refused` says why and what to do.
  */
 export interface ApplyOutcome {
-  readonly outcome: 'applied' | 'caughtUp' | 'stale' | 'duplicate';
+  readonly outcome: 'applied' | 'caughtUp' | 'stale' | 'duplicate' | 'refused';
+  readonly refused?: string;
+  /** The lease whose shared name this one took over (holdName), to write it from now on. */
+  readonly takenFrom?: string;
   /** The state the name shows after it (`term 7`, `end 7`), and what that means. */
   readonly state: string;
   readonly name?: NameState;
@@ -104,11 +122,31 @@ export async function applyLeaderChange(deps: DiscoveryDeps, change: LeaderChang
     if (settled(row)) return { outcome: same ? 'duplicate' : 'stale', state: stateOf(row), writes: 0 };
     row = await deps.state.join(change.lease, me);
   }
+  const shared = deps.naming.sharedName?.(change.lease);
+  let held = shared === undefined;
+  let takenFrom: string | undefined;
   for (let round = 1; ; round++) {
+    // held after this writer is one of the lease's writers (the claim, or join): it cannot pass on before it leaves
+    const hold = held ? undefined : await deps.state.holdName(shared!.name, change.lease, { given: shared!.given, idleBefore: deps.clock.now() - NAME_HANDOVER_IDLE_MS });
+    if (hold && !hold.held) {
+      const gone = [me, ...expiredWriters(row, deps.clock.now()).filter((w) => w !== me)];
+      const refused = `its name ${shared!.name} is lease "${hold.heldBy}"'s too (DNS names ignore case), and "${hold.heldBy}" holds it: nothing is written for "${change.lease}" until a term of "${hold.heldBy}" has ended, with none since, ${NAME_HANDOVER_IDLE_MS / 60_000} minutes ago. Rename one of the two leases, or give leaderDiscovery.leaseNames the one to name`;
+      if (!row.ended) {
+        await deps.state.leave(change.lease, gone);
+        return { outcome: 'refused', refused, state: stateOf(row), writes: 0 };
+      }
+      const s = await deps.state.settle(row, gone);
+      if (s.settled) return { outcome: 'refused', refused, state: stateOf(row), writes: 0 };
+      if (round >= MAX_ROUNDS) throw new DiscoveryRaceError(change.lease, round);
+      row = s.row; // a newer state was claimed: held or not, as for it
+      continue;
+    }
+    held = true;
+    takenFrom ??= hold?.held ? hold.from : undefined;
     // within the invocation's time: a call still waiting at its end would be cut by Lambda's timeout
     const name = await showName(deps.naming, change.lease, nameStateOf(row, deps.naming), deadline - deps.clock.now());
     const s = await deps.state.settle(row, [me, ...expiredWriters(row, deps.clock.now()).filter((w) => w !== me)]);
-    if (s.settled) return { outcome: claim.won ? 'applied' : 'caughtUp', state: stateOf(row), name, writes: round };
+    if (s.settled) return { outcome: claim.won ? 'applied' : 'caughtUp', state: stateOf(row), name, writes: round, ...(takenFrom !== undefined ? { takenFrom } : {}) };
     if (round >= MAX_ROUNDS) throw new DiscoveryRaceError(change.lease, round);
     row = s.row; // a newer state was claimed: this write may have landed after its writer's
   }

@@ -67,6 +67,7 @@ export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unkno
   }
   const outcome = await applyLeaderChange(deps.discovery, change, deps.discovery.clock.now() + remainingMs);
   deps.logger.info(`leader name: ${outcome.outcome}`, { lease: change.lease, event: change.eventId, change: `${change.kind} ${change.fencingToken}`, ...outcome });
+  if (outcome.refused !== undefined && !outcome.state.startsWith('end ')) refusedName(deps.logger, change.lease, outcome.refused);
   unnamedLeader(deps.logger, change, outcome);
   if (outcome.writes) {
     deps.metrics.addDimension('outcome', outcome.outcome);
@@ -74,6 +75,13 @@ export async function onDiscoveryEvent(deps: DiscoveryFunctionDeps, event: unkno
   }
   return outcome;
 }
+
+/**
+ * A lease led while another lease holds the name they share (apply.ts, holdName): its leader is not
+ * named, and the fix is the deployment's (the leases' names, or leaseNames). An end refused so has
+ * nothing to write, and is no error.
+ */
+const refusedName = (logger: Logger, lease: string, why: string): void => logger.error(`lease "${lease}" is not named: ${why}`, { lease, why });
 
 /** Why a held lease's name shows nothing that is no fault: its leader advertised no address (its elector has no `advertise`). */
 const NO_ADDRESS = nameStateOf({ ended: false, holder: undefined, address: undefined, fencingToken: 0 });
@@ -122,10 +130,11 @@ async function sweep(deps: DiscoveryFunctionDeps, remainingMs: number): Promise<
     result = await sweepNames(deps, sweptLeases(listed.rows, listed.refused, deps.leases), deadline, from);
   } catch (e) {
     deps.logger.error('sweep failed: the names are judged again at the next one', { error: e as Error });
-    result = { judged: 0, changed: {}, left: ['*'], errors: [{ lease: '*', error: e as Error }], next: from ?? '' };
+    result = { judged: 0, changed: {}, refused: {}, left: ['*'], errors: [{ lease: '*', error: e as Error }], next: from ?? '' };
   }
   for (const { lease, error } of result.errors) if (lease !== '*') deps.logger.warn('sweep: lease left for the next sweep', { lease, error });
   for (const [lease, state] of Object.entries(result.changed)) deps.logger.info(`leader name: swept to ${state}`, { lease, state });
+  for (const [lease, why] of Object.entries(result.refused)) refusedName(deps.logger, lease, why);
   if (result.left.length) deps.metrics.addMetric(DISCOVERY_SWEEP_LEFT_METRIC, MetricUnit.Count, result.left.length);
   if (from !== undefined && result.next !== from) {
     await deps.discovery.state.saveSweepFrom(result.next).catch((e: unknown) => deps.logger.warn('sweep: where the next sweep starts was not saved: it starts where this one did', { error: e as Error }));

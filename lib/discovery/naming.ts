@@ -39,6 +39,14 @@ export interface LeaderNaming {
    * every lease has a name of its own.
    */
   leaseIssue?(lease: string): string | undefined;
+  /**
+   * The name `lease`'s writes land on, when another lease's may land on it too (Route 53 with a
+   * record per lease: DNS names ignore case, so `Orders` and `orders` have one record), and whether
+   * the deployment gave it to this lease (`given`: leaseNames, which names no two leases that share
+   * one). Such a name is written only by the lease that holds it (DiscoveryStateStore.holdName,
+   * lib/discovery/apply.ts). Absent: every lease's name is its own.
+   */
+  sharedName?(lease: string): { readonly name: string; readonly given: boolean };
 }
 
 /** What the name must show for a row's state: its holder's address, or nothing (and why). */

@@ -32,8 +32,9 @@ export interface Route53NamingOptions {
  * in case (`Orders`, `orders`) would share one record, each lease's terms pointing it at their
  * leader and deleting it at their end, while each lease's fencing order is its own. With
  * leaseNames, only those leases are named: one that shares its record with another of them is
- * refused, both (synth refuses the pair first). With every lease named, each is named (below).
- * One record name with no `{lease}` is one lease's: with every lease, none.
+ * refused, both (synth refuses the pair first). With every lease named, each is named (below), and
+ * one record is held by one of the leases that share it at a time (sharedName). One record name with
+ * no `{lease}` is one lease's: with every lease, none.
  */
 function route53LeaseIssue(o: Pick<Route53NamingOptions, 'recordName' | 'leases'>): (lease: string) => string | undefined {
   // the named leases by record name, once: judged at every event and every swept row
@@ -50,10 +51,10 @@ function route53LeaseIssue(o: Pick<Route53NamingOptions, 'recordName' | 'leases'
       const other = byName.get(name)?.find((m) => m !== lease);
       return other === undefined ? undefined : `its record name ${name} is lease "${other}"'s too (DNS names ignore case): neither is named; give leaderDiscovery.leaseNames leases whose record names differ`;
     }
-    // With every lease, one that shares its record with another by case alone cannot be told (the
-    // function sees one lease at a time): refusing every upper-case name froze an upgraded
-    // deployment's record of such a lease on its old leader (a review, 2026-12-07, twelfth, as
-    // before release), so such names are kept apart by the deployment (deploy.md) or by leaseNames.
+    // With every lease, one that shares its record with another by case alone cannot be told here
+    // (the function sees one lease at a time), and refusing every upper-case name froze an upgraded
+    // deployment's record of such a lease on its old leader (a review, 2026-12-07, twelfth): each
+    // is named, and the record is written only by the lease that holds it (sharedName, apply.ts).
     if (!o.recordName.includes(LEASE_PLACEHOLDER)) return `the record name ${name} has no ${LEASE_PLACEHOLDER}, so every lease would share it: give the one lease it names in leaderDiscovery.leaseNames`;
     return undefined;
   };
@@ -136,6 +137,8 @@ export function route53Naming(client: Route53Client, o: Route53NamingOptions, cl
   return {
     describe: `Route 53 zone ${o.hostedZoneId} (${o.recordName})`,
     leaseIssue,
+    // the record name, lower case: `Orders`' and `orders`' one record
+    sharedName: (lease) => ({ name: recordNameOf(o.recordName, lease), given: o.leases !== undefined }),
     async point(lease, target, withinMs) {
       const wanted = leaderRecord(nameOf(lease), target, o.ttlSeconds);
       const name = normalizeDnsName(wanted.Name!);

@@ -4,7 +4,7 @@
  * whether it was seen through, and who may be writing the name now. Every write is a conditional
  * UpdateItem; the conditions are what order the name by fencing token (lib/discovery/apply.ts).
  */
-import { ScanCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { ScanCommand, TransactWriteItemsCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import * as z from 'zod';
 import { HolderName, Millis, Name, Revision } from '../schemas/common.js';
@@ -59,6 +59,16 @@ export const stateOf = (r: Pick<DiscoveryRow, 'fencingToken' | 'ended'>): string
  */
 export const SWEEP_CURSOR_KEY = '#sweep';
 
+/**
+ * How the key of a name's row starts: a name several leases' writes can land on (LeaderNaming
+ * sharedName: a Route 53 record, whose name ignores case), held by one lease at a time (holdName),
+ * in its `heldBy`. No lease's: no lease name starts with `#`.
+ */
+export const NAME_KEY_PREFIX = '#name:';
+
+/** Whether `lease` holds the name (holdName): it did, or took it over `from` another lease; or the lease that does. */
+export type NameHold = { readonly held: true; readonly from?: string } | { readonly held: false; readonly heldBy: string };
+
 export type Claim = { readonly won: true; readonly row: DiscoveryRow } | { readonly won: false; readonly row: DiscoveryRow };
 export type Settle = { readonly settled: true } | { readonly settled: false; readonly row: DiscoveryRow };
 
@@ -106,6 +116,69 @@ export class DiscoveryStateStore {
   }
 
   /**
+   * `lease` holds `name` (a shared name: NAME_KEY_PREFIX), and may write it: it held it, nobody did,
+   * or `given` (the deployment named it: leaseNames, which names no two leases that share a name).
+   * Else the lease that holds it is over there, and the name is taken over from it, only if that
+   * lease's row shows a term's end seen through, nobody writing, and claimed before `idleBefore`
+   * (epoch ms), or no row at all (one transaction, so no write of that lease's can start meanwhile:
+   * each writer joins its lease's writers before it holds the name). Otherwise not held, and the
+   * holder named. Call it only as one of the lease's writers: the name then cannot pass on until
+   * this writer has left them.
+   */
+  async holdName(name: string, lease: string, o: { readonly given: boolean; readonly idleBefore: number }): Promise<NameHold> {
+    const Key = { lease: { S: `${NAME_KEY_PREFIX}${name}` } };
+    let heldBy: string | undefined;
+    try {
+      await this.client.send(
+        new UpdateItemCommand({
+          TableName: this.table,
+          Key,
+          UpdateExpression: 'SET heldBy = :me',
+          ...(o.given ? {} : { ConditionExpression: 'attribute_not_exists(heldBy) OR heldBy = :me' }),
+          ExpressionAttributeValues: { ':me': { S: lease } },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { held: true };
+    } catch (e) {
+      if (!isConditionFailed(e)) throw e;
+      heldBy = (e as { Item?: Record<string, AttributeValue> }).Item?.['heldBy']?.S;
+      if (heldBy === undefined) throw new Error(`the row of name ${name}: a hold's condition failed on no holder`);
+    }
+    try {
+      await this.client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            { Update: { TableName: this.table, Key, UpdateExpression: 'SET heldBy = :me', ConditionExpression: 'heldBy = :other', ExpressionAttributeValues: { ':me': { S: lease }, ':other': { S: heldBy } } } },
+            {
+              ConditionCheck: {
+                TableName: this.table,
+                Key: { lease: { S: heldBy } },
+                ConditionExpression: 'attribute_not_exists(lease) OR (ended = :true AND applied = :true AND attribute_not_exists(writers) AND changedAt < :idle)',
+                ExpressionAttributeValues: { ':true': { BOOL: true }, ':idle': { N: String(o.idleBefore) } },
+              },
+            },
+          ],
+        }),
+      );
+      return { held: true, from: heldBy };
+    } catch (e) {
+      // a transaction cancelled for another reason (a conflict with a write at the same moment) throws: the retry holds it or not
+      if (isConditionFailed(e)) return { held: false, heldBy };
+      throw e;
+    }
+  }
+
+  /** Removes `gone` from the lease's writers (this writer, and writers whose time is up), its state left unapplied: a writer that may not write the name (holdName). */
+  async leave(lease: string, gone: readonly string[]): Promise<void> {
+    await this.update(lease, {
+      UpdateExpression: 'SET revision = revision + :one DELETE writers :gone',
+      ConditionExpression: 'attribute_exists(lease)',
+      ExpressionAttributeValues: marshall({ ':one': 1, ':gone': new Set(gone) }),
+    });
+  }
+
+  /**
    * If the lease's state is still `row`'s, marks it applied and removes `gone` from its writers
    * (this writer, and writers whose time is up): `{ settled: true }`. Else the row as it is now.
    */
@@ -138,6 +211,7 @@ export class DiscoveryStateStore {
           sweepFrom = item['sweepFrom']?.S ?? '';
           continue;
         }
+        if (lease.startsWith(NAME_KEY_PREFIX)) continue; // a name's holder, no lease's row
         const row = DiscoveryRow.safeParse(rowOf(item));
         if (row.success) rows.push(row.data);
         else refused.push(lease);

@@ -36,6 +36,8 @@ export interface SweepResult {
   readonly judged: number;
   /** Names written, by lease: a term over (`end N`), a newer one (`term N`), or the state a name was never set to, written again. */
   readonly changed: Readonly<Record<string, string>>;
+  /** Led leases not named, by lease, and why: the name they share is another lease's (apply.ts, `refused`). */
+  readonly refused: Readonly<Record<string, string>>;
   /** Leases left unjudged: a read or a write failed, or the invocation's time ran short. */
   readonly left: readonly string[];
   /** Where the next sweep starts: the first lease left for lack of time; `''` (the first lease) when none was. */
@@ -124,6 +126,7 @@ export async function sweepNames(deps: SweepDeps, all: readonly Swept[], deadlin
   // a lease with no name of its own (LeaderNaming.leaseIssue): its writes would be another lease's name (its row, a function's before it was refused)
   const rows = all.filter((r) => deps.discovery.naming.leaseIssue?.(r.lease) === undefined);
   const changed: Record<string, string> = {};
+  const refused: Record<string, string> = {};
   const left: string[] = [];
   const errors: { lease: string; error: Error }[] = [];
   let next: string | undefined;
@@ -141,6 +144,7 @@ export async function sweepNames(deps: SweepDeps, all: readonly Swept[], deadlin
         if (!change) continue;
         const out = await applyLeaderChange(deps.discovery, change, deadline - SWEEP_MARGIN_MS);
         if (out.writes > 0) changed[row.lease] = out.state;
+        if (out.refused !== undefined && !out.state.startsWith('end ')) refused[row.lease] = out.refused;
       } catch (e) {
         if (late.signal.aborted) next ??= row.lease; // cut short: the next sweep starts with it
         left.push(row.lease);
@@ -150,5 +154,5 @@ export async function sweepNames(deps: SweepDeps, all: readonly Swept[], deadlin
   } finally {
     timer.cancel();
   }
-  return { judged: rows.length, changed, left, errors, next: next ?? '' };
+  return { judged: rows.length, changed, refused, left, errors, next: next ?? '' };
 }

@@ -89,3 +89,19 @@ describe("docs/deploy.md on an ECS deploy that replaces the leader: the target g
     expect(text).toContain(`up to a renew interval (${leadOnSeconds} s by default, ${HEIR_WAIT_MAX_MS / 1000} s at most): the heir is routed to up to ${leadOnSeconds + c.healthy * c.interval} s after the SIGTERM`);
   });
 });
+
+describe('docs/deploy.md on a request that reaches a worker not leading, behind an ALB or NLB', () => {
+  // by reading (a review, 2026-12-07, fourteenth): "answer with 503 …; a client retries once" is
+  // HAProxy's pattern (its configuration adds Retry-After and retries a 503 on another worker). An
+  // ALB or NLB does neither: through a hand-off the old leader is still routed to until
+  // unhealthyThresholdCount checks fail, the new one only after healthyThresholdCount pass, so a
+  // quick retry meets the same 503
+  const c = leaderCheck();
+
+  it("asks for Retry-After of healthyThresholdCount x interval, or a redirect or proxy to getLeader()'s address, and says one quick retry is not enough", () => {
+    expect(text).not.toContain('a client retries once');
+    expect(text).toContain(`\`Retry-After: ${c.healthy * c.interval}\` (\`healthyThresholdCount × interval\`)`);
+    expect(text).toContain("redirect (307) or proxy it to `getLeader()`'s address");
+    expect(text).toContain('a quick retry is not enough');
+  });
+});

@@ -6,7 +6,7 @@
  * of test/discovery/fake-aws.ts) against the synthesized policy, as IAM evaluates its conditions.
  */
 import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Annotations, Match, type Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as route53 from 'aws-cdk-lib/aws-route53';
@@ -271,6 +271,11 @@ describe.each([
   it('synthesizes cdk-nag clean, with no acknowledgement on the function’s role', () => {
     expect(unacknowledged(s.report)).toEqual([]);
     expect(metadataAcknowledgements(c.leaderDiscovery!.fn.role!)).toEqual([]);
+  });
+
+  it('tells at synth (an info: --strict passes), with every lease named by a record each, that lease names must differ ignoring case', () => {
+    const warnings = Annotations.fromStack(s.stack).findInfo('*', Match.stringLikeRegexp('unique ignoring case'));
+    expect(warnings.map((w) => String(w.entry.data))).toEqual(leases ? [] : [expect.stringMatching(/unique ignoring case, or give leaseNames/)]);
   });
 
   it('gives the function the zone, the record name (fully qualified) and the TTL; no Cloud Map service', () => {
