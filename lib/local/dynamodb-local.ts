@@ -247,8 +247,13 @@ export async function startDynamoDBLocal(opts: StartOptions = {}): Promise<Dynam
       if (!taken) break;
       if (opts.port !== undefined || tries >= 20) throw new PortInUseError(port, taken);
     }
+    // `unshare` found, and refused: on Ubuntu 23.10 and later AppArmor refuses it to a user by default, and says nothing of it
+    const likely = process.platform === 'linux' && ns.why.startsWith('`unshare')
+      ? ' On Ubuntu 23.10 and later (24.04 included) the likely cause is kernel.apparmor_restrict_unprivileged_userns=1, which forbids `unshare -Urn` to a user who is not root.'
+      : '';
     (opts.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(
-      `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}`,
+      `conclave: WARNING: DynamoDB Local listens on every interface of this machine, port ${port}: whoever reaches this machine can read and write its tables with any credentials. ${why}${likely} ` +
+        `${LOOPBACK_ONLY_ENV}=require (or loopbackOnly: 'require') refuses to start it on every interface instead.`,
     );
     const started = startKept(java, javaArgs(port));
     child = started.relay;

@@ -401,8 +401,13 @@ function holding(client: DynamoDBClient, prefix: string, owner: string, clock: C
         try {
           const out = await client.send(new GetItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key, ConsistentRead: true }));
           const taker = out.Item && RuntimeLockItem.safeParse(rowOf(out.Item)).data;
-          // a start that judged it not renewed writes its own over it; no runtime deletes a lock not its own
-          what = taker ? `taken over by ${holderOf(taker)} (judged not renewed)` : 'deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)';
+          // a start that judged it not renewed writes its own over it; no runtime deletes a lock not its own.
+          // Gone while renewals were failing: DynamoDB Local was down, and came back without it (in memory)
+          what = taker
+            ? `taken over by ${holderOf(taker)} (judged not renewed)`
+            : failures > 0
+              ? `deleted while its renewals were failing (${failures} in a row): the DynamoDB Local there was probably started again without its data, and this local mode's tables went with it; start local mode again`
+              : 'deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)';
           loss = taker ? { kind: 'takenOver', pid: taker.pid, host: taker.host } : { kind: 'deleted' };
         } catch (read) {
           what = `taken over or deleted (who holds it now could not be read: ${String(read)})`;

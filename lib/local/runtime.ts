@@ -67,6 +67,11 @@ export interface LocalRuntimeOptions {
    * (where the stream functions left each shard, to resume there on the next start). @default .local
    */
   dir?: string;
+  /**
+   * How the caller's user names `dir`, in the error of a folder that cannot be used: `npm start`'s
+   * `--dir`. @default `eventsDir (conclave-local: --events-dir)`, as startLocalConclave and conclave-local name it
+   */
+  dirNamed?: string;
   /** An already running DynamoDB Local (tests share one); default: start one. */
   endpoint?: string;
   /** Starting one: its 127.0.0.1 port (DynamoDB Local's StartOptions.port). @default a free port */
@@ -379,6 +384,12 @@ function saved(checkpoints: ShardCheckpoints, faults: RuntimeFaults): ShardCheck
     set: (streamArn, shardId, sequenceNumber) => told(checkpoints.set(streamArn, shardId, sequenceNumber)),
     drop: (streamArn, shardId) => told(checkpoints.drop(streamArn, shardId)),
     open: (streamArn) => told(checkpoints.open(streamArn)),
+    // a save only when it wrote something: one with nothing to write says nothing of the file (nor ends an outage of DynamoDB Local)
+    retry: async () => {
+      const wrote = (await checkpoints.retry?.()) ?? false;
+      if (wrote) faults.succeeded(CHECKPOINTS_SOURCE);
+      return wrote;
+    },
   };
 }
 
@@ -521,7 +532,7 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
     closeSync(openSync(eventsFile, 'a'));
   } catch (e) {
     // a folder that cannot be made, or is there and cannot be written (read-only: EROFS, EACCES), is named with its option
-    throw new Error(`cannot use ${dir} as the events folder, eventsDir (conclave-local: --events-dir): ${(e as Error).message} - name a folder it can write to (made if missing), such as .local`, { cause: e });
+    throw new Error(`cannot use ${dir} as the events folder, ${opts.dirNamed ?? 'eventsDir (conclave-local: --events-dir)'}: ${(e as Error).message} - name a folder it can write to (made if missing), such as .local`, { cause: e });
   }
   let endpoint = opts.endpoint;
   let ddb: DynamoDBLocal | undefined;
@@ -744,7 +755,17 @@ async function start(opts: LocalRuntimeOptions, parts: Part[]): Promise<LocalRun
   parts.push({ name: 'the DynamoDB Streams client', stop: () => streamsClient.destroy() });
   const streams = boundedClient(streamsClient, clock, RUNTIME_REQUEST_MS, stopping.signal);
   const pollers = lost.pollers;
-  parts.push({ name: 'the stream pollers', stop: () => Promise.all(pollers.map((p) => p.stop())) });
+  parts.push({
+    name: 'the stream pollers',
+    stop: async () => {
+      await Promise.all(pollers.map((p) => p.stop()));
+      // checkpoints a full disk kept from the file, tried once more with the pollers stopped: each one
+      // saved is a batch the next start does not handle again (before: never tried again)
+      await checkpoints?.retry().catch((e: unknown) =>
+        plain.logger.error(`${(e as Error).message} at the stop: the records handled since the last save are handled again at the next start`, e instanceof CheckpointsNotSaved ? { file: e.file, code: e.code } : {}),
+      );
+    },
+  });
   const streamed = (Object.keys(wiring) as FunctionName[]).flatMap((name) => {
     const trigger = wiring[name].trigger;
     return trigger.kind === 'stream' ? [{ name, trigger }] : [];

@@ -42,6 +42,14 @@ const program = new Command()
   .parse(process.argv);
 const opts = program.opts<{ serve?: boolean; short?: boolean; tick?: number; dir: string; port?: number }>();
 
+/**
+ * How soon after a signal the same one again is its echo, not a person's second Ctrl-C (which stops
+ * it at once): tsx's CLI, this process's parent, sends a signal again when it has not heard within
+ * 30 ms that this process got it (a busy moment), and npm passes the terminal's Ctrl-C on to its
+ * script as well. A person presses Ctrl-C again later than this.
+ */
+const SIGNAL_ECHO_MS = 1_000;
+
 /** What told this run to end: a signal, or its starter's exit (`signal` undefined). */
 interface Ending {
   readonly why: string;
@@ -86,17 +94,24 @@ async function main(): Promise<number> {
     tickEveryMs: opts.tick ?? (opts.serve ? 10_000 : 5_000),
     config: opts.serve ? {} : DEMO_ELECTION,
     dir: opts.dir,
+    dirNamed: '--dir', // a folder it cannot use is named with this command's flag, not conclave-local's
     ...(opts.port === undefined ? {} : { port: opts.port }),
     ...(opts.serve ? { onEvent: (e: LocalEvent) => console.log(`event  ${e.time}  ${describe(e)}`) } : {}),
     onDeadLetter: (d) => console.log(`dead letter  ${d.function}: ${d.reason}`),
   });
   // from now on a signal stops it in order (before, with --serve only, and SIGHUP not at all); a second stops it at once
+  let first: { signal: string; at: number } | undefined;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
     process.on(signal, () => {
       if (signal === 'SIGHUP') outputUnread(); // its terminal closed: a write to it fails
-      // the shell and the kernel may each send a SIGHUP as the terminal closes: a second is no second Ctrl-C
-      if (ended === undefined) end({ why: signal, signal });
-      else if (signal !== 'SIGHUP') process.exit(128 + constants.signals[signal]);
+      // the same signal again at once is the first one's echo, not a second Ctrl-C (before: one Ctrl-C
+      // often ended it at once, unstopped): SIGNAL_ECHO_MS. The shell and the kernel may each send a
+      // SIGHUP as the terminal closes: a second is no second Ctrl-C either
+      const echo = first?.signal === signal && performance.now() - first.at < SIGNAL_ECHO_MS;
+      if (ended === undefined) {
+        first = { signal, at: performance.now() };
+        end({ why: signal, signal });
+      } else if (signal !== 'SIGHUP' && !echo) process.exit(128 + constants.signals[signal]);
     });
   console.log(`DynamoDB Local  ${rt.endpoint}`);
   console.log(`tables          ${Object.values(rt.tables).join(', ')}`);

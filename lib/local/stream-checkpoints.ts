@@ -62,6 +62,12 @@ export interface ShardCheckpoints {
    * Resolves once written.
    */
   open(streamArn: string): Promise<void> | void;
+  /**
+   * Writes again what could not be saved (the disk full: a set, drop or open that rejected, of any
+   * function of this process): resolves once written, with true, or at once with false when nothing
+   * is unsaved; rejects as they do. The poller asks at each round, and the runtime once at its stop.
+   */
+  retry?(): Promise<boolean>;
 }
 
 /** One entry of an endpoint's checkpoints: a function's (none: a version 1 entry not yet adopted) in one stream. */
@@ -87,6 +93,8 @@ export interface KeptCheckpoints {
    * are, for their own start. Resolves once written, with the number of entries adopted.
    */
   adopt(readers: (streamArn: string) => readonly string[]): Promise<number>;
+  /** ShardCheckpoints.retry: writes again what this process could not save (true), at once when nothing is unsaved (false). */
+  retry(): Promise<boolean>;
 }
 
 /** The loopback host names a DynamoDB Local on this machine is reached by: one server (it listens on every interface), one key. */
@@ -307,18 +315,45 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
       await clock.sleep(waits.failed().waitMs);
     }
   };
+  /**
+   * The changes whose write failed (the disk full), by what each sets (a shard's position, a stream's
+   * entry): made again, in order, before the next change of a write, so the first write that succeeds
+   * saves them too (before: a shard that read nothing more kept its unsaved position until the stop,
+   * and the next start handled its records again). A later change of the same thing replaces one.
+   */
+  const unsaved = new Map<string, (f: CheckpointsFile) => boolean>();
   /** This process's writes, one at a time, in order. */
-  let queue: Promise<void> = Promise.resolve();
-  const write = (change: (f: CheckpointsFile) => boolean): Promise<void> => {
-    const run = () => locked(change);
+  let queue: Promise<boolean> = Promise.resolve(true);
+  /** Writes `change` (about `key`) with every unsaved one before it; none: only the unsaved ones, and nothing at all (false) when there are none. */
+  const write = (key?: string, change?: (f: CheckpointsFile) => boolean): Promise<boolean> => {
+    const run = async () => {
+      if (key !== undefined) unsaved.delete(key);
+      const pending = [...unsaved.entries()];
+      if (change === undefined && pending.length === 0) return false;
+      try {
+        await locked((f) => {
+          let changed = false;
+          for (const [, c] of pending) changed = c(f) || changed;
+          return (change?.(f) ?? false) || changed;
+        });
+      } catch (e) {
+        if (key !== undefined && change !== undefined) unsaved.set(key, change);
+        throw e;
+      }
+      for (const [k, c] of pending) if (unsaved.get(k) === c) unsaved.delete(k);
+      return true;
+    };
     queue = queue.then(run, run);
     return queue;
   };
+  /** write(), resolving with nothing: a change's own write. */
+  const save = (key: string, change: (f: CheckpointsFile) => boolean): Promise<void> => write(key, change).then(() => undefined);
+  const shardKey = (fn: string, streamArn: string, shardId: string) => JSON.stringify(['shard', fn, streamArn, shardId]);
 
   const of = (fn: string): ShardCheckpoints => ({
     get: (streamArn, shardId) => entryIn(state, fn, streamArn)?.shards[shardId],
     set: (streamArn, shardId, sequenceNumber) =>
-      write((f) => {
+      save(shardKey(fn, streamArn, shardId), (f) => {
         // the function's entries of the table's older streams (deleted and created again) will not be read
         // again: it reads them to their end before the newer. Never a newer one: a process still reading an
         // older stream (draining it before it follows the newer, as another process sharing the folder reads
@@ -335,25 +370,27 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
     open: (streamArn) =>
       entryIn(state, fn, streamArn)
         ? undefined
-        : write((f) => {
+        : save(JSON.stringify(['open', fn, streamArn]), (f) => {
             if (entryIn(f, fn, streamArn)) return false;
             f.streams.push({ endpoint: key, function: fn, streamArn, shards: {} });
             return true;
           }),
     drop: (streamArn, shardId) =>
-      write((f) => {
+      save(shardKey(fn, streamArn, shardId), (f) => {
         const e = entryIn(f, fn, streamArn);
         if (!e || e.shards[shardId] === undefined) return false;
         delete e.shards[shardId];
         return true;
       }),
+    retry: () => write(),
   });
 
   return {
     of,
+    retry: () => write(),
     streams: () => state.streams.filter((s) => s.endpoint === key).map((s) => ({ streamArn: s.streamArn, function: s.function, shards: { ...s.shards } })),
     forget: (streamArn, fn, shardIds) =>
-      write((f) => {
+      save(JSON.stringify(['forget', streamArn, fn ?? null, shardIds ?? null]), (f) => {
         const e = entryIn(f, fn, streamArn);
         if (!e) return false;
         if (shardIds === undefined) {
@@ -368,7 +405,7 @@ export function loadCheckpoints(file: string, endpoint: string, warn: (message: 
       }),
     adopt: async (readers) => {
       let adopted = 0;
-      await write((f) => {
+      await save(JSON.stringify(['adopt']), (f) => {
         adopted = 0;
         f.streams = f.streams.flatMap((e) => {
           const fns = e.endpoint === key && e.function === undefined ? readers(e.streamArn) : [];

@@ -73,7 +73,8 @@ export interface StreamPollerOptions {
   /**
    * Where each shard was left, kept across runs (lib/local/stream-checkpoints.ts): a shard with a
    * checkpoint is read AFTER_SEQUENCE_NUMBER it, one without from the starting position, and each
-   * batch finished (handled, filtered out or dead-lettered) moves it on. A checkpoint whose records
+   * batch finished (handled, filtered out or dead-lettered) moves it on; one that could not be saved
+   * is written again at each round of the stream's discovery (`retry`). A checkpoint whose records
    * have been trimmed (TrimmedDataAccessException), or that the stream refuses (ValidationException,
    * or InternalFailure CHECKPOINT_REFUSALS times in a row), falls back to TRIM_HORIZON, told once, and
    * is dropped. Without it, every shard is read from the starting position.
@@ -86,23 +87,30 @@ export interface StreamPollerOptions {
    * look comes, and the runtime has said why its functions stopped. What it rejects with is not told.
    */
   confirmRunning?: () => Promise<unknown>;
-  /** What the poller tells of its stream beside faults: the new stream followed or a checkpoint trimmed or refused (warn), the table gone or without a stream (error). */
+  /** What the poller tells of its stream beside faults: the new stream followed, or a checkpoint (or a position read again after an expired iterator) trimmed or refused (warn), the table gone or without a stream (error). */
   log?: {
     warn: (message: string, extra: Record<string, unknown>) => void;
     error: (message: string, extra: Record<string, unknown>) => void;
   };
 }
 
-/** How long after its minute a record DynamoDB Local stamped with that minute may still be read promptly: a poll's lag on a busy machine. */
+/**
+ * How long after its minute a record DynamoDB Local stamped with that minute may still be read
+ * promptly, and how soon after a read that found its shard drained the next must come for its
+ * records to be stamped with the time it was read: a poll's lag on a busy machine.
+ */
 const PROMPT_READ_MS = 5_000;
 
 /**
  * When a record was created, in epoch seconds as Lambda gives it. AWS rounds down to the second;
  * DynamoDB Local rounds down to the minute, which would make every event of a minute look
  * simultaneous. A record read within that minute is stamped with the second it was read instead
- * (at most one poll interval late); one read just after it (written in the minute's last moment,
- * read a poll later) with the minute's last second, not its first, 59 s early. A record read later
- * than that (read again after a restart) keeps the minute.
+ * (`readAt`, which the poller gives only for a read at most PROMPT_READ_MS after one that found the
+ * shard drained: the record was written since, so the stamp is at most that late); one read just
+ * after it (written in the minute's last moment, read a poll later) with the minute's last second,
+ * not its first, 59 s early. A record read later than that (read again after a restart), or without
+ * `readAt` (the first read of a shard, or one after a pause: the process stopped, a slow batch),
+ * keeps the minute.
  */
 export function creationSeconds(created: Date | undefined, readAt: number | undefined): number | undefined {
   if (!created) return undefined;
@@ -234,8 +242,19 @@ export class StreamPoller {
   private async discover(): Promise<void> {
     // a stream that cannot be described (DynamoDB Local gone) is told ever more rarely, not every round
     const describes = new Backoff(DISCOVER_EVERY_MS, DISCOVER_EVERY_MS);
+    const saves = new Backoff(DISCOVER_EVERY_MS, DISCOVER_EVERY_MS);
     while (this.running) {
       let ended = false;
+      // checkpoints that could not be saved (the disk full) written again each round: a shard that reads
+      // nothing more has its position saved once there is room (before: never, and its records were
+      // handled again at the next start); told as a failed save is
+      try {
+        await this.o.checkpoints?.retry?.();
+        saves.succeeded();
+      } catch (e) {
+        if (!this.running) break;
+        if (saves.failed().tell) this.o.onError?.(e as Error);
+      }
       try {
         // the stream named in the checkpoints before any of its records is handed over
         if (this.opened !== this.streamArn) {
@@ -387,6 +406,8 @@ export class StreamPoller {
     let refusals = 0;
     let iterator: string | undefined;
     let started = false;
+    /** When the last read found the shard drained (fewer records than a batch); undefined before the first and after a full batch. */
+    let drainedAt: number | undefined;
     const idleMs = this.o.idleMs ?? 100;
     // a read failing for a reason that lasts (DynamoDB Local gone, a request it refuses): no hot loop, no error per try
     const reads = new Backoff(2 * idleMs, RETRY_BACKOFF_MAX_MS);
@@ -396,13 +417,19 @@ export class StreamPoller {
           try {
             iterator = await this.iterator(streamArn, shardId, last);
           } catch (e) {
-            if (!fromCheckpoint) throw e;
             const { name, message } = e as Error;
+            // a position after a record whose records are trimmed: the kept checkpoint, or the last record
+            // handled in this run, asked for again after its iterator expired (the machine asleep past the
+            // stream's 24 h); it never comes back (before: asked for again for ever, the shard never read on)
+            const trimmed = name === 'TrimmedDataAccessException' && last !== undefined;
+            if (!fromCheckpoint && !trimmed) throw e;
             refusals = name === 'InternalFailure' ? refusals + 1 : 0;
             const about = { function: this.o.functionName, stream: streamArn, shard: shardId, sequenceNumber: last };
-            const whose = `the ${this.o.functionName} function's checkpoint in shard ${shardId} (sequence number ${last})`;
-            if (name === 'TrimmedDataAccessException') {
-              // the checkpoint's records are older than the stream keeps (24 h): from the oldest kept
+            const whose = fromCheckpoint
+              ? `the ${this.o.functionName} function's checkpoint in shard ${shardId} (sequence number ${last})`
+              : `the ${this.o.functionName} function's position in shard ${shardId} (after sequence number ${last}, the last record it handled, its iterator expired)`;
+            if (trimmed) {
+              // the position's records are older than the stream keeps (24 h): from the oldest kept
               this.o.log?.warn(`${whose} is older than the stream keeps: reading the shard from TRIM_HORIZON; the changes trimmed in between were never handled`, about);
             } else if (name === 'ValidationException' || refusals >= CHECKPOINT_REFUSALS) {
               // a checkpoint the stream will never take (DynamoDB Local: ValidationException for one it finds
@@ -423,7 +450,12 @@ export class StreamPoller {
         reads.succeeded();
         this.o.onRead?.();
         const readAt = this.clock.now();
-        const records = (r.Records ?? []).map((x) => toLambdaRecord(x, streamArn, readAt));
+        // the read time stamps the records only soon after a read that drained the shard: they were
+        // written since. After a pause (the process stopped 45 s, a slow batch, a failure's backoff)
+        // they may be that much older, and keep their minute (before: stamped 45 s late)
+        const prompt = drainedAt !== undefined && readAt >= drainedAt && readAt - drainedAt <= PROMPT_READ_MS;
+        drainedAt = (r.Records?.length ?? 0) < this.o.trigger.batchSize ? readAt : undefined;
+        const records = (r.Records ?? []).map((x) => toLambdaRecord(x, streamArn, prompt ? readAt : undefined));
         if (records.length) {
           // not finished (stopped first): neither kept nor moved past, so read again on the next start
           if (!(await this.deliver(records))) return;

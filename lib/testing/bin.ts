@@ -173,10 +173,24 @@ function whatBecame(loss: RuntimeLockLoss): string {
 }
 
 let stopping = false;
+/**
+ * How soon after a signal the same one again is its echo, not a person's second Ctrl-C (which ends
+ * it at once): a launcher that passes the terminal's Ctrl-C on (npm, tsx's CLI, which sends it again
+ * when it has not heard within 30 ms that its child got it) while the terminal's own reaches it too.
+ * A person presses Ctrl-C again later than this.
+ */
+const SIGNAL_ECHO_MS = 1_000;
+/** The signal that began the stop, and when (performance.now()). */
+let stoppedBy: { signal: string; at: number } | undefined;
 /** Stops, then exits with `code`: 0 at Ctrl-C, 1 once the lock is another's (this one must not run on: the other handles every record and tick now). */
 const stop = (why: string, code: number) => {
-  if (stopping) process.exit(130); // a second Ctrl-C: at once
+  if (stopping) {
+    // the first signal's echo: the stop under way goes on (before: one Ctrl-C often ended it at once, unstopped, its lock left)
+    if (stoppedBy?.signal === why && performance.now() - stoppedBy.at < SIGNAL_ECHO_MS) return;
+    process.exit(130); // a second Ctrl-C: at once
+  }
   stopping = true;
+  if (why === 'SIGINT' || why === 'SIGTERM') stoppedBy = { signal: why, at: performance.now() };
   void local.stop().then(
     () => {
       console.log(`stopped (${why})`);

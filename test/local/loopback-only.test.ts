@@ -113,6 +113,21 @@ describe('DynamoDB Local started by startDynamoDBLocal()', () => {
 });
 
 describe('where no network namespace can be made', () => {
+  it("loopbackOnly 'prefer' (the default): the warning names the likely cause where `unshare` is refused (Ubuntu 23.10 and later: AppArmor's restriction of user namespaces) and how to refuse instead (a review, 2026-12-07)", async () => {
+    const told: string[] = [];
+    const refused = () => ({ ok: false, why: '`unshare --user --map-root-user --net ip link set lo up` failed: unshare: write failed /proc/self/uid_map: Operation not permitted' }) as const;
+    const open = await startDynamoDBLocal({ namespace: refused, loopbackOnly: 'prefer', log: (l) => told.push(l) });
+    try {
+      expect(open.listensOn).toBe('every interface');
+      expect(told).toHaveLength(1);
+      // before: the reason alone, with neither the likely cause nor the way to require loopback
+      expect(told[0]).toContain('kernel.apparmor_restrict_unprivileged_userns=1, which forbids `unshare -Urn` to a user who is not root');
+      expect(told[0]).toMatch(/ CONCLAVE_LOOPBACK_ONLY=require \(or loopbackOnly: 'require'\) refuses to start it on every interface instead\.$/);
+    } finally {
+      await open.stop();
+    }
+  });
+
   it("loopbackOnly: 'require' refuses to start it, saying why", async () => {
     const none = () => ({ ok: false, why: 'user namespaces are disabled' }) as const;
     await expect(startDynamoDBLocal({ loopbackOnly: 'require', namespace: none })).rejects.toThrow(

@@ -712,6 +712,27 @@ describe('a runtime lock whose renewals fail for a moment (DynamoDB Local unreac
     });
   });
 
+  it('its lock item gone while its renewals were failing (DynamoDB Local down, then started again without its data): told that, not "deleted by hand" (a review, 2026-12-07)', async () => {
+    const { beats, clock } = heldBeats();
+    const lost: string[] = [];
+    await throughProxy('restarted-empty', { clock, say: () => {}, onLost: (m) => lost.push(m) }, async ({ prefix, proxy }) => {
+      await proxy.close();
+      beats.shift()!.fn();
+      await waitFor('a renewal failed, the next set', () => beats[0]);
+      beats.shift()!.fn();
+      await waitFor('a second renewal failed, the next set', () => beats[0]);
+      // the DynamoDB Local back, without the lock (its tables started again empty; the lock table made again by another start)
+      await admin.send(new DeleteItemCommand({ TableName: RUNTIME_LOCK_TABLE, Key: { prefix: { S: prefix } } }));
+      await proxy.open();
+      beats.shift()!.fn();
+      await waitFor('the loss told', () => lost[0]);
+      // before: "... was deleted (not by a local runtime, which deletes only its own lock: by hand, or with its table)"
+      expect(lost).toEqual([
+        `the lock of local mode on table prefix ${prefix} was deleted while its renewals were failing (2 in a row): the DynamoDB Local there was probably started again without its data, and this local mode's tables went with it; start local mode again`,
+      ]);
+    });
+  });
+
   it('a take-over is told even when who took it cannot be read (the read after the refused renewal fails too)', async () => {
     await start(newPrefix('table')).then((rt) => rt.stop());
     const prefix = newPrefix('unread-taker');

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DescribeTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { DynamoDBStreamsClient, TrimmedDataAccessException } from '@aws-sdk/client-dynamodb-streams';
+import { DynamoDBStreamsClient, ExpiredIteratorException, TrimmedDataAccessException } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../lib/local/dynamodb-local.js';
@@ -462,6 +462,80 @@ describe('StreamPoller with checkpoints, on DynamoDB Local', () => {
     } finally {
       trimming.destroy();
     }
+  });
+});
+
+describe('a position trimmed while its iterator had expired, on DynamoDB Local (a review, 2026-12-07: asked for again every 100 ms for ever)', () => {
+  let t: TestTables;
+  let arn: string;
+  const endpoint = () => inject('ddbEndpoint');
+  beforeAll(async () => {
+    t = await testTables('trimmed-position');
+    arn = (await t.client.send(new DescribeTableCommand({ TableName: t.names.candidates }))).Table!.LatestStreamArn!;
+  });
+  afterAll(async () => {
+    await t.drop();
+  });
+  const put = (name: string) => t.client.send(new PutItemCommand({ TableName: t.names.candidates, Item: { leaseName: { S: 'job' }, name: { S: name } } }));
+
+  it('the last record handled in this run trimmed under an expired iterator (the machine asleep past 24 h): read from TRIM_HORIZON, told once; the shard’s later records delivered', async () => {
+    // DynamoDB Local neither expires iterators nor trims: the stream's answers after such a sleep, at the
+    // client's edge. Once x1 is read, the next read finds its iterator expired, and the position after
+    // the last record of that batch is trimmed; the records themselves are DynamoDB Local's
+    let after: string | undefined;
+    let expired = false;
+    let trimmedAsks = 0;
+    const asleep = new DynamoDBStreamsClient({ endpoint: endpoint(), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    asleep.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { ShardIterator?: string; ShardIteratorType?: string; SequenceNumber?: string };
+        if (after !== undefined && input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER' && input.SequenceNumber === after) {
+          trimmedAsks++;
+          throw new TrimmedDataAccessException({ message: 'trimmed', $metadata: {} });
+        }
+        if (after !== undefined && !expired && input.ShardIterator !== undefined) {
+          expired = true;
+          throw new ExpiredIteratorException({ message: 'expired', $metadata: {} });
+        }
+        const out = await next(args);
+        const records = (out.output as { Records?: { dynamodb?: { SequenceNumber?: string; Keys?: Record<string, { S?: string }> } }[] }).Records ?? [];
+        if (after === undefined && records.some((r) => r.dynamodb?.Keys?.['name']?.S === 'x1')) after = records.at(-1)!.dynamodb!.SequenceNumber;
+        return out;
+      },
+      { step: 'initialize', name: 'sleptPastTheStream' },
+    );
+    const w = warnings();
+    const seen: string[] = [];
+    const errors: Error[] = [];
+    const poller = new StreamPoller({
+      client: asleep,
+      streamArn: arn,
+      trigger: { ...wiring.candidateStream.trigger, filters: undefined },
+      functionName: 'candidateStream',
+      log: { warn: w.warn, error: w.warn },
+      invoke: async (e) => void seen.push(...e.Records.map((r) => r.dynamodb!.Keys!['name']!.S!)),
+      deadLetter: () => undefined,
+      onError: (e) => void errors.push(e),
+    });
+    await put('x1');
+    poller.start();
+    try {
+      await waitFor('x1 read', () => after);
+      await put('x2');
+      // before the fix: the trimmed position asked for again and again (stopped here at the 5th), x2 never delivered
+      await waitFor('x2 delivered', () => seen.includes('x2') || trimmedAsks >= 5);
+    } finally {
+      await poller.stop();
+      asleep.destroy();
+    }
+    expect(trimmedAsks).toBe(1);
+    expect(seen).toContain('x2');
+    expect(errors).toEqual([]);
+    expect(w.told).toHaveLength(1);
+    expect(w.told[0]!.message).toMatch(
+      new RegExp(`^the candidateStream function's position in shard \\S+ \\(after sequence number ${after}, the last record it handled, its iterator expired\\) is older than the stream keeps: reading the shard from TRIM_HORIZON; the changes trimmed in between were never handled$`),
+    );
+    expect(w.told[0]!.extra).toMatchObject({ function: 'candidateStream', stream: arn, sequenceNumber: after });
   });
 });
 

@@ -239,6 +239,77 @@ describe('StreamPoller', () => {
     expect(creationSeconds(undefined, 1)).toBeUndefined();
   });
 
+  it('creation times after a pause (the process stopped 45 s): a record read then keeps its minute, not the read time 45 s late; one read a poll after a read that drained the shard gets the second it was read (a review, 2026-12-07)', async () => {
+    // every record's time as DynamoDB Local rounds it, one fixed minute; the poller's time the test's, so
+    // nothing hangs on the machine's clock: before the pause the poller reads at 12:00:01, after it at 12:00:46
+    const MINUTE = Date.UTC(2026, 10, 23, 12, 0, 0);
+    let now = MINUTE + 1_000;
+    const clock = { ...systemClock, now: () => now };
+    /** Held: the poller's next read waits (the process stopped) until resume(); reads since the start. */
+    let paused: Promise<void> | undefined;
+    let resume: () => void = () => undefined;
+    let waiting = 0;
+    let reads = 0;
+    const timed = new DynamoDBStreamsClient({ endpoint: inject('ddbEndpoint'), region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+    timed.middlewareStack.add(
+      (next) => async (args) => {
+        const reading = (args.input as { ShardIterator?: string }).ShardIterator !== undefined;
+        if (reading && paused) {
+          waiting++;
+          await paused;
+        }
+        const out = await next(args);
+        if (reading) reads++;
+        for (const r of (out.output as { Records?: { dynamodb?: { ApproximateCreationDateTime?: Date } }[] }).Records ?? []) r.dynamodb!.ApproximateCreationDateTime = new Date(MINUTE);
+        return out;
+      },
+      { step: 'initialize', name: 'oneMinute' },
+    );
+    const stamped = new Map<string, number | undefined>();
+    const poller = new StreamPoller({
+      client: timed,
+      streamArn: arn,
+      trigger: { ...wiring.candidateStream.trigger, filters: undefined },
+      functionName: 'candidateStream',
+      idleMs: 7,
+      clock,
+      invoke: async (e) => {
+        for (const r of e.Records) stamped.set(r.dynamodb!.Keys!['name']!.S!, r.dynamodb!.ApproximateCreationDateTime);
+      },
+      deadLetter: () => undefined,
+    });
+    const store = new CandidateStore(t.client, t.names.candidates);
+    const write = async (name: string) => store.write(await store.read('job', name), { set: { binaryVersion: '1.0.0', emulationVersion: '1.0.0', preferredStrategies: [OLDEST_EMULATION_VERSION], renewTime: Date.now(), createdAt: Date.now() } });
+    poller.start();
+    try {
+      // the shard read to its end (the records written before: their first read, which keeps the minute)
+      await waitFor('the earlier records', () => stamped.has('p5'));
+      expect(stamped.get('p1')).toBe(MINUTE / 1000);
+      const drained = reads;
+      await waitFor('a read that found nothing new', () => reads > drained + 1);
+      // the pause: the next read held, a record written meanwhile, and read 45 s later
+      paused = new Promise<void>((r) => (resume = r));
+      await waitFor('the next read held', () => waiting > 0);
+      await write('after-pause');
+      now = MINUTE + 46_000;
+      paused = undefined;
+      resume();
+      await waitFor('the record written in the pause', () => stamped.has('after-pause'));
+      // before: MINUTE + 46 s, the read time: 45 s after the last poll, when it may have been written
+      expect(stamped.get('after-pause')).toBe(MINUTE / 1000);
+      // polling again: a record written now is read a poll after a read that drained the shard
+      now = MINUTE + 47_000;
+      await write('prompt');
+      await waitFor('the record written while polling', () => stamped.has('prompt'));
+      expect(stamped.get('prompt')).toBe(MINUTE / 1000 + 47);
+    } finally {
+      paused = undefined;
+      resume();
+      await poller.stop();
+      timed.destroy();
+    }
+  });
+
   it('the lease stream’s filters: a holder’s renewal never reaches the function; every other write does', async () => {
     const leases = new LeaseStore(t.client, t.names.leases);
     const now = Date.now();
