@@ -29,9 +29,9 @@
  * pass. Until then it is judged by as written: its stamp only keeps alive what it names.
  */
 import type { Clock } from '../clock.js';
-import { isIdentityExpired, namesTerm } from '../election/vacancy.js';
+import { isIdentityExpired, namesTerm, stampCannotBe } from '../election/vacancy.js';
 import type { ElectionConfig } from '../schemas/config.js';
-import { IdentityStamp, MAX_IDENTITY_LEASE_SECONDS, isSessionComponent, processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
+import { IdentityStamp, isSessionComponent, processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import type { IdentityStore } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
@@ -90,9 +90,6 @@ export interface IdentityScan {
   /** The refused rows told: the first MAX_REFUSED_IDENTITIES, and those a lease or candidate names. */
   invalid: InvalidItem[];
 }
-
-/** Whether `renewTime` is later than any writer stamps, judged at `now`: more than a day (the longest lease) and `skewMs` ahead. */
-export const stampCannotBe = (renewTime: number, now: number, skewMs: number): boolean => renewTime > now + MAX_IDENTITY_LEASE_SECONDS * 1000 + skewMs;
 
 /** The stamp a refused row (as stored) is collected by at `now`, where it reads and can be true. */
 export function stampOf(row: Record<string, unknown>, now: number, skewMs: number): IdentityStamp | undefined {

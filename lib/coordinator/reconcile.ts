@@ -20,7 +20,7 @@ import { LeaseStore, type HeldSession, type LeaseRead } from '../stores/lease-st
 import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from './vouched.js';
-import { REFUSED_SEEN, heldOnRefusedMs, refusedSessionStep, termsOnRefused } from './refused-session.js';
+import { REFUSED_SEEN, RefusedSummary, heldOnRefusedMs, refusedSessionStep, termsOnRefused, type RefusedSessionStep } from './refused-session.js';
 import { scanIdentities, stampOf, type RefusedIdentity, type RefusedRead, type RefusedRow } from './identity-scan.js';
 
 export interface CoordinatorDeps {
@@ -250,15 +250,34 @@ async function reconcileOnce(deps: CoordinatorDeps, name: string, attempt: numbe
   if (snap.partial) return reconcileOnce(deps, name, attempt, undefined, trigger); // decide again on whole reads before writing
   if (snap.scanned) return reconcileOnce(deps, name, attempt, await readAgain(deps, name, snap), trigger);
   const writes = plan(decision, before, now, deps.config);
-  if (writes.ping.length) {
-    const pingTime = writes.pingTime!;
-    const done = await mapLimit(writes.ping, PER_LEASE_IN_FLIGHT, (c) => deps.candidates.ping(name, c, pingTime));
-    outcome.pinged = writes.ping.filter((_, i) => done[i]);
+  const { ping, pingTime = 0 } = writes;
+  try {
+    // every ping settled first: one that failed fails the reconcile once the others have landed
+    const done = await mapLimit(ping, PER_LEASE_IN_FLIGHT, (c) => deps.candidates.ping(name, c, pingTime).catch((e: unknown) => e));
+    outcome.pinged = ping.filter((_, i) => done[i] === true);
+    const failed = done.find((d) => typeof d !== 'boolean');
+    if (failed) throw failed;
+    if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
+  } catch (e) {
+    if (ping.length) await takeBackPings(deps, name, ping, pingTime);
+    throw e;
   }
-  if (writes.lease) outcome.after = await deps.leases.write(snap.read, writes.lease);
   // An election closed early: its unanswered pings are taken back (they had no window to be answered in).
   await mapLimit(pingsToWithdraw(decision, before, snap.candidates, now), PER_LEASE_IN_FLIGHT, (p) => deps.candidates.withdrawPing(name, p.name, p.pingTime));
   return outcome;
+}
+
+/**
+ * The pings of an election whose lease write failed (refused, lost to another writer, unanswered)
+ * or never came (a ping failed): left standing, each counted an ack window later as ignored by a
+ * candidate that never saw an election, and a vacancy set it aside for a worse fresh one. Taken
+ * back as pingsToWithdraw's are, unless the lease now carries an open election they count for
+ * (this one, landed unanswered; another writer's, opened at or before them); left too while the
+ * lease cannot be read.
+ */
+async function takeBackPings(deps: CoordinatorDeps, name: string, ping: readonly string[], pingTime: number): Promise<void> {
+  const e = await deps.leases.read(name).then((r) => r.item?.election, () => ({ startedAt: 0 }));
+  if (!e || e.startedAt > pingTime) await mapLimit(ping, PER_LEASE_IN_FLIGHT, (c) => deps.candidates.withdrawPing(name, c, pingTime).catch(() => false));
 }
 
 export interface ReconcileAllResult {
@@ -425,10 +444,12 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   }
   const groups = new Map<string, { candidates: Candidate[]; invalid: InvalidItem[] }>();
   const group = (n: string) => groups.get(n) ?? groups.set(n, { candidates: [], invalid: [] }).get(n)!;
-  // candidate rows the schema refuses whose stamp still reads: collected once stale by it
+  // Of the first MAX_REFUSED_CANDIDATES candidate rows the schema refuses (all are told), those whose
+  // stamp still reads: collected once stale by it; those whose stamp does not parse: timed by first
+  // sighting (timeRefusedCandidates). Neither whole: a worker may write a thousand rows of 400 KB a lease
   const refused: RefusedCandidate[] = [];
-  // those whose stamp does not parse, as stored: timed by first sighting (timeRefusedCandidates)
   const unstamped: RefusedCandidateRow[] = [];
+  let refusedRows = 0;
   // rows scanned per lease: past MAX_CANDIDATES_PER_LEASE only counted, neither parsed nor kept
   const rows = new Map<string, number>();
   const count = (raw: Record<string, unknown>) => {
@@ -440,14 +461,15 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   for await (const page of deps.candidates.scan({ ...scan, skip: count })) {
     if (scansPast()) return result;
     for (const s of page) {
-      if (s.ok) group(s.item.leaseName).candidates.push(s.item);
+      if (s.ok) group(s.item.leaseName).candidates.push(unlabelled(s.item));
       else {
         result.invalid.push(s.invalid);
         group(String(s.invalid.key['leaseName'])).invalid.push(s.invalid);
+        if (refusedRows++ >= MAX_REFUSED_CANDIDATES) continue;
         const stamp = CandidateStamp.safeParse(s.row);
         const key = { leaseName: String(s.invalid.key['leaseName']), name: String(s.invalid.key['name']) };
-        if (stamp.success) refused.push({ key, row: s.row, stamp: stamp.data });
-        else unstamped.push({ key, row: s.row });
+        if (stamp.success) refused.push({ key, stamp: stamp.data });
+        else unstamped.push({ key, summary: new RefusedSummary(s.row) });
       }
     }
   }
@@ -577,6 +599,7 @@ export async function reconcileAll(deps: CoordinatorDeps, opts: PassOptions = {}
   }
   if (past()) return result; // (the collection would start nothing: the scan below is spared)
   const stale = [...groups.values()].flatMap((g) => g.candidates);
+  if (refusedRows > MAX_REFUSED_CANDIDATES) result.errors.push({ lease: '(refused candidate rows)', error: new Error(`${refusedRows}: past the first ${MAX_REFUSED_CANDIDATES}, timed and collected by later passes`) });
   // each candidate row is in one part: every pass that reaches its part's end times those it scanned
   await timeRefusedCandidates(deps, unstamped, result, past);
   if (segment) {
@@ -698,18 +721,11 @@ async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly Refused
     const leases = (named ?? []).map((t) => t.name).sort();
     try {
       // the coordinator's clock after the scans that showed the row so: later than any write that made it so
-      const holdMs = heldOnRefusedMs(termsOnRefused(r.facts, named ?? [], held).terms, r.facts);
-      let step = refusedSessionStep(r.summary, holdMs, deps.clock.now(), deps.config.clockSkewMs);
-      // a write is decided again on the row read whole (the scan kept its summary), and conditioned on it
-      const row = step.kind === 'stamp' || step.kind === 'delete' ? await deps.identities.readRow(r.key.component, r.key.name) : undefined;
-      if (row) step = refusedSessionStep(row, holdMs, deps.clock.now(), deps.config.clockSkewMs);
+      const { step, gone } = await timeRefused(deps, deps.identities, r, heldOnRefusedMs(termsOnRefused(r.facts, named ?? [], held).terms, r.facts));
       if (step.kind === 'tooLarge') {
         result.refusedSessions.push({ key: r.key, leases, deleted: false });
         continue;
       }
-      // (a row changed since that read, or gone, is neither stamped nor deleted: the next pass times it afresh)
-      if (row && step.kind === 'stamp') await deps.identities.markRefused(r.key, row, REFUSED_SEEN, step.seen);
-      const gone = row !== undefined && step.kind === 'delete' && (await deps.identities.deleteRefused(r.key, row));
       if (gone) {
         deleted.add(r.key.name);
         result.collectedIdentities.push(r.key);
@@ -722,17 +738,32 @@ async function timeRefusedSessions(deps: CoordinatorDeps, rows: readonly Refused
   return deleted;
 }
 
-/** A candidate row the schema refuses whose `renewTime` or `session` does not parse, as stored. */
+/**
+ * Times refused row `r` of `store` (refused-session.ts) by its summary as scanned, the row held
+ * `holdMs`: a write (the stamp, the delete) is decided again on the row read whole, on the
+ * coordinator's clock after that read, and conditioned on every attribute as read. (A row changed
+ * since that read, or gone, is neither stamped nor deleted: the next pass times it afresh.)
+ */
+async function timeRefused(deps: CoordinatorDeps, store: IdentityStore | CandidateStore, r: { key: Record<string, string>; summary: RefusedSummary }, holdMs: number): Promise<{ step: RefusedSessionStep; gone: boolean }> {
+  const stepOf = (row: RefusedSummary | Record<string, unknown>) => refusedSessionStep(row, holdMs, deps.clock.now(), deps.config.clockSkewMs);
+  let step = stepOf(r.summary);
+  const row = step.kind === 'stamp' || step.kind === 'delete' ? await store.rowAt(r.key) : undefined;
+  if (row) step = stepOf(row);
+  if (row && step.kind === 'stamp') await store.markRefused(r.key, row, REFUSED_SEEN, step.seen);
+  return { step, gone: row !== undefined && step.kind === 'delete' && (await store.deleteRefused(r.key, row)) };
+}
+
+/** A candidate row the schema refuses whose `renewTime` or `session` does not parse: its key, and its summary (read again whole to write against it). */
 interface RefusedCandidateRow {
   key: { leaseName: string; name: string };
-  row: Record<string, unknown>;
+  summary: RefusedSummary;
 }
 
 /**
  * Times each candidate row the schema refuses whose stamp does not parse, as refused-session.ts
  * times a refused session row: stamps the row first seen as it is (`refusedSeen`), and deletes one
- * unchanged for `candidateStaleAfterMs` and `clockSkewMs` since (each write conditioned on every
- * attribute as scanned). Safe at that bound (docs/safety.md): a refused candidate row takes part in
+ * unchanged for `candidateStaleAfterMs` and `clockSkewMs` since (each write on the row read again
+ * whole, conditioned on every attribute as read: timeRefused). Safe at that bound (docs/safety.md): a refused candidate row takes part in
  * no election, vouches for nothing and guards no term, so its deletion changes no decision; the
  * bound only spares a row its writer still renews (each renewal changes it and restarts the wait).
  * Notes each in `result.refusedCandidates` (a deleted one in `collectedCandidates` too). A fault
@@ -742,14 +773,11 @@ async function timeRefusedCandidates(deps: CoordinatorDeps, rows: readonly Refus
   for (const r of rows) {
     if (past()) return;
     try {
-      // the coordinator's clock after the scan that showed the row so
-      const step = refusedSessionStep(r.row, deps.config.candidateStaleAfterMs, deps.clock.now(), deps.config.clockSkewMs);
+      const { step, gone } = await timeRefused(deps, deps.candidates, r, deps.config.candidateStaleAfterMs);
       if (step.kind === 'tooLarge') {
         result.refusedCandidates.push({ key: r.key, deleted: false });
         continue;
       }
-      if (step.kind === 'stamp') await deps.candidates.markRefused(r.key, r.row, REFUSED_SEEN, step.seen);
-      const gone = step.kind === 'delete' && (await deps.candidates.deleteRefused(r.key, r.row));
       if (gone) result.collectedCandidates.push(r.key);
       result.refusedCandidates.push({ key: r.key, unchangedSince: step.seen.at, deleteAfter: step.deleteAfter, deleted: gone });
     } catch (e) {
@@ -913,13 +941,18 @@ async function reconcileUnvouched(deps: CoordinatorDeps, names: readonly string[
 
 /**
  * A candidate row the schema refuses (a foreign or older writer's), whose `renewTime` (and
- * `session`, if it names one) still parse: the row as stored, and the stamp it is judged by.
+ * `session`, if it names one) still parse: its key, and the stamp it is judged by (read again whole to delete it).
  */
 interface RefusedCandidate {
   key: { leaseName: string; name: string };
-  row: Record<string, unknown>;
   stamp: CandidateStamp;
 }
+
+/** A candidate as a pass keeps it: without its labels (up to 25 KB), which no decision reads (one that writes reads its candidates again). */
+const unlabelled = ({ labels: _, ...c }: Candidate): Candidate => c;
+
+/** Candidate rows the schema refuses a pass times and collects: the first this many it scans (the rest wait for a later pass; all are told). */
+export const MAX_REFUSED_CANDIDATES = 1_000;
 
 /** What a pass may collect: rows it judges by their stamps at collection time, none of them named by a held lease or a live candidate. */
 interface Garbage {
@@ -941,16 +974,21 @@ const ROW_STAMP_ERROR_MS = electionConfig().clockSkewMs;
  * identityGcGraceMs, and the larger of clockSkewMs and the stamp's own error (ROW_STAMP_ERROR_MS), so
  * that a clockSkewMs set below that error never collects a row its writer still counts live.
  */
-const identityGraceMs = (config: ElectionConfig): number => config.identityGcGraceMs + Math.max(config.clockSkewMs, ROW_STAMP_ERROR_MS);
+export const identityGraceMs = (config: ElectionConfig): number => config.identityGcGraceMs + Math.max(config.clockSkewMs, ROW_STAMP_ERROR_MS);
 
 async function collectGarbage(deps: CoordinatorDeps, garbage: Garbage, result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>, past: () => boolean): Promise<void> {
   const now = deps.clock.now();
   const stale = (garbage.candidates ?? []).filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
   const failed = (what: string) => (e: unknown) => result.errors?.push({ lease: what, error: asError(e) });
   await collect(deps, stale, past, (c) => deps.candidates.collect(CandidateStore.readOf(c), now), (c) => result.collectedCandidates?.push({ leaseName: c.leaseName, name: c.name }), (c) => failed(c.leaseName));
-  // a refused row stale by its stamp: deleted if it still carries what was scanned
-  const staleRefused = (garbage.refusedCandidates ?? []).filter((c) => c.renewTime + deps.config.candidateStaleAfterMs < now);
-  await collect(deps, staleRefused, past, (c) => deps.candidates.collectInvalid(c.key, c.row), (c) => result.collectedCandidates?.push(c.key), (c) => failed(c.key.leaseName));
+  // a refused row stale by its stamp: read again whole (the scan kept its key and stamp), and deleted if it still carries that stamp, as read
+  const staleRefused = (garbage.refusedCandidates ?? []).filter((c) => isCandidateStale(c, now, deps.config.candidateStaleAfterMs));
+  const collectStale = async (c: RefusedCandidate): Promise<boolean> => {
+    const row = await deps.candidates.rowAt(c.key);
+    const stamp = row && CandidateStamp.safeParse(row).data;
+    return stamp?.renewTime === c.stamp.renewTime && stamp.session === c.stamp.session && deps.candidates.collectInvalid(c.key, row!);
+  };
+  await collect(deps, staleRefused, past, collectStale, (c) => result.collectedCandidates?.push(c.key), (c) => failed(c.key.leaseName));
   // A session row is collected like any identity lease (its leaseDurationSeconds covers the longest
   // lease held on it, so no lease can still be alive on it by then), once no held lease names it.
   // The stamp is its writer's clock, off by up to its own error or clockSkewMs: late rather than early (KEP-1965).

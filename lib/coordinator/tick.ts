@@ -41,17 +41,29 @@
  * failures as `(part i of n)`: its leases are left to their streams and timers, and the round goes
  * on to the others. So a throttle that slows one scan costs its part one invocation; a part whose
  * scans never fit adds two invocations to each round (and the rest of the one its pass was begun
- * late in), its leases reconciled by their streams and timers only. A round that skipped a part counted none of its leases:
- * it keeps its parts for the next (any other failure counts its lease: parts follow the leases
- * counted), and its gauges are published as a round not yet done (roundGauges: the larger of its
- * counts and the last round's, kept as the last round's), so a lease leaderless in the skipped part
- * is not dropped from LeaderlessLeases at once (a round on, the skip itself is what the failures tell).
+ * late in), its leases reconciled by their streams and timers only. An attempt at a part that does
+ * not finish otherwise counts the same (review, 2026-12-07, fourteenth), begun late or not: its pass
+ * throws (a scan refused past the SDK's retries: told as `(the scans of part i of n)` with its
+ * error, and counted; the invocation ends its work there, or, the part skipped, goes on to the next
+ * where its time allows), or its invocation ends inside it (out of memory, its timeout), which no
+ * end of the invocation can record. So a round of parts marks each part in its cursor before its
+ * pass: the part and its attempt (`unscanned`: 1, 2), cleared as its scans finish; an invocation
+ * that finds a part marked twice skips it at once. Debts owed are likewise cleared before they are
+ * paid, and a round's end is written before its identities are collected: a collection that ends
+ * its invocation is given up (until that part's next pass, or the next round's end). Before, a
+ * part that ended its invocation (a throw from its scans, or its memory) ended every one after it
+ * there too: the parts after it were never reconciled again. A round that skipped a part counted
+ * none of its leases: it keeps its parts for the next (any other failure counts its lease: parts
+ * follow the leases counted), and its gauges are published as a round not yet done (roundGauges:
+ * the larger of its counts and the last round's, kept as the last round's), so a lease leaderless in
+ * the skipped part is not dropped from LeaderlessLeases at once (a round on, the skip itself is what
+ * the failures tell).
  */
 import { ValidationError } from '../schemas/validation.js';
 import { MAX_SEGMENTS, type TickCursor } from '../schemas/tick-cursor.js';
 import { ConflictError, isReplicatedWriteConflict } from '../stores/errors.js';
 import type { TickCursorRead } from '../stores/tick-store.js';
-import { collectIdentities, emptyResult, reconcileAll, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
+import { collectIdentities, emptyResult, reconcileAll, UNSCANNED, type CoordinatorDeps, type PassOptions, type ReconcileAllResult } from './reconcile.js';
 
 export const TICK_DEFAULTS = {
   /**
@@ -126,7 +138,9 @@ export interface TickResult extends ReconcileAllResult {
   round?: RoundProgress;
 }
 
-const FIRST: Omit<TickCursor, 'revision' | 'component' | 'name'> = { segments: 1, segment: 0, leases: 0, invocations: 0 };
+type Cursor = Omit<TickCursor, 'revision' | 'component' | 'name'>;
+
+const FIRST: Cursor = { segments: 1, segment: 0, leases: 0, invocations: 0 };
 
 /** Parts for a round that reconciles `leases`: `segmentLeases` each, 1 at least, DynamoDB's most at most. */
 export const segmentsFor = (leases: number, segmentLeases: number): number => Math.min(MAX_SEGMENTS, Math.max(1, Math.ceil(leases / segmentLeases)));
@@ -137,117 +151,153 @@ export async function tick(deps: CoordinatorDeps, opts: TickOptions = {}): Promi
   const stop = opts.deadline - (opts.marginMs ?? TICK_DEFAULTS.marginMs);
   const past = () => deps.clock.monotonic() >= stop;
   const startedAt = deps.clock.now();
-  const read = await readCursor(deps);
-  const was = read.item;
-  const c = { ...FIRST, ...(was ? strip(was) : {}) };
+  let read = await readCursor(deps);
+  // the cursor as last read or written: each write is conditioned on its revision
+  let saved: Cursor = read.item ? strip(read.item) : FIRST;
+  const c = { ...FIRST, ...saved };
   if (c.invocations === 0) c.roundStartedAt = startedAt;
   c.invocations++;
 
   const merged: TickResult = emptyResult();
   const afterEach = opts.afterEach ? { afterEach: opts.afterEach } : {};
-  // What the last invocation's pass reached its part's end too late to collect: first, with the
-  // whole time (once: cut short again, given up until that part's next pass); then the round goes on
-  // in the same invocation
-  const owedPart = c.owedParts === undefined ? undefined : { index: c.owedPart ?? 0, total: c.owedParts };
-  let owesPart: typeof owedPart;
+  let lostRace = false;
+  let owesPart: { index: number; total: number } | undefined;
   let owesIdentities = false;
-  let first = true; // no pass yet: the next has the whole invocation
-  if (owedPart) {
-    first = false;
-    const r = await reconcileAll(deps, { segment: owedPart, collectOnly: true, deadline: stop, ...afterEach });
-    if (r.unscanned) retell(r, `(the collection owed, part ${owedPart.index} of ${owedPart.total})`, `${OUTLAST}: its owed collection given up until its next pass`);
-    merge(merged, r);
+  /** A pass that throws (a scan refused past the SDK's retries): told among the failures as `lease` (an identities collection's: UNSCANNED), the invocation going on. */
+  const guard = async <T>(lease: string, pass: Promise<T>): Promise<T | undefined> => {
+    try {
+      return await pass;
+    } catch (e) {
+      merged.errors.push({ lease, error: asError(e) });
+    }
+  };
+  /** This round's counts so far: the gauges a tick publishes (roundGauges). */
+  const counts = () => ({ leaderless: (c.leaderless ?? 0) + merged.leaderless.length, failures: (c.failures ?? 0) + merged.errors.length });
+  /** The garbage collection this invocation leaves owed (cut short at its deadline): the cursor's fields. */
+  const owes = () => ({ ...(owesPart ? { owedPart: owesPart.index, owedParts: owesPart.total } : {}), ...(owesIdentities ? { owesIdentities: true as const } : {}) });
+  /** The cursor were the invocation to end here: where the round goes on, or (`done`) the next round's. */
+  const cursor = (done: boolean): Cursor => {
+    const n = counts();
+    // a round that skipped a part counted short: its parts are kept (any other failure counts its lease)
+    const sized = segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases);
+    return done
+      ? { ...FIRST, segments: c.skipped ? Math.max(sized, c.segments) : sized, ...given({ lastLeaderless: n.leaderless, lastFailures: n.failures }), ...owes() }
+      : // the round's own fields (segments and invocations at least 1), its counts and debts this invocation's
+        ({ ...given({ ...c, ...n, owedPart: 0, owedParts: 0, owesIdentities: undefined, ...owes() }), segment: c.segment, leases: c.leases } as Cursor);
+  };
+  /** Writes the cursor where it changed; false once another invocation moved it (`lostRace`): this one then does and writes nothing more. */
+  const save = async (next: Cursor): Promise<boolean> => {
+    if (!lostRace && !sameCursor(saved, next))
+      try {
+        const item = await deps.ticks.write(read, { set: next, remove: (Object.keys(saved) as (keyof Cursor)[]).filter((k) => !(k in next)) });
+        read = { ...read, item, revision: item.revision };
+        saved = next;
+      } catch (e) {
+        // another invocation moved the cursor first, or (a multi-Region table) another Region's tick
+        // was writing it at that moment (the last try not applied; an earlier try of the AWS SDK's may
+        // have landed, its answer lost: either position may stand); at worst a part is reconciled twice
+        if (e instanceof ConflictError || isReplicatedWriteConflict(e)) lostRace = true;
+        // refused (writes denied after a deploy, throttling past the SDK's retries): a failure like a
+        // reconcile's, told and counted; the next invocation goes on from the cursor as it was (at
+        // worst a slice reconciled twice)
+        else merged.errors.push({ lease: '(the tick cursor)', error: asError(e) });
+      }
+    return !lostRace;
+  };
+  // A round of parts writes its cursor as it goes: before each part's pass (the part and its
+  // attempt), before a debt is paid, and at its end before its identities are collected, so an
+  // invocation that ends inside any of them (out of memory, its timeout) leaves its attempt counted.
+  // Each is one conditional write of the one cursor row (under 1 KB: one write unit; on a
+  // multi-Region table, one replicated to each Region), by the part, not by the lease: a round of N
+  // parts in one invocation writes N + 1 (a settled one wrote none), and a part is some 12 s of
+  // scans and decisions, so at most a few a minute at any lease count, against its scans' hundreds
+  // of read units. A round of one part writes none of them (as before: at its end, where its cursor
+  // changes): skipping its only part would reach no other lease, and an invocation that ends
+  // inside it is the coordinator's Errors alarm's.
+  const marks = c.segments > 1;
+  // What the last invocation's pass reached its part's end too late to collect: first, with the
+  // whole time (once: cut short again, or its invocation ended, given up until that part's next
+  // pass); then the round goes on in the same invocation
+  const owedPart = c.owedParts === undefined ? undefined : { index: c.owedPart ?? 0, total: c.owedParts };
+  let first = !owedPart && !c.owesIdentities; // no pass yet: the next has the whole invocation
+  if (!first && marks) await save(cursor(false)); // the debts cleared before they are paid
+  if (owedPart && !lostRace) {
+    const lease = `(the collection owed, part ${owedPart.index} of ${owedPart.total})`;
+    const r = await guard(lease, reconcileAll(deps, { segment: owedPart, collectOnly: true, deadline: stop, ...afterEach }));
+    // its scans unfinished: told as what that cost (its last error, UNSCANNED, replaced)
+    if (r?.unscanned) r.errors[r.errors.length - 1] = { lease, error: new Error(`${OUTLAST}: its owed collection given up until its next pass`) };
+    if (r) merge(merged, r);
   }
-  if (c.owesIdentities && !past()) {
-    first = false;
-    mergeCollected(merged, await collectIdentities(deps, { deadline: stop, ...afterEach }));
-  }
-  while (c.segment < c.segments && !past()) {
+  if (c.owesIdentities && !past() && !lostRace) mergeCollected(merged, await guard(UNSCANNED, collectIdentities(deps, { deadline: stop, ...afterEach })));
+  while (c.segment < c.segments && !past() && !lostRace) {
     const part = { index: c.segment, total: c.segments };
-    const r = await reconcileAll(deps, { segment: part, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...afterEach });
+    const of = `part ${part.index} of ${part.total})`;
+    const scans = `(the scans of ${of}`;
     const whole = first;
-    first = false;
-    if (r.unscanned) {
-      // its scans did not finish: the part is taken again at the next invocation, its first pass;
-      // a part whose scans outlast that twice in a row (`unscanned` once already) is skipped for the round, told
-      if (whole && c.unscanned) {
-        retell(r, `(part ${part.index} of ${part.total})`, `${OUTLAST}: skipped this round (twice in a row), its leases left to their streams and timers`);
-        merge(merged, r);
-        c.skipped = (c.skipped ?? 0) + 1;
+    const tries = c.unscanned ?? 0; // this part's attempts in a row that did not finish
+    let r: ReconcileAllResult | undefined;
+    if (tries < 2) {
+      first = false;
+      c.unscanned = tries + 1; // entered: cleared as its scans finish
+      if (marks && !(await save(cursor(false)))) break;
+      r = await guard(scans, reconcileAll(deps, { segment: part, ...(c.after === undefined ? {} : { after: c.after }), deadline: stop, ...afterEach }));
+      if (r && !r.unscanned) {
         delete c.unscanned;
+        merge(merged, r);
+        c.leases += r.reached;
+        if (r.stopped) {
+          if (r.stopped.after === undefined) delete c.after;
+          else c.after = r.stopped.after;
+          break;
+        }
+        // reached its part's end as the time ran out: its collection (a one-part round's: identities too)
+        // may have been cut short, owed to the next invocation's start
+        if (past()) owesPart = part;
         c.segment++;
         delete c.after;
         continue;
       }
-      if (whole) {
-        c.unscanned = 1;
-        retell(r, `(the scans of part ${part.index} of ${part.total})`, `${OUTLAST}: taken again at the next (skipped if again)`);
-      } else r.errors.pop(); // (begun late: no fault, the time ran out; the last error, the scans' own)
+    }
+    if (r) {
+      r.errors.pop(); // the scans' own (UNSCANNED): told below as what it cost
       merge(merged, r);
-      break;
+      if (!whole) {
+        // its scans begun late: no fault, the time ran out
+        c.unscanned = tries;
+        break;
+      }
     }
+    // unfinished: its scans outlast a whole invocation, it threw (told as itself), or an invocation
+    // ended inside it; the first time, taken again at the next invocation, first; the second in a
+    // row, skipped for the round, told
+    const skip = c.unscanned! > 1;
+    if (r || skip) merged.errors.push({ lease: skip ? `(${of}` : scans, error: new Error(`${r ? OUTLAST : 'its pass unfinished'}: ${skip ? SKIPPED : 'taken again at the next (skipped if again)'}`) });
+    if (!skip) break;
+    c.skipped = (c.skipped ?? 0) + 1;
     delete c.unscanned;
-    merge(merged, r);
-    c.leases += r.reached;
-    if (r.stopped) {
-      if (r.stopped.after === undefined) delete c.after;
-      else c.after = r.stopped.after;
-      break;
-    }
-    // reached its part's end as the time ran out: its collection (a one-part round's: identities too)
-    // may have been cut short, owed to the next invocation's start
-    if (past()) owesPart = part;
     c.segment++;
     delete c.after;
   }
   const done = c.segment >= c.segments;
-  const ageMs = deps.clock.now() - (c.roundStartedAt ?? startedAt);
-  if (done && c.segments > 1) {
-    // a part does not see every lease that names a session: expired identities are collected once a round, over all of them
-    if (!past()) mergeCollected(merged, await collectIdentities(deps, { deadline: stop, ...afterEach }));
-    if (past()) owesIdentities = true; // (none, or cut short)
+  if (done && marks) {
+    // a part does not see every lease that names a session: expired identities are collected once a
+    // round, over all of them; the round's end written first (a collection that ends its invocation
+    // is given up until the next round's end)
+    if (!past() && (await save(cursor(true)))) mergeCollected(merged, await guard(UNSCANNED, collectIdentities(deps, { deadline: stop, ...afterEach })));
+    owesIdentities = past(); // (none, or cut short)
   }
-  const leaderless = (c.leaderless ?? 0) + merged.leaderless.length;
-  const failures = (c.failures ?? 0) + merged.errors.length;
+  await save(cursor(done));
+  // after the cursor's write: one refused is counted
+  const { leaderless, failures } = counts();
   // a round that skipped a part counted none of its leases: as a round not yet done, the last round's
   // counts stand where larger; its own counts are kept as the last round's (not the larger: a part
   // skipped round after round would hold the fleet's highest count for ever), so the skipped part's
   // leases leave LeaderlessLeases a round on, its skip told in the failures each round
   const counted = done && !c.skipped;
   const gauges: RoundGauges = counted ? { leaderless, failures } : { leaderless: Math.max(leaderless, c.lastLeaderless ?? 0), failures: Math.max(failures, c.lastFailures ?? 0) };
-  const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs, lostRace: false, gauges };
+  const progress: RoundProgress = { segments: c.segments, invocations: c.invocations, leases: c.leases, done, ageMs: deps.clock.now() - (c.roundStartedAt ?? startedAt), lostRace, gauges };
   if (!done) progress.next = { segment: c.segment, after: c.after };
-  const owed = { ...(owesPart ? { owedPart: owesPart.index, owedParts: owesPart.total } : {}), ...(owesIdentities ? { owesIdentities: true as const } : {}) };
-  if (owesPart || owesIdentities) progress.owes = owed;
-  // a round that skipped a part counted short: its parts are kept (any other failure counts its lease)
-  const sized = segmentsFor(c.leases, opts.segmentLeases ?? TICK_DEFAULTS.segmentLeases);
-  const next: Omit<TickCursor, 'revision' | 'component' | 'name'> = done
-    ? { ...FIRST, segments: c.skipped ? Math.max(sized, c.segments) : sized, ...given({ lastLeaderless: leaderless, lastFailures: failures }), ...owed }
-    : {
-        segments: c.segments,
-        segment: c.segment,
-        leases: c.leases,
-        invocations: c.invocations,
-        ...given({ after: c.after, roundStartedAt: c.roundStartedAt, leaderless, failures, lastLeaderless: c.lastLeaderless, lastFailures: c.lastFailures, unscanned: c.unscanned, skipped: c.skipped }),
-        ...owed,
-      };
-  if (!sameCursor(was ? strip(was) : FIRST, next)) {
-    try {
-      await deps.ticks.write(read, { set: next, remove: (['after', 'roundStartedAt', 'leaderless', 'failures', 'lastLeaderless', 'lastFailures', 'owedPart', 'owedParts', 'owesIdentities', 'unscanned', 'skipped'] as const).filter((k) => !(k in next)) });
-    } catch (e) {
-      // another invocation moved the cursor first, or (a multi-Region table) another Region's tick
-      // was writing it at that moment (the last try not applied; an earlier try of the AWS SDK's may
-      // have landed, its answer lost: either position may stand)
-      if (e instanceof ConflictError || isReplicatedWriteConflict(e)) progress.lostRace = true; // whichever position stands, at worst a part is reconciled twice
-      else {
-        // refused (writes denied after a deploy, throttling past the SDK's retries): a failure like
-        // a reconcile's, told and counted, and the gauges still published; the next invocation goes
-        // on from the cursor as it was (at worst a slice reconciled twice)
-        merged.errors.push({ lease: '(the tick cursor)', error: e instanceof Error ? e : new Error(String(e)) });
-        gauges.failures++;
-      }
-    }
-  }
+  if (owesPart || owesIdentities) progress.owes = owes();
   merged.round = progress;
   return merged;
 }
@@ -265,15 +315,16 @@ async function readCursor(deps: CoordinatorDeps): Promise<TickCursorRead> {
 /** `o` without its absent or 0 fields: the cursor holds none. */
 const given = <T extends object>(o: T): { [K in keyof T]?: Exclude<T[K], undefined> } => Object.fromEntries(Object.entries(o).filter(([, v]) => v)) as { [K in keyof T]?: Exclude<T[K], undefined> };
 
-const strip = ({ revision: _r, component: _c, name: _n, ...rest }: TickCursor): Omit<TickCursor, 'revision' | 'component' | 'name'> => rest;
+const strip = ({ revision: _r, component: _c, name: _n, ...rest }: TickCursor): Cursor => rest;
 
-function sameCursor(a: Omit<TickCursor, 'revision' | 'component' | 'name'>, b: Omit<TickCursor, 'revision' | 'component' | 'name'>): boolean {
+function sameCursor(a: Cursor, b: Cursor): boolean {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]) as Set<keyof typeof a>;
   return [...keys].every((k) => a[k] === b[k]);
 }
 
-/** What collectIdentities did (at a round's end, or owed), into the invocation's result. */
-function mergeCollected(into: TickResult, g: Awaited<ReturnType<typeof collectIdentities>>): void {
+/** What collectIdentities did (at a round's end, or owed), into the invocation's result (none: it threw, told). */
+function mergeCollected(into: TickResult, g: Awaited<ReturnType<typeof collectIdentities>> | undefined): void {
+  if (!g) return;
   into.collectedIdentities.push(...g.collectedIdentities);
   into.invalid.push(...g.invalid);
   into.errors.push(...g.errors);
@@ -287,11 +338,9 @@ function mergeCollected(into: TickResult, g: Awaited<ReturnType<typeof collectId
 
 /** (A part's scans: its leases and candidates, and every identity row.) */
 const OUTLAST = 'its scans outlast an invocation';
+const SKIPPED = 'skipped this round (twice in a row), its leases left to their streams and timers';
 
-/** A pass whose scans were unfinished at its deadline, told as what that cost (`lease`: what it was a pass of): its last error, UNSCANNED, replaced. */
-function retell(r: ReconcileAllResult, lease: string, message: string): void {
-  r.errors[r.errors.length - 1] = { lease, error: new Error(message) };
-}
+const asError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
 
 function merge(into: TickResult, r: ReconcileAllResult): void {
   into.leases += r.leases;

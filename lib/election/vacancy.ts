@@ -1,5 +1,5 @@
 import type { Candidate } from '../schemas/candidate.js';
-import { processOf, processSessionComponents, sessionKey, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
+import { MAX_IDENTITY_LEASE_SECONDS, processOf, processSessionComponents, sessionKey, vouchesFor, type IdentityLease, type LeftTerm } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
 
@@ -293,9 +293,21 @@ export function vouchedCandidate(c: Candidate, row: Pick<IdentityLease, 'name' |
   return row.process !== undefined && row.process === processOf(c.identity) ? { ...c, renewTime: row.renewTime } : c;
 }
 
-/** A candidate not renewed for `staleAfterMs` no longer counts, and is collected (Kubernetes: 30 min). */
-export function isCandidateStale(c: Candidate, now: number, staleAfterMs: number): boolean {
-  return c.renewTime + staleAfterMs < now;
+/**
+ * Whether `renewTime` is later than any writer stamps, judged at `now`: more than a day (the longest
+ * lease, and far past any clock's error) and `skewMs` ahead. Read as written, such a stamp keeps its
+ * row for ever: a candidate's counts stale (isCandidateStale), an identity row's is timed as one
+ * that does not parse (lib/coordinator/identity-scan.ts).
+ */
+export const stampCannotBe = (renewTime: number, now: number, skewMs: number): boolean => renewTime > now + MAX_IDENTITY_LEASE_SECONDS * 1000 + skewMs;
+
+/**
+ * A candidate not renewed for `staleAfterMs` no longer counts, and is collected (Kubernetes: 30 min);
+ * nor does one whose stamp cannot be (stampCannotBe): a renewTime in the year 9999, valid, never went
+ * stale, so a dead worker's row so stamped counted live for ever (pinged as one, and never collected).
+ */
+export function isCandidateStale(c: Pick<Candidate, 'renewTime'>, now: number, staleAfterMs: number): boolean {
+  return c.renewTime + staleAfterMs < now || stampCannotBe(c.renewTime, now, 0);
 }
 
 export function liveCandidates(candidates: readonly Candidate[], now: number, staleAfterMs: number): Candidate[] {

@@ -12,9 +12,9 @@ export const MAX_CALL_BYTES = 256 * 1024;
  * other is started, and what is not published fails (PUBLISH_TIMEOUT), for the stream handlers to
  * defer to the timer queue. A healthy PutEvents answers in tens of milliseconds. Unbounded, an
  * EventBridge that accepted connections and never answered held a record 18.6 s (3 attempts here,
- * each the client's 3 tries of 2 s: lib/functions/requests.ts), past the margin a batch keeps
- * before its deadline (lib/functions/lambda.ts BATCH_DEADLINE_MARGIN_MS, 10 s), which counts on a
- * stuck request giving up within about 8 s: the record ran into the Lambda timeout and its batch
+ * each the client's 3 tries of 2 s then: lib/functions/requests.ts), past the margin a batch keeps
+ * before its deadline (lib/functions/lambda.ts BATCH_DEADLINE_MARGIN_MS, 10 s then), which counts
+ * on one stuck request giving up within it: the record ran into the Lambda timeout and its batch
  * ran again. Bounded, a record's publishing fits in that margin as one stuck request does.
  */
 export const PUBLISH_WITHIN_MS = 5_000;

@@ -4,7 +4,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
+import { BrokenLeaseError, identityGraceMs, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
 import { answeredLastPing, deleteHoldMs, heldAfterDelete, unmarkedHoldMs, type DeletedTermSessions } from '../election/decide.js';
 import { judgedOffNamed, judgingRow, marksTermEnded, type SessionStamp } from '../election/vacancy.js';
@@ -80,6 +80,13 @@ function leaseMetric(metrics: Metrics, lease: string, name: string, unit: Unit, 
 const singleMetrics = new WeakMap<Metrics, Metrics>();
 
 /**
+ * Refused rows a log line names, of a reconcile's, or of a tick's of each kind (candidate, identity,
+ * other); the rest only counted. Each named whole, 999 refused candidate rows of one lease (a
+ * worker may write them) made a 13.9 MB line of every reconcile of it, and 999 lines a tick.
+ */
+export const ROWS_LOGGED = 10;
+
+/**
  * Logs, measures and follows up one reconcile: an opened election gets its deadline timer (so it
  * finishes even if the last ack never comes), and an early timer is put back.
  */
@@ -88,8 +95,9 @@ export async function afterReconcile(deps: FunctionDeps, o: ReconcileOutcome, tr
   if (o.after) deps.wakes?.send(o.lease, o.after.revision);
   const d = o.decision;
   const log = { lease: o.lease, trigger, decision: d.kind, attempts: o.attempts };
-  // (the tick reports each such row once itself: reportTick)
-  if (o.invalidCandidates.length && trigger !== 'tick') deps.logger.warn('candidate rows that do not match the schema took no part', { ...log, invalid: o.invalidCandidates.map((i) => ({ key: i.key, error: i.error.message })) });
+  // (the tick reports such rows itself: reportTick); how many, and the first ROWS_LOGGED
+  if (o.invalidCandidates.length && trigger !== 'tick')
+    deps.logger.warn('candidate rows that do not match the schema took no part', { ...log, refused: o.invalidCandidates.length, invalid: o.invalidCandidates.slice(0, ROWS_LOGGED).map((i) => ({ key: i.key, error: i.error.message })) });
   if (o.attempts > 1) deps.metrics.addMetric(METRIC.conflicts, MetricUnit.Count, o.attempts - 1);
   switch (d.kind) {
     case 'openElection':
@@ -1125,7 +1133,7 @@ function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly
   const key = JSON.stringify({ component: { S: i.key['component'] }, name: { S: i.key['name'] } });
   const remedy = `rewrite it valid, or delete it (aws dynamodb delete-item --table-name ${deps.coordinator.identities.table} --key '${key}')`;
   const unstamped = i.error.fields.some((f) => f === 'renewTime' || f === 'leaseDurationSeconds');
-  const graceMs = deps.coordinator.config.identityGcGraceMs + deps.coordinator.config.clockSkewMs;
+  const graceMs = identityGraceMs(deps.coordinator.config);
   if (leases.length) {
     const alone = `${remedy}: the coordinator leaves lease${leases.length > 1 ? 's' : ''} ${leases.join(', ')} alone until then, judging no term by it`;
     // timed by the tick (lib/coordinator/refused-session.ts): deleted once unchanged long enough
@@ -1137,7 +1145,7 @@ function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly
   const until = timed?.deleteAfter !== undefined ? `after ${new Date(timed.deleteAfter).toISOString()}` : 'once it has seen it unchanged for a day (the longest lease) and clockSkewMs';
   return unstamped
     ? `${remedy}: its renewTime or leaseDurationSeconds does not parse, so it is not collected by them; no held lease names it, so left unchanged, the tick deletes it itself ${until} (by when anyone who renewed it has stopped)`
-    : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs (${graceMs / 1000} s), while no held lease or live candidate names it (a renewTime in epoch seconds never is)`;
+    : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and the larger of clockSkewMs and a row stamp's own error (${graceMs / 1000} s), while no held lease or live candidate names it (a renewTime in epoch seconds never is)`;
 }
 
 function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
@@ -1146,10 +1154,15 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   const told = new Set<Error>(r.broken.map((b) => b.error));
   const collected = new Set(r.collectedCandidates.map((c) => JSON.stringify([c.leaseName, c.name])));
   const collectedIdentities = new Set(r.collectedIdentities.map((c) => JSON.stringify([c.component, c.name])));
-  for (const i of r.invalid) {
+  // the first ROWS_LOGGED of each kind named, the others counted (first the identity rows held leases name: their terms are judged by no one)
+  const unjudged = new Set(r.unjudged.map((u) => JSON.stringify([u.key.component, u.key.name])));
+  const heldOn = (i: InvalidItem) => 'component' in i.key && unjudged.has(JSON.stringify([i.key['component'], i.key['name']]));
+  const refused = { candidate: 0, identity: 0, other: 0 };
+  const named = (kind: keyof typeof refused) => ++refused[kind] <= ROWS_LOGGED;
+  for (const i of [...r.invalid].sort((a, b) => Number(heldOn(b)) - Number(heldOn(a)))) {
     if (told.has(i.error)) continue;
     if ('leaseName' in i.key) {
-      if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']]))) {
+      if (!collected.has(JSON.stringify([i.key['leaseName'], i.key['name']])) && named('candidate')) {
         const timed = r.refusedCandidates.find((x) => x.key.leaseName === i.key['leaseName'] && x.key.name === i.key['name']);
         deps.logger.warn('candidate row does not match its schema: it takes no part in elections', { key: i.key, error: i.error.message, fix: refusedCandidateFix(deps, i, timed), ...(timed?.deleteAfter !== undefined ? { deleteAfter: new Date(timed.deleteAfter).toISOString() } : {}) });
       }
@@ -1157,7 +1170,7 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
       // the leases held on it: left alone, told here rather than as failed reconciles
       const leases = r.unjudged.filter((u) => u.key.component === i.key['component'] && u.key.name === i.key['name']).map((u) => u.term.lease).sort();
       const timed = r.refusedSessions.find((x) => x.key.component === i.key['component'] && x.key.name === i.key['name']);
-      if (!collectedIdentities.has(JSON.stringify([i.key['component'], i.key['name']])))
+      if (!collectedIdentities.has(JSON.stringify([i.key['component'], i.key['name']])) && named('identity'))
         deps.logger.warn('identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', {
           key: i.key,
           error: i.error.message,
@@ -1165,8 +1178,9 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
           fix: refusedIdentityFix(deps, i, leases, timed),
           ...(timed?.deleteAfter !== undefined ? { deleteAfter: new Date(timed.deleteAfter).toISOString() } : {}),
         });
-    } else deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
+    } else if (named('other')) deps.logger.warn('row does not match its schema; left alone', { key: i.key, error: i.error.message });
   }
+  for (const [kind, n] of Object.entries(refused)) if (n > ROWS_LOGGED) deps.logger.warn(`${kind} rows that do not match their schema: ${n}, the first ${ROWS_LOGGED} named above`, { refused: n });
   for (const x of r.refusedSessions) {
     if (!x.deleted) continue;
     if (x.leases.length) deps.logger.warn('a session row the schema refuses, unchanged for longer than the longest lease on it and clockSkewMs, was deleted: the terms on it are judged without it', { key: x.key, leases: x.leases, unchangedSince: new Date(x.unchangedSince!).toISOString() });

@@ -78,16 +78,17 @@ export interface BatchRun<R> {
  * the first, so every invocation moves its batch on). A record is a few requests one after another
  * (the lease's and its candidates' reads, a conditional write and its retry on a lost race, the
  * session mark, the events' publish, a timer), tens of milliseconds each from a healthy DynamoDB,
- * and the AWS SDK's default retries (3 attempts) add at most a few seconds on throttling: 10 s
- * covers that several times over and leaves the functions 50 s of their 60 s (lib/wiring.ts). One
- * request on a connection that never answers gives up after about 8 s (lib/functions/requests.ts:
- * 2 s a try, and the SDK's retries), within the margin; so does the events' publish, bounded at 5 s
- * whatever its calls and attempts (PUBLISH_WITHIN_MS, lib/events/publisher.ts: unbounded, an
- * EventBridge that never answered held a record 18.6 s), and after one publish meets an outage the
- * invocation's later records make no call (lib/functions/core.ts tryPublish). A record meeting
- * several stuck requests in a row still meets the deadline, which ends it with the invocation (see `batch`).
+ * and the AWS SDK's retries (4 tries on DynamoDB) add at most 7 s on throttling. Within the margin:
+ * one request on a connection that never answers, given up after about 20 s (lib/functions/requests.ts:
+ * 5 s a try, a worker's least bound); a record's half-dozen requests answered in 2.5 s each (a
+ * DynamoDB the workers ride out); the events' publish, bounded at 5 s whatever its calls and
+ * attempts (PUBLISH_WITHIN_MS, lib/events/publisher.ts: unbounded, an EventBridge that never
+ * answered held a record 18.6 s), and after one publish meets an outage the invocation's later
+ * records make no call (lib/functions/core.ts tryPublish). 25 s leaves the functions 35 s of their
+ * 60 s (lib/wiring.ts). A record meeting several stuck requests in a row still meets the deadline,
+ * which ends it with the invocation (see `batch`).
  */
-export const BATCH_DEADLINE_MARGIN_MS = 10_000;
+export const BATCH_DEADLINE_MARGIN_MS = 25_000;
 
 /** A record not started because the invocation had less than BATCH_DEADLINE_MARGIN_MS left: reported failed, run again by the event source's next delivery. */
 export class BatchDeadlineError extends Error {

@@ -102,6 +102,15 @@ export const CandidateItem = z.object({
 export type Candidate = z.infer<typeof CandidateItem>;
 
 /**
+ * The most bytes a candidate row may take as stored (ItemStore's rowBytes): one larger is refused,
+ * as one whose fields do not parse (collected once stale by its stamp). Every field at its limit,
+ * each character 3 bytes in UTF-8, is 98,940 bytes (test/stores/row-bounds.test.ts); the rest is
+ * room for a later version's fields, which `location`'s unknown keys are (dropped: a size bound, not
+ * `.strict()`, so that an older reader reads a newer writer's row; see MAX_LEASE_ROW_BYTES).
+ */
+export const MAX_CANDIDATE_ROW_BYTES = 160 * 1024;
+
+/**
  * What the coordinator's collection reads of a row CandidateItem refuses: its `renewTime`, and the
  * `session` it may live by. A row whose stamp does not parse is never collected.
  */

@@ -365,3 +365,14 @@ export const LeaseItem = z.object({
 });
 /** A row of the leases table as read: the holder, its term and fencing token, and the coordinator's notes on it. */
 export type Lease = z.infer<typeof LeaseItem>;
+
+/**
+ * The most bytes a lease row may take as stored (ItemStore's rowBytes): one larger is refused, as
+ * one whose fields do not parse. Every field at its limit, each character 3 bytes in UTF-8, is
+ * 122,003 bytes (test/stores/row-bounds.test.ts); the rest is room for a later version's fields. Its
+ * nested objects (election, vacancyReport, identityClaim) take keys they do not know, dropped, so
+ * that an older reader reads a newer writer's row; but not without end: a worker's identityClaim
+ * carrying 385 KB of them (IAM judges only a write's top-level names) was a valid row, read whole by
+ * every follower at every poll. A bound on size keeps what `.strict()` would break.
+ */
+export const MAX_LEASE_ROW_BYTES = 192 * 1024;

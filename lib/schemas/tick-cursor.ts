@@ -54,8 +54,10 @@ export const TickCursorItem = z
     owedParts: Int.min(1).max(MAX_SEGMENTS).optional(),
     owesIdentities: z.literal(true).optional(),
     /**
-     * Invocations in a row whose first pass, over part `segment`, did not finish its scans (absent:
-     * none): at the second the part is skipped for the round (lib/coordinator/tick.ts).
+     * Attempts in a row at part `segment` that did not finish (absent: none): its scans outlasting
+     * an invocation whose first pass it was, its pass throwing, or (a round of parts marks the
+     * attempt before its pass) its invocation ending inside it. At the second the part is skipped
+     * for the round (lib/coordinator/tick.ts).
      */
     unscanned: Int.min(1).optional(),
     /** Parts this round skipped so far: its counts leave their leases out (absent: none). */

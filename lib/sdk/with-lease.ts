@@ -655,7 +655,7 @@ async function runWithLease<T>(name: string, work: LeaseFn<T>, options: WithLeas
 /** `auto`: the lease's own strategy says NoCoordination, or nobody stands for it → first come, first served. */
 async function autoMode(client: DynamoDBClient, table: string, leaseName: string, lease: Lease | undefined): Promise<'coordinated' | 'NoCoordination'> {
   if (lease?.strategy === NO_COORDINATION) return 'NoCoordination';
-  const { candidates } = await new CandidateStore(client, table).list(leaseName);
+  const { candidates } = await new CandidateStore(client, table).list(leaseName, true);
   return candidates.length > 0 ? 'coordinated' : 'NoCoordination';
 }
 

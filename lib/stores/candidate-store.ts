@@ -1,6 +1,6 @@
 import { QueryCommand, UpdateItemCommand, paginateScan, type DynamoDBClient, type QueryCommandOutput } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { CandidateItem, type Candidate } from '../schemas/candidate.js';
+import { CandidateItem, MAX_CANDIDATE_ROW_BYTES, type Candidate } from '../schemas/candidate.js';
 import { RESERVED_FROM, isReservedName } from '../schemas/run-once.js';
 import { ConflictError, isConditionFailed, isReplicatedWriteConflict, retryOnConflict } from './errors.js';
 import { ItemStore, type InvalidItem, type Patch, type Read, type ScanOptions, type Scanned, rowOf } from './item-store.js';
@@ -56,7 +56,7 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
     /** list() reads no more than this many rows and one, then throws TooManyCandidatesError (the coordinator's). @default none */
     private readonly maxPerLease?: number,
   ) {
-    super({ client, table, keys: ['leaseName', 'name'], schema: CandidateItem, kind: 'candidate' });
+    super({ client, table, keys: ['leaseName', 'name'], schema: CandidateItem, kind: 'candidate', maxRowBytes: MAX_CANDIDATE_ROW_BYTES });
   }
 
   /** The row, strongly consistent unless `consistent` is false (half the read units) and the store is not strongReadsOnly; `signal` abandons it. */
@@ -71,22 +71,24 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
   /**
    * The lease's candidates: its partition below the reserved names, so its run-once rows are not
    * even read. With `maxPerLease`, no more than that many rows and one are read: more is a
-   * TooManyCandidatesError.
+   * TooManyCandidatesError. With `first`, only up to the first candidate (a row its schema takes,
+   * stale or not), a row then 25 a page: whether there is one (withLease's `auto`), not every row.
    */
-  async list(leaseName: string): Promise<CandidateList> {
+  async list(leaseName: string, first = false): Promise<CandidateList> {
     const max = this.maxPerLease ?? Infinity;
     const out: CandidateList = { candidates: [], invalid: [] };
     let seen = 0;
     let r: QueryCommandOutput | undefined;
     do {
       r = await this.client.send(
-        new QueryCommand({ TableName: this.table, KeyConditionExpression: 'leaseName = :pk AND #n < :below', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: marshall({ ':pk': leaseName, ':below': RESERVED_FROM }), ConsistentRead: true, Limit: this.maxPerLease && max + 1 - seen, ExclusiveStartKey: r?.LastEvaluatedKey }),
+        new QueryCommand({ TableName: this.table, KeyConditionExpression: 'leaseName = :pk AND #n < :below', ExpressionAttributeNames: { '#n': 'name' }, ExpressionAttributeValues: marshall({ ':pk': leaseName, ':below': RESERVED_FROM }), ConsistentRead: true, Limit: first ? (r ? 25 : 1) : this.maxPerLease && max + 1 - seen, ExclusiveStartKey: r?.LastEvaluatedKey }),
       );
       for (const raw of r.Items ?? []) {
         const p = this.tryParse(rowOf(raw));
         if (p.ok) out.candidates.push(p.item);
         else out.invalid.push(p.invalid);
         if (++seen > max) throw new TooManyCandidatesError(leaseName, seen);
+        if (first && p.ok) return out;
       }
     } while (r.LastEvaluatedKey);
     return out;
@@ -115,17 +117,38 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
    * Asks a candidate to acknowledge an election: stamps `pingTime`. Depends on nothing read, so
    * it is conditioned on the candidate still existing and not yet being pinged for this election
    * (a concurrent ack or renewal must not make it fail). False when the candidate is gone or
-   * already pinged.
+   * already pinged. Its answer is only that: no row (a reconcile's pings are up to PER_LEASE_IN_FLIGHT
+   * of a lease's at once, each row up to MAX_CANDIDATE_ROW_BYTES, which were sent back whole and
+   * parsed, for nobody to read).
    */
   async ping(leaseName: string, name: string, pingTime: number): Promise<boolean> {
+    this.checkSet({ leaseName, name }, { pingTime });
     // removes the renewal mark: the renewal that answers this ping goes from no mark to 1, which
     // the candidate stream's filter delivers (lib/wiring.ts CANDIDATE_STREAM_FILTERS)
-    const pinged = await this.updateIf({ leaseName, name }, { set: { pingTime }, remove: ['renewalMark'] }, {
-      expression: 'attribute_not_exists(#ping) OR #ping < :ping',
-      names: { '#ping': 'pingTime' },
-      values: { ':ping': pingTime },
+    return this.landed({ leaseName, name }, 'SET #ping = :ping REMOVE #mark', 'attribute_not_exists(#ping) OR #ping < :ping', { '#ping': 'pingTime', '#mark': 'renewalMark' }, { ':ping': pingTime });
+  }
+
+  /**
+   * `update` and a raise of the revision by one, if the row exists and `condition` holds: whether it
+   * landed, and nothing more. DynamoDB sends back no row, landed or refused (no ReturnValues, no
+   * ReturnValuesOnConditionCheckFailure), so none is parsed or kept.
+   */
+  private landed(key: { leaseName: string; name: string }, update: string, condition: string, names: Record<string, string>, values: Record<string, unknown>): Promise<boolean> {
+    const write = new UpdateItemCommand({
+      TableName: this.table,
+      Key: marshall(key),
+      UpdateExpression: `${update} ADD #rev :one`,
+      ConditionExpression: `attribute_exists(#pk) AND (${condition})`,
+      ExpressionAttributeNames: { '#pk': 'leaseName', '#rev': 'revision', ...names },
+      ExpressionAttributeValues: marshall({ ':one': 1, ...values }),
     });
-    return pinged !== undefined;
+    return this.client.send(write).then(
+      () => true,
+      (e: unknown) => {
+        if (isConditionFailed(e)) return false;
+        throw e;
+      },
+    );
   }
 
   /**
@@ -182,13 +205,7 @@ export class CandidateStore extends ItemStore<typeof CandidateItem> {
 
   /** Takes back a ping whose election closed before it could be answered (decide.ts `pingsToWithdraw`): only that ping, if still unanswered. */
   async withdrawPing(leaseName: string, name: string, pingTime: number): Promise<boolean> {
-    return (
-      (await this.updateIf({ leaseName, name }, { remove: ['pingTime'] }, {
-        expression: '#ping = :ping AND (attribute_not_exists(#acked) OR #acked < :ping)',
-        names: { '#ping': 'pingTime', '#acked': 'ackedPingTime' },
-        values: { ':ping': pingTime },
-      })) !== undefined
-    );
+    return this.landed({ leaseName, name }, 'REMOVE #ping', '#ping = :ping AND (attribute_not_exists(#acked) OR #acked < :ping)', { '#ping': 'pingTime', '#acked': 'ackedPingTime' }, { ':ping': pingTime });
   }
 
   /**

@@ -112,8 +112,18 @@ export class IdentityStore extends ItemStore<typeof IdentityLeaseItem> {
   }
 
   /** The row of `component` named `name` as stored, unparsed (a consistent read; undefined: none): a row the schema refuses, as the coordinator times it (lib/coordinator/refused-session.ts). */
-  async readRow(component: string, name: string): Promise<Record<string, unknown> | undefined> {
-    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ component, name }), ConsistentRead: true }));
+  readRow(component: string, name: string): Promise<Record<string, unknown> | undefined> {
+    return this.rowAt({ component, name });
+  }
+
+  /**
+   * Of the row of `component` named `name`, only `fields`, as stored, unparsed (a consistent read
+   * projected on them; undefined: no row): the read units are the whole row's, the answer only
+   * those fields, whatever the row holds besides (lib/coordinator/vouched.ts readSessions).
+   */
+  async readFields(component: string, name: string, fields: readonly string[]): Promise<Record<string, unknown> | undefined> {
+    const names = Object.fromEntries(fields.map((f) => [`#${f}`, f]));
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall({ component, name }), ConsistentRead: true, ProjectionExpression: Object.keys(names).join(), ExpressionAttributeNames: names }));
     return r.Item && rowOf(r.Item);
   }
 

@@ -9,8 +9,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { RowPatch } from '../schemas/common.js';
 import { marshall, NumberValueImpl, unmarshall } from '@aws-sdk/util-dynamodb';
+import { createHash } from 'node:crypto';
 import type * as z from 'zod';
-import { ValidationError, issuesOf, parse, type FieldIssue } from '../schemas/validation.js';
+import { MAX_KEY, ValidationError, cut, issuesOf, parse, type FieldIssue } from '../schemas/validation.js';
 import { ConflictError, isConditionFailed } from './errors.js';
 
 /**
@@ -111,17 +112,61 @@ export interface ItemStoreOptions<S extends z.ZodType> {
   schema: S;
   /** What an item is called in messages, e.g. `lease`. */
   kind: string;
+  /** The most bytes a valid row takes (rowBytes; lib/schemas): a row over it is refused. @default none but DynamoDB's 400 KB */
+  maxRowBytes?: number;
 }
 
 const RESERVED_SET = new Set(['revision']);
 /**
- * Rows as DynamoDB returned them (their JSON text) and what they parsed to, per schema: a row is
- * parsed once per revision however often it is read, by any store of the process — every follower
- * polls an unchanged lease. The items are shared, and nothing changes them (a write builds a new one).
+ * Rows as DynamoDB returned them and what they parsed to: a row is parsed once per revision however
+ * often it is read, by any store of the process — every follower polls an unchanged lease. One entry
+ * per row (its kind, which one schema reads, table and key): a digest of its JSON text (revision
+ * included: a write that leaves the revision alone, an operator's, is parsed again), the item, and
+ * the text's length and the key's, the entry's size. The items are shared, and nothing changes them
+ * (a write builds a new one). Kept by size: a row of over MAX_PARSED_ROW_TEXT is parsed at each read
+ * and not kept, and past PARSED_ROWS_TEXT in all the least recently read go. (Keyed by the text
+ * itself, 1,024 rows a schema, a worker rewriting one lease's identityClaim with 385 KB of extra
+ * keys, which the schema drops, left 2.3 MB in every follower at each rewrite, read never again: 256
+ * MB ran out after ~105.)
  */
-const parsedRows = new WeakMap<z.ZodType, Map<string, unknown>>();
-/** Rows kept parsed per schema: more than the rows a process reads over and over. */
-const PARSED_ROWS_KEPT = 1024;
+const parsedRows = new Map<string, { readonly digest: string; readonly size: number; readonly item: unknown }>();
+let parsedText = 0;
+/** The longest row text kept parsed: far more than a lease or candidate row as its workers write it (a few KB). */
+const MAX_PARSED_ROW_TEXT = 64 * 1024;
+/** Row text kept parsed in all: more than the rows a process reads over and over. */
+const PARSED_ROWS_TEXT = 8 * 1024 * 1024;
+
+/** What the parsed rows' cache holds: its rows, and their text's characters (for tests). */
+export const parsedRowsHeld = (): { rows: number; chars: number } => ({ rows: parsedRows.size, chars: parsedText });
+
+/**
+ * At least what DynamoDB counts a row (as rowOf gave it) at, by its "item size" rules: each name and
+ * string in UTF-8, a number at most 21, a list, map or set 3 and 1 a member (a list's index counted
+ * as a name).
+ */
+export function rowBytes(v: unknown): number {
+  if (typeof v === 'string') return Buffer.byteLength(v);
+  if (typeof v !== 'object' || v === null || v instanceof NumberValueImpl) return 21;
+  if (ArrayBuffer.isView(v)) return v.byteLength;
+  let n = 3;
+  for (const [k, e] of Object.entries(v instanceof Set ? [...v] : v)) n += 1 + Buffer.byteLength(k) + rowBytes(e);
+  return n;
+}
+
+/**
+ * A key value as messages and logs show it (describe, InvalidItem as JSON): whole when it may be a
+ * valid row's (a name: 253 printable characters at most), else cut to MAX_KEY. Uncut, 999 refused
+ * candidate rows named with 1,024 control characters (6 each in JSON) made a 13.9 MB log line of
+ * every reconcile of their lease.
+ */
+const shownKey = (v: unknown): unknown => (typeof v !== 'string' || /^[ -~]{0,253}$/.test(v) ? v : cut(v, MAX_KEY));
+
+/**
+ * `key`, written by JSON as `shown`: an InvalidItem's key holds the row's key as stored (the tick
+ * times and deletes the row by it), and a log line shows it as messages do (shownKey). Its toJSON a
+ * closure of these two alone: one made in tryParse held the whole row.
+ */
+const showing = (key: Record<string, unknown>, shown: Record<string, unknown>): Record<string, unknown> => Object.defineProperty(key, 'toJSON', { value: () => shown });
 
 /**
  * Shared mechanics of the three stores: reads parsed by the item's zod schema, and writes
@@ -133,6 +178,7 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
   private readonly keys: readonly string[];
   private readonly schema: S;
   private readonly kind: string;
+  private readonly maxRowBytes: number | undefined;
 
   constructor(opts: ItemStoreOptions<S>) {
     this.client = opts.client;
@@ -140,15 +186,19 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     this.keys = opts.keys;
     this.schema = opts.schema;
     this.kind = opts.kind;
+    this.maxRowBytes = opts.maxRowBytes;
   }
 
   describe(key: Record<string, unknown>): string {
-    return `${this.kind} ${this.keys.map((k) => JSON.stringify(key[k])).join('/')} in table ${this.table}`;
+    return `${this.kind} ${this.keys.map((k) => JSON.stringify(shownKey(key[k]))).join('/')} in table ${this.table}`;
   }
 
-  /** Parses a raw (unmarshalled) item; throws ValidationError naming the item and its bad fields. */
+  /** Parses a raw (unmarshalled) item; throws ValidationError naming the item and its bad fields, or, its fields valid, its size over maxRowBytes. */
   parseItem(raw: Record<string, unknown>): z.output<S> {
-    return parse(this.schema, raw, () => this.describe(raw));
+    const item = parse(this.schema, raw, () => this.describe(raw));
+    const bytes = this.maxRowBytes ? rowBytes(raw) : 0;
+    if (bytes > this.maxRowBytes!) throw new ValidationError(this.describe(raw), [{ field: '(root)', message: `is ${bytes} bytes: a valid ${this.kind} row is at most ${this.maxRowBytes}` }]);
+    return item;
   }
 
   /**
@@ -177,7 +227,8 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
       return { ok: true, item: this.parseItem(raw), row: raw };
     } catch (e) {
       if (!(e instanceof ValidationError)) throw e;
-      return { ok: false, invalid: { key: Object.fromEntries(this.keys.map((k) => [k, raw[k]])), error: e }, row: raw };
+      const key = showing(Object.fromEntries(this.keys.map((k) => [k, raw[k]])), Object.fromEntries(this.keys.map((k) => [k, shownKey(raw[k])])));
+      return { ok: false, invalid: { key, error: e }, row: raw };
     }
   }
 
@@ -193,16 +244,30 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
     return { key, item, revision: item.revision };
   }
 
+  /** The row at `key` as stored, unparsed (a consistent read; undefined: none): a row the schema refuses, read again whole to write against it (lib/coordinator/refused-session.ts). */
+  async rowAt(key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
+    const r = await this.client.send(new GetItemCommand({ TableName: this.table, Key: marshall(key), ConsistentRead: true }));
+    return r.Item && rowOf(r.Item);
+  }
+
   /** Parses a row as DynamoDB returned it, once per content (parsedRows); throws ValidationError as parseItem does. */
   protected parseRow(row: Record<string, AttributeValue>): z.output<S> {
-    let parsed = parsedRows.get(this.schema);
-    if (!parsed) parsedRows.set(this.schema, (parsed = new Map()));
+    const key = JSON.stringify([this.kind, this.table, ...this.keys.map((k) => row[k]?.S)]);
     const text = JSON.stringify(row);
-    if (parsed.has(text)) return parsed.get(text) as z.output<S>;
-    const item = this.parseItem(rowOf(row));
-    if (parsed.size >= PARSED_ROWS_KEPT) parsed.clear();
-    parsed.set(text, item);
-    return item;
+    const was = parsedRows.get(key);
+    if (was) (parsedRows.delete(key), (parsedText -= was.size)); // (kept again below, as the most recently read)
+    const digest = text.length <= MAX_PARSED_ROW_TEXT && createHash('sha256').update(text).digest('base64');
+    const item = was && was.digest === digest ? was.item : this.parseItem(rowOf(row));
+    if (digest) {
+      parsedRows.set(key, { digest, size: key.length + text.length, item });
+      parsedText += key.length + text.length;
+      for (const [k, e] of parsedRows) {
+        if (parsedText <= PARSED_ROWS_TEXT) break;
+        parsedRows.delete(k);
+        parsedText -= e.size;
+      }
+    }
+    return item as z.output<S>;
   }
 
   /**

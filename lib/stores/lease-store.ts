@@ -1,6 +1,6 @@
 import { UpdateItemCommand, paginateQuery, paginateScan, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { LeaseItem, type Election, type Lease } from '../schemas/lease.js';
+import { LeaseItem, MAX_LEASE_ROW_BYTES, type Election, type Lease } from '../schemas/lease.js';
 import { nextFencingToken } from '../schemas/fencing-token.js';
 import { HOLDER_FIELDS, type HolderLoss, type Platform } from '../schemas/platform.js';
 import { HOLDER_PLATFORM_INDEX } from '../tables.js';
@@ -159,7 +159,7 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
     /** Every read strongly consistent, whatever a caller asks (multi-Region strongly consistent tables). */
     private readonly strongReadsOnly = false,
   ) {
-    super({ client, table, keys: ['name'], schema: LeaseItem, kind: 'lease' });
+    super({ client, table, keys: ['name'], schema: LeaseItem, kind: 'lease', maxRowBytes: MAX_LEASE_ROW_BYTES });
   }
 
   /**

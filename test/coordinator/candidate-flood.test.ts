@@ -208,8 +208,8 @@ it('the sessions a lease\'s candidates name are read at most 25 at a time, every
   let inFlight = 0;
   let most = 0;
   const names = new Set<string>();
-  const read = d.identities.read.bind(d.identities);
-  d.identities.read = async (...a) => {
+  const read = d.identities.readFields.bind(d.identities);
+  d.identities.readFields = async (...a) => {
     most = Math.max(most, ++inFlight);
     names.add(a[1]);
     try {

@@ -345,7 +345,7 @@ describe("an identity row the schema refuses (a foreign or older writer's)", () 
       ['identity row does not match its schema: a term held on it is judged by no one, and it vouches for no candidate', {
         key: { component: 'refused-identities', name: 'fresh' },
         error: expect.stringMatching(/acquireTime/),
-        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"refused-identities"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and clockSkewMs \(1 s\), while no held lease or live candidate names it \(a renewTime in epoch seconds never is\)$/),
+        fix: expect.stringMatching(/^rewrite it valid, or delete it \(aws dynamodb delete-item --table-name \S+ --key '\{"component":\{"S":"refused-identities"\},"name":\{"S":"fresh"\}\}'\); left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and the larger of clockSkewMs and a row stamp's own error \(1 s\), while no held lease or live candidate names it \(a renewTime in epoch seconds never is\)$/),
       }],
     ]);
     // (before: "… so it is never collected", every tick for ever; now timed: test/functions/broken-session.test.ts)
