@@ -107,9 +107,9 @@ async function main(): Promise<number> {
       // the same signal again at once is the first one's echo, not a second Ctrl-C (before: one Ctrl-C
       // often ended it at once, unstopped): SIGNAL_ECHO_MS. The shell and the kernel may each send a
       // SIGHUP as the terminal closes: a second is no second Ctrl-C either
-      const echo = first?.signal === signal && performance.now() - first.at < SIGNAL_ECHO_MS;
+      const echo = first?.signal === signal && systemClock.monotonic() - first.at < SIGNAL_ECHO_MS;
       if (ended === undefined) {
-        first = { signal, at: performance.now() };
+        first = { signal, at: systemClock.monotonic() };
         end({ why: signal, signal });
       } else if (signal !== 'SIGHUP' && !echo) process.exit(128 + constants.signals[signal]);
     });

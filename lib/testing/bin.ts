@@ -180,17 +180,17 @@ let stopping = false;
  * A person presses Ctrl-C again later than this.
  */
 const SIGNAL_ECHO_MS = 1_000;
-/** The signal that began the stop, and when (performance.now()). */
+/** The signal that began the stop, and when (systemClock.monotonic()). */
 let stoppedBy: { signal: string; at: number } | undefined;
 /** Stops, then exits with `code`: 0 at Ctrl-C, 1 once the lock is another's (this one must not run on: the other handles every record and tick now). */
 const stop = (why: string, code: number) => {
   if (stopping) {
     // the first signal's echo: the stop under way goes on (before: one Ctrl-C often ended it at once, unstopped, its lock left)
-    if (stoppedBy?.signal === why && performance.now() - stoppedBy.at < SIGNAL_ECHO_MS) return;
+    if (stoppedBy?.signal === why && systemClock.monotonic() - stoppedBy.at < SIGNAL_ECHO_MS) return;
     process.exit(130); // a second Ctrl-C: at once
   }
   stopping = true;
-  if (why === 'SIGINT' || why === 'SIGTERM') stoppedBy = { signal: why, at: performance.now() };
+  if (why === 'SIGINT' || why === 'SIGTERM') stoppedBy = { signal: why, at: systemClock.monotonic() };
   void local.stop().then(
     () => {
       console.log(`stopped (${why})`);
