@@ -228,7 +228,8 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
       // every lease named: leases named alike but for case have one record, one lease's at a time (lib/discovery/apply.ts)
       if (!s.leaseNames && this.recordName.includes(LEASE_PLACEHOLDER))
         // an info, not a warning: the function keeps such leases apart, and `cdk synth --strict` must not fail on a default
-        Annotations.of(this).addInfo(
+        Annotations.of(this).addInfoV2(
+          '@conclave/cdk:discoveryLeaseNameCase',
           `leaderDiscovery.route53 names every lease (no leaseNames): DNS names ignore case, so leases whose names differ only in case (Orders, orders) have one record, written for one of them at a time (the other's leader is not named, an error in the ${DISCOVERY_FUNCTION.name} function's log). Keep lease names unique ignoring case, or give leaseNames.`,
         );
     }

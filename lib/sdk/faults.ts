@@ -67,10 +67,23 @@ const NO_CREDENTIALS = new Set(['CredentialsProviderError', 'TokenProviderError'
 const namedNoCredentials = new WeakSet<Error>();
 /** `e` (NO_CREDENTIALS) named with `subject`, what to check (`whose` credentials), and `then`; the AWS SDK's own name kept, so code that tells it by name still does. */
 function noCredentials(subject: string, e: Error, whose: string, then: string): Error {
-  const named = new Error(`${subject}: the AWS SDK has no valid credentials (${e.name}: ${e.message}): check ${whose} credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login); ${then}`, { cause: e });
+  const named = new Error(`${subject}: the AWS SDK has no valid credentials (${e.name}: ${e.message}): ${credentialSourceFix(e, whose)}; ${then}`, { cause: e });
   named.name = e.name;
   namedNoCredentials.add(named);
   return named;
+}
+
+/** Where it gets them from, set for a container (ECS, EKS Pod Identity): the default chain asks it. */
+const CONTAINER_CREDENTIALS = ['AWS_CONTAINER_CREDENTIALS_FULL_URI', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI'];
+/**
+ * What to check for credentials not found (noCredentials): the endpoint the provider could not
+ * reach, where its message says a connection failed or a container's endpoint is set (the default
+ * chain on ECS says only "Could not load credentials from any providers"); else the usual sources.
+ */
+function credentialSourceFix(e: Error, whose: string): string {
+  const container = CONTAINER_CREDENTIALS.find((k) => process.env[k]);
+  if (!container && !/ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|socket hang up/.test(e.message)) return `check ${whose} credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login)`;
+  return `${container ? `${container} is set: ` : ''}check that the endpoint the credentials come from answers this process (the container's or the instance's metadata endpoint: a task or instance role given? IMDSv2's hop limit of 1 stops a container on an instance; or STS, SSO: the network path, a proxy)`;
 }
 
 /**

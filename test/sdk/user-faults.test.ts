@@ -107,6 +107,32 @@ describe('credentials that expire mid-term, then come back', () => {
     expect(state.v).toBe('resolved');
   });
 
+  it.each([
+    ['its provider could not connect (fromHttp: "connect ECONNREFUSED")', 'Error: connect ECONNREFUSED 127.0.0.1:1', undefined],
+    ["the default chain on ECS (AWS_CONTAINER_CREDENTIALS_FULL_URI set): the chain's bare message", 'Could not load credentials from any providers', 'http://127.0.0.1:1/creds'],
+  ])('credentials not loaded because %s: the advice names the endpoint to reach, not an SSO login (a user from outside, 2026-12-07)', async (_, message, uri) => {
+    vi.stubEnv('AWS_CONTAINER_CREDENTIALS_FULL_URI', uri);
+    try {
+      const sim = await Sim.create({});
+      const errors: Error[] = [];
+      const e = sim.elector('lone', { leaseName: L, mode: 'NoCoordination', ...CLIENT_GO }, { errors });
+      await sim.until('it leads', () => e.elector.isLeader(), 30_000);
+      e.machine.fault = () => Object.assign(new Error(message), { name: 'CredentialsProviderError', tryNextLink: false });
+      await sim.run(10_000);
+      expect(errors.length).toBeGreaterThanOrEqual(1);
+      // before: "check the worker's credentials (its role, AWS_PROFILE or the environment; an SSO session may need a new login)"
+      for (const x of errors) {
+        expect(x.name).toBe('CredentialsProviderError');
+        expect(x.message).toContain(`(CredentialsProviderError: ${message}): ${uri ? 'AWS_CONTAINER_CREDENTIALS_FULL_URI is set: ' : ''}check that the endpoint the credentials come from answers this process`);
+        expect(x.message).not.toContain('SSO session');
+      }
+      e.machine.fault = undefined;
+      await e.stop();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('a client with no region (the AWS SDK\'s bare "Region is missing", nothing sent): each try is reported naming the elector, the region and where to give it', async () => {
     const sim = await Sim.create({});
     const errors: Error[] = [];
