@@ -17,6 +17,7 @@ import { MAX_REFUSED_ATTRIBUTES } from '../coordinator/refused-session.js';
 import { BrokenLeaseError, reportInvalid, snapshot, type Snapshot } from './read.js';
 import { byName, leaseNames, pastNames, pingOf, placeOf, preferenceOf, priorityOf } from './views.js';
 import { listVouched } from '../coordinator/vouched.js';
+import { identityGraceMs } from '../coordinator/identity-scan.js';
 
 const ELECTED_BY: Record<ElectedBy, string> = {
   coordinator: 'the coordinator',
@@ -151,7 +152,7 @@ function deletionLine(d: RefusedRowDeletion, now: number, config: ElectionConfig
   if (d.kind === 'expires') {
     const after = new Date(d.deleteAfter).toISOString();
     if (now > d.deleteAfter) return `due since ${after} (${relative(d.deleteAfter, now)}), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end, or the next invocation's start where the round ran out of time), if no held lease or live candidate names it and its stamp is unchanged`;
-    return `by the coordinator's tick after ${after} (${relative(d.deleteAfter, now)}), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (${relative(d.renewTime, now)}, ${new Date(d.renewTime).toISOString()}) + its leaseDurationSeconds (${span(d.leaseDurationSeconds * 1000)}) + identityGcGraceMs (${span(config.identityGcGraceMs)}) + clockSkewMs (${span(config.clockSkewMs)}); no held lease names the row, so the tick does not time it by a sighting`;
+    return `by the coordinator's tick after ${after} (${relative(d.deleteAfter, now)}), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (${relative(d.renewTime, now)}, ${new Date(d.renewTime).toISOString()}) + its leaseDurationSeconds (${span(d.leaseDurationSeconds * 1000)}) + identityGcGraceMs (${span(config.identityGcGraceMs)}) + the larger of clockSkewMs and a row stamp's own error (${span(identityGraceMs(config) - config.identityGcGraceMs)}); no held lease names the row, so the tick does not time it by a sighting`;
   }
   const longest =
     d.on === 'named'

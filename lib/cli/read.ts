@@ -15,6 +15,7 @@ import { sessionOf, type RefusedRowDeletion, type SessionSeen, type SessionsSeen
 import { byName, namerOf } from './views.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from '../coordinator/vouched.js';
 import { heldOnRefusedMs, refusedDeletion, termsOnRefused } from '../coordinator/refused-session.js';
+import { identityGraceMs } from '../coordinator/identity-scan.js';
 
 async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
   const items: T[] = [];
@@ -318,7 +319,7 @@ async function refusedRowDeletion(ctx: CliContext, name: string): Promise<Refuse
   const stamp = named.length ? undefined : IdentityStamp.safeParse(row);
   if (stamp?.success) {
     const { renewTime, leaseDurationSeconds } = stamp.data;
-    return { kind: 'expires', renewTime, leaseDurationSeconds, deleteAfter: renewTime + leaseDurationSeconds * 1000 + ctx.config.identityGcGraceMs + ctx.config.clockSkewMs };
+    return { kind: 'expires', renewTime, leaseDurationSeconds, deleteAfter: renewTime + leaseDurationSeconds * 1000 + identityGraceMs(ctx.config) };
   }
   const { on, terms } = termsOnRefused(row, named, held);
   const holdMs = heldOnRefusedMs(terms, row);

@@ -30,7 +30,7 @@
  */
 import type { Clock } from '../clock.js';
 import { isIdentityExpired, namesTerm, stampCannotBe } from '../election/vacancy.js';
-import type { ElectionConfig } from '../schemas/config.js';
+import { electionConfig, type ElectionConfig } from '../schemas/config.js';
 import { IdentityStamp, isSessionComponent, processOf, processSessionComponents, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import type { Lease } from '../schemas/lease.js';
 import type { IdentityStore } from '../stores/identity-store.js';
@@ -105,13 +105,27 @@ function refusedFacts(row: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
+ * How far from DynamoDB's time the SDK may stamp a heartbeat's or a session's row: it stamps one only
+ * while it knows that time within the default clockSkewMs (lib/sdk/server-clock.ts' stampNow),
+ * whatever clockSkewMs this coordinator is configured with.
+ */
+const ROW_STAMP_ERROR_MS = electionConfig().clockSkewMs;
+
+/**
+ * What an identity row is allowed past its renewTime and leaseDurationSeconds before it is collected:
+ * identityGcGraceMs, and the larger of clockSkewMs and the stamp's own error (ROW_STAMP_ERROR_MS), so
+ * that a clockSkewMs set below that error never collects a row its writer still counts live.
+ */
+export const identityGraceMs = (config: ElectionConfig): number => config.identityGcGraceMs + Math.max(config.clockSkewMs, ROW_STAMP_ERROR_MS);
+
+/**
  * Scans every identity row, keeping what `needs` calls for (see the module's comment). Undefined
  * when `stop()` before the scan's end.
  */
 export async function scanIdentities(deps: { identities: IdentityStore; clock: Clock; config: ElectionConfig }, needs: IdentityNeeds, stop: () => boolean): Promise<IdentityScan | undefined> {
   const readAt = deps.clock.now();
   const skewMs = deps.config.clockSkewMs;
-  const graceMs = deps.config.identityGcGraceMs + skewMs;
+  const graceMs = identityGraceMs(deps.config);
   const leases = needs.leases ?? new Map<string, Lease | undefined>();
   const named = new Set<string | undefined>(needs.sessions);
   // each held term's holder's process with each partition it keeps its sessions in (processSessionComponents), and those partitions

@@ -21,7 +21,7 @@ import { TickStore } from '../stores/tick-store.js';
 import { mapLimit } from '../util/pool.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from './vouched.js';
 import { REFUSED_SEEN, RefusedSummary, heldOnRefusedMs, refusedSessionStep, termsOnRefused, type RefusedSessionStep } from './refused-session.js';
-import { scanIdentities, stampOf, type RefusedIdentity, type RefusedRead, type RefusedRow } from './identity-scan.js';
+import { identityGraceMs, scanIdentities, stampOf, type RefusedIdentity, type RefusedRead, type RefusedRow } from './identity-scan.js';
 
 export interface CoordinatorDeps {
   leases: LeaseStore;
@@ -961,20 +961,6 @@ interface Garbage {
   identities?: IdentityLease[];
   refusedIdentities?: RefusedIdentity[];
 }
-
-/**
- * How far from DynamoDB's time the SDK may stamp a heartbeat's or a session's row: it stamps one only
- * while it knows that time within the default clockSkewMs (lib/sdk/server-clock.ts' stampNow),
- * whatever clockSkewMs this coordinator is configured with.
- */
-const ROW_STAMP_ERROR_MS = electionConfig().clockSkewMs;
-
-/**
- * What an identity row is allowed past its renewTime and leaseDurationSeconds before it is collected:
- * identityGcGraceMs, and the larger of clockSkewMs and the stamp's own error (ROW_STAMP_ERROR_MS), so
- * that a clockSkewMs set below that error never collects a row its writer still counts live.
- */
-export const identityGraceMs = (config: ElectionConfig): number => config.identityGcGraceMs + Math.max(config.clockSkewMs, ROW_STAMP_ERROR_MS);
 
 async function collectGarbage(deps: CoordinatorDeps, garbage: Garbage, result: Partial<Pick<ReconcileAllResult, 'collectedCandidates' | 'collectedIdentities' | 'errors'>>, past: () => boolean): Promise<void> {
   const now = deps.clock.now();

@@ -4,7 +4,8 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
-import { BrokenLeaseError, identityGraceMs, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
+import { identityGraceMs } from '../coordinator/identity-scan.js';
+import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
 import { answeredLastPing, deleteHoldMs, heldAfterDelete, unmarkedHoldMs, type DeletedTermSessions } from '../election/decide.js';
 import { judgedOffNamed, judgingRow, marksTermEnded, type SessionStamp } from '../election/vacancy.js';

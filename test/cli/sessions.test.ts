@@ -536,13 +536,34 @@ describe("describe lease, a term judged off its named row while a refused row of
     const { g, rowDeleted, json, tick } = await world('cli-refused-own-stamped', 'pq', { hostname: 5 });
     try {
       const due = NOW - 2 * SEC + 60 * SEC + SEC; // its renewTime + 1m + 0s + 1s
-      expect(await rowDeleted(NOW)).toBe(`by the coordinator's tick after ${new Date(due).toISOString()} (in 59s), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (2s ago, ${new Date(NOW - 2 * SEC).toISOString()}) + its leaseDurationSeconds (1m) + identityGcGraceMs (0s) + clockSkewMs (1s); no held lease names the row, so the tick does not time it by a sighting`);
+      expect(await rowDeleted(NOW)).toBe(`by the coordinator's tick after ${new Date(due).toISOString()} (in 59s), once expired by its own stamp, if no held lease or live candidate names it then: its renewTime (2s ago, ${new Date(NOW - 2 * SEC).toISOString()}) + its leaseDurationSeconds (1m) + identityGcGraceMs (0s) + the larger of clockSkewMs and a row stamp's own error (1s); no held lease names the row, so the tick does not time it by a sighting`);
       expect(await json(NOW)).toMatchObject({ deleteAfter: due });
       expect(await json(NOW)).not.toHaveProperty('unchangedSince');
       // the tick leaves no sighting on it, keeps it until then, and deletes it after
       expect(await tick(NOW)).not.toHaveProperty(REFUSED_SEEN);
       expect(await tick(due)).toBeDefined();
       expect(await rowDeleted(due + SEC)).toBe(`due since ${new Date(due).toISOString()} (1s ago), expired by its own stamp: the coordinator's tick deletes it at its next pass over every lease (a round's end, or the next invocation's start where the round ran out of time), if no held lease or live candidate names it and its stamp is unchanged`);
+      expect(await tick(due + 1)).toBeUndefined();
+    } finally {
+      await g.t.drop();
+    }
+  });
+
+  it("its stamp reads, clockSkewMs set below a row stamp's own error (0 s): the tick still waits the stamp's error (1 s), and so does describe (before: it said the row was due a second before the tick would delete it)", async () => {
+    const { g, json, tick } = await world('cli-refused-own-skew0', 'pz', { hostname: 5 });
+    try {
+      const due = NOW - 2 * SEC + 60 * SEC + SEC; // its renewTime + 1m + 0s + the larger of 0s and the stamp's error, 1s
+      const zero = ['--election-config', '{"clockSkewMs":0}'];
+      const r = await g.run([...zero, 'describe', 'lease', `held-pz`], { clock: manualClock(NOW) });
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toContain(`by the coordinator's tick after ${new Date(due).toISOString()} (in 59s), once expired by its own stamp`);
+      expect(r.out).toContain("+ identityGcGraceMs (0s) + the larger of clockSkewMs and a row stamp's own error (1s);");
+      const j = JSON.parse((await g.run([...zero, '-o', 'json', 'describe', 'lease', 'held-pz'], { clock: manualClock(NOW) })).out) as { lease: { judged: Judged } };
+      expect(j.lease.judged.session?.refused).toMatchObject({ deleteAfter: due });
+      // the coordinator configured alike keeps it until then
+      expect(await json(NOW)).toMatchObject({ deleteAfter: due });
+      await collectIdentities(coordinatorDeps(g.t.client, g.t.names, { clock: manualClock(due), config: { clockSkewMs: 0 } }));
+      expect(await new IdentityStore(g.t.client, g.t.names.identities).readRow(sessionKey('s-pz-broken').component, sessionKey('s-pz-broken').name)).toBeDefined();
       expect(await tick(due + 1)).toBeUndefined();
     } finally {
       await g.t.drop();
