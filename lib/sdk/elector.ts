@@ -366,7 +366,12 @@ export class LeaderElector {
    * sent again a moment later (20 ms, half again as long each time, jittered), FENCE_CONFLICT_TRIES
    * (4) tries at most; then it rejects with DynamoDB's TransactionCanceledException (TransactionConflict
    * at the last item), which says to send it again. (The renewal, refused in turn by a transaction in
-   * flight, tries again within moments: busy fenced writes cost no term.) Its own condition
+   * flight, tries again within moments: busy fenced writes cost no term.) One DynamoDB throttled
+   * (ThrottlingError or ProvisionedThroughputExceeded at an item: nothing written, and the AWS SDK
+   * does not send a cancelled transaction again) is sent again after a longer pause (100 ms, twice
+   * as long each time, jittered), THROTTLED_TRIES (5) tries at most, each fenced anew; then it
+   * rejects with DynamoDB's TransactionCanceledException, its message naming the items throttled
+   * (`TransactItems[i]`) and what to do. Its own condition
    * failing (the fence passed) is a ConflictError naming the items, DynamoDB's error its cause.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput> {

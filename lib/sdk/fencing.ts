@@ -169,9 +169,13 @@ function judgedEachTry<C extends { middlewareStack: { add(mw: never, o: object):
  * error (its `CancellationReasons`, the fence's last) its `cause`. One whose fence met a write of the
  * lease row in progress (the leader's renewal, or another fenced write: TransactionConflict at the
  * fence) wrote nothing, its message saying to send it again: LeaderElector's and withLease's
- * term writes send it again themselves, a moment later, up to FENCE_CONFLICT_TRIES tries. Any
- * other cancellation is rethrown as DynamoDB reported it. `signal` (the work's, say) abandons the
- * request when it aborts.
+ * term writes send it again themselves, a moment later, up to FENCE_CONFLICT_TRIES tries. One
+ * DynamoDB throttled (ThrottlingError on an on-demand table, ProvisionedThroughputExceeded on a
+ * provisioned one, at one item or more, the others passing) wrote nothing either, and the AWS SDK
+ * does not send a cancelled transaction again: its message names the items throttled
+ * (`TransactItems[i]`) and what to do; the term's writes send it again themselves, after a
+ * longer pause, up to THROTTLED_TRIES tries. Any other cancellation is rethrown as DynamoDB
+ * reported it. `signal` (the work's, say) abandons the request when it aborts.
  */
 export async function fencedTransactWrite(
   client: DynamoDBClient,
@@ -233,6 +237,12 @@ export async function fencedTransactWrite(
     if (fenceConflicted(e, items.length)) {
       const k = Math.max(0, fences.findIndex((_, j) => reasons?.[items.length + j]?.Code === 'TransactionConflict'));
       e.message = `${e.message} - the fence (TransactItems[${items.length + k}], a ConditionCheck of lease "${fences[k]!.leaseName}") met a write of the lease row in progress (the leader's renewal, or another fenced write): nothing was written; send it again`;
+    }
+    const throttled = throttledItems(e);
+    if (throttled.length > 0 && e instanceof Error) {
+      const named = throttled.map((k) => (k < items.length ? itemNamed(items, k) : `the fence (TransactItems[${k}], a ConditionCheck of lease "${fences[k - items.length]?.leaseName}" on table "${fence.table}")`));
+      const codes = [...new Set(throttled.map((k) => reasons![k]!.Code!))];
+      e.message = `${e.message} - DynamoDB throttled ${listed(named)} (${codes.join(', ')}): nothing was written; send it again after a pause. ${codes.map((c) => THROTTLED[c]).join('. ')}`;
     }
     if (e instanceof NotDynamoDBError) throw answerInDoubt(e, `fencedTransactWrite on lease "${fence.leaseName}"`);
     const named = items.map((i, k) => `${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName} (TransactItems[${k}])`);
@@ -298,13 +308,41 @@ export function alsoFencedBy(input: TransactWriteItemsCommandInput, also: AlsoFe
 export const FENCE_CONFLICT_TRIES = 4;
 
 /**
+ * Tries of a term's fenced transaction DynamoDB throttled: the first, and up to four more, after
+ * pauses of about 0.1, 0.2, 0.4 and 0.8 s (throttledRetryMs): 1.5 s in all, within a term's renew
+ * deadline at client-go's timings.
+ * @internal
+ */
+export const THROTTLED_TRIES = 5;
+
+/** The pause before the first try again of a term's fenced transaction DynamoDB throttled. */
+const THROTTLED_RETRY_MS = 100;
+
+/**
+ * How long after the `tries`-th try of a term's fenced transaction, throttled, the next goes out:
+ * THROTTLED_RETRY_MS, twice as long each time, jittered (`random` in [0, 1): half to one and a half
+ * times), never longer than a retry period. Longer than a conflict's pause (contendedRetryMs: a
+ * transaction holds the row for a request's time) as the AWS SDK's own retry waits longer after a
+ * throttle: an on-demand table takes moments to scale, a provisioned one refills its capacity by
+ * the second.
+ * @internal
+ */
+export function throttledRetryMs(tries: number, retryPeriodMs: number, random: number): number {
+  return Math.min(retryPeriodMs, THROTTLED_RETRY_MS * 2 ** (tries - 1) * (0.5 + random));
+}
+
+/**
  * fencedTransactWrite as a term's own writes make it (LeaderElector's fencedWrite, withLease's
  * `fencedWrite` and `complete(items)`): one its fence met a write of the lease row in progress
  * cancels (TransactionConflict at the fence: nothing written; the leader's renewal holds the row
  * for about a request's time) is sent again after contendedRetryMs on `clock` (20 ms, half again as
  * long each time, jittered, as the renewal it met tries again), FENCE_CONFLICT_TRIES tries at most;
- * then it rejects with DynamoDB's error, which says to send it again. The pause ends, and nothing
- * more is sent, once `fence.signal` aborts.
+ * then it rejects with DynamoDB's error, which says to send it again. One DynamoDB throttled
+ * (nothing written either; the AWS SDK does not retry a cancelled transaction) is sent again after
+ * throttledRetryMs (100 ms, twice as long each time, jittered), THROTTLED_TRIES tries at most; then
+ * it rejects with DynamoDB's error, which names the items throttled, what to do, and the tries
+ * made. Each try is fenced anew: one sent after the lease moved on is refused (FencingError). The
+ * pause ends, and nothing more is sent, once `fence.signal` aborts.
  * @internal
  */
 export async function fencedTransactWriteInTerm(
@@ -313,12 +351,19 @@ export async function fencedTransactWriteInTerm(
   input: TransactWriteItemsCommandInput,
   pause: { clock: Clock; retryPeriodMs: number },
 ): Promise<TransactWriteItemsCommandOutput> {
+  const from = pause.clock.monotonic();
   for (let tries = 1; ; tries++) {
     try {
       return await fencedTransactWrite(client, fence, input);
     } catch (e) {
-      if (tries >= FENCE_CONFLICT_TRIES || !fenceConflicted(e, input?.TransactItems?.length ?? 0)) throw e;
-      await pause.clock.sleep(contendedRetryMs(tries, pause.retryPeriodMs, pause.clock.random()), fence.signal);
+      const throttled = throttledItems(e).length > 0;
+      if (!throttled && !fenceConflicted(e, input?.TransactItems?.length ?? 0)) throw e;
+      if (tries >= (throttled ? THROTTLED_TRIES : FENCE_CONFLICT_TRIES)) {
+        if (throttled) (e as Error).message = `${(e as Error).message}. Sent ${tries} times in this term, over ${Math.round(pause.clock.monotonic() - from)} ms`;
+        throw e;
+      }
+      const ms = throttled ? throttledRetryMs(tries, pause.retryPeriodMs, pause.clock.random()) : contendedRetryMs(tries, pause.retryPeriodMs, pause.clock.random());
+      await pause.clock.sleep(ms, fence.signal);
       if (fence.signal?.aborted) throw e;
     }
   }
@@ -330,18 +375,49 @@ function fenceConflicted(e: unknown, items: number): e is Error {
   return e instanceof Error && e.name === 'TransactionCanceledException' && (reasons?.slice(items) ?? []).some((r) => r?.Code === 'TransactionConflict');
 }
 
+/** The caller's item `k` of a fenced transaction, as its errors name it: `TransactItems[k] (Put on table "t")`. */
+function itemNamed(items: readonly TransactWriteItem[], k: number): string {
+  const i = items[k]!;
+  const op = i.Put ? 'Put' : i.Update ? 'Update' : i.Delete ? 'Delete' : 'ConditionCheck';
+  return `TransactItems[${k}] (${op} on table "${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName}")`;
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+const listed = (named: readonly string[]): string => (named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} and ${named.at(-1)!}`);
+
+/**
+ * DynamoDB's cancellation reasons for an item it throttled (TransactionCanceledException's
+ * CancellationReasons), and what to do about each when it goes on.
+ */
+const THROTTLED: Record<string, string> = {
+  ThrottlingError:
+    "On an on-demand table: DynamoDB scales it within moments; throttled for longer, a hot item (one key written more often than a partition takes: spread the writes over keys), or the table's maximum throughput or the account's limits (its service quotas) reached: raise them",
+  ProvisionedThroughputExceeded: "On a provisioned table: raise its write capacity (or its auto scaling's maximum), or its global secondary indexes' if they are the ones throttled, or make it on-demand",
+};
+
+/** Cancellation reasons of an item that may land when the same transaction is sent again: it passed, met a transaction in progress, or was throttled. */
+const PASSING = new Set(['None', 'TransactionConflict', ...Object.keys(THROTTLED)]);
+
+/**
+ * The items (their places in the transaction as sent, the fences last) DynamoDB throttled when it
+ * cancelled the transaction for that alone: every other item passed or met a transaction in
+ * progress, none was refused (a condition, a validation, a size). Nothing was written, and the same
+ * transaction sent again may land. None when it was cancelled otherwise, or not cancelled.
+ */
+function throttledItems(e: unknown): number[] {
+  const reasons = (e as { CancellationReasons?: { Code?: string }[] } | undefined)?.CancellationReasons;
+  if (!(e instanceof Error) || e.name !== 'TransactionCanceledException' || !reasons?.every((r) => PASSING.has(r?.Code ?? ''))) return [];
+  return reasons.flatMap((r, k) => (Object.hasOwn(THROTTLED, r.Code!) ? [k] : []));
+}
+
 /**
  * A fenced transaction whose fence passed and whose caller's items `failed` (their indexes in
  * TransactItems) failed their own conditions: a ConflictError naming them, DynamoDB's error (its
  * CancellationReasons) its cause. Nothing was written.
  */
 function ownConditionFailed(e: Error, leaseName: string, items: readonly TransactWriteItem[], failed: readonly number[]): ConflictError {
-  const named = failed.map((k) => {
-    const i = items[k]!;
-    const op = i.Put ? 'Put' : i.Update ? 'Update' : i.Delete ? 'Delete' : 'ConditionCheck';
-    return `TransactItems[${k}] (${op} on table "${(i.Put ?? i.Update ?? i.Delete ?? i.ConditionCheck)?.TableName}")`;
-  });
-  const which = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} and ${named.at(-1)!}`;
+  const named = failed.map((k) => itemNamed(items, k));
+  const which = listed(named);
   const conflict = new ConflictError(`${which} of a fenced write on lease "${leaseName}"`, undefined);
   conflict.message = `fenced write on lease "${leaseName}": ${which} failed ${failed.length === 1 ? 'its' : 'their'} own condition (ConditionalCheckFailed); the fence passed (the lease is still in this term), and nothing was written. DynamoDB's CancellationReasons are on this error's cause, the fence's last`;
   conflict.cause = e;

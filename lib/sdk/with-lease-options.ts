@@ -391,6 +391,10 @@ export interface LeaseTerm {
    * write of the lease row in progress (the run's own renewal: TransactionConflict at the fence),
    * it is sent again a moment later, four tries at most, then rejects with DynamoDB's
    * TransactionCanceledException, which says to send it again; nothing of it was written.
+   * Throttled by DynamoDB (ThrottlingError or ProvisionedThroughputExceeded at an item: nothing
+   * written), it is sent again after a longer pause (100 ms, twice as long each time), five tries
+   * at most, each fenced anew, then rejects with DynamoDB's TransactionCanceledException, its
+   * message naming the items throttled (`TransactItems[i]`) and what to do.
    */
   fencedWrite(input: TransactWriteItemsCommandInput): Promise<TransactWriteItemsCommandOutput>;
   /**
@@ -424,7 +428,8 @@ export interface LeaseTerm {
    * @throws ConflictError when the window's row changed since this run read it, which only a write
    * from outside the term can do (an operator's, a restore), or when an item's own condition failed
    * (named by its index in `items`, `TransactItems[i]`; DynamoDB's error its `cause`): nothing
-   * written. Met by the run's own renewal, the transaction is sent again as fencedWrite's is.
+   * written. Met by the run's own renewal, or throttled, the transaction is sent again as
+   * fencedWrite's is.
    */
   complete(items?: readonly TransactWriteItem[]): Promise<void>;
 }
