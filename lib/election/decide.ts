@@ -35,6 +35,12 @@ export type Decision =
       vacancy?: VacancyReason;
       election: Election;
       ping: string[];
+      /**
+       * A re-election for a better candidate than the preferredHolder pending: that preference, taken
+       * back in the same write. Left standing, the holder yielded to it meanwhile and the re-election
+       * moved the lease on again: two hand-overs for one.
+       */
+      withdrawsPreferredHolder?: string;
       /** A liveness check (a re-election that asks who is alive before naming successors: ./successor.ts): named meanwhile. */
       successor?: { name: string; instance?: string };
       secondSuccessor?: { name: string; instance?: string };
@@ -144,13 +150,35 @@ export const standingDown = (c: Candidate, now: number, skewMs: number): boolean
 export const counted = (c: Candidate, holder: string | undefined, now: number, skewMs: number): boolean => !standingDown(c, now, skewMs) || c.name === holder;
 
 /**
- * The strategy decide() runs on a lease: the lease's own (set by an operator or a third party), else
- * the consensus of its live candidates, those standing down included: a mark passes its worker over
- * for a while, it does not change who governs the lease. The CLI says the strategy, and whether the
- * coordinator elects, by it (describe.ts, priority.ts notElected).
+ * Whether live candidate `c` has a say in the lease's strategy (strategyOf): not while a ping of the
+ * coordinator's stands unanswered (answeredLastPing: a dead row's ping stays so, and asking it again
+ * gives it no say), as Kubernetes takes the strategy from the candidates that acked
+ * (pickBestStrategy(ackedCandidates)); before, a crashed row preferring a third party's strategy
+ * held a lost lease vacant for the 30 minutes it stays live. The holder of a term that lives has
+ * its say (it renews the lease).
  */
-export function strategyOf(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: Pick<ElectionConfig, 'candidateStaleAfterMs'>): StrategyConsensus {
-  return lease?.strategy ? { ok: true, strategy: lease.strategy } : strategyConsensus(liveCandidates(candidates, now, config.candidateStaleAfterMs));
+function hasSay(c: Candidate, lease: Lease | undefined, now: number, skewMs: number): boolean {
+  return answeredLastPing(c) || (c.name === lease?.holderIdentity && !vacancy(lease, now, skewMs).vacant);
+}
+
+/**
+ * The strategy decide() runs on a lease: the lease's own (set by an operator or a third party), else
+ * the consensus of its live candidates that have their say (hasSay; all of them, when none has),
+ * those standing down included: a mark passes its worker over for a while, it does not change who
+ * governs the lease. An election open keeps its strategy while the consensus with those it asked
+ * still gives it: their answers are awaited, not taken for silence (else it was cancelled, its pings
+ * taken back, and opened again); past its deadline the silent have no say. The CLI says the
+ * strategy, and whether the coordinator elects, by it (describe.ts, priority.ts notElected).
+ */
+export function strategyOf(lease: Lease | undefined, candidates: readonly Candidate[], now: number, config: Pick<ElectionConfig, 'candidateStaleAfterMs' | 'clockSkewMs'>): StrategyConsensus {
+  if (lease?.strategy) return { ok: true, strategy: lease.strategy };
+  const live = liveCandidates(candidates, now, config.candidateStaleAfterMs);
+  const heard = live.filter((c) => hasSay(c, lease, now, config.clockSkewMs));
+  const said = strategyConsensus(heard.length > 0 ? heard : live);
+  const e = lease?.election;
+  if (!e || now >= e.deadline || (said.ok && said.strategy === e.strategy)) return said;
+  const asked = strategyConsensus(live.filter((c) => heard.includes(c) || (c.pingTime !== undefined && c.pingTime >= e.startedAt)));
+  return asked.ok && asked.strategy === e.strategy ? asked : said;
 }
 
 /**
@@ -300,8 +328,8 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   const notAfter = now + config.clockSkewMs;
   const election = lease?.election;
 
-  // 1. Which strategy: the lease's (set by an operator or a third party), else the live candidates'
-  // consensus, those standing down included (strategyOf).
+  // 1. Which strategy: the lease's (set by an operator or a third party), else the consensus of the
+  // live candidates with no ping left unanswered, those standing down included (strategyOf).
   const consensus = strategyOf(lease, candidates, now, config);
   if (!consensus.ok) {
     if (consensus.reason === 'noCandidates') {
@@ -421,8 +449,9 @@ export function decide(name: string, lease: Lease | undefined, candidates: reado
   if (want) {
     // A fresh candidate has just shown it is alive; otherwise ask everyone first (a re-election).
     if (fresh.some((c) => c.name === want)) return { kind: 'preempt', strategy, holder, preferredHolder: want };
+    // A preemption pending for another is taken back: the holder leads on until `want` answers.
     const opened: Election = { id: electionIdFor(name, lease), startedAt: now, deadline: now + reelectionWindowMs(lease!, config), strategy, holder };
-    return { kind: 'openElection', strategy, election: opened, ping: askable.filter((c) => !fresh.includes(c) && worthAsking(c)).map((c) => c.name) };
+    return { kind: 'openElection', strategy, election: opened, ping: askable.filter((c) => !fresh.includes(c) && worthAsking(c)).map((c) => c.name), ...(preferred !== undefined ? { withdrawsPreferredHolder: preferred } : {}) };
   }
   return { kind: 'clearPreferredHolder', strategy, preferredHolder: preferred!, why: best ? 'holderIsBest' : 'noValidCandidate' };
 

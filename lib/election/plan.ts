@@ -58,8 +58,10 @@ export function plan(d: Decision, lease: Lease | undefined, now: number, config:
           : d.successor || d.secondSuccessor
             ? // A liveness check: a re-election that names the best known to be alive meanwhile.
               { set: { election: d.election, ...succession(d.successor, d.secondSuccessor).set }, remove: succession(d.successor, d.secondSuccessor).remove }
-            : // A re-election: the holder keeps leading while the candidates answer.
-              { set: { election: d.election } },
+            : // A re-election: the holder keeps leading while the candidates answer (and yields to
+              // nobody meanwhile: a preference pending for another is taken back). The successor a
+              // preemption named stays: alive and better than the holder, it still takes a vacancy.
+              { set: { election: d.election }, ...(d.withdrawsPreferredHolder !== undefined ? { remove: ['preferredHolder' as const] } : {}) },
       };
     case 'elect':
       return {

@@ -43,7 +43,10 @@ export const StrictVersion = z.string().refine(isStrictVersion, {
  * and one leading `v` are dropped, leading zeros are stripped from MAJOR, MINOR and PATCH, and a
  * short form is filled up (`2` reads as 2.0.0, `2.7` as 2.7.0) unless it carries a pre-release or
  * build suffix (`2.7-beta.1` is invalid: which of MINOR or PATCH the suffix belongs to is a guess).
- * What is left must be semver. Anything else is undefined, and such a candidate never wins.
+ * What is left must be semver. Anything else is undefined, and such a candidate never wins. So is
+ * a MAJOR, MINOR or PATCH above 2^53 − 1 (`9007199254740992.0.0`): `ParseTolerant` reads each as a
+ * uint64, node-semver refuses a number JavaScript cannot hold exactly (a limit kept, not
+ * reimplemented; docs/architecture.md, the departures from Kubernetes).
  */
 export function parseVersionTolerant(v: string | undefined): SemVer | undefined {
   if (v === undefined) return undefined;

@@ -137,6 +137,32 @@ describe('reconcileLease: each outcome, from a seeded table to the resulting ite
     expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'leaveAlone', reason: 'leaderHealthy' });
   });
 
+  it('a re-election for a better candidate than the one preferred takes the preference back in its write, the successor left; the candidate answers: preempted for it, one hand-over (a review, 2026-12-07)', async () => {
+    await seedCandidate(L, 'H', '1.30.0', '1.30.0');
+    await seedCandidate(L, 'X', '1.29.0', '1.29.0');
+    // pinned since X was preferred, not renewed for 5 minutes: asked first
+    await seedCandidate(L, 'Y', '1.30.0', '1.30.0', { priority: 10, renewTime: T0 - 5 * 60_000 });
+    await seedLease(L, { holderIdentity: 'H', renewTime: clock.now(), preferredHolder: 'X', successor: 'X', fencingToken: 4 });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'openElection', ping: ['Y'], withdrawsPreferredHolder: 'X' });
+    const opened = await leaseOf(L);
+    expect(opened).toMatchObject({ holderIdentity: 'H', successor: 'X', election: { holder: 'H', startedAt: T0 } });
+    // before: X stayed preferred, and H yielded to it while Y was being asked
+    expect(opened?.preferredHolder).toBeUndefined();
+    expect(await candidateOf(L, 'Y')).toMatchObject({ pingTime: T0 });
+    clock.advance(300);
+    expect(await deps.candidates.renew(L, 'Y', clock.now())).toBe(true);
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'preempt', preferredHolder: 'Y', successor: { name: 'Y' } });
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'H', preferredHolder: 'Y', successor: 'Y', fencingToken: 4 });
+  });
+
+  it('a crashed row (the newest binary, a third party\'s strategy first) that let its last ping pass has no say in the strategy: the live candidate is elected to the term run out (a review, 2026-12-07)', async () => {
+    await seedCandidate(L, 'old-1', '1.31.0', '1.31.0');
+    await seedCandidate(L, 'new-1', '1.31.0', '1.32.0', { preferredStrategies: ['foo.com/bar'], renewTime: T0 - 10 * 60_000, pingTime: T0 - 9 * 60_000 });
+    await seedLease(L, { holderIdentity: 'new-1', renewTime: T0 - 60_000 });
+    expect((await reconcileLease(deps, L)).decision).toMatchObject({ kind: 'elect', strategy: OEV, winner: 'old-1', vacancy: 'expired' });
+    expect(await leaseOf(L)).toMatchObject({ holderIdentity: 'old-1', electedStrategy: OEV });
+  });
+
   it('cancels an election when a holder took the lease directly meanwhile', async () => {
     await seedCandidate(L, 'a', '1.29.0', '1.29.0', { renewTime: T0 - 60_000 });
     await seedLease(L, { election: { id: 'x', startedAt: T0, deadline: T0 + 5000, strategy: OEV }, holderIdentity: 'self-elected', renewTime: T0, electedBy: 'self' });

@@ -495,3 +495,66 @@ describe('a candidate standing down still counts in the strategy consensus: its 
     }
   });
 });
+
+describe("a row that let the coordinator's ping pass has no say in the strategy, as Kubernetes takes it from the candidates that acked (pickBestStrategy(ackedCandidates)): before, a crashed row's preference held the lease (a review, 2026-12-07)", () => {
+  // a rolling upgrade rolled back: new-1 (the newest binary, a third party's strategy first) crash-looped
+  // and let a ping pass 9 minutes ago; its row stays live for 30; old-1 is alive
+  const old1 = (extra: Partial<Candidate> = {}) => cand('old-1', '1.31.0', '1.31.0', extra);
+  const new1 = (strategies: string[], extra: Partial<Candidate> = {}) => cand('new-1', '1.31.0', '1.32.0', { preferredStrategies: strategies, renewTime: NOW - 10 * MIN, pingTime: NOW - 9 * MIN, ...extra });
+  const expired = lease('new-1', { renewTime: NOW - MIN });
+  const reelection = { ...opened, holder: 'h' };
+  const rows: Row[] = [
+    { name: 'a term run out, the dead newer row preferring a third party: old-1 elected (before: left alone as unknownStrategy for up to 30 minutes)', lease: expired, candidates: [old1(), new1(['foo.com/bar'])], want: { kind: 'elect', strategy: OEV, winner: 'old-1', acked: ['old-1'], vacancy: 'expired' } },
+    { name: '… no lease row at all: likewise', candidates: [old1(), new1(['foo.com/bar'])], want: { kind: 'elect', strategy: OEV, winner: 'old-1', vacancy: 'noLease' } },
+    { name: '… the dead row ordering the strategies against the live one: old-1 elected (before: the election failed as contradictoryStrategies)', lease: expired, candidates: [old1({ preferredStrategies: [OEV, 'NoCoordination'] }), new1(['NoCoordination', OEV])], want: { kind: 'elect', winner: 'old-1' } },
+    { name: '… held by old-1: healthy (before: left alone as unknownStrategy)', lease: lease('old-1'), candidates: [old1(), new1(['foo.com/bar'])], want: { kind: 'leaveAlone', reason: 'leaderHealthy', strategy: OEV } },
+    { name: 'the row answered since (renewed after its ping): its say is back, the third party governs', lease: expired, candidates: [old1(), new1(['foo.com/bar'], { renewTime: NOW - SEC })], want: { kind: 'leaveAlone', reason: 'unknownStrategy', strategy: 'foo.com/bar' } },
+    { name: 'never pinged: it has its say, alive or not (nothing asked it)', lease: expired, candidates: [old1(), new1(['foo.com/bar'], { pingTime: undefined })], want: { kind: 'leaveAlone', reason: 'unknownStrategy' } },
+    { name: 'every live row let its last ping pass: the strategy of them all, as before', lease: expired, candidates: [old1({ renewTime: NOW - 10 * MIN, pingTime: NOW - 9 * MIN }), new1(['foo.com/bar'])], want: { kind: 'leaveAlone', reason: 'unknownStrategy', strategy: 'foo.com/bar' } },
+    { name: 'the holder of a term that lives keeps its say though its ping stands unanswered (it renews the lease)', lease: lease('new-1'), candidates: [old1(), new1(['NoCoordination'], { renewTime: NOW - 3 * SEC, pingTime: NOW - 2 * SEC })], want: { kind: 'leaveAlone', reason: 'noCoordination' } },
+    // asked again (a liveness check, askAgainAfterMs after its last ping), the dead row gets no say from the new ping
+    { name: 'a liveness check that asked the dead row again runs on, not cancelled for its strategy', lease: lease('h', { election: reelection }), candidates: [cand('h', '1.31.0', '1.31.0'), old1(), new1(['foo.com/bar'], { pingTime: opened.startedAt })], want: { kind: 'awaitAcks', strategy: OEV, pending: ['new-1'] } },
+    { name: '… closed at its deadline with the holder best, the dead row passed over', lease: lease('h', { election: reelection }), now: opened.deadline, candidates: [cand('h', '1.31.0', '1.31.0'), old1(), new1(['foo.com/bar'], { pingTime: opened.startedAt })], want: { kind: 'cancelElection', why: 'holderIsBest', strategy: OEV } },
+    // a live row asked for the election open, not yet answering, whose preference the outcome turns on:
+    // the election waits for it (not cancelled, its ping taken back, opened again: a loop)
+    { name: 'an election waits for a row it asked whose say keeps its strategy', lease: inElection(), candidates: [old1({ preferredStrategies: [OEV, 'NoCoordination'], renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('new-1', '1.31.0', '1.32.0', { preferredStrategies: ['NoCoordination'] })], want: { kind: 'awaitAcks', strategy: OEV, pending: ['old-1'] } },
+    { name: '… it answers: elected', lease: inElection(), candidates: [old1({ preferredStrategies: [OEV, 'NoCoordination'], renewTime: NOW - SEC, pingTime: opened.startedAt }), cand('new-1', '1.31.0', '1.32.0', { preferredStrategies: ['NoCoordination'] })], want: { kind: 'elect', winner: 'old-1' } },
+    { name: '… silent at the deadline: the strategy of those that answered (NoCoordination), the election cancelled', lease: inElection(), now: opened.deadline, candidates: [old1({ preferredStrategies: [OEV, 'NoCoordination'], renewTime: NOW - MIN, pingTime: opened.startedAt }), cand('new-1', '1.31.0', '1.32.0', { preferredStrategies: ['NoCoordination'], renewTime: opened.deadline })], want: { kind: 'cancelElection', why: 'strategyChanged', strategy: 'NoCoordination' } },
+  ];
+  it.each(rows)('$name', ({ lease: l, candidates, now, want }) => {
+    expect(run(l, candidates, now)).toMatchObject(want);
+  });
+});
+
+describe("a re-election for a better candidate than the preferredHolder pending takes that preference back: the holder yielded to it meanwhile, and the re-election moved the lease on again (two hand-overs for one; a review, 2026-12-07)", () => {
+  // X preferred (older emulation than the holder H); Y pinned since, better than X, not renewed for 5 minutes
+  const H = cand('H', '1.30.0', '1.30.0');
+  const X = cand('X', '1.29.0', '1.29.0', { identity: 'X_1' });
+  const Y = (extra: Partial<Candidate> = {}) => cand('Y', '1.30.0', '1.30.0', { priority: 10, renewTime: NOW - 5 * MIN, ...extra });
+  const pending = lease('H', { preferredHolder: 'X', successor: 'X', successorInstance: 'X_1' });
+
+  it('the re-election asks Y and withdraws the preference for X; the successor X stays (alive, better than the holder)', () => {
+    const d = run(pending, [H, X, Y()]);
+    expect(d).toMatchObject({ kind: 'openElection', ping: ['Y'], withdrawsPreferredHolder: 'X', election: { holder: 'H' } });
+    expect(plan(d, pending, NOW, config)).toEqual({ ping: ['Y'], pingTime: NOW, lease: { set: { election: (d as Extract<Decision, { kind: 'openElection' }>).election }, remove: ['preferredHolder'] } });
+  });
+
+  it('Y fresh: preempted for at once, as before (the preference overwritten)', () => {
+    expect(run(pending, [H, X, Y({ renewTime: NOW })])).toMatchObject({ kind: 'preempt', preferredHolder: 'Y' });
+  });
+
+  it('no preference pending: the re-election writes only itself, as before', () => {
+    const held = lease('H');
+    const d = run(held, [H, Y()]);
+    expect(d).toMatchObject({ kind: 'openElection', ping: ['Y'] });
+    expect(d).not.toHaveProperty('withdrawsPreferredHolder');
+    expect(plan(d, held, NOW, config).lease).toEqual({ set: { election: (d as Extract<Decision, { kind: 'openElection' }>).election } });
+  });
+
+  it('the re-election closes: Y answered → preempted for Y; silent → X, still better than the holder, preferred again', () => {
+    const e = { ...opened, holder: 'H' };
+    const open = lease('H', { election: e, successor: 'X', successorInstance: 'X_1' });
+    expect(run(open, [H, X, Y({ renewTime: NOW - SEC, pingTime: e.startedAt })])).toMatchObject({ kind: 'preempt', preferredHolder: 'Y' });
+    expect(run(open, [H, X, Y({ pingTime: e.startedAt })], e.deadline)).toMatchObject({ kind: 'preempt', preferredHolder: 'X' });
+  });
+});
