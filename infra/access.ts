@@ -232,11 +232,13 @@ export const WORKER_WRITES = {
  * may name it either.
  */
 export const OPERATOR_OWNED = {
-  leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss', 'preferredLocations', 'runs'],
+  // (and each table's `minReader`, the reader format a row needs, written by nobody yet: a later
+  // version's worker names it once that version's construct grants it, the construct upgraded first)
+  leases: ['strategy', 'electedStrategy', 'lastElectionFailure', 'holderLoss', 'preferredLocations', 'runs', 'minReader'],
   // (and the mark the coordinator's collection stamps before its delete: lib/stores/candidate-store.ts collect)
-  candidates: ['priority', 'priorityExpiresAt', 'collectedAt'],
+  candidates: ['priority', 'priorityExpiresAt', 'collectedAt', 'minReader'],
   // the lease stream's marks of ended terms on a session row (its owner reads them, never writes them), and their stamps
-  identities: ['endedTerms', 'endedTermStamps'],
+  identities: ['endedTerms', 'endedTermStamps', 'minReader'],
 } as const satisfies Record<TableRole, readonly string[]>;
 
 /**

@@ -10,7 +10,7 @@ import { mapLimit } from '../util/pool.js';
  * What a session row vouches for a candidate by (vouchedCandidate): its name, stamp and process,
  * the session schema's own fields.
  */
-export const SessionVouch = IdentityLeaseItem.pick({ name: true, renewTime: true, process: true });
+export const SessionVouch = IdentityLeaseItem.pick({ name: true, renewTime: true, process: true, minReader: true });
 export type SessionVouch = z.output<typeof SessionVouch>;
 const VOUCH_FIELDS = Object.keys(SessionVouch.shape);
 

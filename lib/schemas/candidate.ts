@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { Instance, Labels, Millis, Name, Revision, StampMillis, TtlSeconds } from './common.js';
+import { Instance, Labels, Millis, MinReader, Name, Revision, StampMillis, TtlSeconds } from './common.js';
 import { Address } from './lease.js';
 import { Location } from './location.js';
-import { Platform } from './platform.js';
+import { Platform, StoredPlatform } from './platform.js';
 import { StrategyName } from './strategy.js';
 import { everyProblem } from './validation.js';
 import { StrictVersion, emulationWithinBinary, isStrictVersion } from './version.js';
@@ -37,6 +37,12 @@ const Strategies = z
 export const CandidateItem = z.object({
   leaseName: Name,
   name: Name,
+  /**
+   * The oldest reader format that may judge the row (MinReader; absent: 1): above this Conclave's,
+   * the row is refused, as one that does not parse (never elected, collected once stale). A field
+   * can change what a candidacy means to an election (`standsDownUntil` did).
+   */
+  minReader: MinReader.optional(),
   binaryVersion: Version,
   emulationVersion: Version,
   /** Higher wins; unset is lowest. An operator's pin, optionally with an expiry. */
@@ -58,7 +64,7 @@ export const CandidateItem = z.object({
   /** The worker process behind the candidate (its identity lease holder), informational. */
   identity: Instance.optional(),
   /** Where the worker runs (ECS task or EC2 instance), when it could tell. */
-  platform: Platform.optional(),
+  platform: StoredPlatform.optional(),
   /**
    * Where clients reach the worker (its LeaderElector's `advertise`): what the coordinator's election
    * and the holder's hand-off write as the lease's `holderAddress` when they give it the term.
@@ -104,9 +110,9 @@ export type Candidate = z.infer<typeof CandidateItem>;
 /**
  * The most bytes a candidate row may take as stored (ItemStore's rowBytes): one larger is refused,
  * as one whose fields do not parse (collected once stale by its stamp). Every field at its limit,
- * each character 3 bytes in UTF-8, is 98,940 bytes (test/stores/row-bounds.test.ts); the rest is
- * room for a later version's fields, which `location`'s unknown keys are (dropped: a size bound, not
- * `.strict()`, so that an older reader reads a newer writer's row; see MAX_LEASE_ROW_BYTES).
+ * each character 3 bytes in UTF-8, is 98,971 bytes (test/stores/row-bounds.test.ts); the rest is
+ * room for a later version's fields, which `location`'s and `platform`'s unknown keys are (dropped: a
+ * size bound, not `.strict()`, so that an older reader reads a newer writer's row; see MAX_LEASE_ROW_BYTES).
  */
 export const MAX_CANDIDATE_ROW_BYTES = 160 * 1024;
 

@@ -29,6 +29,28 @@ export const Millis = z
  */
 export const StampMillis = Millis.min(1e12, 'must be epoch milliseconds (a time in seconds reads as 1970)');
 
+/**
+ * The format of the rows this Conclave reads (a row's `minReader`, MinReader). Raised by a version
+ * whose writers add a field a reader must understand to judge the row.
+ */
+export const READER_FORMAT = 1;
+
+/**
+ * The oldest reader format that may judge the row (absent: 1), on the rows that are judged: leases,
+ * identity and session rows, candidates. A reader drops the fields it does not know, which is safe
+ * only while each is advisory; a field that changes what the row means (as `session` did: a
+ * follower that dropped it judged the term by the lease's own renewTime, and took a lease still
+ * held) comes with this raised, and a reader of an older format refuses the row as one the schema
+ * refuses, leaving it alone. Today's writers do not write it.
+ */
+export const MinReader = z
+  .number()
+  .int('must be a whole number (a reader format)')
+  .min(1, 'must be >= 1 (a reader format)')
+  .max(READER_FORMAT, {
+    error: (issue) => `is ${String(issue.input)}: the row needs a newer Conclave, one that reads rows of format ${String(issue.input)} (this one reads format ${READER_FORMAT}): upgrade this reader`,
+  });
+
 /** Every write raises the revision by one; every mutation is conditioned on the revision it read. */
 export const Revision = z.number().int('must be a whole number').min(1, 'must be >= 1 (the first write sets 1)');
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Instance, Labels, Millis, Name, Revision, StampMillis, TtlSeconds } from './common.js';
+import { Instance, Labels, Millis, MinReader, Name, Revision, StampMillis, TtlSeconds } from './common.js';
 import { FencingToken } from './fencing-token.js';
 import { processOf } from './instance.js';
 import { processSessionComponents, sessionKey } from './session-partition.js';
@@ -25,9 +25,11 @@ export const MAX_LEFT_TERMS = 256;
  * A term a stopped elector of the session's process left to run out (releaseOnCancel false): the
  * fencing token it was led with (the lease's `termToken`, which a move of the row's fencing token
  * leaves as it was) and holder instance, and the stamp it runs out from (`stamp` + the lease's
- * `leaseDurationSeconds`), which later renewals of the row never extend.
+ * `leaseDurationSeconds`), which later renewals of the row never extend. A key it does not know is
+ * dropped: an older reader reads a newer owner's row (a key that changes what the entry means comes
+ * with the row's `minReader`).
  */
-export const LeftTerm = z.strictObject({ token: FencingToken, instance: Instance, stamp: Millis });
+export const LeftTerm = z.object({ token: FencingToken, instance: Instance, stamp: Millis });
 export type LeftTerm = z.infer<typeof LeftTerm>;
 
 /** The longest identity lease (a day): the heartbeat's `leaseDurationSeconds` at most. */
@@ -41,6 +43,8 @@ export const MAX_IDENTITY_LEASE_SECONDS = 86_400;
 export const IdentityLeaseItem = z.object({
   component: Name,
   name: Name,
+  /** The oldest reader format that may judge the row (MinReader; absent: 1): above this Conclave's, the row is refused. */
+  minReader: MinReader.optional(),
   holderIdentity: Instance,
   hostname: z.string().min(1).max(253),
   leaseDurationSeconds: z.number().int().min(1).max(MAX_IDENTITY_LEASE_SECONDS),

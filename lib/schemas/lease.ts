@@ -1,8 +1,8 @@
 import * as z from 'zod';
-import { Arn, dnsNameIssue, HolderName, Instance, Millis, Name, Revision } from './common.js';
+import { Arn, dnsNameIssue, HolderName, Instance, Millis, MinReader, Name, Revision } from './common.js';
 import { FencingToken } from './fencing-token.js';
 import { PreferredLocations } from './location.js';
-import { HolderLoss, Platform } from './platform.js';
+import { HolderLoss, StoredPlatform } from './platform.js';
 import { StrategyName } from './strategy.js';
 import { ownChecksPassed } from './validation.js';
 
@@ -253,6 +253,8 @@ export const MAX_LEASE_DURATION_SECONDS = 86_400;
 /** One row of the leases table (key `name`), named as in Kubernetes' Lease where one exists. */
 export const LeaseItem = z.object({
   name: LeaseName,
+  /** The oldest reader format that may judge the row (MinReader; absent: 1): above this Conclave's, the row is refused. */
+  minReader: MinReader.optional(),
   holderIdentity: HolderName.optional(),
   /**
    * The holder's process, unique per start-up (the candidate's `identity`): a restarted worker
@@ -267,7 +269,7 @@ export const LeaseItem = z.object({
    */
   holderAddress: Address.optional(),
   /** Where the holder runs (from its candidate row, or its own detection when it acquired directly). */
-  holderPlatform: Platform.optional(),
+  holderPlatform: StoredPlatform.optional(),
   /** `holderPlatform.id` at the top level: the key of the index the platform handler queries. */
   holderPlatformId: Arn.optional(),
   /** The last term the platform handler ended because the holder's task or instance stopped. */
@@ -369,9 +371,10 @@ export type Lease = z.infer<typeof LeaseItem>;
 /**
  * The most bytes a lease row may take as stored (ItemStore's rowBytes): one larger is refused, as
  * one whose fields do not parse. Every field at its limit, each character 3 bytes in UTF-8, is
- * 122,003 bytes (test/stores/row-bounds.test.ts); the rest is room for a later version's fields. Its
- * nested objects (election, vacancyReport, identityClaim) take keys they do not know, dropped, so
- * that an older reader reads a newer writer's row; but not without end: a worker's identityClaim
+ * 122,034 bytes (test/stores/row-bounds.test.ts); the rest is room for a later version's fields. Its
+ * nested objects (election, vacancyReport, identityClaim, holderPlatform, holderLoss) take keys they
+ * do not know, dropped, so that an older reader reads a newer writer's row (one it must not judge
+ * without them carries `minReader`); but not without end: a worker's identityClaim
  * carrying 385 KB of them (IAM judges only a write's top-level names) was a valid row, read whole by
  * every follower at every poll. A bound on size keeps what `.strict()` would break.
  */
