@@ -116,13 +116,20 @@ export interface ConclaveLeaderDiscovery {
   readonly recordName: string | undefined;
   /**
    * A message in the dead-letter queue; the function failing in two 5-minute periods in a row; the
-   * sweep leaving names unjudged five minutes in a row (a name may point at a leader whose term is over).
+   * sweep leaving names unjudged in five of the last six minutes (a name may point at a leader whose
+   * term is over).
    */
   readonly alarms: { readonly deadLetters: cloudwatch.Alarm; readonly functionErrors: cloudwatch.Alarm; readonly namesUnswept: cloudwatch.Alarm };
 }
 
-/** Sweeps in a row that left names unjudged before the `namesUnswept` alarm: a passing fault heals by then. */
+/**
+ * Minutes whose sweeps left names unjudged before the `namesUnswept` alarm (a passing fault heals by
+ * then), of the last UNSWEPT_OF: a sweep runs up to its 30 s timeout, and its datapoint, stamped as it
+ * ends, may land in the next minute, leaving a minute with none (not breaching). Five in a row, a
+ * fault that lasted was told only once no sweep slipped for five minutes.
+ */
 const UNSWEPT_MINUTES = 5;
+const UNSWEPT_OF = 6;
 
 /** The props as LeaderDiscoverySettingsSchema reads them: constructs given are `true`, the zone is its name (`null` when it has none at synth), the TTL in seconds. */
 export function leaderDiscoveryData(p: LeaderDiscoveryProps): Record<string, unknown> {
@@ -343,11 +350,13 @@ export class LeaderDiscovery extends Construct implements ConclaveLeaderDiscover
         evaluationPeriods: 2,
       }),
       namesUnswept: alarm('UnsweptAlarm', {
-        alarmDescription: `The ${DISCOVERY_FUNCTION.name} function's sweep left leaders' names unjudged in each of the last ${UNSWEPT_MINUTES} minutes (its reads of the leases, or its writes to ${where}, failed, or it ran short of time): a name may point at a leader whose term is over until a sweep judges it. See its log group ("sweep: lease left for the next sweep", "sweep failed").`,
+        alarmDescription: `The ${DISCOVERY_FUNCTION.name} function's sweep left leaders' names unjudged in ${UNSWEPT_MINUTES} of the last ${UNSWEPT_OF} minutes (its reads of the leases, or its writes to ${where}, failed, or it ran short of time): a name may point at a leader whose term is over until a sweep judges it. See its log group ("sweep: lease left for the next sweep", "sweep failed").`,
         metric: new cloudwatch.Metric({ namespace: NAMESPACE, metricName: DISCOVERY_SWEEP_LEFT_METRIC, dimensionsMap: { service: SERVICE, [DIMENSION.function]: DISCOVERY_FUNCTION.name, [DIMENSION.deployment]: deployment }, statistic: 'Sum', period: Duration.minutes(DISCOVERY_SWEEP.everyMinutes) }),
         threshold: 1,
-        // a minute whose sweep left nothing has no datapoint: not breaching (conclaveAlarm's default)
-        evaluationPeriods: UNSWEPT_MINUTES / DISCOVERY_SWEEP.everyMinutes,
+        // a minute whose sweep left nothing, or whose sweep's datapoint slipped into the next, has no
+        // datapoint: not breaching (conclaveAlarm's default)
+        evaluationPeriods: UNSWEPT_OF / DISCOVERY_SWEEP.everyMinutes,
+        datapointsToAlarm: UNSWEPT_MINUTES / DISCOVERY_SWEEP.everyMinutes,
       }),
     };
   }

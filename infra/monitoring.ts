@@ -11,9 +11,29 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { DIMENSION, EVENTS_UNPUBLISHED, EVENTS_UNPUBLISHED_ALARM_MS, METRIC, NAMESPACE, RECORDS_FAILED, SERVICE } from '../lib/functions/metrics.js';
+import { DIMENSION, EVENTS_UNPUBLISHED, EVENTS_UNPUBLISHED_ALARM_MS, LEADERLESS_BOUND_MS, LEADERLESS_PAST_BOUND, METRIC, NAMESPACE, RECORDS_FAILED, SERVICE, WAKES_NOT_SENT } from '../lib/functions/metrics.js';
 import { wiring, type FunctionName } from '../lib/wiring.js';
 import { pascal } from './functions.js';
+
+/**
+ * What a dead-letter queue's messages are and what to do with them, by the function whose queue it
+ * is: the replays differ (docs/deploy.md, "A stream record that keeps failing").
+ */
+function deadLettersText(name: FunctionName): string {
+  const read = 'Read the messages for the cause (and the function\'s log)';
+  switch (name) {
+    case 'leaseStream':
+      return `The leaseStream function gave up on records: a record no retry could read ("kind":"poisonRecord") or one still failing 12 h after its change ("kind":"stuckRecord"), each with its content (its source never gives a batch up). The tick still reconciles every lease. ${read}; once it is fixed, replay each by invoking the function with its record (docs/deploy.md, "A stream record that keeps failing"), then delete it.`;
+    case 'candidateStream':
+      return `The candidateStream function gave up on records: a batch after 3 retries (its shard position only; the events of its records that ran went out, not those of the failing row's later changes; its reconciles are the tick's), or a record no retry could read ("kind":"poisonRecord", with its content). ${read}; once it is fixed, replay a poisonRecord as the lease stream's (docs/deploy.md, "A stream record that keeps failing"), then purge the queue.`;
+    case 'electionTimer':
+      return `The electionTimer function failed a timer queue message 5 times: an election's deadline, a deferred session mark, or events an EventBridge outage held for a day, each whole. The tick still reconciles every lease. ${read}; once it is fixed, hand them to the electionTimer function as its queue would (docs/deploy.md, "A stream record that keeps failing", the timer queue's part: a move task back is refused), and delete those it handled.`;
+    case 'platform':
+      return `The platform function gave up on ECS task or EC2 instance stop events (each whole): the terms of holders that ran there were not ended early, so they ran out on their own stamp (failover a lease duration later; nothing unsafe). ${read}, fix it (its role, the tables), then purge: that late, a replay ends nothing.`;
+    case 'coordinator':
+      return `The coordinator function gave up on invocations. ${read}, then purge.`;
+  }
+}
 
 /** A function whose trigger delivers records in batches and takes back the ones it reports failed (a stream, the timer queue). */
 const batchFunction = (name: FunctionName): boolean => wiring[name].trigger.kind === 'stream' || wiring[name].trigger.kind === 'queue';
@@ -58,9 +78,19 @@ export function conclaveAlarm(scope: Construct, id: string, props: cloudwatch.Al
 
 /** The alarms of ConclaveMonitoring. */
 export interface ConclaveAlarms {
-  /** Elections failed (no live candidate acknowledged) in two periods in a row (5 minutes, or the tick when longer), summed over every function. */
+  /**
+   * An election failed (none of its candidates could be elected) in either of the last two periods
+   * (5 minutes, or the tick when longer), summed over every function. A lease whose candidates
+   * cannot win records its failure once, not at each trigger: one datapoint fires it.
+   */
   readonly electionFailures: cloudwatch.Alarm;
-  /** At every tick for two periods some lease with live candidates, or whose reconcile failed, had no live holder; no data (no tick) counts as breaching. */
+  /**
+   * Some lease with live candidates has stood vacant past its bound (longer than a minute and the
+   * workers' fallback, three lease durations): the coordinator's `conclave_leases_leaderless_past_bound`
+   * at 3 of its last 5 ticks (1-minute periods, or the tick when longer). A lease mid-election is
+   * not counted. Ticks missing are passed over (a round over a minute publishes less often):
+   * ReconcileFailures tells a coordinator that does not run.
+   */
   readonly leaderlessLeases: cloudwatch.Alarm;
   /** At a tick some lease row did not match the schema: no election is decided on it until an operator repairs it. */
   readonly brokenLeases: cloudwatch.Alarm;
@@ -68,6 +98,7 @@ export interface ConclaveAlarms {
    * At every tick for two periods some reconcile failed (the coordinator's gauge
    * `coordinated_leader_election_reconcile_failures`): a tick that fails lease by lease (every write
    * denied after a deploy, say) still ends normally, so the function's errors alarm does not see it.
+   * No data (no tick) counts as breaching: the gauge is published at every tick.
    */
   readonly reconcileFailures: cloudwatch.Alarm;
   /**
@@ -78,12 +109,14 @@ export interface ConclaveAlarms {
    * lasts to it.
    */
   readonly eventsUnpublished: cloudwatch.Alarm;
-  /** A dead-letter queue has a message, by the function whose queue it is. */
+  /** A dead-letter queue has a message, by the function whose queue it is (each description says what its messages are and what to do with them). */
   readonly deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>>;
   /**
-   * A stream function's iterator age (its oldest record not yet handled) was at least 10 minutes in
-   * two 5-minute periods in a row, by the function. No record is dropped for its age, but the
-   * stream trims a record 24 h after the change: one not handled by then is lost.
+   * A stream function's iterator age (Lambda's: the age of the last record of a batch it sent the
+   * function, when it sent it) was at least 10 minutes in two 5-minute periods in a row, by the
+   * function. No record is dropped for its age, but the stream trims a record 24 h after the change:
+   * one not handled by then is lost. A function that is not sent batches (throttled, its event source
+   * mapping disabled) has no iterator age, and fires nothing.
    */
   readonly streamIteratorAge: Partial<Record<FunctionName, cloudwatch.Alarm>>;
   /** The function failed invocations in two 5-minute periods in a row (the coordinator's: periods of its tick when longer). */
@@ -134,19 +167,29 @@ export class ConclaveMonitoring extends Construct {
     const gaugePeriod = tick.toSeconds() > fiveMinutes.toSeconds() ? tick : fiveMinutes;
     const periodText = `${+(gaugePeriod.toSeconds() / 60).toFixed(2)}-minute periods`;
     const alarm = (id: string, props: cloudwatch.AlarmProps) => conclaveAlarm(this, id, props, topic);
+    // one datapoint of two: a lease whose candidates cannot win (noValidCandidates, contradictory
+    // strategies) records its failure once, not at each trigger, so two periods in a row never came
     const electionFailures = alarm('ElectionFailuresAlarm', {
-      alarmDescription: `Elections failed (no live candidate acknowledged) in two ${periodText} in a row: leases are left without a leader. Check that the workers of these leases run and can reach DynamoDB.`,
+      alarmDescription: `An election failed (no candidate that answered could be elected) in one of the last two ${periodText}: its lease was left without a leader. The lease's lastElectionFailure says why (conclave describe lease NAME); check that its workers run, can reach DynamoDB and have valid versions.`,
       metric: this.electionFailures(gaugePeriod),
       threshold: 1,
       evaluationPeriods: 2,
+      datapointsToAlarm: 1,
     });
+    // leases vacant past their bound (lib/functions/core.ts leaderlessPastBound), at 3 of the last 5
+    // ticks: one stuck fires it some 3 minutes past its bound, a lease mid-election (the leaderless
+    // gauge counts every one caught between terms: at scale, different ones at each tick) never. A
+    // tick missing is passed over (a round of over a minute publishes less often); a coordinator that
+    // does not run is ReconcileFailures' to tell. At most 7 days of periods (a tick up to 84 hours)
+    const leaderlessPeriod = tick.toSeconds() > 60 ? tick : Duration.minutes(1);
+    const leaderlessPeriods = Math.min(5, Math.floor(Duration.days(7).toSeconds() / leaderlessPeriod.toSeconds()));
     const leaderlessLeases = alarm('LeaderlessLeasesAlarm', {
-      alarmDescription:
-        'At every tick for two periods some coordinated lease with live candidates, or one the coordinator failed to reconcile, had no live holder. Missing data counts as breaching: the coordinator publishes this gauge at every tick, so no data means it does not run.',
-      metric: this.metric('coordinator', METRIC.leaderless, 'Minimum', gaugePeriod),
+      alarmDescription: `At ${Math.min(3, leaderlessPeriods)} of the last ${leaderlessPeriods} ticks some coordinated lease with live candidates had stood vacant past its bound (longer than ${LEADERLESS_BOUND_MS / 60_000} minute and three lease durations), not mid-election. The coordinator's "tick" log line names them (leaderlessPastBound). conclave describe lease NAME says why none is elected (a candidate that "stands down ... its work failed at two starts": its workers' onError has the failure); conclave get leases lists the leaderless.`,
+      metric: this.metric('coordinator', LEADERLESS_PAST_BOUND, 'Maximum', leaderlessPeriod),
       threshold: 1,
-      evaluationPeriods: 2,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      evaluationPeriods: leaderlessPeriods,
+      datapointsToAlarm: Math.min(3, leaderlessPeriods),
+      treatMissingData: cloudwatch.TreatMissingData.MISSING,
     });
     const brokenLeases = alarm('BrokenLeasesAlarm', {
       alarmDescription:
@@ -155,14 +198,15 @@ export class ConclaveMonitoring extends Construct {
       threshold: 1,
       evaluationPeriods: 1,
     });
-    // as the leaderless alarm: every tick for two periods (one failed tick is retried at the next);
-    // no data (no tick) is the leaderless alarm's to tell
+    // every tick for two periods (one failed tick is retried at the next); no data breaches: the gauge
+    // is published at every tick (0 included), so two periods without one mean no coordinator runs
     const reconcileFailures = alarm('ReconcileFailuresAlarm', {
       alarmDescription:
-        "At every tick for two periods the coordinator failed to reconcile some lease (AccessDenied after a deploy, throttling, a fault): those leases are not elected for, though the tick itself succeeds. Its log names each lease and error (\"reconcile failed; the next trigger retries\"); check the coordinator role's permissions and the tables.",
+        "At every tick for two periods the coordinator failed to reconcile some lease (AccessDenied after a deploy, throttling, a fault), or no tick ran at all (missing data breaches: the gauge is published at every tick): those leases are not elected for, though the tick itself succeeds. Its log names each lease and error (\"reconcile failed; the next trigger retries\"); check the coordinator role's permissions and the tables; no data: its schedule, and that the function exists and is not throttled.",
       metric: this.metric('coordinator', METRIC.reconcileFailures, 'Minimum', gaugePeriod),
       threshold: 1,
       evaluationPeriods: 2,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
     });
     // measured at each failed republish (the election timer's: it takes the timer queue), at most 15
     // minutes apart (SQS's longest delay): 1 of 4 five-minute periods holds one while the refusal
@@ -179,7 +223,7 @@ export class ConclaveMonitoring extends Construct {
     const deadLetters: Partial<Record<FunctionName, cloudwatch.Alarm>> = {};
     for (const [name, q] of Object.entries(this.props.deadLetterQueues) as [FunctionName, sqs.IQueue][]) {
       deadLetters[name] = alarm(`${pascal(name)}DeadLettersAlarm`, {
-        alarmDescription: `The ${name} function gave up on records or messages (they are in its dead-letter queue; a record no retry could read, or one still failing 12 h after its change, is there with its content, "kind":"poisonRecord" or "stuckRecord"). The tick still reconciles every lease; read the messages to find the cause, and once it is fixed replay those with content (docs/deploy.md, "A stream record that keeps failing"), then purge.`,
+        alarmDescription: deadLettersText(name),
         metric: q.metricApproximateNumberOfMessagesVisible({ period: fiveMinutes, statistic: 'Maximum' }),
         threshold: 1,
         evaluationPeriods: 1,
@@ -189,7 +233,7 @@ export class ConclaveMonitoring extends Construct {
     for (const [name, fn] of Object.entries(this.props.functions) as [FunctionName, lambda.IFunction][]) {
       if (wiring[name].trigger.kind !== 'stream') continue;
       streamIteratorAge[name] = alarm(`${pascal(name)}IteratorAgeAlarm`, {
-        alarmDescription: `The ${name} stream is at least 10 minutes behind: its events, session marks and wakes come late, and a record the stream trims (24 h after its change) is lost. See the function's errors, throttles and log.`,
+        alarmDescription: `The ${name} stream is at least 10 minutes behind (Lambda's IteratorAge: the age of the last record of a batch it sent the function): its events, session marks and wakes come late, and a record the stream trims (24 h after its change) is lost. See the function's errors, its Throttles (AWS/Lambda) and log. A function throttled, or its event source mapping disabled, is sent no batch: no iterator age, no errors, and this alarm stays OK.`,
         metric: fn.metric('IteratorAge', { period: fiveMinutes, statistic: 'Maximum' }),
         threshold: Duration.minutes(10).toMilliseconds(),
         evaluationPeriods: 2,
@@ -250,6 +294,7 @@ export class ConclaveMonitoring extends Construct {
         width: 8,
         left: [
           this.metric('coordinator', METRIC.leaderless, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'leaderless' }),
+          this.metric('coordinator', LEADERLESS_PAST_BOUND, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'leaderless past their bound (LeaderlessLeases)' }),
           this.metric('coordinator', METRIC.brokenLeases, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'broken (row refused by the schema)' }),
           this.metric('coordinator', METRIC.unjudgedLeases, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'unjudged (held on a session row refused by the schema)' }),
           this.metric('coordinator', METRIC.reconcileFailures, 'Maximum', tick.toSeconds() > 60 ? tick : Duration.minutes(1)).with({ label: 'reconcile failures' }),
@@ -282,6 +327,15 @@ export class ConclaveMonitoring extends Construct {
         right: names.filter(batchFunction).map((n) => this.metric(n, RECORDS_FAILED, 'Sum', period).with({ label: `records failed ${n}` })),
       }),
       perFunction('Duration (p99)', (fn, n) => fn.metricDuration({ period, statistic: 'p99', label: n })),
+    );
+    // no alarm: a throttled function (a stream's, a timer's) is sent nothing, so writes no errors and no iterator age
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Throttles; wakes not sent (push path)',
+        width: 8,
+        left: names.map((n) => functions[n].metricThrottles({ period, label: n })),
+        right: names.filter((n) => n !== 'coordinator').map((n) => this.metric(n, WAKES_NOT_SENT, 'Sum', period).with({ label: `wakes not sent ${n}` })),
+      }),
     );
     const streams = names.filter((n) => wiring[n].trigger.kind === 'stream');
     dashboard.addWidgets(

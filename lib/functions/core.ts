@@ -8,7 +8,7 @@ import { identityGraceMs } from '../coordinator/identity-scan.js';
 import { BrokenLeaseError, reconcileLease, streamSawRow, type CoordinatorDeps, type ReconcileOutcome, type RefusedCandidateSeen, type RefusedSessionSeen } from '../coordinator/reconcile.js';
 import { tick, type TickResult } from '../coordinator/tick.js';
 import { answeredLastPing, deleteHoldMs, heldAfterDelete, unmarkedHoldMs, type DeletedTermSessions } from '../election/decide.js';
-import { judgedOffNamed, judgingRow, marksTermEnded, type SessionStamp } from '../election/vacancy.js';
+import { judgedOffNamed, judgingRow, leaseExpiresAt, marksTermEnded, type SessionStamp } from '../election/vacancy.js';
 import { plan } from '../election/plan.js';
 import { eventsFromCandidateChange, eventsFromLeaseChange } from '../events/derive.js';
 import { PublishError } from '../events/publisher.js';
@@ -26,7 +26,7 @@ import { MAX_WAKE_PROCESSES, WAKE_TIMEOUT_MS, WAKES_IN_FLIGHT, wakeBatch, type W
 import { processOf, sessionKey, type IdentityLease } from '../schemas/identity.js';
 import { ValidationError } from '../schemas/validation.js';
 import { CHANGE_TIME_PRECISION_MS, type Change } from './records.js';
-import { EVENTS_UNPUBLISHED, METRIC } from './metrics.js';
+import { EVENTS_UNPUBLISHED, LEADERLESS_BOUND_MS, LEADERLESS_PAST_BOUND, METRIC, WAKES_NOT_SENT } from './metrics.js';
 import { Chains } from './chains.js';
 
 export { METRIC };
@@ -735,8 +735,15 @@ export const WAKES_SETTLE_MARGIN_MS = 1_000;
 export function withWakes(deps: FunctionDeps): { deps: FunctionDeps; end: (remainingMs: number | undefined) => Promise<void> } {
   const publishing = {};
   if (!deps.wake) return { deps: { ...deps, publishing }, end: async () => {} };
-  const wakes = wakeBatch(deps.wake, deps.coordinator.clock, (lease, error) => deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error }), WAKES_IN_FLIGHT, (lease) => wakeProcesses(deps.coordinator, lease));
-  return { deps: { ...deps, wakes, publishing }, end: (remainingMs) => settleWakes(deps, wakes, remainingMs) };
+  // the wakes not sent, counted (WAKES_NOT_SENT) once the invocation's wakes settle; one failing after
+  // that was counted among those left unanswered
+  const notSent = { failed: 0, settled: false };
+  const failed = (lease: string, error: Error) => {
+    if (!notSent.settled) notSent.failed++;
+    deps.logger.warn('wake not published; the workers see the change at their next poll', { lease, error });
+  };
+  const wakes = wakeBatch(deps.wake, deps.coordinator.clock, failed, WAKES_IN_FLIGHT, (lease) => wakeProcesses(deps.coordinator, lease));
+  return { deps: { ...deps, wakes, publishing }, end: (remainingMs) => settleWakes(deps, wakes, remainingMs, notSent) };
 }
 
 /**
@@ -761,12 +768,16 @@ export async function wakeProcesses(deps: Pick<CoordinatorDeps, 'candidates'>, l
  * WAKES_SETTLE_MARGIN_MS of the Lambda's `remainingMs`. Lambda runs one invocation at a time per
  * shard and partition key group (parallelization factor 10: a lease's records stay in order), so
  * this is all a slow IoT Core adds before the next batch of the same leases. Wakes given up are
- * logged. Never rejects.
+ * logged, and with those that failed counted (WAKES_NOT_SENT). Never rejects.
  */
-async function settleWakes(deps: FunctionDeps, wakes: WakeBatch, remainingMs: number | undefined): Promise<void> {
+async function settleWakes(deps: FunctionDeps, wakes: WakeBatch, remainingMs: number | undefined, notSent: { failed: number; settled: boolean }): Promise<void> {
   const withinMs = Math.max(0, Math.min(WAKE_TIMEOUT_MS, (remainingMs ?? Infinity) - WAKES_SETTLE_MARGIN_MS));
   const given = await wakes.settle(withinMs);
+  notSent.settled = true;
   if (given.dropped.length || given.unanswered) deps.logger.warn('wakes given up at the end of the invocation', { ...given });
+  // failed, dropped or left unanswered: their workers see the change at their next read (0 is not published, as RECORDS_FAILED)
+  const n = notSent.failed + given.dropped.length + given.unanswered;
+  if (n) deps.metrics.addMetric(WAKES_NOT_SENT, MetricUnit.Count, n);
 }
 
 /**
@@ -1153,6 +1164,42 @@ function refusedIdentityFix(deps: FunctionDeps, i: InvalidItem, leases: readonly
     : `${remedy}; left as it is, it is collected once expired by its renewTime and leaseDurationSeconds, plus identityGcGraceMs and the larger of clockSkewMs and a row stamp's own error (${graceMs / 1000} s), while no held lease or live candidate names it (a renewTime in epoch seconds never is)`;
 }
 
+/**
+ * The latest moment row `l`, which the tick judged vacant, shows the lease already vacant; undefined
+ * where it shows none (counted then by no bound). No holder: the latest stamp a write that ends a
+ * term leaves, or one made while vacant: `renewTime` (a release's, a lost holder's), the last
+ * failure's `at`. A holder still on it (its term run out, or reported, and the tick elected no one:
+ * none it could elect, or an election under way): the vacancy report's `at`, or the term's end by
+ * the lease's own stamp, the earlier (a term on a session ends later than that, by its session's
+ * stamp, which is not kept here: such a lease is counted from its own). Either way an election open
+ * counts from its start (held: its `notBefore`): a write that ends a term without a stamp (an
+ * expired term's election) opens one, and a lease mid-election is not past its bound.
+ */
+function vacantSince(l: Lease): number | undefined {
+  const defined = (xs: (number | undefined)[]) => xs.filter((x): x is number => x !== undefined);
+  const ends = l.holderIdentity !== undefined ? defined([l.vacancyReport?.at, leaseExpiresAt(l)]) : defined([l.renewTime, l.lastElectionFailure?.at]);
+  const since = !ends.length ? undefined : l.holderIdentity !== undefined ? Math.min(...ends) : Math.max(...ends);
+  const e = l.election;
+  return e ? Math.max(since ?? 0, e.startedAt, e.notBefore ?? 0) : since;
+}
+
+/**
+ * The leases leaderless past their bound (LEADERLESS_PAST_BOUND): of those the tick counts leaderless
+ * (`r.leaderless`: live candidates, no live holder after it), the ones it reconciled (their row in
+ * `r.outcomes`) whose row shows them vacant (vacantSince) for longer than the larger of
+ * LEADERLESS_BOUND_MS and the workers' fallback (three lease durations), and `clockSkewMs` (the
+ * stamps are other machines'). A lease whose reconcile failed is left to ReconcileFailures: no row
+ * of it is kept.
+ */
+export function leaderlessPastBound(r: Pick<TickResult, 'leaderless' | 'outcomes'>, now: number, skewMs: number): string[] {
+  const rows = new Map(r.outcomes.map((o) => [o.lease, o.after ?? o.before]));
+  return r.leaderless.filter((name) => {
+    const l = rows.get(name);
+    const since = l && vacantSince(l);
+    return since !== undefined && now - since > Math.max(LEADERLESS_BOUND_MS, 3 * l!.leaseDurationSeconds * 1000) + skewMs;
+  });
+}
+
 function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   for (const e of r.errors) deps.logger.error(e.error instanceof TooManyCandidatesError ? e.error.message : 'reconcile failed; the next trigger retries', { lease: e.lease, error: e.error });
   for (const b of r.broken) deps.logger.error('lease row does not match the schema; left alone until repaired', { ...brokenLog(b), trigger: 'tick' });
@@ -1194,11 +1241,14 @@ function reportTick(deps: FunctionDeps, r: TickResult): TickResult {
   for (const x of r.refusedCandidates) if (x.deleted) deps.logger.warn('a candidate row the schema refuses, whose renewTime or session does not parse, unchanged for longer than candidateStaleAfterMs and clockSkewMs, was deleted', { key: x.key, unchangedSince: new Date(x.unchangedSince!).toISOString() });
   // a round over several invocations: the round's counts, not this invocation's slice (lib/coordinator/tick.ts RoundGauges)
   deps.metrics.addMetric(METRIC.leaderless, MetricUnit.Count, r.round?.gauges.leaderless ?? r.leaderless.length);
+  // this invocation's leases alone (a round of several counts each part at the ticks that reach it): LeaderlessLeases watches it
+  const pastBound = leaderlessPastBound(r, deps.coordinator.clock.now(), deps.coordinator.config.clockSkewMs);
+  deps.metrics.addMetric(LEADERLESS_PAST_BOUND, MetricUnit.Count, pastBound.length);
   deps.metrics.addMetric(METRIC.brokenLeases, MetricUnit.Count, r.broken.length);
   deps.metrics.addMetric(METRIC.unjudgedLeases, MetricUnit.Count, r.unjudged.length);
   // every tick, 0 included: a tick whose reconciles all fail (writes denied after a deploy) still returns normally
   deps.metrics.addMetric(METRIC.reconcileFailures, MetricUnit.Count, r.round?.gauges.failures ?? r.errors.length);
   if (r.round?.lostRace) deps.logger.warn('another tick moved the round on meanwhile; this one left the cursor to it', { round: r.round });
-  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, broken: r.broken.map((b) => b.lease), unjudged: r.unjudged.map((u) => u.term.lease), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
+  deps.logger.info('tick', { leases: r.leases, leaderless: r.leaderless, leaderlessPastBound: pastBound, broken: r.broken.map((b) => b.lease), unjudged: r.unjudged.map((u) => u.term.lease), collectedCandidates: r.collectedCandidates.length, collectedIdentities: r.collectedIdentities.length, errors: r.errors.length, ...(r.round ? { round: r.round, unseeded: r.unseeded } : {}) });
   return r;
 }

@@ -49,6 +49,30 @@ export const METRIC = {
 export const RECORDS_FAILED = 'conclave_records_failed';
 
 /**
+ * Leases leaderless past their bound, at each tick (0 included): of the leases the tick counts
+ * leaderless (METRIC.leaderless: live candidates, no live holder after it) and reconciled, those
+ * whose row shows them vacant for longer than the larger of LEADERLESS_BOUND_MS and the workers'
+ * fallback (three lease durations), and `clockSkewMs` (lib/functions/core.ts leaderlessPastBound).
+ * A lease mid-election, or fallen vacant since, is not counted: the leaderless gauge counts every
+ * lease caught between a term and the next, and at scale successive ticks catch different ones.
+ * The LeaderlessLeases alarm watches this one. Apart from METRIC, as RECORDS_FAILED.
+ */
+export const LEADERLESS_PAST_BOUND = 'conclave_leases_leaderless_past_bound';
+
+/** The least time a lease stands vacant before LEADERLESS_PAST_BOUND counts it: the simulator's bound on leaderless time after faults heal. */
+export const LEADERLESS_BOUND_MS = 60_000;
+
+/**
+ * Wakes (IoT Core publishes of the push path) not known sent, per invocation (0 is not published):
+ * those refused or failed (a role without iot:Publish, IoT Core throttling), and at the invocation's
+ * end those still queued (dropped) or unanswered. Not those sent while IoT Core counts as stalled
+ * (lib/functions/wake.ts iotWaker: not waited for, their outcome unknown): the timeout that began
+ * the stall is. A wake is a hint: its workers see the change at their next read, 2 to 4 lease
+ * durations on. Apart from METRIC, as RECORDS_FAILED.
+ */
+export const WAKES_NOT_SENT = 'conclave_wakes_not_sent';
+
+/**
  * Events EventBridge did not take, put on the timer queue to be published again: one value per
  * deferral, how long since they were first refused (0 at a stream record's deferral; at each
  * republish that fails again, the time since then). Deferral keeps the records moving through an

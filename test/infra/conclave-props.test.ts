@@ -190,7 +190,7 @@ describe('the longest tick', () => {
   it('84 hours: the leaderless alarm judges two periods of 84 hours (7 days, what CloudWatch allows); 85 refused, naming the longest', () => {
     const stack = new Stack(new App(), 'Long');
     new Conclave(stack, 'Conclave', { tick: Duration.hours(84) });
-    const alarms = Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'coordinated_leader_election_leaderless_leases' } });
+    const alarms = Template.fromStack(stack).findResources('AWS::CloudWatch::Alarm', { Properties: { MetricName: 'conclave_leases_leaderless_past_bound' } });
     const [alarm] = Object.values(alarms) as { Properties: { Period: number; EvaluationPeriods: number } }[];
     expect(alarm!.Properties.Period * alarm!.Properties.EvaluationPeriods).toBe(604_800);
     const error = thrown(() => new Conclave(new Stack(new App(), 'Longer'), 'Conclave', { tick: Duration.days(4) }));

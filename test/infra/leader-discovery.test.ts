@@ -178,7 +178,7 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
     expect(table.Properties['StreamSpecification']).toBeUndefined();
   });
 
-  it("alarms on a dead letter, on failing invocations, and on sweeps leaving names unjudged five minutes in a row (the function's own metric), shown on the dashboard", () => {
+  it("alarms on a dead letter, on failing invocations, and on sweeps leaving names unjudged in five of six minutes (the function's own metric), shown on the dashboard", () => {
     const d = c.leaderDiscovery!;
     t.hasResourceProperties('AWS::CloudWatch::Alarm', {
       Namespace: NAMESPACE,
@@ -188,7 +188,8 @@ describe('leaderDiscovery with Cloud Map, one lease, a customer-managed key', ()
       Statistic: 'Sum',
       Period: 60,
       Threshold: 1,
-      EvaluationPeriods: 5,
+      EvaluationPeriods: 6,
+      DatapointsToAlarm: 5,
       TreatMissingData: 'notBreaching',
     });
     expect(JSON.stringify(Object.values(t.findResources('AWS::CloudWatch::Dashboard'))[0]!['Properties'].DashboardBody)).toContain(logicalId(s.stack, d.alarms.namesUnswept));
