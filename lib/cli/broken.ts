@@ -6,6 +6,7 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { LeaseItem } from '../schemas/lease.js';
+import { READER_FORMAT } from '../schemas/common.js';
 import type { FieldIssue, ValidationError } from '../schemas/validation.js';
 import type { CliContext } from './context.js';
 import { fields } from './format.js';
@@ -18,7 +19,7 @@ export interface BrokenLeaseReport {
   issues: readonly FieldIssue[];
   /** The row as stored (unmarshalled), or undefined if it is gone by now. */
   row: Record<string, unknown> | undefined;
-  /** Shell commands (AWS CLI), each of which repairs the row. */
+  /** Shell commands (AWS CLI), each of which repairs the row; none for a row written for newer readers (minReader). */
   repair: string[];
 }
 
@@ -83,7 +84,9 @@ const exactNumber = (digits: string): number | string => {
 /** Reads the row as stored, without the schema, and what to do about it. */
 export async function brokenLeaseReport(ctx: Pick<CliContext, 'client' | 'target'>, lease: string, error: ValidationError): Promise<BrokenLeaseReport> {
   const r = await ctx.client.send(new GetItemCommand({ TableName: ctx.target.tables.leases, Key: { name: { S: lease } }, ConsistentRead: true }));
-  return { lease, message: error.message, issues: error.issues, row: r.Item ? unmarshall(r.Item, { wrapNumbers: exactNumber }) : undefined, repair: repairCommands(ctx, lease, error) };
+  // a row written for newer readers (minReader) is not repaired but upgraded to: no command (brokenLeaseLines)
+  const forNewer = error.issues.length > 0 && error.issues.every((i) => i.field === 'minReader');
+  return { lease, message: error.message, issues: error.issues, row: r.Item ? unmarshall(r.Item, { wrapNumbers: exactNumber }) : undefined, repair: forNewer ? [] : repairCommands(ctx, lease, error) };
 }
 
 /** The lines `describe lease` prints for a broken lease, before the candidates. */
@@ -96,6 +99,16 @@ export function brokenLeaseLines(b: BrokenLeaseReport): string[] {
       : typeof token === 'number' && Number.isSafeInteger(token)
         ? `${token} in the row. Fixing the row in place keeps it; after a delete the next term's token comes from the writer's clock (epoch ms * 1000), above every token issued for this lease before - as long as the clocks are within the configured skew`
         : "unreadable in the row. Delete the row: the next term's token comes from the writer's clock (epoch ms * 1000), above every token issued for this lease before - as long as the clocks are within the configured skew";
+  // written by a newer Conclave for its readers alone (minReader): upgraded to, not repaired (removing
+  // the field lets every older reader judge a row it must not; deleting it ends a newer holder's term)
+  const newer = b.issues.length > 0 && b.issues.every((i) => i.field === 'minReader') ? b.row?.['minReader'] : undefined;
+  if (newer !== undefined)
+    return fields([
+      ['Lease', b.lease],
+      ['State', `written for a newer Conclave: the row needs readers of format ${String(newer)}, and this CLI reads format ${READER_FORMAT}. Readers of this version decide nothing on it (its coordinator leaves it alone, its workers do not lead it); newer ones do`],
+      ['Row', JSON.stringify(b.row)],
+      ['Repair', `none to the row: upgrade this CLI, and the construct and workers still on this version, to a Conclave that reads format ${String(newer)}. Do not remove minReader (every older reader would judge a row it must not) or delete the row (a newer holder's term is on it)`],
+    ]);
   const lines = fields([
     ['Lease', b.lease],
     ['State', 'broken: the row does not match the schema. The coordinator decides nothing on it and workers do not lead it until it is repaired'],

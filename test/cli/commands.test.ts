@@ -1,4 +1,4 @@
-import { CreateTableCommand, DeleteTableCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -313,6 +313,26 @@ describe('describe lease', () => {
       expect(doc.broken.row).toMatchObject({ name: 'bricked', fencingToken: 7 });
       expect(doc.broken.repair.some((c) => c.startsWith('aws dynamodb delete-item'))).toBe(true);
       expect(doc.candidates.map((c) => c.name)).toEqual(['c1']);
+    } finally {
+      await own.t.drop();
+    }
+  });
+
+  it("a lease row written for a newer Conclave (minReader 2): describe says to upgrade, and offers no command that strips the guard or deletes the row (before: both, as for a broken row)", async () => {
+    const own = await cliHarness('cli-newer-row');
+    try {
+      await own.seedCandidate(cand('c1', '1.30.0', '1.30.0', { leaseName: 'future' }));
+      await own.seedLease(lease('c1', { name: 'future' }));
+      await own.t.client.send(new UpdateItemCommand({ TableName: own.t.names.leases, Key: marshall({ name: 'future' }), UpdateExpression: 'SET minReader = :two', ExpressionAttributeValues: marshall({ ':two': 2 }) }));
+      const r = await own.run(['describe', 'lease', 'future'], { clock: at() });
+      expect(r.code, r.err).toBe(0);
+      expect(r.out).toMatch(/^State: +written for a newer Conclave: the row needs readers of format 2, and this CLI reads format 1\./m);
+      expect(r.out).toMatch(/^Repair: +none to the row: upgrade this CLI, and the construct and workers still on this version, to a Conclave that reads format 2\./m);
+      expect(r.out).not.toContain('aws dynamodb update-item');
+      expect(r.out).not.toContain('aws dynamodb delete-item');
+      const j = JSON.parse((await own.run(['-o', 'json', 'describe', 'lease', 'future'], { clock: at() })).out) as { broken: { issues: { field: string }[]; repair: string[] } };
+      expect(j.broken.issues.map((i) => i.field)).toEqual(['minReader']);
+      expect(j.broken.repair).toEqual([]);
     } finally {
       await own.t.drop();
     }
