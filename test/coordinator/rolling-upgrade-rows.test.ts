@@ -19,13 +19,13 @@ import { observability } from '../../lib/functions/env.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
-import { acquisition, dynamoLeaseLock, SessionReader, type LeaseLock } from '../../lib/sdk/lock.js';
-import { FOLLOWING, followerStep, type FollowerEffect, type FollowerEvent, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { dynamoLeaseLock, SessionReader, type LeaseLock } from '../../lib/sdk/lock.js';
+import { FOLLOWING, followerStep, type FollowerEvent, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { BrokenSessionError } from '../../lib/stores/errors.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC } from '../fixtures.js';
-import { stepSettings } from '../sdk/step-fixtures.js';
+import { carryFollowerEffect, stepSettings } from '../sdk/step-fixtures.js';
 import { testTables, type TestTables } from '../support.js';
 
 const ecs = { kind: 'ecs', id: 'arn:aws:ecs:us-east-1:123456789012:task/c/abc', cluster: 'c' };
@@ -163,28 +163,7 @@ describe('a row of a newer reader format (minReader 2): left alone', () => {
     const lock: LeaseLock = dynamoLeaseLock(lease, new LeaseStore(tt.client, tt.names.leases), new CandidateStore(tt.client, tt.names.candidates), new SessionReader(tt.client, tt.names.identities, { monotonic: () => mono }));
     let state: FollowerState = FOLLOWING;
     const moment = (): Moment => ({ now: mono, clock: { ok: true, errorMs: 5 }, offset: NOW - M0, jumps: 0 });
-    const carry = async (f: FollowerEffect): Promise<FollowerEvent | undefined> => {
-      switch (f.kind) {
-        case 'readLease':
-          return { kind: 'leaseRead', raw: await lock.get(f.consistent) };
-        case 'readSession':
-          return { kind: 'sessionRead', read: await lock.session(f.name, f.shareMs, f.pendingMs, f.consistent, f.term) };
-        case 'readProcessSession':
-          return { kind: 'processSessionRead', read: await lock.processSession(f.named, f.process, f.term) };
-        case 'reportVacancy':
-          return { kind: 'reported', lease: await lock.reportVacancy(f.read, s.identity, NOW + mono - M0) };
-        case 'acquire':
-          return { kind: 'acquired', got: await lock.acquire(f.read, acquisition(f.read.item, { identity: s.identity, instance: s.instance, now: NOW + mono - M0, leaseDurationSeconds: 15, electedBy: f.electedBy })) };
-        case 'lead':
-          return { kind: 'led', ok: true, leading: true };
-        case 'newLeader':
-        case 'sessionCadence':
-        case 'stepNow':
-          return undefined;
-        default:
-          throw new Error(`the test's shell does not carry ${f.kind}`);
-      }
-    };
+    const carry = carryFollowerEffect(lock, s, () => NOW + mono - M0);
     /** Polls every 2 s from 0 to `toMs`: whether it took or reported, and each poll's fault. */
     return async (toMs: number) => {
       const out = { took: false, reported: false, faults: [] as unknown[] };

@@ -17,15 +17,15 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import type { Lease } from '../../lib/schemas/lease.js';
-import { acquisition, dynamoLeaseLock, SessionReader, type LeaseLock } from '../../lib/sdk/lock.js';
-import { FOLLOWING, followerStep, type FollowerEffect, type FollowerEvent, type FollowerState, type Moment } from '../../lib/sdk/step.js';
+import { dynamoLeaseLock, SessionReader, type LeaseLock } from '../../lib/sdk/lock.js';
+import { FOLLOWING, followerStep, type FollowerEvent, type FollowerState, type Moment } from '../../lib/sdk/step.js';
 import { BrokenSessionError } from '../../lib/stores/errors.js';
 import { CandidateStore } from '../../lib/stores/candidate-store.js';
 import { IdentityStore } from '../../lib/stores/identity-store.js';
 import { LeaseStore } from '../../lib/stores/lease-store.js';
 import { MIN, NOW, SEC } from '../fixtures.js';
 import { testTables, type TestTables } from '../support.js';
-import { stepSettings } from './step-fixtures.js';
+import { carryFollowerEffect, stepSettings } from './step-fixtures.js';
 
 let t: TestTables;
 let leases: LeaseStore;
@@ -64,29 +64,7 @@ function follower(leaseName: string) {
   const lock: LeaseLock = dynamoLeaseLock(leaseName, leases, new CandidateStore(t.client, t.names.candidates), new SessionReader(t.client, t.names.identities, { monotonic: () => mono }));
   let state: FollowerState = FOLLOWING;
   const moment = (): Moment => ({ now: mono, clock: { ok: true, errorMs: 5 }, offset: NOW - M0, jumps: 0 });
-  /** What the shell sends for `f`, and the event its answer is (undefined: nothing to wait on). */
-  const carry = async (f: FollowerEffect): Promise<FollowerEvent | undefined> => {
-    switch (f.kind) {
-      case 'readLease':
-        return { kind: 'leaseRead', raw: await lock.get(f.consistent) };
-      case 'readSession':
-        return { kind: 'sessionRead', read: await lock.session(f.name, f.shareMs, f.pendingMs, f.consistent, f.term) };
-      case 'readProcessSession':
-        return { kind: 'processSessionRead', read: await lock.processSession(f.named, f.process, f.term) };
-      case 'reportVacancy':
-        return { kind: 'reported', lease: await lock.reportVacancy(f.read, s.identity, NOW + mono - M0) };
-      case 'acquire':
-        return { kind: 'acquired', got: await lock.acquire(f.read, acquisition(f.read.item, { identity: s.identity, instance: s.instance, now: NOW + mono - M0, leaseDurationSeconds: 15, electedBy: f.electedBy })) };
-      case 'lead':
-        return { kind: 'led', ok: true, leading: true };
-      case 'newLeader':
-      case 'sessionCadence':
-      case 'stepNow':
-        return undefined;
-      default:
-        throw new Error(`the test's shell does not carry ${f.kind}`);
-    }
-  };
+  const carry = carryFollowerEffect(lock, s, () => NOW + mono - M0);
   return {
     async poll(ms: number): Promise<{ readonly took: boolean; readonly reported: boolean; readonly fault: unknown }> {
       mono = M0 + ms;

@@ -3,8 +3,8 @@
  * step's settings, a lease read, and a moment on a measured clock.
  */
 import type { Lease } from '../../lib/schemas/lease.js';
-import type { LeaseRead } from '../../lib/sdk/lock.js';
-import { decideFollower, decideLeader, leadFromRead, type Moment, type Settings } from '../../lib/sdk/step.js';
+import { acquisition, type LeaseLock, type LeaseRead } from '../../lib/sdk/lock.js';
+import { decideFollower, decideLeader, leadFromRead, type FollowerEffect, type FollowerEvent, type Moment, type Settings } from '../../lib/sdk/step.js';
 
 /** Monotonic now. */
 export const T = 1_000_000;
@@ -39,3 +39,33 @@ export function stepSettings(identity: string, o: Partial<Settings> = {}): Setti
 
 export const read = (item: Lease | undefined): LeaseRead => ({ key: { name: 'job' }, item, revision: item?.revision ?? 0 });
 export const at = (dt = 0, o: Partial<Moment> = {}): Moment => ({ now: T + dt, clock: { ok: true, errorMs: 5 }, offset: OFFSET, jumps: 0, ...o });
+
+/**
+ * A follower's shell for a test: carries effect `f` of followerStep through `lock` (a DynamoDB lock
+ * over the test's tables) and answers the event it makes; undefined: nothing to wait on. `now`: the
+ * wall-clock time its writes stamp.
+ */
+export function carryFollowerEffect(lock: LeaseLock, s: Settings, now: () => number): (f: FollowerEffect) => Promise<FollowerEvent | undefined> {
+  return async (f) => {
+    switch (f.kind) {
+      case 'readLease':
+        return { kind: 'leaseRead', raw: await lock.get(f.consistent) };
+      case 'readSession':
+        return { kind: 'sessionRead', read: await lock.session(f.name, f.shareMs, f.pendingMs, f.consistent, f.term) };
+      case 'readProcessSession':
+        return { kind: 'processSessionRead', read: await lock.processSession(f.named, f.process, f.term) };
+      case 'reportVacancy':
+        return { kind: 'reported', lease: await lock.reportVacancy(f.read, s.identity, now()) };
+      case 'acquire':
+        return { kind: 'acquired', got: await lock.acquire(f.read, acquisition(f.read.item, { identity: s.identity, instance: s.instance, now: now(), leaseDurationSeconds: 15, electedBy: f.electedBy })) };
+      case 'lead':
+        return { kind: 'led', ok: true, leading: true };
+      case 'newLeader':
+      case 'sessionCadence':
+      case 'stepNow':
+        return undefined;
+      default:
+        throw new Error(`the test's shell does not carry ${f.kind}`);
+    }
+  };
+}
