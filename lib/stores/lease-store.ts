@@ -5,7 +5,7 @@ import { nextFencingToken } from '../schemas/fencing-token.js';
 import { HOLDER_FIELDS, type HolderLoss, type Platform } from '../schemas/platform.js';
 import { HOLDER_PLATFORM_INDEX } from '../tables.js';
 import { isConditionFailed } from './errors.js';
-import { ItemStore, type Patch, type Read, rowOf, type Within } from './item-store.js';
+import { ItemStore, type Patch, type Read, rowOf } from './item-store.js';
 
 export type LeaseRead = Read<Lease>;
 
@@ -202,8 +202,8 @@ export class LeaseStore extends ItemStore<typeof LeaseItem> {
    * a token moved back below a term begun before, then led by the heir: simulator seed 6303933.)
    * Touches nothing else of a renewal's: no write but a renewal flips the mark.
    */
-  override write(read: LeaseRead, patch: LeasePatch, within: Within<Lease> = {}): Promise<Lease> {
-    return super.write(read, keepTermToken(read.item, patch), within);
+  override write(read: LeaseRead, patch: LeasePatch): Promise<Lease> {
+    return super.write(read, keepTermToken(read.item, patch));
   }
 
   /**
