@@ -15,6 +15,10 @@ export const T0 = 1_800_000_000_000;
 /** Simulated ms as the history's nanosecond stamps. */
 export const ns = (ms: number): string => BigInt(Math.round(ms * 1e6)).toString();
 
+/** The keys leaseOf (sim/network.ts) counts a session row's and a keyless candidates request's requests under: no lease. */
+const SESSION_ROWS = 'session';
+const CANDIDATE_SCAN = 'candidates';
+
 /** Who a history record is about: a term of `lease` held by `identity`'s `instance`. */
 export interface TermOf {
   readonly lease: string;
@@ -95,13 +99,18 @@ export class Feed {
     // a failed leader's work and a moved token heal nothing: the stuck-lease rule judges from them
     const lastHeal = Math.max(0, ...healingFaults(this.faults).map((w) => Number(BigInt(w.to) / 1_000_000n)));
     const requests: ProcessRequests[] = [...this.requests.values()].map((r) => ({ process: r.process, lease: r.lease, sentMs: r.sent }));
+    // the leases the workers stood for: every lease a worker process asked about (its lease row or
+    // its candidate rows; not a session row nor a scan of the candidates), led or not
+    const leases = [...new Set(requests.map((r) => r.lease))].filter((l) => l !== SESSION_ROWS && l !== CANDIDATE_SCAN);
     return checkHistory(
-      { history: this.history, ledger, faults: this.faults, requests, end: { mono: ns(end) } },
+      { history: this.history, ledger, faults: this.faults, requests, leases, end: { mono: ns(end) } },
       {
         healMs: o.healMs,
         episodicLeases: o.episodicLeases,
         requestBound: o.requestBound,
-        ...(lastHeal ? { healedAt: ns(Math.max(lastHeal, T0)) } : {}),
+        // no fault healed: judged from the world's start (its start-up within the same bound)
+        healedAt: ns(Math.max(lastHeal, T0)),
+        startedAt: ns(T0),
         // One rule for every world (issue 27): a holder on a session learns of an operator's delete
         // as any holder does, within its renew deadline — from the mark the lease stream's function
         // leaves on its session row, read in the answer to its next session renewal.

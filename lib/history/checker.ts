@@ -6,7 +6,7 @@
  * What counts as a violation, precisely:
  * - overlap: two start-ups of one lease both inside a term for longer than `allowedSkewMs`.
  *   Tolerated (and counted apart): the older leader was frozen (SIGSTOP) when the overlap began
- *   and stopped within `wakeGraceMs` of waking — a pause breaks every time-based lease; fencing
+ *   (its pause still on) and stopped within `wakeGraceMs` of waking — a pause breaks every time-based lease; fencing
  *   is what must hold then, and the ledger check below is where it is judged.
  * - token: per lease, in the order terms started, fencing tokens strictly increase, with no
  *   exception: a start-up that stopped leading a term never leads it again (a row it finds still in
@@ -16,9 +16,16 @@
  *   the lease, both of which come after the database switched to the newer token). Writes in
  *   flight across a change are not judged: the database may have taken them first.
  * - strayWrite: an accepted write under a (start-up, token) that never started leading.
+ * - outsideTerm: an accepted write (not a zombie write) of a term sent before that term began or
+ *   after its stop line: the work wrote when it was not leading.
  * - lostCandidate: a worker still running at the end whose candidate row is gone or taken.
  * - leaderless: after the last fault healed, a lease with live candidates spent more than
  *   `healMs` without any leader (summed over the rest of the run).
+ * - leaderlessSpell: a spell without a leader (a lease judged by the leaderless rule) whose part
+ *   outside every excused window — [fault start, its heal + `healMs`] for each fault that heals (a
+ *   Region lost for good: healed when its survivors served again, never if they did not), and the
+ *   start-up [startedAt, startedAt + `healMs`] — is longer than `healMs`. The leaderless rule counts
+ *   only after the last heal, so a late, unrelated fault left every spell before it unjudged.
  * - leaderlessAfterLoss: a Region lost for good (a `regionLoss` window; it never heals) and its
  *   survivors serving again (`servingAgainAt`): a lease judged by the leaderless rule had no leader
  *   within `healMs` of the later of that and the end of every other fault under way then, or begun
@@ -55,6 +62,11 @@ export const CheckOptions = z
     revokedGraceMs: z.number().min(0).default(10_000),
     /** Count from here when judging leaderless time; default: the end of the last fault. */
     healedAt: Mono.optional(),
+    /**
+     * The run's start: the leaderless-spell rule counts from here, its start-up excused for
+     * `healMs` as a fault's heal is. Unset: from `healedAt` when set, else each lease's first term.
+     */
+    startedAt: Mono.optional(),
     /** From here on every new term must be explained by a fault (the soak: none at all). */
     quietFrom: Mono.optional(),
     /**
@@ -104,6 +116,11 @@ export interface CheckInput {
   faults?: readonly FaultWindow[];
   /** Requests per worker process and lease, judged with `requestBound`. */
   requests?: readonly ProcessRequests[];
+  /**
+   * The leases the run's workers stood for (the simulator: every lease a worker process asked
+   * DynamoDB about): each is judged by the leaderless rules, whether or not it ever had a term.
+   */
+  leases?: readonly string[];
   /** At least the moment observation ended; with `live` and `candidateRows` the lost-row check runs. */
   end: Pick<EndState, 'mono'> & Partial<Omit<EndState, 'mono'>>;
 }
@@ -128,8 +145,10 @@ export type Violation =
   | { kind: 'token'; lease: string; previous: TermRef; next: TermRef; message: string }
   | { kind: 'fencing'; lease: string; write: string; writer: TermRef; newerToken: number; sentAfterMs: number; zombie: boolean; message: string }
   | { kind: 'strayWrite'; lease: string; write: string; writer: TermRef; message: string }
+  | { kind: 'outsideTerm'; lease: string; write: string; writer: TermRef; message: string }
   | { kind: 'lostCandidate'; lease: string; identity: string; instance: string; found?: string; message: string }
   | { kind: 'leaderless'; lease: string; leaderlessMs: number; message: string }
+  | { kind: 'leaderlessSpell'; lease: string; from: number; to: number; unexcusedMs: number; message: string }
   | { kind: 'leaderlessAfterLoss'; lease: string; lost: string; leaderlessMs: number; message: string }
   | { kind: 'spuriousChange'; lease: string; from?: TermRef; to: TermRef; message: string }
   | { kind: 'record'; lease: string; instance: string; message: string }
@@ -154,6 +173,8 @@ export interface Figures {
   /** Per lease: ms without a leader after the last fault healed. */
   leaderlessAfterHealMs: Record<string, number>;
   worstLeaderlessAfterHealMs: number | undefined;
+  /** The longest part of a leaderless spell no fault (nor the start-up) excused (ms); undefined: none judged. */
+  worstUnexcusedLeaderlessMs: number | undefined;
   /**
    * Region losses judged by the leaderless-after-loss rule (the survivors served again, and the run
    * went on `healMs` past the faults then under way), and the longest any lease then went without a
@@ -245,7 +266,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
   const grace = nsOf(o.wakeGraceMs);
   const skew = nsOf(o.allowedSkewMs);
   const byLease = groupBy(terms, (t) => t.lease);
-  const leases = new Set([...byLease.keys(), ...(input.end.live ?? []).map((l) => l.lease)]);
+  const leases = new Set([...byLease.keys(), ...(input.leases ?? []), ...(input.end.live ?? []).map((l) => l.lease)]);
   let pausedOverlaps = 0;
   let revokedOverlaps = 0;
   let worstRevokedOverlapMs: number | undefined;
@@ -260,9 +281,14 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
     deletes.some((d) => d.lease === older.lease && older.start < BigInt(d.from) && BigInt(d.from) <= overlapStart && older.stop <= BigInt(d.from) + revokeGrace);
   let holderChanges = 0;
 
-  /** The term's holder was frozen when the overlap began and stopped promptly after waking. */
-  const frozen = (t: Term, overlapStart: bigint) =>
-    pauses.some((p) => p.instances!.includes(t.instance) && BigInt(p.from) <= overlapStart && t.stop <= BigInt(p.to) + grace);
+  /**
+   * The older term's holder was frozen at the moment the overlap began (its pause on then, not
+   * over) and stopped within the grace of waking: the one that failed to step down while frozen. A
+   * holder that woke and then began a term over a live one, or led on over one begun after it
+   * woke, is not forgiven.
+   */
+  const frozen = (older: Term, overlapStart: bigint) =>
+    pauses.some((p) => p.instances!.includes(older.instance) && BigInt(p.from) <= overlapStart && overlapStart <= BigInt(p.to) && older.stop <= BigInt(p.to) + grace);
 
   for (const [lease, ts] of byLease) {
     // Overlaps: every pair of terms of different start-ups that share time.
@@ -273,7 +299,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
         const from = b.start;
         const to = a.stop < b.stop ? a.stop : b.stop;
         if (to - from <= skew) continue;
-        if (frozen(a, from) || frozen(b, from)) {
+        if (frozen(a, from)) {
           pausedOverlaps++;
           continue;
         }
@@ -315,6 +341,20 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       violations.push({ kind: 'strayWrite', lease: w.lease, write: w.id, writer, message: `${w.lease}: write ${w.id} was accepted under ${describeTerm(writer)}, a term that start-up never began` });
     }
     const sent = BigInt(w.sentMono);
+    // a write the work sent (not the harness's deliberate zombie write) outside its own term: before
+    // the term began, or after its holder was told to stop (the stop line); the ledger records a
+    // write as it is sent, so the SDK let work write that was not leading then
+    const own = terms.filter((t) => t.lease === w.lease && t.instance === w.instance && t.fencingToken === w.fencingToken);
+    if (!w.zombie && own.length && !own.some((t) => t.start <= sent && (t.open || sent <= t.stop))) {
+      const t = own[0]!;
+      violations.push({
+        kind: 'outsideTerm',
+        lease: w.lease,
+        write: w.id,
+        writer,
+        message: `${w.lease}: write ${w.id} under ${describeTerm(writer)} was accepted though sent ${sent < t.start ? `${ms(t.start - sent).toFixed(1)} ms before its term began` : `${ms(sent - t.stop).toFixed(1)} ms after its term stopped`}`,
+      });
+    }
     const newer = (sorted.get(w.lease) ?? []).find((e) => e.at < sent && e.token > w.fencingToken);
     if (newer) {
       violations.push({
@@ -366,6 +406,48 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       leaderlessAfterHealMs[lease] = ms(gap);
       if (ms(gap) > o.healMs)
         violations.push({ kind: 'leaderless', lease, leaderlessMs: ms(gap), message: `${lease}: ${(ms(gap) / 1000).toFixed(1)} s without a leader after the faults healed (at most ${o.healMs / 1000} s allowed)` });
+    }
+  }
+
+  // Leaderless spells: the part of each that no fault (nor the start-up) excuses.
+  const excused: [bigint, bigint][] = healingFaults(faults).map((f) => {
+    const lost = PERMANENT_LOSSES.includes(f.kind);
+    const healed = lost ? (f.servingAgainAt === undefined ? end : BigInt(f.servingAgainAt) > BigInt(f.to) ? BigInt(f.servingAgainAt) : BigInt(f.to)) : BigInt(f.to);
+    return [BigInt(f.from), healed + nsOf(o.healMs)];
+  });
+  const startedAt = o.startedAt !== undefined ? BigInt(o.startedAt) : undefined;
+  if (startedAt !== undefined) excused.push([startedAt, startedAt + nsOf(o.healMs)]);
+  // judged from the run's start; without it, from where the caller counts (`healedAt`: the soak's
+  // quiet start), else from each lease's first term
+  const spellsFrom = startedAt ?? (o.healedAt !== undefined ? BigInt(o.healedAt) : undefined);
+  let worstUnexcusedLeaderlessMs: number | undefined;
+  const judgedLeases = input.end.live ? new Set(input.end.live.map((l) => l.lease)) : leases;
+  for (const lease of [...leases].filter((l) => judgedLeases.has(l) && !o.episodicLeases.includes(l)).sort()) {
+    const ts = (byLease.get(lease) ?? []).filter((t) => t.stop > t.start);
+    const from = spellsFrom ?? ts[0]?.start;
+    if (from === undefined || end <= from) continue;
+    // the spells: [from, end] less the terms
+    const spells: [bigint, bigint][] = [];
+    let cur = from;
+    for (const t of [...ts].sort(byMono((x) => x.start))) {
+      if (t.start > cur) spells.push([cur, t.start < end ? t.start : end]);
+      if (t.stop > cur) cur = t.stop;
+      if (cur >= end) break;
+    }
+    if (cur < end) spells.push([cur, end]);
+    for (const [a, b] of spells) {
+      if (b <= a) continue;
+      const unexcused = b - a - covered(excused, a, b);
+      worstUnexcusedLeaderlessMs = Math.max(worstUnexcusedLeaderlessMs ?? 0, ms(unexcused));
+      if (unexcused > nsOf(o.healMs))
+        violations.push({
+          kind: 'leaderlessSpell',
+          lease,
+          from: ms(a),
+          to: ms(b),
+          unexcusedMs: ms(unexcused),
+          message: `${lease}: without a leader from ${(ms(a) / 1000).toFixed(3)} s to ${(ms(b) / 1000).toFixed(3)} s, ${(ms(unexcused) / 1000).toFixed(1)} s of it with no fault under way or healing within ${o.healMs / 1000} s before (at most ${o.healMs / 1000} s allowed)`,
+        });
     }
   }
 
@@ -498,6 +580,7 @@ export function checkHistory(input: CheckInput, options: CheckOptionsInput = {})
       zombieWritesAccepted,
       leaderlessAfterHealMs,
       worstLeaderlessAfterHealMs: worst.length ? Math.max(...worst) : undefined,
+      worstUnexcusedLeaderlessMs,
       lossesJudged,
       worstLeaderlessAfterLossMs,
       worstRequestsPerWindow,

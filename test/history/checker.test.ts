@@ -65,6 +65,22 @@ const rows: Row[] = [
     input: { history: [start('a', 1, 0), start('b', 2, 8), stop('a', 1, 14)], faults: [pause('a', 2, 10)] },
     want: ['overlap'],
   },
+  // Review fifteen: the pause forgives only the older term's holder, frozen when the overlap began.
+  {
+    name: 'a start-up frozen before, awake again, begins a term over a live one and stops within a second: not forgiven',
+    input: { history: [start('a', 5, 5), stop('a', 5, 40), start('b', 6, 20.5), stop('b', 6, 20.9)], faults: [pause('b', 0, 20)], end: { mono: at(45) } },
+    want: ['overlap'],
+  },
+  {
+    name: 'a start-up frozen before, awake again, begins a term over an older live one: not forgiven (whatever its token)',
+    input: { history: [start('b', 5, 1), stop('b', 5, 40), start('a', 6, 3.2), stop('a', 6, 3.9)], faults: [pause('a', 0, 3)], end: { mono: at(45) } },
+    want: ['overlap'],
+  },
+  {
+    name: 'a leader frozen and woken before the next term began, leading on over it: not forgiven',
+    input: { history: [start('a', 1, 0), start('b', 2, 8), stop('a', 1, 8.5)], faults: [pause('a', 2, 7.9)] },
+    want: ['overlap'],
+  },
   {
     name: 'an operator deleted the leader’s row; it stops at its next renewal, after the next term began: forgiven (fencing has to hold)',
     input: { history: [start('a', 1, 0), start('b', 2, 8.9), stop('a', 1, 9.1)], faults: [deleted(8)] },
@@ -104,13 +120,65 @@ const rows: Row[] = [
   },
   {
     name: 'a write in flight across the change is not judged',
-    input: { history: [start('a', 1, 0), stop('a', 1, 5), start('b', 2, 6)], ledger: [write('a', 1, 5.9)] },
+    input: { history: [start('a', 1, 0), stop('a', 1, 6), start('b', 2, 6)], ledger: [write('a', 1, 5.9)] },
     want: [],
   },
   {
     name: 'an observation of the newer term is evidence too',
     input: { history: [start('a', 1, 0), stop('a', 1, 5), start('b', 2, 9)], ledger: [write('a', 1, 7, { zombie: true })], observations: [{ lease: L, fencingToken: 2, mono: at(6) }] },
     want: ['fencing'],
+  },
+  // Review fifteen: a write is recorded as it is sent; one sent outside its own term got past the SDK.
+  {
+    name: 'a write sent after its own term’s stop line, before any newer term',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10), start('b', 2, 20)], ledger: [write('a', 1, 15)] },
+    want: ['outsideTerm'],
+  },
+  {
+    name: 'a write sent before its own term began',
+    input: { history: [start('a', 1, 1), stop('a', 1, 10)], ledger: [write('a', 1, 0.5)], end: { mono: at(12) } },
+    want: ['outsideTerm'],
+  },
+  {
+    name: 'a write sent at its term’s stop line, and one while its term is open at the end: clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10), start('b', 2, 20)], ledger: [write('a', 1, 10), write('b', 2, 50)] },
+    want: [],
+  },
+  {
+    name: 'the harness’s zombie write after the stop, accepted while no newer term began: judged by fencing alone (clean)',
+    input: { history: [start('a', 1, 0), stop('a', 1, 10), start('b', 2, 20)], ledger: [write('a', 1, 15, { zombie: true })] },
+    want: [],
+  },
+  {
+    name: 'a lease the workers stood for that nobody ever led is leaderless',
+    input: { history: [start('a', 1, 0)], leases: [L, 'other'], faults: [pause('a', 1, 3)], end: { mono: at(30) } },
+    options: { healMs: 10_000 },
+    want: ['leaderless'],
+  },
+  // Review fifteen: the leaderless rule counted only after the last heal; a late 1 s fault left a
+  // 280 s spell before it unjudged.
+  {
+    name: 'a leaderless spell far from any fault, a short unrelated fault at its end',
+    input: { history: [start('a', 1, 0), stop('a', 1, 120), start('b', 2, 401)], faults: [window('partition', 100, 101), window('dynamodb', 399, 400)], end: { mono: at(600) } },
+    options: { healMs: 60_000 },
+    want: ['leaderlessSpell'],
+  },
+  {
+    name: 'a leaderless spell inside a fault and the bound after its heal: clean',
+    input: { history: [start('a', 1, 0), stop('a', 1, 120), start('b', 2, 230)], faults: [window('partition', 110, 170)], end: { mono: at(300) } },
+    options: { healMs: 60_000 },
+    want: [],
+  },
+  {
+    name: 'a world’s start-up is excused for the bound; a lease never led after it is a spell',
+    input: { history: [start('a', 1, 50)], leases: [L, 'other'], end: { mono: at(200) } },
+    options: { healMs: 60_000, healedAt: at(0), startedAt: at(0) },
+    want: ['leaderless', 'leaderlessSpell'],
+  },
+  {
+    name: 'a term still open at the end of the run is no contradiction: clean',
+    input: { history: [start('a', 1, 0)] },
+    want: [],
   },
   {
     name: 'a write under a term its writer never began',
@@ -140,7 +208,7 @@ const rows: Row[] = [
     name: 'no leader for longer than healMs after the last fault healed',
     input: { history: [start('a', 1, 0), stop('a', 1, 2)], faults: [pause('a', 1, 3)], end: { mono: at(30) } },
     options: { healMs: 10_000 },
-    want: ['leaderless'],
+    want: ['leaderless', 'leaderlessSpell'],
   },
   // Issue 38: a Region lost for good, a quiet spell, then unrelated faults. The leaderless rule counts
   // only after the run's last heal (50 s here), so the 30 s with no leader after the loss went unjudged.
@@ -148,7 +216,7 @@ const rows: Row[] = [
     name: 'leaderless after a Region loss: no leader for longer than healMs after the survivors served, later faults unrelated',
     input: { history: [start('a', 1, 0), stop('a', 1, 10, 'killed'), start('b', 2, 40)], faults: [regionLost(10), window('coordinatorDown', 45, 50)] },
     options: { healMs: 10_000 },
-    want: ['leaderlessAfterLoss'],
+    want: ['leaderlessAfterLoss', 'leaderlessSpell'],
   },
   {
     name: 'leaderless after a Region loss: a leader within healMs of the loss: clean',
@@ -206,12 +274,12 @@ const rows: Row[] = [
   },
   {
     name: 'two runs each completing one run-once window (two windows): clean',
-    input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 3), stop('b', 2, 4)], ledger: [write('a', 1, 1, { window: 'w1' }), write('b', 2, 3.5, { window: 'w2' })] },
+    input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 3), stop('b', 2, 4)], ledger: [write('a', 1, 1, { window: 'w1' }), write('b', 2, 3.5, { window: 'w2' })], end: { mono: at(5) } },
     want: [],
   },
   {
     name: 'a run-once window completed twice',
-    input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 3), stop('b', 2, 4)], ledger: [write('a', 1, 1, { window: 'w1' }), write('b', 2, 3.5, { window: 'w1' })] },
+    input: { history: [start('a', 1, 0), stop('a', 1, 2), start('b', 2, 3), stop('b', 2, 4)], ledger: [write('a', 1, 1, { window: 'w1' }), write('b', 2, 3.5, { window: 'w1' })], end: { mono: at(5) } },
     want: ['runOnce'],
   },
   {
@@ -260,7 +328,10 @@ describe('history checker', () => {
       { healMs: 10_000 },
     );
     expect(v.figures).toMatchObject({ lossesJudged: 1, worstLeaderlessAfterLossMs: 28_000 });
-    expect(v.violations).toEqual([
+    // and the spell 10–40 s: 18 s of it excused by no fault (the loss healed at 12 s, + 10 s)
+    expect(v.violations.map((x) => x.kind)).toEqual(['leaderlessSpell', 'leaderlessAfterLoss']);
+    expect(v.figures.worstUnexcusedLeaderlessMs).toBe(18_000);
+    expect(v.violations.filter((x) => x.kind === 'leaderlessAfterLoss')).toEqual([
       {
         kind: 'leaderlessAfterLoss',
         lease: L,
