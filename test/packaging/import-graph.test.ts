@@ -62,11 +62,12 @@ const expected: Record<'sdk' | 'sdk/push' | 'cli' | 'cdk' | 'testing', Expected>
     entry: 'lib/cli/main.ts',
     // coordinator/vouched.ts: a lease's candidates read as the coordinator judges them, each by the session it names
     // coordinator/refused-session.ts: when the tick deletes a refused session row, reckoned as the tick does (describe; no I/O)
+    // coordinator/identity-scan.ts: the grace the tick collects an expired identity row after (identityGraceMs: describe's time; no I/O)
     // table-wait.ts: a table still being created waited for as the SDK waits for it (no I/O)
     // dynamodb-answers.ts: an answer that is not DynamoDB's told apart as the SDK tells it (no I/O)
     // connection-phase.ts: a request timed out unsent told by where it stopped, in the SDK's words
     // util/parent-watch.ts: a command that runs until interrupted stops once its starter exits, as conclave-local does
-    areas: ['lib/cli/', 'lib/clock.ts', 'lib/connection-phase.ts', 'lib/coordinator/refused-session.ts', 'lib/dynamodb-answers.ts', 'lib/coordinator/vouched.ts', 'lib/election/', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/util/parent-watch.ts', 'lib/util/pool.ts'],
+    areas: ['lib/cli/', 'lib/clock.ts', 'lib/connection-phase.ts', 'lib/coordinator/identity-scan.ts', 'lib/coordinator/refused-session.ts', 'lib/dynamodb-answers.ts', 'lib/coordinator/vouched.ts', 'lib/election/', 'lib/events/schemas.ts', 'lib/schemas/', 'lib/stores/', 'lib/table-wait.ts', 'lib/tables.ts', 'lib/util/base32.ts', 'lib/util/parent-watch.ts', 'lib/util/pool.ts'],
     never: {
       modules: ['lib/local/', 'lib/functions/', 'lib/history/', 'lib/testing/', 'lib/sdk/', 'functions/', 'infra/', 'examples/', ...NOT_SHIPPED],
       packages: [...SERVER_PACKAGES, '@aws-sdk/client-dynamodb-streams', '@aws-sdk/client-sqs'],
