@@ -204,7 +204,7 @@ export function nextStep(d: Decision, lease: Lease | undefined, best?: string): 
     case 'openElection':
       if (d.vacancy) return words`open election ${d.election.id} (vacant: ${d.vacancy})${d.ping.length ? words` and ping ${names(d.ping)}` : ''}`;
       if (d.successor || d.secondSuccessor) return words`ask ${names(d.ping)} whether they are alive (re-election ${d.election.id}) before naming successors${d.successor ? words`; meanwhile ${namedLine(d.successor, d.secondSuccessor)}` : ''}`;
-      return words`open re-election ${d.election.id}: ping ${names(d.ping, 'nobody')} while ${name(lease?.holderIdentity)} keeps leading, then preempt it for a better candidate that answers`;
+      return words`open re-election ${d.election.id}: ping ${names(d.ping, 'nobody')} while ${name(lease?.holderIdentity)} keeps leading, then preempt it for a better candidate that answers${d.withdrawsPreferredHolder !== undefined ? words`; the preference for ${name(d.withdrawsPreferredHolder)} is withdrawn meanwhile (a better candidate appeared)` : ''}`;
     case 'elect':
       return words`elect ${name(d.winner)} with a fencing token above ${lease?.fencingToken ?? 0}${d.skewPrevented ? ' (over a candidate with a newer binary: skew prevention)' : ''}`;
     case 'failElection':

@@ -215,3 +215,20 @@ describe('describe lease: whether the successors named take the lease, as their 
     expect(line(describeOf(lease(undefined, { successor: 's', secondSuccessor: 't' }), [s, t]), 'Successor')).toBe('s, then t');
   });
 });
+
+describe("describe lease's Next step says when a re-election takes a pending preference back (a review, 2026-12-08: it said only 'open re-election')", () => {
+  // X preferred (older emulation than the holder H); Y, better than X, pinged since and not renewed for 5 minutes
+  const H = cand('H', '1.30.0', '1.30.0');
+  const X = cand('X', '1.29.0', '1.29.0', { identity: 'X_1' });
+  const Y = cand('Y', '1.30.0', '1.30.0', { priority: 10, renewTime: NOW - 5 * MIN });
+
+  it('a preference pending: the step names it withdrawn', () => {
+    const lines = describeOf(lease('H', { preferredHolder: 'X', successor: 'X', successorInstance: 'X_1' }), [H, X, Y]);
+    expect(line(lines, 'Next step')).toMatch(/^open re-election component-A#\d+: ping Y while H keeps leading, then preempt it for a better candidate that answers; the preference for X is withdrawn meanwhile \(a better candidate appeared\)$/);
+  });
+
+  it('none pending: the step as before', () => {
+    const lines = describeOf(lease('H'), [H, Y]);
+    expect(line(lines, 'Next step')).toMatch(/^open re-election component-A#\d+: ping Y while H keeps leading, then preempt it for a better candidate that answers$/);
+  });
+});
