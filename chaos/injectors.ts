@@ -174,7 +174,7 @@ export class Injectors {
       this.busy.add(id);
       // the electors' start-ups, and the scheduled job's run if one leads now (a frozen run must be forgiven as a frozen leader is)
       w.instances = [...new Set([...Object.values(p.instances), ...[...p.open.values()].map((t) => t.instance)])];
-      if (f.kind === 'kill') await fleet.kill(p, w.from);
+      if (f.kind === 'kill') await fleet.kill(p);
       else if (f.kind === 'handoff') await fleet.stop(p);
       else {
         p.paused = true;

@@ -5,7 +5,7 @@
  * while its writes were refused is counted though the worker's line saying so reached the harness
  * only after the window closed (a busy harness reads late). A worker that dies starting fails the
  * warm-up at once, named; a fault aimed at a lease's leader hits the holder the lease row names (a
- * sessionLoss: a process that still leads it as the fault takes effect); a kill's restart starts a process loaded before the kill, so its window ends when the worker is back.
+ * sessionLoss: a process that still leads it as the fault takes effect); a kill's restart starts a process loaded before the kill, so its window ends when the worker is back; a kill ends the terms it held when the signal is sent, not when its window opened.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -179,10 +179,18 @@ const workerPids = (): number[] =>
 
 describe("a kill's restart", () => {
   it('starts a process loaded while the killed one ran: the window ends when the worker is back, not when its boot begins', async () => {
+    expect(await waitFor(() => fleet.procs.get('w1')!.open.has(lease), { timeoutMs: WAIT_GUARD_MS, everyMs: 50 }), 'w1 leads the lease before it is killed').toBe(true);
     const before = workerPids();
     const f: Fault = { kind: 'kill', at: 0, worker: 'w1', restartAfterMs: 500 };
     const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: 'kill' };
+    // the window opened a while before the signal (a busy harness aiming it)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const aimed = monoNow();
+    const led = fleet.procs.get('w1')!.open.get(lease);
     expect(await injectors.begin(f, w)).toBe(true);
+    // its term ends when the signal is sent, not when the window opened: the work wrote until then
+    const stop = feed.history.find((h) => h.event === 'stopped' && h.reason === 'killed' && h.instance === led!.instance);
+    expect(BigInt(stop!.mono)).toBeGreaterThanOrEqual(BigInt(aimed));
     await injectors.end(f, w);
     const p = fleet.procs.get('w1')!;
     expect(before, `the restarted process (pid ${p.child.pid}) was running before the kill`).toContain(p.child.pid);
