@@ -363,14 +363,18 @@ async function holdOpenElection(deps: FunctionDeps, lease: string, notBefore: nu
   // one already held as briefly (this record delivered again) keeps its bound: a retry does not push it later
   if (!e || read.item!.holderIdentity !== undefined || (!later && e.notBefore !== undefined && e.notBefore <= notBefore) || (cutOnly && e.notBefore === undefined) || (may && !may(read.item!))) return undefined;
   const until = later ? Math.max(e.notBefore!, notBefore) : notBefore;
-  const election = { ...e, notBefore: until, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, until), ...(awaiting ? { departed } : {}) };
+  const held = { notBefore: until, deadline: Math.max(e.notBefore === undefined ? e.deadline : e.startedAt + co.config.ackWindowMs, until), ...(awaiting ? { departed } : {}) };
+  const election = { ...e, ...held };
   let after;
   try {
     // its successors unnamed too: an election opened on a released row (the tick first) still names them;
     // the deleted term's holder kept as the last holder, as the row made by the stream's own reconcile
     // keeps it: the next leader's Leader Elected names it as previousHolder, with a Leader Changed
     const last = awaiting && read.item!.lastHolderIdentity === undefined ? { lastHolderIdentity: departed } : {};
-    after = await co.leases.write(read, { set: { election, ...last }, remove: [...SUCCESSOR_FIELDS] });
+    // only the election's keys the hold changes, each by its path: a key a newer coordinator put in
+    // the election, which this reader's schema dropped (as `notBefore` and `awaitsStream` were once:
+    // waits safety rests on), stays as stored
+    after = await co.leases.write(read, { set: last, remove: [...SUCCESSOR_FIELDS], within: { election: held } });
   } catch (x) {
     if (x instanceof ConflictError) return undefined;
     throw x;

@@ -68,8 +68,16 @@ export function asScanned(row: Readonly<Record<string, unknown>>, attributes: re
 }
 
 /** A change to one item: attributes to set and attributes to remove. Revision is handled here. */
-/** A change to an item (lib/schemas/common.ts RowPatch). */
-export type Patch<T> = RowPatch<T>;
+/**
+ * A change to an item (lib/schemas/common.ts RowPatch). `within`: keys to set inside map attributes
+ * the item read has (ItemStore.write), part of the patch, so that whoever passes a patch on passes
+ * them too (a store wrapped in a function of two arguments dropped a third one unseen: the hold of an
+ * election a write of the revision alone, 3af2abd4).
+ */
+export type Patch<T> = RowPatch<T> & { within?: Within<T> };
+
+/** Keys to set inside map attributes of an item, by attribute (Patch `within`). */
+export type Within<T> = { [K in keyof T]?: { [P in keyof NonNullable<T[K]>]?: NonNullable<T[K]>[P] | undefined } };
 
 /** A row that is in the table but does not match its schema: reported, never decided on (a candidate row is collected once stale, an identity row once expired, by a stamp that still parses). */
 export interface InvalidItem {
@@ -274,12 +282,27 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
    * Applies `patch` to the item that was read, if its revision is still the one read (or, for
    * revision 0, if it still does not exist). The resulting item is validated before anything is
    * written, so a bad patch writes nothing. Returns the item as written.
+   *
+   * `patch.within`: keys to set inside map attributes the item read has (an attribute the patch
+   * neither sets nor removes), each written by its path (`election.notBefore`), so that the map's
+   * other keys stay as stored: a key a newer writer put there, which this reader's schema dropped, is
+   * not erased by a rewrite of the whole map from what this reader parsed.
    */
   async write(read: Read<z.output<S>>, patch: Patch<z.output<S>>): Promise<z.output<S>> {
     const set = Object.fromEntries(Object.entries(patch.set ?? {}).filter(([k, v]) => v !== undefined && !RESERVED_SET.has(k) && !this.keys.includes(k)));
     const remove = (patch.remove ?? []).filter((k) => !this.keys.includes(k) && !RESERVED_SET.has(k) && !(k in set));
     const merged: Record<string, unknown> = { ...(read.item as Record<string, unknown> | undefined), ...set, ...read.key, revision: read.revision + 1 };
     for (const k of remove) delete merged[k];
+    const inner = Object.entries((patch.within ?? {}) as Record<string, Record<string, unknown> | undefined>).flatMap(([k, m]) => {
+      const keys = Object.entries(m ?? {}).filter(([, v]) => v !== undefined);
+      if (keys.length === 0) return [];
+      const was = (read.item as Record<string, unknown> | undefined)?.[k];
+      if (typeof was !== 'object' || was === null || Array.isArray(was) || k in set || (remove as readonly string[]).includes(k) || this.keys.includes(k) || RESERVED_SET.has(k)) {
+        throw new Error(`write to ${this.describe(read.key)}: ${k} is set within only where the item read has it, and the patch leaves it`);
+      }
+      merged[k] = { ...was, ...Object.fromEntries(keys) };
+      return [[k, keys] as const];
+    });
     const next = this.parseItem(merged);
 
     const names: Record<string, string> = { '#rev': 'revision' };
@@ -289,6 +312,14 @@ export class ItemStore<S extends z.ZodType<Revisioned>> {
       names[`#s${i}`] = k;
       values[`:s${i}`] = v;
       sets.push(`#s${i} = :s${i}`);
+    });
+    inner.forEach(([k, keys], i) => {
+      names[`#m${i}`] = k;
+      keys.forEach(([key, v], j) => {
+        names[`#m${i}k${j}`] = key;
+        values[`:m${i}k${j}`] = v;
+        sets.push(`#m${i}.#m${i}k${j} = :m${i}k${j}`);
+      });
     });
     const removes = remove.map((k, i) => {
       names[`#r${i}`] = k;

@@ -112,7 +112,7 @@ function secondCondition(second: SecondSuccessor): { expression: string; names: 
 }
 
 /** `patch` with the row's copy of the term's token kept as LeaseStore.write keeps it (there). */
-export function keepTermToken(row: Lease | undefined, patch: LeasePatch): LeasePatch {
+export function keepTermToken<P extends LeasePatch>(row: Lease | undefined, patch: P): P {
   const set: LeasePatch['set'] = { ...patch.set };
   const removed = new Set<string>(patch.remove ?? []);
   const holder = removed.has('holderIdentity') ? undefined : (set.holderIdentity ?? row?.holderIdentity);
@@ -120,7 +120,8 @@ export function keepTermToken(row: Lease | undefined, patch: LeasePatch): LeaseP
   if (holder !== undefined && token !== undefined) {
     if (row?.termToken === undefined || set.holderIdentity !== undefined || set.fencingToken !== undefined) set.termToken = token;
   } else if (row?.termToken !== undefined) removed.add('termToken');
-  return { set, remove: [...removed] as LeasePatch['remove'] };
+  // the rest of the patch (its keys set within a map) as given
+  return { ...patch, set, remove: [...removed] as LeasePatch['remove'] };
 }
 
 /** A holder's term: its identity and the fencing token of its acquisition. */

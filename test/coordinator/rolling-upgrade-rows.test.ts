@@ -2,6 +2,10 @@
  * Rolling upgrades (CHANGELOG.md, "Versioning policy (0.x)"): an older Conclave beside a newer one's
  * rows, on DynamoDB Local with simulated time.
  *
+ * - A write that changes part of a nested object (the hold of an open election) writes only the
+ *   keys it changes, by their paths: a key a newer coordinator put in the election stays. The keys
+ *   ride in the patch (`within`), so a wrapper of the store's write that passes the patch on (the
+ *   chaos harness's, a planted bug's) passes them too.
  * - A newer worker's key in a nested object (its platform) is dropped by an older coordinator, not
  *   the whole row refused: the holder is not preempted, its lease not left broken.
  * - A row whose `minReader` is above this reader's format is refused: the coordinator leaves the
@@ -12,6 +16,8 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { manualClock } from '../../lib/clock.js';
 import { coordinatorDeps, reconcileAll } from '../../lib/coordinator/reconcile.js';
+import { onMarkEnded, type FunctionDeps } from '../../lib/functions/core.js';
+import { observability } from '../../lib/functions/env.js';
 import { sessionKey } from '../../lib/schemas/identity.js';
 import { OLDEST_EMULATION_VERSION } from '../../lib/schemas/strategy.js';
 import { ValidationError } from '../../lib/schemas/validation.js';
@@ -44,6 +50,58 @@ const candidateRow = (lease: string, name: string, at: number, more: Record<stri
 /** Lease `name` held by a (a_1), its own stamp at `renewTime`. */
 const heldRow = (name: string, renewTime: number, more: Record<string, unknown> = {}) => ({
   name, holderIdentity: 'a', holderInstance: 'a_1', leaseDurationSeconds: 15, acquireTime: renewTime - MIN, renewTime, leaseTransitions: 1, fencingToken: 1_000, termToken: 1_000, revision: 5, electedBy: 'coordinator', ...more,
+});
+
+describe('a hold of an open election writes only the keys it changes', () => {
+  it('ItemStore.write `within`: the keys given set by their paths, the election’s other keys (one this reader dropped) kept; none on a map the read does not have', async () => {
+    const tt = await tables('within');
+    const leases = new LeaseStore(tt.client, tt.names.leases);
+    await put(tt, tt.names.leases, { name: 'w', leaseDurationSeconds: 15, renewTime: NOW, leaseTransitions: 1, fencingToken: 1_000, revision: 3, election: { id: 'w#2', startedAt: NOW, deadline: NOW + 5_000, strategy: OLDEST_EMULATION_VERSION, futureWait: NOW + 9_000 } });
+    const read = await leases.read('w');
+    expect(read.item!.election).not.toHaveProperty('futureWait');
+    const written = await leases.write(read, { set: { lastHolderIdentity: 'a' }, within: { election: { notBefore: NOW + 20_000, deadline: NOW + 20_000 } } });
+    expect(written.election).toEqual({ id: 'w#2', startedAt: NOW, deadline: NOW + 20_000, strategy: OLDEST_EMULATION_VERSION, notBefore: NOW + 20_000 });
+    const row = await raw(tt, 'w');
+    expect(row).toMatchObject({ revision: 4, lastHolderIdentity: 'a', election: { id: 'w#2', deadline: NOW + 20_000, notBefore: NOW + 20_000, futureWait: NOW + 9_000 } });
+    // a bad value is refused before anything is sent, as any write's
+    await expect(leases.write(await leases.read('w'), { within: { election: { deadline: -1 } } })).rejects.toThrow(ValidationError);
+    await put(tt, tt.names.leases, { name: 'none', leaseDurationSeconds: 15, leaseTransitions: 1, fencingToken: 1_000, revision: 1 });
+    await expect(leases.write(await leases.read('none'), { within: { election: { notBefore: NOW } } })).rejects.toThrow(/election is set within only where the item read has it/);
+  });
+
+  /** The functions' dependencies on `tt`, the leases store as `wrap` makes it. */
+  const functionDeps = (tt: TestTables, wrap: (s: LeaseStore) => LeaseStore = (s) => s): FunctionDeps => {
+    const coordinator = coordinatorDeps(tt.client, tt.names, { clock: manualClock(NOW), config: { ackWindowMs: 5_000 } });
+    return { coordinator: { ...coordinator, leases: wrap(coordinator.leases) }, timer: { schedule: async () => undefined }, publish: async () => undefined, deadLetter: async () => undefined, ...observability('test', 'SILENT') };
+  };
+  // the term of a (token 1,000, on session s-gone) was ended by someone else; the next election is open, not held yet
+  const election = { id: 'job#2', startedAt: NOW - 1_000, deadline: NOW + 4_000, strategy: OLDEST_EMULATION_VERSION, futureWait: NOW + 30_000 };
+  const vacated = { name: 'job', leaseDurationSeconds: 15, renewTime: NOW - 2_000, leaseTransitions: 1, fencingToken: 1_000, revision: 7, lastHolderIdentity: 'a', election };
+  const ended = { lease: 'job', markEnded: { holderIdentity: 'a', session: 's-gone', fencingToken: 1_000, leaseDurationSeconds: 15, deleted: false }, since: NOW - 1_000, attempt: 1 };
+
+  it('a deferred mark’s hold (onMarkEnded) of an election a newer coordinator opened keeps the election’s key it does not know (before: the whole election rewritten, the key erased)', async () => {
+    const tt = await tables('hold-nested');
+    await put(tt, tt.names.leases, vacated);
+    const held = await onMarkEnded(functionDeps(tt), ended);
+    expect(held?.decision.kind).toBe('awaitAcks');
+    const row = await raw(tt, 'job');
+    expect(row!['revision']).toBe(8);
+    expect(row!['election']).toEqual({ ...election, notBefore: NOW + 15_000, deadline: NOW + 15_000 });
+  });
+
+  it('the hold through a store whose write is wrapped (read, patch) => store.write(read, patch), as the chaos harness’s reconciler crashes and the simulator’s planted bugs wrap it, still holds the election (before, 3af2abd4: the keys a third argument the wrapper dropped, the hold a write of the revision alone; chaos ‘lying clocks’ 19 s leaderless)', async () => {
+    const tt = await tables('hold-wrapped');
+    await put(tt, tt.names.leases, vacated);
+    const wrap = (store: LeaseStore): LeaseStore => {
+      const wrapped = Object.create(store) as LeaseStore;
+      wrapped.write = (read, patch) => store.write(read, patch);
+      return wrapped;
+    };
+    const held = await onMarkEnded(functionDeps(tt, wrap), ended);
+    expect(held?.after?.election).toMatchObject({ notBefore: NOW + 15_000, deadline: NOW + 15_000 });
+    const row = await raw(tt, 'job');
+    expect(row).toMatchObject({ revision: 8, election: { ...election, notBefore: NOW + 15_000, deadline: NOW + 15_000 } });
+  });
 });
 
 describe('an older coordinator, a newer worker’s key in a nested object', () => {
