@@ -11,7 +11,7 @@ export const WAIT_GUARD_MS = 180_000;
 
 /**
  * One test or hook (vitest's testTimeout and hookTimeout, vitest.config.ts): the longest take about
- * half a minute when idle (npm start's stories, the chaos set, a CDK synth beside them).
+ * half a minute when idle (the chaos set, a CDK synth beside them; npm start's play has its own).
  */
 export const TEST_GUARD_MS = 300_000;
 
@@ -22,3 +22,12 @@ export const TEST_GUARD_MS = 300_000;
  * explores for half an hour is stuck, or has outgrown the suite.
  */
 export const EXPLORE_GUARD_MS = 1_800_000;
+
+/**
+ * `npm start -- --short`'s whole play in one child (test/start.test.ts): DynamoDB Local, the local
+ * system and up to four worker processes, each started and compiled by tsx, its stories in real
+ * time: 80 s on an idle CI machine, so 400 s on one five times slower, past TEST_GUARD_MS (beside
+ * six busy processes the 300 s guard killed the play twice in two runs, its stories still going).
+ * A hang guard.
+ */
+export const PLAY_GUARD_MS = 1_200_000;

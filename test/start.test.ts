@@ -14,7 +14,7 @@ import { RUNTIME_LOCK_STALE_MS, RUNTIME_LOCK_TABLE } from '../lib/local/runtime-
 import { WorkerProcess } from '../lib/local/worker-process.js';
 import { fencingTokenFloor } from '../lib/schemas/fencing-token.js';
 import { localClient } from '../lib/stores/client.js';
-import { TEST_GUARD_MS, WAIT_GUARD_MS } from './guards.js';
+import { PLAY_GUARD_MS, TEST_GUARD_MS, WAIT_GUARD_MS } from './guards.js';
 import { waitFor } from './sdk/harness.js';
 import { exited } from './support.js';
 
@@ -58,14 +58,37 @@ describe('npm start -- --port', () => {
   }, TEST_GUARD_MS);
 });
 
+/**
+ * The lines of the play's stderr that name an error, but the functions' own lines for a fault they
+ * retry and that a busy machine brings on: a reconcile that lost five write races running to the
+ * workers' renewals (TooManyConflictsError: its record or the next trigger reconciles again), a
+ * request past the functions' bound (TimeoutError, 5 s a try: tried again), a wake the broker took
+ * longer than 1.5 s to take (WakeTimeoutError: the workers see the change at their next poll).
+ * Beside busy processes the play logged those and still held every expectation; the summary
+ * judges each step whatever the machine's pace.
+ */
+function errorsNotRetried(stderr: string): string[] {
+  const retried = ['record failed; reported for retry', 'reconcile failed; the next trigger retries', 'wake not published; the workers see the change at their next poll'];
+  const slowMachine = ['TooManyConflictsError', 'TimeoutError', 'WakeTimeoutError'];
+  return stderr.split('\n').filter((line) => {
+    if (!/Error/.test(line)) return false;
+    try {
+      const l = JSON.parse(line) as { message?: unknown; error?: { name?: unknown } };
+      return !(retried.includes(String(l.message)) && slowMachine.includes(String(l.error?.name)));
+    } catch {
+      return true;
+    }
+  });
+}
+
 describe('npm start -- --short', () => {
   it('plays the stories on its own DynamoDB Local with three worker processes, prints the summary, and exits 0', () => {
     const dir = mkdtempSync(join(tmpdir(), 'conclave-start-'));
     // One child plays every story: its timeout is the hang guard (spawnSync blocks vitest's own
     // timer), and the test's comes after it, so that a hung play reports what it printed.
-    const r = spawnSync(process.execPath, ['--import', 'tsx', START, '--short', '--dir', dir], { encoding: 'utf8', timeout: TEST_GUARD_MS });
+    const r = spawnSync(process.execPath, ['--import', 'tsx', START, '--short', '--dir', dir], { encoding: 'utf8', timeout: PLAY_GUARD_MS });
     // the whole output on failure: what the story printed says which step went wrong
-    expect(r.stderr, r.stdout).not.toMatch(/Error/);
+    expect(errorsNotRetried(r.stderr), r.stdout).toEqual([]);
     expect(r.status, `${r.stdout}\n${r.stderr}`).toBe(0);
     const out = r.stdout;
     // The live timeline: each worker's own start line, with its versions and fencing token.
@@ -132,7 +155,7 @@ describe('npm start -- --short', () => {
     expect([after, after === before], lb).toEqual([expect.stringMatching(/^api-\d$/), false]);
     expect(lb).toMatch(/\d+ requests: \d+ failed at the first try, \d+ after one retry/);
     expect(lb).toMatch(/load balancer: \d+ answers, every one by the leader of its fencing token/);
-  }, TEST_GUARD_MS + WAIT_GUARD_MS);
+  }, PLAY_GUARD_MS + WAIT_GUARD_MS);
 });
 
 /** `npm start -- --serve` in a child, once its banner is printed: what it printed so far, and its exit code once it has exited. */
