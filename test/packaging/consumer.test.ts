@@ -331,8 +331,10 @@ describe('a consumer project', () => {
         [
           "import { handler } from './dist/scheduled-job.js';",
           'const context = (id) => ({ awsRequestId: id, getRemainingTimeInMillis: () => 60_000 });',
-          "const both = await Promise.all([handler({}, context('inv-a')), handler({}, context('inv-b'))]);",
-          "const later = await handler({}, context('inv-c'));",
+          // one firing's event, as EventBridge delivers it (its time): the retry counts for its window even across the hour
+          "const fired = { 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString() };",
+          "const both = await Promise.all([handler(fired, context('inv-a')), handler(fired, context('inv-b'))]);",
+          "const later = await handler(fired, context('inv-c'));",
           'console.log(JSON.stringify({ both, later }));',
           'process.exit(0);',
         ].join('\n'),

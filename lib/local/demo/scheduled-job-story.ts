@@ -32,7 +32,9 @@ export async function playScheduledJob(rt: LocalRuntime, opts: { windows: number
   const { handler } = await import('./scheduled-job.js');
   const t0 = clock.now();
   const since = () => `${((clock.now() - t0) / 1000).toFixed(1).padStart(5)}s`;
-  const invoke = (id: string) => handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' }, { awsRequestId: id, getRemainingTimeInMillis: () => 60_000 });
+  // each firing's event carries the time it fired, as EventBridge's does: a retry counts for that
+  // firing's window however late it runs (a busy machine ran one 6 s late, into the next window)
+  const invoke = (id: string, firedAt: number) => handler({ 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date(firedAt).toISOString() }, { awsRequestId: id, getRemainingTimeInMillis: () => 60_000 });
   const show = (o: JobOutcome) => print(`  ${since()}  ${o.result === 'ran' ? '◆' : '·'} ${o.invocation.padEnd(12)} ${o.result.padEnd(7)} ${o.window ?? ''}${o.fencingToken !== undefined ? ` · token ${o.fencingToken}` : ''}${o.detail ? ` · ${o.detail}` : ''}`);
 
   print(`\n▸ A scheduled job (withLease, issue 18): lib/local/demo/scheduled-job.ts on a ${JOB_WINDOW_MS / 1000} s schedule, each firing delivered twice at once, then retried late — at most one report per window`);
@@ -40,9 +42,10 @@ export async function playScheduledJob(rt: LocalRuntime, opts: { windows: number
   for (let k = 1; k <= opts.windows; k++) {
     // just after the next window begins
     await clock.sleep(JOB_WINDOW_MS - (clock.now() % JOB_WINDOW_MS) + 200);
-    const both = await Promise.all([invoke(`fire-${k}-a`), invoke(`fire-${k}-b`)]);
+    const fired = clock.now();
+    const both = await Promise.all([invoke(`fire-${k}-a`, fired), invoke(`fire-${k}-b`, fired)]);
     both.forEach(show);
-    const late = await invoke(`fire-${k}-late`);
+    const late = await invoke(`fire-${k}-late`, fired);
     show(late);
     const window = both.find((o) => o.result === 'ran')?.window ?? '-';
     windows.push({ window, outcomes: [...both, late] });
