@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { MAX_PINNED_PRIORITY, PinnedPriority } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
-import { durationFlag } from '../schemas/duration.js';
+import { DURATION_FORMS, durationFlag } from '../schemas/duration.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { PreferredLocations } from '../schemas/location.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy, strategyProblem } from '../schemas/strategy.js';
@@ -68,7 +68,21 @@ const Count = z
 /** How long the CLI waits for DynamoDB to answer one try of a request (3 tries), unless --request-timeout says otherwise. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
-const Milliseconds = z.string().trim().regex(/^\d+$/, 'must be whole milliseconds, such as 5000').transform(Number).pipe(z.number().int().min(100, 'must be at least 100 ms').max(600_000, 'must be at most 600000 ms (10 minutes)'));
+const REQUEST_TIMEOUT_SPAN = durationFlag({ ms: 600_000, text: '10m (600000 ms)' }, { ms: 100, text: '100ms' });
+
+/**
+ * --request-timeout: whole milliseconds, as it always took them (`5000`), or a duration as every
+ * other time flag takes it (`5s`, `1.5s`, `500ms`).
+ */
+const RequestTimeout = z
+  .string()
+  .trim()
+  .transform((s, ctx) => {
+    const r = REQUEST_TIMEOUT_SPAN.safeParse(/^\d+$/.test(s) ? `${s}ms` : s);
+    if (r.success) return r.data;
+    for (const i of r.error.issues) ctx.addIssue({ code: 'custom', message: i.message.startsWith('must be a duration') ? `must be whole milliseconds such as 5000, or ${DURATION_FORMS}` : i.message });
+    return z.NEVER;
+  });
 
 export const OUTPUTS = ['table', 'json'] as const;
 export type OutputFormat = (typeof OUTPUTS)[number];
@@ -85,7 +99,7 @@ export const GlobalOptions = z
     identitiesTable: z.string().optional(),
     output: z.enum(OUTPUTS, { error: (i) => `must be one of: ${OUTPUTS.join(', ')} (given ${JSON.stringify(i.input)}${typeof i.input === 'string' && i.input.startsWith('=') ? ': write -o json or --output=json' : ''})` }).default('table'),
     electionConfig: z.object({ value: z.string(), from: z.enum(['--election-config', 'CONCLAVE_ELECTION_CONFIG']) }).optional(),
-    requestTimeout: Milliseconds.optional(),
+    requestTimeout: RequestTimeout.optional(),
   })
   .transform((o, ctx) => {
     const defaults = defaultTableNames(o.tablePrefix);

@@ -61,6 +61,12 @@ export interface Progress {
   /** A write of the confirmed change was sent (it may have landed, its answer lost): `sending`. */
   sent?: boolean;
   /**
+   * A try of a request made while a write was in flight met no refusal of DynamoDB's (no answer in
+   * time, a connection lost, a 5xx): the write may have landed. Unset, a write throttled on its
+   * last try was refused on each (main.ts triesTold, afterChange).
+   */
+  mayHaveLanded?: boolean;
+  /**
    * The write sent last, not known to have landed (`sending`; `landed` clears it): what it writes
    * (undefined: the change confirmed), and the write that follows it, if any (release --force marks
    * the session, then ends the term). Told when the command is interrupted, or fails, meanwhile.
@@ -70,7 +76,7 @@ export interface Progress {
    * watch's frames printed so far and each lease's term as last drawn: a run again goes on from
    * them (`--count N` prints N frames in all; a holder changed during the wait is still told).
    */
-  watched?: { frames: number; seen?: ReadonlyMap<string, { holder: string | undefined; fencingToken: number }> };
+  watched?: { frames: number; seen?: ReadonlyMap<string, { holder: string | undefined; fencingToken: number; deleted?: true }> };
 }
 
 /**

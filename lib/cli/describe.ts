@@ -91,13 +91,12 @@ function bestLine(lease: Lease | undefined, candidates: readonly Candidate[], no
 }
 
 /**
- * The successors a lease names and, while it is held, whether each takes it should it fall vacant,
- * as their SDKs judge it (takersOf: a live row of the start-up named, not standing down, nobody else
+ * The successors a lease names and, while it is held (`held`: its term lives, as judged), whether
+ * each takes it should it fall vacant, as their SDKs judge it (takersOf: a live row of the start-up named, not standing down, nobody else
  * preferred; before: "takes the lease at once" whatever the rows and the lease showed).
  */
-function successorLine(lease: Lease, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string | Named {
+function successorLine(lease: Lease, held: boolean, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string | Named {
   if (!lease.successor) return '-';
-  const held = lease.holderIdentity !== undefined;
   const first = held ? notTaking(lease, 'successor', candidates, now, config) : undefined;
   const second = held && lease.secondSuccessor ? notTaking(lease, 'second', candidates, now, config) : undefined;
   const not = (why: Words) => [' (does not take the lease if it falls vacant now: ', ...why, ')'];
@@ -109,8 +108,12 @@ function successorLine(lease: Lease, candidates: readonly Candidate[], now: numb
   );
 }
 
-function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer): string[] {
-  const state = refusedState(lease, session) ?? stateOf(judgedLease(lease, session, now), now, config, as);
+/** `deleted`: `watch LEASE` drew the row in an earlier frame, and it is gone now. */
+function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen | undefined, candidates: readonly Candidate[], now: number, config: ElectionConfig, as: Namer, deleted = false): string[] {
+  const judged = judgedLease(lease, session, now);
+  const state = refusedState(lease, session) ?? (deleted && !lease ? DELETED_STATE : stateOf(judged, now, config, as));
+  // as the coordinator judges the term (a refused session row: held, judged by no one); a term over is no one's to release
+  const held = lease?.holderIdentity !== undefined && !vacancy(judged, now, config.clockSkewMs).vacant;
   if (!lease) return fields([['Lease', name], ['State', state], ['Strategy', strategyLine(lease, candidates, now, config, as)], ['Preferred locations', preferenceOf(undefined, config, name)]]);
   const e = lease.election;
   const f = lease.lastElectionFailure;
@@ -132,8 +135,8 @@ function leaseLines(name: string, lease: Lease | undefined, session: SessionSeen
     ['Strategy', strategyLine(lease, candidates, now, config, as)],
     ['Preferred locations', preferenceOf(lease, config)],
     ['Elected', lease.electedBy ? `by ${ELECTED_BY[lease.electedBy]}${termStrategy(lease) ? ` under ${termStrategy(lease)}` : ''}` : '-'],
-    ['Successor', successorLine(lease, candidates, now, config, as)],
-    ['Preferred holder', lease.preferredHolder ? as({ name: lease.preferredHolder }, ' (', lease.holderIdentity ? { name: lease.holderIdentity } : 'the holder', ' should release at its next renewal)') : '-'],
+    ['Successor', successorLine(lease, held, candidates, now, config, as)],
+    ['Preferred holder', lease.preferredHolder ? as({ name: lease.preferredHolder }, ...preferredWhy(lease, held)) : '-'],
     ['Last holder', lease.lastHolderIdentity ? as({ name: lease.lastHolderIdentity }) : dash(undefined)],
     ['Election', e ? as(`${e.id}: started ${relative(e.startedAt, now)}, acks ${now < e.deadline ? 'until' : 'closed'} ${relative(e.deadline, now)}, strategy ${e.strategy}`, ...(e.holder ? [', re-election while ', { name: e.holder }, ' keeps leading'] : [])) : 'none open'],
     // the coordinator's message names candidates (strategyConsensus's, noValidCandidates'): escaped as `as` escapes them
@@ -200,8 +203,21 @@ function candidateLines(ordered: readonly Standing[], now: number, config: Elect
   );
 }
 
-/** Everything about one lease, for `describe lease` and `watch LEASE`: a lease held on a session is judged with its session's row. */
-export function describeLines(name: string, snap: Snapshot, now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS): string[] {
+/** The State of a lease whose row `watch LEASE` drew in an earlier frame and finds gone (not "no lease row yet"). */
+const DELETED_STATE = 'vacant: the lease row was deleted while watching (the coordinator writes a new one at its next election)';
+
+/** After the Preferred holder's name: who should release to it, or, the term over as judged, that nobody holds it to release. */
+function preferredWhy(lease: Lease, held: boolean): Words {
+  if (held) return [' (', { name: lease.holderIdentity! }, ' should release at its next renewal)'];
+  if (lease.holderIdentity !== undefined) return [" (the term of ", { name: lease.holderIdentity }, " is over, so nobody releases: the Next step below says whom the coordinator elects)"];
+  return [' (the lease has no holder: the Next step below says whom the coordinator elects)'];
+}
+
+/**
+ * Everything about one lease, for `describe lease` and `watch LEASE`: a lease held on a session is
+ * judged with its session's row. `deleted`: `watch LEASE` drew its row in an earlier frame.
+ */
+export function describeLines(name: string, snap: Snapshot, now: number, config: ElectionConfig, settings = DEFAULT_SETTINGS, opts: { deleted?: boolean } = {}): string[] {
   const { read: { item: lease }, candidates, session } = snap;
   // judged as the coordinator judges it (reconcile.ts): a term on a session by its session's renewals
   const judged = judgedLease(lease, session, now);
@@ -210,7 +226,7 @@ export function describeLines(name: string, snap: Snapshot, now: number, config:
   // with the names only describe shows too (who lost the lease, reported it vacant, ran its last window: pastNames)
   const others = [...leaseNames(lease), ...pastNames(lease)];
   const as = named([...candidates.map((c) => c.name), ...others]);
-  const lines = leaseLines(name, lease, session, candidates, now, config, as);
+  const lines = leaseLines(name, lease, session, candidates, now, config, as, opts.deleted);
   lines.push('', `Candidates, in the coordinator's order (priority, oldest emulation, ${preferred.length ? 'preferred location, ' : ''}oldest binary, earliest registration, name):`);
   if (ordered.length === 0) lines.push('  none');
   else lines.push(...candidateLines(ordered, now, config, preferred, others).map((l) => `  ${l}`));

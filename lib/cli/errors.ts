@@ -73,6 +73,9 @@ export function isPassingFault(e: unknown): boolean {
   return (x.errors ?? []).some(isPassingFault);
 }
 
+/** Throttled past the SDK's tries: DynamoDB's answer refusing the request (HTTP 400), not a request unanswered. */
+export const isThrottled = (e: unknown): boolean => e instanceof Error && THROTTLED.has(e.name);
+
 /** A passing fault in words, for a line that says it is tried again: "TimeoutError: …", with Node's code where it has one. */
 export function faultText(e: unknown): string {
   const { name, message, code } = e as Error & { code?: unknown };

@@ -91,7 +91,8 @@ const departedFrom = (c: Candidate, lease: Lease | undefined, vacant: boolean): 
  * aside could win (standings' best), so one set aside on a vacant lease is not asked again.
  */
 function stateOf(c: Candidate, lease: Lease | undefined, judged: Lease | undefined, vacant: boolean, othersCount: boolean, now: number, config: ElectionConfig): string {
-  const tags = [c.name === lease?.holderIdentity ? 'holder' : '', c.name === lease?.preferredHolder ? 'preferred holder' : ''].filter(Boolean);
+  // the holder of a term over (as judged: expired, reported vacant) holds nothing: its row still names it
+  const tags = [c.name === lease?.holderIdentity ? (vacant ? 'holder of a term over' : 'holder') : '', c.name === lease?.preferredHolder ? 'preferred holder' : ''].filter(Boolean);
   let state: string;
   if (!rank(c, now)) state = 'versions do not parse: never elected';
   else if (isCandidateStale(c, now, config.candidateStaleAfterMs)) state = `stale (not renewed for ${span(config.candidateStaleAfterMs)}): not counted`;

@@ -19,7 +19,7 @@ import { CandidatesArgs, EventsArgs, LeaseArg, PreemptArgs, ReleaseArgs, SetLoca
 import { DEFAULT_SETTINGS, cliContext, clientFor, configFileRegion, configuredEndpoint, realPace, type CliContext, type Pace, type Progress, type Sink, type Target } from './context.js';
 import { credentialsWaitLine, tellCredentialsWait } from './credentials-wait.js';
 import { describeLease } from './describe.js';
-import { ACTIVE_NOT_FOUND_CHECK, CliError, InterruptedError, LOCAL_REGION_FIX, activeNotFound, explain, isPassingFault } from './errors.js';
+import { ACTIVE_NOT_FOUND_CHECK, CliError, InterruptedError, LOCAL_REGION_FIX, activeNotFound, explain, isPassingFault, isThrottled } from './errors.js';
 import { NotDynamoDBError } from '../dynamodb-answers.js';
 import { LOCAL_REGION } from '../stores/client.js';
 import { clean, joined, shown, type Named } from './format.js';
@@ -184,13 +184,17 @@ async function notRunAgain(e: unknown, progress: Progress, tables: TableWait, ta
 export function afterChange(told: unknown, e: unknown, progress: Progress): unknown {
   if (!(told instanceof CliError) || !(isPassingFault(e) || e instanceof NotDynamoDBError)) return told;
   const { written, confirmed, inFlight } = progress;
+  // throttled: DynamoDB's answer, a refusal, on every try of the write (none went unanswered): it did not land
+  const refused = isThrottled(e) && !progress.mayHaveLanded;
   // a later write unanswered (release --force: the term's end, after the session's mark): it may have landed too
   if (written && inFlight?.what !== undefined) {
-    return new CliError(joined(told.line, '; ', inFlight.what, ' may have landed, its answer lost; before it, this command wrote (', written.what, `), which stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
+    const fate = refused ? ' was refused (throttled) and did not land' : ' may have landed, its answer lost';
+    return new CliError(joined(told.line, '; ', inFlight.what, `${fate}; before it, this command wrote (`, written.what, `), which stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
   }
   if (written) return new CliError(joined(told.line, '; before that, this command wrote (', written.what, `): it stands - \`conclave describe lease ${written.lease}\` shows the lease now`), told.exitCode);
   // confirmed, but nothing sent yet (a read before the write failed): nothing can have landed
   if (confirmed === undefined || !progress.sent) return told;
+  if (refused) return new CliError(joined(told.line, '; the change confirmed (', confirmed.what, ') was refused (throttled) and did not land: nothing was written - the command run again makes it'), told.exitCode);
   return new CliError(
     joined(told.line, '; the change confirmed (', confirmed.what, `) may have landed, its answer lost - \`conclave describe lease ${confirmed.lease}\` shows whether it did, and the command run again shows what is left to change (every write is conditional: none is made twice)`),
     told.exitCode,
@@ -266,6 +270,27 @@ function interruptOnceConfirmed(progress: Progress, source: AbortSignal | undefi
   };
 }
 
+/**
+ * Records, on each try of `client`'s requests (the AWS SDK's own tries too) while a write is in
+ * flight (Progress.inFlight), one that may have landed: a try that met no answer of DynamoDB's
+ * refusing it (a 4xx: throttled, a condition failed). A write throttled on its last try may have
+ * landed on an earlier one that timed out; one refused on every try did not (afterChange).
+ */
+function triesTold<C extends { middlewareStack: { add(mw: never, o: object): void } }>(client: C, progress: Progress): C {
+  const mw = (next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+    try {
+      return await next(args);
+    } catch (e) {
+      const status = (e as { $metadata?: { httpStatusCode?: unknown } } | undefined)?.$metadata?.httpStatusCode;
+      const refusal = typeof status === 'number' && status >= 400 && status < 500 && !(e instanceof NotDynamoDBError);
+      if (progress.inFlight && !refusal) progress.mayHaveLanded = true;
+      throw e;
+    }
+  };
+  client.middlewareStack.add(mw as never, { step: 'finalizeRequest', priority: 'low', name: 'conclaveTriesTold' });
+  return client;
+}
+
 /** Refuses every try of `client`'s requests once `gate` is aborted (after retries: the AWS SDK's own tries too). */
 function closedBy<C extends { middlewareStack: { add(mw: never, o: object): void } }>(client: C, gate: AbortSignal): C {
   const mw = (next: (args: unknown) => Promise<unknown>) => (args: unknown) => {
@@ -288,7 +313,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     .option('--candidates-table <name>', "the candidates table's name, overriding the prefix")
     .option('--identities-table <name>', "the identities table's name, overriding the prefix")
     .option('-o, --output <format>', 'table or json (json: the items as parsed, one document; leases with what the CLI judged, `judged`)')
-    .option('--request-timeout <ms>', 'give up on a try of a DynamoDB request unanswered after MS milliseconds; 3 tries (env CONCLAVE_REQUEST_TIMEOUT; default 5000)')
+    .option('--request-timeout <duration>', 'give up on a try of a DynamoDB request unanswered after DURATION (5s, 500ms; a number alone is milliseconds); 3 tries (env CONCLAVE_REQUEST_TIMEOUT; default 5000)')
     .option('--election-config <json|file>', "the coordinator's election config as deployed (JSON or a file): judge expiry, acks and staleness with it (env CONCLAVE_ELECTION_CONFIG; default: the defaults)")
     .addHelpText('after', EXAMPLES)
     // a command's --help lists --endpoint, --table-prefix, -o too: the options it runs with
@@ -310,7 +335,7 @@ function program(io: CliIO & { ask: (question: string) => Promise<string | undef
     const profile = opts.profile ?? (io.env['AWS_PROFILE'] || undefined);
     const progress: Progress = {};
     const interrupt = interruptOnceConfirmed(progress, io.pace?.signal);
-    const client = closedBy(clientFor(opts, configured), interrupt.gate);
+    const client = triesTold(closedBy(clientFor(opts, configured), interrupt.gate), progress);
     // a Region from the AWS config file, named as where the command looked (the local-mode check above keeps to --region and AWS_REGION:
     // a profile's `region = local` with its own endpoint_url is the profile's business)
     const profileRegion = opts.endpoint || configured || opts.region || io.env['AWS_REGION'] ? undefined : await configFileRegion(client);

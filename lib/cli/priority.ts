@@ -6,7 +6,7 @@ import { passedOver, reelectionWindowMs, standingDown, strategyOf } from '../ele
 import { preferredLocationsOf } from '../election/location.js';
 import { compareRanked, effectivePriority, rank } from '../election/ordering.js';
 import { listVouched } from '../coordinator/vouched.js';
-import { isCandidateStale } from '../election/vacancy.js';
+import { isCandidateStale, leaseExpiresAt, vacancy } from '../election/vacancy.js';
 import { MAX_PRIORITY, type Candidate } from '../schemas/candidate.js';
 import type { Lease } from '../schemas/lease.js';
 import { OLDEST_EMULATION_VERSION } from '../schemas/strategy.js';
@@ -152,7 +152,11 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   // refusals name the candidate as the result lines do: escaped where it passes for another of the lease's names
   const as = lineOf(snap);
   const it = { name: candidate.name };
-  if (lease?.holderIdentity === candidate.name) throw new CliError(as(it, ` already holds lease ${args.lease}; nothing to preempt (\`conclave describe lease ${args.lease}\` shows the candidates)`));
+  // judged as `leader` and the coordinator judge it: a term over (expired, reported vacant) is held by nobody, though its row still names it
+  const judged = judgedLease(lease, snap.session, now);
+  const v = vacancy(judged, now, ctx.config.clockSkewMs);
+  const over = lease?.holderIdentity === candidate.name && v.vacant ? v.reason : undefined;
+  if (lease?.holderIdentity === candidate.name && !over) throw new CliError(as(it, ` already holds lease ${args.lease}; nothing to preempt (\`conclave describe lease ${args.lease}\` shows the candidates)`));
   if (!rank(candidate, now)) throw new CliError(as(it, ` cannot be elected: its versions do not parse (emulation "${candidate.emulationVersion}", binary "${candidate.binaryVersion}"); its worker must register valid versions`));
   if (isCandidateStale(candidate, now, ctx.config.candidateStaleAfterMs)) {
     throw new CliError(as(it, ` has not renewed for ${span(now - candidate.renewTime)}, so the coordinator does not count it; is its worker running?`));
@@ -184,6 +188,10 @@ export async function preempt(ctx: CliContext, args: { lease: string; to: string
   };
   // what keeps the coordinator from electing it at once, told with the change, before the question (before: after the write)
   const notes = [
+    // its own term over: nothing to preempt, but the coordinator's next election picks by the pin too
+    ...(over !== undefined
+      ? [as('note: the term of ', it, ` on lease ${args.lease} is over (${over === 'expired' ? `it ran out ${relative(leaseExpiresAt(judged!), now)}` : 'a follower reported it vacant'}), so there is no holder to preempt: the coordinator elects at its next step, and the pin puts `, it, ' first among the candidates it counts while it lasts')]
+      : []),
     // its worker's mark (its work failed at two starts in a row): decide() passes it over until then
     ...(standingDown(candidate, now, ctx.config.clockSkewMs)
       ? [as('note: ', it, ` stands down until ${new Date(candidate.standsDownUntil!).toISOString()} (${relative(candidate.standsDownUntil, now)}; its work failed at two starts in a row): the coordinator elects it only after that, while the pin lasts; \`conclave describe lease ${args.lease}\` shows where it stands`)]

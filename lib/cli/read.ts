@@ -12,21 +12,26 @@ import { note, type CliContext } from './context.js';
 import { awsTarget } from './broken.js';
 import { CliError, LISTED, listNames } from './errors.js';
 import { sessionOf, type RefusedRowDeletion, type SessionSeen, type SessionsSeen } from './judged.js';
-import { byName, namerOf } from './views.js';
+import { byName, namerOf, type RefusedLease } from './views.js';
 import { candidateSessions, listVouched, readSessions, vouchAll } from '../coordinator/vouched.js';
 import { heldOnRefusedMs, refusedDeletion, termsOnRefused } from '../coordinator/refused-session.js';
 import { identityGraceMs } from '../coordinator/identity-scan.js';
 
-async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>): Promise<{ items: T[]; invalid: InvalidItem[] }> {
+/** `keepRows`: of each refused row, its minReader too, beside `invalid` (not the row: one may be 400 KB). */
+async function collect<T>(pages: AsyncGenerator<Scanned<T>[]>, keepRows = false): Promise<{ items: T[]; invalid: InvalidItem[]; rows: Record<string, unknown>[] }> {
   const items: T[] = [];
   const invalid: InvalidItem[] = [];
+  const rows: Record<string, unknown>[] = [];
   for await (const page of pages) {
     for (const s of page) {
       if (s.ok) items.push(s.item);
-      else invalid.push(s.invalid);
+      else {
+        invalid.push(s.invalid);
+        if (keepRows) rows.push({ minReader: s.row['minReader'] });
+      }
     }
   }
-  return { items, invalid };
+  return { items, invalid, rows };
 }
 
 /**
@@ -51,11 +56,21 @@ const refusedRow = (i: InvalidItem): string =>
  */
 const KEY_PROBE = 'conclave-cli-key-probe';
 
-export async function scanLeases(ctx: CliContext): Promise<Lease[]> {
+const refusedLease = (i: InvalidItem, row: Record<string, unknown>): RefusedLease => {
+  const newer = i.error.issues.length > 0 && i.error.issues.every((x) => x.field === 'minReader');
+  return { name: String(i.key['name']), issues: i.error.issues, ...(newer ? { minReader: row['minReader'] } : {}) };
+};
+
+/**
+ * The lease rows, and those the schema refuses (`refused`), each by name. `quiet`: the refused rows
+ * are not told on stderr, for a caller that shows them in what it prints (watch: a frame clears the
+ * screen, and a warning printed before it was gone with it).
+ */
+export async function scanLeases(ctx: CliContext, opts: { quiet?: boolean } = {}): Promise<{ leases: Lease[]; refused: RefusedLease[] }> {
   await ctx.leases.read(KEY_PROBE);
-  const { items, invalid } = await collect(ctx.leases.scan());
-  reportInvalid(ctx, invalid);
-  return items.sort(byName);
+  const { items, invalid, rows } = await collect(ctx.leases.scan(), true);
+  if (!opts.quiet) reportInvalid(ctx, invalid);
+  return { leases: items.sort(byName), refused: invalid.map((i, n) => refusedLease(i, rows[n]!)).sort(byName) };
 }
 
 export async function scanCandidates(ctx: CliContext): Promise<Candidate[]> {
@@ -278,10 +293,10 @@ export async function scanSessions(ctx: CliContext, leases: readonly Lease[]): P
   return { rows, readAt, refused };
 }
 
-/** Every lease, then the sessions they are held on. */
-export async function scanLeasesJudged(ctx: CliContext): Promise<{ leases: Lease[]; sessions: SessionsSeen }> {
-  const leases = await scanLeases(ctx);
-  return { leases, sessions: await scanSessions(ctx, leases) };
+/** Every lease, then the sessions they are held on; the lease rows the schema refuses beside them (scanLeases). */
+export async function scanLeasesJudged(ctx: CliContext, opts: { quiet?: boolean } = {}): Promise<{ leases: Lease[]; sessions: SessionsSeen; refused: RefusedLease[] }> {
+  const { leases, refused } = await scanLeases(ctx, opts);
+  return { leases, sessions: await scanSessions(ctx, leases), refused };
 }
 
 /**

@@ -7,7 +7,9 @@ import type { ElectionConfig } from '../schemas/config.js';
 import type { Lease } from '../schemas/lease.js';
 import { termStrategy } from '../election/leader.js';
 import { ago, dash, named, platformOf, relative, type Column } from './format.js';
-import { expiresOf, renewedOf, seenIn, type SessionsSeen } from './judged.js';
+import { vacancy } from '../election/vacancy.js';
+import { expiresOf, judgedLease, renewedOf, seenIn, type SessionSeen, type SessionsSeen } from './judged.js';
+import type { FieldIssue } from '../schemas/validation.js';
 
 /** The names a lease row gives besides its candidates' (holder, successors, preferred and last holder): compared with theirs where shown (format.ts named). */
 export const leaseNames = (lease: Lease | undefined): string[] =>
@@ -48,16 +50,42 @@ export function electionOf(l: Lease, now: number): string {
   return '-';
 }
 
-export function holderOf(l: Lease): string {
-  if (l.holderIdentity) return l.holderIdentity;
+/**
+ * The HOLDER column: the holder of a term that lives, as judged (judgedLease, vacancy: the
+ * coordinator's and `leader`'s judgement); a term over shows whose it was and why (`- (was a:
+ * expired)`, `- (was a: reported)`: the row still names it); no holder, the last one (`- (was w1)`).
+ */
+export function holderOf(l: Lease, seen: SessionSeen | undefined, now: number, config: Pick<ElectionConfig, 'clockSkewMs'>): string {
+  if (l.holderIdentity) {
+    const v = vacancy(judgedLease(l, seen, now), now, config.clockSkewMs);
+    return v.vacant && v.reason !== 'noHolder' && v.reason !== 'noLease' ? `- (was ${l.holderIdentity}: ${v.reason})` : l.holderIdentity;
+  }
   return l.lastHolderIdentity ? `- (was ${l.lastHolderIdentity})` : '-';
 }
 
+/**
+ * A lease row the schema refuses, as a listing shows it (`get leases`, `watch`): its name, what was
+ * refused, and the format of readers it asks for where it was written for a newer Conclave
+ * (`minReader`). The coordinator decides nothing on it; `describe lease` shows it whole.
+ */
+export interface RefusedLease {
+  readonly name: string;
+  readonly issues: readonly FieldIssue[];
+  /** The row's minReader, where the row was refused for it alone: written for a newer Conclave. */
+  readonly minReader?: unknown;
+}
+
+/** A lease row the schema refuses, as a listing's line shows it: its name, why, and where it is shown whole. */
+export function refusedLeaseLine(r: RefusedLease): string {
+  const why = r.minReader !== undefined ? `minReader ${String(r.minReader)}: written for a newer Conclave` : r.issues.map((i) => `${i.field}: ${i.message}`).join('; ');
+  return `${r.name}: row refused (${why}): \`conclave describe lease ${r.name}\` shows ${r.minReader !== undefined ? 'what to do' : 'the repair'}`;
+}
+
 /** The leases table; a lease held on a session is judged with its session's row from `sessions`. */
-export function leaseColumns(now: number, sessions: SessionsSeen): Column<Lease>[] {
+export function leaseColumns(now: number, sessions: SessionsSeen, config: Pick<ElectionConfig, 'clockSkewMs'>): Column<Lease>[] {
   return [
     { header: 'NAME', cell: (l) => l.name },
-    { header: 'HOLDER', cell: holderOf },
+    { header: 'HOLDER', cell: (l) => holderOf(l, seenIn(sessions, l), now, config) },
     { header: 'TOKEN', cell: (l) => String(l.fencingToken) },
     { header: 'STRATEGY', cell: strategyOf },
     { header: 'ELECTION', cell: (l) => electionOf(l, now) },
