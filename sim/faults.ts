@@ -2,15 +2,16 @@
  * Faults, part two: what the schedule does to processes and rows at its times — a kill (SIGKILL),
  * a pause (anywhere, or aimed between a request landing and its answer), a stop (SIGTERM: the
  * process hands off and exits), a partition, a step of a wall clock, an operator's delete of a
- * lease row — each recorded as a fault window for the checker, as are the schedule's DynamoDB and
- * coordinator windows, a worker's slow DynamoDB and the stream functions' outage. (The network's
- * faults are sim/network.ts', the functions' outages sim/functions.ts'.)
+ * lease row, a short freeze of a leader — each recorded as a fault window for the checker, as are
+ * the schedule's DynamoDB and coordinator windows, a worker's slow DynamoDB, the stream functions'
+ * outage, the fleet's DynamoDB outage and a slow IoT Core. (The network's faults are
+ * sim/network.ts', the functions' outages and slow publishes sim/functions.ts'.)
  */
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
 import { sessionKey } from '../lib/schemas/identity.js';
-import { describeSlowDynamo, describeStreamsDown, type PeerFault, type ProcessFault, type Schedule, type SessionDelete, type UserFault } from './schedule.js';
+import { describeDynamoOutage, describeSlowBroker, describeSlowDynamo, describeStreamsDown, type PeerFault, type ProcessFault, type Schedule, type SessionDelete, type ShortPause, type UserFault } from './schedule.js';
 import { CRON_LEASE, sessionTimings, type WorldContext } from './settings.js';
 import type { Proc } from './proc.js';
 import type { Workers } from './workers.js';
@@ -60,6 +61,35 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
       world.clock.setTimer(down.forMs, () => {
         feed.log(`${down.functions.join(' and ')} up again`);
         feed.window('streamsDown', from, world.clock.monotonic(), { detail: down.functions.join(',') });
+      });
+    });
+  }
+  for (const f of schedule.shortPauses ?? []) world.clock.setTimer(f.at, () => shortPause(c, workers, f));
+  const outage = schedule.dynamoOutage;
+  if (outage) {
+    // the network fails the requests (sim/network.ts); here its window: the outage, from its start to its end
+    world.clock.setTimer(outage.at, () => {
+      const from = world.clock.monotonic();
+      feed.count('fault:dynamoOutage');
+      feed.count(`fault:dynamoOutage:${outage.answers}`);
+      feed.log(describeDynamoOutage(outage));
+      world.clock.setTimer(outage.forMs, () => {
+        feed.log('DynamoDB back for the whole fleet');
+        feed.window('dynamoOutage', from, world.clock.monotonic(), { detail: outage.answers });
+      });
+    });
+  }
+  const broker = schedule.slowBroker;
+  if (broker && schedule.push) {
+    // the functions' publishes and the broker's deliveries are slowed (sim/functions.ts, sim/push.ts); here its window:
+    // over once the last publish made in it may have landed
+    world.clock.setTimer(broker.at, () => {
+      const from = world.clock.monotonic();
+      feed.count('fault:slowBroker');
+      feed.log(describeSlowBroker(broker));
+      world.clock.setTimer(broker.forMs, () => {
+        feed.log('IoT Core answers publishes on time again');
+        world.clock.setTimer(broker.delayMs[1], () => feed.window('slowBroker', from, world.clock.monotonic()));
       });
     });
   }
@@ -442,18 +472,52 @@ export function killProc(c: WorldContext, proc: Proc): void {
   proc.cronRuns.clear();
 }
 
-/** Freezes the process for `forMs`; the window names every term it might have held meanwhile. */
-function pause(c: WorldContext, proc: Proc, forMs: number, aimed: boolean): void {
+/**
+ * A short freeze (Schedule.shortPauses): the process that leads `job-${f.lease}` now, if one does,
+ * else worker `f.worker`'s, frozen for 10–15 s — past its renew deadline, within its lease — as a
+ * pause of `processFaults` (aimed: from its next request landing).
+ */
+function shortPause(c: WorldContext, workers: Workers, f: ShortPause): void {
+  const { feed } = c;
+  const lease = `job-${f.lease}`;
+  const leader = workers.procs.findIndex((p) => p.leading.has(lease) && !p.machine.clock.dead && !p.machine.clock.paused);
+  const proc = workers.procs[leader >= 0 ? leader : f.worker]!;
+  const m = proc.machine;
+  // gone, frozen already, or another freeze waiting for its next answer (the drawn fault keeps it)
+  if (m.clock.dead || m.clock.paused || (f.aimed && m.pauseAtNextAnswer)) return void feed.count('skipped:shortPause');
+  const by = leader >= 0 ? 'leader' : 'worker';
+  const strike = () => {
+    if (m.clock.dead || m.clock.paused) return void feed.count('skipped:shortPause'); // frozen by another since
+    feed.count('fault:shortPause');
+    feed.count(`fault:shortPause:${by}`);
+    pause(c, proc, f.forMs, f.aimed, true);
+  };
+  if (f.aimed) m.pauseAtNextAnswer = strike;
+  else strike();
+}
+
+/** Per process, how many freezes have begun on it (a short freeze resumes only if none began after it). */
+const freezesBegun = new WeakMap<Proc, number>();
+
+/**
+ * Freezes the process for `forMs`; the window names every term it might have held meanwhile.
+ * `short` (a short freeze, Schedule.shortPauses): at its end the process runs again only if no
+ * other freeze began on it meanwhile (that one's end resumes it); its window is its own span.
+ */
+function pause(c: WorldContext, proc: Proc, forMs: number, aimed: boolean, short = false): void {
   const { world, feed } = c;
   const clock = world.clock;
   const from = clock.monotonic();
+  const nth = (freezesBegun.get(proc) ?? 0) + 1;
+  freezesBegun.set(proc, nth);
   feed.log(`pause ${proc.identity} for ${forMs} ms${aimed ? ' (between a request landing and its answer)' : ''}`);
   proc.machine.clock.pause();
   const runs = [...proc.cronRuns.keys()];
   clock.setTimer(forMs, () => {
-    feed.log(`resume ${proc.identity}`);
+    const resumes = !short || freezesBegun.get(proc) === nth;
+    feed.log(resumes ? `resume ${proc.identity}` : `${proc.identity}'s short freeze over; still frozen by a later one`);
     // a process killed while frozen: the pause ended with it
     feed.window('pause', from, endOn(c, proc, from), { instances: [...new Set([...proc.electors.map((e) => e.instance), ...runs, ...proc.cronRuns.keys()])] });
-    proc.machine.clock.resume();
+    if (resumes) proc.machine.clock.resume();
   });
 }

@@ -11,7 +11,10 @@ import type { Context, DynamoDBRecord } from 'aws-lambda';
 import { every, type SimulatedClock, type Timer } from '../lib/clock.js';
 import { coordinatorDeps, type CoordinatorDeps } from '../lib/coordinator/reconcile.js';
 import type { ConclaveEvent } from '../lib/events/schemas.js';
+import type { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
 import type { FunctionDeps } from '../lib/functions/core.js';
+import { iotWaker, type Waker } from '../lib/functions/wake.js';
+import { isProcessTopic, pushRoot } from '../lib/schemas/push.js';
 import { observability } from '../lib/functions/env.js';
 import { DelayQueue } from '../lib/local/delay-queue.js';
 import { instanceStoppedEvent, taskStoppedEvent } from '../lib/local/ecs-task.js';
@@ -27,7 +30,7 @@ import { wiring, type FunctionName, type StreamTrigger } from '../lib/wiring.js'
 import { plantedDeps, type PlantedBug } from './bugs.js';
 import { T0 } from './feed.js';
 import { hostState } from './network.js';
-import type { SimBroker } from './push.js';
+import type { SimBroker, SlowPublish } from './push.js';
 import type { Schedule, UserFault } from './schedule.js';
 import type { WorldContext } from './settings.js';
 import type { SimWorld } from './machines.js';
@@ -116,6 +119,12 @@ export interface FunctionsContext {
   slowWakeMs(): number | undefined;
   /** IoT Core (their own Region's), where the functions publish their wakes (the push path), if the world has one. */
   readonly broker: Pick<SimBroker, 'publish'> | undefined;
+  /**
+   * How the functions publish a wake, when not as wakeThrough does: a world with a slow IoT Core
+   * (Schedule.slowBroker) publishes through the real waker (iotWaker: its publish timeout and its
+   * stall) on a stand-in of IoT Core's data plane (simIotData).
+   */
+  readonly waker?: Waker;
   /** Called with every error the functions log (a world's are silent). */
   readonly onError?: (message: string, extra: unknown[]) => void;
   /** Every error and warning the functions log, as a line (a world's with `--rows`). */
@@ -130,6 +139,12 @@ function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): Func
   const { world, schedule } = c;
   const clock = world.clock;
   const client = world.machine(o.name ?? 'functions', c.network, hostState(), { backoff: false }).client; // Lambda's machines: no fault hits them
+  // IoT Core is per Region: a Region's functions publish to their own Region's (sim/push.ts)
+  const broker = world.brokerOf(c.regionOf?.(o.name ?? 'functions'));
+  const slowWakeMs = () => {
+    const at = clock.now() - T0;
+    return schedule.userFaults.find((f): f is Extract<UserFault, { kind: 'slowPush' }> => f.kind === 'slowPush' && f.at <= at && at < f.at + f.forMs)?.delayMs;
+  };
   return {
     world,
     client,
@@ -146,8 +161,9 @@ function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): Func
     eventIds: `sim-${schedule.seed}`,
     ttl: o.ttl ?? true,
     ...(c.functionsLog ? { log: (line: string) => c.functionsLog!(`${o.name ?? 'functions'} ${line}`) } : {}),
-    // IoT Core is per Region: a Region's functions publish to their own Region's (sim/push.ts)
-    broker: world.brokerOf(c.regionOf?.(o.name ?? 'functions')),
+    broker,
+    // a slow IoT Core: the real waker, its timeout and stall on simulated time, on a stand-in data plane
+    ...(broker && c.slowPublish ? { waker: iotWaker(simIotData(clock, broker, world.names.leases, c.slowPublish, slowWakeMs, c.feed), world.names.leases, { clock }) } : {}),
     outageEnd: () => {
       // the coordinatorDown window the world is in now, if any
       const now = clock.now();
@@ -159,11 +175,53 @@ function functionsOf(c: WorldContext, o: { name?: string; ttl?: boolean }): Func
       const at = clock.now() - T0;
       return f !== undefined && (f.functions as readonly string[]).includes(name) && f.at <= at && at < f.at + f.forMs;
     },
-    slowWakeMs: () => {
-      const at = clock.now() - T0;
-      return schedule.userFaults.find((f): f is Extract<UserFault, { kind: 'slowPush' }> => f.kind === 'slowPush' && f.at <= at && at < f.at + f.forMs)?.delayMs;
-    },
+    slowWakeMs,
   };
+}
+
+/**
+ * IoT Core's data plane for the real waker (iotWaker), in a world with a slow IoT Core: each
+ * PublishCommand goes to `broker` on its topic (a lease's, or a process's). In the slow window
+ * (`slow`) its answer comes `delayMs` late, and the waker's abort at its timeout fails it at once: a
+ * publish given up is still delivered at its delay if it `lands`, else lost. Outside it, answered at
+ * once, or `slowWakeMs()` late (a `slowPush`: under the timeout), as wakeThrough.
+ */
+function simIotData(clock: SimulatedClock, broker: Pick<SimBroker, 'publish'>, leasesTable: string, slow: () => SlowPublish | undefined, slowWakeMs: () => number | undefined, feed: Pick<Feed, 'count'>): IoTDataPlaneClient {
+  const processes = `${pushRoot(leasesTable)}/process/`;
+  const send = async (command: PublishCommand, options?: { abortSignal?: AbortSignal }): Promise<object> => {
+    const { topic = '', payload } = command.input;
+    const wake = JSON.parse(new TextDecoder().decode(payload as Uint8Array)) as Wake;
+    const to = isProcessTopic(leasesTable, topic) ? [decodeURIComponent(topic.slice(processes.length))] : undefined;
+    const publish = () => broker.publish(wake, undefined, to);
+    const s = slow();
+    if (!s) {
+      const late = slowWakeMs();
+      if (late !== undefined) {
+        feed.count('fault:slowWake');
+        await clock.sleep(late);
+      }
+      publish();
+      return {};
+    }
+    feed.count('fault:slowPublish');
+    return new Promise((resolve, reject) => {
+      const answer = clock.setTimer(s.delayMs, () => {
+        publish();
+        resolve({});
+      });
+      options?.abortSignal?.addEventListener(
+        'abort',
+        () => {
+          // given up at the waker's timeout: the broker had it (delivered at its delay), or not
+          feed.count(s.lands ? 'fault:slowPublishLanded' : 'fault:slowPublishLost');
+          if (!s.lands) answer.cancel();
+          reject(options.abortSignal!.reason);
+        },
+        { once: true },
+      );
+    });
+  };
+  return { send } as unknown as IoTDataPlaneClient;
 }
 
 /** Starts a world's functions (on a machine named `o.name`): their handlers, the stream pollers, the tick and, unless `o.ttl` is false, DynamoDB's TTL sweep. */
@@ -249,7 +307,7 @@ function functionDeps(c: FunctionsContext, handlers: Handlers): FunctionDeps {
       feed.log(`dead letter (${p.function}): ${p.reason}`);
       deadLetters.push(p);
     },
-    ...(broker ? { wake: (lease: string, revision: number | undefined, processes?: readonly string[]) => wakeThrough(c, broker, { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }, processes) } : {}),
+    ...(broker ? { wake: c.waker ?? ((lease: string, revision: number | undefined, processes?: readonly string[]) => wakeThrough(c, broker, { lease, by: 'stream', ...(revision !== undefined ? { revision } : {}) }, processes)) } : {}),
     ...quietObservability(c.onError, c.log),
   };
 }

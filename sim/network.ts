@@ -2,7 +2,8 @@
  * Faults, part one: the network and DynamoDB between a simulated process and the model, as the
  * schedule draws them — latency each way, partitions, and inside the schedule's DynamoDB fault
  * windows throttling, lost requests, lost answers, duplicates and requests that land long after
- * their client gave up; and one worker's answers coming back seconds late (a slow DynamoDB). A
+ * their client gave up; one worker's answers coming back seconds late (a slow DynamoDB); and
+ * DynamoDB lost to every machine for minutes (500s, or no answer: Schedule.dynamoOutage). A
  * partitioned process's requests are never answered (a black-holed route). A paused process sends
  * nothing and reads no answer until it runs again; a dead one is never answered.
  */
@@ -12,7 +13,8 @@ import { faults as ddbFaults, type ModelRequest } from './dynamodb-model/index.j
 import type { Feed } from './feed.js';
 import { T0 } from './feed.js';
 import type { Machine, Network } from './machines.js';
-import { SLOW_ANSWER_STREAM, type DeniedOperation, type Schedule, type UserFault } from './schedule.js';
+import { FUNCTION_REQUEST_TIMEOUT_MS } from '../lib/functions/requests.js';
+import { OUTAGE_ANSWER_STREAM, SLOW_ANSWER_STREAM, type DeniedOperation, type Schedule, type UserFault } from './schedule.js';
 
 /** A worker machine as the schedule's network sees it. */
 export interface Host extends Machine {
@@ -61,6 +63,24 @@ class Link {
   ) {
     this.refusals = schedule.userFaults.filter((f): f is Refusal => f.kind === 'denied' || f.kind === 'throttled');
     this.slowRandom = schedule.slowDynamo ? seededRandom((schedule.seed ^ SLOW_ANSWER_STREAM) >>> 0) : undefined;
+    this.outageRandom = schedule.dynamoOutage?.answers === 'mixed' ? seededRandom((schedule.seed ^ OUTAGE_ANSWER_STREAM) >>> 0) : undefined;
+  }
+
+  /** Each request of a `mixed` outage draws its failure from here: a stream of its own, as the slow answers'. */
+  private readonly outageRandom: (() => number) | undefined;
+
+  /**
+   * How DynamoDB fails a request that would land now (Schedule.dynamoOutage): answered with a 500,
+   * not answered at all, or undefined outside the outage. Every machine alike: workers and Lambda's.
+   */
+  private outage(): 'error' | 'silent' | undefined {
+    const f = this.schedule.dynamoOutage;
+    if (!f) return undefined;
+    const at = this.clock.now() - T0;
+    if (at < f.at || at >= f.at + f.forMs) return undefined;
+    const how = f.answers === 'mixed' ? (this.outageRandom!() < 0.5 ? 'error' : 'silent') : f.answers === 'errors' ? 'error' : 'silent';
+    this.feed.count(how === 'error' ? 'fault:outageError' : 'fault:outageSilent');
+    return how;
   }
 
   /** Each slow answer's delay is drawn from here: a stream of its own, so that the run's (`random`) is drawn as without the slow DynamoDB. */
@@ -135,6 +155,18 @@ class Link {
 
   /** The request reaches DynamoDB: what it meets there (strike), then its answer on the way back. */
   private land(m: Host, req: ModelRequest, apply: () => unknown, resolve: (out: unknown) => void, reject: (e: unknown) => void): void {
+    const down = this.outage();
+    if (down === 'error') {
+      // DynamoDB down: nothing applied, a 500 back (the AWS SDK tries it again)
+      this.clock.setTimer(this.latencyMs(), () => m.clock.gate(() => reject(ddbFaults.internalServerError())));
+      return;
+    }
+    if (down === 'silent') {
+      // DynamoDB down and silent: nothing applied, nothing back. A worker's own request bound ends
+      // its wait (lib/sdk/bounded-client.ts); Lambda's clients time each try out (lib/functions/requests.ts)
+      if (!m.process) this.clock.setTimer(FUNCTION_REQUEST_TIMEOUT_MS, () => m.clock.gate(() => reject(Object.assign(new Error(`Request timed out after ${FUNCTION_REQUEST_TIMEOUT_MS} ms`), { name: 'TimeoutError' }))));
+      return;
+    }
     const refused = this.refusal(m, req);
     if (refused) {
       this.clock.setTimer(this.latencyMs() + this.slowMs(m), () => m.clock.gate(() => reject(refused)));

@@ -17,10 +17,31 @@
  * never crosses Regions (a stopping leader's wake to an heir elsewhere reaches nobody). A lost
  * Region's broker is gone with it (lose()); a cut-off Region's still serves the processes there.
  */
-import type { SimulatedClock, Timer } from '../lib/clock.js';
+import { seededRandom, type SimulatedClock, type Timer } from '../lib/clock.js';
 import type { Push, Wake } from '../lib/sdk/push.js';
 import { processOf } from '../lib/schemas/identity.js';
-import type { PushFaults } from './schedule.js';
+import { T0 } from './feed.js';
+import { SLOW_PUBLISH_STREAM, type PushFaults, type SlowBroker } from './schedule.js';
+
+/** One publish to a slow IoT Core (Schedule.slowBroker): how late it is answered and delivered, and whether it lands once its sender gave it up. */
+export interface SlowPublish {
+  readonly delayMs: number;
+  readonly lands: boolean;
+}
+
+/**
+ * A world's slow IoT Core: for a publish made now, its delay and whether it lands given up, while
+ * the window is on (undefined outside it), drawn from a stream of its own (seed ^ SLOW_PUBLISH_STREAM),
+ * one for every broker and function of the world, so that the run's stream is drawn as without it.
+ */
+export function slowPublishes(f: SlowBroker, seed: number, clock: SimulatedClock): () => SlowPublish | undefined {
+  const r = seededRandom((seed ^ SLOW_PUBLISH_STREAM) >>> 0);
+  return () => {
+    const at = clock.now() - T0;
+    if (at < f.at || at >= f.at + f.forMs) return undefined;
+    return { delayMs: f.delayMs[0] + r() * (f.delayMs[1] - f.delayMs[0]), lands: r() < f.lands };
+  };
+}
 
 /** What the broker needs of a process: its timers (held while frozen, dropped once dead) and whether the network reaches it. */
 export interface PushProcess {
@@ -64,12 +85,27 @@ export class SimBroker {
     this.lost = true;
   }
 
+  /** A slow IoT Core (Schedule.slowBroker): a worker's publish made now is delivered this late, if it is slow (the functions' are slowed on their way: sim/functions.ts). */
+  slowPublish: (() => SlowPublish | undefined) | undefined;
+
   /**
    * Publishes `wake` on its lease's topic, or, given `processes`, on the topic of each of them
    * (wakeTopics), delivering each to every connected process that receives it but `from`: late, lost
-   * or twice, as the schedule draws.
+   * or twice, as the schedule draws; a worker's, while IoT Core is slow (`slowPublish`), after its delay.
    */
   publish(wake: Wake, from?: SimPush, processes?: readonly string[]): void {
+    if (this.down || this.lost) return;
+    // a worker publishes at QoS 0 and waits for nothing: a slow broker delivers it late, whatever its sender does meanwhile
+    const slow = wake.by === 'worker' ? this.slowPublish?.() : undefined;
+    if (slow) {
+      this.count('fault:slowPublish:worker');
+      this.clock.setTimer(slow.delayMs, () => this.deliver(wake, from, processes));
+      return;
+    }
+    this.deliver(wake, from, processes);
+  }
+
+  private deliver(wake: Wake, from?: SimPush, processes?: readonly string[]): void {
     if (this.down || this.lost) return;
     this.count(`push:${wake.by}`);
     const to = processes && new Set(processes);

@@ -123,6 +123,8 @@ if (o.regions) {
   const threads = o.threads ?? availableParallelism();
   console.log(`sim: seeds ${first}… on ${threads} thread(s); replay one with: npm run sim -- --seed <seed>${o.mixed ? ' --mixed' : ''}${keptFlag}`);
   const totals: Record<string, number> = {};
+  /** The seed of each worst (the most of any schedule). */
+  const worstSeed: Record<string, number> = {};
   const add = (k: string, n: number) => (totals[k] = (totals[k] ?? 0) + n);
   const failed: number[] = [];
   const began = systemClock.monotonic();
@@ -155,7 +157,10 @@ if (o.regions) {
     onReport: (r) => {
       done++;
       // a worst is the most of any schedule, not a sum
-      for (const [k, v] of Object.entries(r.counts)) k.includes('worst') ? (totals[k] = Math.max(totals[k] ?? 0, v)) : add(k, v);
+      for (const [k, v] of Object.entries(r.counts)) {
+        if (!k.includes('worst')) add(k, v);
+        else if (v > (totals[k] ?? -1)) [totals[k], worstSeed[k]] = [v, r.seed];
+      }
       if (r.worstRevokedOverlapMs !== undefined) {
         add('revokedOverlapWorlds', 1);
         if (worstRevoked === undefined || r.worstRevokedOverlapMs > worstRevoked) [worstRevoked, worstRevokedSeed] = [r.worstRevokedOverlapMs, r.seed];
@@ -177,7 +182,7 @@ if (o.regions) {
   progress?.cancel();
   const secs = (systemClock.monotonic() - began) / 1000;
   console.log(`\nsim summary: ${n} schedules (${(settings.durationMs / 60_000).toFixed(0)} simulated min, ${settings.workers} workers, ${settings.leases} leases each) in ${secs.toFixed(1)} s on ${threads} thread(s): ${(n / secs).toFixed(2)} schedules/s`);
-  for (const k of Object.keys(totals).sort()) console.log(`  ${k.padEnd(36)} ${totals[k]}`);
+  for (const k of Object.keys(totals).sort()) console.log(`  ${k.padEnd(36)} ${totals[k]}${worstSeed[k] !== undefined ? ` (seed ${worstSeed[k]})` : ''}`);
   console.log(`  ${'worst overlap after a foreign term end'.padEnd(36)} ${worstRevoked === undefined ? 'none' : `${(worstRevoked / 1000).toFixed(2)} s (seed ${worstRevokedSeed})`}`);
   console.log(`  violations                           ${failed.length}${failed.length ? ` (seeds ${failed.sort((a, b) => a - b).join(', ')})` : ''}`);
   process.exitCode = failed.length ? 1 : 0;

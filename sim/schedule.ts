@@ -130,6 +130,99 @@ export interface Schedule {
   slowDynamo?: SlowDynamo;
   /** The stream functions down while the tick runs, in about a fifth of the worlds with faults (StreamsDown). */
   streamsDown?: StreamsDown;
+  /** Freezes of a leader past its renew deadline and within its lease, in about a third of the worlds with faults: one or two (ShortPause). */
+  shortPauses?: readonly ShortPause[];
+  /** DynamoDB lost to the whole fleet (every worker and the functions) for minutes, in about a tenth of the worlds with faults (DynamoOutage). */
+  dynamoOutage?: DynamoOutage;
+  /** IoT Core slower than the functions' publish timeout, in about a fifth of the push worlds with faults (SlowBroker). */
+  slowBroker?: SlowBroker;
+}
+
+/**
+ * A freeze shorter than the others (a GC pause, a throttled container): from `at` (ms from the run's
+ * start), `forMs` 10–15 s — past the renew deadline (10 s) and within the lease (15 s), so the
+ * leader wakes with its term maybe still on the row, which it may no longer lead (the freezes of
+ * `processFaults` are 16–40 s, past the lease). It freezes the process that leads `job-${lease}`
+ * then, else worker `worker`'s; `aimed` as a pause of `processFaults` (sim/faults.ts).
+ */
+export interface ShortPause {
+  readonly lease: number;
+  readonly worker: number;
+  readonly at: number;
+  readonly forMs: number;
+  readonly aimed: boolean;
+}
+
+/** The seed of a world's own stream for its short freezes: apart from the schedule's, so that no other draw moves. */
+const SHORT_PAUSE_STREAM = 0x73707365; // "spse"
+
+/** A world's short freezes, from a stream of their own (seed ^ SHORT_PAUSE_STREAM): a third of the worlds with faults, one or two, 10–15 s (exclusive). */
+function drawShortPauses(seed: number, workers: number, faultEnd: number): ShortPause[] | undefined {
+  const r = seededRandom((seed ^ SHORT_PAUSE_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  if (r() >= 1 / 3) return undefined;
+  return Array.from({ length: int(1, 2) }, () => ({ lease: int(0, 1), worker: int(0, workers - 1), at: int(20_000, faultEnd), forMs: int(10_001, 14_999), aimed: r() < 0.5 })).sort((a, b) => a.at - b.at);
+}
+
+/**
+ * DynamoDB lost to the whole fleet (a Region's endpoint down, its DNS gone): from `at` for `forMs`
+ * (ms from the run's start, 1–5 minutes), no request of any worker or of the functions lands
+ * (sim/network.ts). `answers`: how the requests fail — `errors`, each answered with a 500
+ * (InternalServerError, which the AWS SDK retries); `silent`, none answered (a black-holed
+ * endpoint: a worker's own request bound ends its wait, a function's client its request timeout);
+ * `mixed`, each request one or the other, drawn from a stream of the outage's own. Its window is
+ * the outage: from its start to its end.
+ */
+export interface DynamoOutage {
+  readonly at: number;
+  readonly forMs: number;
+  readonly answers: 'errors' | 'silent' | 'mixed';
+}
+
+/** The seed of a world's own stream for its DynamoDB outage: apart from the schedule's, so that no other draw moves. */
+const DYNAMO_OUTAGE_STREAM = 0x646f7574; // "dout"
+/** The seed of the stream each request of a `mixed` outage draws its failure from (sim/network.ts). */
+export const OUTAGE_ANSWER_STREAM = 0x64616e73; // "dans"
+
+/** A world's DynamoDB outage, from a stream of its own (seed ^ DYNAMO_OUTAGE_STREAM): a tenth of the worlds with faults, 1–5 min, over by `faultEnd`. */
+function drawDynamoOutage(seed: number, faultEnd: number): DynamoOutage | undefined {
+  const r = seededRandom((seed ^ DYNAMO_OUTAGE_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  if (r() >= 0.1) return undefined;
+  const forMs = int(60_000, 300_000);
+  return { at: int(20_000, Math.max(20_000, faultEnd - forMs)), forMs, answers: (['errors', 'silent', 'mixed'] as const)[int(0, 2)]! };
+}
+
+/**
+ * IoT Core slower than the functions' publish timeout (lib/functions/wake.ts WAKE_TIMEOUT_MS,
+ * 1.5 s): from `at` for `forMs` (ms from the run's start), each publish is answered `delayMs[0]`–
+ * `delayMs[1]` ms late (2–10 s, drawn per publish), so the functions' waker gives every one up
+ * (and counts the broker stalled); a publish given up is still delivered then with chance `lands`
+ * (the broker had it before the client hung up), else lost. A worker's own publishes (QoS 0, not
+ * waited for) are delivered as late. The world's functions then publish through the real waker
+ * (iotWaker), its timeout and its stall on simulated time (sim/functions.ts). Its window: until the
+ * last publish made in it may land, `delayMs[1]` after it.
+ */
+export interface SlowBroker {
+  readonly at: number;
+  readonly forMs: number;
+  readonly delayMs: readonly [number, number];
+  readonly lands: number;
+}
+
+/** The seed of a world's own stream for its slow broker: apart from the schedule's, so that no other draw moves. */
+const SLOW_BROKER_STREAM = 0x73627270; // "sbrp"
+/** The seed of the stream each slow publish's delay and landing are drawn from (sim/functions.ts, sim/push.ts). */
+export const SLOW_PUBLISH_STREAM = 0x73707562; // "spub"
+
+/** A world's slow broker, from a stream of its own (seed ^ SLOW_BROKER_STREAM): a fifth of the push worlds with faults, 10–60 s, publishes 2–10 s late, over by `faultEnd`. */
+function drawSlowBroker(seed: number, faultEnd: number): SlowBroker | undefined {
+  const r = seededRandom((seed ^ SLOW_BROKER_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  if (r() >= 0.2) return undefined;
+  const forMs = int(10_000, 60_000);
+  const lo = int(2_000, 6_000);
+  return { at: int(20_000, Math.max(20_000, faultEnd - forMs)), forMs, delayMs: [lo, int(lo, 10_000)], lands: 0.5 };
 }
 
 /**
@@ -371,6 +464,10 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const sessionDelete = faultsOn && sessions ? drawSessionDelete(seed, opts.workers, faultEnd) : undefined;
   const slowDynamo = faultsOn ? drawSlowDynamo(seed, opts.workers, faultEnd) : undefined;
   const streamsDown = faultsOn ? drawStreamsDown(seed, faultEnd) : undefined;
+  const shortPauses = faultsOn ? drawShortPauses(seed, opts.workers, faultEnd) : undefined;
+  const dynamoOutage = faultsOn ? drawDynamoOutage(seed, faultEnd) : undefined;
+  // only where the push path runs (whether it does is read, not drawn: the push path's draws are the schedule's)
+  const slowBroker = faultsOn && push ? drawSlowBroker(seed, faultEnd) : undefined;
   return {
     ...base,
     healMs,
@@ -385,6 +482,9 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
     ...(sessionDelete ? { sessionDelete } : {}),
     ...(slowDynamo ? { slowDynamo } : {}),
     ...(streamsDown ? { streamsDown } : {}),
+    ...(shortPauses ? { shortPauses } : {}),
+    ...(dynamoOutage ? { dynamoOutage } : {}),
+    ...(slowBroker ? { slowBroker } : {}),
   };
 }
 
@@ -459,6 +559,9 @@ export function describeSchedule(s: Schedule): string[] {
     ...(s.sessionDelete ? [`  +${(s.sessionDelete.at / 1000).toFixed(1)}s ${describeSessionDelete(s.sessionDelete)}`] : []),
     ...(s.slowDynamo ? [`  +${(s.slowDynamo.at / 1000).toFixed(1)}s ${describeSlowDynamo(s.slowDynamo)}`] : []),
     ...(s.streamsDown ? [`  +${(s.streamsDown.at / 1000).toFixed(1)}s ${describeStreamsDown(s.streamsDown)}`] : []),
+    ...(s.shortPauses ?? []).map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeShortPause(f)}`),
+    ...(s.dynamoOutage ? [`  +${(s.dynamoOutage.at / 1000).toFixed(1)}s ${describeDynamoOutage(s.dynamoOutage)}`] : []),
+    ...(s.slowBroker ? [`  +${(s.slowBroker.at / 1000).toFixed(1)}s ${describeSlowBroker(s.slowBroker)}`] : []),
     s.push
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
@@ -478,6 +581,22 @@ export function describeSchedule(s: Schedule): string[] {
 /** A slow DynamoDB window, for people (the feed's line and the schedule's). */
 export function describeSlowDynamo(f: SlowDynamo): string {
   return `w${f.worker}'s DynamoDB answers ${f.delayMs[0]}–${f.delayMs[1]} ms late (its requests landing on time) for ${(f.forMs / 1000).toFixed(1)}s`;
+}
+
+/** A short freeze, for people (the schedule's line). */
+export function describeShortPause(f: ShortPause): string {
+  return `pause job-${f.lease}'s leader, else w${f.worker}, for ${(f.forMs / 1000).toFixed(1)}s (past its renew deadline, within its lease)${f.aimed ? ' at its next answer' : ''}`;
+}
+
+/** A DynamoDB outage, for people (the feed's line and the schedule's). */
+export function describeDynamoOutage(f: DynamoOutage): string {
+  const how = f.answers === 'errors' ? 'every request answered with a 500' : f.answers === 'silent' ? 'no request answered' : 'each request answered with a 500 or not at all';
+  return `DynamoDB down for the whole fleet (${how}) for ${(f.forMs / 1000).toFixed(1)}s`;
+}
+
+/** A slow broker, for people (the feed's line and the schedule's). */
+export function describeSlowBroker(f: SlowBroker): string {
+  return `IoT Core answers publishes ${f.delayMs[0]}–${f.delayMs[1]} ms late (past the 1.5 s publish timeout; ${Math.round(f.lands * 100)} % of those given up still delivered) for ${(f.forMs / 1000).toFixed(1)}s`;
 }
 
 /** A stream functions' outage, for people (the feed's line and the schedule's). */

@@ -8,6 +8,7 @@ import type { PlantedBug } from './bugs.js';
 import type { Feed } from './feed.js';
 import type { Network, SimWorld } from './machines.js';
 import type { Host } from './network.js';
+import type { SlowPublish } from './push.js';
 import type { Schedule, SessionConfig } from './schedule.js';
 
 /** Settings of a simulated world: the SDK's timings and the system's size. */
@@ -84,4 +85,6 @@ export interface WorldContext {
   readonly brokenAlarms?: boolean;
   /** Where the functions' errors and warnings go, each a line naming the function's machine (RunOptions.rows); undefined: nowhere. */
   readonly functionsLog?: (line: string) => void;
+  /** A slow IoT Core (Schedule.slowBroker): for a publish made now, how late and whether it lands given up (sim/push.ts slowPublishes); undefined: never slow. */
+  readonly slowPublish?: () => SlowPublish | undefined;
 }

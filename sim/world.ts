@@ -24,6 +24,7 @@ import { Feed, T0 } from './feed.js';
 import { startFunctions } from './functions.js';
 import { SimWorld } from './machines.js';
 import { scheduleNetwork } from './network.js';
+import { slowPublishes } from './push.js';
 import type { Schedule } from './schedule.js';
 import { CRON_LEASE, DEFAULT_SETTINGS, type WorldContext, type WorldSettings } from './settings.js';
 import { Workers } from './workers.js';
@@ -110,6 +111,46 @@ function traceRows(world: SimWorld, feed: Feed, keys: (table: string) => readonl
   world.clock.setTimer(Math.max(0, window.fromMs), look);
 }
 
+/**
+ * The longest leaderless spells by kind of fault (ms, whole), for the run's summary (npm run sim):
+ * which faults leave leases leaderless longest (the checker judges them). Of a spell of a lease the
+ * leaderless rules judge (not `cron-0`): `worstSpellMs:<kind>`, its whole length, for each kind
+ * whose window, or the `healMs` after it, it overlaps (`start` for the start-up's, `none` for one no
+ * fault explains); `worstAfterHealMs:<kind>`, what of it came after the last window it overlaps
+ * ended, for that window's kind (`none`: the whole of one no window overlaps).
+ */
+function worstSpellsByFault(verdict: Verdict, faults: readonly FaultWindow[], settings: WorldSettings, healMs: number): Map<string, number> {
+  const ms = (ns: bigint) => Number(ns / 1_000_000n);
+  const start = BigInt(T0) * 1_000_000n;
+  const end = start + BigInt(settings.durationMs) * 1_000_000n;
+  const heal = BigInt(healMs) * 1_000_000n;
+  const windows = faults.map((f) => ({ kind: f.kind, from: BigInt(f.from), to: BigInt(f.to) + heal }));
+  const worst = new Map<string, number>();
+  for (let i = 0; i < settings.leases; i++) {
+    const terms = verdict.terms.filter((t) => t.lease === `job-${i}` && t.stop > t.start).sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+    const spells: [bigint, bigint][] = [];
+    let cur = start;
+    for (const t of terms) {
+      if (t.start > cur) spells.push([cur, t.start]);
+      if (t.stop > cur) cur = t.stop;
+    }
+    if (cur < end) spells.push([cur, end]);
+    for (const [a, b] of spells) {
+      const near = windows.filter((w) => w.from <= b && w.to >= a);
+      const kinds = new Set(near.map((w) => w.kind));
+      if (a === start) kinds.add('start');
+      if (kinds.size === 0) kinds.add('none');
+      const most = (k: string, v: number) => worst.set(k, Math.max(worst.get(k) ?? 0, v));
+      for (const k of kinds) most(`worstSpellMs:${k}`, ms(b - a));
+      // the window it overlaps that ended last (its heal, without the `healMs` after it)
+      const last = near.map((w) => ({ kind: w.kind, to: w.to - heal })).reduce<{ kind: string; to: bigint } | undefined>((x, w) => (x === undefined || w.to > x.to ? w : x), undefined);
+      if (last === undefined) most(a === start ? 'worstAfterHealMs:start' : 'worstAfterHealMs:none', ms(b - a));
+      else if (b > last.to) most(`worstAfterHealMs:${last.kind}`, ms(b - (last.to > a ? last.to : a)));
+    }
+  }
+  return worst;
+}
+
 /** Runs `schedule`'s world (a planted bug goes into what the world builds: sim/bugs.ts). */
 export async function runWorld(schedule: Schedule, settings: WorldSettings = DEFAULT_SETTINGS, opts: RunOptions = {}): Promise<SimResult> {
   // the schedule's own stream of numbers, apart from the system's, so that a fault's draws do not shift the system's
@@ -123,12 +164,14 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
   const regions = opts.regions ? new WorldRegions(opts.regions, { world, random }, keysOf(world, feed)) : undefined;
   const w = opts.rows;
   const functionsLog = w && ((line: string) => (world.clock.now() - T0 >= w.fromMs && world.clock.now() - T0 <= w.toMs ? feed.log(line) : undefined));
+  // a slow IoT Core: one stream of delays for every broker and function of the world
+  const slowPublish = schedule.push && schedule.slowBroker ? slowPublishes(schedule.slowBroker, schedule.seed, world.clock) : undefined;
   const c: WorldContext = regions
-    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name), brokenAlarms: opts.brokenAlarms, functionsLog }
-    : { world, schedule, settings, random, feed, network, plant: opts.plant, brokenAlarms: opts.brokenAlarms, functionsLog };
+    ? { world, schedule, settings, random, feed, network: regions.network(network), plant: opts.plant, multiRegion: true, gone: (m) => regions.gone(m), regionOf: (name) => regionOf(regions.plan, name), brokenAlarms: opts.brokenAlarms, functionsLog, ...(slowPublish ? { slowPublish } : {}) }
+    : { world, schedule, settings, random, feed, network, plant: opts.plant, brokenAlarms: opts.brokenAlarms, functionsLog, ...(slowPublish ? { slowPublish } : {}) };
   if (w) traceRows(world, feed, keysOf(world, feed), w);
-  // IoT Core is per Region: across Regions, a broker in each replica Region, down in the schedule's outages alike
-  if (schedule.push) for (const r of regions ? regions.plan.replicas : [undefined]) world.startBroker(schedule.push, random, (k) => feed.count(k), r);
+  // IoT Core is per Region: across Regions, a broker in each replica Region, down in the schedule's outages alike (and slow alike)
+  if (schedule.push) for (const r of regions ? regions.plan.replicas : [undefined]) world.startBroker(schedule.push, random, (k) => feed.count(k), r).slowPublish = slowPublish;
   // one coordinator (the functions) per replica Region; no TTL on multi-Region tables
   const byRegion = new Map<string, Functions>();
   for (const r of regions?.plan.replicas ?? []) byRegion.set(r, await startFunctions(c, { name: `functions@${r}`, ttl: false }));
@@ -147,6 +190,7 @@ export async function runWorld(schedule: Schedule, settings: WorldSettings = DEF
     requestBound: requestBound({ ...settings, maxAttempts: MODEL_MAX_ATTEMPTS }),
   });
   if (verdict.figures.worstRequestsPerWindow !== undefined) feed.count('requests:worstPerWindow', verdict.figures.worstRequestsPerWindow);
+  for (const [key, worst] of worstSpellsByFault(verdict, feed.faults, settings, schedule.healMs)) feed.count(`leaderless:${key}`, worst);
   feed.count('terms', verdict.figures.terms);
   if (schedule.push) feed.count('worlds:push');
   if (schedule.session) feed.count('worlds:session');
