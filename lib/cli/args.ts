@@ -6,7 +6,7 @@ import * as z from 'zod';
 import { DETAIL_TYPES } from '../events/schemas.js';
 import { MAX_PINNED_PRIORITY, PinnedPriority } from '../schemas/candidate.js';
 import { Name } from '../schemas/common.js';
-import { DURATION_FORMS, durationFlag } from '../schemas/duration.js';
+import { durationFlag } from '../schemas/duration.js';
 import { ElectionConfigSchema, TableNamesSchema, type ElectionConfig } from '../schemas/config.js';
 import { PreferredLocations } from '../schemas/location.js';
 import { KNOWN_STRATEGIES, StrategyName, isKnownStrategy, strategyProblem } from '../schemas/strategy.js';
@@ -78,9 +78,14 @@ const RequestTimeout = z
   .string()
   .trim()
   .transform((s, ctx) => {
-    const r = REQUEST_TIMEOUT_SPAN.safeParse(/^\d+$/.test(s) ? `${s}ms` : s);
+    const bare = /^\d+$/.test(s);
+    const r = REQUEST_TIMEOUT_SPAN.safeParse(bare ? `${s}ms` : s);
     if (r.success) return r.data;
-    for (const i of r.error.issues) ctx.addIssue({ code: 'custom', message: i.message.startsWith('must be a duration') ? `must be whole milliseconds such as 5000, or ${DURATION_FORMS}` : i.message });
+    for (const i of r.error.issues) {
+      // a number alone is milliseconds: `2` meant as seconds is told so, with the unit to write
+      const message = i.message.startsWith('must be a duration') ? `must be whole milliseconds such as 5000, or a duration between 100ms and 10m such as 5s, 1.5s or 500ms` : bare ? `${i.message} (a number alone is milliseconds: for ${s} seconds write ${s}s)` : i.message;
+      ctx.addIssue({ code: 'custom', message });
+    }
     return z.NEVER;
   });
 

@@ -1021,7 +1021,11 @@ describe('where DynamoDB is', () => {
     // (5s is taken, as every time flag takes it: test/cli/under-incident.test.ts)
     const bad = await runMain(['--endpoint', endpoint, '--request-timeout', '5 seconds', 'get', 'leases']);
     expect(bad.code).toBe(1);
-    expect(bad.err).toMatch(/--request-timeout: must be whole milliseconds such as 5000, or a duration such as 90s/);
+    expect(bad.err).toMatch(/--request-timeout: must be whole milliseconds such as 5000, or a duration between 100ms and 10m such as 5s, 1\.5s or 500ms/);
+    // a number alone meant as seconds (a new user's `2`): told it is milliseconds, and what to write
+    const seconds = await runMain(['--endpoint', endpoint, '--request-timeout', '2', 'get', 'leases']);
+    expect(seconds.code).toBe(1);
+    expect(seconds.err).toMatch(/--request-timeout: must be at least 100ms \(a number alone is milliseconds: for 2 seconds write 2s\)/);
   });
 
   it('a try timed out before it was sent is told by where it stopped: a TCP handshake nobody answers (a private subnet without a route), a TLS handshake nobody answers', async () => {
