@@ -182,10 +182,9 @@ describe("a kill's restart", () => {
     expect(await waitFor(() => fleet.procs.get('w1')!.open.has(lease), { timeoutMs: WAIT_GUARD_MS, everyMs: 50 }), 'w1 leads the lease before it is killed').toBe(true);
     const before = workerPids();
     const f: Fault = { kind: 'kill', at: 0, worker: 'w1', restartAfterMs: 500 };
-    const w: FaultWindow = { kind: f.kind, from: monoNow(), to: '0', detail: 'kill' };
-    // the window opened a while before the signal (a busy harness aiming it)
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // the window opened 50 ms before the kill is aimed (a busy harness reading the lease row meanwhile)
     const aimed = monoNow();
+    const w: FaultWindow = { kind: f.kind, from: (BigInt(aimed) - 50_000_000n).toString(), to: '0', detail: 'kill' };
     const led = fleet.procs.get('w1')!.open.get(lease);
     expect(await injectors.begin(f, w)).toBe(true);
     // its term ends when the signal is sent, not when the window opened: the work wrote until then
