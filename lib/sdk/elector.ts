@@ -241,7 +241,7 @@ export class LeaderElector {
     const startUp = new StartUp<void>(subject, opts.tables, { state: tableState(requests), clock: machine }, uses);
     // the user's callback failing is the user's fault, told as such: never named as a DynamoDB fault (faultReporter's namedFault)
     const threw = (callback: string) => (e: unknown) => told(new Error(`${subject}: ${callback} threw: ${e instanceof Error ? `${e.name}: ${e.message}` : String(e)}; the elector goes on as if it had returned`, { cause: e }));
-    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], loopSteps: 0, failures: 0, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(internals.exits?.who ?? subject, internals.exits?.call), leads: (token) => (machine === systemClock && opts.releaseOnCancel ? leadingTerm(internals.exits?.who ?? subject, token, () => this.runsOut(token), internals.exits?.call) : undefined), led: undefined };
+    this.x = { settings, lock, sessions, time, machine, client, requests, callbacks, report, told, threw, retryDelayMs: decisions.retryDelayMs, detect: detect ?? (async (signal) => detectPlatform({ ...((await sendsToThisMachine(client)) ? { ec2: false } : {}), clock: machine, signal, onUnanswered: (e) => told(new Error(`${subject}: ${e.message}`, { cause: e })) })), push, session, startUp, phase: 'idle', failure: undefined, platform: undefined, nap: undefined, reads: undefined, wokenAt: [], loopSteps: 0, failures: 0, triedAt: undefined, napEnds: undefined, work: undefined, deadline: undefined, deadlineAt: undefined, deadlineToken: undefined, cancelled: false, clocks: undefined, sleepGauge: { gauge: 0, at: 0 }, aside: new Set(), takeInDoubt: undefined, stop, stepDown: () => (internals.stepDowns ?? (machine === systemClock ? leaving : undefined))?.(internals.exits?.who ?? subject, internals.exits?.call), leads: (token) => (machine === systemClock && opts.releaseOnCancel ? leadingTerm(internals.exits?.who ?? subject, token, () => this.runsOut(token), internals.exits?.call) : undefined), led: undefined };
     this.ready = startUp.ready;
   }
 
@@ -608,7 +608,8 @@ export class LeaderElector {
       ? sessionSeam(session).attach({ renewed: (name, sentAt, ended) => this.note({ kind: 'sessionRenewed', name, sentAt, ended }), ended: (name) => this.note({ kind: 'sessionEnded', name }) })
       : undefined;
     // a request of this process (the Session's, another elector's) answered after failures: a backoff nap ends
-    const unrecovered = onRecovered(x.client, () => this.note({ kind: 'endpointRecovered', failures: x.failures }));
+    // (the clock's random is drawn only for a worker backing off: the one the step jitters)
+    const unrecovered = onRecovered(x.client, () => this.note({ kind: 'endpointRecovered', failures: x.failures, triedAt: x.triedAt, random: x.failures > 0 ? time.random() : 0 }));
     const reads = (x.reads = new AbortController());
     const abandonReads = () => reads.abort(READ_ABANDONED);
     signal.addEventListener('abort', abandonReads, { once: true });
@@ -617,7 +618,7 @@ export class LeaderElector {
         // when this step's first request goes out: a backoff after it fails counts from here, so a
         // request left unanswered until its bound (a black-holed DynamoDB) waits that bound once, not
         // that bound and then the whole backoff (DynamoDB back meanwhile: read again within the backoff)
-        const triedAt = time.monotonic();
+        const triedAt = (x.triedAt = time.monotonic());
         x.loopSteps++;
         try {
           this.lookAtClocks();
@@ -785,6 +786,16 @@ export class LeaderElector {
     const x = this.x;
     const nap = (x.nap = new Nap(x.time, ms, signal));
     return nap.done.then(() => void (x.nap === nap && (x.nap = undefined)));
+  }
+
+  /** Ends the nap under way at monotonic `at` (a recovery's wake, step.ts recoveryWake), unless one already set when it ends: its jitter drawn once. */
+  private endNapAt(at: number): void {
+    const x = this.x;
+    const nap = x.nap;
+    if (!nap || x.napEnds === nap) return;
+    x.napEnds = nap;
+    const timer = x.time.setTimer(Math.max(0, at - x.time.monotonic()), () => nap.end());
+    void nap.done.then(() => timer.cancel());
   }
 
   /** Whether wakes reach this worker now: quiet followers then read rarely, and a cancelled leader hands over at once. */
@@ -1016,7 +1027,8 @@ export class LeaderElector {
         x.report(new LeaderStalledError(o.leaseName, o.identity, f.lateMs));
         return undefined;
       case 'stepNow':
-        x.nap?.end();
+        if (f.at === undefined) x.nap?.end();
+        else this.endNapAt(f.at);
         return undefined;
       case 'armDeadline': {
         // stop acting at renewedAt + renewDeadline even if a renewal hangs: before anyone can see the term expire
@@ -1221,8 +1233,12 @@ interface Shell {
    * such mark: a health check's isLeader() steps it too, and so do wakes and a Session's renewals.
    */
   loopSteps: number;
-  /** Steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned, unless the endpoint recovers first. */
+  /** Steps failed in a row: a follower's next waits the backoff (lib/sdk/faults.ts), whatever it had planned, unless the endpoint recovers first (then a retry period after its last try at the soonest: step.ts recoveryWake). */
   failures: number;
+  /** When its loop's last step went out (monotonic): a recovery wakes it no sooner than a retry period after. */
+  triedAt: number | undefined;
+  /** The nap a recovery already set the end of (endNapAt). */
+  napEnds: Nap | undefined;
   /** The current term's work: its signal's controller. */
   work: AbortController | undefined;
   /** The renew deadline's timer. */

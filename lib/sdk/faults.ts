@@ -1032,7 +1032,8 @@ export function onRecovered(client: object, fn: () => void): () => void {
 
 /**
  * A request on `client` answered after one of the same sender failed: the endpoint is back, and
- * the process's electors that wait out an error backoff read at once (once each, per recovery).
+ * the process's electors that wait out an error backoff read soon, each no sooner than a retry
+ * period after its own last try (step.ts recoveryWake: under partial throttling every answer is one).
  */
 export function recovered(client: object): void {
   for (const fn of [...(recoveryListeners.get(client) ?? [])]) fn();

@@ -9,7 +9,7 @@ import type { Candidate } from '../schemas/candidate.js';
 import type { IdentityClaim, Lease } from '../schemas/lease.js';
 import type { Heir, LeaseRead, SecondSuccessor, Term } from '../stores/lease-store.js';
 import type { ClockCheck, ClockDoubt } from './server-clock.js';
-import { retryDelayMs } from './faults.js';
+import { RETRY_JITTER, retryDelayMs } from './faults.js';
 import { SINCE_BOOT_DRIFT, SINCE_BOOT_RESOLUTION_MS } from '../clock.js';
 
 /**
@@ -1412,8 +1412,8 @@ export type FollowerEffect =
   | { readonly kind: 'tookUnelected'; readonly vacantMs: number }
   /** Tell onError a leader stopped `lateMs` past its renew deadline: none of its timers ran meanwhile (its process did not run them), which is what cost the term. */
   | { readonly kind: 'stalled'; readonly lateMs: number }
-  /** End the sleep before the next step (a wake). */
-  | { readonly kind: 'stepNow' }
+  /** End the sleep before the next step (a wake); `at`: at monotonic `at`, and a sleep given such an end keeps its first (recoveryWake). */
+  | { readonly kind: 'stepNow'; readonly at?: number }
   /** Session `name`'s renewal cadence is now `phase`: shared with the process's other electors before anything else is carried out. */
   | { readonly kind: 'sessionCadence'; readonly name: string; readonly phase: RenewalPhase };
 
@@ -2131,8 +2131,12 @@ export type Event =
   | { readonly kind: 'leavingWritten'; readonly out: WriteOutcome; readonly random?: number }
   /** The term left to run out was named on its process's session rows, left at stamp `at` (SessionSeam.leave). */
   | { readonly kind: 'termLeft'; readonly at: number }
-  /** A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row (it waits out their backoff). */
-  | { readonly kind: 'endpointRecovered'; readonly failures: number }
+  /**
+   * A request of this process answered after failures (lib/sdk/faults.ts recovered); `failures`: this elector's steps failed in a row
+   * (it waits out their backoff); `triedAt`: when its last step went out (monotonic; none: a retry period ago or more); `random` in
+   * [0, 1) jitters its wake (recoveryWake).
+   */
+  | { readonly kind: 'endpointRecovered'; readonly failures: number; readonly triedAt?: number | undefined; readonly random?: number }
   /**
    * A leader's read or write answered (`failed`: a fault, already reported; `contended`: a transaction held the row, isContended;
    * `refused`: refused for this worker's own reasons, its role denied or a row refused as invalid, not a 5xx, a throttle, a timeout or an answer lost); `rest`: what it does next.
@@ -2247,6 +2251,19 @@ type Step = { readonly state: State; readonly effects: Effect[] };
 const STEP_NOW: Effect = { kind: 'stepNow' };
 
 /**
+ * When a follower napping out an error backoff (up to RETRY_CAP_PERIODS retry periods) tries again
+ * as a request of its process answers after failures (endpointRecovered): at once, or a retry period
+ * after its own last try (`triedAt`) if that is later, jittered up to RETRY_JITTER of a retry period
+ * (`random` in [0, 1)). So a recovery cuts a long backoff short, yet never makes a lease's follower
+ * try more than once a retry period: under partial throttling (some requests pass) every answer is a
+ * recovery, and a wake at once on each set the followers that had just failed trying again at a
+ * round trip's pace, each wave's few answers waking the next (a review, 2026-12-08, sixteenth).
+ */
+export function recoveryWake(retryPeriodMs: number, triedAt: number | undefined, now: number, random: number): number {
+  return Math.max(now, (triedAt ?? -Infinity) + retryPeriodMs) + retryPeriodMs * RETRY_JITTER * random;
+}
+
+/**
  * The elector's step: its record after `e`, decided at `at`, and what the shell carries out. A
  * follower's events go to followerStep; a term it wins is led here, in the leader's order.
  */
@@ -2266,9 +2283,12 @@ export function decide(s: Settings, state: State, e: Event, at: Moment): Step {
       // (the deadline's timer of an earlier term changes nothing)
       if (!lead || (e.kind === 'deadline' && lead.no !== e.no)) return { state, effects: fx };
       return { state: apply(s, state, lead, e.kind === 'sessionEnded' ? e : { ...e, now: at.now }, at, fx), effects: fx };
-    case 'endpointRecovered':
-      // DynamoDB answers again: a follower napping out an error backoff reads now (nothing else moves)
-      return { state, effects: !lead && e.failures > 0 ? [STEP_NOW] : fx };
+    case 'endpointRecovered': {
+      // DynamoDB answers again: a follower napping out an error backoff reads soon (nothing else moves)
+      if (lead || e.failures === 0) return { state, effects: fx };
+      const wakeAt = recoveryWake(s.retryPeriodMs, e.triedAt, at.now, e.random ?? 0);
+      return { state, effects: [wakeAt <= at.now ? STEP_NOW : { kind: 'stepNow', at: wakeAt }] };
+    }
     case 'clockJump': {
       // its deadline (monotonic) and its last stamp can no longer be vouched for: it stops at once
       if (!lead) return { state, effects: fx };
