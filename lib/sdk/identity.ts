@@ -12,7 +12,7 @@ import { COORDINATOR_COMPONENT } from '../schemas/session-partition.js';
 import { ValidationError, parse } from '../schemas/validation.js';
 import { ConflictError, retryOnConflict } from '../stores/errors.js';
 import { base32 } from '../util/base32.js';
-import { HeartbeatStore, IdentityStore, type IdentityRead } from '../stores/identity-store.js';
+import { HeartbeatStore, IdentityStore, type IdentityLook } from '../stores/identity-store.js';
 import type { InvalidItem } from '../stores/item-store.js';
 import { ClientSchema, ClockSchema, ClockSyncSchema, StartUp, TableWait, TablesSchema, aborted, deepFreeze, everyProblem, fn, IDENTITIES_ONLY, optionErrors, runningTableFault, stampClockFor, tableNotThere, type DeepReadonly } from './options.js';
 import { readWhileCreating, tableState } from './table-state.js';
@@ -76,15 +76,25 @@ export function identityLeaseName(component: string, hostname: string): string {
 
 /** How a heartbeat lost its row. */
 export type IdentityLost =
-  /** The row was gone (collected after a long pause, or deleted by an operator): it was created again. */
+  /**
+   * The row was gone (collected after a long pause, or deleted by an operator): it was created again.
+   * Gone at two renewals in a row, onError is told too, naming the likely cause (a clock behind).
+   */
   | { reason: 'gone' }
+  /**
+   * The row was still this start-up's, but past its lease duration when renewed (a pause longer
+   * than the lease, say): listIdentities listed it expired meanwhile, and a reader may have acted on
+   * that (collected what the process owned, KEP-1965). The renewal wrote it as a new acquisition
+   * (acquireTime reset, as a row created again after `gone`), so readers can tell the process came back.
+   */
+  | { reason: 'lapsed' }
   /**
    * A newer start-up with the same host and component took the row (KEP-1965: the newest start-up
    * owns the identity). This heartbeat stopped for good and never writes the row again.
    */
   | { reason: 'superseded'; by: string };
 
-/** What one renewal did. */
+/** What one renewal did: `reacquired` is a new acquisition, after the row was gone or had lapsed (onLost says which). */
 export type RenewOutcome = 'renewed' | 'reacquired' | 'superseded' | 'stopped';
 
 /** Where a heartbeat is in its life. */
@@ -122,9 +132,9 @@ export const IdentityLeaseHeartbeatOptionsSchema = z
        * back, as after a crash (it expires after leaseDurationSeconds otherwise). @default true
        */
       releaseOnCancel: z.boolean().default(true),
-      /** The row was lost; see IdentityLost. @default a process warning */
+      /** The row was lost (gone, lapsed or superseded); see IdentityLost. @default a process warning */
       onLost: fn<(lost: IdentityLost) => void>().optional(),
-      /** A renewal failed for another reason (retried at the next interval), or the row could not be deleted; told once, too, when the start-up wrote over a row of its host the schema refused, naming what was wrong. @default a process warning */
+      /** A renewal failed for another reason (retried at the next interval), or the row could not be deleted; told once, too, when the start-up wrote over a row of its host the schema refused, naming what was wrong, and when the row was gone at two renewals in a row, naming the likely cause. @default a process warning */
       onError: fn<(error: Error) => void>().optional(),
       /**
        * Where row times come from: `server` (DynamoDB's clock, from its responses' Date header,
@@ -171,15 +181,29 @@ const unanswered = (e: unknown): boolean => {
 
 /**
  * A renewal of the holder's row stamped `now`: never over a later stamp (a renewal abandoned
- * unanswered that lands after the next one would move the row's time back). A stamp that is no
- * number (an operator's edit) is written over: it compares with none, and the row would stay
+ * unanswered that lands after the next one would move the row's time back), nor over one stamped
+ * before `liveFrom` (the row has lapsed: listed expired, it is acquired anew instead). A stamp that
+ * is no number (an operator's edit) is written over: it compares with none, and the row would stay
  * unreadable. Only ever the holder's own row.
  */
-const renewalCondition = (holder: string, now: number) => ({
-  expression: '#holder = :holder AND (NOT attribute_type(#stamp, :number) OR #stamp < :stampNow)',
+const renewalCondition = (holder: string, now: number, liveFrom: number) => ({
+  expression: '#holder = :holder AND (NOT attribute_type(#stamp, :number) OR (#stamp < :stampNow AND #stamp >= :liveFrom))',
   names: { '#holder': 'holderIdentity', '#stamp': 'renewTime' },
-  values: { ':holder': holder, ':number': 'N', ':stampNow': now },
+  values: { ':holder': holder, ':number': 'N', ':stampNow': now, ':liveFrom': liveFrom },
 });
+
+/**
+ * The earliest DynamoDB's time may be when `time` says `now` (the estimate less its error; less a
+ * jump not yet confirmed): expiry is judged there, late rather than early (KEP-1965), by
+ * listIdentities and by a heartbeat judging whether its own row lapsed.
+ */
+const earliest = (time: StampClock, now: number): number => {
+  const known = time.check(Infinity);
+  return now - (known.ok || known.reason === 'uncertain' ? known.errorMs : known.reason === 'jumped' ? Math.abs(known.jumpMs) : 0);
+};
+
+/** Acquisitions of the row in a row that found it gone before onError is told the likely cause (a clock behind). */
+const GONE_TOLD_AT = 2;
 
 /**
  * A process heartbeat (KEP-1965): one row per host and component in the identities table, which
@@ -190,8 +214,9 @@ const renewalCondition = (holder: string, now: number) => ({
  * heartbeat until the signal aborts, as LeaderElector and LeaseCandidate do.
  *
  * Two live processes with the same host and component share the row: the newest start-up owns
- * it, and the older one, finding another holder at its next renewal, reports `superseded` and
- * stops for good. A row that is simply gone is created again. Neither can flap.
+ * it, and the older one, finding another holder at its next renewal (in a row it can read or not),
+ * reports `superseded` and stops for good. A row that is simply gone is created again; one renewed
+ * past its lease duration (listed expired meanwhile) is acquired anew, `lapsed`. Neither can flap.
  */
 export class IdentityLeaseHeartbeat {
   /** The options as resolved: defaults applied, table names resolved. Frozen. */
@@ -218,6 +243,8 @@ export class IdentityLeaseHeartbeat {
   private writtenAt: number | undefined;
   /** acquireTime of the row as this start-up last wrote it whole: each renewal writes it again. */
   private acquiredAt: number | undefined;
+  /** Renewals in a row that found the row gone (one that finds it, renewed or lapsed, starts the count again). */
+  private goneInARow = 0;
   private timer: Timer | undefined;
   /** Unsubscribes the renewal at a sleep DynamoDB's answers show (set with the timer). */
   private unsleep: (() => void) | undefined;
@@ -247,7 +274,7 @@ export class IdentityLeaseHeartbeat {
     this.clock = stampClockFor(data.clockSync, client, clock);
     this.leaseName = identityLeaseName(this.options.component, this.options.hostname);
     this.holder = `${this.leaseName}_${newId()}`;
-    this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${l.reason === 'gone' ? 'the row was gone and was created again' : `taken by ${l.by}, a newer start-up; this one stopped`}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
+    this.onLost = onLost ?? ((l) => process.emitWarning(`identity lease ${this.leaseName}: ${lostText(l)}`, { code: 'CONCLAVE_IDENTITY_LOST' }));
     // each fault named (DynamoDBUnreachableError, DynamoDBRefusedError), as an elector's are
     this.told = errorSink(onError, `identity lease ${this.leaseName}`, clock ?? systemClock);
     this.onError = faultReporter(this.told, `identity lease ${this.leaseName}`, client, runningTableFault(`identity lease ${this.leaseName}`, this.options.tables, IDENTITIES_ONLY));
@@ -358,8 +385,10 @@ export class IdentityLeaseHeartbeat {
   /**
    * One renewal, awaited (the timer does the same, reporting failures to onError instead): renewTime
    * and expiresAt move if the row is still this start-up's. A row that is gone is created again
-   * (onLost `gone`); a row another start-up holds ends this heartbeat (onLost `superseded`).
-   * Outside run() it writes nothing (`stopped`).
+   * (onLost `gone`, `reacquired`); one still this start-up's but past its lease duration (listed
+   * expired) is written as a new acquisition, acquireTime reset (onLost `lapsed`, `reacquired`); a
+   * row another start-up holds ends this heartbeat (onLost `superseded`), whether or not this
+   * reader can read the rest of it (a newer SDK's row). Outside run() it writes nothing (`stopped`).
    */
   renew(): Promise<RenewOutcome> {
     return this.serial(() => this.renewOnce());
@@ -367,8 +396,9 @@ export class IdentityLeaseHeartbeat {
 
   private startRenewing(signal: AbortSignal): Promise<IdentityLease> {
     return this.serial(async () => {
-      const written = await this.acquire(true, undefined, signal);
-      if ('supersededBy' in written) throw new Error('unreachable: a take-over is never superseded');
+      const acquired = await this.acquire(true, undefined, signal);
+      if ('supersededBy' in acquired) throw new Error('unreachable: a take-over is never superseded');
+      const written = acquired.row;
       this.status = 'running';
       this.timer = every(this.clock, this.options.renewIntervalMs, () => this.tick(), { background: true }); // a heartbeat never keeps a process alive
       // a sleep any answer of this client shows: the row may have expired meanwhile, renewed at once
@@ -433,38 +463,68 @@ export class IdentityLeaseHeartbeat {
     const sentAt = this.clock.monotonic();
     // every attribute this start-up writes, not renewTime alone: one left malformed by someone else
     // (an operator's edit) is written whole again here, rather than renewed, unreadable, for ever
-    if (await this.store.touch({ component: this.options.component, name: this.leaseName }, this.rowFields(this.acquiredAt ?? now, now), renewalCondition(this.holder, now))) {
+    if (await this.store.touch({ component: this.options.component, name: this.leaseName }, this.rowFields(this.acquiredAt ?? now, now), renewalCondition(this.holder, now, this.liveFrom(now)))) {
       this.writtenAt = sentAt;
+      this.goneInARow = 0;
       return 'renewed';
     }
-    // Lost the condition: the row is gone, or another start-up holds it. Read which.
-    const read = await this.store.read(this.options.component, this.leaseName);
-    const gone = read.item === undefined;
-    const written = await this.acquire(false, read);
+    // Lost the condition: the row is gone, another start-up holds it, or it is ours but lapsed. Read which
+    // (looked at: another start-up's row this reader cannot parse, a newer SDK's, supersedes it all the same).
+    const written = await this.acquire(false, await this.store.look(this.options.component, this.leaseName));
     if ('supersededBy' in written) {
       this.status = 'superseded';
       this.clearTimer();
       this.lost({ reason: 'superseded', by: written.supersededBy });
       return 'superseded';
     }
-    if (!gone) return 'renewed'; // it was ours after all (written meanwhile by this start-up): renewed now
-    this.lost({ reason: 'gone' });
+    // judged by the row as last read (a race lost to the coordinator's collection reads it again, gone)
+    if (written.anew === 'gone') {
+      this.lost({ reason: 'gone' });
+      if (++this.goneInARow === GONE_TOLD_AT) this.told(new Error(this.goneAgainText()));
+      return 'reacquired';
+    }
+    this.goneInARow = 0;
+    if (!written.anew) return 'renewed'; // it was ours after all (written meanwhile by this start-up): renewed now
+    this.lost({ reason: 'lapsed' });
     return 'reacquired';
   }
 
   /**
-   * Writes the row as this start-up's: a new acquisition (acquireTime = now) unless it already is
-   * ours. Without `takeOver`, a row another start-up holds is left alone and reported instead, and
-   * one the schema refuses is its ValidationError; with it, one the schema refuses is written over
-   * whole (replaceRefused). `signal` abandons its read.
+   * The oldest stamp a row of this start-up's may carry and still be renewed as it is: one older was
+   * listed expired by the time `now` (as listIdentities judges, at the earliest DynamoDB's time may be).
    */
-  private async acquire(takeOver: boolean, first?: IdentityRead, signal?: AbortSignal): Promise<IdentityLease | { supersededBy: string }> {
+  private liveFrom(now: number): number {
+    return earliest(this.clock, now) - this.options.leaseDurationSeconds * 1000;
+  }
+
+  /** What onError is told when the row was gone at GONE_TOLD_AT renewals in a row: what most likely deletes it. */
+  private goneAgainText(): string {
+    const why =
+      this.options.clockSync === 'none'
+        ? `most likely this machine's clock is behind by more than the lease duration (${this.options.leaseDurationSeconds} s): with clockSync 'none' the row is stamped with it, so the coordinator finds it expired as soon as it is written and collects it. Check this machine's clock (NTP), or use clockSync 'server' (the default: stamps by DynamoDB's clock)`
+        : `the row is stamped by DynamoDB's clock (clockSync 'server'), so most likely something else deletes it (an operator, a tool), or the coordinator's clock is ahead by more than the lease duration (${this.options.leaseDurationSeconds} s): check what deletes it, and the coordinator's clock`;
+    return `identity lease ${this.leaseName}: the row was gone at ${this.goneInARow} renewals in a row, each time created again (onLost 'gone'), and listed live in between at best for moments: ${why}`;
+  }
+
+  /**
+   * Writes the row as this start-up's: a new acquisition (acquireTime = now) unless it already is
+   * ours and has not lapsed; `anew` says why it was, where the row was gone or ours but lapsed (past
+   * its lease duration, so listed expired).
+   * Without `takeOver`, a row another start-up holds is left alone and reported instead, whether the
+   * schema reads it or not (its holderIdentity alone tells), and one of this start-up's (or of no
+   * start-up) the schema refuses is its ValidationError; with it, one the schema refuses is written
+   * over whole (replaceRefused). `signal` abandons its read.
+   */
+  private async acquire(takeOver: boolean, first?: IdentityLook, signal?: AbortSignal): Promise<{ row: IdentityLease; anew?: 'gone' | 'lapsed' } | { supersededBy: string }> {
     return retryOnConflict(async (attempt) => {
-      const look = attempt === 1 && first ? { read: first } : await this.store.look(this.options.component, this.leaseName, true, signal);
+      const look = attempt === 1 && first ? first : await this.store.look(this.options.component, this.leaseName, true, signal);
       if ('refused' in look) {
-        // a renewal leaves a row it cannot read to whoever holds it (a newer start-up, which writes it whole at its next renewal)
+        // a renewal leaves a row it cannot read to whoever holds it (a newer start-up, which writes it whole at its next
+        // renewal; a newer SDK's, minReader above this one's): another start-up's supersedes this one, as a row it reads
+        const held = look.refused.row['holderIdentity'];
+        if (!takeOver && typeof held === 'string' && held !== this.holder) return { supersededBy: held };
         if (!takeOver) throw look.refused.invalid.error;
-        return this.replaceRefused(look.refused, signal);
+        return { row: await this.replaceRefused(look.refused, signal) };
       }
       const read = look.read;
       const ours = read.item?.holderIdentity === this.holder;
@@ -477,9 +537,12 @@ export class IdentityLeaseHeartbeat {
         // least a lease duration from now, so it counts as renewed now (healthy() went false while it lived)
         this.acquiredAt = read.item!.acquireTime;
         this.writtenAt = sentAt;
-        return read.item!;
+        return { row: read.item! };
       }
-      return this.written(sentAt, () => this.store.write(read, { set: this.rowFields(ours && read.item ? read.item.acquireTime : now, now) }));
+      // ours, but listed expired by now (as listIdentities judges): readers may have acted on its absence, so a new acquisition
+      const lapsed = ours && !isIdentityLive(read.item!, earliest(this.clock, now));
+      const row = await this.written(sentAt, () => this.store.write(read, { set: this.rowFields(ours && !lapsed ? read.item!.acquireTime : now, now) }));
+      return read.item === undefined ? { row, anew: 'gone' } : lapsed ? { row, anew: 'lapsed' } : { row };
     });
   }
 
@@ -571,6 +634,18 @@ export class IdentityLeaseHeartbeat {
   }
 }
 
+/** What the default onLost warns. */
+const lostText = (l: IdentityLost): string => {
+  switch (l.reason) {
+    case 'gone':
+      return 'the row was gone and was created again';
+    case 'lapsed':
+      return 'the row was renewed past its lease duration (listed expired meanwhile: a pause longer than the lease?) and was acquired anew, acquireTime reset';
+    case 'superseded':
+      return `taken by ${l.by}, a newer start-up; this one stopped`;
+  }
+};
+
 /** Live: not expired by the coordinator's rule (strict, like Kubernetes': at renewTime + duration still live). */
 export const isIdentityLive = (i: IdentityLease, now: number): boolean => !isIdentityExpired(i, now, 0);
 
@@ -660,8 +735,7 @@ async function listing(options: ListIdentitiesOptions, call: 'listIdentities' | 
   const byName = (a: IdentityLease, b: IdentityLease) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
   // judged at the earliest DynamoDB's time may have been (the estimate less its error; less a jump
   // not yet confirmed): a row is called expired late rather than early (KEP-1965)
-  const known = time.check(Infinity);
-  const at = now - (known.ok || known.reason === 'uncertain' ? known.errorMs : known.reason === 'jumped' ? Math.abs(known.jumpMs) : 0);
+  const at = earliest(time, now);
   return {
     live: items.filter((i) => isIdentityLive(i, at)).sort(byName),
     expired: items.filter((i) => !isIdentityLive(i, at)).sort(byName),

@@ -436,7 +436,7 @@ describe('IdentityLeaseHeartbeat', () => {
   it.each([
     ['written as a string', 'SET renewTime = :v', { ':v': String(T0) }],
     ['removed', 'REMOVE renewTime', {}],
-  ] as const)("a row of its own whose renewTime an operator %s is written whole again at the next renewal; one a newer start-up took is left to that one", async (_how, update, values) => {
+  ] as const)("a row of its own whose renewTime an operator %s is written whole again at the next renewal; one a newer start-up took is left to that one, which supersedes it", async (_how, update, values) => {
     const clock = handClock();
     const component = `malformed-stamp-${update.length}`;
     const p = heartbeat(clock, component, 'node-1', 'u1');
@@ -452,7 +452,8 @@ describe('IdentityLeaseHeartbeat', () => {
     await q.start();
     await spoil();
     clock.advance(10 * SEC);
-    await expect(p.hb.renew()).rejects.toThrow(ValidationError); // its read finds the row unreadable: it writes nothing
+    expect(await p.hb.renew()).toBe('superseded'); // its read finds the row unreadable, held by q: it writes nothing, and stops
+    expect(p.lost).toEqual([{ reason: 'superseded', by: q.hb.identity }]);
     expect((await store.readRow(component, p.hb.name))?.['holderIdentity']).toBe(q.hb.identity);
     expect(await q.hb.renew()).toBe('renewed');
     expect((await rowOf(q.hb))?.renewTime).toBe(T0 + 20 * SEC);
@@ -651,12 +652,14 @@ describe('IdentityLeaseHeartbeat, on simulated time', () => {
       return r !== undefined && r.revision > before.revision ? r : undefined;
     });
     expect(Math.abs(sim.clock.now() - after.renewTime)).toBeLessThan(2 * SEC);
+    // the row was past its lease for minutes (listed expired, were anyone listing): renewed as a new acquisition, never 'gone'
+    expect(after.acquireTime).toBe(after.renewTime);
     const listed = await sim.settle(listIdentities({ client: sim.client, tables: sim.names, component: 'laptop' }));
     expect(listed.live.map((i) => i.name)).toEqual([hb.name]);
     expect((await sim.settle(reconcileAll(sim.deps))).collectedIdentities).toEqual([]);
     await sim.run(25 * SEC);
     expect(hb.healthy()).toBe(true);
-    expect(lost).toEqual([]);
+    expect(lost).toEqual([{ reason: 'lapsed' }]);
     expect(errors).toEqual([]);
     stop.abort();
     await sim.settle(done);
