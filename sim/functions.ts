@@ -379,21 +379,24 @@ function streamPump(c: FunctionsContext, name: FunctionName, t: StreamTrigger, h
           const passed = batch.kept;
           feed.count(`stream:${name}`, passed.length);
           if (passed.length) {
+            // a batch that failed in part: Lambda resumes from the earliest failure (the lowest
+            // sequence number reported), the records before it done; an identifier not in the batch, the whole batch
+            const failedFrom = (res: { batchItemFailures?: { itemIdentifier?: unknown }[] } | undefined): boolean => {
+              const failed = new Set(res?.batchItemFailures?.map((f) => f.itemIdentifier));
+              if (!failed.size) return false;
+              feed.count(`stream:${name}:retried`);
+              const at = passed.findIndex((r) => failed.has(r.dynamodb?.SequenceNumber));
+              if (at > 0) after.set(shard, passed[at - 1]!.dynamodb!.SequenceNumber!);
+              return true;
+            };
             try {
-              const res = (await handlers[name]({ Records: passed })) as { batchItemFailures?: unknown[] } | undefined;
-              if (res?.batchItemFailures?.length) {
-                feed.count(`stream:${name}:retried`);
-                continue; // at least once: the same records again at the next pump
-              }
+              type Answer = { batchItemFailures?: { itemIdentifier?: unknown }[] } | undefined;
+              if (failedFrom((await handlers[name]({ Records: passed })) as Answer)) continue; // at least once: from the failure again at the next pump
               if (random() < c.streamRedelivery) {
                 // delivered twice, as Lambda does when it did not record the first's success: the
-                // second's failure is retried as any (the same records again at the next pump)
+                // second's failure is retried as any (from it again at the next pump)
                 feed.count(`fault:streamRedelivery`);
-                const again = (await handlers[name]({ Records: passed })) as { batchItemFailures?: unknown[] } | undefined;
-                if (again?.batchItemFailures?.length) {
-                  feed.count(`stream:${name}:retried`);
-                  continue;
-                }
+                if (failedFrom((await handlers[name]({ Records: passed })) as Answer)) continue;
               }
             } catch {
               feed.count(`stream:${name}:threw`);

@@ -28,7 +28,7 @@ function perRecord<R>(deps: FunctionDeps, describe: (r: R) => { id: string; leas
     try {
       await onRecord(r);
     } catch (e) {
-      deps.logger.error('record failed; reported for retry', { error: e as Error });
+      if (!(e instanceof DeadLetterDeferredError)) deps.logger.error('record failed; reported for retry', { error: e as Error });
       throw e;
     } finally {
       deps.logger.removeKeys(['lease', 'record']);
@@ -95,6 +95,15 @@ export class BatchDeadlineError extends Error {
   override readonly name = 'BatchDeadlineError';
 }
 
+/**
+ * A stream record to dead-letter (poison, or stuck) behind a failed record of its batch: reported
+ * for retry instead, as not failed. Lambda delivers the stream again from the earliest failure, so
+ * the record comes again after it, and is dead-lettered (once) when no failure is before it.
+ */
+export class DeadLetterDeferredError extends Error {
+  override readonly name = 'DeadLetterDeferredError';
+}
+
 function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, type: keyof typeof EventType, open: () => BatchRun<R>) {
   // A processor per invocation: it keeps the batch's records and failures, and two invocations of
   // one handler may run at once (local mode's delay queue and stream shards; Lambda never does
@@ -114,25 +123,33 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
     const remaining = context.getRemainingTimeInMillis ? () => context.getRemainingTimeInMillis() : undefined;
     let started = 0;
     let notStarted = 0;
+    let deferred = 0;
     const record = async (r: R): Promise<void> => {
       if (notStarted > 0 || (remaining && started > 0 && remaining() < BATCH_DEADLINE_MARGIN_MS)) {
         notStarted++;
         throw new BatchDeadlineError(`not started: the invocation had less than ${BATCH_DEADLINE_MARGIN_MS} ms left; reported for retry`);
       }
       started++;
-      await run.record(r);
+      try {
+        await run.record(r);
+      } catch (e) {
+        if (e instanceof DeadLetterDeferredError) deferred++;
+        throw e;
+      }
     };
     try {
       const answer = await processPartialResponse(event as never, record as never, new BatchProcessor(EventType[type]), { context, processInParallel: false });
       // a batch that failed in part is no failed invocation to Lambda (no Errors datapoint): a record
       // failing beside others that pass is counted here, which the function's errors alarm adds. Not
-      // the records left unstarted near the deadline: reported for retry too, but deferred, not
-      // failed (a slow DynamoDB raised the alarm on them)
-      const failed = answer.batchItemFailures.length - notStarted;
+      // the records left unstarted near the deadline, nor those whose dead-lettering waits for a failed
+      // record before them: reported for retry too, but deferred, not failed (a slow DynamoDB raised
+      // the alarm on them)
+      const failed = answer.batchItemFailures.length - notStarted - deferred;
       if (failed) deps.metrics.addMetric(RECORDS_FAILED, MetricUnit.Count, failed);
       return answer;
     } finally {
       if (notStarted > 0) deps.logger.warn('records not started, the invocation near its deadline: reported for retry', { started, notStarted, remainingMs: remaining?.() });
+      if (deferred > 0) deps.logger.warn('records to dead-letter behind a failed record of the batch: reported for retry, dead-lettered when delivered from it', { deferred });
       await run.end?.(remaining?.());
     }
   }, 0);
@@ -142,14 +159,16 @@ function batch<E extends DynamoDBStreamEvent | SQSEvent, R>(deps: FunctionDeps, 
 const DEAD_LETTERED = 'sent to the dead-letter destination with its content, reported processed';
 
 /** A stream record's handling: parsed, then handled, and poison or a record stuck since STUCK_RECORD_MS dead-lettered (streamBatchHandler). */
-function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>) {
+function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, handle: (parsed: T) => Promise<void>, behindFailure: () => boolean) {
   return perRecord(deps, (r: DynamoDBRecord) => ({ id: r.eventID ?? '?', lease: streamLease(r) }), async (r) => {
     try {
       await handle(parse(r));
     } catch (e) {
-      if (!(e instanceof ValidationError)) {
+      const stuck = !(e instanceof ValidationError);
+      if (stuck && (recordAgeMs(r, deps.coordinator.clock.now()) ?? 0) < STUCK_RECORD_MS) throw e;
+      if (behindFailure()) throw new DeadLetterDeferredError(`${stuck ? 'stuck' : 'poison'} record behind a failed record of its batch: reported for retry`);
+      if (stuck) {
         const now = deps.coordinator.clock.now();
-        if ((recordAgeMs(r, now) ?? 0) < STUCK_RECORD_MS) throw e;
         await deps.deadLetter(stuckRecord(name, r, e as Error, now)); // if that fails too, the record is retried
         deps.logger.error(`record still failing half a day after its change: ${DEAD_LETTERED}`, { error: e as Error });
         return;
@@ -193,15 +212,21 @@ function streamRecord<T>(deps: FunctionDeps, name: FunctionName, parse: (r: Dyna
  * before it (it reconciles from the rows as they are read; lib/wiring.ts parallelizationFactor),
  * and before, one failing record held every record behind it in the batch, with their events. Lambda resumes from the earliest failure (the
  * lowest sequence number reported), so those later records run again there, after it: at least
- * once, as any redelivery, their events with the same ids. A record with no keys is taken as every
- * row's. Nor are the records left when the invocation nears its deadline (BATCH_DEADLINE_MARGIN_MS)
- * run, nor their events published: they are reported failed, and Lambda checkpoints before the
+ * once, as any redelivery, their events with the same ids. But one to dead-letter (poison, or
+ * stuck) is not, behind a failure: it is reported for retry (DeadLetterDeferredError, not counted
+ * failed) and dead-lettered once, when a delivery from the failure reaches it with none before it
+ * (a malformed lease row behind a record failing through a 250 s DynamoDB outage was dead-lettered
+ * 334 times, once per retry). A record with no keys is taken as every row's. Nor are the records
+ * left when the invocation nears its deadline (BATCH_DEADLINE_MARGIN_MS) run, nor their events published: they are reported failed, and Lambda checkpoints before the
  * first of them and delivers from it (each such delivery counts among the source's retries).
  */
 export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, parse: (r: DynamoDBRecord) => T, open: () => BatchRun<T>) =>
   batch<DynamoDBStreamEvent, DynamoDBRecord>(deps, 'DynamoDBStreams', () => {
     const run = open();
-    const record = streamRecord(deps, name, parse, run.record);
+    // the rows of the records failed (or not run) so far, each with the first failed record of it; a record with no keys, under undefined
+    const failed = new Map<string | undefined, string>();
+    // a record to dead-letter behind a failure waits for it: dead-lettered once, when delivered from it
+    const record = streamRecord(deps, name, parse, run.record, () => failed.size > 0);
     // a record held behind a failed one of its row: a change (not the candidate stream's refusedSeen
     // stamp, which has no events) given to the run marked `held`, to publish its events and do nothing else
     const held = async (r: DynamoDBRecord) => {
@@ -213,8 +238,6 @@ export const streamBatchHandler = <T>(deps: FunctionDeps, name: FunctionName, pa
         deps.logger.warn('held record: events not published yet', { record: r.eventID, error: e as Error });
       }
     };
-    // the rows of the records failed (or not run) so far, each with the first failed record of it; a record with no keys, under undefined
-    const failed = new Map<string | undefined, string>();
     return {
       record: async (r: DynamoDBRecord) => {
         const row = streamRow(r);
