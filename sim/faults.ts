@@ -4,14 +4,14 @@
  * process hands off and exits), a partition, a step of a wall clock, an operator's delete of a
  * lease row, a short freeze of a leader — each recorded as a fault window for the checker, as are
  * the schedule's DynamoDB and coordinator windows, a worker's slow DynamoDB, the stream functions'
- * outage, the fleet's DynamoDB outage and a slow IoT Core. (The network's faults are
- * sim/network.ts', the functions' outages and slow publishes sim/functions.ts'.)
+ * outage, the fleet's DynamoDB outage, the throttling the fleet shares and a slow IoT Core. (The
+ * network's faults are sim/network.ts', the functions' outages and slow publishes sim/functions.ts'.)
  */
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Functions } from './functions.js';
 import { ns, T0 } from './feed.js';
 import { sessionKey } from '../lib/schemas/identity.js';
-import { describeDynamoOutage, describeSlowBroker, describeSlowDynamo, describeStreamsDown, type PeerFault, type ProcessFault, type Schedule, type SessionDelete, type ShortPause, type UserFault } from './schedule.js';
+import { describeDynamoOutage, describePartialThrottle, describeSlowBroker, describeSlowDynamo, describeStreamsDown, type PeerFault, type ProcessFault, type Schedule, type SessionDelete, type ShortPause, type UserFault } from './schedule.js';
 import { CRON_LEASE, sessionTimings, type WorldContext } from './settings.js';
 import type { Proc } from './proc.js';
 import type { Workers } from './workers.js';
@@ -76,6 +76,19 @@ export function scheduleFaults(c: WorldContext, workers: Workers, fns: Functions
       world.clock.setTimer(outage.forMs, () => {
         feed.log('DynamoDB back for the whole fleet');
         feed.window('dynamoOutage', from, world.clock.monotonic(), { detail: outage.answers });
+      });
+    });
+  }
+  const throttle = schedule.partialThrottle;
+  if (throttle) {
+    // the network throttles the requests (sim/network.ts); here its window: the throttling, from its start to its end
+    world.clock.setTimer(throttle.at, () => {
+      const from = world.clock.monotonic();
+      feed.count('fault:partialThrottle');
+      feed.log(describePartialThrottle(throttle));
+      world.clock.setTimer(throttle.forMs, () => {
+        feed.log('DynamoDB throttles no more');
+        feed.window('partialThrottle', from, world.clock.monotonic(), { detail: `${Math.round(throttle.share * 100)} %` });
       });
     });
   }

@@ -3,7 +3,8 @@
  * schedule draws them — latency each way, partitions, and inside the schedule's DynamoDB fault
  * windows throttling, lost requests, lost answers, duplicates and requests that land long after
  * their client gave up; one worker's answers coming back seconds late (a slow DynamoDB); and
- * DynamoDB lost to every machine for minutes (500s, or no answer: Schedule.dynamoOutage). A
+ * DynamoDB lost to every machine for minutes (500s, or no answer: Schedule.dynamoOutage); the
+ * table's capacity throttling a share of every worker's requests (Schedule.partialThrottle). A
  * partitioned process's requests are never answered (a black-holed route). A paused process sends
  * nothing and reads no answer until it runs again; a dead one is never answered.
  */
@@ -14,7 +15,7 @@ import type { Feed } from './feed.js';
 import { T0 } from './feed.js';
 import type { Machine, Network } from './machines.js';
 import { FUNCTION_REQUEST_TIMEOUT_MS } from '../lib/functions/requests.js';
-import { OUTAGE_ANSWER_STREAM, SLOW_ANSWER_STREAM, type DeniedOperation, type Schedule, type UserFault } from './schedule.js';
+import { OUTAGE_ANSWER_STREAM, SLOW_ANSWER_STREAM, THROTTLE_DRAW_STREAM, type DeniedOperation, type Schedule, type UserFault } from './schedule.js';
 
 /** A worker machine as the schedule's network sees it. */
 export interface Host extends Machine {
@@ -64,6 +65,28 @@ class Link {
     this.refusals = schedule.userFaults.filter((f): f is Refusal => f.kind === 'denied' || f.kind === 'throttled');
     this.slowRandom = schedule.slowDynamo ? seededRandom((schedule.seed ^ SLOW_ANSWER_STREAM) >>> 0) : undefined;
     this.outageRandom = schedule.dynamoOutage?.answers === 'mixed' ? seededRandom((schedule.seed ^ OUTAGE_ANSWER_STREAM) >>> 0) : undefined;
+    this.throttleRandom = schedule.partialThrottle ? seededRandom((schedule.seed ^ THROTTLE_DRAW_STREAM) >>> 0) : undefined;
+  }
+
+  /** Each request under the shared throttling draws whether it is throttled from here: a stream of its own, as the slow answers'. */
+  private readonly throttleRandom: (() => number) | undefined;
+
+  /**
+   * The throttling answer to worker process `m`'s request that lands now (Schedule.partialThrottle:
+   * the table's capacity, shared by the fleet, throttles that share of the requests and lets the
+   * rest through), or undefined: outside its window, for Lambda's machines, or a request that passes.
+   */
+  private throttled(m: Host): Error | undefined {
+    const f = this.schedule.partialThrottle;
+    if (!f || !m.process) return undefined;
+    const at = this.clock.now() - T0;
+    if (at < f.at || at >= f.at + f.forMs) return undefined;
+    if (this.throttleRandom!() >= f.share) {
+      this.feed.count('fault:partialThrottlePassed');
+      return undefined;
+    }
+    this.feed.count('fault:partialThrottled');
+    return f.error === 'throttling' ? ddbFaults.throttling() : ddbFaults.provisionedThroughputExceeded();
   }
 
   /** Each request of a `mixed` outage draws its failure from here: a stream of its own, as the slow answers'. */
@@ -167,7 +190,7 @@ class Link {
       if (!m.process) this.clock.setTimer(FUNCTION_REQUEST_TIMEOUT_MS, () => m.clock.gate(() => reject(Object.assign(new Error(`Request timed out after ${FUNCTION_REQUEST_TIMEOUT_MS} ms`), { name: 'TimeoutError' }))));
       return;
     }
-    const refused = this.refusal(m, req);
+    const refused = this.refusal(m, req) ?? this.throttled(m);
     if (refused) {
       this.clock.setTimer(this.latencyMs() + this.slowMs(m), () => m.clock.gate(() => reject(refused)));
       return;

@@ -136,6 +136,8 @@ export interface Schedule {
   dynamoOutage?: DynamoOutage;
   /** IoT Core slower than the functions' publish timeout, in about a fifth of the push worlds with faults (SlowBroker). */
   slowBroker?: SlowBroker;
+  /** The table's capacity throttling a share of every worker's requests, the rest passing, in about a tenth of the worlds with faults (PartialThrottle). */
+  partialThrottle?: PartialThrottle;
 }
 
 /**
@@ -223,6 +225,37 @@ function drawSlowBroker(seed: number, faultEnd: number): SlowBroker | undefined 
   const forMs = int(10_000, 60_000);
   const lo = int(2_000, 6_000);
   return { at: int(20_000, Math.max(20_000, faultEnd - forMs)), forMs, delayMs: [lo, int(lo, 10_000)], lands: 0.5 };
+}
+
+/**
+ * Throttling the fleet shares (a table's capacity exceeded, on-demand or provisioned: DynamoDB
+ * throttles part of the requests and lets the rest through): from `at` for `forMs` (ms from the run's
+ * start, 20–120 s), each request of any worker's process is answered with `error`
+ * (ThrottlingException or ProvisionedThroughputExceededException, as a `throttled` user fault's)
+ * with chance `share` (0.5–0.95), drawn per request from a stream of the throttling's own
+ * (sim/network.ts), and the rest land as ever. Every answer after a throttled one is a recovery to
+ * the SDK (lib/sdk/faults.ts recovered), which wakes the process's followers backing off: the
+ * storm a review found (2026-12-08, sixteenth; step.ts recoveryWake). Its window is the throttling.
+ */
+export interface PartialThrottle {
+  readonly at: number;
+  readonly forMs: number;
+  readonly share: number;
+  readonly error: 'throttling' | 'provisionedThroughput';
+}
+
+/** The seed of a world's own stream for its shared throttling: apart from the schedule's, so that no other draw moves. */
+const PARTIAL_THROTTLE_STREAM = 0x70746872; // "pthr"
+/** The seed of the stream each request under the shared throttling draws its fate from (sim/network.ts). */
+export const THROTTLE_DRAW_STREAM = 0x74647277; // "tdrw"
+
+/** A world's shared throttling, from a stream of its own (seed ^ PARTIAL_THROTTLE_STREAM): a tenth of the worlds with faults, 20–120 s, 50–95 % of the requests throttled, over by `faultEnd`. */
+function drawPartialThrottle(seed: number, faultEnd: number): PartialThrottle | undefined {
+  const r = seededRandom((seed ^ PARTIAL_THROTTLE_STREAM) >>> 0);
+  const int = (lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+  if (r() >= 0.1) return undefined;
+  const forMs = int(20_000, 120_000);
+  return { at: int(20_000, Math.max(20_000, faultEnd - forMs)), forMs, share: int(50, 95) / 100, error: r() < 0.5 ? 'throttling' : 'provisionedThroughput' };
 }
 
 /**
@@ -468,6 +501,7 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
   const dynamoOutage = faultsOn ? drawDynamoOutage(seed, faultEnd) : undefined;
   // only where the push path runs (whether it does is read, not drawn: the push path's draws are the schedule's)
   const slowBroker = faultsOn && push ? drawSlowBroker(seed, faultEnd) : undefined;
+  const partialThrottle = faultsOn ? drawPartialThrottle(seed, faultEnd) : undefined;
   return {
     ...base,
     healMs,
@@ -485,6 +519,7 @@ export function generateSchedule(seed: number, opts: { workers: number; duration
     ...(shortPauses ? { shortPauses } : {}),
     ...(dynamoOutage ? { dynamoOutage } : {}),
     ...(slowBroker ? { slowBroker } : {}),
+    ...(partialThrottle ? { partialThrottle } : {}),
   };
 }
 
@@ -562,6 +597,7 @@ export function describeSchedule(s: Schedule): string[] {
     ...(s.shortPauses ?? []).map((f) => `  +${(f.at / 1000).toFixed(1)}s ${describeShortPause(f)}`),
     ...(s.dynamoOutage ? [`  +${(s.dynamoOutage.at / 1000).toFixed(1)}s ${describeDynamoOutage(s.dynamoOutage)}`] : []),
     ...(s.slowBroker ? [`  +${(s.slowBroker.at / 1000).toFixed(1)}s ${describeSlowBroker(s.slowBroker)}`] : []),
+    ...(s.partialThrottle ? [`  +${(s.partialThrottle.at / 1000).toFixed(1)}s ${describePartialThrottle(s.partialThrottle)}`] : []),
     s.push
       ? `  push: wakes after ${s.push.delayMs.join('–')} ms, lost ${s.push.loss.toFixed(2)}, twice ${s.push.duplicate}${s.push.outages.map((w) => `; broker down +${(w.from / 1000).toFixed(1)}s–+${(w.to / 1000).toFixed(1)}s`).join('')}`
       : '  push: none (followers poll)',
@@ -597,6 +633,11 @@ export function describeDynamoOutage(f: DynamoOutage): string {
 /** A slow broker, for people (the feed's line and the schedule's). */
 export function describeSlowBroker(f: SlowBroker): string {
   return `IoT Core answers publishes ${f.delayMs[0]}–${f.delayMs[1]} ms late (past the 1.5 s publish timeout; ${Math.round(f.lands * 100)} % of those given up still delivered) for ${(f.forMs / 1000).toFixed(1)}s`;
+}
+
+/** The fleet's shared throttling, for people (the feed's line and the schedule's). */
+export function describePartialThrottle(f: PartialThrottle): string {
+  return `DynamoDB throttles ${Math.round(f.share * 100)} % of every worker's requests (${f.error}; the rest pass) for ${(f.forMs / 1000).toFixed(1)}s`;
 }
 
 /** A stream functions' outage, for people (the feed's line and the schedule's). */

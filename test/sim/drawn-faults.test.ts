@@ -3,7 +3,10 @@
  * a leader past its renew deadline (10 s) and within its lease (15 s) — the drawn freezes were
  * 16–40 s (Schedule.shortPauses); DynamoDB lost to the whole fleet, every worker and the functions,
  * for minutes (Schedule.dynamoOutage); and IoT Core slower than the functions' 1.5 s publish
- * timeout, its publishes landing, or not, after the waker gave them up (Schedule.slowBroker). Each
+ * timeout, its publishes landing, or not, after the waker gave them up (Schedule.slowBroker); and
+ * the table's capacity throttling a share of every worker's requests, the rest passing (a review,
+ * 2026-12-08, sixteenth: Schedule.partialThrottle; the DynamoDB fault windows throttle all of one
+ * worker's requests, or one request at a time, never part of the fleet's together). Each
  * from a stream of its own: every other draw of a seed is what it was before them. The checker's
  * rules are the same for them as for every fault; their windows are the faults.
  */
@@ -67,9 +70,21 @@ describe('faults the simulator never drew', () => {
       expect(f.forMs).toBeGreaterThanOrEqual(10_000);
       expect(f.at + f.forMs).toBeLessThanOrEqual(faultEnd);
     }
+    const throttles = schedules.filter((s) => s.partialThrottle).map((s) => s.partialThrottle!);
+    expect(share(throttles.length)).toBeGreaterThan(0.08);
+    expect(share(throttles.length)).toBeLessThan(0.12);
+    for (const f of throttles) {
+      expect(f.forMs).toBeGreaterThanOrEqual(20_000);
+      expect(f.forMs).toBeLessThanOrEqual(120_000);
+      expect(f.share).toBeGreaterThanOrEqual(0.5);
+      expect(f.share).toBeLessThanOrEqual(0.95);
+      expect(f.at).toBeGreaterThanOrEqual(20_000);
+      expect(f.at + f.forMs).toBeLessThanOrEqual(faultEnd);
+    }
+    expect(new Set(throttles.map((f) => f.error))).toEqual(new Set(['throttling', 'provisionedThroughput']));
     for (const seed of seeds.slice(0, 300)) {
       const s = generateSchedule(seed, { ...opts, faults: false });
-      expect([s.shortPauses, s.dynamoOutage, s.slowBroker]).toEqual([undefined, undefined, undefined]);
+      expect([s.shortPauses, s.dynamoOutage, s.slowBroker, s.partialThrottle]).toEqual([undefined, undefined, undefined, undefined]);
     }
   });
 
@@ -78,14 +93,14 @@ describe('faults the simulator never drew', () => {
       const plain = generateSchedule(seed, opts);
       for (const extra of [{ mixed: true }, { kept: 'some' as const }]) {
         const other = generateSchedule(seed, { ...opts, ...extra });
-        expect([other.shortPauses, other.dynamoOutage, other.slowBroker]).toEqual([plain.shortPauses, plain.dynamoOutage, plain.slowBroker]);
+        expect([other.shortPauses, other.dynamoOutage, other.slowBroker, other.partialThrottle]).toEqual([plain.shortPauses, plain.dynamoOutage, plain.slowBroker, plain.partialThrottle]);
       }
     }
-    // the digest test/sim/slow-dynamo-streams-down.test.ts pins (the schedules of seeds 1–2,000 as drawn at c33bbe92), these three left out too
+    // the digest test/sim/slow-dynamo-streams-down.test.ts pins (the schedules of seeds 1–2,000 as drawn at c33bbe92), these four left out too
     const h = createHash('sha256');
     for (let seed = 1; seed <= 2_000; seed++)
       for (const extra of [{}, { mixed: true }, { kept: 'some' as const }, { faults: false }]) {
-        const { slowDynamo: _a, streamsDown: _b, shortPauses: _c, dynamoOutage: _d, slowBroker: _e, ...rest } = generateSchedule(seed, { ...opts, ...extra });
+        const { slowDynamo: _a, streamsDown: _b, shortPauses: _c, dynamoOutage: _d, slowBroker: _e, partialThrottle: _f, ...rest } = generateSchedule(seed, { ...opts, ...extra });
         h.update(JSON.stringify(rest));
       }
     expect(h.digest('hex')).toBe('86cf12d08b69301f277dd39e9fb2a60105a5dea1cd194e7e576084139627b4e0');
@@ -147,5 +162,24 @@ describe('faults the simulator never drew', () => {
     const fine = await runWorld(without, DEFAULT_SETTINGS);
     expect(fine.counts['fault:slowPublish']).toBeUndefined();
     expect(fine.counts['push:stream']).toBeGreaterThan(0);
+  });
+
+  it("throttling the fleet shares: part of every worker's requests throttled for its span, the rest passing; its window is the throttling", { timeout: 180_000 }, async () => {
+    const partialThrottle = { at: 60_000, forMs: 90_000, share: 0.8, error: 'provisionedThroughput' as const };
+    const r = await runWorld(quiet(9_114, { partialThrottle }), DEFAULT_SETTINGS, { trace: true });
+    expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
+    expect(r.counts['fault:partialThrottle']).toBe(1);
+    // drawn per request: about its share throttled, the rest landing
+    const throttled = r.counts['fault:partialThrottled'] ?? 0;
+    const passed = r.counts['fault:partialThrottlePassed'] ?? 0;
+    expect(throttled).toBeGreaterThan(100);
+    expect(passed).toBeGreaterThan(20);
+    expect(throttled / (throttled + passed)).toBeGreaterThan(0.7);
+    expect(throttled / (throttled + passed)).toBeLessThan(0.9);
+    // every worker was told of it
+    for (const w of ['w0', 'w1', 'w2']) expect(r.timeline.some((l) => at(l) >= 60_000 && at(l) < 150_000 && new RegExp(`${w} job-\\d: .*ProvisionedThroughputExceeded`).test(l))).toBe(true);
+    expect(r.timeline.some((l) => (at(l) < 60_000 || at(l) > 160_000) && /ProvisionedThroughputExceeded/.test(l))).toBe(false);
+    const windows = healingFaults(r.faults);
+    expect(windows.map((w) => [w.kind, ms(w.from) - T0, ms(w.to) - T0])).toEqual([['partialThrottle', 60_000, 150_000]]);
   });
 });

@@ -50,8 +50,9 @@ describe("the simulator's session-row delete", () => {
    */
   it('catches the hold taken back (sessionDeleteUnheld) on seed 12995460, which passes without it', { timeout: 120_000 }, async () => {
     // its world as pinned: since 2026-12-08 the seed also draws the fleet's DynamoDB outage (100.3–333.7 s,
-    // from a stream of its own, Schedule.dynamoOutage) across the delete, which the search was not made in
-    const { shortPauses: _short, dynamoOutage: _outage, slowBroker: _broker, ...schedule } = generateSchedule(12_995_460, opts);
+    // from a stream of its own, Schedule.dynamoOutage) across the delete, which the search was not made in,
+    // and the fleet's shared throttling (263.0–302.4 s, Schedule.partialThrottle), likewise
+    const { shortPauses: _short, dynamoOutage: _outage, slowBroker: _broker, partialThrottle: _throttle, ...schedule } = generateSchedule(12_995_460, opts);
     expect(schedule.sessionDelete).toMatchObject({ by: 'operator', beforeTick: true });
     const planted = await runWorld(schedule, DEFAULT_SETTINGS, { plant: 'sessionDeleteUnheld' });
     expect(planted.counts['fault:sessionDelete']).toBe(1);

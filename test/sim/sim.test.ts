@@ -13,7 +13,7 @@ import { DEFAULT_SETTINGS, runWorld } from '../../sim/world.js';
 
 process.env['POWERTOOLS_METRICS_DISABLED'] ??= 'true';
 const BUDGET_MS = 120_000;
-/** Seeds that once found a violation: each must stay fixed. (Found before 2026-12-06's slowDynamo and streamsDown and 2026-12-08's shortPauses, dynamoOutage and slowBroker: a seed found with them needs a field saying so.) */
+/** Seeds that once found a violation: each must stay fixed. (Found before 2026-12-06's slowDynamo and streamsDown and 2026-12-08's shortPauses, dynamoOutage, slowBroker and partialThrottle: a seed found with them needs a field saying so.) */
 /** `mixed`: a world of `npm run sim -- --mixed` (a fleet part way through a change). */
 const REGRESSIONS: { seed: number; found: string; mixed?: boolean; kept?: 'some' | 'all' }[] = [
   { seed: 13308355, kept: 'some', found: "a simulator bug (--kept some): two elector stops of job-0 fell on w0 while it was frozen; the first's abort waited on the process's gate, so the second saw the elector not yet stopping, and both started a new elector; the second was refused (DuplicateIdentityError) but replaced the running one in the process's elector list, so a later pause named the refused start-up, not the leader: its frozen leader's 16.1 s overlap was not forgiven (fixed: an elector is stopped once, sim/faults.ts stopElector)" },
@@ -81,6 +81,11 @@ const PLANTED: { bug: PlantedBug; seed: number; limit: number }[] = [
   // renewalIgnoresAnswer is no longer caught here (none in a 900 s search from 5000): a fenced write the fence
   // refuses has the leader read its lease and stop, and every simulated leader writes fenced. The
   // exhaustive check still catches it (test/model/plants.test.ts), where no write tells the leader.
+  // The retry storm b76c948a fixed (a recovery waking every follower of the process backing off at
+  // once) is not planted: tried as a plant, none of 400 worlds from 5000 caught it (41 of them with
+  // the fleet's shared throttling): a simulated process follows two leases, so a recovery wakes one
+  // or two followers, and the requests rule's bound (468 a lease in 15 s) is far above such a
+  // storm's pace. test/sdk/recovery-storm.test.ts catches it with twenty followers in one process.
 ];
 
 const run = (seed: number, mixed = false, kept?: 'some' | 'all') => runWorld(generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed, ...(kept ? { kept } : {}) }), DEFAULT_SETTINGS, { trace: true });
@@ -149,9 +154,10 @@ describe('deterministic simulation', () => {
 
   it.each(REGRESSIONS)('regression seed $seed ($found)', async ({ seed, mixed, kept }) => {
     // the world as it was when the seed was found: a slow DynamoDB and the stream functions' outage,
-    // and the short freezes, the fleet's DynamoDB outage and the slow broker (2026-12-08), added
-    // since (each drawn from a stream of its own), left out, so the seed replays its story
-    const { slowDynamo: _slow, streamsDown: _down, shortPauses: _short, dynamoOutage: _outage, slowBroker: _broker, ...asFound } = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed: mixed ?? false, ...(kept ? { kept } : {}) });
+    // and the short freezes, the fleet's DynamoDB outage, the slow broker and the throttling the
+    // fleet shares (2026-12-08), added since (each drawn from a stream of its own), left out, so the
+    // seed replays its story
+    const { slowDynamo: _slow, streamsDown: _down, shortPauses: _short, dynamoOutage: _outage, slowBroker: _broker, partialThrottle: _throttle, ...asFound } = generateSchedule(seed, { workers: DEFAULT_SETTINGS.workers, durationMs: DEFAULT_SETTINGS.durationMs, mixed: mixed ?? false, ...(kept ? { kept } : {}) });
     const r = await runWorld(asFound, DEFAULT_SETTINGS, { trace: true });
     expect(r.verdict.violations, formatVerdict(r.verdict).join('\n')).toEqual([]);
   });

@@ -68,7 +68,7 @@ describe("the simulator's slow DynamoDB and stream functions' outage", () => {
     for (let seed = 1; seed <= 2_000; seed++)
       for (const extra of [{}, { mixed: true }, { kept: 'some' as const }, { faults: false }]) {
         // (and the faults drawn since from streams of their own: test/sim/drawn-faults.test.ts)
-        const { slowDynamo: _slow, streamsDown: _down, shortPauses: _short, dynamoOutage: _outage, slowBroker: _broker, ...rest } = generateSchedule(seed, { ...opts, ...extra });
+        const { slowDynamo: _slow, streamsDown: _down, shortPauses: _short, dynamoOutage: _outage, slowBroker: _broker, partialThrottle: _throttle, ...rest } = generateSchedule(seed, { ...opts, ...extra });
         h.update(JSON.stringify(rest));
       }
     expect(h.digest('hex')).toBe('86cf12d08b69301f277dd39e9fb2a60105a5dea1cd194e7e576084139627b4e0');
